@@ -1,0 +1,42 @@
+/* Command-line option parsing shared by every subcommand.
+ *
+ * Options are `--name value` or `--name=value`; flags take no value.
+ * Anything not starting with "--" is a positional argument. A bad option
+ * prints one line "gomoku CMD: <what is wrong>" plus the usage line to
+ * stderr and args_parse returns ARGS_ERROR (the command exits 2).
+ * `--help` / `-h` prints the full help to stdout and returns ARGS_HELP
+ * (the command exits 0). */
+#ifndef GZ_CLI_ARGS_H
+#define GZ_CLI_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum { ARG_FLAG, ARG_INT, ARG_DOUBLE, ARG_STR, ARG_U64 } arg_kind_t;
+
+typedef struct arg_spec {
+    const char *name;      /* without the dashes: "games" */
+    arg_kind_t kind;
+    void *dst;             /* bool*, int*, double*, const char**, uint64_t* */
+    double min, max;       /* range for ARG_INT / ARG_DOUBLE / ARG_U64 (both 0: any) */
+    const char *help;      /* "N  games to play (default 100)" */
+} arg_spec_t;
+
+typedef struct cmd_help {
+    const char *cmd;       /* "selfplay" */
+    const char *usage;     /* "gomoku selfplay --model M [options]" */
+    const char *summary;   /* one paragraph */
+} cmd_help_t;
+
+enum { ARGS_OK = 0, ARGS_HELP = 1, ARGS_ERROR = 2 };
+
+/* Parse argv[1..argc-1] (argv[0] is the subcommand). Positionals go to
+ * pos[0..*npos-1] (at most maxpos; more is an error). */
+int args_parse(const cmd_help_t *h, const arg_spec_t *specs, int nspecs, int argc,
+               char **argv, char **pos, int maxpos, int *npos);
+void args_print_help(const cmd_help_t *h, const arg_spec_t *specs, int nspecs);
+/* One-line error + usage to stderr; returns 2 for `return args_fail(...)`. */
+int args_fail(const cmd_help_t *h, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+#endif

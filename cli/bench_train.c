@@ -1,0 +1,4 @@
+/* PLACEHOLDER: replaced by the real benchmark. */
+#include <stdio.h>
+#include "cli/cmds.h"
+int bench_train(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku bench train: not built yet\n"); return 1; }

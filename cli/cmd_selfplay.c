@@ -1,0 +1,4 @@
+/* PLACEHOLDER: replaced by the real subcommand. */
+#include <stdio.h>
+#include "cli/cmds.h"
+int cmd_selfplay(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku selfplay: not built yet\n"); return 1; }

@@ -1,0 +1,77 @@
+/* gomoku: entry point; dispatches to one file per subcommand. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cmds.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+    int hidden;   /* internal commands (spawned by the trainer) */
+} command_t;
+
+static const command_t commands[] = {
+    {"rules", cmd_rules, "replay moves under a rule: side to move, winner, forbidden points", 0},
+    {"records", cmd_records, "dump, stats, psq: read game record files (.gzr)", 0},
+    {"play", cmd_play, "play in the terminal: human, bots or models", 0},
+    {"match", cmd_match, "play two players against each other; W-L-D and Elo", 0},
+    {"selfplay", cmd_selfplay, "batched self-play, writes game records", 0},
+    {"model", cmd_model, "init, info: create and inspect weights files (.gzm)", 0},
+    {"train", cmd_train, "training run: spawns workers, trains, checkpoints, resumes", 0},
+    {"pbrain", cmd_pbrain, "Gomocup (piskvork) protocol engine on stdin/stdout", 0},
+    {"bench", cmd_bench, "throughput benchmarks (rules, nn, mcts, selfplay, train): JSON lines", 0},
+    {"device", cmd_device, "list compute devices and check each with a tiny convolution", 0},
+    {"worker", cmd_worker, "self-play worker process (started by 'gomoku train')", 1},
+};
+#define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: gomoku COMMAND [options]   (gomoku help COMMAND for details)\n\ncommands:\n");
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (!commands[i].hidden)
+            fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+}
+
+static const command_t *find(const char *name)
+{
+    for (int i = 0; i < NCOMMANDS; i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    const char *name = argv[1];
+    if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
+        if (argc >= 3 && strcmp(name, "help") == 0) {
+            const command_t *c = find(argv[2]);
+            if (!c) {
+                fprintf(stderr, "gomoku: unknown command '%s'\n", argv[2]);
+                usage(stderr);
+                return 2;
+            }
+            char *hargv[] = {argv[2], "--help", NULL};
+            return c->run(2, hargv);
+        }
+        usage(stdout);
+        return 0;
+    }
+    if (strcmp(name, "--version") == 0) {
+        printf("gomoku-zero 0.1.0\n");
+        return 0;
+    }
+    const command_t *c = find(name);
+    if (!c) {
+        fprintf(stderr, "gomoku: unknown command '%s'\n", name);
+        usage(stderr);
+        return 2;
+    }
+    return c->run(argc - 1, argv + 1);
+}

@@ -1,0 +1,63 @@
+/* Players for play and match: one interface over a person at the
+ * terminal, the built-in bots, a model file searched with MCTS, and an
+ * external Gomocup engine.
+ *
+ * Specs: "human", "bot:random", "bot:greedy", "pbrain:COMMAND", or a path
+ * to a .gzm model file. */
+#ifndef GZ_CLI_PLAYER_H
+#define GZ_CLI_PLAYER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/board.h"
+
+typedef struct player_opts {
+    int visits;          /* model players: playouts per move (0: use time_ms) */
+    int time_ms;         /* model players: time per move when visits == 0 */
+    int threads;         /* model players: search threads */
+    const char *device;  /* model players: "auto", "cpu", "cuda", ... */
+    uint64_t seed;
+    int quiet;           /* no notes on stderr */
+} player_opts_t;
+
+void player_opts_default(player_opts_t *o);
+
+typedef struct player player_t;
+
+/* The vtable behind a player; each kind of player fills one. */
+typedef struct player_ops {
+    /* Pick a move for the side to move of b (not over). Returns 0, or -1
+     * with err set (e.g. the external engine died, or a person quit:
+     * then err is "quit"). */
+    int (*genmove)(player_t *p, const board_t *b, int *move, char *err, size_t errlen);
+    /* A new game starts from b (empty or set up). */
+    void (*new_game)(player_t *p, const board_t *b);
+    /* move was just played on the game's board (by either side); b is
+     * the position after it. Lets searches reuse their tree. May be NULL. */
+    void (*notify)(player_t *p, const board_t *b, int move);
+    void (*free)(player_t *p);
+} player_ops_t;
+
+struct player {
+    const player_ops_t *ops;
+    char name[128];       /* for reports: "bot:greedy", "models/x.gzm" */
+    int is_human;
+    void *impl;
+};
+
+/* NULL with a one-line message in err for an unknown spec or a model file
+ * that does not load. */
+player_t *player_create(const char *spec, rule_t rule, int size, const player_opts_t *o,
+                        char *err, size_t errlen);
+void player_free(player_t *p);
+
+static inline int player_genmove(player_t *p, const board_t *b, int *move, char *err,
+                                 size_t errlen)
+{ return p->ops->genmove(p, b, move, err, errlen); }
+static inline void player_new_game(player_t *p, const board_t *b)
+{ if (p->ops->new_game) p->ops->new_game(p, b); }
+static inline void player_notify(player_t *p, const board_t *b, int move)
+{ if (p->ops->notify) p->ops->notify(p, b, move); }
+
+#endif

@@ -1,0 +1,201 @@
+/* The policy/value network: model (config + one flat fp32 parameter
+ * buffer), weights file, input encoding, and backends behind one vtable.
+ *
+ * Architecture (norm-free residual net, fixup-style init):
+ *   input (N, NN_PLANES, M, M), M = cfg.board_max; a board of size s sits
+ *   in the top-left s x s corner, the rest is off-board (mask plane 0).
+ *   trunk: conv3x3 P->C + bias, ReLU; B blocks of
+ *          x = relu(x + conv3x3(relu(conv3x3(x) + b1)) + b2)
+ *   every conv output is multiplied by the on-board mask, so a net sized
+ *   for M plays an s x s board exactly as a net sized for s would.
+ *   policy head: conv1x1 C->Hp + bias, ReLU, conv1x1 Hp->1 + bias -> one
+ *          logit per point; illegal points (off board, occupied, forbidden:
+ *          all read from the input planes) are masked out.
+ *   value head: conv1x1 C->Hv + bias, ReLU, mean over on-board points,
+ *          FC Hv->Vh + bias, ReLU, FC Vh->3 -> win/draw/loss logits.
+ *   All outputs are from the point of view of the side to move.
+ *
+ * Flat parameter layout (nn_param_layout gives offsets), in this order:
+ *   in_w (C,P,3,3) in_b (C)
+ *   per block: w1 (C,C,3,3) b1 (C) w2 (C,C,3,3) b2 (C)
+ *   pol_w1 (Hp,C) pol_b1 (Hp) pol_w2 (1,Hp) pol_b2 (1)
+ *   val_w1 (Hv,C) val_b1 (Hv) val_fc1_w (Vh,Hv) val_fc1_b (Vh)
+ *   val_fc2_w (3,Vh) val_fc2_b (3)
+ */
+#ifndef GZ_NN_H
+#define GZ_NN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/board.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Input planes, each (M, M), values 0 or 1. */
+enum {
+    NN_PLANE_OWN = 0,       /* stones of the side to move */
+    NN_PLANE_OPP = 1,       /* stones of the other side */
+    NN_PLANE_ONBOARD = 2,   /* 1 on the s x s board */
+    NN_PLANE_BLACK = 3,     /* 1 on board when black is to move */
+    NN_PLANE_FORBIDDEN = 4, /* renju: points forbidden to the side to move */
+    NN_PLANES = 5
+};
+
+#define NN_VALUE_OUTPUTS 3   /* win, draw, loss for the side to move */
+
+typedef struct nn_config {
+    int blocks;         /* residual blocks B, >= 0 */
+    int channels;       /* trunk channels C */
+    int board_max;      /* M: largest board size served, BOARD_MIN..BOARD_MAX */
+    int in_planes;      /* NN_PLANES */
+    int policy_head;    /* Hp */
+    int value_head;     /* Hv */
+    int value_hidden;   /* Vh */
+} nn_config_t;
+
+/* Fill head sizes and planes with defaults for a trunk of B x C on M. */
+void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max);
+/* 0 when every field is in range, else -1 and a message. */
+int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen);
+
+typedef struct nn_tensor_info {
+    const char *name;   /* "in_w", "block3.w1", ... */
+    size_t offset;      /* in floats, into the flat buffer */
+    size_t count;
+} nn_tensor_info_t;
+
+/* Number of parameter tensors, and the info of tensor i. */
+int nn_param_tensors(const nn_config_t *cfg);
+nn_tensor_info_t nn_param_tensor(const nn_config_t *cfg, int i);
+size_t nn_param_count(const nn_config_t *cfg);
+/* Offsets of the named pieces, in floats (tensors in the layout above). */
+typedef struct nn_layout {
+    size_t in_w, in_b;
+    size_t blocks;            /* offset of block 0 */
+    size_t block_stride;      /* floats per block: w1 b1 w2 b2 */
+    size_t pol_w1, pol_b1, pol_w2, pol_b2;
+    size_t val_w1, val_b1, val_fc1_w, val_fc1_b, val_fc2_w, val_fc2_b;
+    size_t total;
+} nn_layout_t;
+void nn_param_layout(const nn_config_t *cfg, nn_layout_t *out);
+
+/* Forward FLOPs per evaluation on an s x s board (multiply-add = 2). */
+double nn_flops_per_eval(const nn_config_t *cfg, int size);
+
+/* A model: config, the rule it was trained for, training step, weights. */
+typedef struct nn_model {
+    nn_config_t cfg;
+    uint32_t rule;        /* rule_t it was trained on */
+    uint64_t step;        /* training steps so far */
+    uint64_t generation;  /* checkpoint number in a training run (0: none) */
+    size_t nparams;
+    float *params;        /* owned, nparams floats */
+} nn_model_t;
+
+/* Random init (fixup: second conv of each block zero, first scaled by
+ * B^-1/2, He elsewhere) from a seed; NULL with a message on bad config. */
+nn_model_t *nn_model_create(const nn_config_t *cfg, uint64_t seed, char *err, size_t errlen);
+nn_model_t *nn_model_clone(const nn_model_t *m);
+void nn_model_free(nn_model_t *m);
+
+/* Weights file (.gzm): header (magic "GZM1", version, dims, rule, step,
+ * generation, param count), little-endian fp32 tensors, CRC32 of all
+ * preceding bytes. Save is atomic (temp file in the same dir, fsync,
+ * rename, fsync dir). Both return 0, or -1 with a one-line message that
+ * names the problem (bad magic, unknown version, dims, truncated, CRC). */
+#define NN_FILE_VERSION 1
+int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen);
+nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);
+/* CRC32 of a whole file (for `model info`); 0 with err set on failure. */
+int nn_file_crc(const char *path, uint32_t *crc, char *err, size_t errlen);
+
+/* Encode the position for the side to move into (NN_PLANES, M, M). */
+void nn_encode(const board_t *b, int board_max, float *out);
+/* Point index on an s x s board <-> index in the M x M policy grid. */
+static inline int nn_policy_index(int move, int size, int board_max)
+{ return (move / size) * board_max + move % size; }
+
+/* Training. */
+typedef struct nn_train_opts {
+    float lr;
+    float momentum;      /* Nesterov */
+    float weight_decay;  /* L2 coefficient c: loss += c * sum(w^2) over weights (not biases) */
+} nn_train_opts_t;
+
+typedef struct nn_losses {
+    float policy;   /* mean cross-entropy against the visit distribution */
+    float value;    /* mean cross-entropy against the W/D/L target */
+    float l2;       /* c * sum(w^2) */
+    float total;
+} nn_losses_t;
+
+/* Learning-rate schedule: linear warmup, then cosine from lr to lr*final_frac. */
+typedef struct nn_schedule {
+    float lr;
+    float final_frac;
+    uint64_t warmup_steps;
+    uint64_t total_steps;   /* 0: constant after warmup */
+} nn_schedule_t;
+float nn_schedule_lr(const nn_schedule_t *s, uint64_t step);
+
+/* Backend vtable. A context owns its copy of the weights and whatever
+ * device state it needs; it is used from one thread at a time. */
+typedef struct nn_ctx nn_ctx_t;
+typedef struct nn_backend {
+    const char *name;
+    /* NULL with a message when the backend cannot run (e.g. no device). */
+    nn_ctx_t *(*create)(const nn_model_t *m, int max_batch, int device, int threads,
+                        char *err, size_t errlen);
+    /* in (n, P, M, M); policy (n, M*M) probabilities, 0 at illegal points;
+     * value (n, 3) W/D/L probabilities. n <= max_batch. */
+    void (*forward)(nn_ctx_t *c, const float *in, int n, float *policy, float *value);
+    /* One SGD step on n samples: policy target (n, M*M) sums to 1 over
+     * legal points, value target (n, 3). Fills *out with the losses before
+     * the update. */
+    void (*train_step)(nn_ctx_t *c, const float *in, const float *policy_target,
+                       const float *value_target, int n, const nn_train_opts_t *o,
+                       nn_losses_t *out);
+    /* Losses and gradients (flat, like params) without updating; grad may be NULL. */
+    void (*loss_grad)(nn_ctx_t *c, const float *in, const float *policy_target,
+                      const float *value_target, int n, float weight_decay,
+                      nn_losses_t *out, float *grad);
+    void (*get_weights)(nn_ctx_t *c, float *params);
+    void (*set_weights)(nn_ctx_t *c, const float *params);
+    void (*free)(nn_ctx_t *c);
+} nn_backend_t;
+
+extern const nn_backend_t nn_backend_cpu;      /* fast path: im2col + SGEMM, threads */
+extern const nn_backend_t nn_backend_cpu_ref;  /* reference: plain loops */
+#ifdef GZ_HAVE_CUDA
+extern const nn_backend_t nn_backend_cuda;
+#endif
+
+/* A backend bound to a context. */
+typedef struct nn_net {
+    const nn_backend_t *be;
+    nn_ctx_t *ctx;
+    nn_config_t cfg;
+    int max_batch;
+    char device_name[64];   /* "cpu", "cuda:0", ... */
+} nn_net_t;
+
+/* Device strings: "auto", "cpu", "cpu-ref", "cuda", "cuda:N".
+ * auto prefers CUDA and writes one line to *note saying what it chose and
+ * why ("cuda unavailable: cudaErrorInsufficientDriver; using cpu"); cuda
+ * never falls back: it fails with the reason. threads: CPU threads (0 =
+ * all cores). Returns NULL with err set on failure. */
+nn_net_t *nn_net_create(const nn_model_t *m, const char *device, int max_batch, int threads,
+                        char *note, size_t notelen, char *err, size_t errlen);
+void nn_net_free(nn_net_t *n);
+/* Is a CUDA device usable? Asked once, cached (the error sticks).
+ * Writes the reason when not. Always false without the CUDA build. */
+bool nn_cuda_available(char *why, size_t whylen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
