@@ -52,6 +52,14 @@ player_t *player_create(const char *spec, rule_t rule, int size, const player_op
                         char *err, size_t errlen);
 void player_free(player_t *p);
 
+/* Kinds implemented in their own files; player_create dispatches to them. */
+player_t *player_human_create(char *err, size_t errlen);                        /* player.c */
+player_t *player_bot_create(const char *name, uint64_t seed, char *err, size_t errlen); /* player.c */
+player_t *player_model_create(const char *path, rule_t rule, int size, const player_opts_t *o,
+                              char *err, size_t errlen);                         /* player_model.c */
+player_t *player_pbrain_create(const char *command, rule_t rule, int size, const player_opts_t *o,
+                               char *err, size_t errlen);                        /* player_pbrain.c */
+
 static inline int player_genmove(player_t *p, const board_t *b, int *move, char *err,
                                  size_t errlen)
 { return p->ops->genmove(p, b, move, err, errlen); }

@@ -1,0 +1,75 @@
+/* Batched self-play: G concurrent games in one process, each with its own
+ * MCTS tree; every step gathers one leaf per game (or several with virtual
+ * loss) and evaluates them in ONE batched NN call. Used by `gomoku selfplay`
+ * and by the training workers (`gomoku worker`).
+ *
+ * The caller owns the model; selfplay_t owns its net (backend context),
+ * trees, cache and records. Not thread-safe: one thread drives it. */
+#ifndef GZ_SELFPLAY_H
+#define GZ_SELFPLAY_H
+
+#include <stdint.h>
+
+#include "engine/board.h"
+#include "engine/record.h"
+#include "nn/nn.h"
+
+typedef struct selfplay_opts {
+    rule_t rule;
+    int size;
+    int parallel;            /* G: concurrent games */
+    int visits;              /* full search playouts */
+    int cheap_visits;        /* playout-cap randomization: cheap search playouts */
+    double full_frac;        /* fraction of moves that get a full search (1: all) */
+    double dirichlet_alpha;  /* root noise (0.0 disables) */
+    double noise_frac;       /* weight of the noise in the root priors */
+    int temp_moves;          /* plies sampled with temperature 1, then argmax-ish */
+    double temp_final;       /* temperature after temp_moves */
+    double resign_threshold; /* resign when the root value < -threshold (0 disables) */
+    double no_resign_frac;   /* fraction of games that never resign */
+    uint64_t seed;
+    const char *device;      /* "auto", "cpu", "cuda", ... */
+    int threads;             /* CPU backend threads (0: all cores) */
+    int cache_mb;            /* NN cache size */
+    int quiet;               /* no device note on stderr */
+} selfplay_opts_t;
+
+void selfplay_opts_default(selfplay_opts_t *o);
+
+typedef struct selfplay_stats {
+    uint64_t games;          /* finished games */
+    uint64_t moves;          /* plies played */
+    uint64_t evals;          /* positions evaluated by the net */
+    uint64_t batches;        /* NN calls */
+    uint64_t cache_hits;
+    uint64_t resigns;
+    uint64_t false_resigns;  /* no-resign games the would-be resigner did not lose */
+    uint64_t no_resign_games;
+    uint64_t results[4];     /* by result_t */
+} selfplay_stats_t;
+
+typedef struct selfplay selfplay_t;
+
+/* model NULL: a freshly initialised random net is not made here; pass one.
+ * gen is stored in each record. NULL with err set on failure (bad device,
+ * model for a smaller board than opts->size, ...). */
+selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint32_t gen,
+                            char *note, size_t notelen, char *err, size_t errlen);
+void selfplay_free(selfplay_t *sp);
+
+/* Called for each finished game; the record is valid during the call only.
+ * Return nonzero to make selfplay_step return early (after this game). */
+typedef int (*selfplay_game_fn)(void *user, const game_record_t *rec);
+
+/* Advance every game by one batched evaluation. Returns the number of
+ * games finished in this step, or -1 with err set on failure. */
+int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *err, size_t errlen);
+
+/* Switch to new weights (same config): searches from now on use them,
+ * the cache is cleared, new records carry gen. 0 or -1 with err. */
+int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, char *err,
+                       size_t errlen);
+
+void selfplay_get_stats(const selfplay_t *sp, selfplay_stats_t *out);
+
+#endif
