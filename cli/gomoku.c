@@ -42,6 +42,13 @@ static const command_t *find(const char *name)
     return NULL;
 }
 
+static int unknown(const char *name)
+{
+    fprintf(stderr, "gomoku: unknown command '%s'\n"
+                    "usage: gomoku COMMAND [options] ('gomoku help' lists the commands)\n", name);
+    return 2;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -52,11 +59,8 @@ int main(int argc, char **argv)
     if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         if (argc >= 3 && strcmp(name, "help") == 0) {
             const command_t *c = find(argv[2]);
-            if (!c) {
-                fprintf(stderr, "gomoku: unknown command '%s'\n", argv[2]);
-                usage(stderr);
-                return 2;
-            }
+            if (!c)
+                return unknown(argv[2]);
             char *hargv[] = {argv[2], "--help", NULL};
             return c->run(2, hargv);
         }
@@ -68,10 +72,7 @@ int main(int argc, char **argv)
         return 0;
     }
     const command_t *c = find(name);
-    if (!c) {
-        fprintf(stderr, "gomoku: unknown command '%s'\n", name);
-        usage(stderr);
-        return 2;
-    }
+    if (!c)
+        return unknown(name);
     return c->run(argc - 1, argv + 1);
 }
