@@ -1,0 +1,184 @@
+/* Monte-Carlo tree search: PUCT with first-play-urgency reduction,
+ * Dirichlet noise at the root, tree reuse between moves, exact values at
+ * terminal positions, an NN cache in front of the evaluator, and a
+ * two-phase (gather / deliver) interface so that a caller can batch the
+ * leaves of many trees into one NN call.
+ *
+ * Points of view: every value in this API is in [-1, 1] and is from the
+ * point of view of the side to move of the position it belongs to
+ * (+1: that side wins). Inside the tree a node's sum is kept from the
+ * point of view of the player who made the move into the node, so that a
+ * parent can compare its children directly.
+ *
+ * Visit counts: every playout adds one visit to each node on its path,
+ * the leaf included. A node's first visit is its own evaluation, so for
+ * an expanded node  n = 1 + sum of its children's n  (a terminal or
+ * proven node absorbs its visits: it has no children to pass them on).
+ * The root keeps this identity across tree reuse.
+ *
+ * Tactics the search knows without the net (so it plays sane moves even
+ * with the uniform evaluator): a position where the side to move can make
+ * five is a proven win whose only child is that move; one where the
+ * opponent threatens five at one point has that block as its only child;
+ * at two or more points it is a proven loss (children: the blocks).
+ *
+ * Memory: nodes and edges (move, prior, child) come from two fixed arenas
+ * made by mcts_create; nothing is allocated while searching. Tree reuse
+ * keeps the subtree under the played move and compacts it into the spare
+ * arena when the live one runs low. When the arena is full a search stops
+ * early (mcts_result_t.mem_full). Not thread-safe: one thread per tree. */
+#ifndef GZ_MCTS_H
+#define GZ_MCTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/board.h"
+#include "engine/record.h"
+#include "nn/nn.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Batched evaluator. For i < n: value[i] in [-1,1] for the side to move
+ * of boards[i]; policy[i * BOARD_CELLS + p] a non-negative prior for point
+ * p (p < size*size; any scale, illegal points are ignored, all-zero means
+ * uniform). Must not keep the board pointers after returning. */
+typedef void (*mcts_eval_fn)(void *user, const board_t *const *boards, int n, float *policy,
+                             float *value);
+
+/* Zero-cost evaluator for tests and benchmarks: uniform priors, value 0. */
+void mcts_eval_uniform(void *user, const board_t *const *boards, int n, float *policy,
+                       float *value);
+
+/* A net behind mcts_eval_fn: encodes rows with nn_encode, one forward call
+ * per batch, value = P(win) - P(loss). Borrows net (caller keeps it alive);
+ * max_batch <= net->max_batch. NULL with err on bad arguments / no memory. */
+typedef struct mcts_neteval mcts_neteval_t;
+mcts_neteval_t *mcts_neteval_create(nn_net_t *net, int max_batch, char *err, size_t errlen);
+void mcts_neteval_free(mcts_neteval_t *ne);
+/* Use as mcts_eval_fn with user = the mcts_neteval_t. */
+void mcts_neteval_eval(void *user, const board_t *const *boards, int n, float *policy,
+                       float *value);
+uint64_t mcts_neteval_calls(const mcts_neteval_t *ne);   /* forward calls so far */
+uint64_t mcts_neteval_evals(const mcts_neteval_t *ne);   /* positions evaluated so far */
+
+/* NN cache: fixed-size direct-mapped table keyed by Zobrist hash, rule and
+ * size; a new entry replaces the old one in its slot. Can be shared by
+ * several trees of the same thread (self-play shares one across games).
+ * mem_bytes is the whole table; at least one entry is always made. */
+typedef struct mcts_cache mcts_cache_t;
+mcts_cache_t *mcts_cache_create(size_t mem_bytes, char *err, size_t errlen);
+void mcts_cache_free(mcts_cache_t *c);
+void mcts_cache_clear(mcts_cache_t *c);        /* e.g. after new weights */
+uint64_t mcts_cache_hits(const mcts_cache_t *c);
+uint64_t mcts_cache_lookups(const mcts_cache_t *c);
+size_t mcts_cache_entries(const mcts_cache_t *c);
+
+typedef struct mcts_params {
+    float c_puct;          /* exploration: Q + c_puct * P * sqrt(N) / (1 + n) */
+    float fpu_reduction;   /* unvisited child Q = parent Q - r * sqrt(visited prior mass) */
+    float fpu_root;        /* the same at the root (self-play with noise: 0 is usual) */
+    int max_pending;       /* leaves in flight per gather (virtual loss), >= 1 */
+    size_t mem_bytes;      /* node + edge arenas, both halves together */
+    uint64_t seed;         /* noise and sampling */
+} mcts_params_t;
+
+void mcts_params_default(mcts_params_t *p);   /* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB */
+
+typedef struct mcts mcts_t;
+
+/* The tree borrows cache (may be NULL) until mcts_free. NULL with err on
+ * bad params or no memory. The root starts as an empty 15x15 freestyle
+ * board: call mcts_set_root. */
+mcts_t *mcts_create(const mcts_params_t *p, mcts_cache_t *cache, char *err, size_t errlen);
+void mcts_free(mcts_t *t);
+
+/* Start over from position b (the tree is dropped). */
+void mcts_set_root(mcts_t *t, const board_t *b);
+/* Same as set_root, but keeps the tree when b is the root or follows it by
+ * one or two moves (tree reuse). Returns true when the tree was kept. */
+bool mcts_sync_root(mcts_t *t, const board_t *b);
+/* Play `move` at the root and keep its subtree. false (and nothing changes)
+ * when move is not legal at the root. */
+bool mcts_advance(mcts_t *t, int move);
+const board_t *mcts_root_board(const mcts_t *t);
+
+/* Dirichlet(alpha) noise mixed into the root priors with weight frac; the
+ * root must be expanded (mcts_root_expanded). Once per root. */
+void mcts_add_noise(mcts_t *t, double alpha, double frac);
+bool mcts_root_expanded(const mcts_t *t);
+
+/* Two-phase search, for batching leaves outside the tree:
+ * mcts_gather selects up to `max` leaves (<= max_pending) with virtual
+ * loss; leaves that need no net (terminal, proven, cached) are backed up
+ * at once and do not count. Stops early when the root has `visit_target`
+ * visits counting those in flight (0: no target) or on a collision.
+ * Writes the positions to evaluate to boards[] (pointers into the tree,
+ * valid until mcts_deliver) and returns their count. 0 means nothing to
+ * evaluate: the target is reached, the tree is full, or the root is
+ * terminal/proven (mcts_search_done says which). Then
+ * mcts_deliver(policy, value) with rows laid out as for mcts_eval_fn
+ * expands those leaves, fills the cache and backs the values up. */
+int mcts_gather(mcts_t *t, int max, uint32_t visit_target, const board_t **boards);
+void mcts_deliver(mcts_t *t, const float *policy, const float *value);
+/* True when the root is terminal/proven, the tree is full, or the root
+ * has visit_target visits (0: no target). */
+bool mcts_search_done(const mcts_t *t, uint32_t visit_target);
+
+/* A search in one call: batches of up to `batch` leaves (virtual loss), one
+ * eval call each, until a limit is hit. */
+typedef struct mcts_limits {
+    uint32_t visits;          /* root visits to reach, reused ones count (0: none) */
+    double time_ms;           /* wall-clock budget from the call (0: none) */
+    const volatile int *stop; /* stop when *stop != 0 (may be NULL) */
+    int batch;                /* leaves per eval call (1..max_pending; 0: 1) */
+} mcts_limits_t;
+
+#define MCTS_PV_MAX 32
+typedef struct mcts_result {
+    int best_move;            /* most visited root child (a winning move when proven); MOVE_NONE when no legal move */
+    float value;              /* root value, side to move at the root */
+    float winrate;            /* (value + 1) / 2 */
+    int proven;               /* +1 root side wins at once, -1 proven lost, 0 not proven */
+    uint32_t root_visits;     /* root n after the search (reused visits included) */
+    uint64_t playouts;        /* playouts done by this call */
+    uint64_t evals;           /* positions sent to the evaluator by this call */
+    double seconds;
+    double playouts_per_s;
+    bool mem_full;            /* stopped because the arena was full */
+    int npv;
+    int pv[MCTS_PV_MAX];      /* best line from the root, most visited child each step */
+} mcts_result_t;
+
+/* Search the root. Returns 0. The result describes the root afterwards. */
+int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *lim,
+                mcts_result_t *out);
+/* Fill out with the root analysis (no search). */
+void mcts_get_result(const mcts_t *t, mcts_result_t *out);
+
+/* Root children with visits > 0 as (move, count), in edge order; returns
+ * the count (<= max). Counts above 65535 are clipped. */
+int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
+/* Root child statistics for analysis: move, visits, Q (root side's view), prior. */
+typedef struct mcts_child_info { int move; uint32_t visits; float q; float prior; } mcts_child_info_t;
+int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max);
+/* Root value from the root side's view (0 before any visit). */
+float mcts_root_value(const mcts_t *t);
+uint32_t mcts_root_n(const mcts_t *t);
+
+/* Choose a move at the root: temperature 0 = most visits (ties: prior);
+ * otherwise sample visits^(1/temperature). Proven wins are always taken.
+ * MOVE_NONE when the root has no children. */
+int mcts_pick_move(mcts_t *t, double temperature);
+
+/* Arena use, for tests and memory checks. */
+size_t mcts_nodes_used(const mcts_t *t);
+size_t mcts_edges_used(const mcts_t *t);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
