@@ -1,0 +1,158 @@
+/* Board state, move legality, win detection and undo. board_play is on
+ * the search hot path: no allocation, incremental hash, and the win check
+ * only counts the four lines through the new stone. */
+#include <assert.h>
+#include <string.h>
+
+#include "engine/board.h"
+#include "engine/line.h"
+
+void board_init(board_t *b, int size, rule_t rule)
+{
+    assert(size >= BOARD_MIN && size <= BOARD_MAX);
+    assert(rule >= 0 && rule < RULE_COUNT);
+    b->size = (uint8_t)size;
+    b->rule = (uint8_t)rule;
+    b->to_move = STONE_BLACK;
+    b->result = RESULT_NONE;
+    b->nmoves = 0;
+    b->last = MOVE_NONE;
+    b->hash = 0;
+    memset(b->cells, 0, sizeof b->cells);
+}
+
+move_status_t board_check_move(const board_t *b, int move)
+{
+    if (b->result != RESULT_NONE)
+        return MOVE_GAME_OVER;
+    if (move < 0 || move >= b->size * b->size)
+        return MOVE_OFF_BOARD;
+    if (b->cells[move] != STONE_EMPTY)
+        return MOVE_OCCUPIED;
+    if (b->rule == RULE_RENJU && b->to_move == STONE_BLACK && board_is_forbidden(b, move))
+        return MOVE_FORBIDDEN;
+    return MOVE_OK;
+}
+
+/* Length of the run of colour c through (x, y) along (dx, dy); the point
+ * itself counts as c. */
+static int run_length(const board_t *b, int x, int y, int dx, int dy, int c)
+{
+    int n = 1, size = b->size;
+    for (int px = x + dx, py = y + dy;
+         px >= 0 && px < size && py >= 0 && py < size && b->cells[py * size + px] == c;
+         px += dx, py += dy)
+        n++;
+    for (int px = x - dx, py = y - dy;
+         px >= 0 && px < size && py >= 0 && py < size && b->cells[py * size + px] == c;
+         px -= dx, py -= dy)
+        n++;
+    return n;
+}
+
+/* Would colour c playing the empty point move make a winning five? */
+static bool makes_five(const board_t *b, int move, int c)
+{
+    int x = move % b->size, y = move / b->size;
+    for (int d = 0; d < NDIRS; d++)
+        if (rule_is_five(b->rule, c, run_length(b, x, y, line_dx[d], line_dy[d], c)))
+            return true;
+    return false;
+}
+
+move_status_t board_play(board_t *b, int move)
+{
+    move_status_t st = board_check_move(b, move);
+    if (st != MOVE_OK)
+        return st;
+    int c = b->to_move, x = move % b->size, y = move / b->size;
+    bool five = makes_five(b, move, c);
+    b->cells[move] = (uint8_t)c;
+    b->hash ^= zobrist_stone(c, x, y) ^ zobrist_side();
+    b->moves[b->nmoves++] = (int16_t)move;
+    b->last = (int16_t)move;
+    b->to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - c);
+    if (five)
+        b->result = c == STONE_BLACK ? RESULT_BLACK : RESULT_WHITE;
+    else if (b->nmoves == b->size * b->size)
+        b->result = RESULT_DRAW;
+    return MOVE_OK;
+}
+
+bool board_undo(board_t *b)
+{
+    if (b->nmoves == 0)
+        return false;
+    int move = b->moves[--b->nmoves];
+    int c = b->cells[move];
+    assert(c == STONE_BLACK || c == STONE_WHITE);
+    b->cells[move] = STONE_EMPTY;
+    b->hash ^= zobrist_stone(c, move % b->size, move / b->size) ^ zobrist_side();
+    b->to_move = (uint8_t)c;
+    b->result = RESULT_NONE;
+    b->last = b->nmoves > 0 ? b->moves[b->nmoves - 1] : MOVE_NONE;
+    return true;
+}
+
+bool board_is_winning_move(const board_t *b, int move)
+{
+    if (b->result != RESULT_NONE || move < 0 || move >= b->size * b->size ||
+        b->cells[move] != STONE_EMPTY)
+        return false;
+    /* Exactly five is never forbidden in renju, so no forbidden check. */
+    return makes_five(b, move, b->to_move);
+}
+
+int board_forbidden_points(const board_t *b, int *out)
+{
+    int n = 0;
+    if (b->rule != RULE_RENJU || b->to_move != STONE_BLACK || b->result != RESULT_NONE)
+        return 0;
+    for (int m = 0; m < b->size * b->size; m++)
+        if (b->cells[m] == STONE_EMPTY && board_is_forbidden(b, m))
+            out[n++] = m;
+    return n;
+}
+
+const char *rule_name(rule_t r)
+{
+    switch (r) {
+    case RULE_FREESTYLE: return "freestyle";
+    case RULE_STANDARD: return "standard";
+    case RULE_RENJU: return "renju";
+    default: return "?";
+    }
+}
+
+bool rule_parse(const char *s, rule_t *out)
+{
+    for (int r = 0; r < RULE_COUNT; r++)
+        if (s && strcmp(s, rule_name((rule_t)r)) == 0) {
+            *out = (rule_t)r;
+            return true;
+        }
+    return false;
+}
+
+const char *move_status_str(move_status_t s)
+{
+    switch (s) {
+    case MOVE_OK: return "ok";
+    case MOVE_OFF_BOARD: return "off the board";
+    case MOVE_OCCUPIED: return "occupied";
+    case MOVE_FORBIDDEN: return "forbidden";
+    case MOVE_GAME_OVER: return "the game is over";
+    }
+    return "?";
+}
+
+const char *result_str(result_t r)
+{
+    switch (r) {
+    case RESULT_BLACK: return "black";
+    case RESULT_WHITE: return "white";
+    case RESULT_DRAW: return "draw";
+    case RESULT_NONE: return "none";
+    }
+    return "?";
+}

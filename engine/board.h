@@ -71,6 +71,12 @@ bool board_undo(board_t *b);
  * Always false for other rules, for white, and for occupied points. */
 bool board_is_forbidden(const board_t *b, int move);
 
+/* Renju: why black playing `move` is forbidden; FORBID_NONE where
+ * board_is_forbidden is false. */
+typedef enum { FORBID_NONE = 0, FORBID_DOUBLE_THREE, FORBID_DOUBLE_FOUR, FORBID_OVERLINE } forbid_t;
+forbid_t board_forbidden_kind(const board_t *b, int move);
+const char *forbid_str(forbid_t f);   /* "double-three", "double-four", "overline", "none" */
+
 /* Forbidden points for the side to move, ascending; returns the count. */
 int board_forbidden_points(const board_t *b, int *out);
 

@@ -1,0 +1,50 @@
+/* Internal to engine/: a line of 11 cells through a point in one of the
+ * four directions, the point itself at index LINE_MID. Used by the renju
+ * forbidden-move check and by the greedy bot. */
+#ifndef GZ_ENGINE_LINE_H
+#define GZ_ENGINE_LINE_H
+
+#include <stdint.h>
+
+#include "engine/board.h"
+
+#define LINE_MID 5
+#define LINE_LEN 11
+#define LINE_WALL 3   /* off the board */
+#define NDIRS 4
+
+static const int line_dx[NDIRS] = {1, 0, 1, 1};
+static const int line_dy[NDIRS] = {0, 1, 1, -1};
+
+/* l[i] = cell at offset i - LINE_MID along direction dir from move;
+ * off-board cells read LINE_WALL. The middle cell is read as it is. */
+static inline void line_read(const uint8_t *cells, int size, int move, int dir,
+                             uint8_t l[LINE_LEN])
+{
+    int x0 = move % size, y0 = move / size, dx = line_dx[dir], dy = line_dy[dir];
+    for (int i = 0; i < LINE_LEN; i++) {
+        int x = x0 + (i - LINE_MID) * dx, y = y0 + (i - LINE_MID) * dy;
+        l[i] = (x >= 0 && x < size && y >= 0 && y < size) ? cells[y * size + x] : LINE_WALL;
+    }
+}
+
+/* Length of the run of colour c through the middle (the middle counts as c). */
+static inline int line_run(const uint8_t l[LINE_LEN], int c)
+{
+    int n = 1;
+    for (int i = LINE_MID - 1; i >= 0 && l[i] == c; i--)
+        n++;
+    for (int i = LINE_MID + 1; i < LINE_LEN && l[i] == c; i++)
+        n++;
+    return n;
+}
+
+/* Does a run of `run` stones of colour c win under rule? */
+static inline int rule_is_five(int rule, int c, int run)
+{
+    if (rule == RULE_FREESTYLE || (rule == RULE_RENJU && c == STONE_WHITE))
+        return run >= 5;
+    return run == 5;
+}
+
+#endif
