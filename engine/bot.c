@@ -1,0 +1,238 @@
+/* Random and greedy bots; see bot.h. */
+#include <assert.h>
+#include <string.h>
+
+#include "engine/bot.h"
+#include "engine/line.h"
+
+bool bot_parse(const char *name, bot_kind_t *out)
+{
+    for (int k = 0; k < BOT_COUNT; k++)
+        if (name && strcmp(name, bot_name((bot_kind_t)k)) == 0) {
+            *out = (bot_kind_t)k;
+            return true;
+        }
+    return false;
+}
+
+const char *bot_name(bot_kind_t k)
+{
+    return k == BOT_RANDOM ? "random" : k == BOT_GREEDY ? "greedy" : "?";
+}
+
+uint64_t bot_rand(uint64_t *rng)
+{
+    uint64_t z = (*rng += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+static int rand_below(uint64_t *rng, int n)
+{
+    return (int)((bot_rand(rng) >> 32) * (uint64_t)n >> 32);
+}
+
+int bot_random_move(const board_t *b, uint64_t *rng)
+{
+    int empty[BOARD_CELLS], n = 0;
+    if (board_over(b))
+        return MOVE_NONE;
+    for (int m = 0; m < board_npoints(b); m++)
+        if (b->cells[m] == STONE_EMPTY)
+            empty[n++] = m;
+    bool renju_black = b->rule == RULE_RENJU && b->to_move == STONE_BLACK;
+    while (n > 0) {
+        int i = rand_below(rng, n);
+        if (!renju_black || !board_is_forbidden(b, empty[i]))
+            return empty[i];
+        empty[i] = empty[--n];   /* drop the forbidden point, draw again */
+    }
+    return MOVE_NONE;
+}
+
+/* Threat classes of one line through a point, for one colour. */
+enum { T_NONE, T_TWO, T_OPEN_TWO, T_THREE, T_OPEN_THREE, T_FOUR, T_OPEN_FOUR, T_FIVE };
+
+/* Points that make a five for colour c through the middle of l (middle
+ * already set to c). */
+static int count_fives(uint8_t l[LINE_LEN], int rule, int c)
+{
+    int n = 0;
+    for (int q = 1; q < LINE_LEN - 1; q++) {
+        if (l[q] != STONE_EMPTY)
+            continue;
+        l[q] = (uint8_t)c;
+        n += rule_is_five(rule, c, line_run(l, c));
+        l[q] = STONE_EMPTY;
+    }
+    return n;
+}
+
+static int classify(uint8_t l[LINE_LEN], int rule, int c)
+{
+    if (rule_is_five(rule, c, line_run(l, c)))
+        return T_FIVE;
+    int own = 0;
+    for (int i = 1; i < LINE_LEN - 1; i++)
+        own += l[i] == c;
+    if (own >= 4) {
+        int f = count_fives(l, rule, c);
+        if (f >= 2)
+            return T_OPEN_FOUR;   /* straight four, or two fours in the line */
+        if (f == 1)
+            return T_FOUR;
+    }
+    if (own >= 3) {
+        int best = T_NONE;
+        for (int q = 2; q < LINE_LEN - 2 && best != T_OPEN_THREE; q++) {
+            if (l[q] != STONE_EMPTY)
+                continue;
+            l[q] = (uint8_t)c;
+            int f = count_fives(l, rule, c);
+            l[q] = STONE_EMPTY;
+            if (f >= 2)
+                best = T_OPEN_THREE;
+            else if (f == 1)
+                best = T_THREE;
+        }
+        if (best != T_NONE)
+            return best;
+    }
+    /* Twos: 5-windows through the middle free of the opponent and walls
+     * that hold two of ours; open when there are several. */
+    int windows = 0;
+    for (int s = LINE_MID - 4; s <= LINE_MID; s++) {
+        int k = 0, ok = 1;
+        for (int i = s; i < s + 5; i++) {
+            if (l[i] == c)
+                k++;
+            else if (l[i] != STONE_EMPTY)
+                ok = 0;
+        }
+        windows += ok && k >= 2;
+    }
+    return windows >= 3 ? T_OPEN_TWO : windows >= 1 ? T_TWO : T_NONE;
+}
+
+/* Value of colour c playing the empty point move. */
+static double threat_value(const board_t *b, int move, int c)
+{
+    int n[T_FIVE + 1] = {0};
+    uint8_t l[LINE_LEN];
+    for (int d = 0; d < NDIRS; d++) {
+        line_read(b->cells, b->size, move, d, l);
+        l[LINE_MID] = (uint8_t)c;
+        n[classify(l, b->rule, c)]++;
+    }
+    if (n[T_FIVE])
+        return 1e7;
+    if (n[T_OPEN_FOUR] || n[T_FOUR] >= 2)
+        return 1e5;
+    if (n[T_FOUR] && n[T_OPEN_THREE])
+        return 5e4;
+    if (n[T_OPEN_THREE] >= 2)
+        return 2e4;
+    return n[T_FOUR] * 1500.0 + n[T_OPEN_THREE] * 1000.0 + n[T_THREE] * 150.0 +
+           n[T_OPEN_TWO] * 100.0 + n[T_TWO] * 20.0;
+}
+
+/* Score of the empty point move for the side to move; black_view is the
+ * same position with black to move when the opponent is renju black (so
+ * its forbidden points can be told apart: taking one from black is worth
+ * nothing), else NULL. */
+static double greedy_score(const board_t *b, const board_t *black_view, int move)
+{
+    int me = b->to_move, opp = STONE_BLACK + STONE_WHITE - me;
+    double block = black_view && board_is_forbidden(black_view, move)
+                       ? 0.0 : threat_value(b, move, opp);
+    return threat_value(b, move, me) + 0.8 * block;
+}
+
+double bot_greedy_score(const board_t *b, int move)
+{
+    if (b->rule == RULE_RENJU && b->to_move == STONE_WHITE) {
+        board_t v = *b;
+        v.to_move = STONE_BLACK;
+        return greedy_score(b, &v, move);
+    }
+    return greedy_score(b, NULL, move);
+}
+
+/* Would colour c make a winning five at the empty point move? */
+static bool five_for(const board_t *b, int move, int c)
+{
+    uint8_t l[LINE_LEN];
+    for (int d = 0; d < NDIRS; d++) {
+        line_read(b->cells, b->size, move, d, l);
+        if (rule_is_five(b->rule, c, line_run(l, c)))
+            return true;
+    }
+    return false;
+}
+
+int bot_greedy_move(const board_t *b, uint64_t *rng)
+{
+    if (board_over(b))
+        return MOVE_NONE;
+    int size = b->size, npts = board_npoints(b);
+    int me = b->to_move, opp = STONE_BLACK + STONE_WHITE - me;
+
+    /* Candidates: legal points within two of a stone. */
+    uint8_t near[BOARD_CELLS] = {0};
+    bool any = false;
+    for (int m = 0; m < npts; m++) {
+        if (b->cells[m] == STONE_EMPTY)
+            continue;
+        any = true;
+        int x0 = m % size, y0 = m / size;
+        for (int y = y0 - 2; y <= y0 + 2; y++)
+            for (int x = x0 - 2; x <= x0 + 2; x++)
+                if (x >= 0 && x < size && y >= 0 && y < size)
+                    near[y * size + x] = 1;
+    }
+    if (!any && board_check_move(b, (size / 2) * size + size / 2) == MOVE_OK)
+        return (size / 2) * size + size / 2;
+    int cand[BOARD_CELLS], n = 0;
+    for (int m = 0; m < npts; m++)
+        if (near[m] && board_check_move(b, m) == MOVE_OK)
+            cand[n++] = m;
+    if (n == 0)
+        return bot_random_move(b, rng);
+
+    for (int i = 0; i < n; i++)
+        if (five_for(b, cand[i], me))
+            return cand[i];
+    int nblock = 0;
+    for (int i = 0; i < n; i++)
+        if (five_for(b, cand[i], opp))
+            cand[nblock++] = cand[i];   /* only the blocks stay candidates */
+    if (nblock > 0)
+        n = nblock;
+
+    board_t view, *black_view = NULL;
+    if (b->rule == RULE_RENJU && me == STONE_WHITE) {
+        view = *b;
+        view.to_move = STONE_BLACK;
+        black_view = &view;
+    }
+    int best = MOVE_NONE, ties = 0;
+    double best_score = -1.0;
+    for (int i = 0; i < n; i++) {
+        double s = greedy_score(b, black_view, cand[i]);
+        if (s > best_score) {
+            best_score = s;
+            best = cand[i];
+            ties = 1;
+        } else if (s == best_score && rand_below(rng, ++ties) == 0) {
+            best = cand[i];
+        }
+    }
+    assert(best != MOVE_NONE);
+    return best;
+}
+
+int bot_move(bot_kind_t k, const board_t *b, uint64_t *rng)
+{
+    return k == BOT_GREEDY ? bot_greedy_move(b, rng) : bot_random_move(b, rng);
+}
