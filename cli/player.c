@@ -1,0 +1,172 @@
+/* Players: dispatch on the spec, the human player (a person typing moves
+ * on stdin) and the built-in bots. Model and pbrain players live in
+ * player_model.c and player_pbrain.c. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/player.h"
+#include "engine/bot.h"
+
+void player_opts_default(player_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->visits = 800;
+    o->time_ms = 0;
+    o->threads = 1;
+    o->device = "auto";
+    o->seed = 1;
+    o->quiet = 0;
+}
+
+player_t *player_create(const char *spec, rule_t rule, int size, const player_opts_t *o,
+                        char *err, size_t errlen)
+{
+    if (!spec || !*spec) {
+        snprintf(err, errlen, "empty player spec (want human, %s, pbrain:COMMAND or a model file)",
+                 BOT_LIST);
+        return NULL;
+    }
+    if (strcmp(spec, "human") == 0)
+        return player_human_create(err, errlen);
+    if (strncmp(spec, "bot:", 4) == 0)
+        return player_bot_create(spec, o->seed, err, errlen);
+    if (strncmp(spec, "pbrain:", 7) == 0) {
+        if (!spec[7]) {
+            snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
+            return NULL;
+        }
+        return player_pbrain_create(spec + 7, rule, size, o, err, errlen);
+    }
+    return player_model_create(spec, rule, size, o, err, errlen);
+}
+
+void player_free(player_t *p)
+{
+    if (p)
+        p->ops->free(p);
+}
+
+static void player_plain_free(player_t *p)
+{
+    free(p->impl);
+    free(p);
+}
+
+/* ---- human ---- */
+
+/* genmove returns -1 with err "quit" (quit typed, or end of input) or
+ * "undo" (the caller takes moves back). Bad input re-prompts with the
+ * reason. Prompts and refusals go to stdout, where the board is. */
+static int human_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
+{
+    (void)p;
+    char line[256];
+    for (;;) {
+        printf("%s to move (x,y or h8; undo; quit)> ", b->to_move == STONE_BLACK ? "black" : "white");
+        fflush(stdout);
+        if (!fgets(line, sizeof line, stdin)) {
+            printf("\n");
+            snprintf(err, errlen, "quit");
+            return -1;
+        }
+        char *s = line, *e;
+        while (isspace((unsigned char)*s))
+            s++;
+        e = s + strlen(s);
+        while (e > s && isspace((unsigned char)e[-1]))
+            *--e = '\0';
+        if (*s == '\0')
+            continue;
+        if (strcmp(s, "quit") == 0 || strcmp(s, "undo") == 0) {
+            snprintf(err, errlen, "%s", s);
+            return -1;
+        }
+        int m;
+        if (!move_parse(s, b->size, &m)) {
+            printf("refused: '%s' is not a move on this %dx%d board (try 7,7 or h8)\n", s,
+                   b->size, b->size);
+            continue;
+        }
+        move_status_t st = board_check_move(b, m);
+        if (st == MOVE_FORBIDDEN) {
+            printf("refused: %s is forbidden for black in renju (%s)\n", s,
+                   forbid_str(board_forbidden_kind(b, m)));
+            continue;
+        }
+        if (st != MOVE_OK) {
+            printf("refused: %s is %s\n", s, move_status_str(st));
+            continue;
+        }
+        *move = m;
+        return 0;
+    }
+}
+
+static const player_ops_t human_ops = {
+    .genmove = human_genmove,
+    .free = player_plain_free,
+};
+
+player_t *player_human_create(char *err, size_t errlen)
+{
+    player_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->ops = &human_ops;
+    p->is_human = 1;
+    snprintf(p->name, sizeof p->name, "human");
+    return p;
+}
+
+/* ---- bots ---- */
+
+typedef struct bot_player {
+    bot_kind_t kind;
+    uint64_t rng;
+} bot_player_t;
+
+static int bot_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
+{
+    bot_player_t *bp = p->impl;
+    int m = bot_move(bp->kind, b, &bp->rng);
+    if (m == MOVE_NONE) {
+        snprintf(err, errlen, "%s: no legal move", p->name);
+        return -1;
+    }
+    *move = m;
+    return 0;
+}
+
+static const player_ops_t bot_ops = {
+    .genmove = bot_genmove,
+    .free = player_plain_free,
+};
+
+/* name: "bot:greedy" or "greedy". */
+player_t *player_bot_create(const char *name, uint64_t seed, char *err, size_t errlen)
+{
+    bot_kind_t kind;
+    const char *bare = strncmp(name, "bot:", 4) == 0 ? name + 4 : name;
+    if (!bot_parse(bare, &kind)) {
+        snprintf(err, errlen, "unknown bot '%s' (bots: %s)", name, BOT_LIST);
+        return NULL;
+    }
+    player_t *p = calloc(1, sizeof *p);
+    bot_player_t *bp = calloc(1, sizeof *bp);
+    if (!p || !bp) {
+        free(p);
+        free(bp);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    bp->kind = kind;
+    bp->rng = seed;
+    p->ops = &bot_ops;
+    p->impl = bp;
+    snprintf(p->name, sizeof p->name, "bot:%s", bot_name(kind));
+    return p;
+}
