@@ -1,0 +1,1042 @@
+/* Monte-Carlo tree search (see mcts.h for the contract).
+ *
+ * Layout: nodes (20 bytes) and edges (8 bytes: child, prior, move) live in
+ * two arenas; a node's edges are contiguous. Edges are sorted by prior,
+ * best first, when a node is expanded, and the children that have a node
+ * always form a prefix [0, nvisited) of the edge list: among unvisited
+ * children every one has the same first-play-urgency Q, so the best
+ * unvisited one is the first. Selection therefore scans the visited
+ * prefix plus one edge, not every legal move. */
+#include "mcts/mcts.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <time.h>
+
+enum { NS_NEW = 0, NS_PENDING, NS_EXPANDED, NS_TERMINAL };
+
+typedef struct node {
+    float w;            /* sum of values, view of the player who moved into this node */
+    uint32_t n;         /* finished visits */
+    uint32_t edge;      /* first edge (valid when nedges > 0) */
+    uint16_t nedges;
+    uint16_t nvisited;  /* edges [0, nvisited) have a child node */
+    uint16_t vl;        /* visits in flight (virtual loss) */
+    uint8_t state;      /* NS_* */
+    int8_t exact;       /* NS_TERMINAL: value for the side to move here */
+} node_t;
+
+typedef struct edge {
+    uint32_t child;     /* node index, 0: none yet */
+    uint16_t prior;     /* prior * 65535 */
+    int16_t move;
+} edge_t;
+
+typedef struct arena {
+    node_t *nodes;
+    edge_t *edges;
+    size_t ncap, nused;   /* node 0 is the null node */
+    size_t ecap, eused;
+} arena_t;
+
+typedef struct pending {
+    board_t board;                   /* the leaf position */
+    int depth;
+    uint32_t path[BOARD_CELLS + 2];  /* root .. leaf */
+} pending_t;
+
+struct mcts {
+    mcts_params_t p;
+    mcts_cache_t *cache;   /* borrowed, may be NULL */
+    arena_t ar[2];
+    int cur;               /* live arena */
+    uint32_t root;
+    board_t root_board;
+    bool root_noised;
+    bool full;             /* an allocation failed since the last reset */
+    uint64_t rng;
+    uint64_t playouts;
+    int npending;
+    pending_t *pend;       /* max_pending */
+    float *policy;         /* (max_pending, BOARD_CELLS) for mcts_search */
+    float *value;          /* (max_pending) */
+};
+
+#define PRIOR_ONE 65535.0f
+
+/* ---------------------------------------------------------------- cache */
+
+typedef struct cache_slot {
+    uint64_t key;
+    float value;          /* side to move */
+    uint16_t size;        /* 0: empty slot */
+    uint16_t prior[BOARD_CELLS];   /* by point, prior * 65535 */
+} cache_slot_t;
+
+struct mcts_cache {
+    cache_slot_t *slots;
+    size_t nslots;
+    uint64_t hits, lookups;
+};
+
+mcts_cache_t *mcts_cache_create(size_t mem_bytes, char *err, size_t errlen)
+{
+    mcts_cache_t *c = calloc(1, sizeof *c);
+    if (!c)
+        goto out_nomem;
+    c->nslots = mem_bytes / sizeof(cache_slot_t);
+    if (c->nslots < 1)
+        c->nslots = 1;
+    c->slots = calloc(c->nslots, sizeof(cache_slot_t));
+    if (!c->slots)
+        goto out_free_cache;
+    return c;
+out_free_cache:
+    free(c);
+out_nomem:
+    snprintf(err, errlen, "out of memory for an NN cache of %zu bytes", mem_bytes);
+    return NULL;
+}
+
+void mcts_cache_free(mcts_cache_t *c)
+{
+    if (!c)
+        return;
+    free(c->slots);
+    free(c);
+}
+
+void mcts_cache_clear(mcts_cache_t *c)
+{
+    for (size_t i = 0; i < c->nslots; i++)
+        c->slots[i].size = 0;
+}
+
+uint64_t mcts_cache_hits(const mcts_cache_t *c) { return c->hits; }
+uint64_t mcts_cache_lookups(const mcts_cache_t *c) { return c->lookups; }
+size_t mcts_cache_entries(const mcts_cache_t *c) { return c->nslots; }
+
+static uint64_t cache_key(const board_t *b)
+{
+    uint64_t k = b->hash ^ ((uint64_t)(b->rule + 1) * 0x9e3779b97f4a7c15ull) ^
+                 ((uint64_t)b->size * 0xc2b2ae3d27d4eb4full);
+    return k ? k : 1;
+}
+
+static cache_slot_t *cache_slot(mcts_cache_t *c, uint64_t key)
+{
+    return &c->slots[(size_t)((key >> 17) % c->nslots)];
+}
+
+/* ------------------------------------------------------------ utilities */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rng_unit(uint64_t *s) /* (0, 1) */
+{
+    return ((double)(rng_next(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+static double rng_gamma(uint64_t *s, double alpha) /* Marsaglia-Tsang */
+{
+    if (alpha < 1.0)
+        return rng_gamma(s, alpha + 1.0) * pow(rng_unit(s), 1.0 / alpha);
+    double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
+    for (;;) {
+        double x, v;
+        do {
+            x = sqrt(-2.0 * log(rng_unit(s))) * cos(6.283185307179586 * rng_unit(s));
+            v = 1.0 + c * x;
+        } while (v <= 0.0);
+        v = v * v * v;
+        double u = rng_unit(s);
+        if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
+            return d * v;
+    }
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static inline node_t *N(mcts_t *t, uint32_t i) { return &t->ar[t->cur].nodes[i]; }
+static inline const node_t *CN(const mcts_t *t, uint32_t i) { return &t->ar[t->cur].nodes[i]; }
+static inline edge_t *E(mcts_t *t, uint32_t i) { return &t->ar[t->cur].edges[i]; }
+static inline const edge_t *CE(const mcts_t *t, uint32_t i) { return &t->ar[t->cur].edges[i]; }
+
+static uint32_t node_alloc(mcts_t *t)
+{
+    arena_t *a = &t->ar[t->cur];
+    if (a->nused >= a->ncap) {
+        t->full = true;
+        return 0;
+    }
+    uint32_t i = (uint32_t)a->nused++;
+    memset(&a->nodes[i], 0, sizeof(node_t));
+    return i;
+}
+
+/* Reserve k edges; returns the first index, or UINT32_MAX when full. */
+static uint32_t edges_alloc(mcts_t *t, int k)
+{
+    arena_t *a = &t->ar[t->cur];
+    if (a->eused + (size_t)k > a->ecap) {
+        t->full = true;
+        return UINT32_MAX;
+    }
+    uint32_t i = (uint32_t)a->eused;
+    a->eused += (size_t)k;
+    return i;
+}
+
+/* ---------------------------------------------------------------- rules */
+
+static const int DX[4] = {1, 0, 1, 1}, DY[4] = {0, 1, 1, -1};
+
+static int run_len(const board_t *b, int x, int y, int dx, int dy, int color)
+{
+    int s = b->size, k = 0;
+    for (x += dx, y += dy; x >= 0 && y >= 0 && x < s && y < s && b->cells[y * s + x] == color;
+         x += dx, y += dy)
+        k++;
+    return k;
+}
+
+/* Would `color` playing the empty point (x, y) make five along direction d
+ * under the board's rule? Freestyle: five or more; standard: exactly five;
+ * renju: exactly five for black, five or more for white. */
+static bool five_dir(const board_t *b, int x, int y, int d, int color)
+{
+    int len = 1 + run_len(b, x, y, DX[d], DY[d], color) + run_len(b, x, y, -DX[d], -DY[d], color);
+    if (len < 5)
+        return false;
+    if (len == 5)
+        return true;
+    return b->rule == RULE_FREESTYLE || (b->rule == RULE_RENJU && color == STONE_WHITE);
+}
+
+static int add_point(int *pts, int n, int p)
+{
+    for (int i = 0; i < n; i++)
+        if (pts[i] == p)
+            return n;
+    pts[n] = p;
+    return n + 1;
+}
+
+/* Points where `color` makes five. Full scan of the board, or (local) only
+ * the lines through the stone `center` (which must be color's). */
+static int five_points(const board_t *b, int color, int center, bool full, int *pts, int max)
+{
+    int s = b->size, n = 0;
+    if (full) {
+        for (int p = 0; p < s * s && n < max; p++) {
+            if (b->cells[p] != STONE_EMPTY)
+                continue;
+            for (int d = 0; d < 4; d++)
+                if (five_dir(b, p % s, p / s, d, color)) {
+                    n = add_point(pts, n, p);
+                    break;
+                }
+        }
+        return n;
+    }
+    if (center < 0 || b->cells[center] != color)
+        return 0;
+    int cx = center % s, cy = center / s;
+    for (int d = 0; d < 4; d++)
+        for (int k = -4; k <= 4; k++) {
+            int x = cx + k * DX[d], y = cy + k * DY[d];
+            if (k == 0 || x < 0 || y < 0 || x >= s || y >= s)
+                continue;
+            if (b->cells[y * s + x] == STONE_EMPTY && five_dir(b, x, y, d, color) && n < max)
+                n = add_point(pts, n, y * s + x);
+        }
+    return n;
+}
+
+/* Fill edge moves for a new leaf and classify it: sets node->state to
+ * NS_TERMINAL (with exact) when the value is known, else leaves NS_NEW with
+ * edges whose priors are still to be set. Returns false when the arena is
+ * full. is_root: scan the whole board for threats (a position from
+ * outside); deeper, threats can only come from the last two moves, since
+ * every older threat was answered (forced) higher up. */
+static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
+{
+    node_t *nd = N(t, ni);
+    if (board_over(b)) {
+        nd->state = NS_TERMINAL;
+        nd->exact = b->result == RESULT_DRAW ? 0 : -1;   /* the last mover made five */
+        return true;
+    }
+    int me = b->to_move, opp = 3 - me;
+    int mine[8], theirs[8];
+    bool full = is_root || b->nmoves < 2;
+    int nmine = five_points(b, me, b->nmoves >= 2 ? b->moves[b->nmoves - 2] : -1, full, mine, 8);
+    if (nmine > 0) {
+        uint32_t e = edges_alloc(t, 1);
+        if (e == UINT32_MAX)
+            return false;
+        nd = N(t, ni);
+        *E(t, e) = (edge_t){.child = 0, .prior = 65535, .move = (int16_t)mine[0]};
+        nd->edge = e;
+        nd->nedges = 1;
+        nd->state = NS_TERMINAL;
+        nd->exact = 1;
+        return true;
+    }
+    int ntheirs = five_points(b, opp, b->last, full, theirs, 8);
+    int npts = board_npoints(b);
+    int moves[BOARD_CELLS];
+    int nmoves = 0;
+    bool lost = false;
+    if (ntheirs > 0) {
+        for (int i = 0; i < ntheirs; i++)
+            if (board_check_move(b, theirs[i]) == MOVE_OK)
+                moves[nmoves++] = theirs[i];
+        lost = ntheirs >= 2 || nmoves == 0;
+    }
+    if (ntheirs == 0 || nmoves == 0) {
+        nmoves = 0;
+        if (b->rule == RULE_RENJU && me == STONE_BLACK) {
+            uint8_t forb[BOARD_CELLS] = {0};
+            int fp[BOARD_CELLS];
+            int nf = board_forbidden_points(b, fp);
+            for (int i = 0; i < nf; i++)
+                forb[fp[i]] = 1;
+            for (int p = 0; p < npts; p++)
+                if (b->cells[p] == STONE_EMPTY && !forb[p])
+                    moves[nmoves++] = p;
+        } else {
+            for (int p = 0; p < npts; p++)
+                if (b->cells[p] == STONE_EMPTY)
+                    moves[nmoves++] = p;
+        }
+        if (lost && nmoves > 1)
+            nmoves = 1;   /* lost anyway: one legal move to play */
+    }
+    if (nmoves == 0) {    /* no legal move (renju: all forbidden): call it a draw */
+        nd->state = NS_TERMINAL;
+        nd->exact = 0;
+        return true;
+    }
+    uint32_t e = edges_alloc(t, nmoves);
+    if (e == UINT32_MAX)
+        return false;
+    nd = N(t, ni);
+    edge_t *ed = E(t, e);
+    for (int i = 0; i < nmoves; i++)
+        ed[i] = (edge_t){.child = 0, .prior = 0, .move = (int16_t)moves[i]};
+    nd->edge = e;
+    nd->nedges = (uint16_t)nmoves;
+    if (lost) {
+        for (int i = 0; i < nmoves; i++)
+            ed[i].prior = (uint16_t)(PRIOR_ONE / nmoves);
+        nd->state = NS_TERMINAL;
+        nd->exact = -1;
+    }
+    return true;
+}
+
+static int cmp_edge_prior(const void *a, const void *b)
+{
+    const edge_t *x = a, *y = b;
+    if (x->prior != y->prior)
+        return x->prior > y->prior ? -1 : 1;
+    return x->move - y->move;
+}
+
+static void sort_edges(edge_t *ed, int n)
+{
+    for (int i = 1; i < n; i++)
+        if (ed[i].prior > ed[i - 1].prior) {
+            qsort(ed, (size_t)n, sizeof *ed, cmp_edge_prior);
+            return;
+        }
+}
+
+/* Priors from a policy row indexed by point (any scale). */
+static void set_priors(mcts_t *t, node_t *nd, const float *row)
+{
+    edge_t *ed = E(t, nd->edge);
+    int k = nd->nedges;
+    float sum = 0.0f;
+    for (int i = 0; i < k; i++) {
+        float v = row[ed[i].move];
+        sum += v > 0.0f ? v : 0.0f;
+    }
+    if (!(sum > 0.0f) || !isfinite(sum)) {
+        uint16_t q = (uint16_t)(PRIOR_ONE / k);
+        for (int i = 0; i < k; i++)
+            ed[i].prior = q;
+        return;
+    }
+    float scale = PRIOR_ONE / sum;
+    for (int i = 0; i < k; i++) {
+        float v = row[ed[i].move];
+        ed[i].prior = (uint16_t)lrintf(v > 0.0f ? v * scale : 0.0f);
+    }
+    sort_edges(ed, k);
+}
+
+static void cache_store(mcts_t *t, const board_t *b, const node_t *nd, float value)
+{
+    mcts_cache_t *c = t->cache;
+    uint64_t key = cache_key(b);
+    cache_slot_t *s = cache_slot(c, key);
+    int npts = board_npoints(b);
+    memset(s->prior, 0, (size_t)npts * sizeof s->prior[0]);
+    const edge_t *ed = CE(t, nd->edge);
+    for (int i = 0; i < nd->nedges; i++)
+        s->prior[ed[i].move] = ed[i].prior;
+    s->key = key;
+    s->size = b->size;
+    s->value = value;
+}
+
+static bool cache_lookup(mcts_t *t, const board_t *b, node_t *nd, float *value)
+{
+    mcts_cache_t *c = t->cache;
+    uint64_t key = cache_key(b);
+    cache_slot_t *s = cache_slot(c, key);
+    c->lookups++;
+    if (s->size != b->size || s->key != key)
+        return false;
+    c->hits++;
+    float row[BOARD_CELLS];
+    const edge_t *ed = CE(t, nd->edge);
+    for (int i = 0; i < nd->nedges; i++)
+        row[ed[i].move] = s->prior[ed[i].move];
+    set_priors(t, nd, row);
+    *value = s->value;
+    return true;
+}
+
+/* --------------------------------------------------------------- search */
+
+/* Back up `v` (side to move at the leaf) along path[0..depth-1]. */
+static void backup(mcts_t *t, const uint32_t *path, int depth, float v, bool had_vl)
+{
+    for (int i = depth - 1; i >= 0; i--) {
+        node_t *nd = N(t, path[i]);
+        nd->w -= v;   /* view of the player who moved into nd */
+        nd->n++;
+        if (had_vl)
+            nd->vl--;
+        v = -v;
+    }
+    t->playouts++;
+}
+
+/* Pick the child to descend into; returns the edge index within the node. */
+static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
+{
+    const edge_t *ed = CE(t, nd->edge);
+    float parent_n = (float)(nd->n + nd->vl);
+    float sqrt_n = sqrtf(parent_n > 1.0f ? parent_n : 1.0f);
+    float parent_q = nd->n ? -nd->w / (float)nd->n : 0.0f;  /* side to move at nd */
+    float cp = t->p.c_puct * sqrt_n / PRIOR_ONE;
+    int best = 0;
+    float best_score = -1e30f;
+    float visited_prior = 0.0f;
+    int nv = nd->nvisited;
+    for (int i = 0; i < nv; i++) {
+        const node_t *c = CN(t, ed[i].child);
+        float cn = (float)(c->n + c->vl);
+        float q = cn > 0.0f ? (c->w - (float)c->vl) / cn : parent_q;
+        float score = q + cp * (float)ed[i].prior / (1.0f + cn);
+        visited_prior += (float)ed[i].prior;
+        if (score > best_score) {
+            best_score = score;
+            best = i;
+        }
+    }
+    if (nv < nd->nedges) {
+        float red = is_root ? t->p.fpu_root : t->p.fpu_reduction;
+        float q = parent_q - red * sqrtf(visited_prior / PRIOR_ONE);
+        float score = q + cp * (float)ed[nv].prior;
+        if (score > best_score)
+            best = nv;
+    }
+    return best;
+}
+
+enum { SEL_EVAL, SEL_DONE, SEL_COLLISION, SEL_FULL };
+
+/* One descent from the root into pd. */
+static int select_leaf(mcts_t *t, pending_t *pd)
+{
+    board_t *b = &pd->board;
+    memcpy(b, &t->root_board, sizeof *b);
+    uint32_t ni = t->root;
+    int depth = 0;
+    pd->path[depth++] = ni;
+    for (;;) {
+        node_t *nd = N(t, ni);
+        if (nd->state == NS_EXPANDED) {
+            int i = select_edge(t, nd, depth == 1);
+            edge_t *e = E(t, nd->edge + (uint32_t)i);
+            if (!e->child) {
+                assert(i == nd->nvisited);
+                uint32_t c = node_alloc(t);
+                if (!c)
+                    return SEL_FULL;
+                e = E(t, N(t, ni)->edge + (uint32_t)i);
+                e->child = c;
+                N(t, ni)->nvisited++;
+            }
+            move_status_t st = board_play(b, e->move);
+            assert(st == MOVE_OK);
+            (void)st;
+            ni = e->child;
+            pd->path[depth++] = ni;
+            continue;
+        }
+        if (nd->state == NS_PENDING)
+            return SEL_COLLISION;
+        if (nd->state == NS_NEW) {
+            if (!prepare_leaf(t, ni, b, depth == 1))
+                return SEL_FULL;
+            nd = N(t, ni);
+            if (nd->state == NS_NEW) {
+                float v;
+                if (t->cache && cache_lookup(t, b, nd, &v)) {
+                    nd->state = NS_EXPANDED;
+                    backup(t, pd->path, depth, v, false);
+                    return SEL_DONE;
+                }
+                nd->state = NS_PENDING;
+                for (int i = 0; i < depth; i++)
+                    N(t, pd->path[i])->vl++;
+                pd->depth = depth;
+                return SEL_EVAL;
+            }
+        }
+        assert(nd->state == NS_TERMINAL);
+        /* A known loss for the side to move here is a proven win for the
+         * player who moved into it (MCTS-solver, one level). */
+        if (nd->exact == -1 && depth >= 2) {
+            node_t *par = N(t, pd->path[depth - 2]);
+            par->state = NS_TERMINAL;
+            par->exact = 1;
+        }
+        backup(t, pd->path, depth, (float)nd->exact, false);
+        return SEL_DONE;
+    }
+}
+
+bool mcts_search_done(const mcts_t *t, uint32_t visit_target)
+{
+    const node_t *r = CN(t, t->root);
+    if (r->state == NS_TERMINAL || t->full)
+        return true;
+    return visit_target > 0 && r->n + r->vl >= visit_target;
+}
+
+int mcts_gather(mcts_t *t, int max, uint32_t visit_target, const board_t **boards)
+{
+    assert(t->npending == 0);
+    if (max > t->p.max_pending)
+        max = t->p.max_pending;
+    int got = 0, resolved = 0;
+    while (got < max && resolved < 4 * max + 64 && !mcts_search_done(t, visit_target)) {
+        pending_t *pd = &t->pend[got];
+        int r = select_leaf(t, pd);
+        if (r == SEL_EVAL) {
+            boards[got++] = &pd->board;
+        } else if (r == SEL_DONE) {
+            resolved++;
+        } else {
+            break;   /* collision or full */
+        }
+    }
+    t->npending = got;
+    return got;
+}
+
+void mcts_deliver(mcts_t *t, const float *policy, const float *value)
+{
+    for (int k = 0; k < t->npending; k++) {
+        pending_t *pd = &t->pend[k];
+        node_t *nd = N(t, pd->path[pd->depth - 1]);
+        assert(nd->state == NS_PENDING);
+        float v = value[k];
+        if (!(v >= -1.0f))
+            v = -1.0f;   /* also NaN */
+        if (v > 1.0f)
+            v = 1.0f;
+        set_priors(t, nd, policy + (size_t)k * BOARD_CELLS);
+        nd->state = NS_EXPANDED;
+        if (t->cache)
+            cache_store(t, &pd->board, nd, v);
+        backup(t, pd->path, pd->depth, v, true);
+    }
+    t->npending = 0;
+}
+
+void mcts_eval_uniform(void *user, const board_t *const *boards, int n, float *policy,
+                       float *value)
+{
+    (void)user;
+    for (int i = 0; i < n; i++) {
+        int np = board_npoints(boards[i]);
+        float *row = policy + (size_t)i * BOARD_CELLS;
+        for (int p = 0; p < np; p++)
+            row[p] = 1.0f;
+        value[i] = 0.0f;
+    }
+}
+
+/* ----------------------------------------------------------- lifecycle */
+
+void mcts_params_default(mcts_params_t *p)
+{
+    *p = (mcts_params_t){.c_puct = 1.5f, .fpu_reduction = 0.2f, .fpu_root = 0.0f,
+                         .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1};
+}
+
+static void tree_clear(mcts_t *t)
+{
+    arena_t *a = &t->ar[t->cur];
+    a->nused = 1;
+    a->eused = 0;
+    t->full = false;
+    t->root = node_alloc(t);
+    t->root_noised = false;
+}
+
+mcts_t *mcts_create(const mcts_params_t *p, mcts_cache_t *cache, char *err, size_t errlen)
+{
+    if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
+        !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f)) {
+        snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, 1 <= max_pending <= 4096)");
+        return NULL;
+    }
+    size_t half = p->mem_bytes / 2;
+    size_t per = sizeof(node_t) + 64 * sizeof(edge_t);   /* a node and its share of edges */
+    size_t ncap = half / per, ecap = ncap * 64;
+    if (ncap < 64) {
+        snprintf(err, errlen, "search memory of %zu bytes is too small", p->mem_bytes);
+        return NULL;
+    }
+    if (ncap > UINT32_MAX / 2) {
+        ncap = UINT32_MAX / 2;
+        ecap = (size_t)UINT32_MAX - 1;
+    }
+    mcts_t *t = calloc(1, sizeof *t);
+    if (!t)
+        goto out_nomem;
+    t->p = *p;
+    t->cache = cache;
+    t->rng = p->seed ^ 0x5851f42d4c957f2dull;
+    for (int i = 0; i < 2; i++) {
+        t->ar[i].ncap = ncap;
+        t->ar[i].ecap = ecap;
+        t->ar[i].nodes = malloc(ncap * sizeof(node_t));
+        t->ar[i].edges = malloc(ecap * sizeof(edge_t));
+        if (!t->ar[i].nodes || !t->ar[i].edges)
+            goto out_free_tree;
+    }
+    t->pend = malloc((size_t)p->max_pending * sizeof *t->pend);
+    t->policy = malloc((size_t)p->max_pending * BOARD_CELLS * sizeof(float));
+    t->value = malloc((size_t)p->max_pending * sizeof(float));
+    if (!t->pend || !t->policy || !t->value)
+        goto out_free_tree;
+    board_t b;
+    board_init(&b, BOARD_DEFAULT, RULE_FREESTYLE);
+    mcts_set_root(t, &b);
+    return t;
+out_free_tree:
+    mcts_free(t);
+out_nomem:
+    snprintf(err, errlen, "out of memory for a search tree of %zu bytes", p->mem_bytes);
+    return NULL;
+}
+
+void mcts_free(mcts_t *t)
+{
+    if (!t)
+        return;
+    for (int i = 0; i < 2; i++) {
+        free(t->ar[i].nodes);
+        free(t->ar[i].edges);
+    }
+    free(t->pend);
+    free(t->policy);
+    free(t->value);
+    free(t);
+}
+
+void mcts_set_root(mcts_t *t, const board_t *b)
+{
+    assert(t->npending == 0);
+    memcpy(&t->root_board, b, sizeof *b);
+    tree_clear(t);
+}
+
+const board_t *mcts_root_board(const mcts_t *t) { return &t->root_board; }
+
+/* Copy the subtree under node `src` of arena `from` into the live arena;
+ * returns its new index (0 when out of room). */
+static uint32_t copy_subtree(mcts_t *t, const arena_t *from, uint32_t src)
+{
+    const node_t *s = &from->nodes[src];
+    uint32_t d = node_alloc(t);
+    if (!d)
+        return 0;
+    node_t *nd = N(t, d);
+    *nd = *s;
+    if (s->nedges == 0)
+        return d;
+    uint32_t e = edges_alloc(t, s->nedges);
+    if (e == UINT32_MAX)
+        return 0;
+    memcpy(E(t, e), &from->edges[s->edge], s->nedges * sizeof(edge_t));
+    N(t, d)->edge = e;
+    for (int i = 0; i < s->nvisited; i++) {
+        uint32_t c = copy_subtree(t, from, from->edges[s->edge + (uint32_t)i].child);
+        if (!c)
+            return 0;
+        E(t, e + (uint32_t)i)->child = c;
+    }
+    return d;
+}
+
+bool mcts_advance(mcts_t *t, int move)
+{
+    assert(t->npending == 0);
+    board_t nb = t->root_board;
+    if (board_play(&nb, move) != MOVE_OK)
+        return false;
+    const node_t *r = CN(t, t->root);
+    uint32_t child = 0;
+    if (r->state == NS_EXPANDED || r->state == NS_TERMINAL)
+        for (int i = 0; i < r->nvisited; i++)
+            if (CE(t, r->edge + (uint32_t)i)->move == move)
+                child = CE(t, r->edge + (uint32_t)i)->child;
+    t->root_board = nb;
+    t->root_noised = false;
+    if (!child || CN(t, child)->state == NS_PENDING || CN(t, child)->state == NS_NEW) {
+        tree_clear(t);
+        return true;
+    }
+    t->root = child;
+    /* Arena more than half used: compact the kept subtree into the spare
+     * arena; if the subtree alone fills half of it, start afresh. */
+    arena_t *a = &t->ar[t->cur];
+    if (a->nused > a->ncap / 2 || a->eused > a->ecap / 2) {
+        const arena_t *from = a;
+        t->cur ^= 1;
+        arena_t *to = &t->ar[t->cur];
+        to->nused = 1;
+        to->eused = 0;
+        t->full = false;
+        uint32_t nr = copy_subtree(t, from, child);
+        if (!nr || to->nused > to->ncap / 2 || to->eused > to->ecap / 2)
+            tree_clear(t);
+        else
+            t->root = nr;
+    }
+    t->full = false;
+    return true;
+}
+
+bool mcts_sync_root(mcts_t *t, const board_t *b)
+{
+    const board_t *r = &t->root_board;
+    int extra = b->nmoves - r->nmoves;
+    if (b->size == r->size && b->rule == r->rule && extra >= 0 && extra <= 2 &&
+        memcmp(b->moves, r->moves, (size_t)r->nmoves * sizeof r->moves[0]) == 0) {
+        for (int i = 0; i < extra; i++)
+            if (!mcts_advance(t, b->moves[r->nmoves]))
+                goto reset;
+        if (t->root_board.hash == b->hash)
+            return true;
+    }
+reset:
+    mcts_set_root(t, b);
+    return false;
+}
+
+bool mcts_root_expanded(const mcts_t *t)
+{
+    const node_t *r = CN(t, t->root);
+    return r->state == NS_EXPANDED || (r->state == NS_TERMINAL && r->nedges > 0);
+}
+
+void mcts_add_noise(mcts_t *t, double alpha, double frac)
+{
+    node_t *r = N(t, t->root);
+    if (t->root_noised || r->state != NS_EXPANDED || r->nedges < 2 || !(alpha > 0.0) ||
+        !(frac > 0.0))
+        return;
+    t->root_noised = true;
+    edge_t *ed = E(t, r->edge);
+    int k = r->nedges;
+    double g[BOARD_CELLS], sum = 0.0;
+    for (int i = 0; i < k; i++) {
+        g[i] = rng_gamma(&t->rng, alpha);
+        sum += g[i];
+    }
+    if (!(sum > 0.0))
+        return;
+    for (int i = 0; i < k; i++) {
+        double p = (1.0 - frac) * ed[i].prior / PRIOR_ONE + frac * g[i] / sum;
+        long q = lrint(p * PRIOR_ONE);
+        ed[i].prior = (uint16_t)(q < 0 ? 0 : q > 65535 ? 65535 : q);
+    }
+    /* keep the visited prefix where it is; re-sort the unvisited rest */
+    int nv = r->nvisited;
+    qsort(ed + nv, (size_t)(k - nv), sizeof *ed, cmp_edge_prior);
+}
+
+/* ------------------------------------------------------------- results */
+
+uint32_t mcts_root_n(const mcts_t *t) { return CN(t, t->root)->n; }
+
+float mcts_root_value(const mcts_t *t)
+{
+    const node_t *r = CN(t, t->root);
+    if (r->state == NS_TERMINAL)
+        return (float)r->exact;
+    return r->n ? -r->w / (float)r->n : 0.0f;
+}
+
+int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max)
+{
+    const node_t *r = CN(t, t->root);
+    int k = 0;
+    for (int i = 0; i < r->nvisited && k < max; i++) {
+        const edge_t *e = CE(t, r->edge + (uint32_t)i);
+        uint32_t n = CN(t, e->child)->n;
+        if (n == 0)
+            continue;
+        out[k].move = e->move;
+        out[k].count = (uint16_t)(n > 65535 ? 65535 : n);
+        k++;
+    }
+    return k;
+}
+
+int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max)
+{
+    const node_t *r = CN(t, t->root);
+    int k = 0;
+    for (int i = 0; i < r->nedges && k < max; i++) {
+        const edge_t *e = CE(t, r->edge + (uint32_t)i);
+        const node_t *c = e->child ? CN(t, e->child) : NULL;
+        out[k].move = e->move;
+        out[k].visits = c ? c->n : 0;
+        out[k].q = c && c->n ? c->w / (float)c->n : 0.0f;
+        out[k].prior = e->prior / PRIOR_ONE;
+        k++;
+    }
+    return k;
+}
+
+/* Best child of node: a proven win if there is one, else most visits
+ * (ties: higher prior), avoiding children proven lost for the mover. */
+static int best_edge(const mcts_t *t, const node_t *nd)
+{
+    if (nd->nedges == 0)
+        return -1;
+    const edge_t *ed = CE(t, nd->edge);
+    int best = 0;
+    double best_key = -1e300;
+    for (int i = 0; i < nd->nedges; i++) {
+        const node_t *c = ed[i].child ? CN(t, ed[i].child) : NULL;
+        double key = c ? (double)c->n : 0.0;
+        if (c && c->state == NS_TERMINAL && c->exact == -1)
+            key += 1e12;            /* the opponent is lost there: take it */
+        else if (c && c->state == NS_TERMINAL && c->exact == 1)
+            key -= 1e12;            /* we would lose: only if nothing else */
+        key += ed[i].prior * 1e-6;
+        if (key > best_key) {
+            best_key = key;
+            best = i;
+        }
+    }
+    return best;
+}
+
+int mcts_pick_move(mcts_t *t, double temperature)
+{
+    const node_t *r = CN(t, t->root);
+    int b = best_edge(t, r);
+    if (b < 0)
+        return MOVE_NONE;
+    const edge_t *ed = CE(t, r->edge);
+    const node_t *bc = ed[b].child ? CN(t, ed[b].child) : NULL;
+    if (!(temperature > 0.0) || r->state == NS_TERMINAL || !bc || bc->n == 0 ||
+        (bc->state == NS_TERMINAL && bc->exact == -1))
+        return ed[b].move;
+    double w[BOARD_CELLS], sum = 0.0, maxn = bc->n;
+    for (int i = 0; i < r->nvisited; i++) {
+        const node_t *c = CN(t, ed[i].child);
+        w[i] = c->n ? pow(c->n / maxn, 1.0 / temperature) : 0.0;
+        if (c->state == NS_TERMINAL && c->exact == 1)
+            w[i] = 0.0;
+        sum += w[i];
+    }
+    if (!(sum > 0.0))
+        return ed[b].move;
+    double u = rng_unit(&t->rng) * sum;
+    for (int i = 0; i < r->nvisited; i++) {
+        u -= w[i];
+        if (u <= 0.0 && w[i] > 0.0)
+            return ed[i].move;
+    }
+    return ed[b].move;
+}
+
+void mcts_get_result(const mcts_t *t, mcts_result_t *out)
+{
+    const node_t *r = CN(t, t->root);
+    out->value = mcts_root_value(t);
+    out->winrate = (out->value + 1.0f) * 0.5f;
+    out->proven = r->state == NS_TERMINAL ? r->exact : 0;
+    if (r->state == NS_TERMINAL && r->exact == 0)
+        out->proven = 0;
+    out->root_visits = r->n;
+    out->mem_full = t->full;
+    int b = best_edge(t, r);
+    out->best_move = b < 0 ? MOVE_NONE : CE(t, r->edge + (uint32_t)b)->move;
+    out->npv = 0;
+    const node_t *nd = r;
+    while (out->npv < MCTS_PV_MAX && nd->nedges > 0) {
+        int i = best_edge(t, nd);
+        const edge_t *e = CE(t, nd->edge + (uint32_t)i);
+        out->pv[out->npv++] = e->move;
+        if (!e->child)
+            break;
+        nd = CN(t, e->child);
+        if (nd->n == 0)
+            break;
+    }
+}
+
+int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *lim,
+                mcts_result_t *out)
+{
+    double t0 = now_ms();
+    uint64_t p0 = t->playouts, evals = 0;
+    int batch = lim->batch < 1 ? 1 : lim->batch > t->p.max_pending ? t->p.max_pending : lim->batch;
+    uint32_t target = lim->visits;
+    if (target == 0 && !(lim->time_ms > 0.0) && !lim->stop)
+        target = 1;   /* no limit given: expand the root only */
+    const board_t *boards[4096];
+    for (;;) {
+        if (lim->stop && *lim->stop)
+            break;
+        if (lim->time_ms > 0.0 && now_ms() - t0 >= lim->time_ms)
+            break;
+        if (mcts_search_done(t, target))
+            break;
+        int n = mcts_gather(t, batch, target, boards);
+        if (n > 0) {
+            eval(user, boards, n, t->policy, t->value);
+            mcts_deliver(t, t->policy, t->value);
+            evals += (uint64_t)n;
+        }
+    }
+    mcts_get_result(t, out);
+    out->playouts = t->playouts - p0;
+    out->evals = evals;
+    out->seconds = (now_ms() - t0) / 1e3;
+    out->playouts_per_s = out->seconds > 0.0 ? out->playouts / out->seconds : 0.0;
+    return 0;
+}
+
+size_t mcts_nodes_used(const mcts_t *t) { return t->ar[t->cur].nused - 1; }
+size_t mcts_edges_used(const mcts_t *t) { return t->ar[t->cur].eused; }
+
+/* ------------------------------------------------------------ net eval */
+
+struct mcts_neteval {
+    nn_net_t *net;          /* borrowed */
+    int max_batch;
+    int m;                  /* board_max of the net */
+    float *in;              /* (max_batch, NN_PLANES, M, M) */
+    float *pol;             /* (max_batch, M*M) */
+    float *val;             /* (max_batch, 3) */
+    uint64_t calls, evals;
+};
+
+mcts_neteval_t *mcts_neteval_create(nn_net_t *net, int max_batch, char *err, size_t errlen)
+{
+    if (max_batch < 1 || max_batch > net->max_batch) {
+        snprintf(err, errlen, "eval batch %d outside 1..%d", max_batch, net->max_batch);
+        return NULL;
+    }
+    mcts_neteval_t *ne = calloc(1, sizeof *ne);
+    if (!ne)
+        goto out_nomem;
+    ne->net = net;
+    ne->max_batch = max_batch;
+    ne->m = net->cfg.board_max;
+    size_t mm = (size_t)ne->m * (size_t)ne->m;
+    ne->in = malloc((size_t)max_batch * NN_PLANES * mm * sizeof(float));
+    ne->pol = malloc((size_t)max_batch * mm * sizeof(float));
+    ne->val = malloc((size_t)max_batch * NN_VALUE_OUTPUTS * sizeof(float));
+    if (!ne->in || !ne->pol || !ne->val)
+        goto out_free_ne;
+    return ne;
+out_free_ne:
+    mcts_neteval_free(ne);
+out_nomem:
+    snprintf(err, errlen, "out of memory for eval buffers (batch %d)", max_batch);
+    return NULL;
+}
+
+void mcts_neteval_free(mcts_neteval_t *ne)
+{
+    if (!ne)
+        return;
+    free(ne->in);
+    free(ne->pol);
+    free(ne->val);
+    free(ne);
+}
+
+void mcts_neteval_eval(void *user, const board_t *const *boards, int n, float *policy,
+                       float *value)
+{
+    mcts_neteval_t *ne = user;
+    int m = ne->m;
+    size_t mm = (size_t)m * (size_t)m;
+    for (int off = 0; off < n; off += ne->max_batch) {
+        int k = n - off < ne->max_batch ? n - off : ne->max_batch;
+        for (int i = 0; i < k; i++) {
+            assert(boards[off + i]->size <= m);
+            nn_encode(boards[off + i], m, ne->in + (size_t)i * NN_PLANES * mm);
+        }
+        ne->net->be->forward(ne->net->ctx, ne->in, k, ne->pol, ne->val);
+        ne->calls++;
+        ne->evals += (uint64_t)k;
+        for (int i = 0; i < k; i++) {
+            const board_t *b = boards[off + i];
+            int s = b->size, np = s * s;
+            float *row = policy + (size_t)(off + i) * BOARD_CELLS;
+            const float *src = ne->pol + (size_t)i * mm;
+            for (int p = 0; p < np; p++)
+                row[p] = src[nn_policy_index(p, s, m)];
+            const float *v = ne->val + (size_t)i * NN_VALUE_OUTPUTS;
+            value[off + i] = v[0] - v[2];
+        }
+    }
+}
+
+uint64_t mcts_neteval_calls(const mcts_neteval_t *ne) { return ne->calls; }
+uint64_t mcts_neteval_evals(const mcts_neteval_t *ne) { return ne->evals; }
