@@ -1,4 +1,80 @@
-/* PLACEHOLDER: replaced by the real subcommand. */
+/* gomoku pbrain: the Gomocup (piskvork) protocol on stdin/stdout. */
 #include <stdio.h>
+#include <string.h>
+
+#include "cli/args.h"
 #include "cli/cmds.h"
-int cmd_pbrain(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku pbrain: not built yet\n"); return 1; }
+#include "cli/pbrain.h"
+
+static const cmd_help_t help = {
+    "pbrain",
+    "gomoku pbrain --model M [--threads T] [--device D] [--seed S]",
+    "Play through the Gomocup (piskvork) protocol on stdin/stdout, as a brain for\n"
+    "Piskvork, Yixin Board or a tournament manager. M is a model file (.gzm)\n"
+    "searched with MCTS, bot:greedy or bot:random, or mcts:uniform (the search\n"
+    "with uniform priors and no value net: tactics only). The program installed\n"
+    "as pbrain-gomoku-zero runs this command; there --model defaults to\n"
+    "gomoku-zero.gzm next to the program, else bot:greedy.\n"
+    "Commands: START RECTSTART RESTART BEGIN TURN BOARD INFO END ABOUT TAKEBACK\n"
+    "PLAY SWAP2BOARD. INFO timeout_turn / time_left bound every move (a measured\n"
+    "safety margin is kept); max_memory sizes the search tree and cache.",
+};
+
+/* For pbrain-gomoku-zero started by a manager with no arguments. */
+static const char *default_model(const char *argv0, char *buf, size_t len)
+{
+    const char *slash = strrchr(argv0, '/');
+    if (slash && (size_t)(slash - argv0) + 20 < len) {
+        snprintf(buf, len, "%.*s/gomoku-zero.gzm", (int)(slash - argv0), argv0);
+        FILE *f = fopen(buf, "rb");
+        if (f) {
+            fclose(f);
+            return buf;
+        }
+    }
+    return NULL;
+}
+
+int cmd_pbrain(int argc, char **argv)
+{
+    pbrain_opts_t o;
+    pbrain_opts_default(&o);
+    o.model = NULL;
+    int threads = 1;
+    const char *device = "auto";
+    uint64_t seed = 1;
+    arg_spec_t specs[] = {
+        {"model", ARG_STR, &o.model, 0, 0, "M  model file (.gzm), bot:greedy, bot:random or mcts:uniform"},
+        {"threads", ARG_INT, &threads, 1, 256, "T  CPU threads for the net (default 1)"},
+        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda, cuda:N (default auto)"},
+        {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
+    };
+    int npos = 0;
+    int rc = args_parse(&help, specs, 4, argc, argv, NULL, 0, &npos);
+    if (rc == ARGS_HELP)
+        return 0;
+    if (rc != ARGS_OK)
+        return 2;
+    char buf[4096];
+    int installed = strncmp(argv[0], "pbrain-", 7) == 0 || strstr(argv[0], "/pbrain-") != NULL;
+    if (!o.model && installed) {
+        o.model = default_model(argv[0], buf, sizeof buf);
+        if (!o.model)
+            o.model = "bot:greedy";
+    }
+    if (!o.model)
+        return args_fail(&help, "--model is required");
+    o.threads = threads;
+    o.device = device;
+    o.seed = seed;
+    char err[512];
+    pbrain_t *pb = pbrain_create(&o, err, sizeof err);
+    if (!pb) {
+        fprintf(stderr, "gomoku pbrain: %s\n", err);
+        return 1;
+    }
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    pbrain_run(pb, stdin, stdout);
+    pbrain_free(pb);
+    return 0;
+}

@@ -1,0 +1,1152 @@
+/* Gomocup (piskvork) protocol engine; see pbrain.h for the commands, the
+ * swap2 choices and the time rule. */
+#include "cli/pbrain.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "engine/bot.h"
+#include "mcts/mcts.h"
+#include "nn/nn.h"
+
+#define INFO_UNLIMITED 2147483647LL   /* time_left when the match time is unlimited */
+#define DEFAULT_TURN_MS 5000          /* no INFO timeout_turn: a human is playing */
+#define LATENCY_RING 16
+#define FIRST_LATENCY_MS 5.0          /* prior before anything is measured */
+#define DEFAULT_TREE_BYTES ((size_t)256 << 20)
+#define DEFAULT_CACHE_BYTES ((size_t)64 << 20)
+#define MIN_TREE_BYTES ((size_t)4 << 20)
+#define PROCESS_BASE_BYTES ((size_t)48 << 20)   /* code, stacks, stdio, net buffers */
+#define SEARCH_BATCH 8
+
+typedef enum { BRAIN_BOT, BRAIN_MCTS } brain_kind_t;
+typedef enum { MODE_CMD, MODE_BOARD, MODE_SWAP2 } block_mode_t;
+
+typedef struct brain_move {
+    int move;
+    int searched;           /* 1: r holds a search's analysis */
+    mcts_result_t r;
+} brain_move_t;
+
+struct pbrain {
+    pbrain_opts_t opts;
+    char spec[256];
+
+    /* move chooser */
+    brain_kind_t kind;
+    bot_kind_t bot;             /* BRAIN_BOT */
+    nn_model_t *model;          /* owned, BRAIN_MCTS with a net (NULL: uniform evaluator) */
+    nn_net_t *net;
+    mcts_neteval_t *neteval;
+    mcts_cache_t *cache;
+    mcts_t *tree;
+    size_t tree_bytes, cache_bytes;   /* what the current tree/cache were made with */
+    size_t model_bytes;
+    int board_max;              /* largest board the chooser serves */
+
+    /* game */
+    int started;
+    int size;
+    rule_t rule;
+    board_t board;
+    int me;                     /* STONE_BLACK / STONE_WHITE we play, 0 unknown */
+    uint64_t rng;
+
+    /* BOARD / SWAP2BOARD block being read */
+    block_mode_t mode;
+    int blk_n;
+    int16_t blk_move[BOARD_CELLS];
+    uint8_t blk_field[BOARD_CELLS];
+    char blk_err[160];
+    double blk_t0;
+
+    /* INFO */
+    long long timeout_turn;     /* ms, -1 not given */
+    long long timeout_match;    /* ms, 0 no limit */
+    long long time_left;        /* ms, INFO_UNLIMITED when not given */
+    long long max_memory;       /* bytes, 0 no limit */
+    int game_type;
+    int rule_unsupported;       /* INFO rule asked for caro or unknown bits */
+    long long rule_bits;
+    char folder[256];
+
+    /* latency: reply time minus search budget, last LATENCY_RING moves */
+    double lat[LATENCY_RING];
+    int nlat;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Every reply goes through here: one line, printable ASCII only. */
+static void reply(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(FILE *out, const char *fmt, ...)
+{
+    char buf[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    for (char *c = buf; *c; c++)
+        if ((unsigned char)*c < 32 || (unsigned char)*c > 126)
+            *c = '?';
+    fprintf(out, "%s\n", buf);
+}
+
+/* A short printable copy of user text for messages. */
+static void quote(char *dst, size_t len, const char *s)
+{
+    size_t i = 0;
+    for (; s[i] && i + 4 < len && i < 40; i++)
+        dst[i] = ((unsigned char)s[i] < 32 || (unsigned char)s[i] > 126) ? '?' : s[i];
+    if (s[i] && i + 4 < len) {
+        memcpy(dst + i, "...", 3);
+        i += 3;
+    }
+    dst[i] = 0;
+}
+
+/* ---- parsing: whitespace-tolerant, strict digits, explicit range ---- */
+
+static const char *skip_ws(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* A non-negative integer <= max at *s; advances *s. 0, or -1 with why. */
+static int parse_num(const char **s, long long max, long long *out, const char **why)
+{
+    const char *p = skip_ws(*s);
+    if (*p == '-' && isdigit((unsigned char)p[1])) {
+        *why = "negative number";
+        return -1;
+    }
+    if (*p == '+')
+        p++;
+    if (!isdigit((unsigned char)*p)) {
+        *why = "expected a number";
+        return -1;
+    }
+    long long v = 0;
+    int big = 0;
+    while (isdigit((unsigned char)*p)) {
+        if (v > (max - (*p - '0')) / 10)
+            big = 1;
+        else
+            v = v * 10 + (*p - '0');
+        p++;
+    }
+    if (big) {
+        *why = "number out of range";
+        return -1;
+    }
+    *out = v;
+    *s = p;
+    return 0;
+}
+
+static int expect_char(const char **s, char c)
+{
+    const char *p = skip_ws(*s);
+    if (*p != c)
+        return -1;
+    *s = p + 1;
+    return 0;
+}
+
+static int at_end(const char *s)
+{
+    return *skip_ws(s) == 0;
+}
+
+/* "X,Y" with nothing after it, both < limit. */
+static int parse_xy(const char *s, int limit, int *x, int *y, char *err, size_t errlen)
+{
+    long long a, b;
+    const char *why = NULL;
+    if (parse_num(&s, 1000000000, &a, &why) || expect_char(&s, ',') ||
+        parse_num(&s, 1000000000, &b, &why) || !at_end(s)) {
+        snprintf(err, errlen, "%s", why ? why : "expected X,Y");
+        if (!why)
+            snprintf(err, errlen, "expected X,Y");
+        return -1;
+    }
+    if (a >= limit || b >= limit) {
+        snprintf(err, errlen, "%lld,%lld is off the %dx%d board", a, b, limit, limit);
+        return -1;
+    }
+    *x = (int)a;
+    *y = (int)b;
+    return 0;
+}
+
+static int word_is(const char *w, size_t n, const char *name)
+{
+    return strlen(name) == n && strncasecmp(w, name, n) == 0;
+}
+
+/* ---- move chooser ---- */
+
+void pbrain_opts_default(pbrain_opts_t *o)
+{
+    memset(o, 0, sizeof *o);
+    o->model = "bot:greedy";
+    o->threads = 1;
+    o->device = "auto";
+    o->seed = 1;
+}
+
+/* Tree and cache sized from max_memory: what is left after the model and
+ * the process itself, 3/4 tree and 1/4 cache. 0 when max_memory is too
+ * small to play. */
+static size_t tree_budget(const pbrain_t *pb)
+{
+    if (pb->max_memory <= 0)
+        return DEFAULT_TREE_BYTES + DEFAULT_CACHE_BYTES;
+    size_t fixed = PROCESS_BASE_BYTES + pb->model_bytes;
+    if ((unsigned long long)pb->max_memory < fixed + MIN_TREE_BYTES)
+        return 0;
+    size_t left = (size_t)pb->max_memory - fixed;
+    size_t cap = DEFAULT_TREE_BYTES * 4 + DEFAULT_CACHE_BYTES * 4;
+    return left < cap ? left : cap;
+}
+
+static void brain_drop_tree(pbrain_t *pb)
+{
+    mcts_free(pb->tree);
+    pb->tree = NULL;
+    mcts_cache_free(pb->cache);
+    pb->cache = NULL;
+}
+
+/* (Re)make tree and cache when max_memory changed; -1 with err. */
+static int brain_ensure_tree(pbrain_t *pb, char *err, size_t errlen)
+{
+    if (pb->kind != BRAIN_MCTS)
+        return 0;
+    size_t total = tree_budget(pb);
+    if (total == 0) {
+        snprintf(err, errlen, "max_memory %lld bytes is too small: this engine needs %zu MiB",
+                 pb->max_memory, (PROCESS_BASE_BYTES + pb->model_bytes + MIN_TREE_BYTES) >> 20);
+        return -1;
+    }
+    size_t cache_bytes = total / 4, tree_bytes = total - cache_bytes;
+    if (pb->tree && tree_bytes == pb->tree_bytes && cache_bytes == pb->cache_bytes)
+        return 0;
+    brain_drop_tree(pb);
+    pb->cache = mcts_cache_create(cache_bytes, err, errlen);
+    if (!pb->cache)
+        return -1;
+    mcts_params_t p;
+    mcts_params_default(&p);
+    p.mem_bytes = tree_bytes;
+    p.seed = pb->opts.seed;
+    p.max_pending = SEARCH_BATCH;
+    pb->tree = mcts_create(&p, pb->cache, err, errlen);
+    if (!pb->tree) {
+        brain_drop_tree(pb);
+        return -1;
+    }
+    pb->tree_bytes = tree_bytes;
+    pb->cache_bytes = cache_bytes;
+    return 0;
+}
+
+static mcts_eval_fn brain_eval(pbrain_t *pb, void **user)
+{
+    if (pb->neteval) {
+        *user = pb->neteval;
+        return mcts_neteval_eval;
+    }
+    *user = NULL;
+    return mcts_eval_uniform;
+}
+
+/* Search b for budget_ms (0: one visit, the policy's best move / the
+ * search's tactics). Fills r. 0, or -1 with err. */
+static int brain_search(pbrain_t *pb, const board_t *b, double budget_ms, mcts_result_t *r,
+                        char *err, size_t errlen)
+{
+    if (brain_ensure_tree(pb, err, errlen))
+        return -1;
+    mcts_sync_root(pb->tree, b);
+    mcts_limits_t lim = {0};
+    lim.batch = SEARCH_BATCH;
+    if (budget_ms < 1.0)
+        lim.visits = mcts_root_n(pb->tree) + 1;
+    else
+        lim.time_ms = budget_ms;
+    void *user;
+    mcts_eval_fn fn = brain_eval(pb, &user);
+    mcts_search(pb->tree, fn, user, &lim, r);
+    return 0;
+}
+
+static int brain_genmove(pbrain_t *pb, double budget_ms, brain_move_t *m, char *err,
+                         size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    m->move = MOVE_NONE;
+    if (pb->kind == BRAIN_BOT) {
+        m->move = bot_move(pb->bot, &pb->board, &pb->rng);
+    } else {
+        if (brain_search(pb, &pb->board, budget_ms, &m->r, err, errlen))
+            return -1;
+        m->searched = budget_ms >= 1.0;
+        m->move = mcts_pick_move(pb->tree, 0.0);
+    }
+    if (m->move == MOVE_NONE || board_check_move(&pb->board, m->move) != MOVE_OK) {
+        snprintf(err, errlen, "no legal move");
+        return -1;
+    }
+    return 0;
+}
+
+/* Value of b for its side to move, or NAN when the chooser has none (bots). */
+static double brain_value(pbrain_t *pb, const board_t *b, double budget_ms, char *err,
+                          size_t errlen, int *err_out)
+{
+    *err_out = 0;
+    if (pb->kind == BRAIN_BOT)
+        return NAN;
+    mcts_result_t r;
+    if (brain_search(pb, b, budget_ms, &r, err, errlen)) {
+        *err_out = 1;
+        return NAN;
+    }
+    return r.value;
+}
+
+static int brain_load(pbrain_t *pb, char *err, size_t errlen)
+{
+    const char *spec = pb->opts.model;
+    pb->board_max = BOARD_MAX;
+    if (strncmp(spec, "bot:", 4) == 0) {
+        pb->kind = BRAIN_BOT;
+        if (!bot_parse(spec + 4, &pb->bot)) {
+            snprintf(err, errlen, "unknown bot '%s' (bots: %s)", spec, BOT_LIST);
+            return -1;
+        }
+        return 0;
+    }
+    pb->kind = BRAIN_MCTS;
+    if (strcmp(spec, "mcts:uniform") == 0)
+        return 0;
+    pb->model = nn_model_load(spec, err, errlen);
+    if (!pb->model)
+        return -1;
+    pb->board_max = pb->model->cfg.board_max;
+    pb->model_bytes = pb->model->nparams * sizeof(float) * 2;
+    char note[256] = "";
+    pb->net = nn_net_create(pb->model, pb->opts.device, SEARCH_BATCH, pb->opts.threads, note,
+                            sizeof note, err, errlen);
+    if (!pb->net)
+        return -1;
+    if (note[0] && !pb->opts.quiet)
+        fprintf(stderr, "gomoku pbrain: %s\n", note);
+    pb->neteval = mcts_neteval_create(pb->net, SEARCH_BATCH, err, errlen);
+    return pb->neteval ? 0 : -1;
+}
+
+pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
+{
+    pbrain_t *pb = calloc(1, sizeof *pb);
+    if (!pb) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    pb->opts = *o;
+    if (pb->opts.threads < 1)
+        pb->opts.threads = 1;
+    snprintf(pb->spec, sizeof pb->spec, "%s", o->model);
+    pb->opts.model = pb->spec;
+    pb->rng = o->seed ^ 0x5bd1e995u;
+    pb->timeout_turn = -1;
+    pb->time_left = INFO_UNLIMITED;
+    pb->rule = RULE_FREESTYLE;
+    pb->size = BOARD_DEFAULT;
+    if (brain_load(pb, err, errlen))
+        goto out_free;
+    if (brain_ensure_tree(pb, err, errlen))
+        goto out_free;
+    return pb;
+out_free:
+    pbrain_free(pb);
+    return NULL;
+}
+
+void pbrain_free(pbrain_t *pb)
+{
+    if (!pb)
+        return;
+    brain_drop_tree(pb);
+    mcts_neteval_free(pb->neteval);
+    nn_net_free(pb->net);
+    nn_model_free(pb->model);
+    free(pb);
+}
+
+const board_t *pbrain_board(const pbrain_t *pb)
+{
+    return pb->started ? &pb->board : NULL;
+}
+
+size_t pbrain_tree_budget(const pbrain_t *pb)
+{
+    return pb->kind == BRAIN_MCTS ? tree_budget(pb) : 0;
+}
+
+/* ---- time ---- */
+
+/* Our moves left, roughly: games rarely go past 70 stones. */
+static int moves_left(const board_t *b)
+{
+    int est = (70 - b->nmoves) / 2;
+    int free_pts = (board_npoints(b) - b->nmoves + 1) / 2;
+    if (est > free_pts)
+        est = free_pts;
+    return est < 6 ? 6 : est;
+}
+
+/* The time the rules let this move take, before the margin (ms). */
+static double move_limit_ms(const pbrain_t *pb)
+{
+    double limit = pb->timeout_turn >= 0 ? (double)pb->timeout_turn : DEFAULT_TURN_MS;
+    if (pb->time_left < INFO_UNLIMITED) {
+        double share = pb->time_left > 0 ? (double)pb->time_left / moves_left(&pb->board) : 0;
+        if (share < limit)
+            limit = share;
+    }
+    return limit;
+}
+
+static double margin_ms(const pbrain_t *pb, double limit)
+{
+    double floor_ms = 3.0 + 0.05 * limit;
+    if (floor_ms > 50.0)
+        floor_ms = 50.0;
+    double worst = pb->nlat ? 0.0 : FIRST_LATENCY_MS;
+    int n = pb->nlat < LATENCY_RING ? pb->nlat : LATENCY_RING;
+    for (int i = 0; i < n; i++)
+        if (pb->lat[i] > worst)
+            worst = pb->lat[i];
+    return floor_ms + worst;
+}
+
+static double budget_ms(const pbrain_t *pb)
+{
+    if (pb->timeout_turn == 0)
+        return 0;
+    double limit = move_limit_ms(pb);
+    double b = limit - margin_ms(pb, limit);
+    return b < 1.0 ? 0.0 : b;
+}
+
+int pbrain_move_budget_ms(const pbrain_t *pb)
+{
+    return (int)budget_ms(pb);
+}
+
+int pbrain_margin_ms(const pbrain_t *pb)
+{
+    return (int)ceil(margin_ms(pb, move_limit_ms(pb)));
+}
+
+static void record_latency(pbrain_t *pb, double t0, double budget)
+{
+    double excess = now_ms() - t0 - budget;
+    pb->lat[pb->nlat % LATENCY_RING] = excess > 0 ? excess : 0;
+    pb->nlat++;
+}
+
+/* ---- positions ---- */
+
+/* Board from stones in move order per colour (black first, alternating).
+ * 0, or -1 with err and b untouched. */
+static int build_board(board_t *b, int size, rule_t rule, const int16_t *black, int nb,
+                       const int16_t *white, int nw, char *err, size_t errlen)
+{
+    if (nb != nw && nb != nw + 1) {
+        snprintf(err, errlen, "%d black and %d white stones cannot arise in a game "
+                 "(black moves first, then they alternate)", nb, nw);
+        return -1;
+    }
+    board_t t;
+    board_init(&t, size, rule);
+    for (int i = 0; i < nb; i++) {
+        for (int c = 0; c < 2; c++) {
+            if (c == 1 && i >= nw)
+                break;
+            int m = c == 0 ? black[i] : white[i];
+            move_status_t st = board_play(&t, m);
+            if (st != MOVE_OK) {
+                snprintf(err, errlen, "stone %d,%d: %s", m % size, m / size,
+                         st == MOVE_GAME_OVER ? "the game was already over" : move_status_str(st));
+                return -1;
+            }
+        }
+    }
+    *b = t;
+    return 0;
+}
+
+/* Rebuild the current game under a new rule / without one stone. */
+static int rebuild(pbrain_t *pb, rule_t rule, int skip_move, char *err, size_t errlen)
+{
+    int16_t black[BOARD_CELLS], white[BOARD_CELLS];
+    int nb = 0, nw = 0;
+    for (int i = 0; i < pb->board.nmoves; i++) {
+        int m = pb->board.moves[i];
+        if (m == skip_move)
+            continue;
+        if (i % 2 == 0)
+            black[nb++] = (int16_t)m;
+        else
+            white[nw++] = (int16_t)m;
+    }
+    return build_board(&pb->board, pb->size, rule, black, nb, white, nw, err, errlen);
+}
+
+static void new_game(pbrain_t *pb, int size)
+{
+    pb->started = 1;
+    pb->size = size;
+    board_init(&pb->board, size, pb->rule);
+    pb->me = 0;
+    pb->mode = MODE_CMD;
+}
+
+/* ---- replies that need a move ---- */
+
+static void format_xy(char *buf, size_t len, int move, int size)
+{
+    snprintf(buf, len, "%d,%d", move % size, move / size);
+}
+
+static void print_analysis(pbrain_t *pb, FILE *out, const mcts_result_t *r)
+{
+    char pv[MCTS_PV_MAX * 8] = "";
+    size_t n = 0;
+    for (int i = 0; i < r->npv && i < 12 && n + 10 < sizeof pv; i++) {
+        char mv[16];
+        format_xy(mv, sizeof mv, r->pv[i], pb->size);
+        n += (size_t)snprintf(pv + n, sizeof pv - n, "%s%s", i ? " " : "", mv);
+    }
+    reply(out, "MESSAGE visits %u playouts %llu winrate %.1f%% pv %s speed %.0f playouts/s "
+          "time %.0f ms%s%s", r->root_visits, (unsigned long long)r->playouts,
+          100.0 * r->winrate, n ? pv : "-", r->playouts_per_s, r->seconds * 1e3,
+          r->proven > 0 ? " (proven win)" : r->proven < 0 ? " (proven loss)" : "",
+          r->mem_full ? " (tree memory full)" : "");
+}
+
+/* Why the engine cannot play now, or NULL. */
+static const char *cannot_play(pbrain_t *pb, char *buf, size_t len)
+{
+    if (pb->rule_unsupported) {
+        snprintf(buf, len, "INFO rule %lld is not supported (1 exactly five, 2 continuous "
+                 "(ignored), 4 renju; not caro 8)", pb->rule_bits);
+        return buf;
+    }
+    if (pb->kind == BRAIN_MCTS && tree_budget(pb) == 0) {
+        snprintf(buf, len, "max_memory %lld bytes is too small: this engine needs %zu MiB",
+                 pb->max_memory, (PROCESS_BASE_BYTES + pb->model_bytes + MIN_TREE_BYTES) >> 20);
+        return buf;
+    }
+    if (board_over(&pb->board)) {
+        snprintf(buf, len, "the game is over (%s)", result_str((result_t)pb->board.result));
+        return buf;
+    }
+    return NULL;
+}
+
+/* Choose, play and print our move; t0 is when the command arrived. */
+static void answer_move(pbrain_t *pb, FILE *out, double t0)
+{
+    char why[200], err[200];
+    if (cannot_play(pb, why, sizeof why)) {
+        reply(out, "ERROR %s", why);
+        return;
+    }
+    pb->me = pb->board.to_move;
+    double budget = budget_ms(pb);
+    brain_move_t m;
+    if (brain_genmove(pb, budget, &m, err, sizeof err)) {
+        reply(out, "ERROR %s", err);
+        return;
+    }
+    board_play(&pb->board, m.move);
+    if (pb->tree)
+        mcts_advance(pb->tree, m.move);
+    if (m.searched)
+        print_analysis(pb, out, &m.r);
+    char mv[16];
+    format_xy(mv, sizeof mv, m.move, pb->size);
+    reply(out, "%s", mv);
+    fflush(out);
+    record_latency(pb, t0, budget);
+}
+
+/* ---- SWAP2BOARD ---- */
+
+/* Three-stone openings (black, white, black) as offsets from the centre. */
+static const int8_t swap2_book[][6] = {
+    {0, 0, 1, 0, 0, 2},   {0, 0, 1, 1, 2, 0},  {0, 0, 2, 1, 1, -2}, {0, 0, -1, 1, 3, 0},
+    {0, 0, 0, 1, 2, 2},   {0, 0, 1, -1, -2, -1}, {0, 0, 2, 0, 0, 3},  {0, 0, 1, 2, 3, 1},
+};
+#define SWAP2_BOOK ((int)(sizeof swap2_book / sizeof swap2_book[0]))
+
+static int swap2_opening(const pbrain_t *pb, int k, int16_t mv[3])
+{
+    int c = pb->size / 2;
+    for (int i = 0; i < 3; i++) {
+        int x = c + swap2_book[k][2 * i], y = c + swap2_book[k][2 * i + 1];
+        if (x < 0 || y < 0 || x >= pb->size || y >= pb->size)
+            return -1;
+        mv[i] = (int16_t)(y * pb->size + x);
+    }
+    return 0;
+}
+
+static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
+{
+    char err[200], s0[16], s1[16], s2[16];
+    int16_t black[3] = {0}, white[2] = {0};
+    int n = pb->blk_n, nb = 0, nw = 0;
+    if (n != 0 && n != 3 && n != 5) {
+        reply(out, "ERROR SWAP2BOARD takes 0, 3 or 5 stones, got %d", n);
+        return;
+    }
+    if (pb->rule_unsupported) {
+        reply(out, "ERROR %s", cannot_play(pb, err, sizeof err));
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        if (i % 2 == 0)
+            black[nb++] = pb->blk_move[i];
+        else
+            white[nw++] = pb->blk_move[i];
+    }
+    board_t b;
+    if (build_board(&b, pb->size, pb->rule, black, nb, white, nw, err, sizeof err)) {
+        reply(out, "ERROR SWAP2BOARD: %s", err);
+        return;
+    }
+    double budget = budget_ms(pb);
+    int bad = 0;
+    if (n == 0) {
+        int best = -1;
+        double best_abs = 1e9;
+        int cands[SWAP2_BOOK], nc = 0;
+        for (int k = 0; k < SWAP2_BOOK; k++) {
+            int16_t mv[3];
+            if (swap2_opening(pb, k, mv) == 0)
+                cands[nc++] = k;
+        }
+        if (nc == 0) {
+            reply(out, "ERROR SWAP2BOARD: the board is too small for an opening");
+            return;
+        }
+        if (pb->kind == BRAIN_BOT) {
+            best = cands[rng_next(&pb->rng) % (uint64_t)nc];
+        } else {
+            for (int i = 0; i < nc && !bad; i++) {
+                int16_t mv[3] = {0};
+                swap2_opening(pb, cands[i], mv);
+                int16_t bl[2] = {mv[0], mv[2]}, wh[1] = {mv[1]};
+                board_t t;
+                if (build_board(&t, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err))
+                    continue;
+                double v = brain_value(pb, &t, budget / nc, err, sizeof err, &bad);
+                if (!bad && fabs(v) < best_abs) {
+                    best_abs = fabs(v);
+                    best = cands[i];
+                }
+            }
+            if (bad) {
+                reply(out, "ERROR %s", err);
+                return;
+            }
+            if (best < 0) {
+                reply(out, "ERROR SWAP2BOARD: no opening fits this board");
+                return;
+            }
+            reply(out, "MESSAGE swap2 opening %d: white's value %.2f", best, best_abs);
+        }
+        int16_t mv[3] = {0};
+        swap2_opening(pb, best, mv);
+        int16_t bl[2] = {mv[0], mv[2]}, wh[1] = {mv[1]};
+        build_board(&pb->board, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err);
+        pb->me = 0;
+        format_xy(s0, sizeof s0, mv[0], pb->size);
+        format_xy(s1, sizeof s1, mv[1], pb->size);
+        format_xy(s2, sizeof s2, mv[2], pb->size);
+        reply(out, "%s %s %s", s0, s1, s2);
+        fflush(out);
+        record_latency(pb, t0, budget);
+        return;
+    }
+    /* 3 or 5 stones: white to move. SWAP = we take black, the other side
+     * plays white's move; otherwise we play it. */
+    pb->board = b;
+    if (cannot_play(pb, err, sizeof err)) {
+        reply(out, "ERROR %s", err);
+        return;
+    }
+    double v = brain_value(pb, &pb->board, budget * 0.4, err, sizeof err, &bad);
+    if (bad) {
+        reply(out, "ERROR %s", err);
+        return;
+    }
+    double threshold = n == 3 ? -0.1 : 0.0;
+    if (!isnan(v) && v < threshold) {
+        reply(out, "MESSAGE white's value %.2f: taking black", v);
+        pb->me = STONE_BLACK;
+        reply(out, "SWAP");
+        fflush(out);
+        record_latency(pb, t0, budget);
+        return;
+    }
+    answer_move(pb, out, t0);
+}
+
+/* ---- BOARD / SWAP2BOARD blocks ---- */
+
+static void block_start(pbrain_t *pb, block_mode_t mode)
+{
+    pb->mode = mode;
+    pb->blk_n = 0;
+    pb->blk_err[0] = 0;
+    pb->blk_t0 = now_ms();
+}
+
+static void block_fail(pbrain_t *pb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void block_fail(pbrain_t *pb, const char *fmt, ...)
+{
+    if (pb->blk_err[0])
+        return;   /* the first problem is the one to report */
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(pb->blk_err, sizeof pb->blk_err, fmt, ap);
+    va_end(ap);
+}
+
+static void block_line(pbrain_t *pb, const char *s)
+{
+    int swap2 = pb->mode == MODE_SWAP2;
+    long long x, y, f = 0;
+    const char *why = NULL, *p = s;
+    char q[64];
+    quote(q, sizeof q, s);
+    if (parse_num(&p, 1000000000, &x, &why) || expect_char(&p, ',') ||
+        parse_num(&p, 1000000000, &y, &why) ||
+        (!swap2 && (expect_char(&p, ',') || parse_num(&p, 1000000000, &f, &why))) ||
+        !at_end(p)) {
+        block_fail(pb, "bad %s line '%s': %s", swap2 ? "SWAP2BOARD" : "BOARD", q,
+                   why ? why : swap2 ? "expected X,Y" : "expected X,Y,FIELD");
+        return;
+    }
+    if (x >= pb->size || y >= pb->size) {
+        block_fail(pb, "stone %lld,%lld is off the %dx%d board", x, y, pb->size, pb->size);
+        return;
+    }
+    if (!swap2 && f == 3) {
+        block_fail(pb, "stone %lld,%lld: field 3 (continuous game) is not supported", x, y);
+        return;
+    }
+    if (!swap2 && f != 1 && f != 2) {
+        block_fail(pb, "stone %lld,%lld: field %lld is not 1 (own) or 2 (opponent)", x, y, f);
+        return;
+    }
+    if (pb->blk_n >= BOARD_CELLS) {
+        block_fail(pb, "too many stones");
+        return;
+    }
+    int m = (int)y * pb->size + (int)x;
+    for (int i = 0; i < pb->blk_n; i++)
+        if (pb->blk_move[i] == m) {
+            block_fail(pb, "stone %lld,%lld is given twice", x, y);
+            return;
+        }
+    pb->blk_move[pb->blk_n] = (int16_t)m;
+    pb->blk_field[pb->blk_n] = (uint8_t)f;
+    pb->blk_n++;
+}
+
+static void board_done(pbrain_t *pb, FILE *out)
+{
+    int16_t own[BOARD_CELLS], opp[BOARD_CELLS];
+    int no = 0, np = 0;
+    char err[200];
+    for (int i = 0; i < pb->blk_n; i++) {
+        if (pb->blk_field[i] == 1)
+            own[no++] = pb->blk_move[i];
+        else
+            opp[np++] = pb->blk_move[i];
+    }
+    /* We are to move: equal counts make us black, one fewer makes us white. */
+    int rc;
+    if (no == np)
+        rc = build_board(&pb->board, pb->size, pb->rule, own, no, opp, np, err, sizeof err);
+    else if (np == no + 1)
+        rc = build_board(&pb->board, pb->size, pb->rule, opp, np, own, no, err, sizeof err);
+    else {
+        snprintf(err, sizeof err, "%d own and %d opponent stones: with us to move the "
+                 "opponent has as many stones as we do or one more", no, np);
+        rc = -1;
+    }
+    if (rc) {
+        reply(out, "ERROR BOARD: %s", err);
+        return;
+    }
+    answer_move(pb, out, pb->blk_t0);
+}
+
+/* ---- INFO ---- */
+
+static void info(pbrain_t *pb, const char *args, FILE *out)
+{
+    const char *p = skip_ws(args);
+    const char *k = p;
+    while (*p && *p != ' ' && *p != '\t')
+        p++;
+    size_t kn = (size_t)(p - k);
+    const char *v = skip_ws(p);
+    if (kn == 0) {
+        reply(out, "ERROR INFO needs a key and a value");
+        return;
+    }
+    char key[48];
+    quote(key, sizeof key, k);
+    key[kn < sizeof key - 1 ? kn : sizeof key - 1] = 0;
+    if (word_is(k, kn, "evaluate") || word_is(k, kn, "folder")) {
+        /* evaluate is for debug builds only and must not write to stdout */
+        if (word_is(k, kn, "folder"))
+            snprintf(pb->folder, sizeof pb->folder, "%s", v);
+        return;
+    }
+    long long *dst = NULL;
+    long long max = 2147483647LL;
+    int signed_ok = 0;
+    if (word_is(k, kn, "timeout_turn"))
+        dst = &pb->timeout_turn;
+    else if (word_is(k, kn, "timeout_match"))
+        dst = &pb->timeout_match;
+    else if (word_is(k, kn, "time_left"))
+        dst = &pb->time_left, signed_ok = 1;
+    else if (word_is(k, kn, "max_memory"))
+        dst = &pb->max_memory, max = (1LL << 50);
+    else if (!word_is(k, kn, "game_type") && !word_is(k, kn, "rule"))
+        return;   /* unknown keys are ignored, as the protocol asks */
+    long long val;
+    int neg = 0;
+    const char *q = v, *why = NULL;
+    if (signed_ok && *q == '-' && isdigit((unsigned char)q[1])) {
+        neg = 1;
+        q++;
+    }
+    if (parse_num(&q, max, &val, &why) || !at_end(q)) {
+        char vq[64];
+        quote(vq, sizeof vq, v);
+        reply(out, "ERROR INFO %s '%s': %s", key, vq, why ? why : "expected a number");
+        return;
+    }
+    if (neg)
+        val = -val;
+    if (dst) {
+        *dst = val;
+        return;
+    }
+    if (word_is(k, kn, "game_type")) {
+        if (val > 3) {
+            reply(out, "ERROR INFO game_type %lld: expected 0..3", val);
+            return;
+        }
+        pb->game_type = (int)val;
+        return;
+    }
+    /* rule bitmask: 1 exactly five, 2 continuous (ignored), 4 renju, 8 caro */
+    pb->rule_bits = val;
+    if (val & ~7LL) {
+        pb->rule_unsupported = 1;   /* reported when a move is asked for */
+        return;
+    }
+    pb->rule_unsupported = 0;
+    rule_t r = (val & 4) ? RULE_RENJU : (val & 1) ? RULE_STANDARD : RULE_FREESTYLE;
+    if (r == pb->rule)
+        return;
+    char err[200];
+    if (pb->started && rebuild(pb, r, MOVE_NONE, err, sizeof err)) {
+        reply(out, "ERROR INFO rule %lld: the current game is not legal under %s: %s", val,
+              rule_name(r), err);
+        return;
+    }
+    pb->rule = r;
+    if (!pb->started)
+        board_init(&pb->board, pb->size, r);
+}
+
+/* ---- commands ---- */
+
+static int start(pbrain_t *pb, const char *args, FILE *out, int rect)
+{
+    long long w, h;
+    const char *p = args, *why = NULL;
+    char q[64];
+    quote(q, sizeof q, skip_ws(args));
+    if (parse_num(&p, 1000000000, &w, &why) ||
+        (rect && (expect_char(&p, ',') || parse_num(&p, 1000000000, &h, &why))) ||
+        !at_end(p)) {
+        reply(out, "ERROR %s '%s': %s", rect ? "RECTSTART" : "START", q,
+              why ? why : rect ? "expected WIDTH,HEIGHT" : "expected a board size");
+        return -1;
+    }
+    if (rect && w != h) {
+        reply(out, "ERROR rectangular boards are not supported (%lldx%lld)", w, h);
+        return -1;
+    }
+    if (w < BOARD_MIN || w > BOARD_MAX || w > pb->board_max) {
+        reply(out, "ERROR unsupported size %lld: this engine plays %d..%d", w, BOARD_MIN,
+              pb->board_max < BOARD_MAX ? pb->board_max : BOARD_MAX);
+        return -1;
+    }
+    new_game(pb, (int)w);
+    reply(out, "OK");
+    return 0;
+}
+
+static int need_start(pbrain_t *pb, FILE *out, const char *cmd)
+{
+    if (pb->started)
+        return 0;
+    reply(out, "ERROR %s before START: no board yet", cmd);
+    return -1;
+}
+
+static void turn(pbrain_t *pb, const char *args, FILE *out, double t0)
+{
+    int x, y;
+    char err[160];
+    if (need_start(pb, out, "TURN"))
+        return;
+    if (parse_xy(args, pb->size, &x, &y, err, sizeof err)) {
+        reply(out, "ERROR TURN: %s", err);
+        return;
+    }
+    int m = board_xy(&pb->board, x, y);
+    move_status_t st = board_check_move(&pb->board, m);
+    if (st != MOVE_OK) {
+        reply(out, "ERROR TURN %d,%d: %s", x, y,
+              st == MOVE_GAME_OVER ? "the game is over" : move_status_str(st));
+        return;
+    }
+    board_play(&pb->board, m);
+    answer_move(pb, out, t0);
+}
+
+static void takeback(pbrain_t *pb, const char *args, FILE *out)
+{
+    int x, y;
+    char err[160];
+    if (need_start(pb, out, "TAKEBACK"))
+        return;
+    if (parse_xy(args, pb->size, &x, &y, err, sizeof err)) {
+        reply(out, "ERROR TAKEBACK: %s", err);
+        return;
+    }
+    int m = board_xy(&pb->board, x, y);
+    if (pb->board.cells[m] == STONE_EMPTY) {
+        reply(out, "ERROR TAKEBACK %d,%d: no stone there", x, y);
+        return;
+    }
+    int last_color = pb->board.nmoves % 2 ? STONE_BLACK : STONE_WHITE;
+    if (pb->board.cells[m] != last_color) {
+        reply(out, "ERROR TAKEBACK %d,%d: that stone's side did not make the last move", x, y);
+        return;
+    }
+    if (m == pb->board.last)
+        board_undo(&pb->board);
+    else if (rebuild(pb, pb->rule, m, err, sizeof err)) {
+        reply(out, "ERROR TAKEBACK %d,%d: %s", x, y, err);
+        return;
+    }
+    reply(out, "OK");
+}
+
+/* PLAY X,Y imposes our move (the manager's answer to SUGGEST). When we
+ * have already played, it replaces our last move. */
+static void play(pbrain_t *pb, const char *args, FILE *out, double t0)
+{
+    int x, y;
+    char err[160];
+    if (need_start(pb, out, "PLAY"))
+        return;
+    if (parse_xy(args, pb->size, &x, &y, err, sizeof err)) {
+        reply(out, "ERROR PLAY: %s", err);
+        return;
+    }
+    board_t saved = pb->board;
+    int m = board_xy(&pb->board, x, y);
+    int ours = pb->me && pb->board.nmoves > 0 && pb->board.to_move != pb->me;
+    if (ours)
+        board_undo(&pb->board);
+    move_status_t st = board_check_move(&pb->board, m);
+    if (st != MOVE_OK) {
+        pb->board = saved;
+        reply(out, "ERROR PLAY %d,%d: %s", x, y,
+              st == MOVE_GAME_OVER ? "the game is over" : move_status_str(st));
+        return;
+    }
+    pb->me = pb->board.to_move;
+    board_play(&pb->board, m);
+    if (pb->tree)
+        mcts_set_root(pb->tree, &pb->board);
+    reply(out, "%d,%d", x, y);
+    fflush(out);
+    record_latency(pb, t0, 0);
+}
+
+static int is_command_word(const char *w, size_t n)
+{
+    static const char *const words[] = {"START", "RECTSTART", "RESTART", "BEGIN", "TURN",
+                                        "BOARD", "INFO", "END", "ABOUT", "TAKEBACK",
+                                        "PLAY", "SWAP2BOARD"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+        if (word_is(w, n, words[i]))
+            return 1;
+    return 0;
+}
+
+int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out)
+{
+    double t0 = now_ms();
+    char buf[PBRAIN_LINE_MAX + 2];
+    size_t len = strnlen(line, PBRAIN_LINE_MAX + 1);
+    if (len > PBRAIN_LINE_MAX) {
+        if (pb->mode != MODE_CMD)
+            block_fail(pb, "line longer than %d bytes", PBRAIN_LINE_MAX);
+        else
+            reply(out, "ERROR line longer than %d bytes", PBRAIN_LINE_MAX);
+        fflush(out);
+        return PBRAIN_CONTINUE;
+    }
+    memcpy(buf, line, len + 1);
+    while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
+                       buf[len - 1] == '\t'))
+        buf[--len] = 0;
+    const char *s = skip_ws(buf);
+    if (!*s)
+        return PBRAIN_CONTINUE;   /* managers ignore empty lines; so do we */
+    const char *w = s;
+    while (*s && *s != ' ' && *s != '\t')
+        s++;
+    size_t wn = (size_t)(s - w);
+    const char *args = skip_ws(s);
+    int rc = PBRAIN_CONTINUE;
+
+    if (pb->mode != MODE_CMD) {
+        if (word_is(w, wn, "DONE") && !*args) {
+            block_mode_t mode = pb->mode;
+            pb->mode = MODE_CMD;
+            if (pb->blk_err[0])
+                reply(out, "ERROR %s: %s", mode == MODE_SWAP2 ? "SWAP2BOARD" : "BOARD",
+                      pb->blk_err);
+            else if (mode == MODE_SWAP2)
+                swap2_answer(pb, out, pb->blk_t0);
+            else
+                board_done(pb, out);
+            fflush(out);
+            return rc;
+        }
+        if (!is_command_word(w, wn)) {
+            block_line(pb, w);
+            return rc;
+        }
+        /* A command inside the block: DONE was lost. Drop the block. */
+        reply(out, "ERROR %s without DONE", pb->mode == MODE_SWAP2 ? "SWAP2BOARD" : "BOARD");
+        pb->mode = MODE_CMD;
+    }
+
+    char q[64];
+    if (word_is(w, wn, "START") || word_is(w, wn, "RECTSTART")) {
+        start(pb, args, out, word_is(w, wn, "RECTSTART"));
+    } else if (word_is(w, wn, "INFO")) {
+        info(pb, args, out);
+    } else if (word_is(w, wn, "END")) {
+        rc = PBRAIN_END;
+    } else if (word_is(w, wn, "ABOUT")) {
+        reply(out, "name=\"%s\", version=\"0.1.0\", author=\"the gomoku-zero authors\", "
+              "country=\"International\", www=\"AlphaZero-style engine, C11 + CUDA\"",
+              PBRAIN_NAME);
+    } else if (*args && (word_is(w, wn, "RESTART") || word_is(w, wn, "BEGIN") ||
+                         word_is(w, wn, "BOARD") || word_is(w, wn, "SWAP2BOARD"))) {
+        quote(q, sizeof q, args);
+        reply(out, "ERROR %.*s takes no arguments, got '%s'", (int)(wn < 12 ? wn : 12), w, q);
+    } else if (word_is(w, wn, "RESTART")) {
+        if (!need_start(pb, out, "RESTART")) {
+            new_game(pb, pb->size);
+            reply(out, "OK");
+        }
+    } else if (word_is(w, wn, "BEGIN")) {
+        if (need_start(pb, out, "BEGIN"))
+            ;
+        else if (pb->board.nmoves != 0)
+            reply(out, "ERROR BEGIN on a board with %d stones: use BOARD", pb->board.nmoves);
+        else
+            answer_move(pb, out, t0);
+    } else if (word_is(w, wn, "TURN")) {
+        turn(pb, args, out, t0);
+    } else if (word_is(w, wn, "BOARD") || word_is(w, wn, "SWAP2BOARD")) {
+        if (!need_start(pb, out, word_is(w, wn, "BOARD") ? "BOARD" : "SWAP2BOARD"))
+            block_start(pb, word_is(w, wn, "BOARD") ? MODE_BOARD : MODE_SWAP2);
+    } else if (word_is(w, wn, "TAKEBACK")) {
+        takeback(pb, args, out);
+    } else if (word_is(w, wn, "PLAY")) {
+        play(pb, args, out, t0);
+    } else if (word_is(w, wn, "DONE")) {
+        reply(out, "ERROR DONE without BOARD or SWAP2BOARD");
+    } else {
+        char wq[64];
+        quote(wq, sizeof wq, w);
+        wq[wn < sizeof wq - 1 ? wn : sizeof wq - 1] = 0;
+        reply(out, "UNKNOWN command '%s'", wq);
+    }
+    fflush(out);
+    return rc;
+}
+
+int pbrain_run(pbrain_t *pb, FILE *in, FILE *out)
+{
+    char line[PBRAIN_LINE_MAX + 2];
+    for (;;) {
+        if (!fgets(line, sizeof line, in))
+            return 0;   /* end of input ends the engine cleanly */
+        size_t n = strlen(line);
+        if (n == PBRAIN_LINE_MAX + 1 && line[n - 1] != '\n') {
+            /* too long: drop the rest; the handler refuses what it got */
+            int c;
+            while ((c = fgetc(in)) != EOF && c != '\n')
+                ;
+        }
+        if (pbrain_handle_line(pb, line, out) == PBRAIN_END)
+            return 0;
+    }
+}

@@ -1,0 +1,79 @@
+/* Gomocup (piskvork) protocol engine, as a library: one line from the
+ * manager in, the response lines out. `gomoku pbrain` feeds it stdin and
+ * tests drive it in-process.
+ *
+ * Commands (case-insensitive): START N, RECTSTART W,H (square only),
+ * RESTART, BEGIN, TURN X,Y, BOARD ... DONE (lines X,Y,F: F 1 own stone,
+ * 2 opponent's; 3, continuous game, is refused), INFO KEY VALUE
+ * (timeout_turn, timeout_match, time_left, max_memory, game_type, rule,
+ * evaluate, folder; unknown keys are ignored), END, ABOUT, TAKEBACK X,Y,
+ * PLAY X,Y, SWAP2BOARD ... DONE.
+ *
+ * Replies: "X,Y" for a move, OK, ABOUT's key="value" line, "SWAP" or
+ * moves for SWAP2BOARD, "ERROR <reason>" for a known command it cannot
+ * do (bad or out-of-range arguments, occupied point, no START yet; the
+ * position is then unchanged), "UNKNOWN <reason>" for anything else, and
+ * "MESSAGE ..." lines (search analysis) just before a move.
+ *
+ * Swap2 (SWAP2BOARD): with 0 stones it proposes three (black, white,
+ * black) from a small book of openings, picking the most balanced one by
+ * the model's value (a bot picks one by its seed); with 3 stones it
+ * answers SWAP (takes black) when white's value is below -0.1, else it
+ * stays white and plays the 4th stone; with 5 stones it answers SWAP when
+ * white's value is below 0, else plays the 6th stone as white. Bots have
+ * no value: they stay and play. It never chooses swap2's "two more
+ * stones" option.
+ *
+ * Time: a move gets min(timeout_turn, time_left / max(moves left, 6))
+ * minus a margin = a floor (3 ms + 5% of the limit, at most 50 ms) + the
+ * worst latency measured over the last 16 moves (reply time minus search
+ * budget: parsing, setup, search overrun and output). timeout_turn 0, or
+ * a budget under 1 ms, plays at once (bots: the bot; models: the
+ * policy's best move). */
+#ifndef GZ_CLI_PBRAIN_H
+#define GZ_CLI_PBRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "engine/board.h"
+
+#define PBRAIN_NAME "gomoku-zero"
+#define PBRAIN_LINE_MAX 4096   /* longer lines are refused with ERROR */
+
+typedef struct pbrain_opts {
+    const char *model;    /* "bot:greedy", "bot:random" or a .gzm path; not copied */
+    int threads;          /* search threads for a model (>= 1) */
+    const char *device;   /* "auto", "cpu", "cuda", ...; not copied */
+    uint64_t seed;
+    int quiet;            /* no notes on stderr */
+} pbrain_opts_t;
+
+void pbrain_opts_default(pbrain_opts_t *o);
+
+typedef struct pbrain pbrain_t;
+
+/* Load the model or bot; NULL with a one-line message on failure. The
+ * strings in o must outlive the engine. */
+pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen);
+void pbrain_free(pbrain_t *pb);
+
+enum { PBRAIN_CONTINUE = 0, PBRAIN_END = 1 };
+
+/* Handle one line (a trailing CR/LF is ignored). Writes the response
+ * lines, each ending in "\n", to out and flushes it. Any input is
+ * accepted: bad lines get ERROR or UNKNOWN. Returns PBRAIN_END after END. */
+int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out);
+
+/* Read lines from in until END or end of file, answering on out.
+ * Lines longer than PBRAIN_LINE_MAX are cut and refused. Returns 0. */
+int pbrain_run(pbrain_t *pb, FILE *in, FILE *out);
+
+/* For tests and reports. */
+const board_t *pbrain_board(const pbrain_t *pb);  /* NULL before START */
+int pbrain_move_budget_ms(const pbrain_t *pb);    /* search time the next move gets */
+int pbrain_margin_ms(const pbrain_t *pb);         /* safety margin in that figure */
+size_t pbrain_tree_budget(const pbrain_t *pb);    /* bytes for tree + cache */
+
+#endif
