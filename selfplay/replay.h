@@ -1,0 +1,79 @@
+/* Replay window and minibatch assembly.
+ *
+ * replay_t keeps the most recent self-play games whose training positions
+ * (the plies with a full search) add up to about `window`; older games are
+ * dropped as new ones arrive. A sample is a uniformly drawn position of the
+ * window under a random one of the 8 symmetries: the game is replayed up
+ * to that ply with every move transformed, encoded with nn_encode, and
+ * paired with its targets (the visit distribution, transformed; the game's
+ * result for the side to move as win/draw/loss).
+ *
+ * replay_batcher_t runs CPU threads that keep a few minibatches ready in
+ * host buffers it allocates up front. They never touch a device (design
+ * rule 4): the caller's training thread copies a taken batch to its device.
+ *
+ * Thread safety: replay_add and the batcher's threads may run at once
+ * (a reader-writer lock inside replay_t); everything else is for one thread. */
+#ifndef GZ_SELFPLAY_REPLAY_H
+#define GZ_SELFPLAY_REPLAY_H
+
+#include <stdint.h>
+
+#include "engine/board.h"
+#include "engine/record.h"
+
+typedef struct replay replay_t;
+
+/* window: positions kept. board_max: the net's input size M (>= size). */
+replay_t *replay_create(int window, rule_t rule, int size, int board_max);
+void replay_free(replay_t *r);
+
+/* Copy rec into the window (the caller keeps rec). Returns the training
+ * positions it adds (0 for a game with none, which is not kept), or -1
+ * when rec's rule or size is not the window's or memory runs out. */
+int replay_add(replay_t *r, const game_record_t *rec);
+
+/* Positions and games now in the window. */
+uint64_t replay_positions(replay_t *r);
+uint64_t replay_games(replay_t *r);
+
+/* One minibatch in host memory; buffers owned by whoever made it. */
+typedef struct replay_batch {
+    int n;           /* samples */
+    int board_max;   /* M */
+    float *in;       /* (n, NN_PLANES, M, M) */
+    float *policy;   /* (n, M*M) visit distribution, sums to 1 */
+    float *value;    /* (n, 3) win/draw/loss for the side to move */
+} replay_batch_t;
+
+/* Allocate / free the buffers of a batch of n. 0 or -1 (out of memory). */
+int replay_batch_alloc(replay_batch_t *b, int n, int board_max);
+void replay_batch_release_buffers(replay_batch_t *b);
+
+/* Fill b->n samples drawn from the window, with random symmetries, using
+ * and advancing *rng. Returns 0, or -1 when the window is empty. */
+int replay_sample(replay_t *r, replay_batch_t *b, uint64_t *rng);
+
+typedef struct replay_batcher replay_batcher_t;
+
+/* threads >= 1 assembler threads keep up to nbuf >= 2 batches of `batch`
+ * ready once the window holds at least min_positions. NULL when out of
+ * memory or a thread cannot start. */
+replay_batcher_t *replay_batcher_create(replay_t *r, int batch, int threads, int nbuf,
+                                        uint64_t min_positions, uint64_t seed);
+/* Stops and joins the threads, frees the buffers. */
+void replay_batcher_free(replay_batcher_t *bt);
+
+/* A ready batch, waiting for one if needed (call only once the window
+ * holds min_positions, or it waits until it does). Hand it back with
+ * replay_batcher_release before taking the next. */
+replay_batch_t *replay_batcher_take(replay_batcher_t *bt);
+void replay_batcher_release(replay_batcher_t *bt, replay_batch_t *b);
+
+/* Samples assembled so far, and the threads' busy seconds (for bench). */
+void replay_batcher_stats(replay_batcher_t *bt, uint64_t *samples, double *busy_s);
+
+/* Wake the threads after replay_add (they sleep while the window is short). */
+void replay_batcher_notify(replay_batcher_t *bt);
+
+#endif

@@ -1,0 +1,156 @@
+#include "selfplay/worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "selfplay/wire.h"
+
+typedef struct worker_state {
+    const worker_opts_t *o;
+    uint8_t *frame;       /* reused frame buffer */
+    size_t frame_cap;
+    uint64_t games;
+    uint64_t rng;
+    int failed;
+    char err[256];
+} worker_state_t;
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Test mode: corrupt frames after each good one. The trainer must reject
+ * them one by one and still accept the good frames around them. */
+static int write_garbage(worker_state_t *w, size_t len)
+{
+    uint8_t junk[64];
+    for (size_t i = 0; i < sizeof junk; i++)
+        junk[i] = (uint8_t)rng_next(&w->rng);
+    if (wire_write_all(w->o->records_fd, junk, sizeof junk) != 0)
+        return -1;
+    /* the good frame again with one payload byte flipped: its CRC fails */
+    w->frame[len - 1] ^= 0x5a;
+    return wire_write_all(w->o->records_fd, w->frame, len);
+}
+
+static int on_game(void *user, const game_record_t *rec)
+{
+    worker_state_t *w = user;
+    size_t len = frame_encode(rec, &w->frame, &w->frame_cap, w->err, sizeof w->err);
+    if (len == 0) {
+        w->failed = 1;
+        return 1;
+    }
+    if (wire_write_all(w->o->records_fd, w->frame, len) != 0 ||
+        (w->o->fault == WORKER_FAULT_GARBAGE && write_garbage(w, len) != 0)) {
+        snprintf(w->err, sizeof w->err, "records fd: %s", strerror(errno));
+        w->failed = 1;
+        return 1;
+    }
+    w->games++;
+    return 0;
+}
+
+/* Handle one control line; returns 1 on "stop", -1 on failure, else 0. */
+static int control_line(selfplay_t *sp, nn_model_t **model, const char *line, char *err,
+                        size_t errlen)
+{
+    if (strcmp(line, "stop") == 0)
+        return 1;
+    unsigned long gen;
+    char path[4096];
+    if (sscanf(line, "model %lu %4095[^\n]", &gen, path) == 2) {
+        char lerr[256];
+        nn_model_t *m = nn_model_load(path, lerr, sizeof lerr);
+        if (!m) {
+            /* a checkpoint we cannot read: keep playing with the current one */
+            fprintf(stderr, "gomoku worker %ld: %s (keeping the current model)\n",
+                    (long)getpid(), lerr);
+            return 0;
+        }
+        if (selfplay_set_model(sp, m, (uint32_t)gen, lerr, sizeof lerr) != 0) {
+            fprintf(stderr, "gomoku worker %ld: %s\n", (long)getpid(), lerr);
+            nn_model_free(m);
+            return 0;
+        }
+        nn_model_free(*model);
+        *model = m;
+        return 0;
+    }
+    snprintf(err, errlen, "unknown control line '%.64s'", line);
+    return -1;
+}
+
+int worker_run(const worker_opts_t *o, char *err, size_t errlen)
+{
+    /* die with the trainer; if it is already gone, go at once */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (o->parent_pid > 0 && getppid() != (pid_t)o->parent_pid) {
+        snprintf(err, errlen, "parent %ld is gone", o->parent_pid);
+        return -1;
+    }
+    /* Ctrl-C reaches the whole process group: the trainer decides when we stop */
+    signal(SIGINT, SIG_IGN);
+    signal(SIGPIPE, SIG_IGN);
+    int fl = fcntl(o->control_fd, F_GETFL);
+    if (fl < 0 || fcntl(o->control_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        snprintf(err, errlen, "control fd %d: %s", o->control_fd, strerror(errno));
+        return -1;
+    }
+    fl = fcntl(o->records_fd, F_GETFL);
+    if (fl < 0 || fcntl(o->records_fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        snprintf(err, errlen, "records fd %d: %s", o->records_fd, strerror(errno));
+        return -1;
+    }
+
+    int rc = -1;
+    nn_model_t *model = nn_model_load(o->model_path, err, errlen);
+    if (!model)
+        return -1;
+    char note[256] = "";
+    selfplay_t *sp = selfplay_create(&o->sp, model, o->gen, note, sizeof note, err, errlen);
+    if (!sp)
+        goto out_free_model;
+    if (note[0])
+        fprintf(stderr, "gomoku worker %ld: %s\n", (long)getpid(), note);
+
+    worker_state_t w = {.o = o, .rng = o->sp.seed ^ 0xabcdefull};
+    wire_lines_t lines = {.len = 0};
+    char line[4200];
+    for (;;) {
+        int eof = wire_lines_fill(&lines, o->control_fd) != 0;
+        int stop = 0;
+        while (!stop && wire_lines_next(&lines, line, sizeof line)) {
+            int c = control_line(sp, &model, line, err, errlen);
+            if (c < 0)
+                goto out_free_sp;
+            stop = c == 1;
+        }
+        if (stop || eof) {
+            rc = 0;
+            break;
+        }
+        if (selfplay_step(sp, on_game, &w, err, errlen) < 0)
+            goto out_free_sp;
+        if (w.failed) {
+            snprintf(err, errlen, "%s", w.err);
+            goto out_free_sp;
+        }
+    }
+out_free_sp:
+    free(w.frame);
+    selfplay_free(sp);
+out_free_model:
+    nn_model_free(model);
+    return rc;
+}

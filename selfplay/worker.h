@@ -1,0 +1,37 @@
+/* The self-play worker process (`gomoku worker`, started by the trainer).
+ *
+ * It plays batched self-play games (selfplay.h) and writes each finished
+ * game as one frame to its records fd. Between selfplay steps it reads its
+ * control fd without blocking: "model GEN PATH" switches to new weights
+ * without restarting, "stop" ends it after the current step, and end of
+ * file (the trainer is gone) ends it at once. It also asks the kernel to
+ * SIGKILL it when its parent dies (PR_SET_PDEATHSIG), so no worker
+ * outlives its trainer. */
+#ifndef GZ_SELFPLAY_WORKER_H
+#define GZ_SELFPLAY_WORKER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "selfplay/selfplay.h"
+
+typedef enum {
+    WORKER_FAULT_NONE = 0,
+    WORKER_FAULT_GARBAGE,  /* tests: every good frame is followed by corrupt ones */
+} worker_fault_t;
+
+typedef struct worker_opts {
+    int records_fd;          /* frames out (blocking writes) */
+    int control_fd;          /* control lines in */
+    const char *model_path;
+    uint32_t gen;
+    long parent_pid;         /* > 0: exit at once if our parent is not this pid */
+    selfplay_opts_t sp;
+    worker_fault_t fault;
+} worker_opts_t;
+
+/* Run until "stop" or end of file on the control fd: 0. A failure (model
+ * does not load, records fd closed, self-play error): -1 with err set. */
+int worker_run(const worker_opts_t *o, char *err, size_t errlen);
+
+#endif
