@@ -1,4 +1,111 @@
-/* PLACEHOLDER: replaced by the real benchmark. */
+/* gomoku bench rules: random playouts on 15x15 for each rule; moves/s
+ * counts legal moves played (random move generation from an empty-point
+ * list, the legality check with renju's forbidden check for black, the
+ * win check). One JSON line per rule: the median of the runs and the runs. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "cli/args.h"
 #include "cli/cmds.h"
-int bench_rules(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku bench rules: not built yet\n"); return 1; }
+#include "engine/board.h"
+#include "engine/bot.h"
+
+static const cmd_help_t help = {
+    "bench rules",
+    "gomoku bench rules [--runs R] [--seconds S] [--seed N]",
+    "Random playouts on 15x15 under each rule; prints one JSON line per rule\n"
+    "with the median moves/s over R runs of S seconds each, and every run.",
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* One random game to the end; returns the moves played. */
+static long playout(board_t *b, rule_t rule, uint64_t *rng)
+{
+    int empty[BOARD_CELLS], n = BOARD_DEFAULT * BOARD_DEFAULT;
+    board_init(b, BOARD_DEFAULT, rule);
+    for (int i = 0; i < n; i++)
+        empty[i] = i;
+    while (!board_over(b)) {
+        int k = n;   /* empty[0..k-1]: not yet tried this turn */
+        for (;;) {
+            if (k == 0)
+                return b->nmoves;   /* renju black with only forbidden points: draw */
+            int i = (int)((bot_rand(rng) >> 32) * (uint64_t)k >> 32);
+            if (board_play(b, empty[i]) == MOVE_OK) {
+                empty[i] = empty[--n];
+                break;
+            }
+            int t = empty[i];   /* forbidden now; may be legal later */
+            empty[i] = empty[k - 1];
+            empty[k - 1] = t;
+            k--;
+        }
+    }
+    return b->nmoves;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+int bench_rules(int argc, char **argv)
+{
+    int runs = 5;
+    double seconds = 1.0;
+    uint64_t seed = 1;
+    arg_spec_t specs[] = {
+        {"runs", ARG_INT, &runs, 1, 1000, "R  runs per rule (default 5)"},
+        {"seconds", ARG_DOUBLE, &seconds, 0.01, 3600, "S  seconds per run (default 1)"},
+        {"seed", ARG_U64, &seed, 0, 0, "N  random seed (default 1)"},
+    };
+    int rc = args_parse(&help, specs, 3, argc, argv, NULL, 0, NULL);
+    if (rc != ARGS_OK)
+        return rc == ARGS_HELP ? 0 : 2;
+    double *rate = malloc(sizeof *rate * (size_t)runs);
+    double *sorted = malloc(sizeof *sorted * (size_t)runs);
+    if (!rate || !sorted) {
+        free(rate);
+        free(sorted);
+        fprintf(stderr, "gomoku bench rules: out of memory\n");
+        return 1;
+    }
+    uint64_t rng = seed;
+    board_t b;
+    for (int r = 0; r < RULE_COUNT; r++) {
+        long games = 0, moves = 0;
+        for (int k = 0; k < runs; k++) {
+            long m = 0;
+            double t0 = now_s(), t;
+            do {
+                m += playout(&b, (rule_t)r, &rng);
+                games++;
+            } while ((t = now_s() - t0) < seconds);
+            rate[k] = m / t;
+            moves += m;
+        }
+        for (int k = 0; k < runs; k++)
+            sorted[k] = rate[k];
+        qsort(sorted, (size_t)runs, sizeof *sorted, cmp_double);
+        double median = runs % 2 ? sorted[runs / 2]
+                                 : 0.5 * (sorted[runs / 2 - 1] + sorted[runs / 2]);
+        printf("{\"bench\":\"rules\",\"rule\":\"%s\",\"size\":%d,\"moves_per_s\":%.0f,"
+               "\"runs\":[", rule_name((rule_t)r), BOARD_DEFAULT, median);
+        for (int k = 0; k < runs; k++)
+            printf("%s%.0f", k ? "," : "", rate[k]);
+        printf("],\"run_seconds\":%g,\"games\":%ld,\"avg_game_moves\":%.1f}\n", seconds, games,
+               (double)moves / (double)games);
+        fflush(stdout);
+    }
+    free(rate);
+    free(sorted);
+    return 0;
+}
