@@ -1,0 +1,381 @@
+/* Batched self-play (see selfplay.h): G games, each with its own tree; one
+ * NN call per step for the leaves of all of them; one cache shared by
+ * every tree (openings transpose across games). */
+#include "selfplay/selfplay.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcts/mcts.h"
+
+typedef struct game {
+    board_t board;
+    mcts_t *tree;
+    game_record_t rec;
+    bool active;
+    bool searching;       /* a move's search is under way */
+    bool full;            /* that search is a full one */
+    bool need_noise;      /* add root noise once the root is expanded */
+    uint32_t target;      /* root visits for this move */
+    bool no_resign;       /* this game never resigns */
+    int would_resign;     /* no-resign games: colour that first wanted to resign */
+    int first, count;     /* this step's leaves in the shared batch */
+} game_t;
+
+struct selfplay {
+    selfplay_opts_t o;
+    char device[64];
+    nn_net_t *net;
+    mcts_neteval_t *ne;
+    mcts_cache_t *cache;
+    game_t *games;
+    const board_t **boards;   /* (G * leaves) leaves of one step */
+    float *policy;            /* (G * leaves, BOARD_CELLS) */
+    float *value;             /* (G * leaves) */
+    int leaves;               /* per game per step */
+    uint64_t rng;
+    uint32_t gen;
+    uint64_t started, max_games;
+    selfplay_stats_t st;
+    record_visit_t visits[BOARD_CELLS];
+};
+
+void selfplay_opts_default(selfplay_opts_t *o)
+{
+    *o = (selfplay_opts_t){
+        .rule = RULE_FREESTYLE,
+        .size = BOARD_DEFAULT,
+        .parallel = 16,
+        .visits = 200,
+        .cheap_visits = 50,
+        .full_frac = 0.25,
+        .dirichlet_alpha = 0.05,
+        .noise_frac = 0.25,
+        .temp_moves = 8,
+        .temp_final = 0.0,
+        .resign_threshold = 0.9,
+        .no_resign_frac = 0.1,
+        .seed = 1,
+        .device = "auto",
+        .threads = 0,
+        .cache_mb = 64,
+        .quiet = 0,
+        .leaves_per_game = 1,
+    };
+}
+
+static uint64_t sp_rand(selfplay_t *sp)
+{
+    uint64_t z = (sp->rng += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double sp_unit(selfplay_t *sp) { return (double)(sp_rand(sp) >> 11) / 9007199254740992.0; }
+
+static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    if (o->size < BOARD_MIN || o->size > BOARD_MAX)
+        bad = "size outside 5..20";
+    else if (o->rule < 0 || o->rule >= RULE_COUNT)
+        bad = "unknown rule";
+    else if (o->parallel < 1 || o->parallel > 65536)
+        bad = "parallel games outside 1..65536";
+    else if (o->visits < 1 || o->cheap_visits < 0)
+        bad = "visits must be >= 1 and cheap visits >= 0";
+    else if (!(o->full_frac >= 0.0 && o->full_frac <= 1.0))
+        bad = "full fraction outside 0..1";
+    else if (!(o->dirichlet_alpha >= 0.0) || !(o->noise_frac >= 0.0 && o->noise_frac <= 1.0))
+        bad = "noise alpha < 0 or noise fraction outside 0..1";
+    else if (o->temp_moves < 0 || !(o->temp_final >= 0.0))
+        bad = "negative temperature settings";
+    else if (!(o->resign_threshold >= 0.0 && o->resign_threshold <= 1.0) ||
+             !(o->no_resign_frac >= 0.0 && o->no_resign_frac <= 1.0))
+        bad = "resign threshold or no-resign fraction outside 0..1";
+    else if (o->cache_mb < 0 || o->leaves_per_game < 0 || o->leaves_per_game > 64)
+        bad = "cache size < 0 or leaves per game outside 0..64";
+    if (bad) {
+        snprintf(err, errlen, "self-play options: %s", bad);
+        return -1;
+    }
+    return 0;
+}
+
+selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint32_t gen,
+                            char *note, size_t notelen, char *err, size_t errlen)
+{
+    if (note && notelen)
+        note[0] = '\0';
+    if (check_opts(o, err, errlen) < 0)
+        return NULL;
+    if (!model) {
+        snprintf(err, errlen, "self-play needs a model");
+        return NULL;
+    }
+    if (model->cfg.board_max < o->size) {
+        snprintf(err, errlen, "the model serves boards up to %dx%d, not %dx%d",
+                 model->cfg.board_max, model->cfg.board_max, o->size, o->size);
+        return NULL;
+    }
+    selfplay_t *sp = calloc(1, sizeof *sp);
+    if (!sp)
+        goto out_nomem;
+    sp->o = *o;
+    snprintf(sp->device, sizeof sp->device, "%s", o->device ? o->device : "auto");
+    sp->o.device = sp->device;
+    sp->leaves = o->leaves_per_game > 0 ? o->leaves_per_game : 1;
+    sp->rng = o->seed * 0x2545f4914f6cdd1dull + 12345;
+    sp->gen = gen;
+    int batch = o->parallel * sp->leaves;
+    sp->net = nn_net_create(model, sp->device, batch, o->threads, note, notelen, err, errlen);
+    if (!sp->net)
+        goto out_free_sp;
+    sp->ne = mcts_neteval_create(sp->net, batch, err, errlen);
+    if (!sp->ne)
+        goto out_free_net;
+    sp->cache = mcts_cache_create((size_t)o->cache_mb << 20, err, errlen);
+    if (!sp->cache)
+        goto out_free_ne;
+    /* from here on selfplay_free undoes everything */
+    sp->games = calloc((size_t)o->parallel, sizeof *sp->games);
+    sp->boards = calloc((size_t)batch, sizeof *sp->boards);
+    sp->policy = malloc((size_t)batch * BOARD_CELLS * sizeof(float));
+    sp->value = malloc((size_t)batch * sizeof(float));
+    if (!sp->games || !sp->boards || !sp->policy || !sp->value)
+        goto out_free_all;
+    for (int g = 0; g < o->parallel; g++)
+        record_init(&sp->games[g].rec);
+    /* Tree memory: room for two searches of the larger budget (the arena
+     * compacts on reuse when half full), in each of the two halves. */
+    int npts = o->size * o->size;
+    int most = o->visits > o->cheap_visits ? o->visits : o->cheap_visits;
+    size_t per_search = (size_t)(most + 16) * ((size_t)npts * 8 + 64);
+    mcts_params_t mp;
+    mcts_params_default(&mp);
+    mp.mem_bytes = 4 * per_search;
+    mp.max_pending = sp->leaves;
+    mp.fpu_root = 0.0f;
+    for (int g = 0; g < o->parallel; g++) {
+        mp.seed = o->seed * 1000003u + (uint64_t)g;
+        sp->games[g].tree = mcts_create(&mp, sp->cache, err, errlen);
+        if (!sp->games[g].tree)
+            goto out_free_all;
+    }
+    return sp;
+out_free_all:
+    selfplay_free(sp);
+    return NULL;
+out_free_ne:
+    mcts_neteval_free(sp->ne);
+out_free_net:
+    nn_net_free(sp->net);
+out_free_sp:
+    free(sp);
+    return NULL;
+out_nomem:
+    snprintf(err, errlen, "out of memory for self-play");
+    return NULL;
+}
+
+void selfplay_free(selfplay_t *sp)
+{
+    if (!sp)
+        return;
+    if (sp->games)
+        for (int g = 0; g < sp->o.parallel; g++) {
+            mcts_free(sp->games[g].tree);
+            record_free(&sp->games[g].rec);
+        }
+    free(sp->games);
+    free(sp->boards);
+    free(sp->policy);
+    free(sp->value);
+    mcts_cache_free(sp->cache);
+    mcts_neteval_free(sp->ne);
+    nn_net_free(sp->net);
+    free(sp);
+}
+
+void selfplay_set_max_games(selfplay_t *sp, uint64_t n) { sp->max_games = n; }
+
+int selfplay_active(const selfplay_t *sp)
+{
+    int k = 0;
+    for (int g = 0; g < sp->o.parallel; g++)
+        k += sp->games[g].active;
+    return k;
+}
+
+static bool resign_enabled(const selfplay_t *sp) { return sp->o.resign_threshold > 0.0; }
+
+static void start_game(selfplay_t *sp, game_t *g)
+{
+    board_init(&g->board, sp->o.size, sp->o.rule);
+    mcts_set_root(g->tree, &g->board);
+    record_clear(&g->rec, sp->o.rule, sp->o.size, sp->gen);
+    g->active = true;
+    g->searching = false;
+    g->would_resign = 0;
+    g->no_resign = resign_enabled(sp) && sp_unit(sp) < sp->o.no_resign_frac;
+    if (g->no_resign) {
+        g->rec.flags |= RECORD_FLAG_NO_RESIGN;
+        sp->st.no_resign_games++;
+    }
+    sp->started++;
+}
+
+static void start_move(selfplay_t *sp, game_t *g)
+{
+    const selfplay_opts_t *o = &sp->o;
+    g->full = o->cheap_visits == 0 || o->full_frac >= 1.0 || sp_unit(sp) < o->full_frac;
+    g->target = (uint32_t)(g->full ? o->visits : o->cheap_visits);
+    if (g->target < 1)
+        g->target = 1;
+    g->need_noise = g->full && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0;
+    g->searching = true;
+}
+
+/* The game is over with `result`: report it, then the slot is free. */
+static int end_game(selfplay_t *sp, game_t *g, result_t result, selfplay_game_fn on_game,
+                    void *user)
+{
+    g->rec.result = (uint8_t)result;
+    g->active = false;
+    g->searching = false;
+    sp->st.games++;
+    sp->st.results[result]++;
+    if (g->would_resign) {
+        result_t loss = g->would_resign == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
+        if (result != loss)
+            sp->st.false_resigns++;
+    }
+    return on_game ? on_game(user, &g->rec) : 0;
+}
+
+/* The search of g is done: record the ply, play the move (or resign).
+ * Returns the callback's verdict when the game ended, 0 otherwise, -1 on
+ * out of memory. *ended says whether the game ended. */
+static int finish_move(selfplay_t *sp, game_t *g, selfplay_game_fn on_game, void *user,
+                       bool *ended, char *err, size_t errlen)
+{
+    *ended = false;
+    g->searching = false;
+    float v = mcts_root_value(g->tree);   /* side to move */
+    int me = g->board.to_move;
+    if (resign_enabled(sp) && v < -(float)sp->o.resign_threshold) {
+        if (!g->no_resign) {
+            g->rec.flags |= RECORD_FLAG_RESIGNED;
+            sp->st.resigns++;
+            *ended = true;
+            return end_game(sp, g, me == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK, on_game,
+                            user);
+        }
+        if (!g->would_resign)
+            g->would_resign = me;
+    }
+    int nv = mcts_root_visits(g->tree, sp->visits, BOARD_CELLS);
+    double temp = g->board.nmoves < sp->o.temp_moves ? 1.0 : sp->o.temp_final;
+    int move = mcts_pick_move(g->tree, temp);
+    if (move == MOVE_NONE) {   /* renju: black has only forbidden points */
+        *ended = true;
+        return end_game(sp, g, RESULT_DRAW, on_game, user);
+    }
+    if (record_add_ply(&g->rec, move, g->full, v, sp->visits, nv) < 0) {
+        snprintf(err, errlen, "out of memory for a game record");
+        return -1;
+    }
+    move_status_t ms = board_play(&g->board, move);
+    assert(ms == MOVE_OK);
+    (void)ms;
+    mcts_advance(g->tree, move);
+    sp->st.moves++;
+    if (board_over(&g->board)) {
+        *ended = true;
+        return end_game(sp, g, (result_t)g->board.result, on_game, user);
+    }
+    return 0;
+}
+
+int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *err, size_t errlen)
+{
+    int total = 0;
+    for (int i = 0; i < sp->o.parallel; i++) {
+        game_t *g = &sp->games[i];
+        g->count = 0;
+        if (!g->active) {
+            if (sp->max_games && sp->started >= sp->max_games)
+                continue;
+            start_game(sp, g);
+        }
+        if (!g->searching)
+            start_move(sp, g);
+        if (g->need_noise && mcts_root_expanded(g->tree)) {
+            mcts_add_noise(g->tree, sp->o.dirichlet_alpha, sp->o.noise_frac);
+            g->need_noise = false;
+        }
+        g->first = total;
+        g->count = mcts_gather(g->tree, sp->leaves, g->target, sp->boards + total);
+        total += g->count;
+    }
+    if (total > 0) {
+        mcts_neteval_eval(sp->ne, sp->boards, total, sp->policy, sp->value);
+        sp->st.evals += (uint64_t)total;
+        sp->st.batches++;
+    }
+    int finished = 0;
+    for (int i = 0; i < sp->o.parallel; i++) {
+        game_t *g = &sp->games[i];
+        if (g->count > 0)
+            mcts_deliver(g->tree, sp->policy + (size_t)g->first * BOARD_CELLS,
+                         sp->value + g->first);
+        g->count = 0;
+    }
+    for (int i = 0; i < sp->o.parallel; i++) {
+        game_t *g = &sp->games[i];
+        if (!g->active || !g->searching)
+            continue;
+        if (g->need_noise && mcts_root_expanded(g->tree)) {
+            mcts_add_noise(g->tree, sp->o.dirichlet_alpha, sp->o.noise_frac);
+            g->need_noise = false;
+        }
+        if (!mcts_search_done(g->tree, g->target))
+            continue;
+        bool ended;
+        int r = finish_move(sp, g, on_game, user, &ended, err, errlen);
+        if (r < 0)
+            return -1;
+        if (ended) {
+            finished++;
+            if (r != 0)
+                return finished;
+        }
+    }
+    return finished;
+}
+
+int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, char *err,
+                       size_t errlen)
+{
+    if (memcmp(&model->cfg, &sp->net->cfg, sizeof model->cfg) != 0) {
+        snprintf(err, errlen, "new weights have another shape (%d blocks x %d channels, board %d) "
+                 "than the running net (%d x %d, board %d)",
+                 model->cfg.blocks, model->cfg.channels, model->cfg.board_max,
+                 sp->net->cfg.blocks, sp->net->cfg.channels, sp->net->cfg.board_max);
+        return -1;
+    }
+    sp->net->be->set_weights(sp->net->ctx, model->params);
+    mcts_cache_clear(sp->cache);
+    sp->gen = gen;
+    return 0;
+}
+
+void selfplay_get_stats(const selfplay_t *sp, selfplay_stats_t *out)
+{
+    *out = sp->st;
+    out->cache_hits = mcts_cache_hits(sp->cache);
+}

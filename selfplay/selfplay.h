@@ -32,6 +32,7 @@ typedef struct selfplay_opts {
     int threads;             /* CPU backend threads (0: all cores) */
     int cache_mb;            /* NN cache size */
     int quiet;               /* no device note on stderr */
+    int leaves_per_game;     /* leaves per tree per step, with virtual loss (0: 1) */
 } selfplay_opts_t;
 
 void selfplay_opts_default(selfplay_opts_t *o);
@@ -71,5 +72,12 @@ int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, ch
                        size_t errlen);
 
 void selfplay_get_stats(const selfplay_t *sp, selfplay_stats_t *out);
+
+/* Start no new game once n games have been started in all (0: no limit);
+ * games under way go on. With selfplay_active, lets a caller play exactly
+ * n games, or wind down (stop starting games, finish those in flight). */
+void selfplay_set_max_games(selfplay_t *sp, uint64_t n);
+/* Games under way now. */
+int selfplay_active(const selfplay_t *sp);
 
 #endif
