@@ -1,6 +1,449 @@
-/* PLACEHOLDER: replaced by the real pbrain player. */
+/* pbrain:COMMAND players: an external Gomocup engine as a player.
+ *
+ * The engine is started with posix_spawn through /bin/sh -c COMMAND in its
+ * own process group, stdin/stdout on pipes. We play the manager's side of
+ * the protocol: START, INFO (timeout_turn, rule, game_type), then BEGIN or
+ * TURN for a game that follows what the engine knows, else RESTART and
+ * BOARD ... DONE. MESSAGE / DEBUG lines are skipped, SUGGEST is answered
+ * with PLAY. An engine that does not answer within timeout_turn + grace
+ * is killed and the move fails with a one-line error. At the end: END,
+ * a second to exit, then SIGKILL to the group and reap. */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
 #include "cli/player.h"
-player_t *player_pbrain_create(const char *spec, rule_t rule, int size, const player_opts_t *o,
-                             char *err, size_t errlen)
-{ (void)rule; (void)size; (void)o; snprintf(err, errlen, "pbrain players are not built yet: %s", spec); return NULL; }
+
+extern char **environ;
+
+#define START_TIMEOUT_MS 30000   /* START: the engine may be loading a model */
+#define GRACE_MS 1000            /* on top of timeout_turn for a move */
+#define END_WAIT_MS 1000
+#define LINE_MAX_ENGINE 4096
+
+typedef struct pbp {
+    pid_t pid;              /* 0 once reaped */
+    int to_fd;              /* engine's stdin, -1 when closed */
+    int from_fd;            /* engine's stdout */
+    char rbuf[LINE_MAX_ENGINE];
+    size_t rlen;
+    int skipping;           /* dropping the rest of an over-long line */
+    int size;
+    rule_t rule;
+    int time_ms;
+    int16_t known[BOARD_CELLS];   /* moves the engine has, in order */
+    int nknown;
+    int in_game;            /* the engine has a game going (RESTART needed) */
+    char err[256];          /* sticky: the engine is unusable */
+    char cmd[96];           /* for messages */
+} pbp_t;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Write all of buf with SIGPIPE blocked, so a dead engine is an error
+ * (EPIPE) rather than the end of this process. */
+static int write_all(int fd, const char *buf, size_t len)
+{
+    sigset_t block, old, pending;
+    sigemptyset(&block);
+    sigaddset(&block, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    sigpending(&pending);
+    int was_pending = sigismember(&pending, SIGPIPE);
+    int rc = 0;
+    while (len > 0) {
+        ssize_t n = write(fd, buf, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = -1;
+            break;
+        }
+        buf += n;
+        len -= (size_t)n;
+    }
+    if (rc && errno == EPIPE && !was_pending) {
+        struct timespec zero = {0, 0};
+        sigtimedwait(&block, NULL, &zero);   /* consume our own SIGPIPE */
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static int send_line(pbp_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int send_line(pbp_t *e, const char *fmt, ...)
+{
+    char buf[64];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(buf, sizeof buf - 2, fmt, ap);
+    va_end(ap);
+    if (n < 0 || n >= (int)sizeof buf - 2)
+        n = (int)strlen(buf);
+    buf[n++] = '\r';
+    buf[n++] = '\n';
+    if (e->to_fd < 0 || write_all(e->to_fd, buf, (size_t)n)) {
+        if (!e->err[0])
+            snprintf(e->err, sizeof e->err, "pbrain engine '%s' closed its input", e->cmd);
+        return -1;
+    }
+    return 0;
+}
+
+/* Next non-empty line from the engine before deadline (ms, monotonic).
+ * 1: a line in buf; 0: timeout; -1: the engine closed its output. */
+static int read_line(pbp_t *e, char *buf, size_t len, double deadline)
+{
+    for (;;) {
+        for (size_t i = 0; i < e->rlen; i++) {
+            if (e->rbuf[i] != '\n' && e->rbuf[i] != '\r')
+                continue;
+            size_t n = i < len - 1 ? i : len - 1;
+            memcpy(buf, e->rbuf, n);
+            buf[n] = 0;
+            memmove(e->rbuf, e->rbuf + i + 1, e->rlen - i - 1);
+            e->rlen -= i + 1;
+            int skipped = e->skipping;
+            e->skipping = 0;
+            if (n > 0 && !skipped)
+                return 1;
+            i = (size_t)-1;   /* rescan the rest */
+        }
+        if (e->rlen == sizeof e->rbuf) {
+            e->rlen = 0;      /* over-long line: keep its first part only */
+            e->skipping = 1;
+        }
+        double left = deadline - now_ms();
+        if (left <= 0)
+            return 0;
+        struct pollfd pfd = {e->from_fd, POLLIN, 0};
+        int pr = poll(&pfd, 1, left > 1e6 ? 1000000 : (int)left + 1);
+        if (pr < 0 && errno == EINTR)
+            continue;
+        if (pr <= 0)
+            continue;   /* the loop checks the deadline */
+        ssize_t n = read(e->from_fd, e->rbuf + e->rlen, sizeof e->rbuf - e->rlen);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        e->rlen += (size_t)n;
+    }
+}
+
+static void kill_engine(pbp_t *e)
+{
+    if (e->to_fd >= 0) {
+        close(e->to_fd);
+        e->to_fd = -1;
+    }
+    if (e->pid > 0) {
+        kill(-e->pid, SIGKILL);
+        kill(e->pid, SIGKILL);
+        waitpid(e->pid, NULL, 0);
+        e->pid = 0;
+    }
+}
+
+static void fail(pbp_t *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void fail(pbp_t *e, const char *fmt, ...)
+{
+    if (e->err[0])
+        return;
+    int n = snprintf(e->err, sizeof e->err, "pbrain engine '%s': ", e->cmd);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->err + n, sizeof e->err - (size_t)n, fmt, ap);
+    va_end(ap);
+    for (char *c = e->err; *c; c++)
+        if ((unsigned char)*c < 32 || (unsigned char)*c > 126)
+            *c = '?';
+}
+
+/* Wait for a reply that is not MESSAGE/DEBUG; 0 with it in buf, or -1
+ * (e->err set, the engine killed). */
+static int get_reply(pbp_t *e, char *buf, size_t len, double timeout_ms, const char *what)
+{
+    double deadline = now_ms() + timeout_ms;
+    for (;;) {
+        int rc = read_line(e, buf, len, deadline);
+        if (rc == 0) {
+            fail(e, "no answer to %s within %.0f ms", what, timeout_ms);
+            kill_engine(e);
+            return -1;
+        }
+        if (rc < 0) {
+            fail(e, "exited (no answer to %s)", what);
+            kill_engine(e);
+            return -1;
+        }
+        if (strncasecmp(buf, "MESSAGE", 7) == 0 || strncasecmp(buf, "DEBUG", 5) == 0)
+            continue;
+        return 0;
+    }
+}
+
+static int expect_ok(pbp_t *e, const char *what, double timeout_ms)
+{
+    char line[LINE_MAX_ENGINE];
+    if (get_reply(e, line, sizeof line, timeout_ms, what))
+        return -1;
+    if (strncasecmp(line, "OK", 2) != 0) {
+        fail(e, "answered '%.80s' to %s", line, what);
+        kill_engine(e);
+        return -1;
+    }
+    return 0;
+}
+
+static int parse_move(const char *s, int size, int *move)
+{
+    int x, y, n = 0;
+    if (sscanf(s, " %d , %d %n", &x, &y, &n) != 2 || s[n] != 0)
+        return -1;
+    if (x < 0 || y < 0 || x >= size || y >= size)
+        return -1;
+    *move = y * size + x;
+    return 0;
+}
+
+static void send_info(pbp_t *e)
+{
+    int bits = e->rule == RULE_STANDARD ? 1 : e->rule == RULE_RENJU ? 4 : 0;
+    send_line(e, "INFO timeout_turn %d", e->time_ms);
+    send_line(e, "INFO timeout_match 0");
+    send_line(e, "INFO max_memory 0");
+    send_line(e, "INFO game_type 1");
+    send_line(e, "INFO rule %d", bits);
+}
+
+static int pbp_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
+{
+    pbp_t *e = p->impl;
+    char line[LINE_MAX_ENGINE];
+    if (e->err[0])
+        goto out_err;
+    int follows = e->nknown <= b->nmoves;
+    for (int i = 0; follows && i < e->nknown; i++)
+        follows = e->known[i] == b->moves[i];
+    const char *what;
+    if (b->nmoves == 0 && !e->in_game) {
+        what = "BEGIN";
+        send_line(e, "BEGIN");
+    } else if (follows && e->in_game && b->nmoves == e->nknown + 1) {
+        what = "TURN";
+        int m = b->moves[b->nmoves - 1];
+        send_line(e, "TURN %d,%d", m % b->size, m / b->size);
+    } else {
+        if (e->in_game) {
+            send_line(e, "RESTART");
+            if (expect_ok(e, "RESTART", START_TIMEOUT_MS))
+                goto out_err;
+            send_info(e);
+        }
+        what = "BOARD";
+        send_line(e, "BOARD");
+        for (int i = 0; i < b->nmoves; i++) {
+            int m = b->moves[i];
+            /* 1: the stone of the side to move (the engine), 2: the other's */
+            int own = (i % 2 == 0) == (b->to_move == STONE_BLACK);
+            send_line(e, "%d,%d,%d", m % b->size, m / b->size, own ? 1 : 2);
+        }
+        send_line(e, "DONE");
+    }
+    if (e->err[0])
+        goto out_err;
+    e->in_game = 1;
+    double timeout = e->time_ms + GRACE_MS;
+    for (;;) {
+        if (get_reply(e, line, sizeof line, timeout, what))
+            goto out_err;
+        if (strncasecmp(line, "SUGGEST ", 8) == 0) {
+            int m;
+            if (parse_move(line + 8, b->size, &m) == 0) {
+                send_line(e, "PLAY %d,%d", m % b->size, m / b->size);
+                what = "PLAY";
+                continue;
+            }
+        }
+        break;
+    }
+    int m;
+    if (parse_move(line, b->size, &m)) {
+        fail(e, "answered '%.80s' to %s, not a move X,Y on the %dx%d board", line, what,
+             b->size, b->size);
+        kill_engine(e);
+        goto out_err;
+    }
+    move_status_t st = board_check_move(b, m);
+    if (st != MOVE_OK) {
+        fail(e, "played %d,%d: %s", m % b->size, m / b->size, move_status_str(st));
+        kill_engine(e);
+        goto out_err;
+    }
+    memcpy(e->known, b->moves, sizeof(int16_t) * (size_t)b->nmoves);
+    e->known[b->nmoves] = (int16_t)m;
+    e->nknown = b->nmoves + 1;
+    *move = m;
+    return 0;
+out_err:
+    snprintf(err, errlen, "%s", e->err);
+    return -1;
+}
+
+static void pbp_new_game(player_t *p, const board_t *b)
+{
+    pbp_t *e = p->impl;
+    if (e->err[0])
+        return;
+    if (b->size != e->size || b->rule != e->rule) {
+        e->size = b->size;
+        e->rule = (rule_t)b->rule;
+        send_line(e, "START %d", e->size);
+        if (expect_ok(e, "START", START_TIMEOUT_MS))
+            return;
+        send_info(e);
+        e->in_game = 0;
+    } else if (e->in_game) {
+        send_line(e, "RESTART");
+        if (expect_ok(e, "RESTART", START_TIMEOUT_MS))
+            return;
+        e->in_game = 0;
+    }
+    e->nknown = 0;
+}
+
+static void pbp_free(player_t *p)
+{
+    if (!p)
+        return;
+    pbp_t *e = p->impl;
+    if (e) {
+        if (e->pid > 0 && e->to_fd >= 0) {
+            send_line(e, "END");
+            close(e->to_fd);
+            e->to_fd = -1;
+            double deadline = now_ms() + END_WAIT_MS;
+            while (now_ms() < deadline) {
+                pid_t r = waitpid(e->pid, NULL, WNOHANG);
+                if (r == e->pid || (r < 0 && errno == ECHILD)) {
+                    kill(-e->pid, SIGKILL);   /* anything it left behind in its group */
+                    e->pid = 0;
+                    break;
+                }
+                struct timespec ts = {0, 5 * 1000 * 1000};
+                nanosleep(&ts, NULL);
+            }
+        }
+        kill_engine(e);
+        if (e->from_fd >= 0)
+            close(e->from_fd);
+        free(e);
+    }
+    free(p);
+}
+
+static const player_ops_t pbp_ops = {
+    .genmove = pbp_genmove,
+    .new_game = pbp_new_game,
+    .notify = NULL,
+    .free = pbp_free,
+};
+
+player_t *player_pbrain_create(const char *command, rule_t rule, int size, const player_opts_t *o,
+                               char *err, size_t errlen)
+{
+    if (!command || !*command) {
+        snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
+        return NULL;
+    }
+    player_t *p = calloc(1, sizeof *p);
+    pbp_t *e = calloc(1, sizeof *e);
+    if (!p || !e) {
+        free(p);
+        free(e);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->ops = &pbp_ops;
+    p->impl = e;
+    snprintf(p->name, sizeof p->name, "pbrain:%s", command);
+    snprintf(e->cmd, sizeof e->cmd, "%s", command);
+    e->to_fd = e->from_fd = -1;
+    e->size = size;
+    e->rule = rule;
+    e->time_ms = o && o->time_ms > 0 ? o->time_ms : 1000;
+
+    int in[2], out[2];
+    if (pipe2(in, O_CLOEXEC)) {
+        snprintf(err, errlen, "pbrain: pipe: %s", strerror(errno));
+        goto out_free;
+    }
+    if (pipe2(out, O_CLOEXEC)) {
+        snprintf(err, errlen, "pbrain: pipe: %s", strerror(errno));
+        close(in[0]);
+        close(in[1]);
+        goto out_free;
+    }
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    if (o && o->quiet)
+        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+    posix_spawnattr_init(&attr);
+    sigset_t none, dfl;
+    sigemptyset(&none);
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGPIPE);
+    sigaddset(&dfl, SIGINT);
+    sigaddset(&dfl, SIGTERM);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &dfl);
+    posix_spawnattr_setpgroup(&attr, 0);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
+                                        POSIX_SPAWN_SETPGROUP);
+    char *argv[] = {"sh", "-c", (char *)command, NULL};
+    int rc = posix_spawn(&e->pid, "/bin/sh", &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    close(in[0]);
+    close(out[1]);
+    e->to_fd = in[1];
+    e->from_fd = out[0];
+    if (rc != 0) {
+        e->pid = 0;
+        snprintf(err, errlen, "pbrain: cannot start /bin/sh: %s", strerror(rc));
+        goto out_free;
+    }
+    send_line(e, "START %d", size);
+    if (expect_ok(e, "START", START_TIMEOUT_MS)) {
+        snprintf(err, errlen, "%s", e->err);
+        goto out_free;
+    }
+    send_info(e);
+    if (e->err[0]) {
+        snprintf(err, errlen, "%s", e->err);
+        goto out_free;
+    }
+    return p;
+out_free:
+    pbp_free(p);
+    return NULL;
+}
