@@ -51,6 +51,10 @@ static int unknown(const char *name)
 
 int main(int argc, char **argv)
 {
+    /* Gomocup managers run brains named pbrain-*: speak the protocol at once. */
+    const char *base = strrchr(argv[0], '/');
+    if (strncmp(base ? base + 1 : argv[0], "pbrain-", 7) == 0)
+        return cmd_pbrain(argc, argv);
     if (argc < 2) {
         usage(stderr);
         return 2;

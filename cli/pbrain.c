@@ -441,9 +441,10 @@ static double move_limit_ms(const pbrain_t *pb)
 
 static double margin_ms(const pbrain_t *pb, double limit)
 {
-    double floor_ms = 3.0 + 0.05 * limit;
-    if (floor_ms > 50.0)
-        floor_ms = 50.0;
+    /* what we cannot see from inside: pipe and scheduling latency */
+    double floor_ms = 5.0 + 0.1 * limit;
+    if (floor_ms > 100.0)
+        floor_ms = 100.0;
     double worst = pb->nlat ? 0.0 : FIRST_LATENCY_MS;
     int n = pb->nlat < LATENCY_RING ? pb->nlat : LATENCY_RING;
     for (int i = 0; i < n; i++)
