@@ -1,0 +1,240 @@
+/* Model config, flat parameter layout, random init, LR schedule, FLOPs. */
+#include "nn/nn.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max)
+{
+    cfg->blocks = blocks;
+    cfg->channels = channels;
+    cfg->board_max = board_max;
+    cfg->in_planes = NN_PLANES;
+    cfg->policy_head = 32;
+    cfg->value_head = 32;
+    cfg->value_hidden = 64;
+}
+
+int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
+{
+    if (cfg->blocks < 0 || cfg->blocks > NN_MAX_BLOCKS) {
+        snprintf(err, errlen, "blocks %d out of range 0..%d", cfg->blocks, NN_MAX_BLOCKS);
+        return -1;
+    }
+    if (cfg->channels < 1 || cfg->channels > NN_MAX_CHANNELS) {
+        snprintf(err, errlen, "channels %d out of range 1..%d", cfg->channels, NN_MAX_CHANNELS);
+        return -1;
+    }
+    if (cfg->board_max < BOARD_MIN || cfg->board_max > BOARD_MAX) {
+        snprintf(err, errlen, "board max %d out of range %d..%d", cfg->board_max, BOARD_MIN,
+                 BOARD_MAX);
+        return -1;
+    }
+    if (cfg->in_planes != NN_PLANES) {
+        snprintf(err, errlen, "input planes %d, this build uses %d", cfg->in_planes, NN_PLANES);
+        return -1;
+    }
+    const int heads[3] = {cfg->policy_head, cfg->value_head, cfg->value_hidden};
+    static const char *const names[3] = {"policy head", "value head", "value hidden"};
+    for (int i = 0; i < 3; i++)
+        if (heads[i] < 1 || heads[i] > NN_MAX_HEAD) {
+            snprintf(err, errlen, "%s %d out of range 1..%d", names[i], heads[i], NN_MAX_HEAD);
+            return -1;
+        }
+    return 0;
+}
+
+#define BN(i) {"block" #i ".w1", "block" #i ".b1", "block" #i ".w2", "block" #i ".b2"}
+static const char *const block_names[NN_MAX_BLOCKS][4] = {
+    BN(0), BN(1), BN(2), BN(3), BN(4), BN(5), BN(6), BN(7), BN(8), BN(9),
+    BN(10), BN(11), BN(12), BN(13), BN(14), BN(15), BN(16), BN(17), BN(18), BN(19),
+    BN(20), BN(21), BN(22), BN(23), BN(24), BN(25), BN(26), BN(27), BN(28), BN(29),
+    BN(30), BN(31), BN(32), BN(33), BN(34), BN(35), BN(36), BN(37), BN(38), BN(39),
+};
+#undef BN
+
+void nn_param_layout(const nn_config_t *cfg, nn_layout_t *o)
+{
+    size_t C = (size_t)cfg->channels, P = (size_t)cfg->in_planes;
+    size_t Hp = (size_t)cfg->policy_head, Hv = (size_t)cfg->value_head;
+    size_t Vh = (size_t)cfg->value_hidden;
+    size_t off = 0;
+    o->in_w = off; off += C * P * 9;
+    o->in_b = off; off += C;
+    o->blocks = off;
+    o->block_stride = 2 * (C * C * 9 + C);
+    off += (size_t)cfg->blocks * o->block_stride;
+    o->pol_w1 = off; off += Hp * C;
+    o->pol_b1 = off; off += Hp;
+    o->pol_w2 = off; off += Hp;
+    o->pol_b2 = off; off += 1;
+    o->val_w1 = off; off += Hv * C;
+    o->val_b1 = off; off += Hv;
+    o->val_fc1_w = off; off += Vh * Hv;
+    o->val_fc1_b = off; off += Vh;
+    o->val_fc2_w = off; off += NN_VALUE_OUTPUTS * Vh;
+    o->val_fc2_b = off; off += NN_VALUE_OUTPUTS;
+    o->total = off;
+}
+
+size_t nn_param_count(const nn_config_t *cfg)
+{
+    nn_layout_t l;
+    nn_param_layout(cfg, &l);
+    return l.total;
+}
+
+int nn_param_tensors(const nn_config_t *cfg) { return 2 + 4 * cfg->blocks + 10; }
+
+nn_tensor_info_t nn_param_tensor(const nn_config_t *cfg, int i)
+{
+    assert(i >= 0 && i < nn_param_tensors(cfg));
+    nn_layout_t l;
+    nn_param_layout(cfg, &l);
+    size_t C = (size_t)cfg->channels;
+    nn_tensor_info_t t;
+    if (i == 0)
+        return (nn_tensor_info_t){"in_w", l.in_w, C * (size_t)cfg->in_planes * 9};
+    if (i == 1)
+        return (nn_tensor_info_t){"in_b", l.in_b, C};
+    if (i < 2 + 4 * cfg->blocks) {
+        int b = (i - 2) / 4, k = (i - 2) % 4;
+        size_t base = l.blocks + (size_t)b * l.block_stride;
+        size_t w = C * C * 9;
+        static const size_t rel_w[4] = {0, 1, 1, 2};   /* how many w tensors come before */
+        static const size_t rel_b[4] = {0, 0, 1, 1};   /* how many b tensors come before */
+        t.name = block_names[b][k];
+        t.offset = base + rel_w[k] * w + rel_b[k] * C;
+        t.count = (k % 2 == 0) ? w : C;
+        return t;
+    }
+    const struct { const char *name; size_t off; } heads[10] = {
+        {"pol_w1", l.pol_w1}, {"pol_b1", l.pol_b1}, {"pol_w2", l.pol_w2},
+        {"pol_b2", l.pol_b2}, {"val_w1", l.val_w1}, {"val_b1", l.val_b1},
+        {"val_fc1_w", l.val_fc1_w}, {"val_fc1_b", l.val_fc1_b},
+        {"val_fc2_w", l.val_fc2_w}, {"val_fc2_b", l.val_fc2_b},
+    };
+    int k = i - 2 - 4 * cfg->blocks;
+    size_t end = k + 1 < 10 ? heads[k + 1].off : l.total;
+    return (nn_tensor_info_t){heads[k].name, heads[k].off, end - heads[k].off};
+}
+
+double nn_flops_per_eval(const nn_config_t *cfg, int size)
+{
+    double hw = (double)size * size;
+    double C = cfg->channels, P = cfg->in_planes;
+    double Hp = cfg->policy_head, Hv = cfg->value_head, Vh = cfg->value_hidden;
+    double per_point = C * P * 9 + cfg->blocks * 2.0 * C * C * 9 + C * Hp + Hp + C * Hv;
+    return 2.0 * (hw * per_point + Hv * Vh + Vh * NN_VALUE_OUTPUTS);
+}
+
+/* splitmix64: a seed of any value gives a good stream. */
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static double rng_normal(uint64_t *s)
+{
+    double u1 = ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0;
+    double u2 = (double)(rng_next(s) >> 11) / 9007199254740992.0;
+    return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+static void fill_normal(float *w, size_t n, double std, uint64_t *s)
+{
+    for (size_t i = 0; i < n; i++)
+        w[i] = (float)(std * rng_normal(s));
+}
+
+nn_model_t *nn_model_create(const nn_config_t *cfg, uint64_t seed, char *err, size_t errlen)
+{
+    if (nn_config_check(cfg, err, errlen) != 0)
+        return NULL;
+    nn_model_t *m = calloc(1, sizeof *m);
+    if (!m)
+        goto out_nomem;
+    m->cfg = *cfg;
+    m->nparams = nn_param_count(cfg);
+    m->params = calloc(m->nparams, sizeof(float));   /* biases start at 0 */
+    if (!m->params)
+        goto out_free_model;
+    nn_layout_t l;
+    nn_param_layout(cfg, &l);
+    uint64_t s = seed;
+    size_t C = (size_t)cfg->channels, P = (size_t)cfg->in_planes;
+    size_t Hp = (size_t)cfg->policy_head, Hv = (size_t)cfg->value_head;
+    size_t Vh = (size_t)cfg->value_hidden;
+    fill_normal(m->params + l.in_w, C * P * 9, sqrt(2.0 / (double)(P * 9)), &s);
+    /* Fixup: the residual branch starts as the identity's small perturbation;
+     * the first conv of each block scaled by B^-1/2, the second zero. */
+    double fix = cfg->blocks > 0 ? 1.0 / sqrt((double)cfg->blocks) : 1.0;
+    for (int b = 0; b < cfg->blocks; b++) {
+        float *w1 = m->params + l.blocks + (size_t)b * l.block_stride;
+        fill_normal(w1, C * C * 9, fix * sqrt(2.0 / (double)(C * 9)), &s);
+    }
+    fill_normal(m->params + l.pol_w1, Hp * C, sqrt(2.0 / (double)C), &s);
+    fill_normal(m->params + l.pol_w2, Hp, sqrt(1.0 / (double)Hp), &s);
+    fill_normal(m->params + l.val_w1, Hv * C, sqrt(2.0 / (double)C), &s);
+    fill_normal(m->params + l.val_fc1_w, Vh * Hv, sqrt(2.0 / (double)Hv), &s);
+    fill_normal(m->params + l.val_fc2_w, NN_VALUE_OUTPUTS * Vh, sqrt(1.0 / (double)Vh), &s);
+    return m;
+
+out_free_model:
+    free(m);
+out_nomem:
+    snprintf(err, errlen, "out of memory for a model of %zu parameters", nn_param_count(cfg));
+    return NULL;
+}
+
+nn_model_t *nn_model_clone(const nn_model_t *src)
+{
+    nn_model_t *m = malloc(sizeof *m);
+    if (!m)
+        return NULL;
+    *m = *src;
+    m->params = malloc(src->nparams * sizeof(float));
+    if (!m->params) {
+        free(m);
+        return NULL;
+    }
+    memcpy(m->params, src->params, src->nparams * sizeof(float));
+    return m;
+}
+
+void nn_model_free(nn_model_t *m)
+{
+    if (!m)
+        return;
+    free(m->params);
+    free(m);
+}
+
+float nn_schedule_lr(const nn_schedule_t *s, uint64_t step)
+{
+    if (step < s->warmup_steps)
+        return s->lr * (float)(step + 1) / (float)s->warmup_steps;
+    if (s->total_steps == 0)
+        return s->lr;
+    if (step >= s->total_steps)
+        return s->lr * s->final_frac;
+    double span = (double)(s->total_steps - s->warmup_steps);
+    double t = span > 0 ? (double)(step - s->warmup_steps) / span : 1.0;
+    double f = s->final_frac + (1.0 - s->final_frac) * 0.5 * (1.0 + cos(3.141592653589793 * t));
+    return (float)(s->lr * f);
+}
+
+bool nn_param_tensor_is_weight(const nn_config_t *cfg, int i)
+{
+    const char *name = nn_param_tensor(cfg, i).name;
+    const char *sep = strrchr(name, '_'), *dot = strrchr(name, '.');
+    if (!sep || (dot && dot > sep))
+        sep = dot;
+    return sep && sep[1] == 'w';
+}

@@ -47,6 +47,11 @@ enum {
 
 #define NN_VALUE_OUTPUTS 3   /* win, draw, loss for the side to move */
 
+/* Limits nn_config_check enforces (and the weights file accepts). */
+#define NN_MAX_BLOCKS 40
+#define NN_MAX_CHANNELS 512
+#define NN_MAX_HEAD 1024
+
 typedef struct nn_config {
     int blocks;         /* residual blocks B, >= 0 */
     int channels;       /* trunk channels C */
@@ -72,6 +77,8 @@ typedef struct nn_tensor_info {
 int nn_param_tensors(const nn_config_t *cfg);
 nn_tensor_info_t nn_param_tensor(const nn_config_t *cfg, int i);
 size_t nn_param_count(const nn_config_t *cfg);
+/* Whether tensor i is a conv/FC weight (L2 applies) rather than a bias. */
+bool nn_param_tensor_is_weight(const nn_config_t *cfg, int i);
 /* Offsets of the named pieces, in floats (tensors in the layout above). */
 typedef struct nn_layout {
     size_t in_w, in_b;
@@ -110,7 +117,7 @@ void nn_model_free(nn_model_t *m);
 #define NN_FILE_VERSION 1
 int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen);
 nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);
-/* CRC32 of a whole file (for `model info`); 0 with err set on failure. */
+/* CRC32 (zlib) of a whole file (for `model info`); 0, or -1 with err set. */
 int nn_file_crc(const char *path, uint32_t *crc, char *err, size_t errlen);
 
 /* Encode the position for the side to move into (NN_PLANES, M, M). */
@@ -168,11 +175,28 @@ typedef struct nn_backend {
     void (*free)(nn_ctx_t *c);
 } nn_backend_t;
 
+/* CPU backends. Both take max_batch >= 1 and threads >= 0 (0: all cores;
+ * the fast path splits a batch across that many threads; the reference
+ * path always runs on the calling thread). The fast path allocates its
+ * forward workspace in create and its backward workspace on the first
+ * train_step/loss_grad; nothing after that. */
 extern const nn_backend_t nn_backend_cpu;      /* fast path: im2col + SGEMM, threads */
 extern const nn_backend_t nn_backend_cpu_ref;  /* reference: plain loops */
 #ifdef GZ_HAVE_CUDA
 extern const nn_backend_t nn_backend_cuda;
 #endif
+
+/* The reference path itself, in float64 (nn_backend_cpu_ref wraps it):
+ * losses and, when grad / grad_in are not NULL, d(total loss)/d(params)
+ * (nparams doubles) and d(total loss)/d(in) (n*P*M*M doubles). Returns
+ * the total loss in double precision, for finite-difference checks.
+ * Masks (on-board, legal) are read from `in` with a 0.5 threshold, so a
+ * small perturbation of the input planes does not move them.
+ * Allocates its own scratch; for tests and tools, not hot paths. */
+double nn_ref_loss_grad64(const nn_config_t *cfg, const double *params, const float *in,
+                          const float *policy_target, const float *value_target, int n,
+                          double weight_decay, nn_losses_t *out, double *grad,
+                          double *grad_in);
 
 /* A backend bound to a context. */
 typedef struct nn_net {

@@ -1,0 +1,1223 @@
+/* CPU backends.
+ *
+ * nn_backend_cpu_ref: the reference. Plain loops, one sample at a time,
+ * computed in float64 (nn_ref_loss_grad64), so gradients can be checked
+ * against finite differences and the fast and CUDA paths against it.
+ *
+ * nn_backend_cpu: the fast path. A batch is split into equal chunks, one
+ * per thread; each thread keeps its chunk's activations channel-major,
+ * (C, samples * M * M), so every 3x3 conv is one im2col + one SGEMM over
+ * many samples and every 1x1 conv is one SGEMM. Gradients are summed per
+ * thread and reduced at the end. */
+#include "nn/nn.h"
+#include "nn/sgemm.h"
+
+#include <assert.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Masks are read from the input planes with a 0.5 threshold. */
+static inline bool in_onboard(const float *in, int hw, int q)
+{
+    return in[NN_PLANE_ONBOARD * hw + q] > 0.5f;
+}
+static inline bool in_legal(const float *in, int hw, int q)
+{
+    return in[NN_PLANE_ONBOARD * hw + q] > 0.5f && in[NN_PLANE_OWN * hw + q] < 0.5f &&
+           in[NN_PLANE_OPP * hw + q] < 0.5f && in[NN_PLANE_FORBIDDEN * hw + q] < 0.5f;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Reference path, float64.                                               */
+
+typedef struct ref_ws {
+    double *x0, *mask, *legal, *a0, *h, *y, *p1, *logit, *prob, *v1, *pooled, *f1, *vl, *q;
+    double *dA, *dB, *dp1, *dv1, *dlogit, *df1, *dpooled, *dvl, *dx0;
+    double *mem;
+} ref_ws_t;
+
+static int ref_ws_init(ref_ws_t *w, const nn_config_t *c)
+{
+    size_t hw = (size_t)c->board_max * c->board_max, C = (size_t)c->channels;
+    size_t B = (size_t)c->blocks, P = (size_t)c->in_planes;
+    size_t Hp = (size_t)c->policy_head, Hv = (size_t)c->value_head;
+    size_t Vh = (size_t)c->value_hidden;
+    size_t sizes[] = {P * hw, hw, hw, C * hw, B * C * hw, B * C * hw, Hp * hw, hw, hw,
+                      Hv * hw, Hv, Vh, 3, 3, C * hw, C * hw, Hp * hw, Hv * hw, hw, Vh,
+                      Hv, 3, P * hw};
+    double **ptrs[] = {&w->x0, &w->mask, &w->legal, &w->a0, &w->h, &w->y, &w->p1,
+                       &w->logit, &w->prob, &w->v1, &w->pooled, &w->f1, &w->vl, &w->q,
+                       &w->dA, &w->dB, &w->dp1, &w->dv1, &w->dlogit, &w->df1,
+                       &w->dpooled, &w->dvl, &w->dx0};
+    size_t n = sizeof sizes / sizeof sizes[0], total = 0;
+    for (size_t i = 0; i < n; i++)
+        total += sizes[i];
+    w->mem = calloc(total, sizeof(double));
+    if (!w->mem)
+        return -1;
+    double *p = w->mem;
+    for (size_t i = 0; i < n; i++) {
+        *ptrs[i] = p;
+        p += sizes[i];
+    }
+    return 0;
+}
+
+/* out (cout, M, M) = conv3x3(in (cin, M, M), w (cout, cin, 3, 3)) + b, zero padding. */
+static void ref_conv3(const double *in, int cin, const double *w, const double *b, int cout,
+                      int M, double *out)
+{
+    int hw = M * M;
+    for (int co = 0; co < cout; co++)
+        for (int y = 0; y < M; y++)
+            for (int x = 0; x < M; x++) {
+                double s = b[co];
+                for (int ci = 0; ci < cin; ci++)
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int yy = y + ky - 1, xx = x + kx - 1;
+                            if (yy < 0 || yy >= M || xx < 0 || xx >= M)
+                                continue;
+                            s += w[((co * cin + ci) * 3 + ky) * 3 + kx] * in[ci * hw + yy * M + xx];
+                        }
+                out[co * hw + y * M + x] = s;
+            }
+}
+
+/* Gradients of ref_conv3: dw, db accumulate; din accumulates when not NULL. */
+static void ref_conv3_back(const double *in, int cin, const double *w, int cout, int M,
+                           const double *dout, double *dw, double *db, double *din)
+{
+    int hw = M * M;
+    for (int co = 0; co < cout; co++)
+        for (int y = 0; y < M; y++)
+            for (int x = 0; x < M; x++) {
+                double g = dout[co * hw + y * M + x];
+                if (g == 0.0)
+                    continue;
+                db[co] += g;
+                for (int ci = 0; ci < cin; ci++)
+                    for (int ky = 0; ky < 3; ky++)
+                        for (int kx = 0; kx < 3; kx++) {
+                            int yy = y + ky - 1, xx = x + kx - 1;
+                            if (yy < 0 || yy >= M || xx < 0 || xx >= M)
+                                continue;
+                            int wi = ((co * cin + ci) * 3 + ky) * 3 + kx;
+                            dw[wi] += g * in[ci * hw + yy * M + xx];
+                            if (din)
+                                din[ci * hw + yy * M + xx] += g * w[wi];
+                        }
+            }
+}
+
+/* out (cout, hw) = w (cout, cin) x in (cin, hw) + b. */
+static void ref_conv1(const double *in, int cin, const double *w, const double *b, int cout,
+                      int hw, double *out)
+{
+    for (int co = 0; co < cout; co++)
+        for (int q = 0; q < hw; q++) {
+            double s = b[co];
+            for (int ci = 0; ci < cin; ci++)
+                s += w[co * cin + ci] * in[ci * hw + q];
+            out[co * hw + q] = s;
+        }
+}
+
+static void ref_conv1_back(const double *in, int cin, const double *w, int cout, int hw,
+                           const double *dout, double *dw, double *db, double *din)
+{
+    for (int co = 0; co < cout; co++)
+        for (int q = 0; q < hw; q++) {
+            double g = dout[co * hw + q];
+            db[co] += g;
+            for (int ci = 0; ci < cin; ci++) {
+                dw[co * cin + ci] += g * in[ci * hw + q];
+                din[ci * hw + q] += g * w[co * cin + ci];
+            }
+        }
+}
+
+/* x = relu(x) * mask, per channel. */
+static void ref_relu_mask(double *x, int ch, int hw, const double *mask)
+{
+    for (int c = 0; c < ch; c++)
+        for (int q = 0; q < hw; q++)
+            x[c * hw + q] = x[c * hw + q] > 0.0 ? x[c * hw + q] * mask[q] : 0.0;
+}
+
+/* Forward of one sample `in` (P, M, M); fills the workspace. */
+static void ref_forward(const nn_config_t *c, const nn_layout_t *L, const double *W,
+                        const float *in, ref_ws_t *w)
+{
+    int M = c->board_max, hw = M * M, C = c->channels, P = c->in_planes;
+    int Hp = c->policy_head, Hv = c->value_head, Vh = c->value_hidden;
+    int nlegal = 0, non = 0;
+    for (int i = 0; i < P * hw; i++)
+        w->x0[i] = in[i];
+    for (int q = 0; q < hw; q++) {
+        w->mask[q] = in_onboard(in, hw, q) ? 1.0 : 0.0;
+        w->legal[q] = in_legal(in, hw, q) ? 1.0 : 0.0;
+        nlegal += w->legal[q] > 0;
+        non += w->mask[q] > 0;
+    }
+    ref_conv3(w->x0, P, W + L->in_w, W + L->in_b, C, M, w->a0);
+    ref_relu_mask(w->a0, C, hw, w->mask);
+    const double *x = w->a0;
+    for (int b = 0; b < c->blocks; b++) {
+        const double *bw = W + L->blocks + (size_t)b * L->block_stride;
+        const double *w1 = bw, *b1 = w1 + (size_t)C * C * 9, *w2 = b1 + C, *b2 = w2 + (size_t)C * C * 9;
+        double *h = w->h + (size_t)b * C * hw, *y = w->y + (size_t)b * C * hw;
+        ref_conv3(x, C, w1, b1, C, M, h);
+        ref_relu_mask(h, C, hw, w->mask);
+        ref_conv3(h, C, w2, b2, C, M, y);
+        for (int i = 0; i < C * hw; i++)
+            y[i] += x[i];
+        ref_relu_mask(y, C, hw, w->mask);
+        x = y;
+    }
+    /* policy head */
+    ref_conv1(x, C, W + L->pol_w1, W + L->pol_b1, Hp, hw, w->p1);
+    ref_relu_mask(w->p1, Hp, hw, w->mask);
+    ref_conv1(w->p1, Hp, W + L->pol_w2, W + L->pol_b2, 1, hw, w->logit);
+    double mx = -INFINITY, sum = 0.0;
+    for (int q = 0; q < hw; q++)
+        if (w->legal[q] > 0 && w->logit[q] > mx)
+            mx = w->logit[q];
+    for (int q = 0; q < hw; q++) {
+        w->prob[q] = w->legal[q] > 0 ? exp(w->logit[q] - mx) : 0.0;
+        sum += w->prob[q];
+    }
+    for (int q = 0; q < hw; q++)
+        w->prob[q] = nlegal ? w->prob[q] / sum : 0.0;
+    /* value head */
+    ref_conv1(x, C, W + L->val_w1, W + L->val_b1, Hv, hw, w->v1);
+    ref_relu_mask(w->v1, Hv, hw, w->mask);
+    for (int k = 0; k < Hv; k++) {
+        double s = 0.0;
+        for (int q = 0; q < hw; q++)
+            s += w->v1[k * hw + q];
+        w->pooled[k] = non ? s / non : 0.0;
+    }
+    for (int j = 0; j < Vh; j++) {
+        double s = W[L->val_fc1_b + j];
+        for (int k = 0; k < Hv; k++)
+            s += W[L->val_fc1_w + (size_t)j * Hv + k] * w->pooled[k];
+        w->f1[j] = s > 0.0 ? s : 0.0;
+    }
+    double vmx = -INFINITY, vs = 0.0;
+    for (int o = 0; o < 3; o++) {
+        double s = W[L->val_fc2_b + o];
+        for (int j = 0; j < Vh; j++)
+            s += W[L->val_fc2_w + (size_t)o * Vh + j] * w->f1[j];
+        w->vl[o] = s;
+        vmx = s > vmx ? s : vmx;
+    }
+    for (int o = 0; o < 3; o++)
+        vs += (w->q[o] = exp(w->vl[o] - vmx));
+    for (int o = 0; o < 3; o++)
+        w->q[o] /= vs;
+}
+
+/* Losses of one forwarded sample; backward when G != NULL (scaled by
+ * `scale`, accumulated into G; input gradient written to w->dx0). */
+static void ref_backward(const nn_config_t *c, const nn_layout_t *L, const double *W,
+                         const float *pt, const float *vt, double scale, ref_ws_t *w,
+                         double *G, double *lp, double *lv)
+{
+    int M = c->board_max, hw = M * M, C = c->channels, P = c->in_planes;
+    int Hp = c->policy_head, Hv = c->value_head, Vh = c->value_hidden;
+    /* policy CE over legal points: -sum t log p; target mass at illegal points is ignored */
+    double mx = -INFINITY, sum = 0.0, T = 0.0, dot = 0.0;
+    int non = 0;
+    for (int q = 0; q < hw; q++) {
+        non += w->mask[q] > 0;
+        if (w->legal[q] > 0) {
+            mx = w->logit[q] > mx ? w->logit[q] : mx;
+            T += pt[q];
+            dot += pt[q] * w->logit[q];
+        }
+    }
+    bool any = mx > -INFINITY;
+    if (any) {
+        for (int q = 0; q < hw; q++)
+            if (w->legal[q] > 0)
+                sum += exp(w->logit[q] - mx);
+        *lp += T * (mx + log(sum)) - dot;
+    }
+    double vmx = fmax(w->vl[0], fmax(w->vl[1], w->vl[2])), vs = 0.0, Tv = 0.0, vdot = 0.0;
+    for (int o = 0; o < 3; o++) {
+        vs += exp(w->vl[o] - vmx);
+        Tv += vt[o];
+        vdot += vt[o] * w->vl[o];
+    }
+    *lv += Tv * (vmx + log(vs)) - vdot;
+    if (!G)
+        return;
+
+    for (int q = 0; q < hw; q++)
+        w->dlogit[q] = w->legal[q] > 0 ? scale * (w->prob[q] * T - pt[q]) : 0.0;
+    for (int o = 0; o < 3; o++)
+        w->dvl[o] = scale * (w->q[o] * Tv - vt[o]);
+    const double *x = c->blocks ? w->y + (size_t)(c->blocks - 1) * C * hw : w->a0;
+    memset(w->dA, 0, sizeof(double) * (size_t)C * hw);
+    /* policy head */
+    memset(w->dp1, 0, sizeof(double) * (size_t)Hp * hw);
+    ref_conv1_back(w->p1, Hp, W + L->pol_w2, 1, hw, w->dlogit, G + L->pol_w2, G + L->pol_b2, w->dp1);
+    for (int i = 0; i < Hp * hw; i++)
+        w->dp1[i] = w->p1[i] > 0 ? w->dp1[i] : 0.0;
+    ref_conv1_back(x, C, W + L->pol_w1, Hp, hw, w->dp1, G + L->pol_w1, G + L->pol_b1, w->dA);
+    /* value head */
+    memset(w->df1, 0, sizeof(double) * (size_t)Vh);
+    for (int o = 0; o < 3; o++) {
+        G[L->val_fc2_b + o] += w->dvl[o];
+        for (int j = 0; j < Vh; j++) {
+            G[L->val_fc2_w + (size_t)o * Vh + j] += w->dvl[o] * w->f1[j];
+            w->df1[j] += w->dvl[o] * W[L->val_fc2_w + (size_t)o * Vh + j];
+        }
+    }
+    memset(w->dpooled, 0, sizeof(double) * (size_t)Hv);
+    for (int j = 0; j < Vh; j++) {
+        double g = w->f1[j] > 0 ? w->df1[j] : 0.0;
+        G[L->val_fc1_b + j] += g;
+        for (int k = 0; k < Hv; k++) {
+            G[L->val_fc1_w + (size_t)j * Hv + k] += g * w->pooled[k];
+            w->dpooled[k] += g * W[L->val_fc1_w + (size_t)j * Hv + k];
+        }
+    }
+    for (int k = 0; k < Hv; k++)
+        for (int q = 0; q < hw; q++)
+            w->dv1[k * hw + q] = w->v1[k * hw + q] > 0 ? w->dpooled[k] / non : 0.0;
+    ref_conv1_back(x, C, W + L->val_w1, Hv, hw, w->dv1, G + L->val_w1, G + L->val_b1, w->dA);
+    /* trunk, last block first; dA holds d(block output) */
+    for (int b = c->blocks - 1; b >= 0; b--) {
+        const double *bw = W + L->blocks + (size_t)b * L->block_stride;
+        double *gb = G + L->blocks + (size_t)b * L->block_stride;
+        size_t cw = (size_t)C * C * 9;
+        const double *h = w->h + (size_t)b * C * hw, *y = w->y + (size_t)b * C * hw;
+        const double *xin = b ? w->y + (size_t)(b - 1) * C * hw : w->a0;
+        for (int i = 0; i < C * hw; i++)
+            w->dA[i] = y[i] > 0 ? w->dA[i] : 0.0;   /* d(pre-relu sum): skip and branch */
+        memset(w->dB, 0, sizeof(double) * (size_t)C * hw);
+        ref_conv3_back(h, C, bw + cw + C, C, M, w->dA, gb + cw + C, gb + 2 * cw + C, w->dB);
+        for (int i = 0; i < C * hw; i++)
+            w->dB[i] = h[i] > 0 ? w->dB[i] : 0.0;
+        ref_conv3_back(xin, C, bw, C, M, w->dB, gb, gb + cw, w->dA);
+    }
+    for (int i = 0; i < C * hw; i++)
+        w->dA[i] = w->a0[i] > 0 ? w->dA[i] : 0.0;
+    memset(w->dx0, 0, sizeof(double) * (size_t)P * hw);
+    ref_conv3_back(w->x0, P, W + L->in_w, C, M, w->dA, G + L->in_w, G + L->in_b, w->dx0);
+}
+
+/* L2 term c * sum(w^2) over weight tensors; gradient added to G when not NULL. */
+static double ref_l2(const nn_config_t *c, const double *W, double wd, double *G)
+{
+    double s = 0.0;
+    for (int t = 0; t < nn_param_tensors(c); t++) {
+        if (!nn_param_tensor_is_weight(c, t))
+            continue;
+        nn_tensor_info_t ti = nn_param_tensor(c, t);
+        for (size_t i = ti.offset; i < ti.offset + ti.count; i++) {
+            s += W[i] * W[i];
+            if (G)
+                G[i] += 2.0 * wd * W[i];
+        }
+    }
+    return wd * s;
+}
+
+static double ref_loss_grad(const nn_config_t *c, const double *W, ref_ws_t *ws,
+                            const float *in, const float *pt, const float *vt, int n, double wd,
+                            nn_losses_t *out, double *G, double *gin)
+{
+    nn_layout_t L;
+    nn_param_layout(c, &L);
+    size_t hw = (size_t)c->board_max * c->board_max, ps = (size_t)c->in_planes * hw;
+    if (G)
+        memset(G, 0, sizeof(double) * L.total);
+    double lp = 0.0, lv = 0.0;
+    for (int s = 0; s < n; s++) {
+        ref_forward(c, &L, W, in + s * ps, ws);
+        ref_backward(c, &L, W, pt + s * hw, vt + 3 * s, 1.0 / n, ws, (G || gin) ? G : NULL,
+                     &lp, &lv);
+        if (gin)
+            memcpy(gin + s * ps, ws->dx0, sizeof(double) * ps);
+    }
+    lp = n ? lp / n : 0.0;
+    lv = n ? lv / n : 0.0;
+    double l2 = ref_l2(c, W, wd, G);
+    if (out)
+        *out = (nn_losses_t){(float)lp, (float)lv, (float)l2, (float)(lp + lv + l2)};
+    return lp + lv + l2;
+}
+
+double nn_ref_loss_grad64(const nn_config_t *cfg, const double *params, const float *in,
+                          const float *policy_target, const float *value_target, int n,
+                          double weight_decay, nn_losses_t *out, double *grad,
+                          double *grad_in)
+{
+    ref_ws_t ws;
+    double *g = grad;
+    if (ref_ws_init(&ws, cfg) != 0)
+        abort();   /* test helper: no memory for scratch is not recoverable */
+    if (!g && grad_in) {   /* backward needs somewhere to put parameter gradients */
+        g = malloc(sizeof(double) * nn_param_count(cfg));
+        assert(g);
+    }
+    double r = ref_loss_grad(cfg, params, &ws, in, policy_target, value_target, n,
+                             weight_decay, out, g, grad_in);
+    if (g != grad)
+        free(g);
+    free(ws.mem);
+    return r;
+}
+
+struct nn_ctx {
+    nn_config_t cfg;
+    nn_layout_t lay;
+    int max_batch;
+    bool ref;              /* which vtable made it */
+    /* reference */
+    ref_ws_t rws;
+    double *rparams, *rgrad;   /* nparams each */
+    /* both */
+    float *params;         /* nparams, owned */
+    float *grad;           /* nparams */
+    float *mom;            /* nparams, Nesterov momentum buffer */
+    /* fast path: below */
+    struct fast *fast;
+};
+
+static void sgd_update(nn_ctx_t *c, const nn_train_opts_t *o)
+{
+    size_t n = c->lay.total;
+    float mu = o->momentum, lr = o->lr;
+    for (size_t i = 0; i < n; i++) {
+        float g = c->grad[i];
+        c->mom[i] = mu * c->mom[i] + g;
+        c->params[i] -= lr * (g + mu * c->mom[i]);
+    }
+}
+
+static nn_ctx_t *ref_create(const nn_model_t *m, int max_batch, int device, int threads,
+                            char *err, size_t errlen)
+{
+    (void)device;
+    (void)threads;
+    size_t np = m->nparams;
+    nn_ctx_t *c = calloc(1, sizeof *c);
+    if (!c)
+        goto out_nomem;
+    c->cfg = m->cfg;
+    c->ref = true;
+    nn_param_layout(&m->cfg, &c->lay);
+    assert(c->lay.total == np);
+    c->max_batch = max_batch;
+    c->params = malloc(np * sizeof(float));
+    c->grad = malloc(np * sizeof(float));
+    c->mom = calloc(np, sizeof(float));
+    c->rparams = malloc(np * sizeof(double));
+    c->rgrad = malloc(np * sizeof(double));
+    if (!c->params || !c->grad || !c->mom || !c->rparams || !c->rgrad ||
+        ref_ws_init(&c->rws, &m->cfg) != 0)
+        goto out_free_ctx;
+    memcpy(c->params, m->params, np * sizeof(float));
+    return c;
+
+out_free_ctx:
+    free(c->params);
+    free(c->grad);
+    free(c->mom);
+    free(c->rparams);
+    free(c->rgrad);
+    free(c);
+out_nomem:
+    snprintf(err, errlen, "cpu-ref: out of memory");
+    return NULL;
+}
+
+static void ref_free(nn_ctx_t *c)
+{
+    if (!c)
+        return;
+    free(c->rws.mem);
+    free(c->params);
+    free(c->grad);
+    free(c->mom);
+    free(c->rparams);
+    free(c->rgrad);
+    free(c);
+}
+
+static void ref_sync_params(nn_ctx_t *c)
+{
+    for (size_t i = 0; i < c->lay.total; i++)
+        c->rparams[i] = c->params[i];
+}
+
+static void ref_forward_batch(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
+{
+    assert(n >= 0 && n <= c->max_batch);
+    ref_sync_params(c);
+    size_t hw = (size_t)c->cfg.board_max * c->cfg.board_max, ps = (size_t)c->cfg.in_planes * hw;
+    for (int s = 0; s < n; s++) {
+        ref_forward(&c->cfg, &c->lay, c->rparams, in + s * ps, &c->rws);
+        for (size_t q = 0; q < hw; q++)
+            policy[s * hw + q] = (float)c->rws.prob[q];
+        for (int o = 0; o < 3; o++)
+            value[3 * s + o] = (float)c->rws.q[o];
+    }
+}
+
+static void ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                            int n, float wd, nn_losses_t *out, float *grad)
+{
+    assert(n >= 0 && n <= c->max_batch);
+    ref_sync_params(c);
+    nn_losses_t l;
+    ref_loss_grad(&c->cfg, c->rparams, &c->rws, in, pt, vt, n, wd, &l, grad ? c->rgrad : NULL,
+                  NULL);
+    if (out)
+        *out = l;
+    if (grad)
+        for (size_t i = 0; i < c->lay.total; i++)
+            grad[i] = (float)c->rgrad[i];
+}
+
+static void ref_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, const nn_train_opts_t *o, nn_losses_t *out)
+{
+    ref_loss_grad_f(c, in, pt, vt, n, o->weight_decay, out, c->grad);
+    sgd_update(c, o);
+}
+
+static void cpu_get_weights(nn_ctx_t *c, float *params)
+{
+    memcpy(params, c->params, c->lay.total * sizeof(float));
+}
+
+static void cpu_set_weights(nn_ctx_t *c, const float *params)
+{
+    memcpy(c->params, params, c->lay.total * sizeof(float));
+}
+
+const nn_backend_t nn_backend_cpu_ref = {
+    .name = "cpu-ref",
+    .create = ref_create,
+    .forward = ref_forward_batch,
+    .train_step = ref_train_step,
+    .loss_grad = ref_loss_grad_f,
+    .get_weights = cpu_get_weights,
+    .set_weights = cpu_set_weights,
+    .free = ref_free,
+};
+
+/* ---------------------------------------------------------------------- */
+/* Fast path.                                                             */
+
+/* One thread's share of a batch: at most `cap` samples. Activations are
+ * channel-major over the chunk, (channels, ns * hw) with ns samples. */
+typedef struct worker {
+    struct nn_ctx *ctx;
+    int idx;
+    pthread_t tid;
+    bool started;
+    float *x0;       /* (P, cap*hw) input, transposed */
+    float *mask;     /* (cap*hw) on-board */
+    float *legal;    /* (cap*hw) */
+    float *cnt;      /* (cap) on-board points per sample */
+    float *act3;     /* forward only: 3 rotating (C, cap*hw) buffers */
+    float *actall;   /* training: a0, then h, y per block, each (C, cap*hw) */
+    float *col;      /* (max(P,C)*9, sub*hw) im2col */
+    float *p1;       /* (Hp, cap*hw) */
+    float *logit;    /* (cap*hw) logits, then probabilities */
+    float *v1;       /* (Hv, cap*hw) */
+    float *pooled;   /* (cap, Hv) */
+    float *f1;       /* (cap, Vh) */
+    float *vl;       /* (cap, 3) logits, then probabilities */
+    /* backward, allocated on the first training call */
+    float *dA, *dB;  /* (C, cap*hw) */
+    float *dp1;      /* (Hp, cap*hw) */
+    float *dv1;      /* (Hv, cap*hw) */
+    float *small;    /* dpooled (cap, Hv), df1 (cap, Vh), dvl (cap, 3) */
+    float *grad;     /* nparams: this thread's gradient sum */
+    double lp, lv;   /* loss sums over the chunk */
+    int i0, n;       /* chunk: samples [i0, i0 + n) of the batch */
+} worker_t;
+
+typedef enum { JOB_FORWARD, JOB_LOSS, JOB_GRAD } job_t;
+
+struct fast {
+    int nthreads, cap, sub;
+    worker_t *w;
+    bool train_ready;
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    unsigned gen;
+    int pending;
+    bool quit;
+    /* the job */
+    job_t job;
+    const float *in, *pt, *vt;
+    float *policy, *value;
+    int n;
+};
+
+/* x (ch, ld) = relu(x + b) * mask over ns*hw columns. */
+static void bias_relu_mask(float *x, int ch, int ld, int cols, const float *b, const float *mask)
+{
+    for (int c = 0; c < ch; c++) {
+        float *r = x + (size_t)c * ld, bc = b[c];
+        for (int i = 0; i < cols; i++) {
+            float v = r[i] + bc;
+            r[i] = v > 0.0f ? v * mask[i] : 0.0f;
+        }
+    }
+}
+
+/* col (cin*9, ns*hw) from x (cin, ld), samples [s0, s0+ns) of the chunk. */
+static void im2col3(const float *x, int cin, int ld, int M, int s0, int ns, float *col)
+{
+    int hw = M * M, lc = ns * hw;
+    for (int ci = 0; ci < cin; ci++)
+        for (int ky = 0; ky < 3; ky++)
+            for (int kx = 0; kx < 3; kx++) {
+                float *dst = col + (size_t)((ci * 3 + ky) * 3 + kx) * lc;
+                for (int s = 0; s < ns; s++) {
+                    const float *src = x + (size_t)ci * ld + (size_t)(s0 + s) * hw;
+                    for (int y = 0; y < M; y++) {
+                        float *d = dst + s * hw + y * M;
+                        int yy = y + ky - 1;
+                        if (yy < 0 || yy >= M) {
+                            memset(d, 0, sizeof(float) * M);
+                            continue;
+                        }
+                        const float *r = src + yy * M;
+                        if (kx == 1) {
+                            memcpy(d, r, sizeof(float) * M);
+                        } else if (kx == 0) {
+                            d[0] = 0.0f;
+                            memcpy(d + 1, r, sizeof(float) * (M - 1));
+                        } else {
+                            memcpy(d, r + 1, sizeof(float) * (M - 1));
+                            d[M - 1] = 0.0f;
+                        }
+                    }
+                }
+            }
+}
+
+/* dx (cin, ld) += col2im(col), the adjoint of im2col3. */
+static void col2im3(const float *col, int cin, int ld, int M, int s0, int ns, float *dx)
+{
+    int hw = M * M, lc = ns * hw;
+    for (int ci = 0; ci < cin; ci++)
+        for (int ky = 0; ky < 3; ky++)
+            for (int kx = 0; kx < 3; kx++) {
+                const float *src = col + (size_t)((ci * 3 + ky) * 3 + kx) * lc;
+                for (int s = 0; s < ns; s++) {
+                    float *dst = dx + (size_t)ci * ld + (size_t)(s0 + s) * hw;
+                    for (int y = 0; y < M; y++) {
+                        int yy = y + ky - 1;
+                        if (yy < 0 || yy >= M)
+                            continue;
+                        const float *r = src + s * hw + y * M;
+                        float *d = dst + yy * M;
+                        int xlo = kx == 0 ? 1 : 0, xhi = kx == 2 ? M - 1 : M;
+                        for (int xx = xlo; xx < xhi; xx++)
+                            d[xx + kx - 1] += r[xx];
+                    }
+                }
+            }
+}
+
+/* out (cout, ld) = conv3x3(x (cin, ld)) with weights w (cout, cin*9), no bias. */
+static void fast_conv3(worker_t *w, const float *x, int cin, const float *wt, int cout,
+                       float *out, int ns_total)
+{
+    const struct fast *f = w->ctx->fast;
+    int M = w->ctx->cfg.board_max, hw = M * M, ld = ns_total * hw;
+    for (int s0 = 0; s0 < ns_total; s0 += f->sub) {
+        int ns = ns_total - s0 < f->sub ? ns_total - s0 : f->sub;
+        im2col3(x, cin, ld, M, s0, ns, w->col);
+        sgemm_run(false, false, cout, ns * hw, cin * 9, 1.0f, wt, cin * 9, w->col, ns * hw,
+                  0.0f, out + (size_t)s0 * hw, ld);
+    }
+}
+
+/* Gradients of fast_conv3 given dz (cout, ld): dw (cout, cin*9) += ...,
+ * db (cout) += row sums, dx (cin, ld) += ... when dx is not NULL. */
+static void fast_conv3_back(worker_t *w, const float *x, int cin, const float *wt, int cout,
+                            const float *dz, float *dw, float *db, float *dx, int ns_total)
+{
+    const struct fast *f = w->ctx->fast;
+    int M = w->ctx->cfg.board_max, hw = M * M, ld = ns_total * hw;
+    for (int co = 0; co < cout; co++) {
+        float s = 0.0f;
+        const float *r = dz + (size_t)co * ld;
+        for (int i = 0; i < ld; i++)
+            s += r[i];
+        db[co] += s;
+    }
+    for (int s0 = 0; s0 < ns_total; s0 += f->sub) {
+        int ns = ns_total - s0 < f->sub ? ns_total - s0 : f->sub;
+        im2col3(x, cin, ld, M, s0, ns, w->col);
+        sgemm_run(false, true, cout, cin * 9, ns * hw, 1.0f, dz + (size_t)s0 * hw, ld, w->col,
+                  ns * hw, 1.0f, dw, cin * 9);
+        if (!dx)
+            continue;
+        sgemm_run(true, false, cin * 9, ns * hw, cout, 1.0f, wt, cin * 9, dz + (size_t)s0 * hw,
+                  ld, 0.0f, w->col, ns * hw);
+        col2im3(w->col, cin, ld, M, s0, ns, dx);
+    }
+}
+
+/* Activations of the chunk: a0, then per block h and y. Forward-only
+ * runs rotate three buffers; training keeps them all for backward. */
+static float *act_a0(worker_t *w, bool all)
+{
+    (void)all;
+    return all ? w->actall : w->act3;
+}
+static float *act_h(worker_t *w, bool all, int b, size_t csz)
+{
+    return all ? w->actall + (1 + 2 * (size_t)b) * csz : w->act3 + 2 * csz;
+}
+static float *act_y(worker_t *w, bool all, int b, size_t csz)
+{
+    return all ? w->actall + (2 + 2 * (size_t)b) * csz : w->act3 + (size_t)((b + 1) % 2) * csz;
+}
+
+static void fast_forward_chunk(worker_t *w, bool all)
+{
+    nn_ctx_t *c = w->ctx;
+    const struct fast *f = c->fast;
+    const nn_config_t *cf = &c->cfg;
+    const nn_layout_t *L = &c->lay;
+    const float *W = c->params;
+    int M = cf->board_max, hw = M * M, P = cf->in_planes, C = cf->channels;
+    int Hp = cf->policy_head, Hv = cf->value_head, Vh = cf->value_hidden;
+    int ns = w->n, ld = ns * hw;
+    size_t csz = (size_t)C * f->cap * hw;
+    const float *in = f->in + (size_t)w->i0 * P * hw;
+    for (int s = 0; s < ns; s++) {
+        const float *is = in + (size_t)s * P * hw;
+        int cnt = 0;
+        for (int p = 0; p < P; p++)
+            memcpy(w->x0 + (size_t)p * ld + s * hw, is + (size_t)p * hw, sizeof(float) * hw);
+        for (int q = 0; q < hw; q++) {
+            bool on = in_onboard(is, hw, q);
+            w->mask[s * hw + q] = on ? 1.0f : 0.0f;
+            w->legal[s * hw + q] = in_legal(is, hw, q) ? 1.0f : 0.0f;
+            cnt += on;
+        }
+        w->cnt[s] = (float)cnt;
+    }
+    float *a0 = act_a0(w, all);
+    fast_conv3(w, w->x0, P, W + L->in_w, C, a0, ns);
+    bias_relu_mask(a0, C, ld, ld, W + L->in_b, w->mask);
+    const float *x = a0;
+    for (int b = 0; b < cf->blocks; b++) {
+        const float *w1 = W + L->blocks + (size_t)b * L->block_stride;
+        const float *b1 = w1 + (size_t)C * C * 9, *w2 = b1 + C, *b2 = w2 + (size_t)C * C * 9;
+        float *h = act_h(w, all, b, csz), *y = act_y(w, all, b, csz);
+        fast_conv3(w, x, C, w1, C, h, ns);
+        bias_relu_mask(h, C, ld, ld, b1, w->mask);
+        fast_conv3(w, h, C, w2, C, y, ns);
+        for (int ch = 0; ch < C; ch++) {
+            float *r = y + (size_t)ch * ld, bc = b2[ch];
+            const float *xr = x + (size_t)ch * ld;
+            for (int i = 0; i < ld; i++) {
+                float v = r[i] + bc + xr[i];
+                r[i] = v > 0.0f ? v * w->mask[i] : 0.0f;
+            }
+        }
+        x = y;
+    }
+    /* policy head */
+    sgemm_run(false, false, Hp, ld, C, 1.0f, W + L->pol_w1, C, x, ld, 0.0f, w->p1, ld);
+    bias_relu_mask(w->p1, Hp, ld, ld, W + L->pol_b1, w->mask);
+    sgemm_run(false, false, 1, ld, Hp, 1.0f, W + L->pol_w2, Hp, w->p1, ld, 0.0f, w->logit, ld);
+    for (int s = 0; s < ns; s++) {
+        float *lg = w->logit + s * hw;
+        const float *lm = w->legal + s * hw;
+        float b2 = W[L->pol_b2], mx = -INFINITY, sum = 0.0f;
+        for (int q = 0; q < hw; q++) {
+            lg[q] += b2;
+            if (lm[q] > 0 && lg[q] > mx)
+                mx = lg[q];
+        }
+        if (f->job != JOB_FORWARD)
+            continue;   /* the loss needs logits; backward turns them into probabilities */
+        float *pol = f->policy + (size_t)(w->i0 + s) * hw;
+        for (int q = 0; q < hw; q++) {
+            pol[q] = lm[q] > 0 ? expf(lg[q] - mx) : 0.0f;
+            sum += pol[q];
+        }
+        float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        for (int q = 0; q < hw; q++)
+            pol[q] *= inv;
+    }
+    /* value head */
+    sgemm_run(false, false, Hv, ld, C, 1.0f, W + L->val_w1, C, x, ld, 0.0f, w->v1, ld);
+    bias_relu_mask(w->v1, Hv, ld, ld, W + L->val_b1, w->mask);
+    for (int s = 0; s < ns; s++) {
+        float inv = w->cnt[s] > 0 ? 1.0f / w->cnt[s] : 0.0f;
+        for (int k = 0; k < Hv; k++) {
+            const float *r = w->v1 + (size_t)k * ld + s * hw;
+            float sum = 0.0f;
+            for (int q = 0; q < hw; q++)
+                sum += r[q];
+            w->pooled[s * Hv + k] = sum * inv;
+        }
+        for (int j = 0; j < Vh; j++) {
+            float sum = W[L->val_fc1_b + j];
+            const float *wr = W + L->val_fc1_w + (size_t)j * Hv;
+            for (int k = 0; k < Hv; k++)
+                sum += wr[k] * w->pooled[s * Hv + k];
+            w->f1[s * Vh + j] = sum > 0.0f ? sum : 0.0f;
+        }
+        float *vl = w->vl + 3 * s;
+        for (int o = 0; o < 3; o++) {
+            float sum = W[L->val_fc2_b + o];
+            const float *wr = W + L->val_fc2_w + (size_t)o * Vh;
+            for (int j = 0; j < Vh; j++)
+                sum += wr[j] * w->f1[s * Vh + j];
+            vl[o] = sum;
+        }
+        if (f->job == JOB_FORWARD) {
+            float mx = fmaxf(vl[0], fmaxf(vl[1], vl[2])), e[3], es = 0.0f;
+            for (int o = 0; o < 3; o++)
+                es += (e[o] = expf(vl[o] - mx));
+            for (int o = 0; o < 3; o++)
+                f->value[3 * (w->i0 + s) + o] = e[o] / es;
+        }
+    }
+}
+
+/* Losses of the chunk after fast_forward_chunk; with backward, this
+ * thread's gradient sum (scaled by 1 / batch) into w->grad. */
+static void fast_backward_chunk(worker_t *w, bool backward)
+{
+    nn_ctx_t *c = w->ctx;
+    const struct fast *f = c->fast;
+    const nn_config_t *cf = &c->cfg;
+    const nn_layout_t *L = &c->lay;
+    const float *W = c->params;
+    float *G = w->grad;
+    int M = cf->board_max, hw = M * M, P = cf->in_planes, C = cf->channels;
+    int Hp = cf->policy_head, Hv = cf->value_head, Vh = cf->value_hidden;
+    int ns = w->n, ld = ns * hw;
+    size_t csz = (size_t)C * f->cap * hw;
+    float scale = 1.0f / (float)f->n;
+    float *dlogit = w->logit;   /* turned into d(loss)/d(logit) in place */
+    double lp = 0.0, lv = 0.0;
+    for (int s = 0; s < ns; s++) {
+        float *lg = w->logit + s * hw;
+        const float *lm = w->legal + s * hw;
+        const float *pt = f->pt + (size_t)(w->i0 + s) * hw;
+        float mx = -INFINITY;
+        double sum = 0.0, T = 0.0, dot = 0.0;
+        for (int q = 0; q < hw; q++)
+            if (lm[q] > 0) {
+                mx = lg[q] > mx ? lg[q] : mx;
+                T += pt[q];
+                dot += (double)pt[q] * lg[q];
+            }
+        if (mx > -INFINITY) {
+            for (int q = 0; q < hw; q++)
+                if (lm[q] > 0)
+                    sum += expf(lg[q] - mx);
+            lp += T * (mx + log(sum)) - dot;
+        }
+        float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f, Tf = (float)T;
+        for (int q = 0; q < hw; q++)
+            lg[q] = lm[q] > 0 ? scale * (expf(lg[q] - mx) * inv * Tf - pt[q]) : 0.0f;
+        float *vl = w->vl + 3 * s;
+        const float *vt = f->vt + 3 * (size_t)(w->i0 + s);
+        float vmx = fmaxf(vl[0], fmaxf(vl[1], vl[2])), e[3], es = 0.0f, Tv = 0.0f;
+        double vdot = 0.0;
+        for (int o = 0; o < 3; o++) {
+            es += (e[o] = expf(vl[o] - vmx));
+            Tv += vt[o];
+            vdot += (double)vt[o] * vl[o];
+        }
+        lv += Tv * (vmx + log(es)) - vdot;
+        for (int o = 0; o < 3; o++)
+            vl[o] = scale * (e[o] / es * Tv - vt[o]);   /* d(loss)/d(value logit) */
+    }
+    w->lp = lp;
+    w->lv = lv;
+    if (!backward)
+        return;
+
+    memset(G, 0, sizeof(float) * L->total);
+    bool all = true;
+    const float *x = cf->blocks ? act_y(w, all, cf->blocks - 1, csz) : act_a0(w, all);
+    float *dA = w->dA, *dB = w->dB;
+    /* policy head */
+    for (int k = 0; k < Hp; k++) {
+        const float *r = w->p1 + (size_t)k * ld;
+        float *dr = w->dp1 + (size_t)k * ld, wk = W[L->pol_w2 + k], gs = 0.0f;
+        for (int i = 0; i < ld; i++) {
+            gs += r[i] * dlogit[i];
+            dr[i] = r[i] > 0.0f ? wk * dlogit[i] : 0.0f;
+        }
+        G[L->pol_w2 + k] += gs;
+    }
+    for (int i = 0; i < ld; i++)
+        G[L->pol_b2] += dlogit[i];
+    for (int k = 0; k < Hp; k++) {
+        const float *dr = w->dp1 + (size_t)k * ld;
+        float gs = 0.0f;
+        for (int i = 0; i < ld; i++)
+            gs += dr[i];
+        G[L->pol_b1 + k] += gs;
+    }
+    sgemm_run(false, true, Hp, C, ld, 1.0f, w->dp1, ld, x, ld, 1.0f, G + L->pol_w1, C);
+    sgemm_run(true, false, C, ld, Hp, 1.0f, W + L->pol_w1, C, w->dp1, ld, 0.0f, dA, ld);
+    /* value head */
+    float *dpooled = w->small, *df1 = dpooled + (size_t)f->cap * Hv;
+    for (int s = 0; s < ns; s++) {
+        const float *dvl = w->vl + 3 * s, *f1 = w->f1 + (size_t)s * Vh;
+        float *d1 = df1 + (size_t)s * Vh, *dp = dpooled + (size_t)s * Hv;
+        for (int j = 0; j < Vh; j++)
+            d1[j] = 0.0f;
+        for (int o = 0; o < 3; o++) {
+            G[L->val_fc2_b + o] += dvl[o];
+            for (int j = 0; j < Vh; j++) {
+                G[L->val_fc2_w + (size_t)o * Vh + j] += dvl[o] * f1[j];
+                d1[j] += dvl[o] * W[L->val_fc2_w + (size_t)o * Vh + j];
+            }
+        }
+        for (int k = 0; k < Hv; k++)
+            dp[k] = 0.0f;
+        for (int j = 0; j < Vh; j++) {
+            float g = f1[j] > 0.0f ? d1[j] : 0.0f;
+            G[L->val_fc1_b + j] += g;
+            for (int k = 0; k < Hv; k++) {
+                G[L->val_fc1_w + (size_t)j * Hv + k] += g * w->pooled[s * Hv + k];
+                dp[k] += g * W[L->val_fc1_w + (size_t)j * Hv + k];
+            }
+        }
+        float inv = w->cnt[s] > 0 ? 1.0f / w->cnt[s] : 0.0f;
+        for (int k = 0; k < Hv; k++) {
+            const float *r = w->v1 + (size_t)k * ld + s * hw;
+            float *dr = w->dv1 + (size_t)k * ld + s * hw, g = dp[k] * inv;
+            for (int q = 0; q < hw; q++)
+                dr[q] = r[q] > 0.0f ? g : 0.0f;
+        }
+    }
+    for (int k = 0; k < Hv; k++) {
+        const float *dr = w->dv1 + (size_t)k * ld;
+        float gs = 0.0f;
+        for (int i = 0; i < ld; i++)
+            gs += dr[i];
+        G[L->val_b1 + k] += gs;
+    }
+    sgemm_run(false, true, Hv, C, ld, 1.0f, w->dv1, ld, x, ld, 1.0f, G + L->val_w1, C);
+    sgemm_run(true, false, C, ld, Hv, 1.0f, W + L->val_w1, C, w->dv1, ld, 1.0f, dA, ld);
+    /* trunk, last block first; dA holds d(block output) */
+    size_t cw = (size_t)C * C * 9;
+    for (int b = cf->blocks - 1; b >= 0; b--) {
+        const float *bw = W + L->blocks + (size_t)b * L->block_stride;
+        float *gb = G + L->blocks + (size_t)b * L->block_stride;
+        const float *h = act_h(w, all, b, csz), *y = act_y(w, all, b, csz);
+        const float *xin = b ? act_y(w, all, b - 1, csz) : act_a0(w, all);
+        for (size_t i = 0; i < (size_t)C * ld; i++)
+            dA[i] = y[i] > 0.0f ? dA[i] : 0.0f;
+        memset(dB, 0, sizeof(float) * (size_t)C * ld);
+        fast_conv3_back(w, h, C, bw + cw + C, C, dA, gb + cw + C, gb + 2 * cw + C, dB, ns);
+        for (size_t i = 0; i < (size_t)C * ld; i++)
+            dB[i] = h[i] > 0.0f ? dB[i] : 0.0f;
+        fast_conv3_back(w, xin, C, bw, C, dB, gb, gb + cw, dA, ns);
+    }
+    const float *a0 = act_a0(w, all);
+    for (size_t i = 0; i < (size_t)C * ld; i++)
+        dA[i] = a0[i] > 0.0f ? dA[i] : 0.0f;
+    fast_conv3_back(w, w->x0, P, W + L->in_w, C, dA, G + L->in_w, G + L->in_b, NULL, ns);
+}
+
+static void worker_run(worker_t *w)
+{
+    struct fast *f = w->ctx->fast;
+    if (w->n <= 0) {
+        w->lp = w->lv = 0.0;
+        if (f->job == JOB_GRAD)
+            memset(w->grad, 0, sizeof(float) * w->ctx->lay.total);
+        return;
+    }
+    fast_forward_chunk(w, f->job != JOB_FORWARD);
+    if (f->job != JOB_FORWARD)
+        fast_backward_chunk(w, f->job == JOB_GRAD);
+}
+
+static void *worker_main(void *arg)
+{
+    worker_t *w = arg;
+    struct fast *f = w->ctx->fast;
+    unsigned seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&f->mu);
+        while (f->gen == seen && !f->quit)
+            pthread_cond_wait(&f->go, &f->mu);
+        if (f->quit) {
+            pthread_mutex_unlock(&f->mu);
+            return NULL;
+        }
+        seen = f->gen;
+        pthread_mutex_unlock(&f->mu);
+        worker_run(w);
+        pthread_mutex_lock(&f->mu);
+        if (--f->pending == 0)
+            pthread_cond_signal(&f->done);
+        pthread_mutex_unlock(&f->mu);
+    }
+}
+
+/* Split n samples across the threads and run the job on all of them. */
+static void fast_run(nn_ctx_t *c, job_t job, const float *in, const float *pt, const float *vt,
+                     int n, float *policy, float *value)
+{
+    struct fast *f = c->fast;
+    assert(n >= 0 && n <= c->max_batch);
+    f->job = job;
+    f->in = in;
+    f->pt = pt;
+    f->vt = vt;
+    f->n = n;
+    f->policy = policy;
+    f->value = value;
+    int per = (n + f->nthreads - 1) / f->nthreads;
+    for (int t = 0; t < f->nthreads; t++) {
+        int i0 = t * per;
+        f->w[t].i0 = i0 < n ? i0 : n;
+        f->w[t].n = i0 >= n ? 0 : (n - i0 < per ? n - i0 : per);
+        assert(f->w[t].n <= f->cap);
+    }
+    if (f->nthreads > 1) {
+        pthread_mutex_lock(&f->mu);
+        f->pending = f->nthreads - 1;
+        f->gen++;
+        pthread_cond_broadcast(&f->go);
+        pthread_mutex_unlock(&f->mu);
+    }
+    worker_run(&f->w[0]);
+    if (f->nthreads > 1) {
+        pthread_mutex_lock(&f->mu);
+        while (f->pending > 0)
+            pthread_cond_wait(&f->done, &f->mu);
+        pthread_mutex_unlock(&f->mu);
+    }
+}
+
+static int alloc_all(float **ptrs[], const size_t *sizes, int n)
+{
+    for (int i = 0; i < n; i++) {
+        *ptrs[i] = calloc(sizes[i] ? sizes[i] : 1, sizeof(float));
+        if (!*ptrs[i])
+            return -1;
+    }
+    return 0;
+}
+
+static int worker_alloc_forward(worker_t *w, const nn_config_t *cf, int cap, int sub)
+{
+    size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)cap * hw;
+    size_t C = (size_t)cf->channels, P = (size_t)cf->in_planes;
+    size_t kmax = (P > C ? P : C) * 9;
+    float **ptrs[] = {&w->x0, &w->mask, &w->legal, &w->cnt, &w->act3, &w->col, &w->p1,
+                      &w->logit, &w->v1, &w->pooled, &w->f1, &w->vl};
+    size_t sizes[] = {P * nhw, nhw, nhw, (size_t)cap, 3 * C * nhw, kmax * sub * hw,
+                      (size_t)cf->policy_head * nhw, nhw, (size_t)cf->value_head * nhw,
+                      (size_t)cap * cf->value_head, (size_t)cap * cf->value_hidden,
+                      (size_t)cap * 3};
+    return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
+}
+
+static int worker_alloc_train(worker_t *w, const nn_config_t *cf, int cap, size_t nparams)
+{
+    size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)cap * hw;
+    size_t C = (size_t)cf->channels;
+    float **ptrs[] = {&w->actall, &w->dA, &w->dB, &w->dp1, &w->dv1, &w->small, &w->grad};
+    size_t sizes[] = {(1 + 2 * (size_t)cf->blocks) * C * nhw, C * nhw, C * nhw,
+                      (size_t)cf->policy_head * nhw, (size_t)cf->value_head * nhw,
+                      (size_t)cap * (cf->value_head + cf->value_hidden + 3), nparams};
+    return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
+}
+
+static void worker_release(worker_t *w)
+{
+    float *all[] = {w->x0, w->mask, w->legal, w->cnt, w->act3, w->actall, w->col, w->p1,
+                    w->logit, w->v1, w->pooled, w->f1, w->vl, w->dA, w->dB, w->dp1,
+                    w->dv1, w->small, w->grad};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        free(all[i]);
+}
+
+static void fast_free(nn_ctx_t *c)
+{
+    if (!c)
+        return;
+    struct fast *f = c->fast;
+    if (f) {
+        pthread_mutex_lock(&f->mu);
+        f->quit = true;
+        pthread_cond_broadcast(&f->go);
+        pthread_mutex_unlock(&f->mu);
+        for (int t = 0; t < f->nthreads; t++)
+            if (f->w[t].started)
+                pthread_join(f->w[t].tid, NULL);
+        for (int t = 0; t < f->nthreads; t++)
+            worker_release(&f->w[t]);
+        pthread_mutex_destroy(&f->mu);
+        pthread_cond_destroy(&f->go);
+        pthread_cond_destroy(&f->done);
+        free(f->w);
+        free(f);
+    }
+    free(c->params);
+    free(c->grad);
+    free(c->mom);
+    free(c);
+}
+
+static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int threads,
+                             char *err, size_t errlen)
+{
+    (void)device;
+    size_t np = m->nparams;
+    nn_ctx_t *c = calloc(1, sizeof *c);
+    if (!c)
+        goto out_nomem;
+    c->cfg = m->cfg;
+    nn_param_layout(&m->cfg, &c->lay);
+    assert(c->lay.total == np);
+    c->max_batch = max_batch;
+    c->params = malloc(np * sizeof(float));
+    c->grad = malloc(np * sizeof(float));
+    c->mom = calloc(np, sizeof(float));
+    struct fast *f = c->fast = calloc(1, sizeof *f);
+    if (f) {
+        pthread_mutex_init(&f->mu, NULL);
+        pthread_cond_init(&f->go, NULL);
+        pthread_cond_init(&f->done, NULL);
+    }
+    if (!c->params || !c->grad || !c->mom || !f)
+        goto out_free_ctx;
+    memcpy(c->params, m->params, np * sizeof(float));
+    int t = threads > 0 ? threads : sgemm_cores();
+    if (t > max_batch)
+        t = max_batch;
+    if (t > 64)
+        t = 64;
+    f->nthreads = t;
+    f->cap = (max_batch + t - 1) / t;
+    int hw = m->cfg.board_max * m->cfg.board_max;
+    /* im2col in slices of about 2048 columns: big enough for SGEMM to run
+     * near peak, small enough that col stays a few MB. */
+    f->sub = 2048 / hw < 1 ? 1 : 2048 / hw;
+    if (f->sub > f->cap)
+        f->sub = f->cap;
+    f->w = calloc((size_t)t, sizeof *f->w);
+    if (!f->w)
+        goto out_free_ctx;
+    for (int i = 0; i < t; i++) {
+        f->w[i].ctx = c;
+        f->w[i].idx = i;
+        if (worker_alloc_forward(&f->w[i], &m->cfg, f->cap, f->sub) != 0)
+            goto out_free_ctx;
+    }
+    for (int i = 1; i < t; i++) {
+        if (pthread_create(&f->w[i].tid, NULL, worker_main, &f->w[i]) != 0) {
+            snprintf(err, errlen, "cpu: cannot start thread %d of %d", i + 1, t);
+            fast_free(c);
+            return NULL;
+        }
+        f->w[i].started = true;
+    }
+    return c;
+
+out_free_ctx:
+    fast_free(c);
+out_nomem:
+    snprintf(err, errlen, "cpu: out of memory for batch %d", max_batch);
+    return NULL;
+}
+
+static void fast_forward(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
+{
+    fast_run(c, JOB_FORWARD, in, NULL, NULL, n, policy, value);
+}
+
+/* The backward workspace is allocated on the first training call. */
+static void fast_train_ready(nn_ctx_t *c)
+{
+    struct fast *f = c->fast;
+    if (f->train_ready)
+        return;
+    for (int t = 0; t < f->nthreads; t++)
+        if (worker_alloc_train(&f->w[t], &c->cfg, f->cap, c->lay.total) != 0) {
+            fprintf(stderr, "gomoku: cpu backend: out of memory for the training workspace\n");
+            abort();
+        }
+    f->train_ready = true;
+}
+
+static void fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, float wd, nn_losses_t *out, float *grad)
+{
+    struct fast *f = c->fast;
+    fast_train_ready(c);
+    fast_run(c, grad ? JOB_GRAD : JOB_LOSS, in, pt, vt, n, NULL, NULL);
+    double lp = 0.0, lv = 0.0, l2 = 0.0;
+    for (int t = 0; t < f->nthreads; t++) {
+        lp += f->w[t].lp;
+        lv += f->w[t].lv;
+    }
+    size_t np = c->lay.total;
+    if (grad) {
+        memcpy(grad, f->w[0].grad, np * sizeof(float));
+        for (int t = 1; t < f->nthreads; t++) {
+            const float *g = f->w[t].grad;
+            for (size_t i = 0; i < np; i++)
+                grad[i] += g[i];
+        }
+    }
+    for (int t = 0; t < nn_param_tensors(&c->cfg); t++) {
+        if (!nn_param_tensor_is_weight(&c->cfg, t))
+            continue;
+        nn_tensor_info_t ti = nn_param_tensor(&c->cfg, t);
+        for (size_t i = ti.offset; i < ti.offset + ti.count; i++) {
+            l2 += (double)c->params[i] * c->params[i];
+            if (grad)
+                grad[i] += 2.0f * wd * c->params[i];
+        }
+    }
+    l2 *= wd;
+    lp = n ? lp / n : 0.0;
+    lv = n ? lv / n : 0.0;
+    if (out)
+        *out = (nn_losses_t){(float)lp, (float)lv, (float)l2, (float)(lp + lv + l2)};
+}
+
+static void fast_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                            int n, const nn_train_opts_t *o, nn_losses_t *out)
+{
+    fast_loss_grad(c, in, pt, vt, n, o->weight_decay, out, c->grad);
+    sgd_update(c, o);
+}
+
+const nn_backend_t nn_backend_cpu = {
+    .name = "cpu",
+    .create = fast_create,
+    .forward = fast_forward,
+    .train_step = fast_train_step,
+    .loss_grad = fast_loss_grad,
+    .get_weights = cpu_get_weights,
+    .set_weights = cpu_set_weights,
+    .free = fast_free,
+};

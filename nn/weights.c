@@ -1,0 +1,309 @@
+/* The .gzm weights file: header, little-endian fp32 tensors, CRC32.
+ *
+ *   off  size  field
+ *     0     4  magic "GZM1"
+ *     4     4  version (NN_FILE_VERSION)
+ *     8    36  board_max, in_planes, blocks, channels, policy_head,
+ *              value_head, value_hidden, rule, reserved (0)   (u32 each)
+ *    44     8  step (u64)
+ *    52     8  generation (u64)
+ *    60     8  nparams (u64)
+ *    68  4*np  params (fp32)
+ *   end     4  CRC32 (zlib) of every byte before it
+ * All integers little endian. */
+#include "nn/nn.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define HEADER_BYTES 68
+static const unsigned char MAGIC[4] = {'G', 'Z', 'M', '1'};
+
+static void put32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static void put64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
+
+static int write_all(int fd, const unsigned char *p, size_t n)
+{
+    while (n > 0) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return -1;
+        p += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+/* Serialise the whole file into one buffer (owned by the caller). */
+static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
+{
+    size_t n = HEADER_BYTES + 4 * m->nparams + 4;
+    unsigned char *buf = malloc(n);
+    if (!buf)
+        return NULL;
+    const nn_config_t *c = &m->cfg;
+    memcpy(buf, MAGIC, 4);
+    put32(buf + 4, NN_FILE_VERSION);
+    const uint32_t dims[9] = {(uint32_t)c->board_max, (uint32_t)c->in_planes,
+                              (uint32_t)c->blocks, (uint32_t)c->channels,
+                              (uint32_t)c->policy_head, (uint32_t)c->value_head,
+                              (uint32_t)c->value_hidden, m->rule, 0};
+    for (int i = 0; i < 9; i++)
+        put32(buf + 8 + 4 * i, dims[i]);
+    put64(buf + 44, m->step);
+    put64(buf + 52, m->generation);
+    put64(buf + 60, m->nparams);
+    unsigned char *p = buf + HEADER_BYTES;
+    for (size_t i = 0; i < m->nparams; i++) {
+        uint32_t u;
+        memcpy(&u, &m->params[i], 4);
+        put32(p + 4 * i, u);
+    }
+    uLong crc = crc32(0L, Z_NULL, 0);
+    size_t body = n - 4;
+    for (size_t off = 0; off < body;) {   /* zlib takes uInt lengths */
+        uInt chunk = (uInt)(body - off > (1u << 30) ? (1u << 30) : body - off);
+        crc = crc32(crc, buf + off, chunk);
+        off += chunk;
+    }
+    put32(buf + body, (uint32_t)crc);
+    *len = n;
+    return buf;
+}
+
+int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen)
+{
+    size_t len;
+    unsigned char *buf = model_serialise(m, &len);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
+        snprintf(err, errlen, "%s: path too long", path);
+        goto out_free_buf;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        goto out_free_buf;
+    }
+    if (write_all(fd, buf, len) != 0 || fsync(fd) != 0) {
+        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+        close(fd);
+        goto out_unlink;
+    }
+    if (close(fd) != 0) {
+        snprintf(err, errlen, "%s: close failed: %s", tmp, strerror(errno));
+        goto out_unlink;
+    }
+    if (rename(tmp, path) != 0) {
+        snprintf(err, errlen, "%s: rename failed: %s", path, strerror(errno));
+        goto out_unlink;
+    }
+    /* The rename is durable only once the directory is synced. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+    free(buf);
+    return 0;
+
+out_unlink:
+    unlink(tmp);
+out_free_buf:
+    free(buf);
+    return -1;
+}
+
+/* Read a whole regular file; NULL with err set. */
+static unsigned char *read_file(const char *path, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return NULL;
+    }
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+        snprintf(err, errlen, "%s: not a regular file", path);
+        fclose(f);
+        return NULL;
+    }
+    size_t n = (size_t)st.st_size;
+    unsigned char *buf = malloc(n ? n : 1);
+    if (!buf) {
+        snprintf(err, errlen, "%s: out of memory for %zu bytes", path, n);
+        fclose(f);
+        return NULL;
+    }
+    size_t got = fread(buf, 1, n, f);
+    int bad = ferror(f);
+    fclose(f);
+    if (bad || got != n) {
+        snprintf(err, errlen, "%s: read failed", path);
+        free(buf);
+        return NULL;
+    }
+    *len = n;
+    return buf;
+}
+
+static uint32_t crc_of(const unsigned char *p, size_t n)
+{
+    uLong crc = crc32(0L, Z_NULL, 0);
+    for (size_t off = 0; off < n;) {
+        uInt chunk = (uInt)(n - off > (1u << 30) ? (1u << 30) : n - off);
+        crc = crc32(crc, p + off, chunk);
+        off += chunk;
+    }
+    return (uint32_t)crc;
+}
+
+nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
+{
+    size_t len;
+    unsigned char *buf = read_file(path, &len, err, errlen);
+    if (!buf)
+        return NULL;
+    nn_model_t *m = NULL;
+    if (len < 4 || memcmp(buf, MAGIC, 4) != 0) {
+        if (len < 4 && memcmp(buf, MAGIC, len) == 0)
+            snprintf(err, errlen, "%s: truncated: %zu bytes, a model header is %d bytes",
+                     path, len, HEADER_BYTES);
+        else
+            snprintf(err, errlen, "%s: not a gomoku model file (bad magic)", path);
+        goto out_free_buf;
+    }
+    if (len < 8) {
+        snprintf(err, errlen, "%s: truncated: %zu bytes, a model header is %d bytes", path,
+                 len, HEADER_BYTES);
+        goto out_free_buf;
+    }
+    uint32_t version = get32(buf + 4);
+    if (version != NN_FILE_VERSION) {
+        snprintf(err, errlen,
+                 "%s: unknown model file version %u (this build reads version %d; "
+                 "use the gomoku that wrote it, or re-create the model)",
+                 path, version, NN_FILE_VERSION);
+        goto out_free_buf;
+    }
+    if (len < HEADER_BYTES) {
+        snprintf(err, errlen, "%s: truncated: %zu bytes, a model header is %d bytes", path,
+                 len, HEADER_BYTES);
+        goto out_free_buf;
+    }
+    uint32_t d[9];
+    for (int i = 0; i < 9; i++)
+        d[i] = get32(buf + 8 + 4 * i);
+    nn_config_t cfg;
+    uint32_t maxdim = 1u << 20;   /* keeps the int casts below meaningful */
+    for (int i = 0; i < 7; i++)
+        if (d[i] > maxdim) {
+            snprintf(err, errlen, "%s: dims out of range (field %d is %u)", path, i, d[i]);
+            goto out_free_buf;
+        }
+    cfg.board_max = (int)d[0];
+    cfg.in_planes = (int)d[1];
+    cfg.blocks = (int)d[2];
+    cfg.channels = (int)d[3];
+    cfg.policy_head = (int)d[4];
+    cfg.value_head = (int)d[5];
+    cfg.value_hidden = (int)d[6];
+    char why[160];
+    if (nn_config_check(&cfg, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: dims out of range: %s", path, why);
+        goto out_free_buf;
+    }
+    if (d[7] >= RULE_COUNT) {
+        snprintf(err, errlen, "%s: dims out of range: rule %u unknown", path, d[7]);
+        goto out_free_buf;
+    }
+    uint64_t np = get64(buf + 60);
+    size_t want_np = nn_param_count(&cfg);
+    if (np != want_np) {
+        snprintf(err, errlen,
+                 "%s: parameter count %llu does not match the dims (%d blocks x %d channels "
+                 "need %zu)", path, (unsigned long long)np, cfg.blocks, cfg.channels, want_np);
+        goto out_free_buf;
+    }
+    size_t want = HEADER_BYTES + 4 * want_np + 4;
+    if (len < want) {
+        snprintf(err, errlen, "%s: truncated: %zu bytes, expected %zu", path, len, want);
+        goto out_free_buf;
+    }
+    if (len > want) {
+        snprintf(err, errlen, "%s: %zu trailing bytes after the model (expected %zu bytes)",
+                 path, len - want, want);
+        goto out_free_buf;
+    }
+    uint32_t stored = get32(buf + want - 4), computed = crc_of(buf, want - 4);
+    if (stored != computed) {
+        snprintf(err, errlen, "%s: CRC mismatch (stored %08x, computed %08x): file is corrupt",
+                 path, stored, computed);
+        goto out_free_buf;
+    }
+    m = calloc(1, sizeof *m);
+    if (!m)
+        goto out_nomem;
+    m->cfg = cfg;
+    m->rule = d[7];
+    m->step = get64(buf + 44);
+    m->generation = get64(buf + 52);
+    m->nparams = want_np;
+    m->params = malloc(want_np * sizeof(float));
+    if (!m->params)
+        goto out_free_model;
+    for (size_t i = 0; i < want_np; i++) {
+        uint32_t u = get32(buf + HEADER_BYTES + 4 * i);
+        memcpy(&m->params[i], &u, 4);
+    }
+    free(buf);
+    return m;
+
+out_free_model:
+    free(m);
+    m = NULL;
+out_nomem:
+    snprintf(err, errlen, "%s: out of memory", path);
+out_free_buf:
+    free(buf);
+    return NULL;
+}
+
+int nn_file_crc(const char *path, uint32_t *crc, char *err, size_t errlen)
+{
+    size_t len;
+    unsigned char *buf = read_file(path, &len, err, errlen);
+    if (!buf)
+        return -1;
+    *crc = crc_of(buf, len);
+    free(buf);
+    return 0;
+}
