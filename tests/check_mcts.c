@@ -1,0 +1,489 @@
+/* Search: PUCT selection and backup checked by hand, visit bookkeeping,
+ * tactics with a uniform evaluator, exact terminal values, determinism,
+ * tree reuse and the NN cache. */
+#include <check.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcts/mcts.h"
+
+static mcts_t *make_tree(float fpu_root, size_t mem, mcts_cache_t *cache, uint64_t seed)
+{
+    mcts_params_t p;
+    mcts_params_default(&p);
+    p.fpu_root = fpu_root;
+    p.mem_bytes = mem;
+    p.seed = seed;
+    char err[128];
+    mcts_t *t = mcts_create(&p, cache, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    return t;
+}
+
+/* Place stones: black at bx/by, white at wx/wy (equal counts or one more
+ * black), played alternately so the side to move follows. */
+static void setup(board_t *b, int size, rule_t rule, const int (*black)[2], int nb,
+                  const int (*white)[2], int nw)
+{
+    board_init(b, size, rule);
+    for (int i = 0; i < nb || i < nw; i++) {
+        if (i < nb)
+            ck_assert_int_eq(board_play(b, board_xy(b, black[i][0], black[i][1])), MOVE_OK);
+        if (i < nw)
+            ck_assert_int_eq(board_play(b, board_xy(b, white[i][0], white[i][1])), MOVE_OK);
+    }
+}
+
+/* One scripted evaluation: the single gathered leaf gets `value` (side to
+ * move there) and priors p[i] at moves m[i], 0 elsewhere. Returns the leaf's
+ * last move. */
+static int deliver_one(mcts_t *t, const int *m, const float *p, int k, float value)
+{
+    const board_t *leaf[1];
+    ck_assert_int_eq(mcts_gather(t, 1, 0, leaf), 1);
+    int last = leaf[0]->last;
+    static float row[BOARD_CELLS];
+    memset(row, 0, sizeof row);
+    for (int i = 0; i < k; i++)
+        row[m[i]] = p[i];
+    mcts_deliver(t, row, &value);
+    return last;
+}
+
+static float child_q(const mcts_t *t, int move, uint32_t *visits)
+{
+    mcts_child_info_t c[BOARD_CELLS];
+    int n = mcts_root_children(t, c, BOARD_CELLS);
+    for (int i = 0; i < n; i++)
+        if (c[i].move == move) {
+            *visits = c[i].visits;
+            return c[i].q;
+        }
+    ck_abort_msg("move %d is not a root child", move);
+    return 0.0f;
+}
+
+/* Root (black to move) gets priors A 0.5, B 0.3, C 0.2 and value 0.1; child
+ * A gets value +0.6 for white. Then root: n 2, w(black) 0.1 - 0.6 = -0.5,
+ * Q = -0.25; Q(A) = -0.6 for black. Next selection, c_puct 1.5, sqrt(N) =
+ * sqrt(2): A scores -0.6 + 1.5*0.5*1.414/2 = -0.070; B (unvisited) scores
+ * fpu + 1.5*0.3*1.414 = fpu + 0.636 with fpu = -0.25 - r*sqrt(0.5):
+ * r = 0 -> 0.386 (B wins); r = 1.5 -> -0.675 (A wins). */
+START_TEST(test_puct_by_hand)
+{
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    int A = board_xy(&b, 7, 7), B = board_xy(&b, 8, 8), C = board_xy(&b, 6, 6);
+    int m[3] = {A, B, C};
+    float p[3] = {0.5f, 0.3f, 0.2f};
+    for (int variant = 0; variant < 2; variant++) {
+        mcts_t *t = make_tree(variant == 0 ? 0.0f : 1.5f, 8 << 20, NULL, 1);
+        mcts_set_root(t, &b);
+        ck_assert_int_eq(deliver_one(t, m, p, 3, 0.1f), MOVE_NONE);   /* the root itself */
+        ck_assert_uint_eq(mcts_root_n(t), 1);
+        ck_assert_float_eq_tol(mcts_root_value(t), 0.1f, 1e-6f);
+        ck_assert_int_eq(deliver_one(t, m, p, 0, 0.6f), A);            /* highest prior first */
+        ck_assert_uint_eq(mcts_root_n(t), 2);
+        ck_assert_float_eq_tol(mcts_root_value(t), -0.25f, 1e-6f);
+        uint32_t n;
+        ck_assert_float_eq_tol(child_q(t, A, &n), -0.6f, 1e-6f);
+        ck_assert_uint_eq(n, 1);
+        const board_t *leaf[1];
+        ck_assert_int_eq(mcts_gather(t, 1, 0, leaf), 1);
+        if (variant == 0) {
+            ck_assert_int_eq(leaf[0]->nmoves, 1);
+            ck_assert_int_eq(leaf[0]->last, B);
+        } else {
+            ck_assert_int_eq(leaf[0]->nmoves, 2);   /* into A, then A's first child */
+            ck_assert_int_eq(leaf[0]->moves[0], A);
+        }
+        float v = -0.2f, row[BOARD_CELLS] = {0};
+        mcts_deliver(t, row, &v);
+        /* root w(black) = -0.5 + v(leaf side) flipped per ply */
+        float expect = variant == 0 ? (0.1f - 0.6f + 0.2f) / 3.0f : (0.1f - 0.6f - 0.2f) / 3.0f;
+        ck_assert_float_eq_tol(mcts_root_value(t), expect, 1e-6f);
+        mcts_free(t);
+    }
+}
+END_TEST
+
+START_TEST(test_visits_add_up)
+{
+    mcts_t *t = make_tree(0.0f, 32 << 20, NULL, 3);
+    board_t b;
+    board_init(&b, 9, RULE_STANDARD);
+    board_play(&b, board_xy(&b, 4, 4));
+    mcts_set_root(t, &b);
+    for (int batch = 1; batch <= 8; batch *= 8) {
+        mcts_limits_t lim = {.visits = 600, .batch = batch};
+        mcts_result_t r;
+        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        ck_assert_uint_eq(r.root_visits, 600);
+        mcts_child_info_t c[BOARD_CELLS];
+        int k = mcts_root_children(t, c, BOARD_CELLS);
+        ck_assert_int_eq(k, 80);
+        uint64_t sum = 0;
+        for (int i = 0; i < k; i++)
+            sum += c[i].visits;
+        ck_assert_uint_eq(sum + 1, r.root_visits);   /* n = 1 + sum of children */
+        record_visit_t rv[BOARD_CELLS];
+        int nv = mcts_root_visits(t, rv, BOARD_CELLS);
+        uint64_t sum2 = 0;
+        for (int i = 0; i < nv; i++)
+            sum2 += rv[i].count;
+        ck_assert_uint_eq(sum2, sum);
+        mcts_set_root(t, &b);
+    }
+    mcts_free(t);
+}
+END_TEST
+
+static const int four_b[4][2] = {{3, 7}, {4, 7}, {5, 7}, {6, 7}};
+
+START_TEST(test_takes_win)
+{
+    /* black four 3..6,7 (7,7 and 2,7 win); white has an open four too */
+    const int w[4][2] = {{3, 2}, {4, 2}, {5, 2}, {6, 2}};
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    for (int i = 0; i < 4; i++) {
+        board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
+        board_play(&b, board_xy(&b, w[i][0], w[i][1]));
+    }
+    mcts_t *t = make_tree(0.0f, 8 << 20, NULL, 1);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 200};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert(r.best_move == board_xy(&b, 7, 7) || r.best_move == board_xy(&b, 2, 7));
+    ck_assert_int_eq(r.proven, 1);
+    ck_assert_float_eq(r.value, 1.0f);   /* exact, not an average */
+    ck_assert(board_is_winning_move(&b, r.best_move));
+    ck_assert_int_eq(mcts_pick_move(t, 1.0), r.best_move);
+    mcts_free(t);
+}
+END_TEST
+
+START_TEST(test_blocks_closed_four)
+{
+    for (int rule = 0; rule < RULE_COUNT; rule++) {
+        /* white four 3..6,7 closed at 2,7 by black; black to move must take 7,7 */
+        const int bl[5][2] = {{2, 7}, {10, 12}, {12, 1}, {1, 12}, {9, 3}};
+        board_t b;
+        board_init(&b, 15, (rule_t)rule);
+        for (int i = 0; i < 4; i++) {
+            board_play(&b, board_xy(&b, bl[i][0], bl[i][1]));
+            board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
+        }
+        ck_assert_int_eq(b.to_move, STONE_BLACK);
+        mcts_t *t = make_tree(0.0f, 8 << 20, NULL, 1);
+        mcts_set_root(t, &b);
+        mcts_limits_t lim = {.visits = 300};
+        mcts_result_t r;
+        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        ck_assert_int_eq(r.best_move, board_xy(&b, 7, 7));
+        ck_assert_int_eq(r.proven, 0);
+        mcts_free(t);
+    }
+}
+END_TEST
+
+START_TEST(test_blocks_open_four)
+{
+    /* white open four 3..6,7: black is lost, but still blocks one end */
+    const int bl[4][2] = {{10, 12}, {12, 1}, {1, 12}, {9, 3}};
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    for (int i = 0; i < 4; i++) {
+        board_play(&b, board_xy(&b, bl[i][0], bl[i][1]));
+        board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
+    }
+    mcts_t *t = make_tree(0.0f, 8 << 20, NULL, 1);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 100};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert(r.best_move == board_xy(&b, 7, 7) || r.best_move == board_xy(&b, 2, 7));
+    ck_assert_int_eq(r.proven, -1);
+    ck_assert_float_eq(r.value, -1.0f);
+    mcts_free(t);
+}
+END_TEST
+
+START_TEST(test_finds_open_four)
+{
+    /* black open three 5..7,7, nothing for white: black wins by making an
+     * open four at 4,7 or 8,7 (the reply position is a proven loss) */
+    const int bl[3][2] = {{5, 7}, {6, 7}, {7, 7}};
+    const int wh[3][2] = {{0, 0}, {14, 0}, {0, 14}};
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, bl, 3, wh, 3);
+    mcts_t *t = make_tree(0.0f, 32 << 20, NULL, 1);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 3000};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_msg(r.best_move == board_xy(&b, 4, 7) || r.best_move == board_xy(&b, 8, 7),
+                  "best move %d", r.best_move);
+    ck_assert_int_eq(r.proven, 1);
+    ck_assert_int_ge(r.npv, 1);
+    ck_assert_int_eq(r.pv[0], r.best_move);
+    mcts_free(t);
+}
+END_TEST
+
+static void eval_const(void *user, const board_t *const *boards, int n, float *policy,
+                       float *value)
+{
+    mcts_eval_uniform(NULL, boards, n, policy, value);
+    for (int i = 0; i < n; i++)
+        value[i] = 0.7f;
+    if (user)
+        *(int *)user += n;
+}
+
+START_TEST(test_terminal_exact)
+{
+    /* 5x5 filled in a pattern with no five, one black point left: the
+     * only move ends the game in a draw, valued exactly 0 */
+    int bl[13][2], wh[12][2], nb = 0, nw = 0;
+    for (int y = 0; y < 5; y++)
+        for (int x = 0; x < 5; x++) {
+            if ((x + 2 * y) % 4 < 2) {
+                bl[nb][0] = x;
+                bl[nb++][1] = y;
+            } else {
+                wh[nw][0] = x;
+                wh[nw++][1] = y;
+            }
+        }
+    ck_assert_int_eq(nb, 13);
+    board_t b;
+    setup(&b, 5, RULE_FREESTYLE, bl, 12, wh, 12);
+    ck_assert(!board_over(&b));
+    int evals = 0;
+    mcts_t *t = make_tree(0.0f, 4 << 20, NULL, 1);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 50};
+    mcts_result_t r;
+    mcts_search(t, eval_const, &evals, &lim, &r);
+    ck_assert_int_eq(evals, 1);   /* only the root needed the net */
+    uint32_t n;
+    ck_assert_float_eq(child_q(t, board_xy(&b, bl[12][0], bl[12][1]), &n), 0.0f);
+    ck_assert_uint_eq(n, 49);
+    ck_assert_float_eq_tol(r.value, 0.7f / 50.0f, 1e-6f);
+
+    /* a finished game: the side to move has lost, exactly */
+    board_t w;
+    const int five[5][2] = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}};
+    const int other[4][2] = {{0, 2}, {1, 2}, {2, 2}, {4, 3}};
+    setup(&w, 9, RULE_FREESTYLE, five, 5, other, 4);
+    ck_assert(board_over(&w));
+    mcts_set_root(t, &w);
+    mcts_search(t, eval_const, &evals, &lim, &r);
+    ck_assert_int_eq(r.proven, -1);
+    ck_assert_float_eq(r.value, -1.0f);
+    ck_assert_int_eq(r.best_move, MOVE_NONE);
+    mcts_free(t);
+}
+END_TEST
+
+static void run_noisy(uint64_t seed, int *moves, record_visit_t *rv, int *nv)
+{
+    mcts_t *t = make_tree(0.0f, 16 << 20, NULL, seed);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    mcts_set_root(t, &b);
+    for (int ply = 0; ply < 6; ply++) {
+        mcts_limits_t lim = {.visits = 1, .batch = 1};
+        mcts_result_t r;
+        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        mcts_add_noise(t, 0.3, 0.25);
+        lim.visits = 200;
+        lim.batch = 4;
+        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        moves[ply] = mcts_pick_move(t, 1.0);
+        ck_assert(mcts_advance(t, moves[ply]));
+    }
+    *nv = mcts_root_visits(t, rv, BOARD_CELLS);
+    mcts_free(t);
+}
+
+START_TEST(test_same_seed_same_output)
+{
+    int m1[6], m2[6], nv1, nv2;
+    record_visit_t v1[BOARD_CELLS], v2[BOARD_CELLS];
+    run_noisy(42, m1, v1, &nv1);
+    run_noisy(42, m2, v2, &nv2);
+    ck_assert_mem_eq(m1, m2, sizeof m1);
+    ck_assert_int_eq(nv1, nv2);
+    ck_assert_mem_eq(v1, v2, (size_t)nv1 * sizeof v1[0]);
+    int differ = 0;
+    for (uint64_t s = 1; s <= 3; s++) {
+        run_noisy(s, m2, v2, &nv2);
+        differ += memcmp(m1, m2, sizeof m1) != 0;
+    }
+    ck_assert_int_gt(differ, 0);   /* the seed does matter */
+}
+END_TEST
+
+START_TEST(test_tree_reuse)
+{
+    /* small arena so that advancing compacts the subtree into the spare half */
+    for (int small = 0; small < 2; small++) {
+        mcts_t *t = make_tree(0.0f, small ? (size_t)10 << 20 : (size_t)64 << 20, NULL, 5);
+        board_t b;
+        board_init(&b, 15, RULE_FREESTYLE);
+        mcts_set_root(t, &b);
+        mcts_limits_t lim = {.visits = 2000};
+        mcts_result_t r;
+        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        ck_assert(!r.mem_full);
+        int mv = r.best_move;
+        uint32_t n;
+        child_q(t, mv, &n);
+        ck_assert_uint_gt(n, 1);
+        size_t used = mcts_edges_used(t);
+        ck_assert(mcts_advance(t, mv));
+        ck_assert_uint_eq(mcts_root_n(t), n);
+        if (small)
+            ck_assert_uint_lt(mcts_edges_used(t), used);   /* compacted */
+        mcts_child_info_t c[BOARD_CELLS];
+        int k = mcts_root_children(t, c, BOARD_CELLS);
+        uint64_t sum = 0;
+        for (int i = 0; i < k; i++)
+            sum += c[i].visits;
+        ck_assert_uint_eq(sum + 1, n);
+        /* sync_root to the position one ply ahead keeps that child's subtree */
+        lim.visits = n + 500;
+        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        ck_assert_uint_eq(r.root_visits, n + 500);
+        int reply = r.best_move;
+        board_t after = *mcts_root_board(t);
+        board_play(&after, reply);
+        uint32_t nr;
+        child_q(t, reply, &nr);
+        ck_assert(mcts_sync_root(t, &after));
+        ck_assert_uint_eq(mcts_root_n(t), nr);
+        ck_assert(!mcts_advance(t, mv));   /* occupied: refused, nothing changes */
+        ck_assert_uint_eq(mcts_root_n(t), nr);
+        mcts_free(t);
+    }
+}
+END_TEST
+
+START_TEST(test_cache_transposition)
+{
+    char err[128];
+    mcts_cache_t *c = mcts_cache_create(4 << 20, err, sizeof err);
+    ck_assert(c != NULL);
+    mcts_t *t = make_tree(0.0f, 8 << 20, c, 1);
+    int a = 3 * 9 + 3, bm = 4 * 9 + 4, cm = 5 * 9 + 2;
+    board_t b1, b2;
+    board_init(&b1, 9, RULE_STANDARD);
+    board_play(&b1, a);
+    board_play(&b1, bm);
+    board_play(&b1, cm);
+    board_init(&b2, 9, RULE_STANDARD);
+    board_play(&b2, cm);
+    board_play(&b2, bm);
+    board_play(&b2, a);
+    ck_assert_uint_eq(b1.hash, b2.hash);
+    int evals = 0;
+    mcts_limits_t lim = {.visits = 1};
+    mcts_result_t r;
+    mcts_set_root(t, &b1);
+    mcts_search(t, eval_const, &evals, &lim, &r);
+    ck_assert_int_eq(evals, 1);
+    uint64_t hits = mcts_cache_hits(c);
+    mcts_set_root(t, &b2);
+    mcts_search(t, eval_const, &evals, &lim, &r);
+    ck_assert_int_eq(evals, 1);                     /* served by the cache */
+    ck_assert_uint_eq(mcts_cache_hits(c), hits + 1);
+    ck_assert_float_eq_tol(r.value, 0.7f, 1e-6f);
+    ck_assert(mcts_root_expanded(t));
+    /* another rule is another position */
+    board_t b3;
+    board_init(&b3, 9, RULE_FREESTYLE);
+    board_play(&b3, a);
+    board_play(&b3, bm);
+    board_play(&b3, cm);
+    mcts_set_root(t, &b3);
+    mcts_search(t, eval_const, &evals, &lim, &r);
+    ck_assert_int_eq(evals, 2);
+    mcts_free(t);
+    mcts_cache_free(c);
+}
+END_TEST
+
+START_TEST(test_renju_forbidden_not_searched)
+{
+    /* black 5,7 6,7 7,5 7,6: 7,7 is a double three for black */
+    const int bl[4][2] = {{5, 7}, {6, 7}, {7, 5}, {7, 6}};
+    const int wh[4][2] = {{0, 0}, {2, 0}, {0, 14}, {14, 14}};
+    board_t b;
+    setup(&b, 15, RULE_RENJU, bl, 4, wh, 4);
+    int x = board_xy(&b, 7, 7);
+    ck_assert(board_is_forbidden(&b, x));
+    mcts_t *t = make_tree(0.0f, 16 << 20, NULL, 1);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 500};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    int fp[BOARD_CELLS];
+    int nf = board_forbidden_points(&b, fp);
+    ck_assert_int_ge(nf, 1);
+    mcts_child_info_t c[BOARD_CELLS];
+    int k = mcts_root_children(t, c, BOARD_CELLS);
+    ck_assert_int_eq(k, 225 - 8 - nf);
+    for (int i = 0; i < k; i++)
+        ck_assert_int_ne(c[i].move, x);
+    mcts_free(t);
+}
+END_TEST
+
+START_TEST(test_time_and_stop)
+{
+    mcts_t *t = make_tree(0.0f, (size_t)256 << 20, NULL, 1);
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.time_ms = 30};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert(!r.mem_full);
+    ck_assert(r.seconds >= 0.03 && r.seconds < 1.0);
+    ck_assert_uint_gt(r.playouts, 100);
+    volatile int stop = 1;
+    mcts_limits_t l2 = {.visits = 1000000, .stop = &stop};
+    mcts_search(t, mcts_eval_uniform, NULL, &l2, &r);
+    ck_assert_uint_eq(r.playouts, 0);
+    mcts_free(t);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("mcts");
+    TCase *tc = tcase_create("search");
+    tcase_set_timeout(tc, 30);
+    tcase_add_test(tc, test_puct_by_hand);
+    tcase_add_test(tc, test_visits_add_up);
+    tcase_add_test(tc, test_takes_win);
+    tcase_add_test(tc, test_blocks_closed_four);
+    tcase_add_test(tc, test_blocks_open_four);
+    tcase_add_test(tc, test_finds_open_four);
+    tcase_add_test(tc, test_terminal_exact);
+    tcase_add_test(tc, test_same_seed_same_output);
+    tcase_add_test(tc, test_tree_reuse);
+    tcase_add_test(tc, test_cache_transposition);
+    tcase_add_test(tc, test_renju_forbidden_not_searched);
+    tcase_add_test(tc, test_time_and_stop);
+    suite_add_tcase(s, tc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
