@@ -1,0 +1,767 @@
+/* Training system: wire framing and the replay window in-process; the
+ * trainer and its workers through the real binary ($GOMOKU_BIN) on a tiny
+ * CPU net: a short run with checkpoints, a killed worker, SIGTERM and
+ * resume, a worker sending garbage, a second trainer, a killed trainer. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+#include "nn/nn.h"
+#include "selfplay/replay.h"
+#include "selfplay/rundir.h"
+#include "selfplay/wire.h"
+
+/* ---- helpers ---------------------------------------------------------- */
+
+static int asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
+
+static const char *bin(void)
+{
+    const char *b = getenv("GOMOKU_BIN");
+    return b ? b : "./gomoku";
+}
+
+static void make_tmpdir(char *out, size_t len)
+{
+    snprintf(out, len, "/tmp/check_train_XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(out));
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    for (;;) {
+        if (n + 1024 > cap)
+            s = realloc(s, cap *= 2);
+        size_t r = fread(s + n, 1, cap - n - 1, f);
+        if (r == 0)
+            break;
+        n += r;
+    }
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+/* The number after "key": in a JSON text (first occurrence at or after from); -1 if absent. */
+static long long json_num(const char *s, const char *key)
+{
+    if (!s)
+        return -1;
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(s, pat);
+    return p ? atoll(p + strlen(pat)) : -1;
+}
+
+static long long status_num(const char *run, const char *key)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    long long v = json_num(s, key);
+    free(s);
+    return v;
+}
+
+/* The workers' pids from status.json; returns how many. */
+static int worker_pids(const char *run, long *pids, int max)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    if (!s)
+        return 0;
+    int n = 0;
+    const char *q = strstr(s, "\"workers\"");
+    while (q && n < max && (q = strstr(q, "\"pid\": "))) {
+        q += 7;
+        pids[n++] = atol(q);
+    }
+    free(s);
+    return n;
+}
+
+/* A worker's numeric field (k-th worker's "key"). */
+static long long worker_num(const char *run, int k, const char *key)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    if (!s)
+        return -1;
+    const char *q = strstr(s, "\"workers\"");
+    for (int i = 0; q && i <= k; i++)
+        q = strstr(q + 1, "{\"id\": ");
+    long long v = q ? json_num(q, key) : -1;
+    free(s);
+    return v;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Start `gomoku train RUN [args]` with the tiny test settings; stderr to RUN.err. */
+static pid_t start_train(const char *run, const char *fmt, ...)
+{
+    char extra[512] = "";
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(extra, sizeof extra, fmt, ap);
+        va_end(ap);
+    }
+    char *argv[64];
+    int ac = 0;
+    argv[ac++] = (char *)bin();
+    argv[ac++] = "train";
+    argv[ac++] = (char *)run;
+    char *base[] = {"--workers", "2", "--parallel", "4", "--visits", "8", "--blocks", "1",
+                    "--channels", "8", "--size", "7", "--batch", "32", "--ratio", "8",
+                    "--window", "4000", "--checkpoint-every", "25", "--device", "cpu",
+                    "--metrics-every", "5", "--stop-timeout", "10"};
+    for (size_t i = 0; i < sizeof base / sizeof base[0]; i++)
+        argv[ac++] = base[i];
+    char *save = NULL;
+    for (char *tok = strtok_r(extra, " ", &save); tok && ac < 62; tok = strtok_r(NULL, " ", &save))
+        argv[ac++] = tok;
+    argv[ac] = NULL;
+    char errp[512];
+    snprintf(errp, sizeof errp, "%s.err", run);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int fd = open(errp, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 2);
+        dup2(fd, 1);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_exit(pid_t pid, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    int st;
+    while (now_s() < end) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        usleep(20000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* Wait until status.json's key reaches at least v; false on timeout. */
+static int wait_status(const char *run, const char *key, long long v, double timeout_s)
+{
+    double end = now_s() + timeout_s;
+    while (now_s() < end) {
+        if (status_num(run, key) >= v)
+            return 1;
+        usleep(50000);
+    }
+    return 0;
+}
+
+/* Frames in RUN/games: good and bad. */
+static void count_frames(const char *run, long *good, long *bad)
+{
+    *good = *bad = 0;
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/games", run);
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *de;
+    game_record_t r;
+    record_init(&r);
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, "shard-", 6) != 0)
+            continue;
+        char p[1024], err[256];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        frame_reader_t *fr = frame_reader_open(p, err, sizeof err);
+        ck_assert_msg(fr != NULL, "%s", err);
+        int rc;
+        while ((rc = frame_reader_next(fr, &r, err, sizeof err)) != 0) {
+            if (rc > 0 && record_validate(&r, err, sizeof err) == 0 && r.size == 7)
+                (*good)++;
+            else
+                (*bad)++;
+        }
+        frame_reader_free(fr);
+    }
+    closedir(d);
+    record_free(&r);
+}
+
+/* Step of the newest checkpoint in RUN/models (from its file). */
+static long long newest_step(const char *run)
+{
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/models", run);
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    long long best = -1;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name);
+        if (l == 10 && strcmp(de->d_name + 6, ".gzm") == 0 && atoll(de->d_name) > best)
+            best = atoll(de->d_name);
+    }
+    closedir(d);
+    if (best < 0)
+        return -1;
+    char p[1024], err[256];
+    snprintf(p, sizeof p, "%s/%06lld.gzm", dir, best);
+    nn_model_t *m = nn_model_load(p, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    long long step = (long long)m->step;
+    ck_assert_int_eq(step, best);
+    nn_model_free(m);
+    return step;
+}
+
+static int process_alive(long pid)
+{
+    char p[64];
+    snprintf(p, sizeof p, "/proc/%ld/stat", pid);
+    FILE *f = fopen(p, "r");
+    if (!f)
+        return 0;
+    char buf[512];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+}
+
+static void rm_rf(const char *path)
+{
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", path, path);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+    char *s = slurp(path);
+    int r = s && strstr(s, needle) != NULL;
+    free(s);
+    return r;
+}
+
+/* ---- in-process: wire and replay -------------------------------------- */
+
+static void game_in_a_row(game_record_t *r, int size)
+{
+    /* black plays the top row, white the row under it: black wins with five */
+    board_t b;
+    board_init(&b, size, RULE_FREESTYLE);
+    record_clear(r, RULE_FREESTYLE, size, 3);
+    for (int i = 0; !board_over(&b); i++) {
+        int mv = (i % 2 == 0) ? i / 2 : size + i / 2;
+        record_visit_t v[2] = {{(int16_t)mv, 30}, {(int16_t)(2 * size + i), 10}};
+        ck_assert_int_eq(record_add_ply(r, mv, i != 1, 0.1f, v, 2), 0);
+        ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
+    }
+    r->result = b.result;
+    ck_assert_int_eq(r->result, RESULT_BLACK);
+}
+
+START_TEST(test_wire_stream)
+{
+    game_record_t g, out;
+    record_init(&g);
+    record_init(&out);
+    game_in_a_row(&g, 7);
+    uint8_t *fb = NULL;
+    size_t cap = 0;
+    char err[256];
+    size_t flen = frame_encode(&g, &fb, &cap, err, sizeof err);
+    ck_assert_msg(flen > 0, "%s", err);
+
+    /* stream: good, junk, good with a flipped payload byte, good */
+    size_t total = 0;
+    uint8_t *stream = malloc(flen * 4 + 100);
+    memcpy(stream, fb, flen);
+    total += flen;
+    memcpy(stream + total, "not a frame at all, just junk", 29);
+    total += 29;
+    memcpy(stream + total, fb, flen);
+    stream[total + flen - 1] ^= 0x77;
+    total += flen;
+    memcpy(stream + total, fb, flen);
+    total += flen;
+
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    wire_buf_t wb;
+    wire_buf_init(&wb);
+    int good = 0, bad = 0;
+    /* feed in odd-sized pieces: frames split across reads must still decode */
+    for (size_t off = 0; off < total; off += 7) {
+        size_t n = total - off < 7 ? total - off : 7;
+        ck_assert_int_eq(write(fds[1], stream + off, n), (ssize_t)n);
+        ck_assert_int_gt(wire_buf_fill(&wb, fds[0]), 0);
+        for (;;) {
+            const uint8_t *f;
+            size_t fl;
+            wire_status_t st = wire_buf_next(&wb, &out, &f, &fl, err, sizeof err);
+            if (st == WIRE_NEED_MORE)
+                break;
+            if (st == WIRE_FRAME) {
+                good++;
+                ck_assert(record_equal(&g, &out));
+                ck_assert_int_eq(fl, flen);
+                ck_assert(memcmp(f, fb, flen) == 0);
+            } else {
+                bad++;
+            }
+        }
+    }
+    ck_assert_int_eq(good, 2);
+    ck_assert_int_ge(bad, 2);
+    ck_assert_int_eq(wire_buf_pending(&wb), 0);
+    ck_assert_int_eq(wire_buf_fill(&wb, fds[0]), -1); /* nothing more: would block */
+
+    /* a writer that dies mid-frame leaves a pending partial frame */
+    ck_assert_int_eq(write(fds[1], fb, flen / 2), (ssize_t)(flen / 2));
+    close(fds[1]);
+    ck_assert_int_gt(wire_buf_fill(&wb, fds[0]), 0);
+    const uint8_t *f;
+    size_t fl;
+    ck_assert_int_eq(wire_buf_next(&wb, &out, &f, &fl, err, sizeof err), WIRE_NEED_MORE);
+    ck_assert_int_eq(wire_buf_fill(&wb, fds[0]), 0);
+    ck_assert_int_eq(wire_buf_pending(&wb), flen / 2);
+
+    close(fds[0]);
+    wire_buf_free(&wb);
+    free(stream);
+    free(fb);
+    record_free(&g);
+    record_free(&out);
+}
+END_TEST
+
+START_TEST(test_wire_lines)
+{
+    int fds[2];
+    ck_assert_int_eq(pipe(fds), 0);
+    fcntl(fds[0], F_SETFL, O_NONBLOCK);
+    wire_lines_t l = {.len = 0};
+    char line[256];
+    ck_assert_int_eq(write(fds[1], "model 3 runs/x/models/000300.gzm\nst", 35), 35);
+    ck_assert_int_eq(wire_lines_fill(&l, fds[0]), 0);
+    ck_assert_int_eq(wire_lines_next(&l, line, sizeof line), 1);
+    ck_assert_str_eq(line, "model 3 runs/x/models/000300.gzm");
+    ck_assert_int_eq(wire_lines_next(&l, line, sizeof line), 0);
+    ck_assert_int_eq(write(fds[1], "op\n", 3), 3);
+    close(fds[1]);
+    ck_assert_int_eq(wire_lines_fill(&l, fds[0]), -1); /* EOF after the data */
+    ck_assert(l.eof);
+    ck_assert_int_eq(wire_lines_next(&l, line, sizeof line), 1);
+    ck_assert_str_eq(line, "stop");
+    close(fds[0]);
+}
+END_TEST
+
+START_TEST(test_replay_window_and_samples)
+{
+    const int size = 7, m = 9; /* a net for 9x9 serving 7x7 */
+    replay_t *rp = replay_create(40, RULE_FREESTYLE, size, m);
+    game_record_t g;
+    record_init(&g);
+    game_in_a_row(&g, size);
+    /* 9 plies, ply 1 is a cheap search: 8 training positions per game */
+    ck_assert_int_eq(replay_add(rp, &g), 8);
+    for (int i = 0; i < 9; i++)
+        ck_assert_int_eq(replay_add(rp, &g), 8);
+    /* window 40: the oldest games go once the rest hold 40 */
+    ck_assert_int_le(replay_positions(rp), 47);
+    ck_assert_int_ge(replay_positions(rp), 40);
+    game_record_t other;
+    record_init(&other);
+    record_clear(&other, RULE_STANDARD, size, 0);
+    ck_assert_int_eq(replay_add(rp, &other), -1); /* wrong rule */
+
+    replay_batch_t b;
+    ck_assert_int_eq(replay_batch_alloc(&b, 256, m), 0);
+    uint64_t rng = 99;
+    ck_assert_int_eq(replay_sample(rp, &b, &rng), 0);
+    int wins = 0, losses = 0, syms = 0;
+    for (int i = 0; i < b.n; i++) {
+        const float *in = b.in + (size_t)i * NN_PLANES * m * m;
+        const float *pt = b.policy + (size_t)i * m * m;
+        const float *vt = b.value + (size_t)i * 3;
+        double sum = 0;
+        int own = 0, opp = 0;
+        for (int k = 0; k < m * m; k++) {
+            sum += pt[k];
+            if (pt[k] > 0) /* targets only on empty on-board points */
+                ck_assert(in[NN_PLANE_ONBOARD * m * m + k] == 1.0f &&
+                          in[NN_PLANE_OWN * m * m + k] == 0.0f &&
+                          in[NN_PLANE_OPP * m * m + k] == 0.0f);
+            own += in[NN_PLANE_OWN * m * m + k] != 0;
+            opp += in[NN_PLANE_OPP * m * m + k] != 0;
+        }
+        ck_assert(fabs(sum - 1.0) < 1e-4);
+        /* black to move (as many stones each) won; white to move lost */
+        int black_to_move = in[NN_PLANE_BLACK * m * m] == 1.0f;
+        ck_assert_int_eq(black_to_move, own == opp);
+        ck_assert(vt[black_to_move ? 0 : 2] == 1.0f && vt[1] == 0.0f);
+        wins += black_to_move;
+        losses += !black_to_move;
+        /* the untransformed game has black's stones on row 0 */
+        int row0 = 1;
+        for (int k = 0; k < m * m; k++) {
+            float stone = black_to_move ? in[NN_PLANE_OWN * m * m + k] : in[NN_PLANE_OPP * m * m + k];
+            if (stone != 0 && k / m != 0)
+                row0 = 0;
+        }
+        syms += !row0;
+    }
+    ck_assert_int_gt(wins, 0);
+    ck_assert_int_gt(losses, 0);
+    ck_assert_int_gt(syms, 0); /* random symmetries were applied */
+    replay_batch_release_buffers(&b);
+
+    replay_batcher_t *bt = replay_batcher_create(rp, 64, 2, 3, 1, 5);
+    ck_assert_ptr_nonnull(bt);
+    for (int i = 0; i < 10; i++) {
+        replay_batch_t *x = replay_batcher_take(bt);
+        ck_assert_int_eq(x->n, 64);
+        double s = 0;
+        for (int k = 0; k < m * m; k++)
+            s += x->policy[k];
+        ck_assert(fabs(s - 1.0) < 1e-4);
+        replay_batcher_release(bt, x);
+        ck_assert_int_ge(replay_add(rp, &g), 0); /* writer alongside the readers */
+    }
+    uint64_t samples;
+    double busy;
+    replay_batcher_stats(bt, &samples, &busy);
+    ck_assert_int_ge(samples, 640);
+    replay_batcher_free(bt);
+    record_free(&g);
+    record_free(&other);
+    replay_free(rp);
+}
+END_TEST
+
+START_TEST(test_config_roundtrip)
+{
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    char p[128], err[256];
+    snprintf(p, sizeof p, "%s/config", dir);
+    run_config_t c, d;
+    run_config_default(&c);
+    c.rule = RULE_RENJU;
+    c.size = 15;
+    c.lr = 0.0123;
+    c.seed = 18446744073709551615ull;
+    snprintf(c.device, sizeof c.device, "cuda:1");
+    ck_assert_int_eq(run_config_save(&c, p, err, sizeof err), 0);
+    ck_assert_int_eq(run_config_load(&d, p, err, sizeof err), 0);
+    ck_assert_int_eq(d.rule, RULE_RENJU);
+    ck_assert_int_eq(d.size, 15);
+    ck_assert(d.lr == 0.0123);
+    ck_assert(d.seed == c.seed);
+    ck_assert_str_eq(d.device, "cuda:1");
+    FILE *f = fopen(p, "a");
+    fprintf(f, "size=99\n");
+    fclose(f);
+    ck_assert_int_eq(run_config_load(&d, p, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "size") != NULL, "%s", err);
+
+    int fd = run_lock(dir, err, sizeof err);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    rm_rf(dir);
+}
+END_TEST
+
+/* ---- the real program ------------------------------------------------- */
+
+START_TEST(test_train_steps_and_checkpoint)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--steps 50");
+    int rc = wait_exit(pid, 50);
+    char errp[128];
+    snprintf(errp, sizeof errp, "%s.err", run);
+    char *log = slurp(errp);
+    ck_assert_msg(rc == 0, "train exited %d:\n%s", rc, log ? log : "");
+    free(log);
+    ck_assert_int_eq(newest_step(run), 50);
+    char p[256];
+    snprintf(p, sizeof p, "%s/models/000025.gzm", run);
+    ck_assert_int_eq(access(p, F_OK), 0);
+    ck_assert_int_eq(status_num(run, "step"), 50);
+    ck_assert_int_eq(status_num(run, "generation"), 2);
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_gt(good, 0);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(status_num(run, "games"), good);
+    /* both workers played */
+    ck_assert_int_gt(worker_num(run, 0, "games"), 0);
+    ck_assert_int_gt(worker_num(run, 1, "games"), 0);
+    /* balance: never more than ratio samples per position */
+    ck_assert_int_le(50 * 32, 8 * status_num(run, "positions"));
+    snprintf(p, sizeof p, "%s/metrics.csv", run);
+    char *m = slurp(p);
+    ck_assert_ptr_nonnull(m);
+    int rows = 0;
+    for (char *q = m; (q = strchr(q, '\n')); q++)
+        rows++;
+    ck_assert_int_ge(rows, 1 + 50 / 5);
+    free(m);
+    /* the run's settings are fixed: a conflicting option is refused in one line */
+    pid = start_train(run, "--steps +5 --size 9");
+    ck_assert_int_eq(wait_exit(pid, 20), 1);
+    ck_assert(file_contains(errp, "size=7"));
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_worker_killed_is_restarted)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, NULL);
+    ck_assert(wait_status(run, "games", 4, 40));
+    long pids[2];
+    ck_assert_int_eq(worker_pids(run, pids, 2), 2);
+    long long games_at_kill = status_num(run, "games");
+    ck_assert_int_eq(kill((pid_t)pids[0], SIGKILL), 0);
+    /* restarted with a new pid, and games keep coming */
+    double end = now_s() + 30;
+    while (now_s() < end && worker_num(run, 0, "restarts") < 1)
+        usleep(50000);
+    ck_assert_int_ge(worker_num(run, 0, "restarts"), 1);
+    long npids[2];
+    ck_assert_int_eq(worker_pids(run, npids, 2), 2);
+    ck_assert_int_ne(npids[0], pids[0]);
+    ck_assert(process_alive(npids[0]));
+    ck_assert(wait_status(run, "games", games_at_kill + 4, 30));
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(status_num(run, "games"), good);
+    ck_assert(!process_alive(npids[0]) && !process_alive(npids[1]));
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_sigterm_then_resume)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, NULL);
+    ck_assert(wait_status(run, "step", 10, 50));
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    long long s1 = newest_step(run);
+    ck_assert_int_ge(s1, 10);
+    ck_assert_int_eq(status_num(run, "step"), s1); /* checkpointed where it stopped */
+    long g1, bad;
+    count_frames(run, &g1, &bad);
+    ck_assert_int_gt(g1, 0);
+    ck_assert_int_eq(bad, 0);
+
+    pid = start_train(run, "--steps +10");
+    ck_assert_int_eq(wait_exit(pid, 50), 0);
+    ck_assert_int_eq(newest_step(run), s1 + 10);
+    long g2;
+    count_frames(run, &g2, &bad);
+    ck_assert_int_ge(g2, g1);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(status_num(run, "games"), g2); /* the saved games were counted in */
+    char p[128];
+    snprintf(p, sizeof p, "%s.err", run);
+    ck_assert(file_contains(p, "resuming from"));
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_garbage_frames_rejected)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--worker-fault garbage --bad-frame-limit 0");
+    ck_assert(wait_status(run, "games", 6, 40));
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    long long games = status_num(run, "games");
+    long long rejected = status_num(run, "rejected_frames");
+    /* each good frame is followed by junk and a corrupt copy: both rejected */
+    ck_assert_int_ge(rejected, games);
+    ck_assert_int_gt(worker_num(run, 0, "bad_frames") + worker_num(run, 1, "bad_frames"), 0);
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, games);
+
+    /* with a limit the worker is restarted */
+    char run2[64];
+    make_tmpdir(run2, sizeof run2);
+    pid = start_train(run2, "--worker-fault garbage --bad-frame-limit 4 --workers 1");
+    double end = now_s() + 40;
+    while (now_s() < end && worker_num(run2, 0, "restarts") < 1)
+        usleep(50000);
+    ck_assert_int_ge(worker_num(run2, 0, "restarts"), 1);
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    count_frames(run2, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    rm_rf(run);
+    rm_rf(run2);
+}
+END_TEST
+
+START_TEST(test_second_trainer_refused)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, NULL);
+    ck_assert(wait_status(run, "pid", 1, 30));
+    char run2err[128];
+    snprintf(run2err, sizeof run2err, "%s.err", run);
+    /* the second one writes to the same .err file: look for its line */
+    pid_t p2 = start_train(run, NULL);
+    ck_assert_int_eq(wait_exit(p2, 20), 1);
+    char want[128];
+    snprintf(want, sizeof want, "%s is in use by pid %ld", run, (long)pid);
+    ck_assert_msg(file_contains(run2err, want), "no '%s' in %s", want, run2err);
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_killed_trainer_leaves_no_workers_and_resumes)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, NULL);
+    ck_assert(wait_status(run, "step", 26, 50)); /* past the first checkpoint */
+    long pids[2];
+    ck_assert_int_eq(worker_pids(run, pids, 2), 2);
+    ck_assert(process_alive(pids[0]) && process_alive(pids[1]));
+    ck_assert_int_eq(kill(pid, SIGKILL), 0);
+    int st;
+    waitpid(pid, &st, 0);
+    double end = now_s() + 10;
+    while (now_s() < end && (process_alive(pids[0]) || process_alive(pids[1])))
+        usleep(20000);
+    ck_assert_msg(!process_alive(pids[0]) && !process_alive(pids[1]),
+                  "a worker outlived its trainer");
+
+    /* a torn last frame, as a kill in the middle of a write leaves */
+    char dir[128];
+    snprintf(dir, sizeof dir, "%s/games", run);
+    long good0, bad0;
+    count_frames(run, &good0, &bad0);
+    char shard[256];
+    snprintf(shard, sizeof shard, "%s/shard-000000.gzr", dir);
+    FILE *f = fopen(shard, "ab");
+    ck_assert_ptr_nonnull(f);
+    const unsigned char torn[] = {0x47, 0x5a, 0x46, 0x31, 200, 0, 0, 0, 1, 2, 3, 4, 5, 6};
+    fwrite(torn, 1, sizeof torn, f);
+    fclose(f);
+
+    long long s0 = newest_step(run);
+    ck_assert_int_ge(s0, 25);
+    pid = start_train(run, "--steps +5");
+    ck_assert_int_eq(wait_exit(pid, 50), 0);
+    ck_assert_int_eq(newest_step(run), s0 + 5);
+    ck_assert_int_eq(status_num(run, "bad_frames_on_load"), 1);
+    ck_assert_int_ge(status_num(run, "games"), good0);
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_bad_arguments)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "%s train 2>/dev/null", bin());
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "%s train /tmp/x --steps +0 2>/dev/null", bin());
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "%s train /tmp/x --rule go 2>/dev/null", bin());
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    snprintf(cmd, sizeof cmd, "%s train --help >/dev/null", bin());
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
+    snprintf(cmd, sizeof cmd, "%s worker --records-fd 1 2>/dev/null", bin());
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    /* a directory with other things in it is not taken for a run */
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    char p[128];
+    snprintf(p, sizeof p, "%s/notes.txt", dir);
+    FILE *f = fopen(p, "w");
+    fputs("mine\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "%s train %s --device cpu 2>/dev/null", bin(), dir);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    rm_rf(dir);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("train");
+    TCase *unit = tcase_create("unit");
+    tcase_add_test(unit, test_wire_stream);
+    tcase_add_test(unit, test_wire_lines);
+    tcase_add_test(unit, test_replay_window_and_samples);
+    tcase_add_test(unit, test_config_roundtrip);
+    tcase_set_timeout(unit, 30);
+    suite_add_tcase(s, unit);
+    TCase *proc = tcase_create("process");
+    tcase_add_test(proc, test_bad_arguments);
+    tcase_add_test(proc, test_train_steps_and_checkpoint);
+    tcase_add_test(proc, test_worker_killed_is_restarted);
+    tcase_add_test(proc, test_sigterm_then_resume);
+    tcase_add_test(proc, test_garbage_frames_rejected);
+    tcase_add_test(proc, test_second_trainer_refused);
+    tcase_add_test(proc, test_killed_trainer_leaves_no_workers_and_resumes);
+    tcase_set_timeout(proc, asan() ? 240 : 120);
+    suite_add_tcase(s, proc);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
