@@ -1,0 +1,1768 @@
+/* CUDA backend: cuDNN convolutions, cuBLAS for the fully connected layers,
+ * own kernels for the rest.
+ *
+ * Two paths, one set of fp32 master weights on the device:
+ *  - forward (self-play inference): NHWC bf16 activations, tensor-core
+ *    convolutions (fp32 accumulate). The input planes are padded to 8
+ *    channels; the trunk needs channels % 8 == 0. The 1x1 head convs are
+ *    bf16 cuBLAS GEMMs with fp32 output; heads run in fp32. One CUDA
+ *    graph per batch size, captured on the second call with that size
+ *    (after the cuDNN algorithm for it was chosen). bf16 copies of the
+ *    conv weights are refreshed after set_weights / train_step.
+ *  - loss_grad / train_step: NCHW fp32 (cuDNN may use TF32 tensor cores),
+ *    the flat parameter layout is the cuDNN filter layout, so gradients
+ *    land in a flat buffer like the parameters. Nesterov SGD in a kernel.
+ *    Training buffers are allocated on the first training call (an
+ *    inference-only context never pays for them), never after.
+ * Every context owns its stream, handles, buffers and pinned host memory.
+ * A failed CUDA/cuDNN/cuBLAS call in forward/training stops with file:line;
+ * create returns NULL with a message instead. */
+#include <assert.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cublas_v2.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include "nn/nn.h"
+#include "nn/nn_cuda.h"
+
+typedef __nv_bfloat16 bf16;
+
+/* ---- error checking ---- */
+
+/* While a CUDA graph is being captured, a failing call is recorded here
+ * instead of stopping the process, so the context can fall back to plain
+ * launches (a capture failure is not a broken invariant). */
+struct soft_err {
+    bool failed;
+    char what[200];
+};
+static thread_local soft_err *t_soft = nullptr;
+
+static void check_fail(const char *what, const char *call, const char *file, int line)
+{
+    if (t_soft) {
+        if (!t_soft->failed) {
+            t_soft->failed = true;
+            snprintf(t_soft->what, sizeof t_soft->what, "%s at %s:%d", what, file, line);
+        }
+        return;
+    }
+    fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, what);
+    abort();
+}
+
+#define CUDA_CHECK(x)                                                        \
+    do {                                                                     \
+        cudaError_t e_ = (x);                                                \
+        if (e_ != cudaSuccess)                                               \
+            check_fail(cudaGetErrorName(e_), #x, __FILE__, __LINE__);        \
+    } while (0)
+#define CUDNN_CHECK(x)                                                       \
+    do {                                                                     \
+        cudnnStatus_t s_ = (x);                                              \
+        if (s_ != CUDNN_STATUS_SUCCESS)                                      \
+            check_fail(cudnnGetErrorString(s_), #x, __FILE__, __LINE__);     \
+    } while (0)
+#define CUBLAS_CHECK(x)                                                      \
+    do {                                                                     \
+        cublasStatus_t s_ = (x);                                             \
+        if (s_ != CUBLAS_STATUS_SUCCESS)                                     \
+            check_fail(cublasGetStatusName(s_), #x, __FILE__, __LINE__);     \
+    } while (0)
+#define LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
+
+/* For create: a failure becomes a message and a jump to `fail`. */
+#define TRY_CUDA(x)                                                          \
+    do {                                                                     \
+        cudaError_t e_ = (x);                                                \
+        if (e_ != cudaSuccess) {                                             \
+            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x,     \
+                     cudaGetErrorName(e_), __FILE__, __LINE__);              \
+            goto fail;                                                       \
+        }                                                                    \
+    } while (0)
+#define TRY_CUDNN(x)                                                         \
+    do {                                                                     \
+        cudnnStatus_t s_ = (x);                                              \
+        if (s_ != CUDNN_STATUS_SUCCESS) {                                    \
+            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x,     \
+                     cudnnGetErrorString(s_), __FILE__, __LINE__);           \
+            goto fail;                                                       \
+        }                                                                    \
+    } while (0)
+#define TRY_CUBLAS(x)                                                        \
+    do {                                                                     \
+        cublasStatus_t s_ = (x);                                             \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                   \
+            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x,     \
+                     cublasGetStatusName(s_), __FILE__, __LINE__);           \
+            goto fail;                                                       \
+        }                                                                    \
+    } while (0)
+
+static unsigned blocks_for(size_t n, unsigned threads)
+{
+    size_t b = (n + threads - 1) / threads;
+    return (unsigned)(b ? b : 1);
+}
+
+/* ---- availability ---- */
+
+static pthread_once_t avail_once = PTHREAD_ONCE_INIT;
+static int avail_count = -1;
+static char avail_why[128];
+
+static void avail_probe(void)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        snprintf(avail_why, sizeof avail_why, "%s", cudaGetErrorName(e));
+        avail_count = -1;
+    } else if (n == 0) {
+        snprintf(avail_why, sizeof avail_why, "no CUDA device");
+        avail_count = 0;
+    } else {
+        avail_count = n;
+    }
+}
+
+int nn_cuda_device_count(char *why, size_t whylen)
+{
+    pthread_once(&avail_once, avail_probe);
+    if (avail_count < 0 && why && whylen)
+        snprintf(why, whylen, "%s", avail_why);
+    return avail_count;
+}
+
+bool nn_cuda_available(char *why, size_t whylen)
+{
+    int n = nn_cuda_device_count(why, whylen);
+    if (n == 0 && why && whylen)
+        snprintf(why, whylen, "%s", avail_why);
+    return n > 0;
+}
+
+int nn_cuda_device_describe(int dev, char *buf, size_t len)
+{
+    char why[128];
+    int n = nn_cuda_device_count(why, sizeof why);
+    if (n <= 0) {
+        snprintf(buf, len, "%s", n < 0 ? why : "no CUDA device");
+        return -1;
+    }
+    if (dev < 0 || dev >= n) {
+        snprintf(buf, len, "no device %d (%d present)", dev, n);
+        return -1;
+    }
+    cudaDeviceProp p;
+    cudaError_t e = cudaGetDeviceProperties(&p, dev);
+    if (e != cudaSuccess) {
+        snprintf(buf, len, "cudaGetDeviceProperties: %s", cudaGetErrorName(e));
+        return -1;
+    }
+    int drv = 0, rt = 0, cublas_ver = 0;
+    cudaDriverGetVersion(&drv);
+    cudaRuntimeGetVersion(&rt);
+    cublasGetProperty(MAJOR_VERSION, &cublas_ver);
+    int cublas_minor = 0;
+    cublasGetProperty(MINOR_VERSION, &cublas_minor);
+    size_t cudnn_ver = cudnnGetVersion();
+    snprintf(buf, len,
+             "%s, compute %d.%d, %.1f GiB, %d SMs, driver %d.%d, runtime %d.%d, "
+             "cuDNN %zu.%zu.%zu, cuBLAS %d.%d",
+             p.name, p.major, p.minor, (double)p.totalGlobalMem / (1024.0 * 1024 * 1024),
+             p.multiProcessorCount, drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10,
+             cudnn_ver / 10000, cudnn_ver % 10000 / 100, cudnn_ver % 100, cublas_ver,
+             cublas_minor);
+    return 0;
+}
+
+/* ---- kernels ---- */
+
+__device__ __forceinline__ float ld(float x) { return x; }
+__device__ __forceinline__ float ld(bf16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ void st(float *p, float v) { *p = v; }
+__device__ __forceinline__ void st(bf16 *p, float v) { *p = __float2bfloat16(v); }
+
+__device__ __forceinline__ float warp_sum(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+__device__ __forceinline__ float warp_max(float v)
+{
+    for (int o = 16; o > 0; o >>= 1)
+        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+    return v;
+}
+/* Sum / max over the block (blockDim.x a multiple of 32); every thread gets it. */
+__device__ float block_sum(float v)
+{
+    __shared__ float sh[32];
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = warp_sum(v);
+    __syncthreads();
+    if (lane == 0)
+        sh[w] = v;
+    __syncthreads();
+    v = threadIdx.x < nw ? sh[threadIdx.x] : 0.0f;
+    if (w == 0)
+        v = warp_sum(v);
+    if (threadIdx.x == 0)
+        sh[0] = v;
+    __syncthreads();
+    v = sh[0];
+    __syncthreads();
+    return v;
+}
+__device__ float block_max(float v)
+{
+    __shared__ float sh[32];
+    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+    v = warp_max(v);
+    __syncthreads();
+    if (lane == 0)
+        sh[w] = v;
+    __syncthreads();
+    v = threadIdx.x < nw ? sh[threadIdx.x] : -INFINITY;
+    if (w == 0)
+        v = warp_max(v);
+    if (threadIdx.x == 0)
+        sh[0] = v;
+    __syncthreads();
+    v = sh[0];
+    __syncthreads();
+    return v;
+}
+
+/* in (n, P, HW) planes -> mask (n, HW) on-board, legal (n, HW) 1 where a
+ * stone may go (on board, empty, not forbidden); x8 (n, HW, 8) the planes
+ * as NHWC bf16 padded with zero channels, when not NULL. Same 0.5
+ * thresholds as the reference. */
+__global__ void k_prep(const float *in, int n, int P, int HW, bf16 *x8, float *mask,
+                       float *legal)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n * HW)
+        return;
+    int s = i / HW, p = i % HW;
+    const float *pl = in + (size_t)s * P * HW + p;
+    bool on = pl[NN_PLANE_ONBOARD * HW] > 0.5f;
+    bool occ = pl[NN_PLANE_OWN * HW] > 0.5f || pl[NN_PLANE_OPP * HW] > 0.5f;
+    bool forb = P > NN_PLANE_FORBIDDEN && pl[NN_PLANE_FORBIDDEN * HW] > 0.5f;
+    mask[i] = on ? 1.0f : 0.0f;
+    legal[i] = (on && !occ && !forb) ? 1.0f : 0.0f;
+    if (x8)
+        for (int c = 0; c < 8; c++)
+            x8[(size_t)i * 8 + c] = __float2bfloat16(c < P ? pl[c * HW] : 0.0f);
+}
+
+/* out = act(y + bias[c] (+ res)) * mask. Layout NHWC (c fastest) or NCHW
+ * (HW fastest); mask (n, HW) or NULL; res may alias out, y may alias out. */
+template <typename T>
+__global__ void k_bias_act(const T *y, const float *bias, const T *res, const float *mask,
+                           T *out, size_t total, int C, int HW, int nhwc, int relu)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= total)
+        return;
+    int c;
+    size_t pix;   /* n * HW + p */
+    if (nhwc) {
+        c = (int)(i % C);
+        pix = i / C;
+    } else {
+        c = (int)((i / HW) % C);
+        pix = i / ((size_t)C * HW) * HW + i % HW;
+    }
+    float v = ld(y[i]) + bias[c];
+    if (res)
+        v += ld(res[i]);
+    if (relu)
+        v = fmaxf(v, 0.0f);
+    if (mask)
+        v *= mask[pix];
+    st(&out[i], v);
+}
+
+/* Policy logits from the fp32 1x1-conv output h (rows, Hp), rows = n*HW:
+ * logit = b2 + sum_k w2[k] * relu(h[k] + b1[k]). */
+__global__ void k_policy_logits(const float *h, const float *b1, const float *w2,
+                                const float *b2, int Hp, int rows, float *logits)
+{
+    int r = blockIdx.x * blockDim.x + threadIdx.x;
+    if (r >= rows)
+        return;
+    const float *hr = h + (size_t)r * Hp;
+    float s = b2[0];
+    for (int k = 0; k < Hp; k++)
+        s += w2[k] * fmaxf(hr[k] + b1[k], 0.0f);
+    logits[r] = s;
+}
+
+/* One block per sample. probs (n, HW): softmax of the logits over legal
+ * points, 0 elsewhere (all 0 when nothing is legal). With a target
+ * (n, HW): loss[s] = -sum t log p over legal points and
+ * dlogits = scale * (p * sum(t) - t) at legal points, 0 elsewhere. */
+__global__ void k_policy_softmax(const float *logits, const float *legal, int HW,
+                                 float *probs, const float *target, float scale,
+                                 float *dlogits, float *loss)
+{
+    int s = blockIdx.x;
+    const float *lg = logits + (size_t)s * HW, *lm = legal + (size_t)s * HW;
+    float mx = -INFINITY;
+    for (int p = threadIdx.x; p < HW; p += blockDim.x)
+        if (lm[p] > 0.5f)
+            mx = fmaxf(mx, lg[p]);
+    mx = block_max(mx);
+    float sum = 0.0f;
+    if (mx > -INFINITY)
+        for (int p = threadIdx.x; p < HW; p += blockDim.x)
+            if (lm[p] > 0.5f)
+                sum += expf(lg[p] - mx);
+    sum = block_sum(sum);
+    float lse = mx > -INFINITY ? mx + logf(sum) : 0.0f;
+    for (int p = threadIdx.x; p < HW; p += blockDim.x) {
+        float pr = (lm[p] > 0.5f && mx > -INFINITY) ? expf(lg[p] - lse) : 0.0f;
+        if (probs)
+            probs[(size_t)s * HW + p] = pr;
+    }
+    if (!target)
+        return;
+    const float *tg = target + (size_t)s * HW;
+    float l = 0.0f, ts = 0.0f;
+    for (int p = threadIdx.x; p < HW; p += blockDim.x)
+        if (lm[p] > 0.5f) {
+            l -= tg[p] * (lg[p] - lse);
+            ts += tg[p];
+        }
+    l = block_sum(l);
+    ts = block_sum(ts);
+    for (int p = threadIdx.x; p < HW; p += blockDim.x) {
+        float g = 0.0f;
+        if (lm[p] > 0.5f)
+            g = scale * (expf(lg[p] - lse) * ts - tg[p]);
+        dlogits[(size_t)s * HW + p] = g;
+    }
+    if (threadIdx.x == 0)
+        loss[s] = l;
+}
+
+/* Value head input, NHWC inference path: pooled (n, Hv) = mean over
+ * on-board points of relu(g + b1), g (n*HW, Hv) fp32. One block per sample. */
+__global__ void k_value_pool_rows(const float *g, const float *b1, const float *mask, int HW,
+                                  int Hv, float *pooled)
+{
+    int s = blockIdx.x;
+    const float *m = mask + (size_t)s * HW;
+    for (int k = threadIdx.x; k < Hv; k += blockDim.x) {
+        float acc = 0.0f, cnt = 0.0f;
+        for (int p = 0; p < HW; p++) {
+            float mp = m[p];
+            cnt += mp;
+            if (mp != 0.0f)
+                acc += mp * fmaxf(g[((size_t)s * HW + p) * Hv + k] + b1[k], 0.0f);
+        }
+        pooled[(size_t)s * Hv + k] = cnt > 0.0f ? acc / cnt : 0.0f;
+    }
+}
+
+/* Training path: va (n, Hv, HW) already relu'd and masked; pooled (n, Hv)
+ * = sum / count, count (n) the on-board points. One warp per (s, k). */
+__global__ void k_value_pool_nchw(const float *va, const float *mask, int n, int HW, int Hv,
+                                  float *pooled, float *count)
+{
+    int wid = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
+    if (wid >= n * Hv)
+        return;
+    int s = wid / Hv, k = wid % Hv;
+    const float *v = va + ((size_t)s * Hv + k) * HW, *m = mask + (size_t)s * HW;
+    float acc = 0.0f, cnt = 0.0f;
+    for (int p = lane; p < HW; p += 32) {
+        acc += v[p];
+        cnt += m[p];
+    }
+    acc = warp_sum(acc);
+    cnt = warp_sum(cnt);
+    if (lane == 0) {
+        pooled[wid] = cnt > 0.0f ? acc / cnt : 0.0f;
+        if (k == 0)
+            count[s] = cnt;
+    }
+}
+
+/* d va[s,k,p] = (va > 0) * dpooled[s,k] * mask[s,p] / count[s]. */
+__global__ void k_value_pool_back(const float *dpooled, const float *mask, const float *count,
+                                  const float *va, int n, int HW, int Hv, float *dva)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t total = (size_t)n * Hv * HW;
+    if (i >= total)
+        return;
+    int p = (int)(i % HW);
+    size_t sk = i / HW;
+    int s = (int)(sk / Hv);
+    float c = count[s];
+    float g = 0.0f;
+    if (va[i] > 0.0f && c > 0.0f)
+        g = dpooled[sk] * mask[(size_t)s * HW + p] / c;
+    dva[i] = g;
+}
+
+/* One thread per sample: z = vl + b2; value = softmax(z). With a target:
+ * loss[s] = -sum t log softmax, dz = scale * (q * sum(t) - t). */
+__global__ void k_value_softmax(const float *vl, const float *b2, int n, float *value,
+                                const float *target, float scale, float *dz, float *loss)
+{
+    int s = blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n)
+        return;
+    float z[NN_VALUE_OUTPUTS], mx = -INFINITY;
+    for (int j = 0; j < NN_VALUE_OUTPUTS; j++) {
+        z[j] = vl[s * NN_VALUE_OUTPUTS + j] + b2[j];
+        mx = fmaxf(mx, z[j]);
+    }
+    float sum = 0.0f;
+    for (int j = 0; j < NN_VALUE_OUTPUTS; j++)
+        sum += expf(z[j] - mx);
+    float lse = mx + logf(sum);
+    if (value)
+        for (int j = 0; j < NN_VALUE_OUTPUTS; j++)
+            value[s * NN_VALUE_OUTPUTS + j] = expf(z[j] - lse);
+    if (!target)
+        return;
+    float l = 0.0f, ts = 0.0f;
+    for (int j = 0; j < NN_VALUE_OUTPUTS; j++) {
+        float t = target[s * NN_VALUE_OUTPUTS + j];
+        l -= t * (z[j] - lse);
+        ts += t;
+    }
+    for (int j = 0; j < NN_VALUE_OUTPUTS; j++)
+        dz[s * NN_VALUE_OUTPUTS + j] =
+            scale * (expf(z[j] - lse) * ts - target[s * NN_VALUE_OUTPUTS + j]);
+    loss[s] = l;
+}
+
+/* din = dout * (act > 0); din may alias dout. */
+__global__ void k_relu_grad(const float *dout, const float *act, float *din, size_t total)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < total)
+        din[i] = act[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+/* db[c] = sum over s, p of d (n, C, HW). One block per channel. */
+__global__ void k_bias_grad(const float *d, int n, int C, int HW, float *db)
+{
+    int c = blockIdx.x;
+    float acc = 0.0f;
+    for (int i = threadIdx.x; i < n * HW; i += blockDim.x) {
+        int s = i / HW, p = i % HW;
+        acc += d[((size_t)s * C + c) * HW + p];
+    }
+    acc = block_sum(acc);
+    if (threadIdx.x == 0)
+        db[c] = acc;
+}
+
+/* Weight decay: for each weight segment (offset, count): partial sums of
+ * w^2 (one per block) and grad += 2 c w. grid (chunks, segments). */
+__global__ void k_l2(const float *w, float *grad, const unsigned long long *segs, float c,
+                     float *partials)
+{
+    unsigned long long off = segs[2 * blockIdx.y], cnt = segs[2 * blockIdx.y + 1];
+    float acc = 0.0f;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+         i < cnt; i += (unsigned long long)gridDim.x * blockDim.x) {
+        float v = w[off + i];
+        acc += v * v;
+        if (grad)
+            grad[off + i] += 2.0f * c * v;
+    }
+    acc = block_sum(acc);
+    if (threadIdx.x == 0)
+        partials[blockIdx.y * gridDim.x + blockIdx.x] = acc;
+}
+
+/* out[0..3] = policy, value, l2, total (means over the n samples). One block. */
+__global__ void k_losses(const float *lp, const float *lv, int n, const float *partials,
+                         int npart, float c, float *out)
+{
+    float a = 0.0f, b = 0.0f, q = 0.0f;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        a += lp[i];
+        b += lv[i];
+    }
+    for (int i = threadIdx.x; i < npart; i += blockDim.x)
+        q += partials[i];
+    a = block_sum(a);
+    b = block_sum(b);
+    q = block_sum(q);
+    if (threadIdx.x == 0) {
+        out[0] = a / n;
+        out[1] = b / n;
+        out[2] = c * q;
+        out[3] = out[0] + out[1] + out[2];
+    }
+}
+
+/* Nesterov momentum SGD: v = mu v + g; w -= lr (g + mu v). */
+__global__ void k_sgd(float *w, const float *g, float *v, size_t n, float lr, float mu)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float vi = mu * v[i] + g[i];
+    v[i] = vi;
+    w[i] -= lr * (g[i] + mu * vi);
+}
+
+/* Filter (K, Cin, RS) fp32 -> (K, RS, Cpad) bf16 (cuDNN NHWC filter), zero
+ * in the padding channels. */
+__global__ void k_filter_krsc(const float *src, int K, int Cin, int RS, int Cpad, bf16 *dst)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    size_t total = (size_t)K * RS * Cpad;
+    if (i >= total)
+        return;
+    int c = (int)(i % Cpad);
+    int rs = (int)((i / Cpad) % RS);
+    size_t k = i / ((size_t)Cpad * RS);
+    float v = c < Cin ? src[(k * Cin + c) * RS + rs] : 0.0f;
+    dst[i] = __float2bfloat16(v);
+}
+
+/* Pseudo-random values in [-0.5, 0.5) for benchmark operands. */
+__global__ void k_fill_bf16(bf16 *p, size_t n, unsigned seed)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) {
+        unsigned h = (unsigned)i * 2654435761u ^ seed * 0x9e3779b9u;
+        h ^= h >> 15;
+        p[i] = __float2bfloat16((float)(h & 1023u) / 1024.0f - 0.5f);
+    }
+}
+
+/* ---- the context ---- */
+
+enum { CONV_IN, CONV_TRUNK, CONV_P1, CONV_P2, CONV_V1, CONV_SHAPES };
+
+struct fwd_choice {
+    bool set;
+    cudnnConvolutionFwdAlgo_t algo;
+    cudnnMathType_t math;
+};
+struct bwd_choice {
+    bool set;
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnMathType_t fwd_math;
+    cudnnConvolutionBwdDataAlgo_t data;
+    cudnnMathType_t data_math;
+    cudnnConvolutionBwdFilterAlgo_t filt;
+    cudnnMathType_t filt_math;
+};
+
+/* A training-path convolution shape (NCHW fp32). */
+struct conv_shape {
+    int cin, cout, k;
+    cudnnFilterDescriptor_t wd;
+    cudnnConvolutionDescriptor_t cd;
+    cudnnTensorDescriptor_t xd, yd;   /* set for the batch size in use */
+    bwd_choice *choice;               /* [max_batch + 1] */
+};
+
+struct train_state {
+    float *grad, *mom;                  /* (nparams) */
+    float *in, *ptarget, *vtarget;      /* (N, P, HW), (N, HW), (N, 3) */
+    float *mask, *legal, *count;        /* (N, HW), (N, HW), (N) */
+    float *xs;                          /* (B + 1) x (N, C, HW) block inputs, x_B the trunk output */
+    float *ts;                          /* B x (N, C, HW) inner activations */
+    float *tmp;                         /* (N, C, HW) conv output */
+    float *ph, *dph;                    /* (N, Hp, HW) */
+    float *vg, *dvg;                    /* (N, Hv, HW) */
+    float *plog, *dplog;                /* (N, HW) */
+    float *pooled, *dpooled;            /* (N, Hv) */
+    float *h1, *dh1;                    /* (N, Vh) */
+    float *vl, *dvl;                    /* (N, 3) */
+    float *lp, *lv;                     /* (N) per-sample losses */
+    float *dx, *dz, *dt;                /* (N, C, HW) */
+    unsigned long long *segs;           /* weight segments (offset, count) */
+    int nsegs;
+    float *partials;                    /* (nsegs * L2_CHUNKS) */
+    float *loss;                        /* (4) */
+    void *ws;
+    size_t ws_size;
+    float *h_in, *h_pt, *h_vt, *h_loss; /* pinned */
+    conv_shape conv[CONV_SHAPES];
+};
+
+enum { L2_CHUNKS = 32, THREADS = 256 };
+
+struct nn_ctx {
+    nn_config_t cfg;
+    nn_layout_t L;
+    size_t nparams;
+    int device, max_batch;
+    int M, HW, P, C, B, Hp, Hv, Vh;
+
+    cudaStream_t stream;
+    cudnnHandle_t dnn;
+    cublasHandle_t blas;
+    void *blas_ws;
+
+    float *params;              /* fp32 master weights, flat layout */
+    /* inference (NHWC bf16) */
+    bf16 *w_in;                 /* (C, 3, 3, 8) */
+    bf16 *w_trunk;              /* B x 2 x (C, 3, 3, C) */
+    bf16 *w_pol1, *w_val1;      /* (Hp, C), (Hv, C) */
+    bool weights_dirty;         /* bf16 copies stale */
+    float *in;                  /* (N, P, HW) */
+    bf16 *x8;                   /* (N, HW, 8) */
+    float *mask, *legal;        /* (N, HW) */
+    bf16 *x, *t, *y;            /* (N, HW, C) */
+    float *head;                /* (N * HW, max(Hp, Hv)) */
+    float *plog;                /* (N, HW) */
+    float *pooled, *vh, *vl;    /* (N, Hv), (N, Vh), (N, 3) */
+    float *policy, *value;      /* (N, HW), (N, 3) */
+    float *h_in, *h_policy, *h_value;   /* pinned */
+    void *ws;
+    size_t ws_size;
+    cudnnTensorDescriptor_t xd8, xdc;
+    cudnnFilterDescriptor_t wd_in, wd_trunk;
+    cudnnConvolutionDescriptor_t cd3;
+    fwd_choice *alg_in, *alg_trunk;     /* [max_batch + 1] */
+    cudaGraphExec_t *graphs;            /* [max_batch + 1] */
+    unsigned char *uses;                /* [max_batch + 1] */
+    bool graphs_on;
+
+    train_state *tr;            /* NULL until the first training call */
+};
+
+/* Offsets of block b's tensors. */
+static size_t blk_w1(const nn_ctx *c, int b) { return c->L.blocks + (size_t)b * c->L.block_stride; }
+static size_t blk_b1(const nn_ctx *c, int b) { return blk_w1(c, b) + (size_t)c->C * c->C * 9; }
+static size_t blk_w2(const nn_ctx *c, int b) { return blk_b1(c, b) + (size_t)c->C; }
+static size_t blk_b2(const nn_ctx *c, int b) { return blk_w2(c, b) + (size_t)c->C * c->C * 9; }
+
+/* Config rules of this backend, checked before touching a device. */
+static int cfg_rules(const nn_config_t *cfg, char *err, size_t errlen)
+{
+    if (nn_config_check(cfg, err, errlen) != 0)
+        return -1;
+    if (cfg->channels % 8 != 0) {
+        snprintf(err, errlen,
+                 "cuda backend needs channels divisible by 8 (tensor cores), got %d",
+                 cfg->channels);
+        return -1;
+    }
+    if (cfg->in_planes > 8) {
+        snprintf(err, errlen, "cuda backend takes at most 8 input planes, got %d",
+                 cfg->in_planes);
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- descriptors (usable without a device) ---- */
+
+static cudnnStatus_t set_nhwc_bf16(cudnnTensorDescriptor_t d, int n, int ch, int M)
+{
+    return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, n, ch, M, M);
+}
+static cudnnStatus_t set_nchw_f32(cudnnTensorDescriptor_t d, int n, int ch, int M)
+{
+    return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, M, M);
+}
+
+static const int conv_k[CONV_SHAPES] = {3, 3, 1, 1, 1};
+static void conv_dims(const nn_config_t *cfg, int s, int *cin, int *cout)
+{
+    switch (s) {
+    case CONV_IN: *cin = cfg->in_planes; *cout = cfg->channels; break;
+    case CONV_TRUNK: *cin = cfg->channels; *cout = cfg->channels; break;
+    case CONV_P1: *cin = cfg->channels; *cout = cfg->policy_head; break;
+    case CONV_P2: *cin = cfg->policy_head; *cout = 1; break;
+    default: *cin = cfg->channels; *cout = cfg->value_head; break;
+    }
+}
+
+/* Create the NCHW fp32 descriptors of shape s. */
+static cudnnStatus_t conv_shape_init(conv_shape *cs, const nn_config_t *cfg, int s)
+{
+    cudnnStatus_t st;
+    conv_dims(cfg, s, &cs->cin, &cs->cout);
+    cs->k = conv_k[s];
+    int pad = cs->k / 2;
+    if ((st = cudnnCreateFilterDescriptor(&cs->wd)) ||
+        (st = cudnnCreateConvolutionDescriptor(&cs->cd)) ||
+        (st = cudnnCreateTensorDescriptor(&cs->xd)) ||
+        (st = cudnnCreateTensorDescriptor(&cs->yd)))
+        return st;
+    if ((st = cudnnSetFilter4dDescriptor(cs->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, cs->cout,
+                                         cs->cin, cs->k, cs->k)) ||
+        (st = cudnnSetConvolution2dDescriptor(cs->cd, pad, pad, 1, 1, 1, 1,
+                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)))
+        return st;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+static void conv_shape_free(conv_shape *cs)
+{
+    if (cs->wd)
+        cudnnDestroyFilterDescriptor(cs->wd);
+    if (cs->cd)
+        cudnnDestroyConvolutionDescriptor(cs->cd);
+    if (cs->xd)
+        cudnnDestroyTensorDescriptor(cs->xd);
+    if (cs->yd)
+        cudnnDestroyTensorDescriptor(cs->yd);
+    free(cs->choice);
+    memset(cs, 0, sizeof *cs);
+}
+
+static cudnnStatus_t conv_shape_batch(conv_shape *cs, int n, int M)
+{
+    cudnnStatus_t st = set_nchw_f32(cs->xd, n, cs->cin, M);
+    return st ? st : set_nchw_f32(cs->yd, n, cs->cout, M);
+}
+
+/* Output dims of a convolution must be (n, cout, M, M). */
+static int check_out_dims(cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t xd,
+                          cudnnFilterDescriptor_t wd, int n, int cout, int M, const char *what,
+                          char *err, size_t errlen)
+{
+    int on, oc, oh, ow;
+    cudnnStatus_t st = cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        snprintf(err, errlen, "%s: cudnnGetConvolution2dForwardOutputDim: %s", what,
+                 cudnnGetErrorString(st));
+        return -1;
+    }
+    if (on != n || oc != cout || oh != M || ow != M) {
+        snprintf(err, errlen, "%s: output %dx%dx%dx%d, expected %dx%dx%dx%d", what, on, oc, oh,
+                 ow, n, cout, M, M);
+        return -1;
+    }
+    return 0;
+}
+
+int nn_cuda_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen)
+{
+    if (cfg_rules(cfg, err, errlen) != 0)
+        return -1;
+    if (n < 1) {
+        snprintf(err, errlen, "batch size must be at least 1, got %d", n);
+        return -1;
+    }
+    int M = cfg->board_max, C = cfg->channels, rc = -1;
+    cudnnStatus_t st;
+    cudnnTensorDescriptor_t xd8 = NULL, xdc = NULL;
+    cudnnFilterDescriptor_t wd_in = NULL, wd_trunk = NULL;
+    cudnnConvolutionDescriptor_t cd3 = NULL;
+    conv_shape cs[CONV_SHAPES];
+    memset(cs, 0, sizeof cs);
+    if ((st = cudnnCreateTensorDescriptor(&xd8)) || (st = cudnnCreateTensorDescriptor(&xdc)) ||
+        (st = cudnnCreateFilterDescriptor(&wd_in)) ||
+        (st = cudnnCreateFilterDescriptor(&wd_trunk)) ||
+        (st = cudnnCreateConvolutionDescriptor(&cd3)) || (st = set_nhwc_bf16(xd8, n, 8, M)) ||
+        (st = set_nhwc_bf16(xdc, n, C, M)) ||
+        (st = cudnnSetFilter4dDescriptor(wd_in, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C, 8, 3,
+                                         3)) ||
+        (st = cudnnSetFilter4dDescriptor(wd_trunk, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C, C,
+                                         3, 3)) ||
+        (st = cudnnSetConvolution2dDescriptor(cd3, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT)) ||
+        (st = cudnnSetConvolutionMathType(cd3, CUDNN_TENSOR_OP_MATH))) {
+        snprintf(err, errlen, "inference descriptors: %s", cudnnGetErrorString(st));
+        goto out;
+    }
+    if (check_out_dims(cd3, xd8, wd_in, n, C, M, "bf16 input conv", err, errlen) ||
+        check_out_dims(cd3, xdc, wd_trunk, n, C, M, "bf16 trunk conv", err, errlen))
+        goto out;
+    for (int s = 0; s < CONV_SHAPES; s++) {
+        static const char *const names[CONV_SHAPES] = {"input conv", "trunk conv",
+                                                       "policy conv1", "policy conv2",
+                                                       "value conv"};
+        if ((st = conv_shape_init(&cs[s], cfg, s)) || (st = conv_shape_batch(&cs[s], n, M))) {
+            snprintf(err, errlen, "%s descriptors: %s", names[s], cudnnGetErrorString(st));
+            goto out;
+        }
+        if (check_out_dims(cs[s].cd, cs[s].xd, cs[s].wd, n, cs[s].cout, M, names[s], err,
+                           errlen))
+            goto out;
+    }
+    rc = 0;
+out:
+    for (int s = 0; s < CONV_SHAPES; s++)
+        conv_shape_free(&cs[s]);
+    if (cd3)
+        cudnnDestroyConvolutionDescriptor(cd3);
+    if (wd_trunk)
+        cudnnDestroyFilterDescriptor(wd_trunk);
+    if (wd_in)
+        cudnnDestroyFilterDescriptor(wd_in);
+    if (xdc)
+        cudnnDestroyTensorDescriptor(xdc);
+    if (xd8)
+        cudnnDestroyTensorDescriptor(xd8);
+    return rc;
+}
+
+/* ---- algorithm choice ---- */
+
+/* The heuristically best algorithm that succeeds within the workspace. */
+static bool pick_fwd(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
+                     cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, size_t ws,
+                     cudnnConvolutionFwdAlgo_t *algo, cudnnMathType_t *math, size_t *need)
+{
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int got = 0;
+    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
+                                                       perf));
+    for (int i = 0; i < got; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws) {
+            *algo = perf[i].algo;
+            *math = perf[i].mathType;
+            if (need)
+                *need = perf[i].memory;
+            return true;
+        }
+    return false;
+}
+
+static bool pick_bwd_data(cudnnHandle_t h, const conv_shape *cs, size_t ws,
+                          cudnnConvolutionBwdDataAlgo_t *algo, cudnnMathType_t *math,
+                          size_t *need)
+{
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    int got = 0;
+    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
+        h, cs->wd, cs->yd, cs->cd, cs->xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf));
+    for (int i = 0; i < got; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws) {
+            *algo = perf[i].algo;
+            *math = perf[i].mathType;
+            if (need)
+                *need = perf[i].memory;
+            return true;
+        }
+    return false;
+}
+
+static bool pick_bwd_filter(cudnnHandle_t h, const conv_shape *cs, size_t ws,
+                            cudnnConvolutionBwdFilterAlgo_t *algo, cudnnMathType_t *math,
+                            size_t *need)
+{
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    int got = 0;
+    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+        h, cs->xd, cs->yd, cs->cd, cs->wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
+        perf));
+    for (int i = 0; i < got; i++)
+        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws) {
+            *algo = perf[i].algo;
+            *math = perf[i].mathType;
+            if (need)
+                *need = perf[i].memory;
+            return true;
+        }
+    return false;
+}
+
+static void die_no_algo(const char *what, int n, size_t ws)
+{
+    fprintf(stderr, "nn_cuda: no cuDNN %s algorithm for batch %d within %zu MiB of workspace\n",
+            what, n, ws >> 20);
+    abort();
+}
+
+/* Inference algorithms for batch n, chosen once. */
+static void choose_fwd(nn_ctx *c, int n)
+{
+    if (c->alg_in[n].set)
+        return;
+    CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
+    CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
+    fwd_choice *a = &c->alg_in[n], *b = &c->alg_trunk[n];
+    if (!pick_fwd(c->dnn, c->xd8, c->wd_in, c->cd3, c->xdc, c->ws_size, &a->algo, &a->math,
+                  NULL))
+        die_no_algo("bf16 input conv", n, c->ws_size);
+    if (!pick_fwd(c->dnn, c->xdc, c->wd_trunk, c->cd3, c->xdc, c->ws_size, &b->algo, &b->math,
+                  NULL))
+        die_no_algo("bf16 trunk conv", n, c->ws_size);
+    a->set = b->set = true;
+}
+
+/* ---- inference forward ---- */
+
+static void conv_bf16(nn_ctx *c, const fwd_choice *a, cudnnTensorDescriptor_t xd, const bf16 *x,
+                      cudnnFilterDescriptor_t wd, const bf16 *w, bf16 *y)
+{
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd3, a->math));
+    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, xd, x, wd, w, c->cd3, a->algo, c->ws,
+                                        c->ws_size, &zero, c->xdc, y));
+}
+
+static void bias_act_bf16(nn_ctx *c, int n, const bf16 *y, size_t bias_off, const bf16 *res,
+                          bf16 *out)
+{
+    size_t total = (size_t)n * c->HW * c->C;
+    k_bias_act<bf16><<<blocks_for(total, THREADS), THREADS, 0, c->stream>>>(
+        y, c->params + bias_off, res, c->mask, out, total, c->C, c->HW, 1, 1);
+    LAUNCH_CHECK();
+}
+
+/* 1x1 conv of the NHWC bf16 trunk output: out (rows, K) fp32 = x (rows, C) W^T,
+ * W (K, C) bf16. */
+static void head_gemm(nn_ctx *c, int rows, const bf16 *w, int K, float *out)
+{
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, K, rows, c->C, &one, w,
+                              CUDA_R_16BF, c->C, c->x, CUDA_R_16BF, c->C, &zero, out,
+                              CUDA_R_32F, K, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+}
+
+/* fp32 fully connected layer on rows: out (n, K) = in (n, J) W^T, W (K, J) row-major. */
+static void fc_forward(cublasHandle_t h, int n, const float *in, int J, const float *w, int K,
+                       float *out)
+{
+    const float one = 1.0f, zero = 0.0f;
+    CUBLAS_CHECK(cublasSgemm(h, CUBLAS_OP_T, CUBLAS_OP_N, K, n, J, &one, w, J, in, J, &zero, out,
+                             K));
+}
+
+/* The whole forward for batch n, from the pinned input to the pinned
+ * outputs, enqueued on the stream (also what a CUDA graph captures). */
+static void fwd_enqueue(nn_ctx *c, int n)
+{
+    cudaStream_t s = c->stream;
+    int HW = c->HW, rows = n * HW;
+    CUDA_CHECK(cudaMemcpyAsync(c->in, c->h_in, (size_t)n * c->P * HW * sizeof(float),
+                               cudaMemcpyHostToDevice, s));
+    k_prep<<<blocks_for(rows, THREADS), THREADS, 0, s>>>(c->in, n, c->P, HW, c->x8, c->mask,
+                                                         c->legal);
+    LAUNCH_CHECK();
+    CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
+    CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
+    conv_bf16(c, &c->alg_in[n], c->xd8, c->x8, c->wd_in, c->w_in, c->y);
+    bias_act_bf16(c, n, c->y, c->L.in_b, NULL, c->x);
+    size_t wsz = (size_t)c->C * 9 * c->C;
+    for (int b = 0; b < c->B; b++) {
+        const bf16 *w1 = c->w_trunk + (size_t)(2 * b) * wsz, *w2 = w1 + wsz;
+        conv_bf16(c, &c->alg_trunk[n], c->xdc, c->x, c->wd_trunk, w1, c->y);
+        bias_act_bf16(c, n, c->y, blk_b1(c, b), NULL, c->t);
+        conv_bf16(c, &c->alg_trunk[n], c->xdc, c->t, c->wd_trunk, w2, c->y);
+        bias_act_bf16(c, n, c->y, blk_b2(c, b), c->x, c->x);
+    }
+    /* policy head */
+    head_gemm(c, rows, c->w_pol1, c->Hp, c->head);
+    k_policy_logits<<<blocks_for(rows, THREADS), THREADS, 0, s>>>(
+        c->head, c->params + c->L.pol_b1, c->params + c->L.pol_w2, c->params + c->L.pol_b2,
+        c->Hp, rows, c->plog);
+    LAUNCH_CHECK();
+    k_policy_softmax<<<n, THREADS, 0, s>>>(c->plog, c->legal, HW, c->policy, NULL, 0.0f, NULL,
+                                           NULL);
+    LAUNCH_CHECK();
+    /* value head */
+    head_gemm(c, rows, c->w_val1, c->Hv, c->head);
+    k_value_pool_rows<<<n, 128, 0, s>>>(c->head, c->params + c->L.val_b1, c->mask, HW, c->Hv,
+                                        c->pooled);
+    LAUNCH_CHECK();
+    fc_forward(c->blas, n, c->pooled, c->Hv, c->params + c->L.val_fc1_w, c->Vh, c->vh);
+    size_t tv = (size_t)n * c->Vh;
+    k_bias_act<float><<<blocks_for(tv, THREADS), THREADS, 0, s>>>(
+        c->vh, c->params + c->L.val_fc1_b, NULL, NULL, c->vh, tv, c->Vh, 1, 0, 1);
+    LAUNCH_CHECK();
+    fc_forward(c->blas, n, c->vh, c->Vh, c->params + c->L.val_fc2_w, NN_VALUE_OUTPUTS, c->vl);
+    k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(c->vl, c->params + c->L.val_fc2_b, n,
+                                                       c->value, NULL, 0.0f, NULL, NULL);
+    LAUNCH_CHECK();
+    CUDA_CHECK(cudaMemcpyAsync(c->h_policy, c->policy, (size_t)n * HW * sizeof(float),
+                               cudaMemcpyDeviceToHost, s));
+    CUDA_CHECK(cudaMemcpyAsync(c->h_value, c->value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float),
+                               cudaMemcpyDeviceToHost, s));
+}
+
+/* Refresh the bf16 conv weights from the fp32 master copy. */
+static void convert_weights(nn_ctx *c)
+{
+    cudaStream_t s = c->stream;
+    size_t n = (size_t)c->C * 9 * 8;
+    k_filter_krsc<<<blocks_for(n, THREADS), THREADS, 0, s>>>(c->params + c->L.in_w, c->C, c->P,
+                                                             9, 8, c->w_in);
+    LAUNCH_CHECK();
+    size_t wsz = (size_t)c->C * 9 * c->C;
+    for (int b = 0; b < c->B; b++) {
+        k_filter_krsc<<<blocks_for(wsz, THREADS), THREADS, 0, s>>>(
+            c->params + blk_w1(c, b), c->C, c->C, 9, c->C, c->w_trunk + (size_t)(2 * b) * wsz);
+        LAUNCH_CHECK();
+        k_filter_krsc<<<blocks_for(wsz, THREADS), THREADS, 0, s>>>(
+            c->params + blk_w2(c, b), c->C, c->C, 9, c->C,
+            c->w_trunk + (size_t)(2 * b + 1) * wsz);
+        LAUNCH_CHECK();
+    }
+    size_t np = (size_t)c->Hp * c->C, nv = (size_t)c->Hv * c->C;
+    k_filter_krsc<<<blocks_for(np, THREADS), THREADS, 0, s>>>(c->params + c->L.pol_w1, c->Hp,
+                                                              c->C, 1, c->C, c->w_pol1);
+    LAUNCH_CHECK();
+    k_filter_krsc<<<blocks_for(nv, THREADS), THREADS, 0, s>>>(c->params + c->L.val_w1, c->Hv,
+                                                              c->C, 1, c->C, c->w_val1);
+    LAUNCH_CHECK();
+    c->weights_dirty = false;
+}
+
+/* Capture the forward for batch n into a graph; false (graphs off for
+ * this context, one line on stderr) when capture does not work. */
+static bool capture_graph(nn_ctx *c, int n)
+{
+    soft_err se;
+    se.failed = false;
+    se.what[0] = '\0';
+    cudaGraph_t g = NULL;
+    t_soft = &se;
+    cudaError_t e = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
+    if (e == cudaSuccess) {
+        fwd_enqueue(c, n);
+        e = cudaStreamEndCapture(c->stream, &g);
+    }
+    t_soft = nullptr;
+    if (e == cudaSuccess && !se.failed)
+        e = cudaGraphInstantiate(&c->graphs[n], g, 0);
+    if (g)
+        cudaGraphDestroy(g);
+    if (e != cudaSuccess || se.failed) {
+        fprintf(stderr, "nn_cuda: CUDA graph capture failed (%s); running without graphs\n",
+                se.failed ? se.what : cudaGetErrorName(e));
+        (void)cudaGetLastError();
+        c->graphs[n] = NULL;
+        c->graphs_on = false;
+        return false;
+    }
+    return true;
+}
+
+static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
+{
+    assert(n >= 1 && n <= c->max_batch);
+    CUDA_CHECK(cudaSetDevice(c->device));
+    memcpy(c->h_in, in, (size_t)n * c->P * c->HW * sizeof(float));
+    if (c->weights_dirty)
+        convert_weights(c);
+    choose_fwd(c, n);
+    if (c->graphs_on && !c->graphs[n] && c->uses[n] >= 1)
+        capture_graph(c, n);
+    if (c->uses[n] < 255)
+        c->uses[n]++;
+    if (c->graphs_on && c->graphs[n])
+        CUDA_CHECK(cudaGraphLaunch(c->graphs[n], c->stream));
+    else
+        fwd_enqueue(c, n);
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    memcpy(policy, c->h_policy, (size_t)n * c->HW * sizeof(float));
+    memcpy(value, c->h_value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float));
+}
+
+/* ---- training ---- */
+
+static void conv_fwd_f32(nn_ctx *c, conv_shape *cs, int n, const float *x, size_t w_off,
+                         float *y)
+{
+    train_state *tr = c->tr;
+    const float one = 1.0f, zero = 0.0f;
+    const bwd_choice *a = &cs->choice[n];
+    CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->fwd_math));
+    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, cs->xd, x, cs->wd, c->params + w_off,
+                                        cs->cd, a->fwd, tr->ws, tr->ws_size, &zero, cs->yd, y));
+}
+
+/* dx (+)= conv^T(dy): beta 0 overwrites dx, 1 accumulates. */
+static void conv_bwd_data(nn_ctx *c, conv_shape *cs, int n, const float *dy, size_t w_off,
+                          float beta, float *dx)
+{
+    train_state *tr = c->tr;
+    const float one = 1.0f;
+    const bwd_choice *a = &cs->choice[n];
+    CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->data_math));
+    CUDNN_CHECK(cudnnConvolutionBackwardData(c->dnn, &one, cs->wd, c->params + w_off, cs->yd,
+                                             dy, cs->cd, a->data, tr->ws, tr->ws_size, &beta,
+                                             cs->xd, dx));
+}
+
+/* grad[w_off...] = dL/dw from x and dy. */
+static void conv_bwd_filter(nn_ctx *c, conv_shape *cs, int n, const float *x, const float *dy,
+                            size_t w_off)
+{
+    train_state *tr = c->tr;
+    const float one = 1.0f, zero = 0.0f;
+    const bwd_choice *a = &cs->choice[n];
+    CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->filt_math));
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(c->dnn, &one, cs->xd, x, cs->yd, dy, cs->cd,
+                                               a->filt, tr->ws, tr->ws_size, &zero, cs->wd,
+                                               tr->grad + w_off));
+}
+
+static void choose_train(nn_ctx *c, int n)
+{
+    train_state *tr = c->tr;
+    for (int s = 0; s < CONV_SHAPES; s++) {
+        conv_shape *cs = &tr->conv[s];
+        bwd_choice *a = &cs->choice[n];
+        if (a->set)
+            continue;
+        CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
+        if (!pick_fwd(c->dnn, cs->xd, cs->wd, cs->cd, cs->yd, tr->ws_size, &a->fwd,
+                      &a->fwd_math, NULL))
+            die_no_algo("fp32 forward", n, tr->ws_size);
+        if (!pick_bwd_data(c->dnn, cs, tr->ws_size, &a->data, &a->data_math, NULL))
+            die_no_algo("backward data", n, tr->ws_size);
+        if (!pick_bwd_filter(c->dnn, cs, tr->ws_size, &a->filt, &a->filt_math, NULL))
+            die_no_algo("backward filter", n, tr->ws_size);
+        a->set = true;
+    }
+}
+
+static void train_free(train_state *tr)
+{
+    if (!tr)
+        return;
+    float **dev[] = {&tr->grad, &tr->mom, &tr->in, &tr->ptarget, &tr->vtarget, &tr->mask,
+                     &tr->legal, &tr->count, &tr->xs, &tr->ts, &tr->tmp, &tr->ph, &tr->dph,
+                     &tr->vg, &tr->dvg, &tr->plog, &tr->dplog, &tr->pooled, &tr->dpooled,
+                     &tr->h1, &tr->dh1, &tr->vl, &tr->dvl, &tr->lp, &tr->lv, &tr->dx, &tr->dz,
+                     &tr->dt, &tr->partials, &tr->loss};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (*dev[i])
+            cudaFree(*dev[i]);
+    if (tr->segs)
+        cudaFree(tr->segs);
+    if (tr->ws)
+        cudaFree(tr->ws);
+    float **host[] = {&tr->h_in, &tr->h_pt, &tr->h_vt, &tr->h_loss};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (*host[i])
+            cudaFreeHost(*host[i]);
+    for (int s = 0; s < CONV_SHAPES; s++)
+        conv_shape_free(&tr->conv[s]);
+    free(tr);
+}
+
+static void train_oom(size_t bytes, const char *what, cudaError_t e)
+{
+    fprintf(stderr, "nn_cuda: cannot allocate %.1f MiB for training (%s): %s\n",
+            (double)bytes / (1 << 20), what, cudaGetErrorName(e));
+    abort();
+}
+
+static float *dalloc(size_t floats, const char *what)
+{
+    void *p = NULL;
+    size_t bytes = (floats ? floats : 1) * sizeof(float);
+    cudaError_t e = cudaMalloc(&p, bytes);
+    if (e != cudaSuccess)
+        train_oom(bytes, what, e);
+    return (float *)p;
+}
+
+static float *halloc(size_t floats, const char *what)
+{
+    void *p = NULL;
+    size_t bytes = (floats ? floats : 1) * sizeof(float);
+    cudaError_t e = cudaMallocHost(&p, bytes);
+    if (e != cudaSuccess)
+        train_oom(bytes, what, e);
+    return (float *)p;
+}
+
+/* First training call: every training buffer, sized for max_batch. */
+static void train_init(nn_ctx *c)
+{
+    train_state *tr = (train_state *)calloc(1, sizeof *tr);
+    if (!tr) {
+        fprintf(stderr, "nn_cuda: out of host memory\n");
+        abort();
+    }
+    c->tr = tr;
+    size_t N = (size_t)c->max_batch, HW = (size_t)c->HW, C = (size_t)c->C;
+    size_t act = N * C * HW;
+    tr->grad = dalloc(c->nparams, "gradients");
+    tr->mom = dalloc(c->nparams, "momentum");
+    CUDA_CHECK(cudaMemsetAsync(tr->mom, 0, c->nparams * sizeof(float), c->stream));
+    tr->in = dalloc(N * c->P * HW, "input");
+    tr->ptarget = dalloc(N * HW, "policy target");
+    tr->vtarget = dalloc(N * NN_VALUE_OUTPUTS, "value target");
+    tr->mask = dalloc(N * HW, "mask");
+    tr->legal = dalloc(N * HW, "legal");
+    tr->count = dalloc(N, "count");
+    tr->xs = dalloc((size_t)(c->B + 1) * act, "block inputs");
+    tr->ts = dalloc((size_t)(c->B ? c->B : 1) * act, "block activations");
+    tr->tmp = dalloc(act, "conv output");
+    tr->ph = dalloc(N * c->Hp * HW, "policy head");
+    tr->dph = dalloc(N * c->Hp * HW, "policy head grad");
+    tr->vg = dalloc(N * c->Hv * HW, "value head");
+    tr->dvg = dalloc(N * c->Hv * HW, "value head grad");
+    tr->plog = dalloc(N * HW, "policy logits");
+    tr->dplog = dalloc(N * HW, "policy logits grad");
+    tr->pooled = dalloc(N * c->Hv, "pooled");
+    tr->dpooled = dalloc(N * c->Hv, "pooled grad");
+    tr->h1 = dalloc(N * c->Vh, "value hidden");
+    tr->dh1 = dalloc(N * c->Vh, "value hidden grad");
+    tr->vl = dalloc(N * NN_VALUE_OUTPUTS, "value logits");
+    tr->dvl = dalloc(N * NN_VALUE_OUTPUTS, "value logits grad");
+    tr->lp = dalloc(N, "policy loss");
+    tr->lv = dalloc(N, "value loss");
+    tr->dx = dalloc(act, "trunk grad");
+    tr->dz = dalloc(act, "trunk grad");
+    tr->dt = dalloc(act, "trunk grad");
+    tr->loss = dalloc(4, "losses");
+
+    /* weight segments for the L2 term: every weight tensor, no biases */
+    unsigned long long segs[2 * (2 * NN_MAX_BLOCKS + 8)];
+    int ns = 0;
+#define SEG(off, cnt) (segs[2 * ns] = (off), segs[2 * ns + 1] = (cnt), ns++)
+    SEG(c->L.in_w, C * c->P * 9);
+    for (int b = 0; b < c->B; b++) {
+        SEG(blk_w1(c, b), C * C * 9);
+        SEG(blk_w2(c, b), C * C * 9);
+    }
+    SEG(c->L.pol_w1, (size_t)c->Hp * C);
+    SEG(c->L.pol_w2, (size_t)c->Hp);
+    SEG(c->L.val_w1, (size_t)c->Hv * C);
+    SEG(c->L.val_fc1_w, (size_t)c->Vh * c->Hv);
+    SEG(c->L.val_fc2_w, (size_t)NN_VALUE_OUTPUTS * c->Vh);
+#undef SEG
+    tr->nsegs = ns;
+    void *p = NULL;
+    cudaError_t e = cudaMalloc(&p, sizeof(unsigned long long) * 2 * ns);
+    if (e != cudaSuccess)
+        train_oom(sizeof(unsigned long long) * 2 * ns, "segments", e);
+    tr->segs = (unsigned long long *)p;
+    CUDA_CHECK(cudaMemcpy(tr->segs, segs, sizeof(unsigned long long) * 2 * ns,
+                          cudaMemcpyHostToDevice));
+    tr->partials = dalloc((size_t)ns * L2_CHUNKS, "l2 partials");
+
+    tr->h_in = halloc(N * c->P * HW, "pinned input");
+    tr->h_pt = halloc(N * HW, "pinned policy target");
+    tr->h_vt = halloc(N * NN_VALUE_OUTPUTS, "pinned value target");
+    tr->h_loss = halloc(4, "pinned losses");
+
+    /* descriptors, and a workspace that fits the best algorithms at max_batch */
+    size_t need = 64u << 20;
+    for (int s = 0; s < CONV_SHAPES; s++) {
+        conv_shape *cs = &tr->conv[s];
+        CUDNN_CHECK(conv_shape_init(cs, &c->cfg, s));
+        cs->choice = (bwd_choice *)calloc(N + 1, sizeof(bwd_choice));
+        if (!cs->choice) {
+            fprintf(stderr, "nn_cuda: out of host memory\n");
+            abort();
+        }
+        CUDNN_CHECK(conv_shape_batch(cs, c->max_batch, c->M));
+        cudnnConvolutionFwdAlgo_t fa;
+        cudnnConvolutionBwdDataAlgo_t da;
+        cudnnConvolutionBwdFilterAlgo_t fi;
+        cudnnMathType_t m;
+        size_t w = 0;
+        if (pick_fwd(c->dnn, cs->xd, cs->wd, cs->cd, cs->yd, (size_t)-1, &fa, &m, &w) &&
+            w > need)
+            need = w;
+        if (pick_bwd_data(c->dnn, cs, (size_t)-1, &da, &m, &w) && w > need)
+            need = w;
+        if (pick_bwd_filter(c->dnn, cs, (size_t)-1, &fi, &m, &w) && w > need)
+            need = w;
+    }
+    /* a heuristic may ask for huge workspaces; cap it, the pick then falls back */
+    if (need > (1024u << 20))
+        need = 1024u << 20;
+    e = cudaMalloc(&tr->ws, need);
+    if (e != cudaSuccess)
+        train_oom(need, "cuDNN workspace", e);
+    tr->ws_size = need;
+}
+
+/* Forward + backward on n samples: losses into tr->loss (device), grads
+ * into tr->grad. Inputs already in tr->in / ptarget / vtarget. */
+static void train_pass(nn_ctx *c, int n, float wd)
+{
+    train_state *tr = c->tr;
+    cudaStream_t s = c->stream;
+    int HW = c->HW, C = c->C, B = c->B;
+    size_t act = (size_t)n * C * HW, stride = (size_t)c->max_batch * C * HW;
+    float scale = 1.0f / n;
+    conv_shape *cin = &tr->conv[CONV_IN], *ctr = &tr->conv[CONV_TRUNK];
+    conv_shape *cp1 = &tr->conv[CONV_P1], *cp2 = &tr->conv[CONV_P2], *cv1 = &tr->conv[CONV_V1];
+    choose_train(c, n);
+
+    k_prep<<<blocks_for((size_t)n * HW, THREADS), THREADS, 0, s>>>(tr->in, n, c->P, HW, NULL,
+                                                                    tr->mask, tr->legal);
+    LAUNCH_CHECK();
+    /* trunk */
+    float *x0 = tr->xs;
+    conv_fwd_f32(c, cin, n, tr->in, c->L.in_w, tr->tmp);
+    k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
+        tr->tmp, c->params + c->L.in_b, NULL, tr->mask, x0, act, C, HW, 0, 1);
+    LAUNCH_CHECK();
+    for (int b = 0; b < B; b++) {
+        float *xb = tr->xs + (size_t)b * stride, *xn = xb + stride, *tb = tr->ts + (size_t)b * stride;
+        conv_fwd_f32(c, ctr, n, xb, blk_w1(c, b), tr->tmp);
+        k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
+            tr->tmp, c->params + blk_b1(c, b), NULL, tr->mask, tb, act, C, HW, 0, 1);
+        LAUNCH_CHECK();
+        conv_fwd_f32(c, ctr, n, tb, blk_w2(c, b), tr->tmp);
+        k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
+            tr->tmp, c->params + blk_b2(c, b), xb, tr->mask, xn, act, C, HW, 0, 1);
+        LAUNCH_CHECK();
+    }
+    float *xB = tr->xs + (size_t)B * stride;
+    /* policy head */
+    size_t php = (size_t)n * c->Hp * HW;
+    conv_fwd_f32(c, cp1, n, xB, c->L.pol_w1, tr->ph);
+    k_bias_act<float><<<blocks_for(php, THREADS), THREADS, 0, s>>>(
+        tr->ph, c->params + c->L.pol_b1, NULL, tr->mask, tr->ph, php, c->Hp, HW, 0, 1);
+    LAUNCH_CHECK();
+    conv_fwd_f32(c, cp2, n, tr->ph, c->L.pol_w2, tr->plog);
+    size_t pl = (size_t)n * HW;
+    k_bias_act<float><<<blocks_for(pl, THREADS), THREADS, 0, s>>>(
+        tr->plog, c->params + c->L.pol_b2, NULL, NULL, tr->plog, pl, 1, HW, 0, 0);
+    LAUNCH_CHECK();
+    k_policy_softmax<<<n, THREADS, 0, s>>>(tr->plog, tr->legal, HW, NULL, tr->ptarget, scale,
+                                           tr->dplog, tr->lp);
+    LAUNCH_CHECK();
+    /* value head */
+    size_t vgp = (size_t)n * c->Hv * HW;
+    conv_fwd_f32(c, cv1, n, xB, c->L.val_w1, tr->vg);
+    k_bias_act<float><<<blocks_for(vgp, THREADS), THREADS, 0, s>>>(
+        tr->vg, c->params + c->L.val_b1, NULL, tr->mask, tr->vg, vgp, c->Hv, HW, 0, 1);
+    LAUNCH_CHECK();
+    k_value_pool_nchw<<<blocks_for((size_t)n * c->Hv * 32, 128), 128, 0, s>>>(
+        tr->vg, tr->mask, n, HW, c->Hv, tr->pooled, tr->count);
+    LAUNCH_CHECK();
+    fc_forward(c->blas, n, tr->pooled, c->Hv, c->params + c->L.val_fc1_w, c->Vh, tr->h1);
+    size_t hv = (size_t)n * c->Vh;
+    k_bias_act<float><<<blocks_for(hv, THREADS), THREADS, 0, s>>>(
+        tr->h1, c->params + c->L.val_fc1_b, NULL, NULL, tr->h1, hv, c->Vh, 1, 0, 1);
+    LAUNCH_CHECK();
+    fc_forward(c->blas, n, tr->h1, c->Vh, c->params + c->L.val_fc2_w, NN_VALUE_OUTPUTS, tr->vl);
+    k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(tr->vl, c->params + c->L.val_fc2_b, n,
+                                                       NULL, tr->vtarget, scale, tr->dvl, tr->lv);
+    LAUNCH_CHECK();
+
+    /* value head backward; FC: out (K x n) = W (K x J) in (J x n), column-major */
+    const float one = 1.0f, zero = 0.0f;
+    const int V = NN_VALUE_OUTPUTS;
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Vh, V, n, &one, tr->h1, c->Vh,
+                             tr->dvl, V, &zero, tr->grad + c->L.val_fc2_w, c->Vh));
+    k_bias_grad<<<V, THREADS, 0, s>>>(tr->dvl, n, V, 1, tr->grad + c->L.val_fc2_b);
+    LAUNCH_CHECK();
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Vh, n, V, &one,
+                             c->params + c->L.val_fc2_w, c->Vh, tr->dvl, V, &zero, tr->dh1,
+                             c->Vh));
+    k_relu_grad<<<blocks_for(hv, THREADS), THREADS, 0, s>>>(tr->dh1, tr->h1, tr->dh1, hv);
+    LAUNCH_CHECK();
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Hv, c->Vh, n, &one, tr->pooled,
+                             c->Hv, tr->dh1, c->Vh, &zero, tr->grad + c->L.val_fc1_w, c->Hv));
+    k_bias_grad<<<c->Vh, THREADS, 0, s>>>(tr->dh1, n, c->Vh, 1, tr->grad + c->L.val_fc1_b);
+    LAUNCH_CHECK();
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Hv, n, c->Vh, &one,
+                             c->params + c->L.val_fc1_w, c->Hv, tr->dh1, c->Vh, &zero,
+                             tr->dpooled, c->Hv));
+    k_value_pool_back<<<blocks_for(vgp, THREADS), THREADS, 0, s>>>(
+        tr->dpooled, tr->mask, tr->count, tr->vg, n, HW, c->Hv, tr->dvg);
+    LAUNCH_CHECK();
+    k_bias_grad<<<c->Hv, THREADS, 0, s>>>(tr->dvg, n, c->Hv, HW, tr->grad + c->L.val_b1);
+    LAUNCH_CHECK();
+    conv_bwd_filter(c, cv1, n, xB, tr->dvg, c->L.val_w1);
+    conv_bwd_data(c, cv1, n, tr->dvg, c->L.val_w1, 0.0f, tr->dx);
+
+    /* policy head backward */
+    k_bias_grad<<<1, THREADS, 0, s>>>(tr->dplog, n, 1, HW, tr->grad + c->L.pol_b2);
+    LAUNCH_CHECK();
+    conv_bwd_filter(c, cp2, n, tr->ph, tr->dplog, c->L.pol_w2);
+    conv_bwd_data(c, cp2, n, tr->dplog, c->L.pol_w2, 0.0f, tr->dph);
+    k_relu_grad<<<blocks_for(php, THREADS), THREADS, 0, s>>>(tr->dph, tr->ph, tr->dph, php);
+    LAUNCH_CHECK();
+    k_bias_grad<<<c->Hp, THREADS, 0, s>>>(tr->dph, n, c->Hp, HW, tr->grad + c->L.pol_b1);
+    LAUNCH_CHECK();
+    conv_bwd_filter(c, cp1, n, xB, tr->dph, c->L.pol_w1);
+    conv_bwd_data(c, cp1, n, tr->dph, c->L.pol_w1, 1.0f, tr->dx);
+
+    /* trunk backward: dx holds dL/dx_{b+1} */
+    float *dx = tr->dx, *dz = tr->dz;
+    for (int b = B - 1; b >= 0; b--) {
+        float *xb = tr->xs + (size_t)b * stride, *xn = xb + stride, *tb = tr->ts + (size_t)b * stride;
+        k_relu_grad<<<blocks_for(act, THREADS), THREADS, 0, s>>>(dx, xn, dz, act);
+        LAUNCH_CHECK();
+        k_bias_grad<<<C, THREADS, 0, s>>>(dz, n, C, HW, tr->grad + blk_b2(c, b));
+        LAUNCH_CHECK();
+        conv_bwd_filter(c, ctr, n, tb, dz, blk_w2(c, b));
+        conv_bwd_data(c, ctr, n, dz, blk_w2(c, b), 0.0f, tr->dt);
+        k_relu_grad<<<blocks_for(act, THREADS), THREADS, 0, s>>>(tr->dt, tb, tr->dt, act);
+        LAUNCH_CHECK();
+        k_bias_grad<<<C, THREADS, 0, s>>>(tr->dt, n, C, HW, tr->grad + blk_b1(c, b));
+        LAUNCH_CHECK();
+        conv_bwd_filter(c, ctr, n, xb, tr->dt, blk_w1(c, b));
+        /* dL/dx_b = dz (skip path) + conv1^T(dt) */
+        conv_bwd_data(c, ctr, n, tr->dt, blk_w1(c, b), 1.0f, dz);
+        float *t = dx;
+        dx = dz;
+        dz = t;
+    }
+    k_relu_grad<<<blocks_for(act, THREADS), THREADS, 0, s>>>(dx, x0, dz, act);
+    LAUNCH_CHECK();
+    k_bias_grad<<<C, THREADS, 0, s>>>(dz, n, C, HW, tr->grad + c->L.in_b);
+    LAUNCH_CHECK();
+    conv_bwd_filter(c, cin, n, tr->in, dz, c->L.in_w);
+
+    /* L2 term and the losses */
+    dim3 grid(L2_CHUNKS, tr->nsegs);
+    k_l2<<<grid, THREADS, 0, s>>>(c->params, tr->grad, tr->segs, wd, tr->partials);
+    LAUNCH_CHECK();
+    k_losses<<<1, THREADS, 0, s>>>(tr->lp, tr->lv, n, tr->partials, tr->nsegs * L2_CHUNKS, wd,
+                                   tr->loss);
+    LAUNCH_CHECK();
+}
+
+/* Copy a training batch to the device (through pinned memory) and run the pass. */
+static void train_run(nn_ctx *c, const float *in, const float *pt, const float *vt, int n,
+                      float wd)
+{
+    assert(n >= 1 && n <= c->max_batch);
+    CUDA_CHECK(cudaSetDevice(c->device));
+    if (!c->tr)
+        train_init(c);
+    train_state *tr = c->tr;
+    size_t ni = (size_t)n * c->P * c->HW, np = (size_t)n * c->HW, nv = (size_t)n * NN_VALUE_OUTPUTS;
+    memcpy(tr->h_in, in, ni * sizeof(float));
+    memcpy(tr->h_pt, pt, np * sizeof(float));
+    memcpy(tr->h_vt, vt, nv * sizeof(float));
+    CUDA_CHECK(cudaMemcpyAsync(tr->in, tr->h_in, ni * sizeof(float), cudaMemcpyHostToDevice,
+                               c->stream));
+    CUDA_CHECK(cudaMemcpyAsync(tr->ptarget, tr->h_pt, np * sizeof(float),
+                               cudaMemcpyHostToDevice, c->stream));
+    CUDA_CHECK(cudaMemcpyAsync(tr->vtarget, tr->h_vt, nv * sizeof(float),
+                               cudaMemcpyHostToDevice, c->stream));
+    train_pass(c, n, wd);
+    CUDA_CHECK(cudaMemcpyAsync(tr->h_loss, tr->loss, 4 * sizeof(float), cudaMemcpyDeviceToHost,
+                               c->stream));
+}
+
+static void losses_out(const nn_ctx *c, nn_losses_t *out)
+{
+    if (!out)
+        return;
+    out->policy = c->tr->h_loss[0];
+    out->value = c->tr->h_loss[1];
+    out->l2 = c->tr->h_loss[2];
+    out->total = c->tr->h_loss[3];
+}
+
+static void cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                            int n, const nn_train_opts_t *o, nn_losses_t *out)
+{
+    train_run(c, in, pt, vt, n, o->weight_decay);
+    k_sgd<<<blocks_for(c->nparams, THREADS), THREADS, 0, c->stream>>>(
+        c->params, c->tr->grad, c->tr->mom, c->nparams, o->lr, o->momentum);
+    LAUNCH_CHECK();
+    c->weights_dirty = true;
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    losses_out(c, out);
+}
+
+static void cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt, int n,
+                           float wd, nn_losses_t *out, float *grad)
+{
+    train_run(c, in, pt, vt, n, wd);
+    if (grad)
+        CUDA_CHECK(cudaMemcpyAsync(grad, c->tr->grad, c->nparams * sizeof(float),
+                                   cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    losses_out(c, out);
+}
+
+static void cuda_get_weights(nn_ctx_t *c, float *params)
+{
+    CUDA_CHECK(cudaSetDevice(c->device));
+    CUDA_CHECK(cudaMemcpyAsync(params, c->params, c->nparams * sizeof(float),
+                               cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+}
+
+static void cuda_set_weights(nn_ctx_t *c, const float *params)
+{
+    CUDA_CHECK(cudaSetDevice(c->device));
+    CUDA_CHECK(cudaMemcpyAsync(c->params, params, c->nparams * sizeof(float),
+                               cudaMemcpyHostToDevice, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    c->weights_dirty = true;
+}
+
+/* ---- create / free ---- */
+
+static void cuda_free(nn_ctx_t *c)
+{
+    if (!c)
+        return;
+    cudaSetDevice(c->device);
+    if (c->stream)
+        cudaStreamSynchronize(c->stream);
+    train_free(c->tr);
+    if (c->graphs) {
+        for (int i = 0; i <= c->max_batch; i++)
+            if (c->graphs[i])
+                cudaGraphExecDestroy(c->graphs[i]);
+        free(c->graphs);
+    }
+    free(c->uses);
+    free(c->alg_in);
+    free(c->alg_trunk);
+    void *dev[] = {c->params, c->w_in, c->w_trunk, c->w_pol1, c->w_val1, c->in, c->x8, c->mask,
+                   c->legal, c->x, c->t, c->y, c->head, c->plog, c->pooled, c->vh, c->vl,
+                   c->policy, c->value, c->ws, c->blas_ws};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (dev[i])
+            cudaFree(dev[i]);
+    void *host[] = {c->h_in, c->h_policy, c->h_value};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (host[i])
+            cudaFreeHost(host[i]);
+    if (c->xd8)
+        cudnnDestroyTensorDescriptor(c->xd8);
+    if (c->xdc)
+        cudnnDestroyTensorDescriptor(c->xdc);
+    if (c->wd_in)
+        cudnnDestroyFilterDescriptor(c->wd_in);
+    if (c->wd_trunk)
+        cudnnDestroyFilterDescriptor(c->wd_trunk);
+    if (c->cd3)
+        cudnnDestroyConvolutionDescriptor(c->cd3);
+    if (c->blas)
+        cublasDestroy(c->blas);
+    if (c->dnn)
+        cudnnDestroy(c->dnn);
+    if (c->stream)
+        cudaStreamDestroy(c->stream);
+    free(c);
+}
+
+static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int threads,
+                             char *err, size_t errlen)
+{
+    (void)threads;
+    char why[128];
+    if (cfg_rules(&m->cfg, err, errlen) != 0)
+        return NULL;
+    if (max_batch < 1) {
+        snprintf(err, errlen, "batch size must be at least 1, got %d", max_batch);
+        return NULL;
+    }
+    int ndev = nn_cuda_device_count(why, sizeof why);
+    if (ndev <= 0) {
+        snprintf(err, errlen, "cuda unavailable: %s", ndev < 0 ? why : "no CUDA device");
+        return NULL;
+    }
+    if (device < 0 || device >= ndev) {
+        snprintf(err, errlen, "cuda:%d: no such device (%d present: cuda:0..cuda:%d)", device,
+                 ndev, ndev - 1);
+        return NULL;
+    }
+    nn_ctx *c = (nn_ctx *)calloc(1, sizeof *c);
+    if (!c) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    c->cfg = m->cfg;
+    nn_param_layout(&c->cfg, &c->L);
+    c->nparams = c->L.total;
+    assert(c->nparams == m->nparams);
+    c->device = device;
+    c->max_batch = max_batch;
+    c->M = m->cfg.board_max;
+    c->HW = c->M * c->M;
+    c->P = m->cfg.in_planes;
+    c->C = m->cfg.channels;
+    c->B = m->cfg.blocks;
+    c->Hp = m->cfg.policy_head;
+    c->Hv = m->cfg.value_head;
+    c->Vh = m->cfg.value_hidden;
+    assert(c->L.block_stride == 2 * ((size_t)c->C * c->C * 9 + c->C));
+    const char *g = getenv("GZ_CUDA_GRAPHS");
+    c->graphs_on = !(g && strcmp(g, "0") == 0);
+
+    size_t N = (size_t)max_batch, HW = (size_t)c->HW, C = (size_t)c->C;
+    size_t K = (size_t)(c->Hp > c->Hv ? c->Hp : c->Hv);
+    size_t wsz = C * 9 * C;
+    const size_t blas_ws = 32u << 20;
+
+    c->alg_in = (fwd_choice *)calloc(N + 1, sizeof(fwd_choice));
+    c->alg_trunk = (fwd_choice *)calloc(N + 1, sizeof(fwd_choice));
+    c->graphs = (cudaGraphExec_t *)calloc(N + 1, sizeof(cudaGraphExec_t));
+    c->uses = (unsigned char *)calloc(N + 1, 1);
+    if (!c->alg_in || !c->alg_trunk || !c->graphs || !c->uses) {
+        snprintf(err, errlen, "out of memory");
+        goto fail;
+    }
+
+    TRY_CUDA(cudaSetDevice(device));
+    TRY_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    TRY_CUDNN(cudnnCreate(&c->dnn));
+    TRY_CUDNN(cudnnSetStream(c->dnn, c->stream));
+    TRY_CUBLAS(cublasCreate(&c->blas));
+    TRY_CUBLAS(cublasSetStream(c->blas, c->stream));
+    /* our own cuBLAS workspace, so graph capture never makes cuBLAS allocate */
+    TRY_CUDA(cudaMalloc(&c->blas_ws, blas_ws));
+    TRY_CUBLAS(cublasSetWorkspace(c->blas, c->blas_ws, blas_ws));
+
+#define DEV(ptr, count) TRY_CUDA(cudaMalloc((void **)&(ptr), ((size_t)(count) + 1) * sizeof *(ptr)))
+    DEV(c->params, c->nparams);
+    DEV(c->w_in, C * 9 * 8);
+    DEV(c->w_trunk, (size_t)(2 * c->B) * wsz);
+    DEV(c->w_pol1, (size_t)c->Hp * C);
+    DEV(c->w_val1, (size_t)c->Hv * C);
+    DEV(c->in, N * c->P * HW);
+    DEV(c->x8, N * HW * 8);
+    DEV(c->mask, N * HW);
+    DEV(c->legal, N * HW);
+    DEV(c->x, N * HW * C);
+    DEV(c->t, N * HW * C);
+    DEV(c->y, N * HW * C);
+    DEV(c->head, N * HW * K);
+    DEV(c->plog, N * HW);
+    DEV(c->pooled, N * c->Hv);
+    DEV(c->vh, N * c->Vh);
+    DEV(c->vl, N * NN_VALUE_OUTPUTS);
+    DEV(c->policy, N * HW);
+    DEV(c->value, N * NN_VALUE_OUTPUTS);
+#undef DEV
+    TRY_CUDA(cudaMallocHost((void **)&c->h_in, N * c->P * HW * sizeof(float)));
+    TRY_CUDA(cudaMallocHost((void **)&c->h_policy, N * HW * sizeof(float)));
+    TRY_CUDA(cudaMallocHost((void **)&c->h_value, N * NN_VALUE_OUTPUTS * sizeof(float)));
+
+    TRY_CUDNN(cudnnCreateTensorDescriptor(&c->xd8));
+    TRY_CUDNN(cudnnCreateTensorDescriptor(&c->xdc));
+    TRY_CUDNN(cudnnCreateFilterDescriptor(&c->wd_in));
+    TRY_CUDNN(cudnnCreateFilterDescriptor(&c->wd_trunk));
+    TRY_CUDNN(cudnnCreateConvolutionDescriptor(&c->cd3));
+    TRY_CUDNN(cudnnSetFilter4dDescriptor(c->wd_in, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, c->C,
+                                         8, 3, 3));
+    TRY_CUDNN(cudnnSetFilter4dDescriptor(c->wd_trunk, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC,
+                                         c->C, c->C, 3, 3));
+    TRY_CUDNN(cudnnSetConvolution2dDescriptor(c->cd3, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT));
+    TRY_CUDNN(cudnnSetConvolutionMathType(c->cd3, CUDNN_TENSOR_OP_MATH));
+
+    /* workspace: what the best algorithms need at max_batch, at least 32 MiB */
+    {
+        size_t need = 32u << 20, w = 0;
+        cudnnConvolutionFwdAlgo_t a;
+        cudnnMathType_t mt;
+        TRY_CUDNN(set_nhwc_bf16(c->xd8, max_batch, 8, c->M));
+        TRY_CUDNN(set_nhwc_bf16(c->xdc, max_batch, c->C, c->M));
+        if (pick_fwd(c->dnn, c->xd8, c->wd_in, c->cd3, c->xdc, (size_t)-1, &a, &mt, &w) &&
+            w > need)
+            need = w;
+        if (pick_fwd(c->dnn, c->xdc, c->wd_trunk, c->cd3, c->xdc, (size_t)-1, &a, &mt, &w) &&
+            w > need)
+            need = w;
+        if (need > (1024u << 20))
+            need = 1024u << 20;
+        TRY_CUDA(cudaMalloc(&c->ws, need));
+        c->ws_size = need;
+    }
+
+    TRY_CUDA(cudaMemcpy(c->params, m->params, c->nparams * sizeof(float),
+                        cudaMemcpyHostToDevice));
+    c->weights_dirty = true;
+    return c;
+
+fail:
+    cuda_free(c);
+    return NULL;
+}
+
+extern "C" const nn_backend_t nn_backend_cuda = {
+    "cuda",
+    cuda_create,
+    cuda_forward,
+    cuda_train_step,
+    cuda_loss_grad,
+    cuda_get_weights,
+    cuda_set_weights,
+    cuda_free,
+};
+
+/* ---- benchmark helper ---- */
+
+double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen)
+{
+    char why[128];
+    int ndev = nn_cuda_device_count(why, sizeof why);
+    if (ndev <= 0) {
+        snprintf(name, namelen, "unavailable: %s", ndev < 0 ? why : "no CUDA device");
+        return -1.0;
+    }
+    if (device < 0 || device >= ndev) {
+        snprintf(name, namelen, "unavailable: no device %d", device);
+        return -1.0;
+    }
+    cudaDeviceProp p;
+    if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&p, device) != cudaSuccess) {
+        snprintf(name, namelen, "unavailable: cannot select device %d", device);
+        return -1.0;
+    }
+    snprintf(name, namelen, "%s", p.name);
+    const int n = 8192, iters = 20;
+    size_t bytes = (size_t)n * n * sizeof(bf16);
+    bf16 *a = NULL, *b = NULL, *cm = NULL;
+    cublasHandle_t h = NULL;
+    cudaEvent_t e0 = NULL, e1 = NULL;
+    double tflops = -1.0;
+    float ms = 0.0f;
+    const float one = 1.0f, zero = 0.0f;
+    if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess ||
+        cudaMalloc(&cm, bytes) != cudaSuccess) {
+        snprintf(name, namelen, "unavailable: out of device memory for the GEMM");
+        goto out;
+    }
+    /* non-zero operands: all-zero data draws less power and would flatter the peak */
+    k_fill_bf16<<<blocks_for((size_t)n * n, THREADS), THREADS>>>(a, (size_t)n * n, 1u);
+    LAUNCH_CHECK();
+    k_fill_bf16<<<blocks_for((size_t)n * n, THREADS), THREADS>>>(b, (size_t)n * n, 2u);
+    LAUNCH_CHECK();
+    CUBLAS_CHECK(cublasCreate(&h));
+    CUDA_CHECK(cudaEventCreate(&e0));
+    CUDA_CHECK(cudaEventCreate(&e1));
+    for (int i = 0; i < 3 + iters; i++) {
+        if (i == 3)
+            CUDA_CHECK(cudaEventRecord(e0));
+        CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16BF, n,
+                                  b, CUDA_R_16BF, n, &zero, cm, CUDA_R_16BF, n,
+                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+    }
+    CUDA_CHECK(cudaEventRecord(e1));
+    CUDA_CHECK(cudaEventSynchronize(e1));
+    CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    tflops = 2.0 * n * (double)n * n * iters / (ms * 1e-3) / 1e12;
+out:
+    if (e0)
+        cudaEventDestroy(e0);
+    if (e1)
+        cudaEventDestroy(e1);
+    if (h)
+        cublasDestroy(h);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(cm);
+    return tflops;
+}
