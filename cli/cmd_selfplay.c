@@ -1,4 +1,284 @@
-/* PLACEHOLDER: replaced by the real subcommand. */
+/* gomoku selfplay: batched self-play from the command line, games written
+ * as record frames to rotating shards DIR/selfplay-<seed>-NNNN.gzr.
+ *
+ * A shard is written as NAME.tmp and renamed (after fsync) once it holds
+ * --shard-games games or the run ends, so a finished .gzr never ends in a
+ * half-written frame. SIGINT/SIGTERM: stop, drop the games in flight,
+ * close and rename the shard, print the summary, exit 0. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/args.h"
 #include "cli/cmds.h"
-int cmd_selfplay(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku selfplay: not built yet\n"); return 1; }
+#include "selfplay/selfplay.h"
+
+static volatile sig_atomic_t g_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
+
+typedef struct shard_writer {
+    const char *dir;
+    uint64_t seed;
+    int per_shard;
+    int index;            /* next shard number */
+    FILE *f;              /* open .tmp, or NULL */
+    char tmp[1110], final[1100];
+    int in_shard;         /* games in the open shard */
+    int shards;           /* shards completed */
+    uint64_t games;       /* games written */
+    char err[2600];       /* first write error */
+} shard_writer_t;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY);
+    if (fd >= 0) {
+        fsync(fd);
+        close(fd);
+    }
+}
+
+/* Close the open shard: flush, fsync, rename .tmp to .gzr (or remove an
+ * empty one). 0 or -1 with w->err set. */
+static int shard_close(shard_writer_t *w)
+{
+    if (!w->f)
+        return 0;
+    FILE *f = w->f;
+    w->f = NULL;
+    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        snprintf(w->err, sizeof w->err, "cannot write %s: %s", w->tmp, strerror(errno));
+        return -1;
+    }
+    if (w->in_shard == 0) {
+        unlink(w->tmp);
+        return 0;
+    }
+    if (rename(w->tmp, w->final) != 0) {
+        snprintf(w->err, sizeof w->err, "cannot rename %s to %s: %s", w->tmp, w->final,
+                 strerror(errno));
+        return -1;
+    }
+    fsync_dir(w->dir);
+    w->shards++;
+    w->in_shard = 0;
+    return 0;
+}
+
+static int shard_open(shard_writer_t *w)
+{
+    for (;; w->index++) {
+        snprintf(w->final, sizeof w->final, "%s/selfplay-%llu-%04d.gzr", w->dir,
+                 (unsigned long long)w->seed, w->index);
+        if (access(w->final, F_OK) != 0)
+            break;   /* never overwrite an earlier run's shard */
+    }
+    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->final);
+    w->index++;
+    w->f = fopen(w->tmp, "wb");
+    if (!w->f) {
+        snprintf(w->err, sizeof w->err, "cannot create %s: %s", w->tmp, strerror(errno));
+        return -1;
+    }
+    w->in_shard = 0;
+    return 0;
+}
+
+static int on_game(void *user, const game_record_t *rec)
+{
+    shard_writer_t *w = user;
+    if (w->err[0])
+        return 1;
+    if (!w->f && shard_open(w) < 0)
+        return 1;
+    char e[256];
+    if (frame_write(w->f, rec, e, sizeof e) < 0) {
+        snprintf(w->err, sizeof w->err, "%s: %s", w->tmp, e);
+        return 1;
+    }
+    w->in_shard++;
+    w->games++;
+    if (w->in_shard >= w->per_shard && shard_close(w) < 0)
+        return 1;
+    return 0;
+}
+
+static void print_progress(const selfplay_stats_t *st, uint64_t target, double secs, bool tty,
+                           bool final)
+{
+    double avg = st->batches ? (double)st->evals / (double)st->batches : 0.0;
+    fprintf(stderr, "%sgames %llu/%llu  %.2f games/s  %.0f evals/s  avg batch %.1f  moves %llu%s",
+            tty ? "\r" : "", (unsigned long long)st->games, (unsigned long long)target,
+            secs > 0 ? st->games / secs : 0.0, secs > 0 ? st->evals / secs : 0.0, avg,
+            (unsigned long long)st->moves, tty && !final ? "   " : "\n");
+    fflush(stderr);
+}
+
+int cmd_selfplay(int argc, char **argv)
+{
+    static const cmd_help_t help = {
+        "selfplay",
+        "gomoku selfplay --model M|--random-net --games N --out DIR [options]",
+        "Plays N self-play games, G at a time with one batched NN call per step\n"
+        "for all G trees, and writes them as record frames to rotating shards\n"
+        "DIR/selfplay-<seed>-NNNN.gzr (each written as .tmp and renamed when\n"
+        "complete). A progress line goes to stderr, a JSON summary to stdout.\n"
+        "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
+    selfplay_opts_t o;
+    selfplay_opts_default(&o);
+    const char *model_path = NULL, *out = NULL, *rule_s = "freestyle";
+    bool random_net = false;
+    int games = 100, blocks = 6, channels = 64, shard_games = 1000;
+    o.threads = 0;
+    arg_spec_t specs[] = {
+        {"model", ARG_STR, &model_path, 0, 0, "M  weights file (.gzm)"},
+        {"random-net", ARG_FLAG, &random_net, 0, 0, "   a freshly initialised net instead of --model"},
+        {"games", ARG_INT, &games, 1, 100000000, "N  games to play (default 100)"},
+        {"out", ARG_STR, &out, 0, 0, "DIR  output directory (made if missing)"},
+        {"visits", ARG_INT, &o.visits, 1, 1000000, "V  root visits of a full search (default 200)"},
+        {"cheap-visits", ARG_INT, &o.cheap_visits, 0, 1000000, "V  visits of a cheap search (default 50; 0: every search full)"},
+        {"full-frac", ARG_DOUBLE, &o.full_frac, 0, 1, "F  fraction of moves searched fully (default 0.25)"},
+        {"parallel", ARG_INT, &o.parallel, 1, 65536, "G  concurrent games (default 16)"},
+        {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
+        {"threads", ARG_INT, &o.threads, 0, 256, "T  CPU backend threads (default 0: all cores)"},
+        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
+        {"size", ARG_INT, &o.size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
+        {"seed", ARG_U64, &o.seed, 0, 0, "S  random seed (default 1)"},
+        {"resign", ARG_DOUBLE, &o.resign_threshold, 0, 1, "X  resign below root value -X (default 0.9; 0: never)"},
+        {"no-resign-frac", ARG_DOUBLE, &o.no_resign_frac, 0, 1, "F  games that never resign (default 0.1)"},
+        {"temp-moves", ARG_INT, &o.temp_moves, 0, 400, "K  plies sampled at temperature 1 (default 8)"},
+        {"alpha", ARG_DOUBLE, &o.dirichlet_alpha, 0, 100, "A  Dirichlet noise alpha, 0: none (default 0.05)"},
+        {"cache-mb", ARG_INT, &o.cache_mb, 0, 65536, "MB NN cache size (default 64)"},
+        {"shard-games", ARG_INT, &shard_games, 1, 10000000, "N  games per shard file (default 1000)"},
+        {"blocks", ARG_INT, &blocks, 0, 64, "B  --random-net: residual blocks (default 6)"},
+        {"channels", ARG_INT, &channels, 1, 1024, "C  --random-net: channels (default 64)"},
+    };
+    char *pos[1];
+    int npos = 0;
+    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, pos, 0,
+                        &npos);
+    if (rc == ARGS_HELP)
+        return 0;
+    if (rc != ARGS_OK)
+        return 2;
+    if (!model_path == !random_net)
+        return args_fail(&help, "give exactly one of --model M and --random-net");
+    if (!out || !out[0])
+        return args_fail(&help, "--out DIR is required");
+    if (!rule_parse(rule_s, &o.rule))
+        return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+
+    char err[512], note[256];
+    nn_model_t *m = NULL;
+    if (random_net) {
+        nn_config_t cfg;
+        nn_config_default(&cfg, blocks, channels, o.size);
+        m = nn_model_create(&cfg, o.seed, err, sizeof err);
+    } else {
+        m = nn_model_load(model_path, err, sizeof err);
+    }
+    if (!m) {
+        fprintf(stderr, "gomoku selfplay: %s\n", err);
+        return 1;
+    }
+    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gomoku selfplay: cannot create %s: %s\n", out, strerror(errno));
+        nn_model_free(m);
+        return 1;
+    }
+    struct stat sb;
+    if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "gomoku selfplay: %s is not a directory\n", out);
+        nn_model_free(m);
+        return 1;
+    }
+    selfplay_t *sp = selfplay_create(&o, m, (uint32_t)m->generation, note, sizeof note, err,
+                                     sizeof err);
+    nn_model_free(m);
+    if (!sp) {
+        fprintf(stderr, "gomoku selfplay: %s\n", err);
+        return 1;
+    }
+    if (note[0])
+        fprintf(stderr, "%s\n", note);
+    selfplay_set_max_games(sp, (uint64_t)games);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    struct sigaction old_int, old_term;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    g_stop = 0;
+
+    shard_writer_t w = {.dir = out, .seed = o.seed, .per_shard = shard_games};
+    bool tty = isatty(2);
+    double t0 = now_s(), last = t0;
+    selfplay_stats_t st;
+    int status = 0;
+    for (;;) {
+        selfplay_get_stats(sp, &st);
+        if (st.games >= (uint64_t)games || g_stop || w.err[0])
+            break;
+        if (selfplay_step(sp, on_game, &w, err, sizeof err) < 0) {
+            fprintf(stderr, "%sgomoku selfplay: %s\n", tty ? "\n" : "", err);
+            status = 1;
+            break;
+        }
+        double t = now_s();
+        if (t - last >= (tty ? 1.0 : 10.0)) {
+            selfplay_get_stats(sp, &st);
+            print_progress(&st, (uint64_t)games, t - t0, tty, false);
+            last = t;
+        }
+        if (selfplay_active(sp) == 0)
+            break;
+    }
+    double secs = now_s() - t0;
+    selfplay_get_stats(sp, &st);
+    print_progress(&st, (uint64_t)games, secs, tty, true);
+    if (shard_close(&w) < 0 || w.err[0]) {
+        fprintf(stderr, "gomoku selfplay: %s\n", w.err);
+        status = 1;
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    double avg = st.batches ? (double)st.evals / (double)st.batches : 0.0;
+    printf("{\"games\":%llu,\"written\":%llu,\"shards\":%d,\"out\":\"%s\",\"moves\":%llu,"
+           "\"seconds\":%.3f,\"games_per_s\":%.4f,\"evals\":%llu,\"evals_per_s\":%.1f,"
+           "\"avg_batch\":%.2f,\"cache_hits\":%llu,\"black\":%llu,\"white\":%llu,\"draws\":%llu,"
+           "\"resigns\":%llu,\"no_resign_games\":%llu,\"false_resigns\":%llu,"
+           "\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"cheap_visits\":%d,\"full_frac\":%.3f,"
+           "\"parallel\":%d,\"interrupted\":%s}\n",
+           (unsigned long long)st.games, (unsigned long long)w.games, w.shards, out,
+           (unsigned long long)st.moves, secs, secs > 0 ? st.games / secs : 0.0,
+           (unsigned long long)st.evals, secs > 0 ? st.evals / secs : 0.0, avg,
+           (unsigned long long)st.cache_hits, (unsigned long long)st.results[RESULT_BLACK],
+           (unsigned long long)st.results[RESULT_WHITE], (unsigned long long)st.results[RESULT_DRAW],
+           (unsigned long long)st.resigns, (unsigned long long)st.no_resign_games,
+           (unsigned long long)st.false_resigns, rule_name(o.rule), o.size, o.visits,
+           o.cheap_visits, o.full_frac, o.parallel, g_stop ? "true" : "false");
+    selfplay_free(sp);
+    return status;
+}
