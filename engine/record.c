@@ -207,20 +207,20 @@ static int check_ply(uint32_t i, int move, unsigned full, float value, unsigned 
                      int npoints, char *err, size_t errlen)
 {
     if (move < 0 || move >= npoints) {
-        set_err(err, errlen, "record: ply %u move %d off the board", (unsigned)i, move);
+        set_err(err, errlen, "record: ply %u move %d off the board", (unsigned)i + 1, move);
         return -1;
     }
     if (full > 1) {
-        set_err(err, errlen, "record: ply %u full flag %u not 0 or 1", (unsigned)i, full);
+        set_err(err, errlen, "record: ply %u full flag %u not 0 or 1", (unsigned)i + 1, full);
         return -1;
     }
     if (!isfinite(value) || value < -1.0f || value > 1.0f) {
-        set_err(err, errlen, "record: ply %u root value %g outside [-1,1]", (unsigned)i,
+        set_err(err, errlen, "record: ply %u root value %g outside [-1,1]", (unsigned)i + 1,
                 (double)value);
         return -1;
     }
     if ((int)nvisits > npoints) {
-        set_err(err, errlen, "record: ply %u has %u visit entries for %d points", (unsigned)i,
+        set_err(err, errlen, "record: ply %u has %u visit entries for %d points", (unsigned)i + 1,
                 nvisits, npoints);
         return -1;
     }
@@ -236,11 +236,11 @@ static int check_visits(uint32_t i, const record_visit_t *v, unsigned n, int npo
         int m = v[k].move;
         if (m < 0 || m >= npoints) {
             set_err(err, errlen, "record: ply %u visit %u at point %d off the board",
-                    (unsigned)i, k, m);
+                    (unsigned)i + 1, k + 1, m);
             return -1;
         }
         if (seen[m] == stamp) {
-            set_err(err, errlen, "record: ply %u lists point %d twice", (unsigned)i, m);
+            set_err(err, errlen, "record: ply %u lists point %d twice", (unsigned)i + 1, m);
             return -1;
         }
         seen[m] = stamp;
@@ -262,12 +262,12 @@ static int record_check(const game_record_t *r, char *err, size_t errlen)
         if (check_ply(i, p->move, p->full, p->root_value, p->nvisits, npoints, err, errlen) != 0)
             return -1;
         if (p->visit_off != off) {
-            set_err(err, errlen, "record: ply %u visits start at %u, expected %u", (unsigned)i,
+            set_err(err, errlen, "record: ply %u visits start at %u, expected %u", (unsigned)i + 1,
                     (unsigned)p->visit_off, (unsigned)off);
             return -1;
         }
         if ((uint64_t)off + p->nvisits > r->nvisits) {
-            set_err(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i,
+            set_err(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i + 1,
                     (unsigned)r->nvisits);
             return -1;
         }
@@ -293,7 +293,7 @@ int record_validate(const game_record_t *r, char *err, size_t errlen)
     for (uint32_t i = 0; i < r->nplies; i++) {
         const record_ply_t *p = &r->plies[i];
         if (board_over(&b)) {
-            set_err(err, errlen, "ply %u: the game was already over (%s)", (unsigned)i,
+            set_err(err, errlen, "ply %u: the game was already over (%s)", (unsigned)i + 1,
                     result_str((result_t)b.result));
             return -1;
         }
@@ -301,14 +301,14 @@ int record_validate(const game_record_t *r, char *err, size_t errlen)
             int m = r->visits[p->visit_off + k].move;
             if (b.cells[m] != STONE_EMPTY) {
                 move_format_xy(m, r->size, xy, sizeof xy);
-                set_err(err, errlen, "ply %u: visits on occupied point %s", (unsigned)i, xy);
+                set_err(err, errlen, "ply %u: visits on occupied point %s", (unsigned)i + 1, xy);
                 return -1;
             }
         }
         move_status_t st = board_play(&b, p->move);
         if (st != MOVE_OK) {
             move_format_xy(p->move, r->size, xy, sizeof xy);
-            set_err(err, errlen, "ply %u: move %s is illegal: %s", (unsigned)i, xy,
+            set_err(err, errlen, "ply %u: move %s is illegal: %s", (unsigned)i + 1, xy,
                     move_status_str(st));
             return -1;
         }
@@ -642,7 +642,7 @@ static int decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *
         if (check_ply(i, move, p[2], value, nv, npoints, err, errlen) != 0)
             goto out_end_inflate;
         if (off + nv > nvisits) {
-            set_err(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i,
+            set_err(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i + 1,
                     (unsigned)nvisits);
             goto out_end_inflate;
         }
@@ -708,6 +708,11 @@ static const uint8_t frame_magic_bytes[4] = {
 static int magic_prefix(const uint8_t *buf, size_t len)
 {
     return memcmp(buf, frame_magic_bytes, len < 4 ? len : 4) == 0;
+}
+
+bool frame_at_magic(const uint8_t *buf, size_t len)
+{
+    return magic_prefix(buf, len);
 }
 
 /* Distance from buf to the next place a frame could start (>= 1). */
@@ -780,6 +785,7 @@ struct frame_reader {
     size_t cap, start, end;   /* buf[start..end) read but not yet decoded */
     uint64_t off;             /* file offset of buf[start] */
     int eof;
+    int in_bad;               /* the last result was a bad frame */
 };
 
 frame_reader_t *frame_reader_open(const char *path, char *err, size_t errlen)
@@ -865,12 +871,21 @@ int frame_reader_next(frame_reader_t *fr, game_record_t *out, char *err, size_t 
         if (st == FRAME_OK) {
             fr->start += used;
             fr->off += used;
+            fr->in_bad = 0;
             return 1;
         }
         if (st == FRAME_BAD) {
-            set_err(err, errlen, "bad frame at byte %llu: %s", (unsigned long long)fr->off, why);
+            /* Garbage that goes on past what the last read brought in is
+             * the stretch already reported. */
+            int more_of_same = fr->in_bad && !magic_prefix(p, avail);
+            if (!more_of_same)
+                set_err(err, errlen, "bad frame at byte %llu: %s", (unsigned long long)fr->off,
+                        why);
             fr->start += used;
             fr->off += used;
+            fr->in_bad = 1;
+            if (more_of_same)
+                continue;
             return -1;
         }
         if (fr->eof) {
@@ -887,6 +902,7 @@ int frame_reader_next(frame_reader_t *fr, game_record_t *out, char *err, size_t 
             used = frame_resync(p, avail);
             fr->start += used;
             fr->off += used;
+            fr->in_bad = 1;
             return -1;
         }
         if (reader_fill(fr, why, sizeof why) != 0) {

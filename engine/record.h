@@ -70,7 +70,9 @@ int record_equal(const game_record_t *a, const game_record_t *b);
 
 /* Replay the moves under the record's rule: 0 when every move is legal and
  * the result matches the final position (or a resignation), else -1 with
- * a message in err naming the ply. */
+ * a message in err naming the ply (numbered from 1, as `gomoku records dump`
+ * shows them). A resigned game (RECORD_FLAG_RESIGNED) must end in an open
+ * position with a black or white result. */
 int record_validate(const game_record_t *r, char *err, size_t errlen);
 
 /* Encode r as one frame into *buf (grown with realloc as needed, caller
@@ -88,7 +90,16 @@ typedef enum {
 frame_status_t frame_decode(const uint8_t *buf, size_t len, size_t *consumed,
                             game_record_t *out, char *err, size_t errlen);
 
-/* Reads frames from a file, skipping bad ones. */
+/* Whether buf's first bytes (up to 4) match FRAME_MAGIC, i.e. a frame could
+ * start there. A stream reader that gets its bytes in pieces should count a
+ * FRAME_BAD that comes right after another FRAME_BAD (no FRAME_OK between)
+ * only if buf started at a magic: otherwise it is the same stretch of
+ * garbage, cut where the bytes happened to arrive. frame_reader does this. */
+bool frame_at_magic(const uint8_t *buf, size_t len);
+
+/* Reads frames from a file, skipping bad ones. Constant memory: at most one
+ * frame (FRAME_HEADER_BYTES + FRAME_MAX_PAYLOAD) is buffered. A stretch of
+ * garbage is reported once, at the byte where it starts. */
 typedef struct frame_reader frame_reader_t;
 frame_reader_t *frame_reader_open(const char *path, char *err, size_t errlen);
 /* 1: a record in *out; 0: end of file; -1: a bad frame, err says what and

@@ -1,0 +1,1297 @@
+/* Game records and frames: exact round trips of random games, random
+ * corruptions that must be rejected (or decode to exactly the original),
+ * resynchronisation after garbage, streaming one byte at a time, and the
+ * `gomoku records` subcommand through the real binary ($GOMOKU_BIN). */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "engine/board.h"
+#include "engine/record.h"
+
+/* Serialised-record layout facts the corruption tests rely on (record.c). */
+#define SER_VERSION_OFF 4
+#define SER_CRC_BYTES 4
+
+static int asan(void)
+{
+    const char *s = getenv("GOMOKU_ASAN");
+    return s && *s && strcmp(s, "0") != 0;
+}
+
+/* ---- random numbers (xorshift64*) ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s >> 12;
+    *s ^= *s << 25;
+    *s ^= *s >> 27;
+    return *s * 2685821657736338717ull;
+}
+
+static uint32_t rng_below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)((rng_next(s) >> 32) % n);
+}
+
+/* ---- random legal games ---- */
+
+static float random_value(uint64_t *s)
+{
+    switch (rng_below(s, 8)) {
+    case 0: return 1.0f;
+    case 1: return -1.0f;
+    case 2: return -0.0f;
+    case 3: return 0.0f;
+    default: return (float)((double)rng_below(s, 2000001) / 1000000.0 - 1.0);
+    }
+}
+
+/* A random legal game on a random size and rule, with random sparse visit
+ * lists, values and flags. It passes record_validate: it ends in a five or
+ * a full board, or is cut off and then either resigned by the side to move
+ * or left unfinished. */
+static void random_game(game_record_t *r, uint64_t *s)
+{
+    int size = BOARD_MIN + (int)rng_below(s, BOARD_MAX - BOARD_MIN + 1);
+    rule_t rule = (rule_t)rng_below(s, RULE_COUNT);
+    record_clear(r, rule, size, (uint32_t)rng_next(s));
+    board_t b;
+    board_init(&b, size, rule);
+    int npoints = size * size;
+    int empty[BOARD_CELLS], nempty = npoints;
+    for (int i = 0; i < npoints; i++)
+        empty[i] = i;
+    int cut = rng_below(s, 3) == 0 ? (int)rng_below(s, (uint32_t)npoints) : -1;
+    record_visit_t v[BOARD_CELLS];
+    while (!board_over(&b) && (int)r->nplies != cut) {
+        /* Visits: distinct empty points, by a partial shuffle of empty[]. */
+        int nv = rng_below(s, 4) == 0 ? 0 : (int)rng_below(s, (uint32_t)(nempty < 24 ? nempty : 24) + 1);
+        for (int k = 0; k < nv; k++) {
+            int j = k + (int)rng_below(s, (uint32_t)(nempty - k));
+            int t = empty[k];
+            empty[k] = empty[j];
+            empty[j] = t;
+            v[k].move = (int16_t)empty[k];
+            v[k].count = rng_below(s, 8) == 0 ? 65535 : (uint16_t)rng_below(s, 2000);
+        }
+        int pick = -1;
+        for (int tries = 0; tries < 64 && pick < 0; tries++) {
+            int j = (int)rng_below(s, (uint32_t)nempty);
+            if (board_check_move(&b, empty[j]) == MOVE_OK)
+                pick = j;
+        }
+        for (int j = 0; j < nempty && pick < 0; j++)
+            if (board_check_move(&b, empty[j]) == MOVE_OK)
+                pick = j;
+        if (pick < 0)
+            break;   /* black has only forbidden points left: leave it unfinished */
+        int move = empty[pick];
+        empty[pick] = empty[--nempty];
+        ck_assert_int_eq(record_add_ply(r, move, (int)rng_below(s, 2), random_value(s), v, nv), 0);
+        ck_assert_int_eq(board_play(&b, move), MOVE_OK);
+    }
+    if (board_over(&b)) {
+        r->result = b.result;
+        r->flags = rng_below(s, 2) ? RECORD_FLAG_NO_RESIGN : 0;
+    } else if (rng_below(s, 2)) {
+        r->result = b.to_move == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
+        r->flags = RECORD_FLAG_RESIGNED;
+    } else {
+        r->result = RESULT_NONE;
+        r->flags = rng_below(s, 2) ? RECORD_FLAG_NO_RESIGN : 0;
+    }
+}
+
+static size_t encode(const game_record_t *r, uint8_t **buf, size_t *cap)
+{
+    char err[256] = "";
+    size_t n = frame_encode(r, buf, cap, err, sizeof err);
+    ck_assert_msg(n > FRAME_HEADER_BYTES, "frame_encode failed: %s", err);
+    return n;
+}
+
+/* ---- scanning a byte sequence as a stream ----
+ * Feeds buf to frame_decode in pieces of `piece` bytes (0: all at once),
+ * the way a pipe reader would, and at the end treats a leftover valid
+ * prefix as a truncated frame, the way the file reader does. Collects the
+ * good records and the file offsets of the bad stretches. */
+
+#define MAX_SCAN 512
+
+typedef struct scan {
+    game_record_t recs[MAX_SCAN];
+    int nrecs;
+    uint64_t bad_off[MAX_SCAN];
+    int nbad;
+} scan_t;
+
+static void scan_init(scan_t *sc)
+{
+    memset(sc, 0, sizeof *sc);
+    for (int i = 0; i < MAX_SCAN; i++)
+        record_init(&sc->recs[i]);
+}
+
+static void scan_free(scan_t *sc)
+{
+    for (int i = 0; i < MAX_SCAN; i++)
+        record_free(&sc->recs[i]);
+}
+
+/* Decode what acc[*start..have) holds; eof: no more bytes will come. */
+static void scan_drain(scan_t *sc, const uint8_t *acc, size_t have, size_t *start, int *in_bad,
+                       int eof)
+{
+    while (*start < have) {
+        size_t avail = have - *start, used = (size_t)-1;
+        char err[256] = "";
+        ck_assert_int_lt(sc->nrecs, MAX_SCAN);
+        frame_status_t st = frame_decode(acc + *start, avail, &used, &sc->recs[sc->nrecs], err,
+                                         sizeof err);
+        if (st == FRAME_OK) {
+            ck_assert(used >= FRAME_HEADER_BYTES && used <= avail);
+            sc->nrecs++;
+            *in_bad = 0;
+        } else if (st == FRAME_BAD) {
+            ck_assert_msg(err[0] != '\0', "FRAME_BAD without a message");
+            ck_assert(used >= 1 && used <= avail);
+            if (!(*in_bad && !frame_at_magic(acc + *start, avail))) {
+                ck_assert_int_lt(sc->nbad, MAX_SCAN);
+                sc->bad_off[sc->nbad++] = *start;
+            }
+            *in_bad = 1;
+        } else {
+            ck_assert_int_eq(st, FRAME_NEED_MORE);
+            ck_assert(used == 0);
+            ck_assert(frame_at_magic(acc + *start, avail));
+            if (!eof)
+                return;
+            /* Truncated at the end: one bad frame, then look past its first byte. */
+            ck_assert_int_lt(sc->nbad, MAX_SCAN);
+            sc->bad_off[sc->nbad++] = *start;
+            *in_bad = 1;
+            used = 1;
+        }
+        *start += used;
+    }
+}
+
+static void scan_stream(scan_t *sc, const uint8_t *buf, size_t len, size_t piece, uint64_t *rs)
+{
+    uint8_t *acc = malloc(len ? len : 1);
+    ck_assert_ptr_nonnull(acc);
+    size_t have = 0, start = 0;
+    int in_bad = 0;
+    while (have < len) {
+        size_t n = piece ? piece : len - have;
+        if (rs)
+            n = 1 + rng_below(rs, 4096);
+        if (n > len - have)
+            n = len - have;
+        memcpy(acc + have, buf + have, n);
+        have += n;
+        scan_drain(sc, acc, have, &start, &in_bad, 0);
+    }
+    scan_drain(sc, acc, have, &start, &in_bad, 1);
+    free(acc);
+}
+
+/* Reads path with frame_reader: the same collection as scan_stream. */
+static void scan_file(scan_t *sc, const char *path)
+{
+    char err[256];
+    frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+    ck_assert_msg(fr != NULL, "frame_reader_open: %s", err);
+    int st;
+    for (;;) {
+        ck_assert_int_lt(sc->nrecs, MAX_SCAN);
+        err[0] = '\0';
+        st = frame_reader_next(fr, &sc->recs[sc->nrecs], err, sizeof err);
+        if (st == 0)
+            break;
+        if (st == 1) {
+            sc->nrecs++;
+            continue;
+        }
+        ck_assert_int_eq(st, -1);
+        unsigned long long off;
+        ck_assert_msg(sscanf(err, "bad frame at byte %llu:", &off) == 1, "reader error '%s'", err);
+        ck_assert_msg(strchr(err, '\n') == NULL, "multi-line error '%s'", err);
+        ck_assert_int_lt(sc->nbad, MAX_SCAN);
+        sc->bad_off[sc->nbad++] = off;
+    }
+    frame_reader_free(fr);
+}
+
+static void assert_same_scan(const scan_t *a, const scan_t *b)
+{
+    ck_assert_int_eq(a->nrecs, b->nrecs);
+    for (int i = 0; i < a->nrecs; i++)
+        ck_assert_msg(record_equal(&a->recs[i], &b->recs[i]), "record %d differs", i);
+    ck_assert_int_eq(a->nbad, b->nbad);
+    for (int i = 0; i < a->nbad; i++)
+        ck_assert_msg(a->bad_off[i] == b->bad_off[i], "bad frame %d at %llu vs %llu", i,
+                      (unsigned long long)a->bad_off[i], (unsigned long long)b->bad_off[i]);
+}
+
+static char tmpdir[256];
+
+static void make_tmpdir(void)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/check_record.XXXXXX", base && *base ? base : "/tmp");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void remove_tmpdir(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+static void write_file(const char *path, const uint8_t *buf, size_t len)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+/* ---- round trips ---- */
+
+START_TEST(test_roundtrip_random_games)
+{
+    int n = asan() ? 1000 : 10000;
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    game_record_t r, d, c;
+    record_init(&r);
+    record_init(&d);
+    record_init(&c);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    uint64_t plies = 0, visits = 0, by_rule[RULE_COUNT] = {0}, resigned = 0;
+    int sizes_seen[BOARD_MAX + 1] = {0};
+    for (int i = 0; i < n; i++) {
+        random_game(&r, &s);
+        char err[256] = "";
+        ck_assert_msg(record_validate(&r, err, sizeof err) == 0, "game %d invalid: %s", i, err);
+        size_t len = encode(&r, &buf, &cap);
+        size_t used = 0;
+        frame_status_t st = frame_decode(buf, len, &used, &d, err, sizeof err);
+        ck_assert_msg(st == FRAME_OK, "game %d: decode status %d: %s", i, st, err);
+        ck_assert_uint_eq(used, len);
+        ck_assert_msg(record_equal(&r, &d), "game %d does not round-trip", i);
+        ck_assert_int_eq(record_copy(&c, &d), 0);
+        ck_assert(record_equal(&c, &r));
+        plies += r.nplies;
+        visits += r.nvisits;
+        by_rule[r.rule]++;
+        resigned += (r.flags & RECORD_FLAG_RESIGNED) != 0;
+        sizes_seen[r.size] = 1;
+    }
+    /* The generator really covered rules, sizes and resignations. */
+    for (int k = 0; k < RULE_COUNT; k++)
+        ck_assert_uint_gt(by_rule[k], (uint64_t)n / 5);
+    for (int sz = BOARD_MIN; sz <= BOARD_MAX; sz++)
+        ck_assert_msg(sizes_seen[sz], "size %d never generated", sz);
+    ck_assert_uint_gt(resigned, 0);
+    ck_assert_uint_gt(plies, (uint64_t)n * 10);
+    ck_assert_uint_gt(visits, plies * 3);
+    free(buf);
+    record_free(&r);
+    record_free(&d);
+    record_free(&c);
+}
+END_TEST
+
+START_TEST(test_every_prefix_needs_more)
+{
+    uint64_t s = 7;
+    game_record_t r, d;
+    record_init(&r);
+    record_init(&d);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    for (int g = 0; g < 20; g++) {
+        random_game(&r, &s);
+        size_t len = encode(&r, &buf, &cap);
+        for (size_t k = 0; k < len; k++) {
+            size_t used = 99;
+            char err[64];
+            ck_assert_int_eq(frame_decode(buf, k, &used, &d, err, sizeof err), FRAME_NEED_MORE);
+            ck_assert_uint_eq(used, 0);
+        }
+        size_t used = 0;
+        ck_assert_int_eq(frame_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
+        ck_assert(record_equal(&r, &d));
+    }
+    free(buf);
+    record_free(&r);
+    record_free(&d);
+}
+END_TEST
+
+START_TEST(test_empty_game_and_limits)
+{
+    game_record_t r, d;
+    record_init(&r);
+    record_init(&d);
+    uint8_t *buf = NULL;
+    size_t cap = 0, used;
+    /* No plies at all. */
+    record_clear(&r, RULE_STANDARD, 9, 0);
+    size_t len = encode(&r, &buf, &cap);
+    ck_assert_int_eq(frame_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
+    ck_assert(record_equal(&r, &d));
+    /* The largest record: a full 20x20 board with every point visited at every ply. */
+    record_clear(&r, RULE_FREESTYLE, BOARD_MAX, UINT32_MAX);
+    record_visit_t v[BOARD_CELLS];
+    for (int i = 0; i < BOARD_CELLS; i++) {
+        v[i].move = (int16_t)i;
+        v[i].count = (uint16_t)(i * 163);
+    }
+    for (int i = 0; i < BOARD_CELLS; i++)
+        ck_assert_int_eq(record_add_ply(&r, i, i & 1, (float)i / BOARD_CELLS, v, BOARD_CELLS), 0);
+    r.result = RESULT_DRAW;
+    len = encode(&r, &buf, &cap);
+    ck_assert_uint_le(len, FRAME_HEADER_BYTES + FRAME_MAX_PAYLOAD);
+    ck_assert_int_eq(frame_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
+    ck_assert(record_equal(&r, &d));
+    ck_assert_uint_eq(d.nvisits, BOARD_CELLS * BOARD_CELLS);
+    free(buf);
+    record_free(&r);
+    record_free(&d);
+}
+END_TEST
+
+/* ---- what the encoder and the validator refuse ---- */
+
+START_TEST(test_encode_refuses_bad_records)
+{
+    game_record_t r;
+    record_init(&r);
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    char err[256];
+    record_visit_t v[2] = {{.move = 3, .count = 5}, {.move = 4, .count = 1}};
+    const float bad_values[] = {NAN, INFINITY, -INFINITY, 1.0001f, -1.5f};
+    for (size_t k = 0; k < sizeof bad_values / sizeof bad_values[0]; k++) {
+        record_clear(&r, RULE_FREESTYLE, 15, 1);
+        ck_assert_int_eq(record_add_ply(&r, 112, 1, bad_values[k], v, 2), 0);
+        err[0] = '\0';
+        ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+        ck_assert_msg(strstr(err, "root value") != NULL, "message '%s'", err);
+    }
+    record_clear(&r, RULE_FREESTYLE, 15, 1);
+    ck_assert_int_eq(record_add_ply(&r, 112, 1, 0.5f, v, 2), 0);
+    r.plies[0].move = 225;
+    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "off the board") != NULL, "message '%s'", err);
+    r.plies[0].move = 112;
+    r.visits[1].move = 3;
+    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "twice") != NULL, "message '%s'", err);
+    r.visits[1].move = 4;
+    r.plies[0].visit_off = 1;
+    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    r.plies[0].visit_off = 0;
+    r.result = 7;
+    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    r.result = RESULT_NONE;
+    r.flags = 0x80;
+    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    r.flags = 0;
+    r.size = 4;
+    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    r.size = 15;
+    r.rule = RULE_COUNT;
+    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    r.rule = RULE_FREESTYLE;
+    ck_assert_uint_gt(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    free(buf);
+    record_free(&r);
+}
+END_TEST
+
+START_TEST(test_validate_replays_rules)
+{
+    game_record_t r;
+    record_init(&r);
+    char err[256];
+    /* Black makes five on row 7 of a 15x15 board: x = 3..7, white below. */
+    record_clear(&r, RULE_FREESTYLE, 15, 0);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(record_add_ply(&r, 7 * 15 + 3 + i, 1, 0.0f, NULL, 0), 0);
+        if (i < 4)
+            ck_assert_int_eq(record_add_ply(&r, 8 * 15 + 3 + i, 1, 0.0f, NULL, 0), 0);
+    }
+    r.result = RESULT_BLACK;
+    ck_assert_msg(record_validate(&r, err, sizeof err) == 0, "%s", err);
+    r.result = RESULT_WHITE;
+    ck_assert_int_eq(record_validate(&r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "does not match") != NULL, "message '%s'", err);
+    r.result = RESULT_BLACK;
+    r.flags = RECORD_FLAG_RESIGNED;   /* a resignation after the game was over */
+    ck_assert_int_eq(record_validate(&r, err, sizeof err), -1);
+    r.flags = 0;
+    /* A move after the five. */
+    ck_assert_int_eq(record_add_ply(&r, 0, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_validate(&r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "ply 10") != NULL, "message '%s'", err);
+    /* A stone on an occupied point. */
+    record_clear(&r, RULE_FREESTYLE, 15, 0);
+    ck_assert_int_eq(record_add_ply(&r, 112, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_add_ply(&r, 112, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_validate(&r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "ply 2") && strstr(err, "7,7"), "message '%s'", err);
+    /* Visits on an occupied point. */
+    record_clear(&r, RULE_FREESTYLE, 15, 0);
+    record_visit_t v = {.move = 112, .count = 3};
+    ck_assert_int_eq(record_add_ply(&r, 112, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_add_ply(&r, 113, 1, 0.0f, &v, 1), 0);
+    ck_assert_int_eq(record_validate(&r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "occupied") != NULL, "message '%s'", err);
+    /* Renju: black's double-three at 7,7 (stones at 5,7 6,7 and 7,5 7,6) is refused. */
+    record_clear(&r, RULE_RENJU, 15, 0);
+    const int moves[] = {7 * 15 + 5, 0, 7 * 15 + 6, 2, 5 * 15 + 7, 4, 6 * 15 + 7, 6, 7 * 15 + 7};
+    for (int i = 0; i < 9; i++)
+        ck_assert_int_eq(record_add_ply(&r, moves[i], 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_validate(&r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "ply 9") != NULL, "message '%s'", err);
+    r.rule = RULE_FREESTYLE;
+    ck_assert_msg(record_validate(&r, err, sizeof err) == 0, "%s", err);
+    record_free(&r);
+}
+END_TEST
+
+/* ---- corruptions ---- */
+
+/* Inflate a frame's payload into the serialised record (test-side zlib). */
+static uint8_t *frame_serial(const uint8_t *frame, size_t len, size_t *slen)
+{
+    size_t cap = 4 << 20;
+    uint8_t *out = malloc(cap);
+    ck_assert_ptr_nonnull(out);
+    uLongf n = cap;
+    ck_assert_int_eq(uncompress(out, &n, frame + FRAME_HEADER_BYTES, len - FRAME_HEADER_BYTES),
+                     Z_OK);
+    *slen = n;
+    return out;
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+/* Compress serial and frame it with a correct length and CRC; returns the length. */
+static size_t frame_from_serial(const uint8_t *serial, size_t slen, uint8_t *out, size_t cap)
+{
+    uLongf n = cap - FRAME_HEADER_BYTES;
+    ck_assert_int_eq(compress2(out + FRAME_HEADER_BYTES, &n, serial, slen, 6), Z_OK);
+    put32(out, FRAME_MAGIC);
+    put32(out + 4, (uint32_t)n);
+    put32(out + 8, (uint32_t)crc32(0L, out + FRAME_HEADER_BYTES, (uInt)n));
+    return FRAME_HEADER_BYTES + n;
+}
+
+static void fix_frame_crc(uint8_t *frame, size_t len)
+{
+    put32(frame + 8, (uint32_t)crc32(0L, frame + FRAME_HEADER_BYTES,
+                                     (uInt)(len - FRAME_HEADER_BYTES)));
+}
+
+enum {
+    C_BITFLIP,        /* 1..8 random bits anywhere */
+    C_TRUNCATE,       /* cut inside magic, length, crc, payload, last byte */
+    C_GARBAGE,        /* overwrite a random stretch with random bytes */
+    C_INSERT,         /* insert random bytes inside the frame */
+    C_APPEND,         /* the frame is intact, garbage follows */
+    C_LENGTH,         /* wrong length field */
+    C_ZCRC,           /* corrupt compressed payload, recompute the frame CRC */
+    C_SERIAL,         /* corrupt the serialised record, recompress, valid frame */
+    C_KINDS
+};
+
+START_TEST(test_random_corruptions)
+{
+    int n = asan() ? 1000 : 10000;
+    enum { POOL = 48 };
+    uint64_t s = 0xc0ffee;
+    game_record_t pool[POOL];
+    uint8_t *enc[POOL];
+    size_t enc_len[POOL];
+    for (int i = 0; i < POOL; i++) {
+        record_init(&pool[i]);
+        random_game(&pool[i], &s);
+        size_t cap = 0;
+        enc[i] = NULL;
+        enc_len[i] = encode(&pool[i], &enc[i], &cap);
+    }
+    size_t wcap = 8 << 20;
+    uint8_t *w = malloc(wcap);
+    ck_assert_ptr_nonnull(w);
+    scan_t *sc = malloc(sizeof *sc);
+    ck_assert_ptr_nonnull(sc);
+    scan_init(sc);
+    make_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/c.gzr", tmpdir);
+    int accepted[C_KINDS] = {0}, rejected[C_KINDS] = {0};
+    for (int it = 0; it < n; it++) {
+        int g = (int)rng_below(&s, POOL), kind = it % C_KINDS;
+        const uint8_t *f = enc[g];
+        size_t len = enc_len[g], wl = len;
+        memcpy(w, f, len);
+        int must_reject = 1;   /* only C_APPEND and no-op changes may decode */
+        switch (kind) {
+        case C_BITFLIP: {
+            int nb = 1 + (int)rng_below(&s, 8);
+            for (int k = 0; k < nb; k++)
+                w[rng_below(&s, (uint32_t)len)] ^= (uint8_t)(1u << rng_below(&s, 8));
+            must_reject = memcmp(w, f, len) != 0;
+            break;
+        }
+        case C_TRUNCATE: {
+            static const int cuts[][2] = {{1, 4}, {4, 8}, {8, 12}, {12, 0}, {-1, 0}};
+            int c = (int)rng_below(&s, 5);
+            if (cuts[c][0] < 0)
+                wl = len - 1;
+            else if (cuts[c][1] == 0)
+                wl = FRAME_HEADER_BYTES + rng_below(&s, (uint32_t)(len - FRAME_HEADER_BYTES));
+            else
+                wl = (size_t)cuts[c][0] + rng_below(&s, (uint32_t)(cuts[c][1] - cuts[c][0]));
+            break;
+        }
+        case C_GARBAGE: {
+            size_t at = rng_below(&s, (uint32_t)len);
+            size_t k = 1 + rng_below(&s, (uint32_t)(len - at < 64 ? len - at : 64));
+            for (size_t j = 0; j < k; j++)
+                w[at + j] = (uint8_t)rng_next(&s);
+            must_reject = memcmp(w, f, len) != 0;
+            break;
+        }
+        case C_INSERT: {
+            size_t at = rng_below(&s, (uint32_t)len);
+            size_t k = 1 + rng_below(&s, 64);
+            memmove(w + at + k, w + at, len - at);
+            for (size_t j = 0; j < k; j++)
+                w[at + j] = (uint8_t)rng_next(&s);
+            wl = len + k;
+            /* The frame's bytes are all there, shifted: it may only decode if
+             * the inserted bytes landed in front of an intact frame. */
+            must_reject = at > 0;
+            break;
+        }
+        case C_APPEND: {
+            size_t k = 1 + rng_below(&s, 200);
+            for (size_t j = 0; j < k; j++)
+                w[len + j] = (uint8_t)rng_next(&s);
+            wl = len + k;
+            must_reject = 0;
+            break;
+        }
+        case C_LENGTH: {
+            uint32_t plen = (uint32_t)(len - FRAME_HEADER_BYTES), nl;
+            switch (rng_below(&s, 5)) {
+            case 0: nl = 0; break;
+            case 1: nl = plen - 1 - rng_below(&s, plen); break;
+            case 2: nl = plen + 1 + rng_below(&s, 1000); break;
+            case 3: nl = FRAME_MAX_PAYLOAD + 1 + rng_below(&s, 1000); break;
+            default: nl = (uint32_t)rng_next(&s); break;
+            }
+            if (nl == plen)
+                nl++;
+            put32(w + 4, nl);
+            if (rng_below(&s, 2) && nl < plen) {
+                /* A CRC that matches the shortened payload. */
+                put32(w + 8, (uint32_t)crc32(0L, w + FRAME_HEADER_BYTES, nl));
+            }
+            break;
+        }
+        case C_ZCRC: {
+            size_t plen = len - FRAME_HEADER_BYTES;
+            int nb = 1 + (int)rng_below(&s, 4);
+            for (int k = 0; k < nb; k++)
+                w[FRAME_HEADER_BYTES + rng_below(&s, (uint32_t)plen)] ^=
+                    (uint8_t)(1u << rng_below(&s, 8));
+            fix_frame_crc(w, len);
+            /* Flips in the padding bits of deflate's last byte change nothing
+             * inflate reads, so such a frame may decode, but only to the original. */
+            must_reject = 0;
+            break;
+        }
+        case C_SERIAL: {
+            size_t slen;
+            uint8_t *ser = frame_serial(f, len, &slen);
+            switch (rng_below(&s, 4)) {
+            case 0:
+                ser[rng_below(&s, (uint32_t)slen)] ^= (uint8_t)(1u << rng_below(&s, 8));
+                break;
+            case 1:
+                slen = rng_below(&s, (uint32_t)slen);
+                break;
+            case 2:
+                ser[slen] = (uint8_t)rng_next(&s);
+                slen++;
+                break;
+            default: {
+                size_t at = rng_below(&s, (uint32_t)slen);
+                ser[at] = (uint8_t)rng_next(&s);
+                break;
+            }
+            }
+            size_t olen;
+            uint8_t *o2 = frame_serial(f, len, &olen);
+            must_reject = !(olen == slen && memcmp(o2, ser, slen) == 0);
+            free(o2);
+            wl = frame_from_serial(ser, slen, w, wcap);
+            free(ser);
+            break;
+        }
+        }
+        /* Decode it as a stream, all at once. */
+        sc->nrecs = sc->nbad = 0;
+        scan_stream(sc, w, wl, 0, NULL);
+        ck_assert_int_le(sc->nrecs, 1);
+        if (sc->nrecs == 1) {
+            ck_assert_msg(record_equal(&sc->recs[0], &pool[g]),
+                          "iteration %d kind %d: decoded to a different game", it, kind);
+            ck_assert_msg(!must_reject, "iteration %d kind %d: corrupt frame accepted", it, kind);
+            accepted[kind]++;
+        } else {
+            ck_assert_int_ge(sc->nbad, 1);
+            rejected[kind]++;
+        }
+        /* Every 13th also through the file reader: the same verdict. */
+        if (it % 13 == 0) {
+            write_file(path, w, wl);
+            scan_t *fs = malloc(sizeof *fs);
+            ck_assert_ptr_nonnull(fs);
+            scan_init(fs);
+            scan_file(fs, path);
+            ck_assert_int_eq(fs->nrecs, sc->nrecs);
+            ck_assert_int_eq(fs->nbad, sc->nbad);
+            scan_free(fs);
+            free(fs);
+        }
+    }
+    /* Each kind was exercised and nearly every real corruption rejected. */
+    for (int k = 0; k < C_KINDS; k++) {
+        if (k == C_APPEND)
+            ck_assert_int_eq(accepted[k], n / C_KINDS);
+        else
+            ck_assert_msg(rejected[k] > 9 * (accepted[k] + rejected[k]) / 10,
+                          "kind %d: %d rejected, %d accepted", k, rejected[k], accepted[k]);
+    }
+    ck_assert_int_eq(accepted[C_TRUNCATE], 0);
+    ck_assert_int_eq(accepted[C_LENGTH], 0);
+    remove_tmpdir();
+    scan_free(sc);
+    free(sc);
+    free(w);
+    for (int i = 0; i < POOL; i++) {
+        free(enc[i]);
+        record_free(&pool[i]);
+    }
+}
+END_TEST
+
+/* A corrupted serialised record whose own checksum is recomputed too is a
+ * different record, not a damaged one: the decoder must then either reject
+ * it or return a record that keeps every invariant (so it re-encodes and
+ * round-trips). */
+START_TEST(test_forged_records_keep_invariants)
+{
+    int n = asan() ? 1000 : 4000;
+    uint64_t s = 99;
+    game_record_t r, d, d2;
+    record_init(&r);
+    record_init(&d);
+    record_init(&d2);
+    uint8_t *buf = NULL, *buf2 = NULL;
+    size_t cap = 0, cap2 = 0;
+    size_t wcap = 8 << 20;
+    uint8_t *w = malloc(wcap);
+    ck_assert_ptr_nonnull(w);
+    int ok = 0, bad = 0;
+    for (int it = 0; it < n; it++) {
+        if (it % 50 == 0)
+            random_game(&r, &s);
+        size_t len = encode(&r, &buf, &cap), slen;
+        uint8_t *ser = frame_serial(buf, len, &slen);
+        int nb = 1 + (int)rng_below(&s, 3);
+        for (int k = 0; k < nb; k++) {
+            size_t at = rng_below(&s, (uint32_t)(slen - SER_CRC_BYTES));
+            if (rng_below(&s, 2))
+                ser[at] ^= (uint8_t)(1u << rng_below(&s, 8));
+            else
+                ser[at] = (uint8_t)rng_next(&s);
+        }
+        put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
+        size_t wl = frame_from_serial(ser, slen, w, wcap);
+        free(ser);
+        size_t used;
+        char err[256] = "";
+        frame_status_t st = frame_decode(w, wl, &used, &d, err, sizeof err);
+        if (st == FRAME_BAD) {
+            ck_assert(err[0] != '\0');
+            ck_assert_uint_eq(used, wl);
+            bad++;
+            continue;
+        }
+        ck_assert_int_eq(st, FRAME_OK);
+        size_t l2 = frame_encode(&d, &buf2, &cap2, err, sizeof err);
+        ck_assert_msg(l2 > 0, "decoded record breaks an invariant: %s", err);
+        ck_assert_int_eq(frame_decode(buf2, l2, &used, &d2, NULL, 0), FRAME_OK);
+        ck_assert(record_equal(&d, &d2));
+        ok++;
+    }
+    ck_assert_int_gt(bad, n / 10);
+    ck_assert_int_gt(ok, 0);
+    free(w);
+    free(buf);
+    free(buf2);
+    record_free(&r);
+    record_free(&d);
+    record_free(&d2);
+}
+END_TEST
+
+START_TEST(test_version_and_magic_checked)
+{
+    uint64_t s = 5;
+    game_record_t r, d;
+    record_init(&r);
+    record_init(&d);
+    random_game(&r, &s);
+    uint8_t *buf = NULL;
+    size_t cap = 0, slen, used;
+    size_t len = encode(&r, &buf, &cap);
+    uint8_t *ser = frame_serial(buf, len, &slen);
+    uint8_t *w = malloc(len + 4096);
+    ck_assert_ptr_nonnull(w);
+    char err[256];
+    /* A future version, with every checksum valid. */
+    ser[SER_VERSION_OFF] = RECORD_VERSION + 1;
+    put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
+    size_t wl = frame_from_serial(ser, slen, w, len + 4096);
+    ck_assert_int_eq(frame_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_msg(strstr(err, "version") != NULL, "message '%s'", err);
+    ck_assert_uint_eq(used, wl);
+    /* Not a record at all. */
+    ser[SER_VERSION_OFF] = RECORD_VERSION;
+    ser[0] ^= 0xff;
+    put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
+    wl = frame_from_serial(ser, slen, w, len + 4096);
+    ck_assert_int_eq(frame_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_msg(strstr(err, "magic") != NULL, "message '%s'", err);
+    /* Bad frame magic, bad length: rejected from the header alone. */
+    memcpy(w, buf, FRAME_HEADER_BYTES);
+    w[0] ^= 1;
+    ck_assert_int_eq(frame_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_uint_ge(used, 1);
+    w[0] ^= 1;
+    put32(w + 4, FRAME_MAX_PAYLOAD + 1);
+    ck_assert_int_eq(frame_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_msg(strstr(err, "limit") != NULL, "message '%s'", err);
+    put32(w + 4, FRAME_MAX_PAYLOAD);
+    ck_assert_int_eq(frame_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err),
+                     FRAME_NEED_MORE);
+    ck_assert(frame_at_magic(buf, 2));
+    ck_assert(!frame_at_magic((const uint8_t *)"GZx", 3));
+    free(w);
+    free(ser);
+    free(buf);
+    record_free(&r);
+    record_free(&d);
+}
+END_TEST
+
+/* A payload that inflates to 64 MB after a valid record: rejected without
+ * inflating it all (memory stays flat). */
+START_TEST(test_zip_bomb_rejected)
+{
+    uint64_t s = 11;
+    game_record_t r, d;
+    record_init(&r);
+    record_init(&d);
+    random_game(&r, &s);
+    uint8_t *buf = NULL;
+    size_t cap = 0, slen, used;
+    size_t len = encode(&r, &buf, &cap);
+    uint8_t *ser = frame_serial(buf, len, &slen);
+    size_t pcap = 1 << 20;
+    uint8_t *frame = malloc(FRAME_HEADER_BYTES + pcap);
+    ck_assert_ptr_nonnull(frame);
+    z_stream zs;
+    memset(&zs, 0, sizeof zs);
+    ck_assert_int_eq(deflateInit(&zs, 9), Z_OK);
+    zs.next_out = frame + FRAME_HEADER_BYTES;
+    zs.avail_out = (uInt)pcap;
+    zs.next_in = ser;
+    zs.avail_in = (uInt)slen;
+    ck_assert_int_eq(deflate(&zs, Z_NO_FLUSH), Z_OK);
+    static uint8_t zeros[1 << 16];
+    for (int i = 0; i < 1024; i++) {
+        zs.next_in = zeros;
+        zs.avail_in = sizeof zeros;
+        ck_assert_int_eq(deflate(&zs, i == 1023 ? Z_FINISH : Z_NO_FLUSH),
+                         i == 1023 ? Z_STREAM_END : Z_OK);
+    }
+    size_t plen = zs.total_out;
+    deflateEnd(&zs);
+    ck_assert_uint_lt(plen, FRAME_MAX_PAYLOAD);
+    put32(frame, FRAME_MAGIC);
+    put32(frame + 4, (uint32_t)plen);
+    put32(frame + 8, (uint32_t)crc32(0L, frame + FRAME_HEADER_BYTES, (uInt)plen));
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
+    char err[256] = "";
+    ck_assert_int_eq(frame_decode(frame, FRAME_HEADER_BYTES + plen, &used, &d, err, sizeof err),
+                     FRAME_BAD);
+    getrusage(RUSAGE_SELF, &ru1);
+    ck_assert_msg(strstr(err, "trailing") != NULL, "message '%s'", err);
+    ck_assert_uint_eq(used, FRAME_HEADER_BYTES + plen);
+    ck_assert_msg(ru1.ru_maxrss - ru0.ru_maxrss < 16 * 1024, "max RSS grew by %ld KiB",
+                  ru1.ru_maxrss - ru0.ru_maxrss);
+    free(frame);
+    free(ser);
+    free(buf);
+    record_free(&r);
+    record_free(&d);
+}
+END_TEST
+
+/* ---- a file of good frames and garbage ---- */
+
+typedef struct mixed {
+    uint8_t *buf;
+    size_t len, cap;
+    game_record_t good[64];
+    int ngood;
+    uint64_t bad_off[64];
+    int nbad;
+} mixed_t;
+
+static void mixed_put(mixed_t *m, const uint8_t *p, size_t n)
+{
+    if (m->len + n > m->cap) {
+        m->cap = (m->len + n) * 2;
+        m->buf = realloc(m->buf, m->cap);
+        ck_assert_ptr_nonnull(m->buf);
+    }
+    memcpy(m->buf + m->len, p, n);
+    m->len += n;
+}
+
+/* Good frames, each preceded by at most one defect; the defects' offsets
+ * are what a reader must report. Garbage never holds 'G', the magic's first
+ * byte, so each defect is exactly one bad stretch. */
+static void build_mixed(mixed_t *m, uint64_t *s)
+{
+    memset(m, 0, sizeof *m);
+    uint8_t *enc = NULL;
+    size_t cap = 0, elen;
+    uint8_t junk[512];
+    for (int i = 0; i < 40; i++) {
+        int defect = (int)rng_below(s, 8);
+        uint64_t at = m->len;
+        game_record_t r;
+        record_init(&r);
+        switch (defect) {
+        case 0: case 1: {   /* garbage */
+            size_t k = 1 + rng_below(s, sizeof junk);
+            for (size_t j = 0; j < k; j++) {
+                junk[j] = (uint8_t)rng_next(s);
+                if (junk[j] == 'G')
+                    junk[j] = 'g';
+            }
+            mixed_put(m, junk, k);
+            m->bad_off[m->nbad++] = at;
+            break;
+        }
+        case 2: {           /* a frame cut short */
+            random_game(&r, s);
+            elen = encode(&r, &enc, &cap);
+            mixed_put(m, enc, FRAME_HEADER_BYTES + 1 + rng_below(s, (uint32_t)(elen - FRAME_HEADER_BYTES - 1)));
+            m->bad_off[m->nbad++] = at;
+            break;
+        }
+        case 3: {           /* a frame with a flipped payload bit */
+            random_game(&r, s);
+            elen = encode(&r, &enc, &cap);
+            enc[FRAME_HEADER_BYTES + rng_below(s, (uint32_t)(elen - FRAME_HEADER_BYTES))] ^= 0x10;
+            mixed_put(m, enc, elen);
+            m->bad_off[m->nbad++] = at;
+            break;
+        }
+        case 4: {           /* a header claiming a payload over the limit */
+            uint8_t h[FRAME_HEADER_BYTES];
+            put32(h, FRAME_MAGIC);
+            put32(h + 4, 0xffffffffu);
+            put32(h + 8, 0);
+            mixed_put(m, h, sizeof h);
+            m->bad_off[m->nbad++] = at;
+            break;
+        }
+        case 5: {           /* part of a magic, then the good frame */
+            mixed_put(m, (const uint8_t *)"GZF", 3);
+            m->bad_off[m->nbad++] = at;
+            break;
+        }
+        default:
+            break;
+        }
+        record_free(&r);
+        record_init(&m->good[m->ngood]);
+        random_game(&m->good[m->ngood], s);
+        elen = encode(&m->good[m->ngood], &enc, &cap);
+        mixed_put(m, enc, elen);
+        m->ngood++;
+    }
+    /* And a truncated frame at the very end. */
+    uint64_t at = m->len;
+    mixed_put(m, enc, FRAME_HEADER_BYTES + 3);
+    m->bad_off[m->nbad++] = at;
+    free(enc);
+}
+
+static void free_mixed(mixed_t *m)
+{
+    for (int i = 0; i < m->ngood; i++)
+        record_free(&m->good[i]);
+    free(m->buf);
+}
+
+static void assert_scan_matches(const scan_t *sc, const mixed_t *m)
+{
+    ck_assert_int_eq(sc->nrecs, m->ngood);
+    for (int i = 0; i < m->ngood; i++)
+        ck_assert_msg(record_equal(&sc->recs[i], &m->good[i]), "good frame %d lost", i);
+    ck_assert_int_eq(sc->nbad, m->nbad);
+    for (int i = 0; i < m->nbad; i++)
+        ck_assert_msg(sc->bad_off[i] == m->bad_off[i], "bad frame %d reported at %llu, is at %llu",
+                      i, (unsigned long long)sc->bad_off[i], (unsigned long long)m->bad_off[i]);
+}
+
+START_TEST(test_good_frames_among_garbage)
+{
+    uint64_t s = 424242;
+    mixed_t m;
+    build_mixed(&m, &s);
+    ck_assert_int_gt(m.nbad, 10);
+    make_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/mixed.gzr", tmpdir);
+    write_file(path, m.buf, m.len);
+    scan_t *a = malloc(sizeof *a);
+    ck_assert_ptr_nonnull(a);
+    scan_init(a);
+    scan_file(a, path);
+    assert_scan_matches(a, &m);
+    scan_free(a);
+    free(a);
+    remove_tmpdir();
+    free_mixed(&m);
+}
+END_TEST
+
+START_TEST(test_stream_one_byte_at_a_time)
+{
+    uint64_t s = 31337;
+    mixed_t m;
+    build_mixed(&m, &s);
+    scan_t *whole = malloc(sizeof *whole), *bytes = malloc(sizeof *bytes), *rnd = malloc(sizeof *rnd);
+    ck_assert(whole && bytes && rnd);
+    scan_init(whole);
+    scan_init(bytes);
+    scan_init(rnd);
+    scan_stream(whole, m.buf, m.len, 0, NULL);
+    assert_scan_matches(whole, &m);
+    scan_stream(bytes, m.buf, m.len, 1, NULL);
+    assert_same_scan(whole, bytes);
+    uint64_t rs = 77;
+    scan_stream(rnd, m.buf, m.len, 0, &rs);
+    assert_same_scan(whole, rnd);
+    scan_free(whole);
+    scan_free(bytes);
+    scan_free(rnd);
+    free(whole);
+    free(bytes);
+    free(rnd);
+    free_mixed(&m);
+}
+END_TEST
+
+START_TEST(test_reader_empty_and_missing)
+{
+    make_tmpdir();
+    char path[512], err[256];
+    snprintf(path, sizeof path, "%s/empty.gzr", tmpdir);
+    write_file(path, (const uint8_t *)"", 0);
+    frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+    ck_assert_ptr_nonnull(fr);
+    game_record_t r;
+    record_init(&r);
+    ck_assert_int_eq(frame_reader_next(fr, &r, err, sizeof err), 0);
+    frame_reader_free(fr);
+    frame_reader_free(NULL);
+    snprintf(path, sizeof path, "%s/missing.gzr", tmpdir);
+    ck_assert_ptr_null(frame_reader_open(path, err, sizeof err));
+    ck_assert_msg(strstr(err, "missing.gzr") != NULL, "message '%s'", err);
+    /* frame_write appends frames a reader reads back. */
+    snprintf(path, sizeof path, "%s/w.gzr", tmpdir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    uint64_t s = 3;
+    game_record_t g[3];
+    for (int i = 0; i < 3; i++) {
+        record_init(&g[i]);
+        random_game(&g[i], &s);
+        ck_assert_int_eq(frame_write(f, &g[i], err, sizeof err), 0);
+    }
+    fclose(f);
+    fr = frame_reader_open(path, err, sizeof err);
+    ck_assert_ptr_nonnull(fr);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(frame_reader_next(fr, &r, err, sizeof err), 1);
+        ck_assert(record_equal(&r, &g[i]));
+        record_free(&g[i]);
+    }
+    ck_assert_int_eq(frame_reader_next(fr, &r, err, sizeof err), 0);
+    frame_reader_free(fr);
+    record_free(&r);
+    remove_tmpdir();
+}
+END_TEST
+
+/* ---- gomoku records, through the binary ---- */
+
+static const char *bin(void)
+{
+    const char *b = getenv("GOMOKU_BIN");
+    ck_assert_msg(b && *b, "GOMOKU_BIN is not set (run through meson test)");
+    return b;
+}
+
+/* Runs `gomoku records ARGS` with stdout and stderr to files; returns the exit status. */
+static int run_records(const char *args, const char *out, const char *errf)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "'%s' records %s >'%s' 2>'%s'", bin(), args, out, errf);
+    int st = system(cmd);
+    ck_assert(st != -1 && WIFEXITED(st));
+    return WEXITSTATUS(st);
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int count_lines(const char *s)
+{
+    int n = 0;
+    for (; *s; s++)
+        n += *s == '\n';
+    return n;
+}
+
+/* Three fixed games: a black five (freestyle 15x15), a white resignation win
+ * (renju 9x9), a cut-off game (standard 6x6). */
+static void write_small_file(const char *path, game_record_t g[3])
+{
+    record_visit_t v[3] = {{.move = 113, .count = 40}, {.move = 96, .count = 70},
+                           {.move = 128, .count = 5}};
+    record_clear(&g[0], RULE_FREESTYLE, 15, 12);
+    for (int i = 0; i < 5; i++) {
+        ck_assert_int_eq(record_add_ply(&g[0], 7 * 15 + 3 + i, 1, 0.25f, v, i == 0 ? 3 : 0), 0);
+        if (i < 4)
+            ck_assert_int_eq(record_add_ply(&g[0], 8 * 15 + 3 + i, 0, -0.5f, NULL, 0), 0);
+    }
+    g[0].result = RESULT_BLACK;
+    record_clear(&g[1], RULE_RENJU, 9, 13);
+    ck_assert_int_eq(record_add_ply(&g[1], 40, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_add_ply(&g[1], 41, 1, 0.1f, NULL, 0), 0);
+    g[1].result = RESULT_WHITE;
+    g[1].flags = RECORD_FLAG_RESIGNED;
+    record_clear(&g[2], RULE_STANDARD, 6, 14);
+    ck_assert_int_eq(record_add_ply(&g[2], 0, 0, 1.0f, NULL, 0), 0);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    char err[256];
+    for (int i = 0; i < 3; i++) {
+        ck_assert_msg(record_validate(&g[i], err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(frame_write(f, &g[i], err, sizeof err), 0);
+    }
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(test_cli_dump_stats_psq)
+{
+    make_tmpdir();
+    char gz[512], out[512], errf[512], args[1600], dir[512];
+    snprintf(gz, sizeof gz, "%s/small.gzr", tmpdir);
+    snprintf(out, sizeof out, "%s/out.txt", tmpdir);
+    snprintf(errf, sizeof errf, "%s/err.txt", tmpdir);
+    game_record_t g[3];
+    for (int i = 0; i < 3; i++)
+        record_init(&g[i]);
+    write_small_file(gz, g);
+
+    snprintf(args, sizeof args, "dump '%s'", gz);
+    ck_assert_int_eq(run_records(args, out, errf), 0);
+    char *o = slurp(out), *e = slurp(errf);
+    ck_assert_str_eq(e, "");
+    ck_assert_int_eq(count_lines(o), 3 + 9 + 2 + 1);
+    ck_assert_msg(strstr(o, "game 1: rule freestyle, size 15, result black, gen 12, plies 9, flags none\n"),
+                  "dump:\n%s", o);
+    ck_assert_msg(strstr(o, "game 2: rule renju, size 9, result white, gen 13, plies 2, flags resigned\n"),
+                  "dump:\n%s", o);
+    /* Ply 1: 3,7 = d8 on 15x15, full, 115 visits, most visited first. */
+    ck_assert_msg(strstr(o, "    1 3,7   d8   full  value +0.250 visits 115 g9:70 i8:40 i7:5\n"),
+                  "dump:\n%s", o);
+    ck_assert_msg(strstr(o, "    2 3,8   d7   cheap value -0.500 visits 0\n"), "dump:\n%s", o);
+    free(o);
+    free(e);
+
+    snprintf(args, sizeof args, "stats '%s' '%s'", gz, gz);
+    ck_assert_int_eq(run_records(args, out, errf), 0);
+    o = slurp(out);
+    ck_assert_int_eq(count_lines(o), 3);
+    ck_assert_msg(strstr(o, "games 3, positions 12, full 58.3%, black 1, white 1, draw 0, "
+                            "unfinished 1, resigned 1, avg length 4.0, bad frames 0\n"),
+                  "stats:\n%s", o);
+    ck_assert_msg(strstr(o, "total: games 6, positions 24,"), "stats:\n%s", o);
+    free(o);
+
+    snprintf(dir, sizeof dir, "%s/psq", tmpdir);
+    snprintf(args, sizeof args, "psq '%s' '%s'", gz, dir);
+    ck_assert_int_eq(run_records(args, out, errf), 0);
+    char p[600];
+    snprintf(p, sizeof p, "%s/game_000001.psq", dir);
+    o = slurp(p);
+    const char *head = "Piskvork 15x15, 11:11, 0\n4,8,0\n4,9,0\n5,8,0\n";
+    ck_assert_msg(strncmp(o, head, strlen(head)) == 0, "psq:\n%s", o);
+    ck_assert_int_eq(count_lines(o), 1 + 9 + 3);
+    free(o);
+    snprintf(p, sizeof p, "%s/game_000003.psq", dir);
+    o = slurp(p);
+    ck_assert_str_eq(o, "Piskvork 6x6, 11:11, 0\n1,1,0\ngomoku-zero gen 14\ngomoku-zero gen 14\n0\n");
+    free(o);
+
+    /* A corrupt second frame: reported on stderr with its offset, the others still read. */
+    uint8_t *enc = NULL;
+    size_t cap = 0;
+    size_t l0 = encode(&g[0], &enc, &cap);
+    char *raw = slurp(gz);
+    raw[l0 + FRAME_HEADER_BYTES + 2] ^= 0x40;
+    snprintf(p, sizeof p, "%s/bad.gzr", tmpdir);
+    struct stat st;
+    ck_assert_int_eq(stat(gz, &st), 0);
+    write_file(p, (const uint8_t *)raw, (size_t)st.st_size);
+    free(raw);
+    snprintf(args, sizeof args, "dump '%s'", p);
+    ck_assert_int_eq(run_records(args, out, errf), 1);
+    o = slurp(out);
+    e = slurp(errf);
+    char want[700];
+    snprintf(want, sizeof want, "%s: bad frame at byte %zu: crc mismatch\n", p, l0);
+    ck_assert_str_eq(e, want);
+    ck_assert_msg(strstr(o, "game 1: rule freestyle") && strstr(o, "game 2: rule standard"),
+                  "dump:\n%s", o);
+    free(o);
+    free(e);
+    snprintf(args, sizeof args, "stats '%s'", p);
+    ck_assert_int_eq(run_records(args, out, errf), 1);
+    o = slurp(out);
+    ck_assert_msg(strstr(o, "games 2,") && strstr(o, "bad frames 1\n"), "stats:\n%s", o);
+    free(o);
+
+    /* A missing file: one line, exit 1. Usage errors: exit 2. Help: exit 0. */
+    snprintf(args, sizeof args, "dump '%s/nope.gzr'", tmpdir);
+    ck_assert_int_eq(run_records(args, out, errf), 1);
+    e = slurp(errf);
+    ck_assert_int_eq(count_lines(e), 1);
+    ck_assert_msg(strstr(e, "nope.gzr"), "stderr: %s", e);
+    free(e);
+    ck_assert_int_eq(run_records("frobnicate x", out, errf), 2);
+    e = slurp(errf);
+    const char *unk = "gomoku records: unknown action 'frobnicate'";
+    ck_assert_msg(strncmp(e, unk, strlen(unk)) == 0, "stderr: %s", e);
+    free(e);
+    ck_assert_int_eq(run_records("dump", out, errf), 2);
+    ck_assert_int_eq(run_records("", out, errf), 2);
+    ck_assert_int_eq(run_records("psq onlyone", out, errf), 2);
+    ck_assert_int_eq(run_records("dump --bogus x", out, errf), 2);
+    ck_assert_int_eq(run_records("--help", out, errf), 0);
+    o = slurp(out);
+    ck_assert_msg(strstr(o, "usage: gomoku records"), "help: %s", o);
+    free(o);
+
+    free(enc);
+    for (int i = 0; i < 3; i++)
+        record_free(&g[i]);
+    remove_tmpdir();
+}
+END_TEST
+
+static Suite *record_suite(void)
+{
+    Suite *s = suite_create("record");
+    TCase *t = tcase_create("codec");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_roundtrip_random_games);
+    tcase_add_test(t, test_every_prefix_needs_more);
+    tcase_add_test(t, test_empty_game_and_limits);
+    tcase_add_test(t, test_encode_refuses_bad_records);
+    tcase_add_test(t, test_validate_replays_rules);
+    suite_add_tcase(s, t);
+    t = tcase_create("corruption");
+    tcase_set_timeout(t, 120);
+    tcase_add_test(t, test_random_corruptions);
+    tcase_add_test(t, test_forged_records_keep_invariants);
+    tcase_add_test(t, test_version_and_magic_checked);
+    tcase_add_test(t, test_zip_bomb_rejected);
+    tcase_add_test(t, test_good_frames_among_garbage);
+    tcase_add_test(t, test_stream_one_byte_at_a_time);
+    tcase_add_test(t, test_reader_empty_and_missing);
+    suite_add_tcase(s, t);
+    t = tcase_create("cli");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, test_cli_dump_stats_psq);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    SRunner *sr = srunner_create(record_suite());
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
