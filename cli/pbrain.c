@@ -442,7 +442,7 @@ static double move_limit_ms(const pbrain_t *pb)
 static double margin_ms(const pbrain_t *pb, double limit)
 {
     /* what we cannot see from inside: pipe and scheduling latency */
-    double floor_ms = 5.0 + 0.1 * limit;
+    double floor_ms = 5.0 + 0.15 * limit;
     if (floor_ms > 100.0)
         floor_ms = 100.0;
     double worst = pb->nlat ? 0.0 : FIRST_LATENCY_MS;
@@ -579,21 +579,22 @@ static const char *cannot_play(pbrain_t *pb, char *buf, size_t len)
     return NULL;
 }
 
-/* Choose, play and print our move; t0 is when the command arrived. */
-static void answer_move(pbrain_t *pb, FILE *out, double t0)
+/* Choose, play and print our move; t0 is when the command arrived.
+ * 0, or -1 after printing ERROR (nothing played). */
+static int answer_move(pbrain_t *pb, FILE *out, double t0)
 {
     char why[200], err[200];
     if (cannot_play(pb, why, sizeof why)) {
         reply(out, "ERROR %s", why);
-        return;
+        return -1;
     }
-    pb->me = pb->board.to_move;
     double budget = budget_ms(pb);
     brain_move_t m;
     if (brain_genmove(pb, budget, &m, err, sizeof err)) {
         reply(out, "ERROR %s", err);
-        return;
+        return -1;
     }
+    pb->me = pb->board.to_move;
     board_play(&pb->board, m.move);
     if (pb->tree)
         mcts_advance(pb->tree, m.move);
@@ -604,6 +605,7 @@ static void answer_move(pbrain_t *pb, FILE *out, double t0)
     reply(out, "%s", mv);
     fflush(out);
     record_latency(pb, t0, budget);
+    return 0;
 }
 
 /* ---- SWAP2BOARD ---- */
@@ -804,6 +806,7 @@ static void board_done(pbrain_t *pb, FILE *out)
             opp[np++] = pb->blk_move[i];
     }
     /* We are to move: equal counts make us black, one fewer makes us white. */
+    board_t saved = pb->board;
     int rc;
     if (no == np)
         rc = build_board(&pb->board, pb->size, pb->rule, own, no, opp, np, err, sizeof err);
@@ -818,7 +821,8 @@ static void board_done(pbrain_t *pb, FILE *out)
         reply(out, "ERROR BOARD: %s", err);
         return;
     }
-    answer_move(pb, out, pb->blk_t0);
+    if (answer_move(pb, out, pb->blk_t0))
+        pb->board = saved;
 }
 
 /* ---- INFO ---- */
@@ -960,7 +964,8 @@ static void turn(pbrain_t *pb, const char *args, FILE *out, double t0)
         return;
     }
     board_play(&pb->board, m);
-    answer_move(pb, out, t0);
+    if (answer_move(pb, out, t0))
+        board_undo(&pb->board);   /* refused: the position stays as it was */
 }
 
 static void takeback(pbrain_t *pb, const char *args, FILE *out)

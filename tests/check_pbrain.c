@@ -1,0 +1,966 @@
+/* The Gomocup protocol engine (cli/pbrain.c) in-process through its line
+ * handler, the real binary over pipes ($GOMOKU_BIN pbrain), time limits
+ * over 100 moves, a fuzz run of the line parser, and pbrain:COMMAND
+ * players (cli/player_pbrain.c) against our own binary and broken engines. */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli/pbrain.h"
+#include "cli/player.h"
+#include "engine/bot.h"
+
+extern char **environ;
+
+static int asan(void)
+{
+    const char *a = getenv("GOMOKU_ASAN");
+    return a && *a && strcmp(a, "0") != 0;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* ---- in-process harness ---- */
+
+typedef struct harness {
+    pbrain_t *pb;
+    char *buf;
+    size_t len;
+    FILE *out;
+    size_t seen;
+    char reply[64][512];   /* lines written for the last command */
+    int nreply;
+} harness_t;
+
+static void h_open(harness_t *h, const char *model)
+{
+    memset(h, 0, sizeof *h);
+    pbrain_opts_t o;
+    pbrain_opts_default(&o);
+    o.model = model;
+    o.quiet = 1;
+    char err[256];
+    h->pb = pbrain_create(&o, err, sizeof err);
+    ck_assert_msg(h->pb != NULL, "pbrain_create %s: %s", model, err);
+    h->out = open_memstream(&h->buf, &h->len);
+    ck_assert(h->out != NULL);
+}
+
+static void h_close(harness_t *h)
+{
+    fclose(h->out);
+    free(h->buf);
+    pbrain_free(h->pb);
+}
+
+/* Send one line; collect the reply lines. Returns the handler's result. */
+static int h_send(harness_t *h, const char *line)
+{
+    int rc = pbrain_handle_line(h->pb, line, h->out);
+    fflush(h->out);
+    h->nreply = 0;
+    const char *p = h->buf + h->seen;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        ck_assert_msg(nl != NULL, "reply without newline after '%s'", line);
+        size_t n = (size_t)(nl - p);
+        if (h->nreply < 64) {
+            ck_assert(n < sizeof h->reply[0]);
+            memcpy(h->reply[h->nreply], p, n);
+            h->reply[h->nreply][n] = 0;
+            h->nreply++;
+        }
+        p = nl + 1;
+    }
+    h->seen = h->len;
+    return rc;
+}
+
+/* The reply that is not MESSAGE/DEBUG (there must be exactly one). */
+static const char *h_answer(harness_t *h)
+{
+    const char *a = NULL;
+    for (int i = 0; i < h->nreply; i++) {
+        if (strncmp(h->reply[i], "MESSAGE ", 8) == 0 || strncmp(h->reply[i], "DEBUG ", 6) == 0)
+            continue;
+        ck_assert_msg(a == NULL, "two answers: '%s' and '%s'", a, h->reply[i]);
+        a = h->reply[i];
+    }
+    return a;
+}
+
+static const char *h_cmd(harness_t *h, const char *line)
+{
+    h_send(h, line);
+    const char *a = h_answer(h);
+    ck_assert_msg(a != NULL, "no answer to '%s'", line);
+    return a;
+}
+
+static void h_silent(harness_t *h, const char *line)
+{
+    h_send(h, line);
+    ck_assert_msg(h->nreply == 0, "'%s' answered '%s'", line, h->reply[0]);
+}
+
+static int starts(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* "X,Y" -> move on board of size; -1 when it is not a move. */
+static int as_move(const char *s, int size)
+{
+    int x, y, n = 0;
+    if (sscanf(s, "%d,%d%n", &x, &y, &n) != 2 || s[n] || x < 0 || y < 0 || x >= size ||
+        y >= size)
+        return -1;
+    return y * size + x;
+}
+
+static void expect_error(harness_t *h, const char *line)
+{
+    const char *a = h_cmd(h, line);
+    ck_assert_msg(starts(a, "ERROR "), "'%s' answered '%s', want ERROR", line, a);
+}
+
+/* ---- commands ---- */
+
+START_TEST(test_start_about_restart_end)
+{
+    harness_t h;
+    h_open(&h, "bot:greedy");
+    const char *a = h_cmd(&h, "ABOUT");
+    ck_assert(strstr(a, "name=\"gomoku-zero\"") && strstr(a, "version=\""));
+    ck_assert(pbrain_board(h.pb) == NULL);
+    expect_error(&h, "BEGIN");            /* before START */
+    expect_error(&h, "TURN 1,1");
+    expect_error(&h, "RESTART");
+    expect_error(&h, "START 4");
+    expect_error(&h, "START 21");
+    expect_error(&h, "START -15");
+    expect_error(&h, "START 99999999999999999999");
+    expect_error(&h, "START fifteen");
+    expect_error(&h, "START 15 3");
+    ck_assert(pbrain_board(h.pb) == NULL);
+    ck_assert_str_eq(h_cmd(&h, "START 20"), "OK");
+    ck_assert_int_eq(pbrain_board(h.pb)->size, 20);
+    ck_assert_str_eq(h_cmd(&h, "RECTSTART 15,15"), "OK");
+    ck_assert_int_eq(pbrain_board(h.pb)->size, 15);
+    expect_error(&h, "RECTSTART 30,20");
+    expect_error(&h, "RECTSTART 15");
+    ck_assert_int_eq(pbrain_board(h.pb)->size, 15);
+    ck_assert_str_eq(h_cmd(&h, "start 9\r\n"), "OK");   /* case and CR LF */
+    ck_assert(as_move(h_cmd(&h, "BEGIN"), 9) >= 0);
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 1);
+    expect_error(&h, "BEGIN");            /* not on an empty board */
+    ck_assert_str_eq(h_cmd(&h, "RESTART"), "OK");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 0);
+    ck_assert_int_eq(pbrain_board(h.pb)->size, 9);
+    h_silent(&h, "");
+    h_silent(&h, "   \r");
+    ck_assert(starts(h_cmd(&h, "FOO 1,2"), "UNKNOWN "));
+    ck_assert(starts(h_cmd(&h, "SUGGEST 1,2"), "UNKNOWN "));
+    ck_assert_int_eq(h_send(&h, "END"), PBRAIN_END);
+    ck_assert_int_eq(h.nreply, 0);
+    h_close(&h);
+}
+END_TEST
+
+START_TEST(test_turn_and_bad_turns)
+{
+    harness_t h;
+    h_open(&h, "bot:greedy");
+    h_cmd(&h, "START 15");
+    int m = as_move(h_cmd(&h, "TURN 7,7"), 15);
+    ck_assert(m >= 0 && m != 7 * 15 + 7);
+    const board_t *b = pbrain_board(h.pb);
+    ck_assert_int_eq(b->nmoves, 2);
+    ck_assert_int_eq(b->cells[7 * 15 + 7], STONE_BLACK);
+    ck_assert_int_eq(b->cells[m], STONE_WHITE);
+    board_t before = *b;
+    const char *bad[] = {"TURN 7,7", "TURN 15,3", "TURN 3,15", "TURN -1,3", "TURN 3,-1",
+                         "TURN 3", "TURN 3 4", "TURN 3,", "TURN ,3", "TURN", "TURN a,b",
+                         "TURN 3,4,5", "TURN 3,4 x", "TURN 4294967297,1",
+                         "TURN 99999999999999999999999,1", "TURN 1.5,2"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        expect_error(&h, bad[i]);
+        ck_assert_msg(memcmp(&before, pbrain_board(h.pb), sizeof before) == 0,
+                      "'%s' changed the position", bad[i]);
+    }
+    /* spaces around the numbers are fine */
+    ck_assert(as_move(h_cmd(&h, "TURN  3 , 4 "), 15) >= 0);
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 4);
+    h_close(&h);
+}
+END_TEST
+
+START_TEST(test_board_block)
+{
+    harness_t h;
+    h_open(&h, "bot:greedy");
+    h_cmd(&h, "START 15");
+    /* equal counts: we are black; greedy must complete its open four */
+    const char *lines[] = {"BOARD", "5,7,1", "6,7,1", "7,7,1", "8,7,1", "0,0,2", "0,2,2",
+                           "0,4,2", "14,14,2"};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        h_silent(&h, lines[i]);
+    int m = as_move(h_cmd(&h, "DONE"), 15);
+    ck_assert(m == 7 * 15 + 4 || m == 7 * 15 + 9);
+    const board_t *b = pbrain_board(h.pb);
+    ck_assert_int_eq(b->cells[5 + 7 * 15], STONE_BLACK);
+    ck_assert_int_eq(b->cells[0], STONE_WHITE);
+    ck_assert_int_eq(b->result, RESULT_BLACK);
+    expect_error(&h, "TURN 3,3");   /* the game is over */
+
+    /* one more opponent stone: we are white and must block the four */
+    h_silent(&h, "BOARD");
+    const char *w[] = {"5,7,2", "6,7,2", "7,7,2", "8,7,2", "0,0,1", "0,2,1", "0,4,1"};
+    for (size_t i = 0; i < 7; i++)
+        h_silent(&h, w[i]);
+    h_send(&h, "DONE");
+    m = as_move(h_answer(&h), 15);
+    ck_assert_msg(m == 7 * 15 + 4 || m == 7 * 15 + 9, "did not block: %s", h_answer(&h));
+    ck_assert_int_eq(pbrain_board(h.pb)->cells[m], STONE_WHITE);
+
+    /* bad blocks: ERROR at DONE, position unchanged */
+    board_t before = *pbrain_board(h.pb);
+    const char *bad[][4] = {
+        {"7,7,4", NULL},                 /* field */
+        {"7,7,3", NULL},                 /* continuous game */
+        {"7,7,0", NULL},
+        {"15,1,1", NULL},                /* off board */
+        {"1,1,1", "1,1,2", NULL},        /* twice */
+        {"1,1,1", "2,2,1", NULL},        /* two own, no opponent: counts */
+        {"1,1,2", "2,2,2", NULL},
+        {"1,1", NULL},                   /* missing field */
+        {"garbage", NULL},
+        {"-1,2,1", NULL},
+        {"1,2,1,1", NULL},
+        {"1,,2", NULL},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        h_silent(&h, "BOARD");
+        for (int j = 0; bad[i][j]; j++)
+            h_silent(&h, bad[i][j]);
+        expect_error(&h, "DONE");
+        ck_assert_msg(memcmp(&before, pbrain_board(h.pb), sizeof before) == 0,
+                      "bad BOARD %zu changed the position", i);
+    }
+    /* a command inside the block: DONE was lost; the block is dropped and
+     * the command runs */
+    h_silent(&h, "BOARD");
+    h_silent(&h, "1,1,1");
+    h_send(&h, "RESTART");
+    ck_assert_int_eq(h.nreply, 2);
+    ck_assert(starts(h.reply[0], "ERROR "));
+    ck_assert_str_eq(h.reply[1], "OK");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 0);
+    expect_error(&h, "DONE");   /* no block open */
+    /* an empty BOARD: we open as black */
+    h_silent(&h, "BOARD");
+    ck_assert(as_move(h_cmd(&h, "DONE"), 15) >= 0);
+    ck_assert_int_eq(pbrain_board(h.pb)->cells[pbrain_board(h.pb)->last], STONE_BLACK);
+    h_close(&h);
+}
+END_TEST
+
+START_TEST(test_renju_board_order_and_rules)
+{
+    harness_t h;
+    h_open(&h, "bot:greedy");
+    h_cmd(&h, "START 15");
+    h_silent(&h, "INFO rule 4");
+    ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_RENJU);
+    /* renju: lines come in move order; the board keeps that order */
+    const int order[][3] = {{7, 7, 2}, {8, 8, 1}, {6, 8, 2}, {8, 6, 1}, {9, 9, 2}};
+    h_silent(&h, "BOARD");
+    for (int i = 0; i < 5; i++) {
+        char l[32];
+        snprintf(l, sizeof l, "%d,%d,%d", order[i][0], order[i][1], order[i][2]);
+        h_silent(&h, l);
+    }
+    ck_assert(as_move(h_cmd(&h, "DONE"), 15) >= 0);
+    const board_t *b = pbrain_board(h.pb);
+    ck_assert_int_eq(b->nmoves, 6);
+    for (int i = 0; i < 5; i++)
+        ck_assert_int_eq(b->moves[i], order[i][1] * 15 + order[i][0]);
+    /* black (the opponent) on a forbidden point is refused: 7,7 would be a
+     * double three for black */
+    h_cmd(&h, "RESTART");
+    const char *dt[] = {"BOARD", "5,7,2", "0,0,1", "6,7,2", "0,14,1", "7,5,2", "14,0,1",
+                        "7,6,2"};
+    for (int i = 0; i < 8; i++)
+        h_silent(&h, dt[i]);
+    ck_assert(as_move(h_cmd(&h, "DONE"), 15) >= 0);
+    ck_assert_str_eq(h_cmd(&h, "PLAY 14,7"), "14,7");   /* our move away from 7,7 */
+    board_t before = *pbrain_board(h.pb);
+    const char *a = h_cmd(&h, "TURN 7,7");
+    ck_assert_msg(starts(a, "ERROR") && strstr(a, "forbidden"), "%s", a);
+    ck_assert(memcmp(&before, pbrain_board(h.pb), sizeof before) == 0);
+    h_close(&h);
+    /* rule bits */
+    h_open(&h, "bot:greedy");
+    h_cmd(&h, "START 15");
+    h_silent(&h, "INFO rule 1");
+    ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_STANDARD);
+    h_silent(&h, "INFO rule 3");   /* continuous game bit is ignored */
+    ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_STANDARD);
+    h_silent(&h, "INFO rule 0");
+    ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_FREESTYLE);
+    h_silent(&h, "INFO rule 8");   /* caro: reported when a move is asked for */
+    expect_error(&h, "BEGIN");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 0);
+    h_silent(&h, "INFO rule 5");
+    ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_RENJU);
+    ck_assert(as_move(h_cmd(&h, "BEGIN"), 15) >= 0);
+    h_close(&h);
+}
+END_TEST
+
+START_TEST(test_info_time_and_memory)
+{
+    harness_t h;
+    h_open(&h, "mcts:uniform");
+    h_cmd(&h, "START 15");
+    h_silent(&h, "INFO timeout_turn 1000");
+    int b1 = pbrain_move_budget_ms(h.pb);
+    ck_assert_int_gt(b1, 800);
+    ck_assert_int_lt(b1, 1000);
+    ck_assert_int_eq(b1 + pbrain_margin_ms(h.pb) >= 999, 1);
+    /* a share of time_left: 35 moves left at the start */
+    h_silent(&h, "INFO time_left 7000");
+    ck_assert_int_lt(pbrain_move_budget_ms(h.pb), 200);
+    ck_assert_int_gt(pbrain_move_budget_ms(h.pb), 100);
+    h_silent(&h, "INFO time_left -50");
+    ck_assert_int_eq(pbrain_move_budget_ms(h.pb), 0);
+    h_silent(&h, "INFO time_left 2147483647");   /* unlimited */
+    ck_assert_int_eq(pbrain_move_budget_ms(h.pb), b1);
+    h_silent(&h, "INFO timeout_turn 0");
+    ck_assert_int_eq(pbrain_move_budget_ms(h.pb), 0);
+    double t0 = now_ms();
+    ck_assert(as_move(h_cmd(&h, "BEGIN"), 15) >= 0);
+    ck_assert_double_lt(now_ms() - t0, 100);   /* at once */
+    h_silent(&h, "INFO timeout_match 100000");
+    h_silent(&h, "INFO game_type 1");
+    h_silent(&h, "INFO folder /tmp/x y");
+    h_silent(&h, "INFO evaluate 3,3");
+    h_silent(&h, "INFO some_new_key 17");   /* unknown keys are ignored */
+    const char *bad[] = {"INFO timeout_turn abc", "INFO timeout_turn -5", "INFO timeout_turn",
+                         "INFO time_left 1e9", "INFO max_memory 1,5", "INFO rule x",
+                         "INFO game_type 9", "INFO timeout_turn 99999999999999999", "INFO"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_error(&h, bad[i]);
+    ck_assert_int_eq(pbrain_move_budget_ms(h.pb), 0);   /* timeout_turn 0 kept */
+    /* memory: tree + cache fit under max_memory */
+    ck_assert_uint_gt(pbrain_tree_budget(h.pb), 16u << 20);
+    h_silent(&h, "INFO max_memory 83886080");
+    ck_assert_uint_gt(pbrain_tree_budget(h.pb), 1u << 20);
+    ck_assert_uint_lt(pbrain_tree_budget(h.pb), 83886080u);
+    h_silent(&h, "INFO timeout_turn 50");
+    ck_assert(as_move(h_cmd(&h, "TURN 0,1"), 15) >= 0);   /* searches in the new tree */
+    h_silent(&h, "INFO max_memory 1000");
+    expect_error(&h, "TURN 0,2");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 3);
+    h_silent(&h, "INFO max_memory 0");
+    ck_assert(as_move(h_cmd(&h, "TURN 0,2"), 15) >= 0);
+    h_close(&h);
+}
+END_TEST
+
+START_TEST(test_takeback_and_play)
+{
+    harness_t h;
+    h_open(&h, "bot:greedy");
+    h_cmd(&h, "START 15");
+    int m = as_move(h_cmd(&h, "TURN 7,7"), 15);
+    char l[32];
+    expect_error(&h, "TAKEBACK 7,7");      /* not the side that moved last */
+    expect_error(&h, "TAKEBACK 0,0");      /* empty */
+    expect_error(&h, "TAKEBACK 0");
+    snprintf(l, sizeof l, "TAKEBACK %d,%d", m % 15, m / 15);
+    ck_assert_str_eq(h_cmd(&h, l), "OK");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 1);
+    ck_assert_str_eq(h_cmd(&h, "TAKEBACK 7,7"), "OK");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 0);
+    /* PLAY imposes our move: it replaces the one we just played */
+    m = as_move(h_cmd(&h, "TURN 7,7"), 15);
+    int forced = m == 0 ? 1 : 0;
+    snprintf(l, sizeof l, "PLAY %d,0", forced);
+    char want[16];
+    snprintf(want, sizeof want, "%d,0", forced);
+    ck_assert_str_eq(h_cmd(&h, l), want);
+    const board_t *b = pbrain_board(h.pb);
+    ck_assert_int_eq(b->nmoves, 2);
+    ck_assert_int_eq(b->cells[forced], STONE_WHITE);
+    ck_assert_int_eq(b->cells[m], m == forced ? STONE_WHITE : STONE_EMPTY);
+    expect_error(&h, "PLAY 7,7");          /* occupied */
+    expect_error(&h, "PLAY 20,1");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 2);
+    ck_assert(as_move(h_cmd(&h, "TURN 3,3"), 15) >= 0);
+    h_close(&h);
+}
+END_TEST
+
+static void swap2_cases(const char *model)
+{
+    harness_t h;
+    h_open(&h, model);
+    h_cmd(&h, "START 15");
+    h_silent(&h, "INFO rule 1");
+    h_silent(&h, "INFO timeout_turn 300");
+    h_silent(&h, "SWAP2BOARD");
+    const char *a = h_cmd(&h, "DONE");
+    int x[3], y[3];
+    ck_assert_int_eq(sscanf(a, "%d,%d %d,%d %d,%d", &x[0], &y[0], &x[1], &y[1], &x[2], &y[2]),
+                     6);
+    for (int i = 0; i < 3; i++) {
+        ck_assert(x[i] >= 0 && x[i] < 15 && y[i] >= 0 && y[i] < 15);
+        for (int j = 0; j < i; j++)
+            ck_assert(x[i] != x[j] || y[i] != y[j]);
+    }
+    /* three stones: SWAP or the 4th stone */
+    const char *three[] = {"SWAP2BOARD", "7,7", "8,7", "9,9"};
+    for (int i = 0; i < 4; i++)
+        h_silent(&h, three[i]);
+    a = h_cmd(&h, "DONE");
+    ck_assert_msg(strcmp(a, "SWAP") == 0 || as_move(a, 15) >= 0, "3 stones: '%s'", a);
+    if (strcmp(a, "SWAP") != 0) {
+        ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 4);
+        ck_assert_int_eq(pbrain_board(h.pb)->cells[as_move(a, 15)], STONE_WHITE);
+    }
+    const char *five[] = {"SWAP2BOARD", "7,7", "8,7", "9,9", "8,8", "8,6"};
+    for (int i = 0; i < 6; i++)
+        h_silent(&h, five[i]);
+    a = h_cmd(&h, "DONE");
+    ck_assert_msg(strcmp(a, "SWAP") == 0 || as_move(a, 15) >= 0, "5 stones: '%s'", a);
+    const char *four[] = {"SWAP2BOARD", "7,7", "8,7", "9,9", "8,8"};
+    for (int i = 0; i < 5; i++)
+        h_silent(&h, four[i]);
+    expect_error(&h, "DONE");
+    const char *dup[] = {"SWAP2BOARD", "7,7", "7,7", "9,9"};
+    for (int i = 0; i < 4; i++)
+        h_silent(&h, dup[i]);
+    expect_error(&h, "DONE");
+    h_silent(&h, "SWAP2BOARD");
+    h_silent(&h, "7,7,1");   /* X,Y only */
+    expect_error(&h, "DONE");
+    h_close(&h);
+}
+
+START_TEST(test_swap2)
+{
+    swap2_cases("bot:greedy");
+    swap2_cases("mcts:uniform");
+}
+END_TEST
+
+START_TEST(test_search_finds_win_and_reports)
+{
+    harness_t h;
+    h_open(&h, "mcts:uniform");
+    h_cmd(&h, "START 15");
+    h_silent(&h, "INFO timeout_turn 200");
+    const char *lines[] = {"BOARD", "3,3,1", "4,4,1", "5,5,1", "6,6,1", "0,10,2", "2,10,2",
+                           "4,10,2", "6,10,2"};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        h_silent(&h, lines[i]);
+    h_send(&h, "DONE");
+    int m = as_move(h_answer(&h), 15);
+    ck_assert(m == 2 * 15 + 2 || m == 7 * 15 + 7);
+    ck_assert_int_eq(h.nreply, 2);
+    ck_assert(starts(h.reply[0], "MESSAGE visits "));
+    ck_assert(strstr(h.reply[0], "winrate") && strstr(h.reply[0], "pv") &&
+              strstr(h.reply[0], "playouts/s"));
+    h_close(&h);
+}
+END_TEST
+
+/* ---- time: 100 moves at 100 ms, in-process ---- */
+
+START_TEST(test_time_100_moves_in_process)
+{
+    harness_t h;
+    h_open(&h, "mcts:uniform");
+    uint64_t rng = 7;
+    int moves = 0, games = 0;
+    double worst = 0;
+    h_silent(&h, "INFO timeout_turn 100");
+    while (moves < 100) {
+        h_cmd(&h, "START 15");
+        games++;
+        board_t b;
+        board_init(&b, 15, RULE_FREESTYLE);
+        while (moves < 100) {
+            int om = bot_move(BOT_GREEDY, &b, &rng);
+            if (om == MOVE_NONE || board_play(&b, om) != MOVE_OK || board_over(&b))
+                break;
+            char l[32];
+            snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+            double t0 = now_ms();
+            h_send(&h, l);
+            double dt = now_ms() - t0;
+            const char *a = h_answer(&h);
+            ck_assert_msg(a && as_move(a, 15) >= 0, "move %d: '%s'", moves, a ? a : "(none)");
+            ck_assert_int_eq(board_play(&b, as_move(a, 15)), MOVE_OK);
+            if (dt > worst)
+                worst = dt;
+            ck_assert_msg(dt <= 100.0, "move %d took %.1f ms (limit 100)", moves, dt);
+            moves++;
+            if (board_over(&b))
+                break;
+        }
+    }
+    fprintf(stderr, "pbrain in-process: %d moves in %d games, worst %.1f ms of 100, margin %d ms\n",
+            moves, games, worst, pbrain_margin_ms(h.pb));
+    h_close(&h);
+}
+END_TEST
+
+/* ---- the real binary over pipes ---- */
+
+typedef struct proc {
+    pid_t pid;
+    int to, from;
+    char buf[8192];
+    size_t len;
+} proc_t;
+
+static void proc_start(proc_t *p, const char *const *args)
+{
+    const char *bin = getenv("GOMOKU_BIN");
+    ck_assert_msg(bin != NULL, "GOMOKU_BIN is not set");
+    int in[2], out[2];
+    ck_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    char *argv[16];
+    int n = 0;
+    argv[n++] = (char *)bin;
+    for (int i = 0; args[i] && n < 15; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    ck_assert_int_eq(posix_spawn(&p->pid, bin, &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(out[1]);
+    p->to = in[1];
+    p->from = out[0];
+    p->len = 0;
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void proc_send(proc_t *p, const char *line)
+{
+    char b[256];
+    int n = snprintf(b, sizeof b, "%s\r\n", line);
+    ck_assert(write(p->to, b, (size_t)n) == n);
+}
+
+/* Next line that is not MESSAGE/DEBUG, within timeout_ms; NULL on timeout/EOF. */
+static const char *proc_answer(proc_t *p, char *line, size_t len, double timeout_ms)
+{
+    double deadline = now_ms() + timeout_ms;
+    for (;;) {
+        char *nl = memchr(p->buf, '\n', p->len);
+        if (nl) {
+            size_t n = (size_t)(nl - p->buf);
+            ck_assert(n < len);
+            memcpy(line, p->buf, n);
+            line[n] = 0;
+            if (n && line[n - 1] == '\r')
+                line[n - 1] = 0;
+            memmove(p->buf, nl + 1, p->len - n - 1);
+            p->len -= n + 1;
+            if (starts(line, "MESSAGE ") || starts(line, "DEBUG "))
+                continue;
+            return line;
+        }
+        double left = deadline - now_ms();
+        if (left <= 0)
+            return NULL;
+        struct pollfd pfd = {p->from, POLLIN, 0};
+        if (poll(&pfd, 1, (int)left + 1) <= 0)
+            continue;
+        ssize_t r = read(p->from, p->buf + p->len, sizeof p->buf - p->len);
+        if (r <= 0)
+            return NULL;
+        p->len += (size_t)r;
+    }
+}
+
+static int proc_wait(proc_t *p, double timeout_ms)
+{
+    double deadline = now_ms() + timeout_ms;
+    int st;
+    while (now_ms() < deadline) {
+        pid_t r = waitpid(p->pid, &st, WNOHANG);
+        if (r == p->pid) {
+            close(p->to);
+            close(p->from);
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        usleep(2000);
+    }
+    kill(p->pid, SIGKILL);
+    waitpid(p->pid, &st, 0);
+    close(p->to);
+    close(p->from);
+    return -1;
+}
+
+START_TEST(test_binary_transcript)
+{
+    proc_t p;
+    const char *args[] = {"pbrain", "--model", "bot:greedy", NULL};
+    proc_start(&p, args);
+    char line[4096];
+    proc_send(&p, "ABOUT");
+    ck_assert(strstr(proc_answer(&p, line, sizeof line, 5000), "gomoku-zero"));
+    proc_send(&p, "TURN 1,1");
+    ck_assert(starts(proc_answer(&p, line, sizeof line, 5000), "ERROR"));
+    proc_send(&p, "START 15");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+    proc_send(&p, "INFO timeout_turn 1000");
+    proc_send(&p, "BEGIN");
+    ck_assert(as_move(proc_answer(&p, line, sizeof line, 5000), 15) >= 0);
+    proc_send(&p, "TURN 0,0");
+    ck_assert(as_move(proc_answer(&p, line, sizeof line, 5000), 15) >= 0);
+    proc_send(&p, "TURN 0,0");
+    ck_assert(starts(proc_answer(&p, line, sizeof line, 5000), "ERROR"));
+    /* a 100 kB line is cut and refused; the engine goes on */
+    char *big = malloc(100001);
+    memset(big, 'A', 100000);
+    big[100000] = '\n';
+    ck_assert(write(p.to, big, 100001) == 100001);
+    free(big);
+    ck_assert(starts(proc_answer(&p, line, sizeof line, 5000), "ERROR"));
+    proc_send(&p, "TURN 0,1");
+    ck_assert(as_move(proc_answer(&p, line, sizeof line, 5000), 15) >= 0);
+    proc_send(&p, "END");
+    ck_assert_int_eq(proc_wait(&p, 5000), 0);
+
+    /* end of input ends it cleanly too */
+    proc_start(&p, args);
+    proc_send(&p, "START 15");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+    close(p.to);
+    p.to = open("/dev/null", O_WRONLY);
+    ck_assert_int_eq(proc_wait(&p, 5000), 0);
+
+    /* usage errors */
+    const char *bad[] = {"pbrain", NULL};
+    proc_start(&p, bad);
+    ck_assert_int_eq(proc_wait(&p, 5000), 2);
+    const char *nofile[] = {"pbrain", "--model", "/nonexistent/x.gzm", NULL};
+    proc_start(&p, nofile);
+    ck_assert_int_eq(proc_wait(&p, 5000), 1);
+}
+END_TEST
+
+/* Every reply of the real binary within timeout_turn, measured from our
+ * write to its answer, over 100 moves (30 under ASan) at 100 ms. */
+START_TEST(test_binary_time_limit)
+{
+    proc_t p;
+    const char *args[] = {"pbrain", "--model", "mcts:uniform", NULL};
+    proc_start(&p, args);
+    char line[4096];
+    uint64_t rng = 11;
+    int target = asan() ? 30 : 100, moves = 0;
+    double worst = 0;
+    proc_send(&p, "INFO timeout_turn 100");
+    while (moves < target) {
+        proc_send(&p, "START 15");
+        ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+        board_t b;
+        board_init(&b, 15, RULE_FREESTYLE);
+        while (!board_over(&b) && moves < target) {
+            int om = bot_move(BOT_GREEDY, &b, &rng);
+            board_play(&b, om);
+            if (board_over(&b))
+                break;
+            char l[32];
+            snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+            double t0 = now_ms();
+            proc_send(&p, l);
+            const char *a = proc_answer(&p, line, sizeof line, 2000);
+            double dt = now_ms() - t0;
+            ck_assert_msg(a != NULL, "no answer to %s", l);
+            int m = as_move(a, 15);
+            ck_assert_msg(m >= 0 && board_play(&b, m) == MOVE_OK, "bad answer '%s'", a);
+            if (dt > worst)
+                worst = dt;
+            ck_assert_msg(dt <= 100.0, "move %d took %.1f ms (limit 100)", moves, dt);
+            moves++;
+        }
+    }
+    fprintf(stderr, "pbrain binary: %d moves, worst %.1f ms of 100 (write to answer)\n", moves,
+            worst);
+    proc_send(&p, "END");
+    ck_assert_int_eq(proc_wait(&p, 5000), 0);
+}
+END_TEST
+
+/* ---- fuzz ---- */
+
+static int reply_ok(const char *s)
+{
+    if (!strcmp(s, "OK") || !strcmp(s, "SWAP"))
+        return 1;
+    if (starts(s, "ERROR ") || starts(s, "UNKNOWN ") || starts(s, "MESSAGE ") ||
+        starts(s, "name=\""))
+        return strlen(s) < 512;
+    /* one to three moves "X,Y" separated by single spaces */
+    const char *p = s;
+    for (int k = 0; k < 3; k++) {
+        int x, y, n = 0;
+        if (sscanf(p, "%d,%d%n", &x, &y, &n) != 2 || x < 0 || y < 0 || x >= 20 || y >= 20)
+            return 0;
+        p += n;
+        if (!*p)
+            return 1;
+        if (*p != ' ')
+            return 0;
+        p++;
+    }
+    return 0;
+}
+
+START_TEST(test_fuzz_lines)
+{
+    static const char *seeds[] = {
+        "START 15", "START 20", "RECTSTART 15,15", "RECTSTART 20,10", "RESTART", "BEGIN",
+        "TURN 7,7", "TURN 0,14", "TURN 19,19", "BOARD", "DONE", "7,7,1", "8,8,2", "3,4",
+        "INFO timeout_turn 0", "INFO time_left 1000", "INFO rule 4", "INFO rule 1",
+        "INFO max_memory 100000000", "INFO rule 8", "END", "ABOUT", "TAKEBACK 7,7",
+        "PLAY 1,1", "SWAP2BOARD", "INFO game_type 2", "TURN 4294967296,1",
+        "START 99999999999999999999", "TURN -3,4", "BOARD 1",
+    };
+    const int nseeds = (int)(sizeof seeds / sizeof seeds[0]);
+    const char alphabet[] = "0123456789,,,  -+STARTURNBOEGIDFXYP\t\r\x01\xff";
+    harness_t h;
+    h_open(&h, "bot:random");
+    uint64_t rng = 12345;
+    int n = asan() ? 10000 : 40000, ends = 0, lines = 0;
+    char line[200];
+    for (int i = 0; i < n; i++) {
+        int kind = (int)(bot_rand(&rng) % 4);
+        size_t len;
+        if (kind == 0) {   /* random bytes */
+            len = bot_rand(&rng) % 40;
+            for (size_t j = 0; j < len; j++)
+                line[j] = (char)(1 + bot_rand(&rng) % 255);
+        } else {           /* a seed, mutated */
+            const char *s = seeds[bot_rand(&rng) % (uint64_t)nseeds];
+            len = strlen(s);
+            memcpy(line, s, len);
+            int muts = kind == 1 ? 0 : (int)(bot_rand(&rng) % 4);
+            for (int k = 0; k < muts; k++) {
+                size_t at = len ? bot_rand(&rng) % len : 0;
+                char c = alphabet[bot_rand(&rng) % (sizeof alphabet - 1)];
+                int op = (int)(bot_rand(&rng) % 3);
+                if (op == 0 && len)
+                    line[at] = c;
+                else if (op == 1 && len + 1 < sizeof line) {
+                    memmove(line + at + 1, line + at, len - at);
+                    line[at] = c;
+                    len++;
+                } else if (len) {
+                    memmove(line + at, line + at + 1, len - at - 1);
+                    len--;
+                }
+            }
+        }
+        line[len] = 0;
+        if (h_send(&h, line) == PBRAIN_END) {
+            ends++;
+            continue;   /* the handler stays usable; a manager would stop here */
+        }
+        for (int r = 0; r < h.nreply; r++) {
+            lines++;
+            ck_assert_msg(reply_ok(h.reply[r]), "line '%s' got reply '%s'", line, h.reply[r]);
+        }
+        const board_t *b = pbrain_board(h.pb);
+        if (b)
+            ck_assert(b->size >= BOARD_MIN && b->size <= BOARD_MAX && b->nmoves >= 0 &&
+                      b->nmoves <= board_npoints(b));
+    }
+    ck_assert_int_gt(lines, n / 4);   /* most lines were answered */
+    ck_assert_int_gt(ends, 0);
+    h_close(&h);
+}
+END_TEST
+
+/* ---- pbrain:COMMAND players ---- */
+
+static char *engine_cmd(const char *model)
+{
+    static char cmd[1024];
+    snprintf(cmd, sizeof cmd, "pbrain:%s pbrain --model %s", getenv("GOMOKU_BIN"), model);
+    return cmd;
+}
+
+static int no_children_left(void)
+{
+    return waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD;
+}
+
+START_TEST(test_player_against_own_binary)
+{
+    ck_assert(getenv("GOMOKU_BIN") != NULL);
+    player_opts_t o;
+    player_opts_default(&o);
+    o.time_ms = 200;
+    o.quiet = 1;
+    char err[256];
+    player_t *eng = player_create(engine_cmd("bot:greedy"), RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(eng != NULL, "%s", err);
+    ck_assert(starts(eng->name, "pbrain:"));
+    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(rnd != NULL, "%s", err);
+    int wins = 0;
+    for (int g = 0; g < 4; g++) {
+        board_t b;
+        board_init(&b, 15, g == 3 ? RULE_STANDARD : RULE_FREESTYLE);
+        if (g == 2) {   /* a set-up position: goes over as BOARD */
+            board_play(&b, 0);
+            board_play(&b, 1);
+            board_play(&b, 2);
+        }
+        player_new_game(eng, &b);
+        player_new_game(rnd, &b);
+        int eng_color = g % 2 ? STONE_WHITE : STONE_BLACK;
+        if (g == 2)
+            eng_color = STONE_WHITE;
+        while (!board_over(&b)) {
+            player_t *p = b.to_move == eng_color ? eng : rnd;
+            int m;
+            ck_assert_msg(player_genmove(p, &b, &m, err, sizeof err) == 0, "%s", err);
+            ck_assert_int_eq(board_play(&b, m), MOVE_OK);
+            player_notify(eng, &b, m);
+            player_notify(rnd, &b, m);
+        }
+        wins += b.result == (eng_color == STONE_BLACK ? RESULT_BLACK : RESULT_WHITE);
+    }
+    ck_assert_int_ge(wins, 3);   /* greedy beats random */
+    player_free(eng);
+    player_free(rnd);
+    ck_assert(no_children_left());
+}
+END_TEST
+
+START_TEST(test_player_broken_engines)
+{
+    player_opts_t o;
+    player_opts_default(&o);
+    o.time_ms = 200;
+    o.quiet = 1;
+    char err[256];
+    /* exits at once */
+    player_t *p = player_create("pbrain:exit 0", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert(p == NULL);
+    ck_assert_msg(strstr(err, "exited"), "%s", err);
+    ck_assert(no_children_left());
+    /* does not exist */
+    p = player_create("pbrain:/nonexistent/engine", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert(p == NULL);
+    ck_assert(strchr(err, '\n') == NULL);
+    /* refuses the size */
+    p = player_create("pbrain:read l; echo ERROR no such size; sleep 5", RULE_FREESTYLE, 15, &o,
+                      err, sizeof err);
+    ck_assert(p == NULL);
+    ck_assert_msg(strstr(err, "ERROR no such size"), "%s", err);
+    /* says OK, then never answers a move: timeout_turn + grace */
+    p = player_create("pbrain:read l; echo OK; exec sleep 30", RULE_FREESTYLE, 15, &o, err,
+                      sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    int m;
+    double t0 = now_ms();
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
+    double dt = now_ms() - t0;
+    ck_assert_msg(strstr(err, "no answer") && dt >= 1100 && dt < 3000, "%s (%.0f ms)", err, dt);
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);   /* stays failed */
+    player_free(p);
+    ck_assert(no_children_left());
+    /* plays an occupied point; chatters MESSAGE lines first */
+    p = player_create("pbrain:read l; echo OK; while read l; do case $l in BEGIN*|TURN*|DONE*) "
+                      "echo MESSAGE hi; echo 0,0;; esac; done", RULE_FREESTYLE, 15, &o, err,
+                      sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), 0);
+    ck_assert_int_eq(m, 0);
+    board_play(&b, 0);
+    board_play(&b, 1);
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "0,0") && strstr(err, "occupied"), "%s", err);
+    player_free(p);
+    /* answers garbage */
+    p = player_create("pbrain:read l; echo OK; while read l; do case $l in BEGIN*) "
+                      "echo hello;; esac; done", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    board_init(&b, 15, RULE_FREESTYLE);
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "hello"), "%s", err);
+    player_free(p);
+    /* ignores END: killed after a second, with its children */
+    p = player_create("pbrain:trap '' TERM; read l; echo OK; sleep 30 & wait", RULE_FREESTYLE,
+                      15, &o, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    t0 = now_ms();
+    player_free(p);
+    ck_assert_double_lt(now_ms() - t0, 3000);
+    ck_assert(no_children_left());
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pbrain");
+    TCase *tc = tcase_create("protocol");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_start_about_restart_end);
+    tcase_add_test(tc, test_turn_and_bad_turns);
+    tcase_add_test(tc, test_board_block);
+    tcase_add_test(tc, test_renju_board_order_and_rules);
+    tcase_add_test(tc, test_info_time_and_memory);
+    tcase_add_test(tc, test_takeback_and_play);
+    tcase_add_test(tc, test_swap2);
+    tcase_add_test(tc, test_search_finds_win_and_reports);
+    tcase_add_test(tc, test_fuzz_lines);
+    suite_add_tcase(s, tc);
+    TCase *tt = tcase_create("time");
+    tcase_set_timeout(tt, 120);
+    tcase_add_test(tt, test_time_100_moves_in_process);
+    tcase_add_test(tt, test_binary_time_limit);
+    suite_add_tcase(s, tt);
+    TCase *tp = tcase_create("process");
+    tcase_set_timeout(tp, 60);
+    tcase_add_test(tp, test_binary_transcript);
+    tcase_add_test(tp, test_player_against_own_binary);
+    tcase_add_test(tp, test_player_broken_engines);
+    suite_add_tcase(s, tp);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
