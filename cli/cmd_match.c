@@ -1,4 +1,246 @@
-/* PLACEHOLDER: replaced by the real subcommand. */
+/* gomoku match A B: two players, alternating colours over balanced random
+ * openings; W-L-D for A and an Elo difference with a 95% interval. */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/args.h"
 #include "cli/cmds.h"
-int cmd_match(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku match: not built yet\n"); return 1; }
+#include "cli/player.h"
+
+static uint64_t mix(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* k random moves in the centre (a (2r+1)^2 square), none of them ending the
+ * game; the same seed gives the same opening. */
+static void make_opening(board_t *b, int size, rule_t rule, int k, uint64_t seed)
+{
+    board_init(b, size, rule);
+    int c = size / 2, r = size >= 9 ? 3 : 1;
+    for (int tries = 0; b->nmoves < k && tries < 1000; tries++) {
+        int x = c - r + (int)(mix(&seed) % (uint64_t)(2 * r + 1));
+        int y = c - r + (int)(mix(&seed) % (uint64_t)(2 * r + 1));
+        int m = board_xy(b, x, y);
+        if (board_check_move(b, m) != MOVE_OK || board_is_winning_move(b, m))
+            continue;
+        board_play(b, m);
+    }
+}
+
+static double elo_of(double s) { return -400.0 * log10(1.0 / s - 1.0); }
+
+/* Elo difference for score s over n games with per-game standard error se:
+ * s +- 1.96 se mapped through the logistic curve. At a score of 0 or 1 the
+ * Elo is infinite; the finite bound then comes from the exact binomial
+ * (Clopper-Pearson) 95% bound, e.g. all n won: score >= 0.025^(1/n). */
+static void elo_interval(double w, double l, double d, double *elo, double *lo, double *hi)
+{
+    double n = w + l + d;
+    double s = (w + 0.5 * d) / n;
+    double var = (w * (1 - s) * (1 - s) + l * s * s + d * (0.5 - s) * (0.5 - s)) / n;
+    double se = sqrt(var / n);
+    if (s >= 1.0) {
+        *elo = INFINITY;
+        *hi = INFINITY;
+        *lo = elo_of(pow(0.025, 1.0 / n));
+        return;
+    }
+    if (s <= 0.0) {
+        *elo = -INFINITY;
+        *lo = -INFINITY;
+        *hi = -elo_of(pow(0.025, 1.0 / n));
+        return;
+    }
+    *elo = elo_of(s);
+    double a = s - 1.96 * se, b = s + 1.96 * se;
+    *lo = a <= 0.0 ? -INFINITY : elo_of(a);
+    *hi = b >= 1.0 ? INFINITY : elo_of(b);
+}
+
+static void fmt_elo(char *buf, size_t len, double v, bool json)
+{
+    if (isinf(v))
+        snprintf(buf, len, "%s", json ? "null" : v > 0 ? "+inf" : "-inf");
+    else
+        snprintf(buf, len, json ? "%.1f" : "%+.1f", v);
+}
+
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+/* Play one game from the opening; *result set. -1 with err on a player failure. */
+static int play_game(player_t *black, player_t *white, const board_t *opening, result_t *result,
+                     int *plies, bool *forfeit, char *err, size_t errlen)
+{
+    board_t b = *opening;
+    player_new_game(black, &b);
+    player_new_game(white, &b);
+    *forfeit = false;
+    while (!board_over(&b)) {
+        player_t *p = b.to_move == STONE_BLACK ? black : white;
+        int m;
+        char e[256];
+        if (player_genmove(p, &b, &m, e, sizeof e) < 0) {
+            snprintf(err, errlen, "%s: %s", p->name, e);
+            return -1;
+        }
+        move_status_t st = board_check_move(&b, m);
+        if (st != MOVE_OK) {
+            fprintf(stderr, "%s played an illegal move (%s): it loses the game\n", p->name,
+                    move_status_str(st));
+            *result = b.to_move == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
+            *plies = b.nmoves;
+            *forfeit = true;
+            return 0;
+        }
+        board_play(&b, m);
+        player_notify(black, &b, m);
+        player_notify(white, &b, m);
+    }
+    *result = (result_t)b.result;
+    *plies = b.nmoves;
+    return 0;
+}
+
+int cmd_match(int argc, char **argv)
+{
+    static const cmd_help_t help = {
+        "match",
+        "gomoku match A B [--games N --rule R --size N --visits V --time MS --openings K --json]",
+        "Plays N games between players A and B (a model file, bot:random,\n"
+        "bot:greedy, pbrain:COMMAND), alternating colours. Each pair of games\n"
+        "starts from the same random opening of K moves near the centre, once\n"
+        "with each colour. Prints W-L-D for A and the Elo difference of A over B\n"
+        "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
+        "score the Elo is infinite and only the finite bound is given, from the\n"
+        "exact binomial bound (all N won: score >= 0.025^(1/N))."};
+    const char *rule_s = "freestyle", *device = "auto";
+    int games = 10, size = BOARD_DEFAULT, visits = 200, time_ms = 0, threads = 1, openings = 2;
+    uint64_t seed = 1;
+    bool json = false, quiet = false;
+    arg_spec_t specs[] = {
+        {"games", ARG_INT, &games, 1, 1000000, "N  games (default 10)"},
+        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
+        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
+        {"visits", ARG_INT, &visits, 0, 10000000, "V  model players: visits per move (default 200; 0: use --time)"},
+        {"time", ARG_INT, &time_ms, 0, 86400000, "MS model players: time per move when --visits 0"},
+        {"threads", ARG_INT, &threads, 1, 256, "T  model players: CPU threads (default 1)"},
+        {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
+        {"seed", ARG_U64, &seed, 0, 0, "S  seed for openings and players (default 1)"},
+        {"openings", ARG_INT, &openings, 0, 20, "K  random opening moves (default 2)"},
+        {"json", ARG_FLAG, &json, 0, 0, "   also print the result as one JSON line"},
+        {"quiet", ARG_FLAG, &quiet, 0, 0, "   no line per game on stderr"},
+    };
+    char *pos[2];
+    int npos = 0;
+    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, pos, 2,
+                        &npos);
+    if (rc == ARGS_HELP)
+        return 0;
+    if (rc != ARGS_OK)
+        return 2;
+    if (npos != 2)
+        return args_fail(&help, "want two players A and B, got %d", npos);
+    rule_t rule;
+    if (!rule_parse(rule_s, &rule))
+        return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+    if (visits == 0 && time_ms == 0)
+        return args_fail(&help, "--visits 0 needs --time MS");
+    if (openings * 2 >= size * size)
+        return args_fail(&help, "--openings %d is too many for a %dx%d board", openings, size, size);
+
+    player_opts_t o;
+    player_opts_default(&o);
+    o.visits = visits;
+    o.time_ms = time_ms;
+    o.threads = threads;
+    o.device = device;
+    o.seed = seed;
+    o.quiet = quiet;
+    char err[512];
+    player_t *pl[2];
+    for (int i = 0; i < 2; i++) {
+        o.seed = seed + (uint64_t)i * 7919;
+        pl[i] = player_create(pos[i], rule, size, &o, err, sizeof err);
+        if (!pl[i]) {
+            fprintf(stderr, "gomoku match: %s\n", err);
+            if (i == 1)
+                player_free(pl[0]);
+            return 1;
+        }
+    }
+    int w = 0, l = 0, d = 0, status = 0;
+    for (int g = 0; g < games; g++) {
+        board_t opening;
+        make_opening(&opening, size, rule, openings, seed * 1000003u + (uint64_t)(g / 2));
+        bool a_black = g % 2 == 0;
+        player_t *black = a_black ? pl[0] : pl[1], *white = a_black ? pl[1] : pl[0];
+        result_t res;
+        int plies;
+        bool forfeit;
+        if (play_game(black, white, &opening, &res, &plies, &forfeit, err, sizeof err) < 0) {
+            fprintf(stderr, "gomoku match: game %d: %s\n", g + 1, err);
+            status = 1;
+            break;
+        }
+        const char *who;
+        if (res == RESULT_DRAW) {
+            d++;
+            who = "draw";
+        } else if ((res == RESULT_BLACK) == a_black) {
+            w++;
+            who = "A wins";
+        } else {
+            l++;
+            who = "B wins";
+        }
+        if (!quiet)
+            fprintf(stderr, "game %d/%d: A=%s plays %s: %s in %d plies%s  (A %d-%d-%d)\n", g + 1,
+                    games, pl[0]->name, a_black ? "black" : "white", who, plies,
+                    forfeit ? " (illegal move)" : "", w, l, d);
+    }
+    int n = w + l + d;
+    if (n > 0) {
+        double elo, lo, hi;
+        elo_interval(w, l, d, &elo, &lo, &hi);
+        char e[32], a[32], b[32];
+        fmt_elo(e, sizeof e, elo, false);
+        fmt_elo(a, sizeof a, lo, false);
+        fmt_elo(b, sizeof b, hi, false);
+        double score = (w + 0.5 * d) / n;
+        printf("%s vs %s: %d-%d-%d (W-L-D for A) score %.1f%% elo %s [95%%: %s, %s] over %d games\n",
+               pl[0]->name, pl[1]->name, w, l, d, 100.0 * score, e, a, b, n);
+        if (json) {
+            fmt_elo(e, sizeof e, elo, true);
+            fmt_elo(a, sizeof a, lo, true);
+            fmt_elo(b, sizeof b, hi, true);
+            printf("{\"a\":");
+            json_str(stdout, pl[0]->name);
+            printf(",\"b\":");
+            json_str(stdout, pl[1]->name);
+            printf(",\"games\":%d,\"wins\":%d,\"losses\":%d,\"draws\":%d,\"score\":%.4f,"
+                   "\"elo\":%s,\"elo_low\":%s,\"elo_high\":%s,\"rule\":\"%s\",\"size\":%d}\n",
+                   n, w, l, d, score, e, a, b, rule_name(rule), size);
+        }
+    }
+    player_free(pl[0]);
+    player_free(pl[1]);
+    return status;
+}
