@@ -845,7 +845,7 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
     if (word_is(k, kn, "evaluate") || word_is(k, kn, "folder")) {
         /* evaluate is for debug builds only and must not write to stdout */
         if (word_is(k, kn, "folder"))
-            snprintf(pb->folder, sizeof pb->folder, "%s", v);
+            snprintf(pb->folder, sizeof pb->folder, "%.*s", (int)sizeof pb->folder - 1, v);
         return;
     }
     long long *dst = NULL;

@@ -25,7 +25,7 @@
  * stones" option.
  *
  * Time: a move gets min(timeout_turn, time_left / max(moves left, 6))
- *  minus a margin = a floor (5 ms + 15% of the limit, at most 100 ms) + the
+ * minus a margin = a floor (5 ms + 15% of the limit, at most 100 ms) + the
  * worst latency measured over the last 16 moves (reply time minus search
  * budget: parsing, setup, search overrun and output). timeout_turn 0, or
  * a budget under 1 ms, plays at once (bots: the bot; models: the

@@ -99,7 +99,8 @@ static int send_line(pbp_t *e, const char *fmt, ...)
     buf[n++] = '\n';
     if (e->to_fd < 0 || write_all(e->to_fd, buf, (size_t)n)) {
         if (!e->err[0])
-            snprintf(e->err, sizeof e->err, "pbrain engine '%s' closed its input", e->cmd);
+            snprintf(e->err, sizeof e->err, "pbrain engine '%s' exited (its input is closed)",
+                     e->cmd);
         return -1;
     }
     return 0;
