@@ -154,10 +154,10 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
      * compacts on reuse when half full), in each of the two halves. */
     int npts = o->size * o->size;
     int most = o->visits > o->cheap_visits ? o->visits : o->cheap_visits;
-    size_t per_search = (size_t)(most + 16) * ((size_t)npts * 8 + 64);
+    size_t per_search = (size_t)(most + 16) * ((size_t)(npts > 64 ? npts : 64) * 8 + 64);
     mcts_params_t mp;
     mcts_params_default(&mp);
-    mp.mem_bytes = 4 * per_search;
+    mp.mem_bytes = 4 * per_search > ((size_t)1 << 20) ? 4 * per_search : (size_t)1 << 20;
     mp.max_pending = sp->leaves;
     mp.fpu_root = 0.0f;
     for (int g = 0; g < o->parallel; g++) {

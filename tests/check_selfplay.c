@@ -1,0 +1,396 @@
+/* Self-play: tiny games under every rule decode into valid records,
+ * playout-cap flags, resignation bookkeeping, and `gomoku selfplay`
+ * shards, bad arguments and SIGINT. */
+#include <check.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include "selfplay/selfplay.h"
+
+static nn_model_t *tiny_model(int size)
+{
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, size);
+    char err[256];
+    nn_model_t *m = nn_model_create(&cfg, 11, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    return m;
+}
+
+typedef struct collect {
+    int games;
+    int plies, full_plies;
+    int resigned, no_resign;
+    int false_resigns;     /* recomputed from the records */
+    int low_in_resign_game;  /* plies below -threshold in games allowed to resign */
+    double threshold;
+    int bad;
+    char why[512];
+} collect_t;
+
+static int on_game(void *user, const game_record_t *rec)
+{
+    collect_t *c = user;
+    char err[256];
+    if (record_validate(rec, err, sizeof err) != 0 && !c->bad) {
+        c->bad = 1;
+        snprintf(c->why, sizeof c->why, "record_validate: %s", err);
+    }
+    /* round trip through a frame */
+    uint8_t *buf = NULL;
+    size_t cap = 0, used = 0;
+    size_t len = frame_encode(rec, &buf, &cap, err, sizeof err);
+    game_record_t back;
+    record_init(&back);
+    if (len == 0 || frame_decode(buf, len, &used, &back, err, sizeof err) != FRAME_OK ||
+        used != len || !record_equal(rec, &back)) {
+        if (!c->bad) {
+            c->bad = 1;
+            snprintf(c->why, sizeof c->why, "frame round trip failed: %s", err);
+        }
+    }
+    record_free(&back);
+    free(buf);
+    /* visits: distinct empty points with counts > 0 */
+    board_t b;
+    board_init(&b, rec->size, (rule_t)rec->rule);
+    int first_low = -1;
+    for (uint32_t i = 0; i < rec->nplies; i++) {
+        const record_ply_t *p = &rec->plies[i];
+        for (int k = 0; k < p->nvisits; k++) {
+            const record_visit_t *v = &rec->visits[p->visit_off + (uint32_t)k];
+            bool ok = v->move >= 0 && v->move < board_npoints(&b) && v->count > 0 &&
+                      b.cells[v->move] == STONE_EMPTY;
+            if (!ok && !c->bad) {
+                c->bad = 1;
+                snprintf(c->why, sizeof c->why, "ply %u: bad visit entry %d:%d", i, v->move,
+                         v->count);
+            }
+        }
+        if (first_low < 0 && p->root_value < -(float)c->threshold)
+            first_low = (int)i;
+        c->full_plies += p->full;
+        board_play(&b, p->move);
+    }
+    c->plies += (int)rec->nplies;
+    c->games++;
+    if (rec->flags & RECORD_FLAG_RESIGNED)
+        c->resigned++;
+    if (rec->flags & RECORD_FLAG_NO_RESIGN) {
+        c->no_resign++;
+        if (first_low >= 0) {
+            result_t loss = first_low % 2 == 0 ? RESULT_WHITE : RESULT_BLACK;
+            if (rec->result != loss)
+                c->false_resigns++;
+        }
+    } else if (c->threshold > 0.0 && first_low >= 0) {
+        c->low_in_resign_game++;
+    }
+    return 0;
+}
+
+static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stats_t *st)
+{
+    nn_model_t *m = tiny_model(o->size);
+    char err[256], note[256];
+    o->device = "cpu";
+    o->threads = 1;
+    o->quiet = 1;
+    selfplay_t *sp = selfplay_create(o, m, 3, note, sizeof note, err, sizeof err);
+    ck_assert_msg(sp != NULL, "%s", err);
+    selfplay_set_max_games(sp, (uint64_t)games);
+    c->threshold = o->resign_threshold;
+    for (int steps = 0; selfplay_active(sp) > 0 || steps == 0; steps++) {
+        ck_assert_int_ge(selfplay_step(sp, on_game, c, err, sizeof err), 0);
+        ck_assert_int_lt(steps, 200000);
+    }
+    selfplay_get_stats(sp, st);
+    ck_assert_msg(!c->bad, "%s", c->why);
+    ck_assert_int_eq(c->games, games);
+    ck_assert_uint_eq(st->games, (uint64_t)games);
+    ck_assert_uint_eq(st->moves, (uint64_t)c->plies);
+    ck_assert_uint_eq(st->results[RESULT_BLACK] + st->results[RESULT_WHITE] +
+                      st->results[RESULT_DRAW], (uint64_t)games);
+    ck_assert_uint_gt(st->batches, 0);
+    ck_assert_uint_ge(st->evals, st->batches);
+    ck_assert_uint_le(st->evals, st->batches * (uint64_t)o->parallel);
+    selfplay_free(sp);
+    nn_model_free(m);
+}
+
+START_TEST(test_twenty_games_every_rule)
+{
+    int per_rule[RULE_COUNT] = {7, 7, 6};
+    for (int r = 0; r < RULE_COUNT; r++) {
+        selfplay_opts_t o;
+        selfplay_opts_default(&o);
+        o.rule = (rule_t)r;
+        o.size = r == RULE_RENJU ? 9 : 7;
+        o.parallel = 4;
+        o.visits = 16;
+        o.cheap_visits = 4;
+        o.full_frac = 0.5;
+        o.seed = 100 + (uint64_t)r;
+        collect_t c = {0};
+        selfplay_stats_t st;
+        run_games(&o, per_rule[r], &c, &st);
+        /* about half the plies are full searches */
+        ck_assert_msg(c.full_plies > c.plies / 5 && c.full_plies < c.plies * 4 / 5,
+                      "%d of %d plies full", c.full_plies, c.plies);
+    }
+}
+END_TEST
+
+START_TEST(test_playout_cap_flags)
+{
+    for (int all_full = 0; all_full < 2; all_full++) {
+        selfplay_opts_t o;
+        selfplay_opts_default(&o);
+        o.size = 7;
+        o.parallel = 3;
+        o.visits = 12;
+        o.cheap_visits = 3;
+        o.full_frac = all_full ? 1.0 : 0.0;
+        collect_t c = {0};
+        selfplay_stats_t st;
+        run_games(&o, 3, &c, &st);
+        ck_assert_int_eq(c.full_plies, all_full ? c.plies : 0);
+    }
+}
+END_TEST
+
+START_TEST(test_resign_bookkeeping)
+{
+    /* half the games may resign (at a root value below -0.3), half never:
+     * records, flags and counters must agree with each other */
+    selfplay_opts_t o;
+    selfplay_opts_default(&o);
+    o.size = 9;
+    o.parallel = 6;
+    o.visits = 16;
+    o.cheap_visits = 4;
+    o.resign_threshold = 0.3;
+    o.no_resign_frac = 0.5;
+    o.seed = 9;
+    collect_t c = {0};
+    selfplay_stats_t st;
+    run_games(&o, 12, &c, &st);
+    ck_assert_uint_eq(st.resigns, (uint64_t)c.resigned);
+    ck_assert_uint_eq(st.no_resign_games, (uint64_t)c.no_resign);
+    ck_assert_uint_eq(st.false_resigns, (uint64_t)c.false_resigns);
+    ck_assert_int_eq(c.low_in_resign_game, 0);   /* they resigned instead of playing on */
+    ck_assert_int_gt(c.resigned, 0);
+    ck_assert_int_gt(c.no_resign, 0);
+    ck_assert_int_lt(c.no_resign, 12);
+
+    /* resignation off: no flags at all */
+    o.resign_threshold = 0.0;
+    collect_t c2 = {0};
+    run_games(&o, 4, &c2, &st);
+    ck_assert_int_eq(c2.resigned + c2.no_resign, 0);
+    ck_assert_uint_eq(st.resigns + st.no_resign_games + st.false_resigns, 0);
+}
+END_TEST
+
+START_TEST(test_bad_model_size)
+{
+    nn_model_t *m = tiny_model(7);
+    selfplay_opts_t o;
+    selfplay_opts_default(&o);
+    o.size = 9;
+    o.device = "cpu";
+    char err[256], note[256];
+    ck_assert(selfplay_create(&o, m, 0, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert(strstr(err, "7x7") != NULL);
+    o.size = 7;
+    o.visits = 0;
+    ck_assert(selfplay_create(&o, m, 0, note, sizeof note, err, sizeof err) == NULL);
+    nn_model_free(m);
+}
+END_TEST
+
+/* ---- the command ---- */
+
+static const char *bin(void)
+{
+    const char *b = getenv("GOMOKU_BIN");
+    ck_assert_msg(b != NULL, "GOMOKU_BIN is not set");
+    return b;
+}
+
+static int run_cmd(const char *args, const char *dir, char *errtext, size_t errlen)
+{
+    char cmd[2048], errfile[600];
+    snprintf(errfile, sizeof errfile, "%s.stderr", dir);
+    snprintf(cmd, sizeof cmd, "%s selfplay %s > %s.stdout 2> %s", bin(), args, dir, errfile);
+    int st = system(cmd);
+    FILE *f = fopen(errfile, "r");
+    size_t n = f ? fread(errtext, 1, errlen - 1, f) : 0;
+    errtext[n] = '\0';
+    if (f)
+        fclose(f);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Games in every .gzr of dir; *tmp counts leftover .tmp files. */
+static int count_games(const char *dir, int *files, int *tmp)
+{
+    DIR *d = opendir(dir);
+    ck_assert(d != NULL);
+    struct dirent *e;
+    int games = 0;
+    *files = *tmp = 0;
+    while ((e = readdir(d))) {
+        size_t l = strlen(e->d_name);
+        if (l > 4 && strcmp(e->d_name + l - 4, ".tmp") == 0)
+            (*tmp)++;
+        if (l < 4 || strcmp(e->d_name + l - 4, ".gzr") != 0)
+            continue;
+        (*files)++;
+        char path[1024], err[256];
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
+        frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+        ck_assert_msg(fr != NULL, "%s", err);
+        game_record_t r;
+        record_init(&r);
+        int rc;
+        while ((rc = frame_reader_next(fr, &r, err, sizeof err)) != 0) {
+            ck_assert_msg(rc == 1, "bad frame: %s", err);
+            ck_assert_int_eq(record_validate(&r, err, sizeof err), 0);
+            games++;
+        }
+        record_free(&r);
+        frame_reader_free(fr);
+    }
+    closedir(d);
+    return games;
+}
+
+static void temp_dir(char *buf, size_t len)
+{
+    snprintf(buf, len, "/tmp/check_selfplay_XXXXXX");
+    ck_assert(mkdtemp(buf) != NULL);
+}
+
+START_TEST(test_cmd_shards)
+{
+    char dir[256], out[600], args[1024], err[2048];
+    temp_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/games", dir);
+    snprintf(args, sizeof args, "--random-net --blocks 1 --channels 8 --games 10 --out %s "
+             "--visits 8 --cheap-visits 2 --parallel 4 --size 7 --device cpu --threads 1 "
+             "--shard-games 4 --seed 5", out);
+    ck_assert_int_eq(run_cmd(args, dir, err, sizeof err), 0);
+    int files, tmp;
+    ck_assert_int_eq(count_games(out, &files, &tmp), 10);
+    ck_assert_int_eq(files, 3);
+    ck_assert_int_eq(tmp, 0);
+    char sum[1024] = "", so[700];
+    snprintf(so, sizeof so, "%s.stdout", dir);
+    FILE *f = fopen(so, "r");
+    ck_assert(f && fgets(sum, sizeof sum, f));
+    fclose(f);
+    ck_assert_msg(strstr(sum, "\"games\":10,") != NULL, "summary: %s", sum);
+    ck_assert(strstr(err, "games 10/10") != NULL);   /* the progress line */
+    /* a second run never overwrites the first one's shards */
+    ck_assert_int_eq(run_cmd(args, dir, err, sizeof err), 0);
+    ck_assert_int_eq(count_games(out, &files, &tmp), 20);
+    ck_assert_int_eq(files, 6);
+}
+END_TEST
+
+START_TEST(test_cmd_bad_args)
+{
+    static const char *bad[] = {
+        "--random-net --games 0 --out /tmp/x",
+        "--random-net --games 3",
+        "--games 3 --out /tmp/x",
+        "--random-net --model m.gzm --games 3 --out /tmp/x",
+        "--random-net --games 3 --out /tmp/x --rule gomoku",
+        "--random-net --games 3 --out /tmp/x --size 30",
+        "--random-net --games 3 --out /tmp/x --full-frac 2",
+        "--random-net --games 3 --out /tmp/x --bogus 1",
+        "--random-net --games three --out /tmp/x",
+    };
+    char dir[256], err[2048];
+    temp_dir(dir, sizeof dir);
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_msg(run_cmd(bad[i], dir, err, sizeof err) == 2, "exit code for: %s", bad[i]);
+        ck_assert_msg(strncmp(err, "gomoku selfplay: ", 17) == 0, "stderr: %s", err);
+        char *nl = strchr(err, '\n');
+        ck_assert(nl && strncmp(nl + 1, "usage:", 6) == 0);
+    }
+    /* a model that does not load: one line, exit 1 */
+    ck_assert_int_eq(run_cmd("--model /nonexistent.gzm --games 1 --out /tmp/x", dir, err,
+                             sizeof err), 1);
+    ck_assert(strncmp(err, "gomoku selfplay: ", 17) == 0);
+    ck_assert_ptr_eq(strchr(err, '\n'), err + strlen(err) - 1);
+}
+END_TEST
+
+START_TEST(test_cmd_sigint)
+{
+    char dir[256], out[600];
+    temp_dir(dir, sizeof dir);
+    snprintf(out, sizeof out, "%s/games", dir);
+    pid_t pid = fork();
+    ck_assert(pid >= 0);
+    if (pid == 0) {
+        freopen("/dev/null", "w", stdout);
+        freopen("/dev/null", "w", stderr);
+        execl(bin(), bin(), "selfplay", "--random-net", "--blocks", "1", "--channels", "8",
+              "--games", "100000000", "--out", out, "--visits", "8", "--cheap-visits", "2",
+              "--parallel", "4", "--size", "7", "--device", "cpu", "--threads", "1",
+              "--shard-games", "1000000", (char *)NULL);
+        _exit(127);
+    }
+    /* wait until some games are written into the open shard, then interrupt */
+    int files = 0, tmp = 0;
+    for (int i = 0; i < 200; i++) {
+        usleep(50000);
+        struct stat sb;
+        char t[700];
+        snprintf(t, sizeof t, "%s/selfplay-1-0000.gzr.tmp", out);
+        if (stat(t, &sb) == 0 && sb.st_size > 0 && i >= 10)
+            break;
+    }
+    kill(pid, SIGINT);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    ck_assert(WIFEXITED(st));
+    ck_assert_int_eq(WEXITSTATUS(st), 0);
+    int games = count_games(out, &files, &tmp);
+    ck_assert_int_gt(games, 0);
+    ck_assert_int_eq(files, 1);
+    ck_assert_int_eq(tmp, 0);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("selfplay");
+    TCase *tc = tcase_create("games");
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_twenty_games_every_rule);
+    tcase_add_test(tc, test_playout_cap_flags);
+    tcase_add_test(tc, test_resign_bookkeeping);
+    tcase_add_test(tc, test_bad_model_size);
+    suite_add_tcase(s, tc);
+    TCase *tcmd = tcase_create("command");
+    tcase_set_timeout(tcmd, 60);
+    tcase_add_test(tcmd, test_cmd_shards);
+    tcase_add_test(tcmd, test_cmd_bad_args);
+    tcase_add_test(tcmd, test_cmd_sigint);
+    suite_add_tcase(s, tcmd);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
