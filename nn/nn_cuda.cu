@@ -257,10 +257,10 @@ __global__ void k_prep(const float *in, int n, int P, int HW, bf16 *x8, float *m
     int s = i / HW, p = i % HW;
     const float *pl = in + (size_t)s * P * HW + p;
     bool on = pl[NN_PLANE_ONBOARD * HW] > 0.5f;
-    bool occ = pl[NN_PLANE_OWN * HW] > 0.5f || pl[NN_PLANE_OPP * HW] > 0.5f;
-    bool forb = P > NN_PLANE_FORBIDDEN && pl[NN_PLANE_FORBIDDEN * HW] > 0.5f;
+    bool empty = pl[NN_PLANE_OWN * HW] < 0.5f && pl[NN_PLANE_OPP * HW] < 0.5f;
+    bool allowed = P <= NN_PLANE_FORBIDDEN || pl[NN_PLANE_FORBIDDEN * HW] < 0.5f;
     mask[i] = on ? 1.0f : 0.0f;
-    legal[i] = (on && !occ && !forb) ? 1.0f : 0.0f;
+    legal[i] = (on && empty && allowed) ? 1.0f : 0.0f;
     if (x8)
         for (int c = 0; c < 8; c++)
             x8[(size_t)i * 8 + c] = __float2bfloat16(c < P ? pl[c * HW] : 0.0f);
@@ -1229,21 +1229,18 @@ static void train_init(nn_ctx *c)
     tr->dt = dalloc(act, "trunk grad");
     tr->loss = dalloc(4, "losses");
 
-    /* weight segments for the L2 term: every weight tensor, no biases */
-    unsigned long long segs[2 * (2 * NN_MAX_BLOCKS + 8)];
+    /* weight segments for the L2 term: the tensors the reference decays */
+    unsigned long long segs[2 * (4 * NN_MAX_BLOCKS + 12)];
     int ns = 0;
-#define SEG(off, cnt) (segs[2 * ns] = (off), segs[2 * ns + 1] = (cnt), ns++)
-    SEG(c->L.in_w, C * c->P * 9);
-    for (int b = 0; b < c->B; b++) {
-        SEG(blk_w1(c, b), C * C * 9);
-        SEG(blk_w2(c, b), C * C * 9);
+    for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
+        if (!nn_param_tensor_is_weight(&c->cfg, i))
+            continue;
+        nn_tensor_info_t ti = nn_param_tensor(&c->cfg, i);
+        assert(ns < (int)(sizeof segs / sizeof segs[0] / 2));
+        segs[2 * ns] = ti.offset;
+        segs[2 * ns + 1] = ti.count;
+        ns++;
     }
-    SEG(c->L.pol_w1, (size_t)c->Hp * C);
-    SEG(c->L.pol_w2, (size_t)c->Hp);
-    SEG(c->L.val_w1, (size_t)c->Hv * C);
-    SEG(c->L.val_fc1_w, (size_t)c->Vh * c->Hv);
-    SEG(c->L.val_fc2_w, (size_t)NN_VALUE_OUTPUTS * c->Vh);
-#undef SEG
     tr->nsegs = ns;
     void *p = NULL;
     cudaError_t e = cudaMalloc(&p, sizeof(unsigned long long) * 2 * ns);
