@@ -48,9 +48,9 @@ int cmd_train(int argc, char **argv)
     trainer_opts_t o;
     trainer_opts_default(&o);
     /* -1 / NULL: not given on the command line */
-    int workers = -1, parallel = -1, visits = -1, blocks = -1, channels = -1, size = -1,
+    int workers = -1, parallel = -1, visits = -1, cheap = -1, blocks = -1, channels = -1, size = -1,
         batch = -1, ckpt = -1, window = -1;
-    double lr = -1, ratio = -1;
+    double lr = -1, ratio = -1, full_frac = -1;
     const char *rule = NULL, *device = NULL, *steps = NULL;
     uint64_t seed = 0;
     int seed_given_sentinel = 0;
@@ -59,6 +59,8 @@ int cmd_train(int argc, char **argv)
         {"workers", ARG_INT, &workers, 1, 256, "K  self-play worker processes (default 1)"},
         {"parallel", ARG_INT, &parallel, 1, 4096, "G  concurrent games per worker (default 16)"},
         {"visits", ARG_INT, &visits, 1, 1000000, "V  playouts per full search (default 64)"},
+        {"cheap-visits", ARG_INT, &cheap, 1, 1000000, "V  playouts of a cheap search (default 16)"},
+        {"full-frac", ARG_DOUBLE, &full_frac, 0.0001, 1, "F  fraction of moves searched fully; only they train the policy (default 0.25)"},
         {"blocks", ARG_INT, &blocks, 0, 64, "B  residual blocks (default 2)"},
         {"channels", ARG_INT, &channels, 1, 1024, "C  trunk channels (default 32)"},
         {"rule", ARG_STR, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
@@ -149,6 +151,8 @@ int cmd_train(int argc, char **argv)
         snprintf(what, sizeof what, "--%s %g but the run has %s=%g", name, (given), name, cfg.field)
         FIXED_I(parallel, parallel, "parallel");
         FIXED_I(visits, visits, "visits");
+        FIXED_I(cheap, cheap_visits, "cheap-visits");
+        FIXED_D(full_frac, full_frac, "full-frac");
         FIXED_I(blocks, blocks, "blocks");
         FIXED_I(channels, channels, "channels");
         FIXED_I(size, size, "size");
@@ -190,6 +194,8 @@ int cmd_train(int argc, char **argv)
         if (workers >= 0) cfg.workers = workers;
         if (parallel >= 0) cfg.parallel = parallel;
         if (visits >= 0) cfg.visits = visits;
+        if (cheap >= 0) cfg.cheap_visits = cheap;
+        if (full_frac >= 0) cfg.full_frac = full_frac;
         if (blocks >= 0) cfg.blocks = blocks;
         if (channels >= 0) cfg.channels = channels;
         if (size >= 0) cfg.size = size;

@@ -35,6 +35,8 @@ int cmd_worker(int argc, char **argv)
         {"size", ARG_INT, &o.sp.size, BOARD_MIN, BOARD_MAX, "N  board size"},
         {"parallel", ARG_INT, &o.sp.parallel, 1, 4096, "G  concurrent games"},
         {"visits", ARG_INT, &o.sp.visits, 1, 1000000, "V  playouts of a full search"},
+        {"cheap-visits", ARG_INT, &o.sp.cheap_visits, 1, 1000000, "V  playouts of a cheap search"},
+        {"full-frac", ARG_DOUBLE, &o.sp.full_frac, 0.0001, 1, "F  fraction of moves searched fully"},
         {"device", ARG_STR, &o.sp.device, 0, 0, "D  auto, cpu, cuda, cuda:N"},
         {"threads", ARG_INT, &o.sp.threads, 0, 256, "T  CPU backend threads (default 1)"},
         {"seed", ARG_U64, &o.sp.seed, 0, 0, "S  random seed"},
@@ -59,6 +61,10 @@ int cmd_worker(int argc, char **argv)
     else
         return args_fail(&help, "--fault must be none or garbage, got '%s'", fault);
     o.gen = (uint32_t)gen;
+    /* root noise scaled to the board, as for Go: about 10 / legal moves */
+    o.sp.dirichlet_alpha = 10.0 / (o.sp.size * o.sp.size);
+    if (o.sp.dirichlet_alpha > 0.5)
+        o.sp.dirichlet_alpha = 0.5;
     o.parent_pid = (long)parent;
     char err[512];
     if (worker_run(&o, err, sizeof err) != 0) {

@@ -21,6 +21,8 @@ void run_config_default(run_config_t *c)
     c->workers = 1;
     c->parallel = 16;
     c->visits = 64;
+    c->cheap_visits = 16;
+    c->full_frac = 0.25;
     c->batch = 128;
     c->lr = 0.02;
     c->checkpoint_every = 100;
@@ -145,10 +147,10 @@ int run_config_save(const run_config_t *c, const char *path, char *err, size_t e
     int n = snprintf(buf, sizeof buf,
                      "# gomoku train run settings, fixed when the run was created\n"
                      "version=%d\nrule=%s\nsize=%d\nblocks=%d\nchannels=%d\nworkers=%d\n"
-                     "parallel=%d\nvisits=%d\nbatch=%d\nlr=%.9g\ncheckpoint_every=%d\n"
-                     "ratio=%.9g\nwindow=%d\nseed=%llu\ndevice=%s\n",
+                     "parallel=%d\nvisits=%d\ncheap_visits=%d\nfull_frac=%.17g\nbatch=%d\nlr=%.17g\ncheckpoint_every=%d\n"
+                     "ratio=%.17g\nwindow=%d\nseed=%llu\ndevice=%s\n",
                      c->version, rule_name(c->rule), c->size, c->blocks, c->channels, c->workers,
-                     c->parallel, c->visits, c->batch, c->lr, c->checkpoint_every, c->ratio,
+                     c->parallel, c->visits, c->cheap_visits, c->full_frac, c->batch, c->lr, c->checkpoint_every, c->ratio,
                      c->window, (unsigned long long)c->seed, c->device);
     return run_write_atomic(path, buf, (size_t)n, 1, err, errlen);
 }
@@ -224,6 +226,10 @@ int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
             bad = parse_int(v, 1, 4096, &c->parallel);
         } else if (strcmp(k, "visits") == 0) {
             bad = parse_int(v, 1, 1000000, &c->visits);
+        } else if (strcmp(k, "cheap_visits") == 0) {
+            bad = parse_int(v, 1, 1000000, &c->cheap_visits);
+        } else if (strcmp(k, "full_frac") == 0) {
+            bad = parse_double(v, 0.0001, 1, &c->full_frac);
         } else if (strcmp(k, "batch") == 0) {
             bad = parse_int(v, 1, 65536, &c->batch);
         } else if (strcmp(k, "lr") == 0) {

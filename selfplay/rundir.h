@@ -29,6 +29,8 @@ typedef struct run_config {
     int workers;        /* self-play worker processes */
     int parallel;       /* concurrent games per worker */
     int visits;         /* full-search playouts per move */
+    int cheap_visits;   /* playout-cap randomization: playouts of a cheap search */
+    double full_frac;   /* fraction of moves searched fully (only those train the policy) */
     int batch;          /* training minibatch */
     double lr;
     int checkpoint_every;

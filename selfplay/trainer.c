@@ -359,7 +359,10 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     fcntl(rec[0], F_SETFL, O_NONBLOCK);
     fcntl(ctl[1], F_SETFL, O_NONBLOCK);
 
-    char a_gen[32], a_ppid[32], a_size[16], a_par[16], a_vis[16], a_seed[32];
+    char a_gen[32], a_ppid[32], a_size[16], a_par[16], a_vis[16], a_seed[32], a_cheap[16],
+        a_frac[32];
+    snprintf(a_cheap, sizeof a_cheap, "%d", t->cfg.cheap_visits);
+    snprintf(a_frac, sizeof a_frac, "%.9g", t->cfg.full_frac);
     snprintf(a_gen, sizeof a_gen, "%" PRIu64, t->generation);
     snprintf(a_ppid, sizeof a_ppid, "%ld", (long)getpid());
     snprintf(a_size, sizeof a_size, "%d", t->cfg.size);
@@ -390,6 +393,10 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     argv[ac++] = a_par;
     argv[ac++] = "--visits";
     argv[ac++] = a_vis;
+    argv[ac++] = "--cheap-visits";
+    argv[ac++] = a_cheap;
+    argv[ac++] = "--full-frac";
+    argv[ac++] = a_frac;
     argv[ac++] = "--device";
     argv[ac++] = t->cfg.device;
     argv[ac++] = "--threads";
@@ -919,8 +926,9 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         if (spawn_worker(t, &t->w[i]) != 0)
             schedule_restart(&t->w[i]);
     }
-    tlog(t, "%d workers (%d games each, %d visits), training on %s, batch %d, ratio %.3g, "
-         "window %d positions%s", t->nw, t->cfg.parallel, t->cfg.visits, t->device,
+    tlog(t, "%d workers (%d games each, %d visits, %d cheap for %.0f%% of moves), training on %s, batch %d, ratio %.3g, "
+         "window %d positions%s", t->nw, t->cfg.parallel, t->cfg.visits, t->cfg.cheap_visits,
+         100.0 * (1 - t->cfg.full_frac), t->device,
          t->cfg.batch, t->cfg.ratio, t->cfg.window, t->target ? "" : "; Ctrl-C stops");
 
     while (!g_stop_signal && !(t->target && t->step >= t->target)) {
