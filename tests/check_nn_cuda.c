@@ -36,15 +36,6 @@ extern char **environ;
 
 /* ---- helpers ---- */
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
-
 /* Run argv, stdout and stderr into out (NUL-terminated, truncated), killed
  * after timeout_s. Exit status, or -1 when it did not exit normally. */
 static int run_capture(char *const argv[], char *out, size_t outlen, int timeout_s)
@@ -231,6 +222,15 @@ START_TEST(test_config_rules)
 END_TEST
 
 /* ---- device checks ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
 
 /* A net with every tensor non-zero: the fixup init leaves each block's
  * second conv at zero, which would hide the block path from the checks. */
