@@ -184,6 +184,10 @@ extern const nn_backend_t nn_backend_cpu;      /* fast path: im2col + SGEMM, thr
 extern const nn_backend_t nn_backend_cpu_ref;  /* reference: plain loops */
 #ifdef GZ_HAVE_CUDA
 extern const nn_backend_t nn_backend_cuda;
+/* bf16 cuBLAS GEMM peak (8192^3, fp32 accumulate) of CUDA device `device`
+ * in TFLOP/s, and its name in `name`; -1 with "unavailable: <reason>" in
+ * `name`. For benchmarks; more CUDA helpers in nn/nn_cuda.h. */
+double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen);
 #endif
 
 /* The reference path itself, in float64 (nn_backend_cpu_ref wraps it):
