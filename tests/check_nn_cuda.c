@@ -11,7 +11,9 @@
  *     on the GPU. Without a device the process exits 77 (meson: SKIP)
  *     once the device-free checks passed.
  * Tolerances are stated next to each comparison; every comparison prints
- * its largest difference. */
+ * its largest difference. The training path lets cuDNN use TF32 tensor
+ * cores (the tolerances allow for it); to rule TF32 out when a check fails,
+ * run with NVIDIA_TF32_OVERRIDE=0 (plain fp32 in cuDNN and cuBLAS). */
 #include <check.h>
 #include <dirent.h>
 #include <math.h>
@@ -431,7 +433,7 @@ END_TEST
 
 /* loss_grad (fp32, cuDNN may use TF32) vs the float64 reference, per
  * tensor: |d| <= 2e-2 max|ref tensor| + 2e-2 |ref| and relative L2 error
- * <= 1e-2; losses within 1e-3 (1 + |ref|). Mixed 9x9 and 7x7 boards on a
+ * <= 1e-2; losses within 5e-3 (1 + |ref|). Mixed 9x9 and 7x7 boards on a
  * 9 net, renju included, weight decay on. */
 START_TEST(test_gradients_match_cpu)
 {
@@ -451,10 +453,10 @@ START_TEST(test_gradients_match_cpu)
            lr.l2, lr.total);
     printf("  losses gpu: policy %.6f value %.6f l2 %.6f total %.6f\n", lg.policy, lg.value,
            lg.l2, lg.total);
-    ck_assert(fabs(lg.policy - lr.policy) <= 1e-3 * (1 + fabs(lr.policy)));
-    ck_assert(fabs(lg.value - lr.value) <= 1e-3 * (1 + fabs(lr.value)));
+    ck_assert(fabs(lg.policy - lr.policy) <= 5e-3 * (1 + fabs(lr.policy)));
+    ck_assert(fabs(lg.value - lr.value) <= 5e-3 * (1 + fabs(lr.value)));
     ck_assert(fabs(lg.l2 - lr.l2) <= 1e-4 * (1e-3 + fabs(lr.l2)));
-    ck_assert(fabs(lg.total - lr.total) <= 1e-3 * (1 + fabs(lr.total)));
+    ck_assert(fabs(lg.total - lr.total) <= 5e-3 * (1 + fabs(lr.total)));
     bool ok = true;
     for (int t = 0; t < nn_param_tensors(&m->cfg); t++) {
         nn_tensor_info_t ti = nn_param_tensor(&m->cfg, t);
@@ -527,7 +529,7 @@ START_TEST(test_training_matches_cpu)
     }
     printf("  first loss cpu %.5f gpu %.5f; final cpu %.5f gpu %.5f\n", first_c.total,
            first_g.total, fc, fg);
-    ck_assert_msg(fabs(first_c.total - first_g.total) <= 1e-3 * (1 + first_c.total),
+    ck_assert_msg(fabs(first_c.total - first_g.total) <= 5e-3 * (1 + first_c.total),
                   "first losses differ");
     ck_assert_msg(fabs(fg - fc) <= 0.02 + 0.03 * fc, "final loss gpu %.5f cpu %.5f", fg, fc);
     ck_assert_msg(fc < 0.8 * first_c.total && fg < 0.8 * first_g.total, "did not learn");
