@@ -224,9 +224,11 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
         d[i] = get32(buf + 8 + 4 * i);
     nn_config_t cfg;
     uint32_t maxdim = 1u << 20;   /* keeps the int casts below meaningful */
+    static const char *const dim_names[7] = {"board max", "input planes", "blocks", "channels",
+                                             "policy head", "value head", "value hidden"};
     for (int i = 0; i < 7; i++)
         if (d[i] > maxdim) {
-            snprintf(err, errlen, "%s: dims out of range (field %d is %u)", path, i, d[i]);
+            snprintf(err, errlen, "%s: dims out of range: %s %u", path, dim_names[i], d[i]);
             goto out_free_buf;
         }
     cfg.board_max = (int)d[0];

@@ -1,0 +1,760 @@
+/* nn: layout, float64 reference vs finite differences, fast path vs
+ * reference, overfitting, weights file round trip and damage, encoder,
+ * masking across board sizes, device strings, LR schedule. */
+#include <check.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nn/nn.h"
+
+static bool asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
+
+static uint64_t rng_state = 1;
+static uint32_t rnd(void)
+{
+    rng_state = rng_state * 6364136223846793005ull + 1442695040888963407ull;
+    return (uint32_t)(rng_state >> 33);
+}
+static double rnd_unit(void) { return rnd() / 2147483648.0; }          /* [0, 1) */
+static double rnd_sym(void) { return 2.0 * rnd_unit() - 1.0; }         /* [-1, 1) */
+
+/* Random input planes for a board of `size` inside M x M: stones with
+ * probability `fill`, a random side to move, a few forbidden points. */
+static void random_position(float *in, int size, int M, double fill)
+{
+    int hw = M * M;
+    memset(in, 0, sizeof(float) * NN_PLANES * hw);
+    bool black = rnd() & 1;
+    for (int y = 0; y < size; y++)
+        for (int x = 0; x < size; x++) {
+            int q = y * M + x;
+            in[NN_PLANE_ONBOARD * hw + q] = 1;
+            in[NN_PLANE_BLACK * hw + q] = black;
+            double r = rnd_unit();
+            if (r < fill / 2)
+                in[NN_PLANE_OWN * hw + q] = 1;
+            else if (r < fill)
+                in[NN_PLANE_OPP * hw + q] = 1;
+            else if (black && r > 0.97)
+                in[NN_PLANE_FORBIDDEN * hw + q] = 1;
+        }
+}
+
+static bool legal_point(const float *in, int hw, int q)
+{
+    return in[NN_PLANE_ONBOARD * hw + q] > 0.5f && in[NN_PLANE_OWN * hw + q] < 0.5f &&
+           in[NN_PLANE_OPP * hw + q] < 0.5f && in[NN_PLANE_FORBIDDEN * hw + q] < 0.5f;
+}
+
+/* Policy target: random distribution over legal points (or one-hot);
+ * value target: random W/D/L distribution (or one-hot). */
+static void random_targets(const float *in, int M, float *pt, float *vt, bool onehot)
+{
+    int hw = M * M, legal[BOARD_CELLS], nl = 0;
+    memset(pt, 0, sizeof(float) * hw);
+    for (int q = 0; q < hw; q++)
+        if (legal_point(in, hw, q))
+            legal[nl++] = q;
+    if (onehot) {
+        if (nl)
+            pt[legal[rnd() % nl]] = 1;
+        memset(vt, 0, 3 * sizeof(float));
+        vt[rnd() % 3] = 1;
+        return;
+    }
+    double s = 0;
+    for (int i = 0; i < nl; i++)
+        s += (pt[legal[i]] = (float)(rnd_unit() * rnd_unit()));
+    for (int i = 0; i < nl; i++)
+        pt[legal[i]] /= (float)s;
+    float a = (float)rnd_unit(), b = (float)rnd_unit() * (1 - a);
+    vt[0] = a;
+    vt[1] = b;
+    vt[2] = 1 - a - b;
+}
+
+static nn_model_t *make_model(int B, int C, int M, int Hp, int Hv, int Vh, uint64_t seed,
+                              double jitter)
+{
+    nn_config_t cfg;
+    nn_config_default(&cfg, B, C, M);
+    if (Hp) {
+        cfg.policy_head = Hp;
+        cfg.value_head = Hv;
+        cfg.value_hidden = Vh;
+    }
+    char err[256];
+    nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    /* fixup init zeroes the second conv of each block: perturb everything
+     * so every path carries gradient */
+    for (size_t i = 0; i < m->nparams; i++)
+        m->params[i] += (float)(jitter * rnd_sym());
+    return m;
+}
+
+START_TEST(test_layout)
+{
+    nn_config_t cfg;
+    nn_config_default(&cfg, 6, 64, 15);
+    ck_assert_int_eq(cfg.policy_head, 32);
+    ck_assert_int_eq(cfg.value_head, 32);
+    ck_assert_int_eq(cfg.value_hidden, 64);
+    char err[128];
+    ck_assert_int_eq(nn_config_check(&cfg, err, sizeof err), 0);
+    size_t C = 64, expect = C * 5 * 9 + C + 6 * 2 * (C * C * 9 + C) + 32 * C + 32 + 32 + 1 +
+                            32 * C + 32 + 64 * 32 + 64 + 3 * 64 + 3;
+    ck_assert_uint_eq(nn_param_count(&cfg), expect);
+    ck_assert_int_eq(nn_param_tensors(&cfg), 2 + 4 * 6 + 10);
+    size_t off = 0;
+    int weights = 0;
+    for (int i = 0; i < nn_param_tensors(&cfg); i++) {
+        nn_tensor_info_t t = nn_param_tensor(&cfg, i);
+        ck_assert_uint_eq(t.offset, off);   /* contiguous, in the documented order */
+        off += t.count;
+        weights += nn_param_tensor_is_weight(&cfg, i);
+    }
+    ck_assert_uint_eq(off, expect);
+    ck_assert_int_eq(weights, 1 + 2 * 6 + 5);
+    ck_assert_str_eq(nn_param_tensor(&cfg, 2 + 4 * 3 + 2).name, "block3.w2");
+    nn_layout_t l;
+    nn_param_layout(&cfg, &l);
+    ck_assert_uint_eq(nn_param_tensor(&cfg, 2 + 4 * 3 + 2).offset,
+                      l.blocks + 3 * l.block_stride + C * C * 9 + C);
+    ck_assert_uint_eq(l.val_fc2_b, expect - 3);
+    /* 2 flops per multiply-add: the trunk dominates */
+    double f = nn_flops_per_eval(&cfg, 15);
+    ck_assert(f > 2.0 * 225 * 6 * 2 * C * C * 9 && f < 2.0 * 225 * (6 * 2 * C * C * 9 + 8000));
+    cfg.blocks = NN_MAX_BLOCKS + 1;
+    ck_assert_int_eq(nn_config_check(&cfg, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "blocks"));
+    cfg.blocks = 2;
+    cfg.board_max = 21;
+    ck_assert_int_eq(nn_config_check(&cfg, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "board max"));
+}
+END_TEST
+
+/* Same seed, same weights; fixup: second conv of each block zero. */
+START_TEST(test_init)
+{
+    nn_config_t cfg;
+    nn_config_default(&cfg, 3, 16, 9);
+    char err[128];
+    nn_model_t *a = nn_model_create(&cfg, 42, err, sizeof err);
+    nn_model_t *b = nn_model_create(&cfg, 42, err, sizeof err);
+    nn_model_t *c = nn_model_create(&cfg, 43, err, sizeof err);
+    ck_assert_int_eq(memcmp(a->params, b->params, a->nparams * sizeof(float)), 0);
+    ck_assert_int_ne(memcmp(a->params, c->params, a->nparams * sizeof(float)), 0);
+    for (int i = 0; i < nn_param_tensors(&cfg); i++) {
+        nn_tensor_info_t t = nn_param_tensor(&cfg, i);
+        double ss = 0;
+        for (size_t k = 0; k < t.count; k++)
+            ss += (double)a->params[t.offset + k] * a->params[t.offset + k];
+        bool zero = !nn_param_tensor_is_weight(&cfg, i) || strstr(t.name, ".w2");
+        ck_assert_msg(zero ? ss == 0 : ss > 0, "tensor %s: sum of squares %g", t.name, ss);
+    }
+    nn_model_free(a);
+    nn_model_free(b);
+    nn_model_free(c);
+    nn_model_free(NULL);
+}
+END_TEST
+
+/* Central differences on the float64 reference: every parameter tensor
+ * and the input. Tolerance: |fd - analytic| <= 1e-7 + 1e-5 * |analytic|
+ * per element (eps 1e-6 in float64: truncation ~1e-12, rounding ~1e-10). */
+START_TEST(test_gradcheck)
+{
+    rng_state = 7;
+    int M = 7, n = 3;
+    nn_model_t *m = make_model(2, 8, M, 4, 4, 8, 11, 0.2);
+    const nn_config_t *cfg = &m->cfg;
+    int hw = M * M, ps = NN_PLANES * hw;
+    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw), vt[9];
+    for (int s = 0; s < n; s++) {
+        random_position(in + s * ps, s == 2 ? 6 : M, M, 0.3);   /* one 6x6 board in 7x7 */
+        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
+    }
+    size_t np = m->nparams;
+    double *W = malloc(sizeof(double) * np), *G = malloc(sizeof(double) * np);
+    double *Gin = malloc(sizeof(double) * n * ps);
+    for (size_t i = 0; i < np; i++)
+        W[i] = m->params[i];
+    double wd = 1e-3, eps = 1e-6;
+    nn_losses_t l;
+    double L0 = nn_ref_loss_grad64(cfg, W, in, pt, vt, n, wd, &l, G, Gin);
+    ck_assert(isfinite(L0) && L0 > 0);
+    ck_assert(fabs(l.total - (l.policy + l.value + l.l2)) < 1e-4);
+    int stride = asan() ? 7 : 1;   /* under ASan check every 7th element */
+    for (int t = 0; t <= nn_param_tensors(cfg); t++) {
+        bool is_in = t == nn_param_tensors(cfg);
+        nn_tensor_info_t ti = is_in ? (nn_tensor_info_t){"input", 0, (size_t)n * ps}
+                                    : nn_param_tensor(cfg, t);
+        double worst = 0, gmax = 0;
+        for (size_t k = 0; k < ti.count; k += (size_t)stride) {
+            double an, fd;
+            if (is_in) {
+                float save = in[k];
+                in[k] = (float)(save + eps);
+                double dp = (double)in[k] - save;
+                double lp = nn_ref_loss_grad64(cfg, W, in, pt, vt, n, wd, NULL, NULL, NULL);
+                in[k] = (float)(save - eps);
+                double dm = save - (double)in[k];
+                double lm = nn_ref_loss_grad64(cfg, W, in, pt, vt, n, wd, NULL, NULL, NULL);
+                in[k] = save;
+                fd = (lp - lm) / (dp + dm);
+                an = Gin[k];
+            } else {
+                size_t i = ti.offset + k;
+                double save = W[i];
+                W[i] = save + eps;
+                double lp = nn_ref_loss_grad64(cfg, W, in, pt, vt, n, wd, NULL, NULL, NULL);
+                W[i] = save - eps;
+                double lm = nn_ref_loss_grad64(cfg, W, in, pt, vt, n, wd, NULL, NULL, NULL);
+                W[i] = save;
+                fd = (lp - lm) / (2 * eps);
+                an = G[i];
+            }
+            double diff = fabs(fd - an), rel = diff / fmax(fabs(an), 1e-7);
+            worst = rel > worst ? rel : worst;
+            gmax = fabs(an) > gmax ? fabs(an) : gmax;
+            ck_assert_msg(diff <= 1e-7 + 1e-5 * fabs(an),
+                          "%s[%zu]: finite difference %.10g, backward %.10g", ti.name, k, fd, an);
+        }
+        printf("gradcheck %-10s largest relative difference %.2e (max |grad| %.2e)\n", ti.name,
+               worst, gmax);
+        if (strcmp(ti.name, "pol_b2") == 0)   /* softmax ignores a constant shift */
+            ck_assert_msg(gmax < 1e-12, "pol_b2 gradient %g, should be 0", gmax);
+        else
+            ck_assert_msg(gmax > 1e-4, "%s: gradient %g, the check proves nothing", ti.name, gmax);
+    }
+    free(W);
+    free(G);
+    free(Gin);
+    free(in);
+    free(pt);
+    nn_model_free(m);
+}
+END_TEST
+
+/* |x - ref| <= atol + rtol * |ref| with rtol 1e-4 and atol 1e-6 times the
+ * tensor's largest |ref| (float sums in another order vs float64). */
+static void compare(const char *what, const float *x, const float *ref, size_t n)
+{
+    double amax = 0, worst = 0;
+    for (size_t i = 0; i < n; i++)
+        amax = fmax(amax, fabs(ref[i]));
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)x[i] - ref[i]);
+        worst = fmax(worst, d / (fabs(ref[i]) + 1e-6 * amax + 1e-30));
+        ck_assert_msg(d <= 1e-6 * amax + 1e-4 * fabs(ref[i]), "%s[%zu]: fast %.9g, reference %.9g",
+                      what, i, x[i], ref[i]);
+    }
+    printf("fast vs ref %-12s largest relative difference %.2e\n", what, worst);
+}
+
+static void fast_vs_ref(int threads, int max_batch, int n)
+{
+    rng_state = 99 + (uint64_t)threads;
+    int M = 9;
+    nn_model_t *m = make_model(2, 16, M, 0, 0, 0, 5, 0.05);
+    int hw = M * M, ps = NN_PLANES * hw;
+    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
+    float *vt = malloc(sizeof(float) * n * 3);
+    for (int s = 0; s < n; s++) {
+        random_position(in + s * ps, s % 3 == 1 ? 7 : M, M, 0.25);
+        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
+    }
+    char err[256];
+    nn_net_t *fast = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
+    ck_assert_msg(fast != NULL, "%s", err);
+    nn_net_t *ref = nn_net_create(m, "cpu-ref", max_batch, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(ref != NULL, "%s", err);
+    float *pf = malloc(sizeof(float) * n * hw), *pr = malloc(sizeof(float) * n * hw);
+    float vf[3 * 64], vr[3 * 64];
+    fast->be->forward(fast->ctx, in, n, pf, vf);
+    ref->be->forward(ref->ctx, in, n, pr, vr);
+    compare("policy", pf, pr, (size_t)n * hw);
+    compare("value", vf, vr, (size_t)n * 3);
+    size_t np = m->nparams;
+    float *gf = malloc(sizeof(float) * np), *gr = malloc(sizeof(float) * np);
+    nn_losses_t lf, lr;
+    fast->be->loss_grad(fast->ctx, in, pt, vt, n, 1e-4f, &lf, gf);
+    ref->be->loss_grad(ref->ctx, in, pt, vt, n, 1e-4f, &lr, gr);
+    ck_assert_msg(fabsf(lf.total - lr.total) <= 1e-4f * lr.total, "loss %g vs %g", lf.total,
+                  lr.total);
+    ck_assert(fabsf(lf.policy - lr.policy) <= 1e-4f * lr.policy);
+    ck_assert(fabsf(lf.value - lr.value) <= 1e-4f * lr.value);
+    ck_assert(fabsf(lf.l2 - lr.l2) <= 1e-4f * lr.l2);
+    for (int t = 0; t < nn_param_tensors(&m->cfg); t++) {
+        nn_tensor_info_t ti = nn_param_tensor(&m->cfg, t);
+        if (strcmp(ti.name, "pol_b2") == 0) {
+            /* softmax ignores a constant shift: this gradient is 0 up to rounding */
+            ck_assert_msg(fabsf(gf[ti.offset]) < 1e-6f, "pol_b2 gradient %g", gf[ti.offset]);
+            continue;
+        }
+        compare(ti.name, gf + ti.offset, gr + ti.offset, ti.count);
+    }
+    /* a few SGD steps on each: the weights stay together */
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+    for (int k = 0; k < 3; k++) {
+        fast->be->train_step(fast->ctx, in, pt, vt, n, &o, &lf);
+        ref->be->train_step(ref->ctx, in, pt, vt, n, &o, &lr);
+        ck_assert(fabsf(lf.total - lr.total) <= 1e-4f * lr.total);
+    }
+    fast->be->get_weights(fast->ctx, gf);
+    ref->be->get_weights(ref->ctx, gr);
+    compare("weights after 3 steps", gf, gr, np);
+    ck_assert_int_ne(memcmp(gf, m->params, np * sizeof(float)), 0);
+    free(gf);
+    free(gr);
+    free(pf);
+    free(pr);
+    free(in);
+    free(pt);
+    free(vt);
+    nn_net_free(fast);
+    nn_net_free(ref);
+    nn_model_free(m);
+}
+
+START_TEST(test_fast_vs_ref_1thread) { fast_vs_ref(1, 8, 5); }
+END_TEST
+START_TEST(test_fast_vs_ref_2threads) { fast_vs_ref(2, 7, 7); }
+END_TEST
+/* more samples than one im2col slice (2048 / 81 = 25), uneven split */
+START_TEST(test_fast_vs_ref_big) { fast_vs_ref(2, asan() ? 30 : 60, asan() ? 29 : 57); }
+END_TEST
+
+/* 64 fixed positions with one-hot targets (so the loss floor is 0):
+ * full-batch SGD on the fast path drives the data loss (policy + value;
+ * L2 off, so total = data loss) down by 90% within 500 steps. A 1x16 net
+ * with wider value head (64, 128) takes 207..319 steps over data seeds. */
+START_TEST(test_overfit)
+{
+    rng_state = 2024;
+    int M = 7, n = 64, hw = M * M, ps = NN_PLANES * hw;
+    nn_model_t *m = make_model(1, 16, M, 16, 64, 128, 3, 0.0);
+    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
+    float *vt = malloc(sizeof(float) * n * 3);
+    for (int s = 0; s < n; s++) {
+        random_position(in + s * ps, M, M, 0.3);
+        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, true);
+    }
+    char err[256];
+    /* 2 threads on every machine, so the float sums (and the run) are the same */
+    nn_net_t *net = nn_net_create(m, "cpu", n, 2, NULL, 0, err, sizeof err);
+    ck_assert_msg(net != NULL, "%s", err);
+    nn_train_opts_t o = {.lr = 0.01f, .momentum = 0.95f, .weight_decay = 0};
+    nn_losses_t l;
+    float first = 0, last = 0;
+    int steps;
+    for (steps = 0; steps < 500; steps++) {
+        net->be->train_step(net->ctx, in, pt, vt, n, &o, &l);
+        ck_assert(isfinite(l.total));
+        if (steps == 0)
+            first = l.total;
+        last = l.total;
+        if (last <= 0.1f * first)
+            break;
+    }
+    printf("overfit: loss %.4f -> %.4f in %d steps\n", first, last, steps);
+    ck_assert_msg(last <= 0.1f * first, "loss %g -> %g after 500 steps", first, last);
+    free(in);
+    free(pt);
+    free(vt);
+    nn_net_free(net);
+    nn_model_free(m);
+}
+END_TEST
+
+static char tmpdir[256];
+
+static void tmp_setup(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_nn.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+static void tmp_teardown(void)
+{
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+START_TEST(test_save_load)
+{
+    rng_state = 5;
+    nn_model_t *m = make_model(2, 8, 11, 0, 0, 0, 77, 0.1);
+    m->rule = RULE_RENJU;
+    m->step = 123456789012ull;
+    m->generation = 42;
+    m->params[3] = -0.0f;
+    m->params[4] = 1e-40f;   /* denormal survives */
+    char path[300], err[256];
+    snprintf(path, sizeof path, "%s/m.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    nn_model_t *b = nn_model_load(path, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_int_eq(memcmp(&b->cfg, &m->cfg, sizeof m->cfg), 0);
+    ck_assert_uint_eq(b->rule, RULE_RENJU);
+    ck_assert_uint_eq(b->step, m->step);
+    ck_assert_uint_eq(b->generation, 42);
+    ck_assert_uint_eq(b->nparams, m->nparams);
+    ck_assert_int_eq(memcmp(b->params, m->params, m->nparams * sizeof(float)), 0);
+    /* saving again gives the same bytes; no temp file is left behind */
+    char path2[300];
+    snprintf(path2, sizeof path2, "%s/m2.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(b, path2, err, sizeof err), 0);
+    uint32_t c1, c2;
+    ck_assert_int_eq(nn_file_crc(path, &c1, err, sizeof err), 0);
+    ck_assert_int_eq(nn_file_crc(path2, &c2, err, sizeof err), 0);
+    ck_assert_uint_eq(c1, c2);
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 2", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+    ck_assert_int_eq(nn_file_crc("/nonexistent/x.gzm", &c1, err, sizeof err), -1);
+    ck_assert_ptr_null(nn_model_load("/nonexistent/x.gzm", err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "cannot open"));
+    snprintf(path2, sizeof path2, "%s/nodir/m.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(b, path2, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "cannot create"));
+    nn_model_free(b);
+    nn_model_free(m);
+}
+END_TEST
+
+static unsigned char *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    fseek(f, 0, SEEK_SET);
+    unsigned char *b = malloc(*len + 16);
+    ck_assert_uint_eq(fread(b, 1, *len, f), *len);
+    fclose(f);
+    return b;
+}
+
+/* Write `len` bytes of buf (with an optional byte change) and load it:
+ * the error must contain `want`, and no other kind's phrase. */
+static void expect_damage(const unsigned char *buf, size_t len, long at, unsigned char val,
+                          const char *want)
+{
+    static const char *const kinds[] = {"bad magic", "unknown model file version",
+                                        "dims out of range", "truncated", "CRC mismatch",
+                                        "parameter count", "trailing bytes"};
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/bad.gzm", tmpdir);
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    unsigned char *copy = malloc(len + 1);
+    memcpy(copy, buf, len);
+    if (at >= 0)
+        copy[at] = val;
+    ck_assert_uint_eq(fwrite(copy, 1, len, f), len);
+    fclose(f);
+    free(copy);
+    err[0] = '\0';
+    nn_model_t *m = nn_model_load(path, err, sizeof err);
+    ck_assert_msg(m == NULL, "damaged file (%s) loaded", want);
+    ck_assert_msg(strstr(err, want) != NULL, "wanted '%s', got: %s", want, err);
+    ck_assert_msg(strchr(err, '\n') == NULL, "multi-line error: %s", err);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (strcmp(kinds[k], want) != 0)
+            ck_assert_msg(strstr(err, kinds[k]) == NULL, "'%s' also says '%s'", err, kinds[k]);
+    printf("damaged (%s): %s\n", want, err);
+}
+
+START_TEST(test_damaged_files)
+{
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, 9);
+    char path[300], err[256];
+    nn_model_t *m = nn_model_create(&cfg, 1, err, sizeof err);
+    snprintf(path, sizeof path, "%s/good.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    size_t len;
+    unsigned char *buf = slurp(path, &len);
+    ck_assert_uint_eq(len, 68 + 4 * m->nparams + 4);
+    expect_damage(buf, len, 0, 'X', "bad magic");
+    expect_damage((const unsigned char *)"hello world, not a model at all", 31, -1, 0,
+                  "bad magic");
+    expect_damage(buf, len, 4, 2, "unknown model file version");
+    expect_damage(buf, len, 16, 200, "dims out of range");     /* blocks = 200 */
+    expect_damage(buf, len, 8, 30, "dims out of range");       /* board max 30 */
+    expect_damage(buf, len, 23, 0x7f, "dims out of range");    /* huge head size */
+    expect_damage(buf, len, 36, 9, "dims out of range");       /* rule 9 */
+    expect_damage(buf, len, 60, 3, "parameter count");
+    const size_t cuts[] = {0, 2, 6, 40, 67, 68, 100, len / 2, len - 4, len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        expect_damage(buf, cuts[i], -1, 0, "truncated");
+    expect_damage(buf, len, (long)(68 + 4 * 100 + 1), buf[68 + 401] ^ 0x10, "CRC mismatch");
+    expect_damage(buf, len, 44, buf[44] ^ 1, "CRC mismatch");   /* the step field */
+    expect_damage(buf, len, (long)len - 1, buf[len - 1] ^ 0x80, "CRC mismatch");
+    buf[len] = 0;
+    expect_damage(buf, len + 1, -1, 0, "trailing bytes");
+    free(buf);
+    nn_model_free(m);
+}
+END_TEST
+
+/* Planes of a hand-made position, from both sides' points of view. */
+START_TEST(test_encode)
+{
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    int M = 11, hw = M * M;
+    float *in = malloc(sizeof(float) * NN_PLANES * hw);
+    ck_assert_int_eq(board_play(&b, board_xy(&b, 4, 4)), MOVE_OK);   /* black */
+    ck_assert_int_eq(board_play(&b, board_xy(&b, 0, 8)), MOVE_OK);   /* white */
+    ck_assert_int_eq(board_play(&b, board_xy(&b, 8, 0)), MOVE_OK);   /* black; white to move */
+    nn_encode(&b, M, in);
+    float sum[NN_PLANES] = {0};
+    for (int p = 0; p < NN_PLANES; p++)
+        for (int q = 0; q < hw; q++)
+            sum[p] += in[p * hw + q];
+    ck_assert_float_eq(sum[NN_PLANE_OWN], 1);
+    ck_assert_float_eq(sum[NN_PLANE_OPP], 2);
+    ck_assert_float_eq(sum[NN_PLANE_ONBOARD], 81);
+    ck_assert_float_eq(sum[NN_PLANE_BLACK], 0);
+    ck_assert_float_eq(sum[NN_PLANE_FORBIDDEN], 0);
+    ck_assert_float_eq(in[NN_PLANE_OWN * hw + 8 * M + 0], 1);   /* white's stone at x0,y8 */
+    ck_assert_float_eq(in[NN_PLANE_OPP * hw + 4 * M + 4], 1);
+    ck_assert_float_eq(in[NN_PLANE_OPP * hw + 0 * M + 8], 1);
+    ck_assert_float_eq(in[NN_PLANE_ONBOARD * hw + 8 * M + 8], 1);
+    ck_assert_float_eq(in[NN_PLANE_ONBOARD * hw + 8 * M + 9], 0);   /* off the 9x9 board */
+    ck_assert_float_eq(in[NN_PLANE_ONBOARD * hw + 9 * M + 0], 0);
+    ck_assert_int_eq(nn_policy_index(board_xy(&b, 3, 5), 9, M), 5 * M + 3);
+    ck_assert_int_eq(board_play(&b, board_xy(&b, 1, 1)), MOVE_OK);   /* white; black to move */
+    nn_encode(&b, M, in);
+    ck_assert_float_eq(in[NN_PLANE_OWN * hw + 4 * M + 4], 1);
+    ck_assert_float_eq(in[NN_PLANE_OPP * hw + 1 * M + 1], 1);
+    ck_assert_float_eq(in[NN_PLANE_BLACK * hw + 2 * M + 3], 1);
+    ck_assert_float_eq(in[NN_PLANE_BLACK * hw + 2 * M + 10], 0);
+    free(in);
+}
+END_TEST
+
+/* Renju: the forbidden plane is exactly board_is_forbidden for black to
+ * move, and empty when white is to move. Black (5,7),(6,7),(7,5),(7,6)
+ * make (7,7) a double three. */
+START_TEST(test_encode_renju)
+{
+    board_t b;
+    board_init(&b, 15, RULE_RENJU);
+    const int mv[][2] = {{5, 7}, {0, 0}, {6, 7}, {14, 0}, {7, 5}, {0, 14}, {7, 6}, {14, 14}};
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(board_play(&b, board_xy(&b, mv[i][0], mv[i][1])), MOVE_OK);
+    int M = 15, hw = M * M;
+    float *in = malloc(sizeof(float) * NN_PLANES * hw);
+    nn_encode(&b, M, in);
+    int nforb = 0;
+    for (int q = 0; q < 225; q++) {
+        bool f = board_is_forbidden(&b, q);
+        nforb += f;
+        ck_assert_float_eq(in[NN_PLANE_FORBIDDEN * hw + q], f ? 1.0f : 0.0f);
+    }
+    ck_assert_int_ge(nforb, 1);
+    ck_assert(board_is_forbidden(&b, board_xy(&b, 7, 7)));
+    ck_assert_float_eq(in[NN_PLANE_FORBIDDEN * hw + 7 * M + 7], 1);
+    ck_assert_int_eq(board_play(&b, board_xy(&b, 3, 3)), MOVE_OK);   /* white to move */
+    nn_encode(&b, M, in);
+    for (int q = 0; q < hw; q++)
+        ck_assert_float_eq(in[NN_PLANE_FORBIDDEN * hw + q], 0);
+    free(in);
+}
+END_TEST
+
+/* A net sized for 15 playing a 9x9 board gives what the same weights
+ * sized for 9 give; policy is 0 off the board and at illegal points. */
+START_TEST(test_masking_board_sizes)
+{
+    rng_state = 31;
+    nn_model_t *big = make_model(2, 16, 15, 0, 0, 0, 8, 0.05);
+    nn_model_t *small = nn_model_clone(big);
+    small->cfg.board_max = 9;   /* the parameters do not depend on M */
+    ck_assert_uint_eq(nn_param_count(&small->cfg), big->nparams);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    const int moves[][2] = {{4, 4}, {3, 3}, {5, 4}, {0, 0}, {8, 8}};
+    for (int i = 0; i < 5; i++)
+        board_play(&b, board_xy(&b, moves[i][0], moves[i][1]));
+    const char *devs[] = {"cpu", "cpu-ref"};
+    for (int d = 0; d < 2; d++) {
+        char err[256];
+        nn_net_t *nb = nn_net_create(big, devs[d], 2, 1, NULL, 0, err, sizeof err);
+        nn_net_t *ns = nn_net_create(small, devs[d], 2, 1, NULL, 0, err, sizeof err);
+        ck_assert(nb && ns);
+        float inb[NN_PLANES * 225], ins[NN_PLANES * 81], pb[225], ps[81], vb[3], vs[3];
+        nn_encode(&b, 15, inb);
+        nn_encode(&b, 9, ins);
+        nb->be->forward(nb->ctx, inb, 1, pb, vb);
+        ns->be->forward(ns->ctx, ins, 1, ps, vs);
+        double sum = 0;
+        for (int q = 0; q < 225; q++) {
+            int x = q % 15, y = q / 15;
+            if (x >= 9 || y >= 9) {
+                ck_assert_float_eq(pb[q], 0);
+                continue;
+            }
+            int m9 = y * 9 + x;
+            ck_assert_msg(fabsf(pb[q] - ps[m9]) <= 1e-5f + 1e-4f * ps[m9], "%s point %d,%d: %g vs %g",
+                          devs[d], x, y, pb[q], ps[m9]);
+            if (b.cells[m9] != STONE_EMPTY)
+                ck_assert_float_eq(pb[q], 0);
+            else
+                ck_assert(pb[q] > 0);
+            sum += pb[q];
+        }
+        ck_assert(fabs(sum - 1) < 1e-5);
+        for (int o = 0; o < 3; o++)
+            ck_assert(fabsf(vb[o] - vs[o]) <= 1e-5f);
+        ck_assert(fabs(vb[0] + vb[1] + vb[2] - 1) < 1e-5);
+        nn_net_free(nb);
+        nn_net_free(ns);
+    }
+    nn_model_free(big);
+    nn_model_free(small);
+}
+END_TEST
+
+/* A position with no legal point: zeros out, nothing NaN, losses finite. */
+START_TEST(test_no_legal_point)
+{
+    rng_state = 3;
+    int M = 5, hw = 25;
+    nn_model_t *m = make_model(1, 8, M, 0, 0, 0, 2, 0.05);
+    float in[2 * NN_PLANES * 25];
+    random_position(in, M, M, 1.0);   /* every point occupied */
+    random_position(in + NN_PLANES * 25, M, M, 0.2);
+    float pt[50] = {0}, vt[6] = {0, 1, 0, 1, 0, 0}, pol[50], val[6];
+    pt[25 + 3] = 1;
+    in[NN_PLANES * 25 + NN_PLANE_OWN * hw + 3] = 0;
+    in[NN_PLANES * 25 + NN_PLANE_OPP * hw + 3] = 0;
+    in[NN_PLANES * 25 + NN_PLANE_FORBIDDEN * hw + 3] = 0;
+    const char *devs[] = {"cpu", "cpu-ref"};
+    for (int d = 0; d < 2; d++) {
+        char err[256];
+        nn_net_t *n = nn_net_create(m, devs[d], 2, 2, NULL, 0, err, sizeof err);
+        ck_assert(n);
+        n->be->forward(n->ctx, in, 2, pol, val);
+        for (int q = 0; q < hw; q++)
+            ck_assert_float_eq(pol[q], 0);
+        for (int o = 0; o < 6; o++)
+            ck_assert(isfinite(val[o]));
+        nn_losses_t l;
+        float *g = malloc(sizeof(float) * m->nparams);
+        n->be->loss_grad(n->ctx, in, pt, vt, 2, 0, &l, g);
+        ck_assert(isfinite(l.total) && l.policy > 0);
+        for (size_t i = 0; i < m->nparams; i++)
+            ck_assert(isfinite(g[i]));
+        free(g);
+        nn_net_free(n);
+    }
+    nn_model_free(m);
+}
+END_TEST
+
+START_TEST(test_devices)
+{
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 4, 5);
+    char err[256], note[256];
+    nn_model_t *m = nn_model_create(&cfg, 1, err, sizeof err);
+    nn_net_t *n = nn_net_create(m, "cpu", 4, 0, note, sizeof note, err, sizeof err);
+    ck_assert(n && strcmp(n->device_name, "cpu") == 0 && note[0] == '\0');
+    nn_net_free(n);
+    n = nn_net_create(m, "cpu-ref", 4, 0, note, sizeof note, err, sizeof err);
+    ck_assert(n && strcmp(n->device_name, "cpu-ref") == 0);
+    nn_net_free(n);
+    char why[200];
+    bool cuda = nn_cuda_available(why, sizeof why);
+    n = nn_net_create(m, "auto", 4, 0, note, sizeof note, err, sizeof err);
+    ck_assert_msg(n != NULL, "%s", err);
+    if (!cuda) {
+        ck_assert_str_eq(n->device_name, "cpu");
+        char want[300];
+        snprintf(want, sizeof want, "cuda unavailable: %s; using cpu", why);
+        ck_assert_str_eq(note, want);
+        nn_net_free(n);
+        n = nn_net_create(m, "cuda", 4, 0, note, sizeof note, err, sizeof err);
+        ck_assert_ptr_null(n);
+        ck_assert_ptr_nonnull(strstr(err, why));
+        ck_assert_ptr_null(nn_net_create(m, "cuda:1", 4, 0, note, sizeof note, err, sizeof err));
+        ck_assert_ptr_nonnull(strstr(err, "cuda unavailable"));
+    }
+    nn_net_free(n);
+    const char *bad[] = {"gpu", "cuda:", "cuda:x", "cuda:-1", "CPU", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_ptr_null(nn_net_create(m, bad[i], 4, 0, note, sizeof note, err, sizeof err));
+        ck_assert_msg(strstr(err, "unknown device") && strstr(err, "cpu-ref") &&
+                          strstr(err, "cuda:N"), "%s: %s", bad[i], err);
+    }
+    ck_assert_ptr_null(nn_net_create(m, "cpu", 0, 0, note, sizeof note, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "batch"));
+    nn_model_free(m);
+}
+END_TEST
+
+START_TEST(test_schedule)
+{
+    nn_schedule_t s = {.lr = 0.1f, .final_frac = 0.01f, .warmup_steps = 10, .total_steps = 110};
+    ck_assert(fabsf(nn_schedule_lr(&s, 0) - 0.01f) < 1e-7f);
+    ck_assert(fabsf(nn_schedule_lr(&s, 9) - 0.1f) < 1e-7f);
+    ck_assert(fabsf(nn_schedule_lr(&s, 10) - 0.1f) < 1e-7f);
+    ck_assert(fabsf(nn_schedule_lr(&s, 60) - 0.1f * (0.01f + 0.99f * 0.5f)) < 1e-6f);
+    ck_assert(fabsf(nn_schedule_lr(&s, 110) - 0.001f) < 1e-7f);
+    ck_assert(fabsf(nn_schedule_lr(&s, 1000000) - 0.001f) < 1e-7f);
+    float prev = 1;
+    for (uint64_t t = 10; t <= 110; t++) {
+        float lr = nn_schedule_lr(&s, t);
+        ck_assert(lr <= prev + 1e-9f);
+        prev = lr;
+    }
+    s.total_steps = 0;
+    ck_assert(fabsf(nn_schedule_lr(&s, 5000) - 0.1f) < 1e-7f);
+    s.warmup_steps = 0;
+    ck_assert(fabsf(nn_schedule_lr(&s, 0) - 0.1f) < 1e-7f);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("nn");
+    TCase *tm = tcase_create("model");
+    tcase_add_test(tm, test_layout);
+    tcase_add_test(tm, test_init);
+    tcase_add_test(tm, test_schedule);
+    tcase_add_test(tm, test_devices);
+    suite_add_tcase(s, tm);
+    TCase *tg = tcase_create("math");
+    tcase_set_timeout(tg, 120);
+    tcase_add_test(tg, test_gradcheck);
+    tcase_add_test(tg, test_fast_vs_ref_1thread);
+    tcase_add_test(tg, test_fast_vs_ref_2threads);
+    tcase_add_test(tg, test_fast_vs_ref_big);
+    tcase_add_test(tg, test_overfit);
+    tcase_add_test(tg, test_masking_board_sizes);
+    tcase_add_test(tg, test_no_legal_point);
+    suite_add_tcase(s, tg);
+    TCase *tf = tcase_create("file");
+    tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
+    tcase_add_test(tf, test_save_load);
+    tcase_add_test(tf, test_damaged_files);
+    suite_add_tcase(s, tf);
+    TCase *te = tcase_create("encode");
+    tcase_add_test(te, test_encode);
+    tcase_add_test(te, test_encode_renju);
+    suite_add_tcase(s, te);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
