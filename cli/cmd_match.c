@@ -132,14 +132,14 @@ int cmd_match(int argc, char **argv)
         "score the Elo is infinite and only the finite bound is given, from the\n"
         "exact binomial bound (all N won: score >= 0.025^(1/N))."};
     const char *rule_s = "freestyle", *device = "auto";
-    int games = 10, size = BOARD_DEFAULT, visits = 200, time_ms = 0, threads = 1, openings = 2;
+    int games = 10, size = BOARD_DEFAULT, visits = -1, time_ms = 0, threads = 1, openings = 2;
     uint64_t seed = 1;
     bool json = false, quiet = false;
     arg_spec_t specs[] = {
         {"games", ARG_INT, &games, 1, 1000000, "N  games (default 10)"},
         {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"visits", ARG_INT, &visits, 0, 10000000, "V  model players: visits per move (default 200; 0: use --time)"},
+        {"visits", ARG_INT, &visits, 0, 10000000, "V  model players: visits per move (default 200, or 0 with --time)"},
         {"time", ARG_INT, &time_ms, 0, 86400000, "MS model players: time per move when --visits 0"},
         {"threads", ARG_INT, &threads, 1, 256, "T  model players: CPU threads (default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
@@ -161,6 +161,8 @@ int cmd_match(int argc, char **argv)
     rule_t rule;
     if (!rule_parse(rule_s, &rule))
         return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+    if (visits < 0)
+        visits = time_ms > 0 ? 0 : 200;   /* --time alone: a pure time budget */
     if (visits == 0 && time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
     if (openings * 2 >= size * size)

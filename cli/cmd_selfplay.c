@@ -123,6 +123,20 @@ static int on_game(void *user, const game_record_t *rec)
     return 0;
 }
 
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
 static void print_progress(const selfplay_stats_t *st, uint64_t target, double secs, bool tty,
                            bool final)
 {
@@ -265,13 +279,15 @@ int cmd_selfplay(int argc, char **argv)
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     double avg = st.batches ? (double)st.evals / (double)st.batches : 0.0;
-    printf("{\"games\":%llu,\"written\":%llu,\"shards\":%d,\"out\":\"%s\",\"moves\":%llu,"
+    printf("{\"out\":");
+    json_str(stdout, out);
+    printf(",\"games\":%llu,\"written\":%llu,\"shards\":%d,\"moves\":%llu,"
            "\"seconds\":%.3f,\"games_per_s\":%.4f,\"evals\":%llu,\"evals_per_s\":%.1f,"
            "\"avg_batch\":%.2f,\"cache_hits\":%llu,\"black\":%llu,\"white\":%llu,\"draws\":%llu,"
            "\"resigns\":%llu,\"no_resign_games\":%llu,\"false_resigns\":%llu,"
            "\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"cheap_visits\":%d,\"full_frac\":%.3f,"
            "\"parallel\":%d,\"interrupted\":%s}\n",
-           (unsigned long long)st.games, (unsigned long long)w.games, w.shards, out,
+           (unsigned long long)st.games, (unsigned long long)w.games, w.shards,
            (unsigned long long)st.moves, secs, secs > 0 ? st.games / secs : 0.0,
            (unsigned long long)st.evals, secs > 0 ? st.evals / secs : 0.0, avg,
            (unsigned long long)st.cache_hits, (unsigned long long)st.results[RESULT_BLACK],

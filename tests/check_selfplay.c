@@ -296,7 +296,7 @@ START_TEST(test_cmd_shards)
     FILE *f = fopen(so, "r");
     ck_assert(f && fgets(sum, sizeof sum, f));
     fclose(f);
-    ck_assert_msg(strstr(sum, "\"games\":10,") != NULL, "summary: %s", sum);
+    ck_assert_msg(strstr(sum, ",\"games\":10,") != NULL, "summary: %s", sum);
     ck_assert(strstr(err, "games 10/10") != NULL);   /* the progress line */
     /* a second run never overwrites the first one's shards */
     ck_assert_int_eq(run_cmd(args, dir, err, sizeof err), 0);
