@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
+#include "cli/player.h"
 #include "mcts/mcts.h"
 
 static mcts_t *make_tree(float fpu_root, size_t mem, mcts_cache_t *cache, uint64_t seed)
@@ -463,6 +466,60 @@ START_TEST(test_time_and_stop)
 }
 END_TEST
 
+/* A model file as a player: loads, plays legal moves, blocks a four with a
+ * random net, keeps its tree across notify, and refuses what it cannot do. */
+START_TEST(test_model_player)
+{
+    char path[] = "/tmp/check_mcts_model_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    close(fd);
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, 9);
+    char err[256];
+    nn_model_t *m = nn_model_create(&cfg, 5, err, sizeof err);
+    ck_assert_msg(m && nn_model_save(m, path, err, sizeof err) == 0, "%s", err);
+    nn_model_free(m);
+    player_opts_t o;
+    player_opts_default(&o);
+    o.visits = 40;
+    o.device = "cpu";
+    o.quiet = 1;
+    ck_assert(player_model_create(path, RULE_FREESTYLE, 11, &o, err, sizeof err) == NULL);
+    ck_assert(strstr(err, "9x9") != NULL);
+    ck_assert(player_model_create("/nonexistent/x.gzm", RULE_FREESTYLE, 9, &o, err,
+                                  sizeof err) == NULL);
+    player_t *p = player_create(path, RULE_FREESTYLE, 9, &o, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s", err);
+    /* white four 1..4,4 closed by black at 0,4: black must take 5,4 */
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    player_new_game(p, &b);
+    const int bl[4][2] = {{0, 4}, {8, 8}, {8, 0}, {0, 8}};
+    for (int i = 0; i < 4; i++) {
+        int mv = board_xy(&b, bl[i][0], bl[i][1]);
+        board_play(&b, mv);
+        player_notify(p, &b, mv);
+        mv = board_xy(&b, 1 + i, 4);
+        board_play(&b, mv);
+        player_notify(p, &b, mv);
+    }
+    int mv;
+    ck_assert_int_eq(player_genmove(p, &b, &mv, err, sizeof err), 0);
+    ck_assert_int_eq(mv, board_xy(&b, 5, 4));
+    /* a whole game against itself stays legal */
+    board_init(&b, 9, RULE_FREESTYLE);
+    player_new_game(p, &b);
+    while (!board_over(&b)) {
+        ck_assert_int_eq(player_genmove(p, &b, &mv, err, sizeof err), 0);
+        ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
+        player_notify(p, &b, mv);
+    }
+    player_free(p);
+    unlink(path);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -480,6 +537,7 @@ int main(void)
     tcase_add_test(tc, test_cache_transposition);
     tcase_add_test(tc, test_renju_forbidden_not_searched);
     tcase_add_test(tc, test_time_and_stop);
+    tcase_add_test(tc, test_model_player);
     suite_add_tcase(s, tc);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
