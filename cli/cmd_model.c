@@ -1,4 +1,151 @@
-/* PLACEHOLDER: replaced by the real subcommand. */
+/* gomoku model init|info: create and inspect weights files (.gzm). */
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/args.h"
 #include "cli/cmds.h"
-int cmd_model(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku model: not built yet\n"); return 1; }
+#include "nn/nn.h"
+
+static const cmd_help_t help_model = {
+    "model", "gomoku model init|info [options]",
+    "Create a randomly initialised network (init) or describe a weights file (info).\n"
+    "  gomoku model init --blocks B --channels C [--board-max M --rule R --seed S] --out F\n"
+    "  gomoku model info F\n"
+    "'gomoku model init --help' and 'gomoku model info --help' list the options."};
+
+static const cmd_help_t help_init = {
+    "model init", "gomoku model init --blocks B --channels C --out F [options]",
+    "Write a new network with random (fixup) initial weights to F, atomically.\n"
+    "The same seed gives the same weights."};
+
+static const cmd_help_t help_info = {
+    "model info", "gomoku model info F",
+    "Print a weights file's dims, parameter count, training step, generation, rule,\n"
+    "file CRC32, size and forward GFLOP per evaluation on its largest board."};
+
+static int model_init(int argc, char **argv)
+{
+    int blocks = -1, channels = -1, board_max = BOARD_DEFAULT, hp = 0, hv = 0, vh = 0;
+    const char *rule_s = "freestyle", *out = NULL;
+    uint64_t seed = 1;
+    bool force = false;
+    const arg_spec_t specs[] = {
+        {"blocks", ARG_INT, &blocks, 0, NN_MAX_BLOCKS, "B  residual blocks (required)"},
+        {"channels", ARG_INT, &channels, 1, NN_MAX_CHANNELS, "C  trunk channels (required)"},
+        {"board-max", ARG_INT, &board_max, BOARD_MIN, BOARD_MAX,
+         "M  largest board the net serves (default 15)"},
+        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
+        {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
+        {"policy-head", ARG_INT, &hp, 1, NN_MAX_HEAD, "N  policy head channels (default 32)"},
+        {"value-head", ARG_INT, &hv, 1, NN_MAX_HEAD, "N  value head channels (default 32)"},
+        {"value-hidden", ARG_INT, &vh, 1, NN_MAX_HEAD, "N  value FC width (default 64)"},
+        {"out", ARG_STR, &out, 0, 0, "F  file to write (required)"},
+        {"force", ARG_FLAG, &force, 0, 0, "overwrite F if it exists"},
+    };
+    int rc = args_parse(&help_init, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv,
+                        NULL, 0, NULL);
+    if (rc != ARGS_OK)
+        return rc == ARGS_HELP ? 0 : 2;
+    if (blocks < 0)
+        return args_fail(&help_init, "--blocks is required");
+    if (channels < 0)
+        return args_fail(&help_init, "--channels is required");
+    if (!out || !*out)
+        return args_fail(&help_init, "--out is required");
+    rule_t rule;
+    if (!rule_parse(rule_s, &rule))
+        return args_fail(&help_init, "--rule must be freestyle, standard or renju, got '%s'",
+                         rule_s);
+    struct stat st;
+    if (!force && stat(out, &st) == 0) {
+        fprintf(stderr, "gomoku model init: %s exists (use --force to overwrite)\n", out);
+        return 1;
+    }
+    nn_config_t cfg;
+    nn_config_default(&cfg, blocks, channels, board_max);
+    if (hp)
+        cfg.policy_head = hp;
+    if (hv)
+        cfg.value_head = hv;
+    if (vh)
+        cfg.value_hidden = vh;
+    char err[512];
+    nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "gomoku model init: %s\n", err);
+        return 1;
+    }
+    m->rule = (uint32_t)rule;
+    rc = nn_model_save(m, out, err, sizeof err);
+    if (rc != 0)
+        fprintf(stderr, "gomoku model init: %s\n", err);
+    else
+        printf("wrote %s: %d blocks x %d channels, board max %d, %s, %zu parameters, seed %llu\n",
+               out, blocks, channels, board_max, rule_name(rule), m->nparams,
+               (unsigned long long)seed);
+    nn_model_free(m);
+    return rc == 0 ? 0 : 1;
+}
+
+static int model_info(int argc, char **argv)
+{
+    char *pos[1];
+    int npos = 0;
+    int rc = args_parse(&help_info, NULL, 0, argc, argv, pos, 1, &npos);
+    if (rc != ARGS_OK)
+        return rc == ARGS_HELP ? 0 : 2;
+    if (npos != 1)
+        return args_fail(&help_info, "a model file is required");
+    const char *path = pos[0];
+    char err[512];
+    nn_model_t *m = nn_model_load(path, err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "gomoku model info: %s\n", err);
+        return 1;
+    }
+    uint32_t crc = 0;
+    struct stat st;
+    if (nn_file_crc(path, &crc, err, sizeof err) != 0 || stat(path, &st) != 0) {
+        fprintf(stderr, "gomoku model info: %s\n", err);
+        nn_model_free(m);
+        return 1;
+    }
+    const nn_config_t *c = &m->cfg;
+    int M = c->board_max;
+    printf("file          %s\n", path);
+    printf("size          %lld bytes\n", (long long)st.st_size);
+    printf("crc32         %08x\n", crc);
+    printf("format        GZM1 version %d\n", NN_FILE_VERSION);
+    printf("blocks        %d\n", c->blocks);
+    printf("channels      %d\n", c->channels);
+    printf("board max     %d\n", M);
+    printf("input planes  %d\n", c->in_planes);
+    printf("policy head   %d\n", c->policy_head);
+    printf("value head    %d (hidden %d)\n", c->value_head, c->value_hidden);
+    printf("parameters    %zu\n", m->nparams);
+    printf("rule          %s\n", rule_name((rule_t)m->rule));
+    printf("step          %llu\n", (unsigned long long)m->step);
+    printf("generation    %llu\n", (unsigned long long)m->generation);
+    printf("forward       %.4f GFLOP per eval on %dx%d\n", nn_flops_per_eval(c, M) / 1e9, M, M);
+    nn_model_free(m);
+    return 0;
+}
+
+int cmd_model(int argc, char **argv)
+{
+    if (argc < 2)
+        return args_fail(&help_model, "a subcommand is required (init or info)");
+    const char *sub = argv[1];
+    if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
+        args_print_help(&help_model, NULL, 0);
+        return 0;
+    }
+    if (strcmp(sub, "init") == 0)
+        return model_init(argc - 1, argv + 1);
+    if (strcmp(sub, "info") == 0)
+        return model_info(argc - 1, argv + 1);
+    if (sub[0] == '-')
+        return args_fail(&help_model, "unknown option '%s'", sub);
+    return args_fail(&help_model, "unknown subcommand '%s' (init or info)", sub);
+}
