@@ -388,6 +388,16 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
         goto out_free;
     if (brain_ensure_tree(pb, err, errlen))
         goto out_free;
+    if (pb->kind == BRAIN_MCTS) {
+        /* warm up: the first net call makes its buffers and threads, not
+         * on a move's clock */
+        board_t b;
+        mcts_result_t r;
+        board_init(&b, pb->board_max < BOARD_DEFAULT ? pb->board_max : BOARD_DEFAULT,
+                   RULE_FREESTYLE);
+        if (brain_search(pb, &b, 0, &r, err, errlen))
+            goto out_free;
+    }
     return pb;
 out_free:
     pbrain_free(pb);
@@ -596,8 +606,6 @@ static int answer_move(pbrain_t *pb, FILE *out, double t0)
     }
     pb->me = pb->board.to_move;
     board_play(&pb->board, m.move);
-    if (pb->tree)
-        mcts_advance(pb->tree, m.move);
     if (m.searched)
         print_analysis(pb, out, &m.r);
     char mv[16];
@@ -605,6 +613,10 @@ static int answer_move(pbrain_t *pb, FILE *out, double t0)
     reply(out, "%s", mv);
     fflush(out);
     record_latency(pb, t0, budget);
+    /* After the reply, off our clock: keeping the subtree may compact the
+     * tree (copying it and touching fresh memory, ~10 ms measured). */
+    if (pb->tree)
+        mcts_advance(pb->tree, m.move);
     return 0;
 }
 
@@ -878,6 +890,12 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
         val = -val;
     if (dst) {
         *dst = val;
+        if (dst == &pb->max_memory && pb->kind == BRAIN_MCTS && tree_budget(pb) > 0) {
+            /* resize now: INFO comes before the move, off its clock */
+            char err[200];
+            if (brain_ensure_tree(pb, err, sizeof err))
+                reply(out, "ERROR INFO max_memory %lld: %s", val, err);
+        }
         return;
     }
     if (word_is(k, kn, "game_type")) {

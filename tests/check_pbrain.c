@@ -18,6 +18,7 @@
 #include "cli/pbrain.h"
 #include "cli/player.h"
 #include "engine/bot.h"
+#include "nn/nn.h"
 
 extern char **environ;
 
@@ -490,6 +491,69 @@ START_TEST(test_search_finds_win_and_reports)
 }
 END_TEST
 
+/* A real (tiny, untrained) model file through the CPU net: analysis
+ * MESSAGE lines, every move within timeout_turn, play at once with 0. */
+START_TEST(test_model_file)
+{
+    char path[] = "/tmp/check_pbrain_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    close(fd);
+    nn_config_t cfg;
+    char err[256];
+    nn_config_default(&cfg, 1, 8, 15);
+    nn_model_t *model = nn_model_create(&cfg, 3, err, sizeof err);
+    ck_assert_msg(model != NULL, "%s", err);
+    ck_assert_msg(nn_model_save(model, path, err, sizeof err) == 0, "%s", err);
+    nn_model_free(model);
+    pbrain_opts_t o;
+    pbrain_opts_default(&o);
+    o.model = path;
+    o.device = "cpu";
+    o.quiet = 1;
+    pbrain_t *pb = pbrain_create(&o, err, sizeof err);
+    ck_assert_msg(pb != NULL, "%s", err);
+    harness_t h;
+    memset(&h, 0, sizeof h);
+    h.pb = pb;
+    h.out = open_memstream(&h.buf, &h.len);
+    expect_error(&h, "START 16");   /* the net serves boards up to 15 */
+    ck_assert_str_eq(h_cmd(&h, "START 15"), "OK");
+    h_silent(&h, "INFO timeout_turn 100");
+    h_silent(&h, "INFO max_memory 200000000");
+    ck_assert_uint_lt(pbrain_tree_budget(pb), 200000000u);
+    uint64_t rng = 5;
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    int moves = asan() ? 5 : 15;
+    for (int i = 0; i < moves && !board_over(&b); i++) {
+        int om = bot_move(BOT_RANDOM, &b, &rng);
+        board_play(&b, om);
+        if (board_over(&b))
+            break;
+        char l[32];
+        snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+        double t0 = now_ms();
+        h_send(&h, l);
+        double dt = now_ms() - t0;
+        ck_assert_msg(dt <= 100.0, "move %d took %.1f ms", i, dt);
+        int m = as_move(h_answer(&h), 15);
+        ck_assert(m >= 0 && board_play(&b, m) == MOVE_OK);
+        ck_assert_int_eq(h.nreply, 2);
+        ck_assert(starts(h.reply[0], "MESSAGE visits ") && strstr(h.reply[0], "winrate"));
+    }
+    h_silent(&h, "INFO timeout_turn 0");
+    ck_assert_str_eq(h_cmd(&h, "RESTART"), "OK");
+    double t0 = now_ms();
+    ck_assert(as_move(h_cmd(&h, "BEGIN"), 15) >= 0);
+    ck_assert_double_lt(now_ms() - t0, 100.0);
+    fclose(h.out);
+    free(h.buf);
+    pbrain_free(pb);
+    unlink(path);
+}
+END_TEST
+
 /* ---- time: 100 moves at 100 ms, in-process ---- */
 
 START_TEST(test_time_100_moves_in_process)
@@ -662,6 +726,38 @@ START_TEST(test_binary_transcript)
     ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
     close(p.to);
     p.to = open("/dev/null", O_WRONLY);
+    ck_assert_int_eq(proc_wait(&p, 5000), 0);
+
+    /* the program under the Gomocup brain name speaks the protocol with no arguments */
+    char brain[1024];
+    snprintf(brain, sizeof brain, "%s", getenv("GOMOKU_BIN"));
+    char *slash = strrchr(brain, '/');
+    ck_assert(slash != NULL);
+    snprintf(slash + 1, sizeof brain - (size_t)(slash + 1 - brain), "pbrain-gomoku-zero");
+    ck_assert_msg(access(brain, X_OK) == 0, "%s is not built", brain);
+    pid_t pid;
+    int in[2], out[2];
+    ck_assert(pipe(in) == 0 && pipe(out) == 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addclose(&fa, in[1]);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    char *bargv[] = {brain, NULL};
+    ck_assert_int_eq(posix_spawn(&pid, brain, &fa, NULL, bargv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(in[0]);
+    close(out[1]);
+    p.pid = pid;
+    p.to = in[1];
+    p.from = out[0];
+    p.len = 0;
+    proc_send(&p, "START 20");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+    proc_send(&p, "BEGIN");
+    ck_assert(as_move(proc_answer(&p, line, sizeof line, 5000), 20) >= 0);
+    proc_send(&p, "END");
     ck_assert_int_eq(proc_wait(&p, 5000), 0);
 
     /* usage errors */
@@ -951,6 +1047,7 @@ int main(void)
     tcase_set_timeout(tt, 120);
     tcase_add_test(tt, test_time_100_moves_in_process);
     tcase_add_test(tt, test_binary_time_limit);
+    tcase_add_test(tt, test_model_file);
     suite_add_tcase(s, tt);
     TCase *tp = tcase_create("process");
     tcase_set_timeout(tp, 60);
