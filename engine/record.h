@@ -76,7 +76,8 @@ int record_equal(const game_record_t *a, const game_record_t *b);
 int record_validate(const game_record_t *r, char *err, size_t errlen);
 
 /* Encode r as one frame into *buf (grown with realloc as needed, caller
- * frees); returns the frame length, or 0 on failure with err set. */
+ * frees); returns the frame length, or 0 on failure with err set (a record
+ * whose fields frame_decode would reject is refused here too). */
 size_t frame_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *err, size_t errlen);
 
 typedef enum {
@@ -86,7 +87,13 @@ typedef enum {
 } frame_status_t;
 
 /* Decode one frame from the front of buf. On FRAME_BAD, *consumed is how far
- * to skip to resynchronise (to the next possible magic). */
+ * to skip to resynchronise (to the next possible magic; past the whole frame
+ * when its CRC matched but the record inside is invalid); it is 0 on
+ * FRAME_NEED_MORE. Checks: magic, length <= FRAME_MAX_PAYLOAD, CRC32, zlib
+ * stream (inflated piecewise, so a zip bomb costs no memory), record magic
+ * and version, every field in range, counts consistent, the record's own
+ * CRC, no trailing bytes. Legality of the moves is record_validate's job.
+ * *out keeps its capacity; after FRAME_BAD its contents are unspecified. */
 frame_status_t frame_decode(const uint8_t *buf, size_t len, size_t *consumed,
                             game_record_t *out, char *err, size_t errlen);
 
