@@ -531,15 +531,9 @@ static int zin_fill(zin_t *z, char *err, size_t errlen)
 /* Next n (<= 64) bytes of the serialised record. */
 static const uint8_t *zin_get(zin_t *z, size_t n, char *err, size_t errlen)
 {
-    while (z->have - z->pos < n) {
-        size_t before = z->have - z->pos;
+    while (z->have - z->pos < n)
         if (zin_fill(z, err, errlen) != 0)
             return NULL;
-        if (z->have - z->pos == before && z->ended) {
-            set_err(err, errlen, "record: data ends early");
-            return NULL;
-        }
-    }
     const uint8_t *p = z->chunk + z->pos;
     z->pos += n;
     return p;
