@@ -385,8 +385,8 @@ static void set_priors(mcts_t *t, node_t *nd, const float *row)
     }
     float scale = PRIOR_ONE / sum;
     for (int i = 0; i < k; i++) {
-        float v = row[ed[i].move];
-        ed[i].prior = (uint16_t)lrintf(v > 0.0f ? v * scale : 0.0f);
+        float v = row[ed[i].move] * scale;   /* round half up, no libm call */
+        ed[i].prior = (uint16_t)(v > 0.0f ? (v < PRIOR_ONE ? v + 0.5f : PRIOR_ONE) : 0.0f);
     }
     sort_edges(ed, k);
 }
