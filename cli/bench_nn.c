@@ -1,4 +1,267 @@
-/* PLACEHOLDER: replaced by the real benchmark. */
+/* gomoku bench nn: forward evals/s, forward GFLOP/s, train samples/s, and
+ * this machine's own SGEMM GFLOP/s measured in the same run; one JSON line
+ * per batch size, medians of several runs. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli/args.h"
 #include "cli/cmds.h"
-int bench_nn(int argc, char **argv) { (void)argc; (void)argv; fprintf(stderr, "gomoku bench nn: not built yet\n"); return 1; }
+#include "nn/nn.h"
+#include "nn/sgemm.h"
+
+static const cmd_help_t help = {
+    "bench nn", "gomoku bench nn [--device D --blocks B --channels C --batch N[,N...]]",
+    "Measure the network on a device: forward evals/s and GFLOP/s, training samples/s,\n"
+    "and this machine's SGEMM GFLOP/s on a square product (the peak the CPU path can\n"
+    "approach), each the median of several runs. Prints one JSON line per batch size."};
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* SGEMM GFLOP/s on an n x n x n product, `threads` threads, median of runs. */
+static double sgemm_peak(int n, int threads, int runs, double seconds)
+{
+    size_t nn = (size_t)n * n;
+    float *a = malloc(nn * sizeof(float)), *b = malloc(nn * sizeof(float));
+    float *c = malloc(nn * sizeof(float));
+    if (!a || !b || !c) {
+        free(a);
+        free(b);
+        free(c);
+        return 0;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        a[i] = (float)((i * 7919) % 1000) * 1e-3f;
+        b[i] = (float)((i * 104729) % 1000) * 1e-3f;
+    }
+    sgemm_run_threads(threads, false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);   /* warm */
+    double r[64];
+    for (int k = 0; k < runs; k++) {
+        int calls = 0;
+        double t0 = now(), t;
+        do {
+            sgemm_run_threads(threads, false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+            calls++;
+        } while ((t = now() - t0) < seconds);
+        r[k] = 2.0 * n * (double)n * n * calls / t / 1e9;
+    }
+    free(a);
+    free(b);
+    free(c);
+    return median(r, runs);
+}
+
+/* Parse "64" or "1,16,64" into out[]; count or -1. */
+static int parse_list(const char *s, int *out, int max)
+{
+    int n = 0;
+    while (*s) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 1 || v > 4096 || n >= max || (*end && *end != ','))
+            return -1;
+        out[n++] = (int)v;
+        s = *end ? end + 1 : end;
+        if (*end == ',' && !*s)
+            return -1;
+    }
+    return n;
+}
+
+/* Random legal-looking planes for an s x s board: about a fifth of the
+ * points hold stones. */
+static void fill_inputs(float *in, float *pt, float *vt, int n, int s)
+{
+    uint64_t st = 12345;
+    int hw = s * s;
+    memset(in, 0, sizeof(float) * (size_t)n * NN_PLANES * hw);
+    memset(pt, 0, sizeof(float) * (size_t)n * hw);
+    for (int k = 0; k < n; k++) {
+        float *p = in + (size_t)k * NN_PLANES * hw;
+        int target = -1;
+        for (int q = 0; q < hw; q++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            unsigned r = (unsigned)(st >> 33) % 10;
+            p[NN_PLANE_ONBOARD * hw + q] = 1;
+            p[NN_PLANE_BLACK * hw + q] = k & 1;
+            if (r == 0)
+                p[NN_PLANE_OWN * hw + q] = 1;
+            else if (r == 1)
+                p[NN_PLANE_OPP * hw + q] = 1;
+            else if (target < 0 || r == 5)
+                target = q;
+        }
+        pt[(size_t)k * hw + target] = 1;
+        vt[3 * k + k % 3] = 1;
+        vt[3 * k + (k + 1) % 3] = 0;
+        vt[3 * k + (k + 2) % 3] = 0;
+    }
+}
+
+int bench_nn(int argc, char **argv)
+{
+    const char *device = "cpu", *batch_s = "64", *model_path = NULL;
+    int blocks = 6, channels = 64, size = 15, runs = 5, threads = 0, sgemm_n = 2048;
+    double seconds = 1.0;
+    const arg_spec_t specs[] = {
+        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default cpu)"},
+        {"blocks", ARG_INT, &blocks, 0, NN_MAX_BLOCKS, "B  residual blocks (default 6)"},
+        {"channels", ARG_INT, &channels, 1, NN_MAX_CHANNELS, "C  channels (default 64)"},
+        {"batch", ARG_STR, &batch_s, 0, 0, "N[,N...]  batch sizes, one JSON line each (default 64)"},
+        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "S  board size (default 15)"},
+        {"model", ARG_STR, &model_path, 0, 0, "F  use this model's dims and weights instead"},
+        {"threads", ARG_INT, &threads, 0, 256, "T  CPU threads, 0 = all cores (default 0)"},
+        {"seconds", ARG_DOUBLE, &seconds, 0.01, 600, "S  minimum seconds per run (default 1)"},
+        {"runs", ARG_INT, &runs, 1, 64, "R  runs per figure; the median is reported (default 5)"},
+        {"sgemm-size", ARG_INT, &sgemm_n, 64, 8192,
+         "N  square SGEMM for the peak figure (default 2048)"},
+    };
+    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, NULL, 0,
+                        NULL);
+    if (rc != ARGS_OK)
+        return rc == ARGS_HELP ? 0 : 2;
+    int batches[32];
+    int nb = parse_list(batch_s, batches, 32);
+    if (nb <= 0)
+        return args_fail(&help, "--batch wants sizes 1..4096 separated by commas, got '%s'",
+                         batch_s);
+    int maxb = 0;
+    for (int i = 0; i < nb; i++)
+        maxb = batches[i] > maxb ? batches[i] : maxb;
+    char err[512], note[512];
+    nn_model_t *m;
+    if (model_path) {
+        m = nn_model_load(model_path, err, sizeof err);
+        if (m && size > m->cfg.board_max) {
+            fprintf(stderr, "gomoku bench nn: --size %d is larger than the model's board max %d\n",
+                    size, m->cfg.board_max);
+            nn_model_free(m);
+            return 1;
+        }
+    } else {
+        nn_config_t cfg;
+        nn_config_default(&cfg, blocks, channels, size);
+        m = nn_model_create(&cfg, 1, err, sizeof err);
+    }
+    if (!m) {
+        fprintf(stderr, "gomoku bench nn: %s\n", err);
+        return 1;
+    }
+    const nn_config_t *cfg = &m->cfg;
+    int M = cfg->board_max, hw = M * M;
+    double flops = nn_flops_per_eval(cfg, M);
+    int cores = sgemm_cores(), nthreads = threads ? threads : cores;
+    rc = 1;
+    float *in = malloc(sizeof(float) * (size_t)maxb * NN_PLANES * hw);
+    float *pt = malloc(sizeof(float) * (size_t)maxb * hw);
+    float *vt = malloc(sizeof(float) * (size_t)maxb * 3);
+    float *pol = malloc(sizeof(float) * (size_t)maxb * hw);
+    float *val = malloc(sizeof(float) * (size_t)maxb * 3);
+    if (!in || !pt || !vt || !pol || !val) {
+        fprintf(stderr, "gomoku bench nn: out of memory\n");
+        goto out_free;
+    }
+    /* inputs for an s x s board inside the M x M grid */
+    float *tmp_in = malloc(sizeof(float) * (size_t)maxb * NN_PLANES * size * size);
+    float *tmp_pt = malloc(sizeof(float) * (size_t)maxb * size * size);
+    if (!tmp_in || !tmp_pt) {
+        free(tmp_in);
+        free(tmp_pt);
+        fprintf(stderr, "gomoku bench nn: out of memory\n");
+        goto out_free;
+    }
+    fill_inputs(tmp_in, tmp_pt, vt, maxb, size);
+    memset(in, 0, sizeof(float) * (size_t)maxb * NN_PLANES * hw);
+    memset(pt, 0, sizeof(float) * (size_t)maxb * hw);
+    for (int k = 0; k < maxb; k++)
+        for (int q = 0; q < size * size; q++) {
+            int g = nn_policy_index(q, size, M);
+            for (int p = 0; p < NN_PLANES; p++)
+                in[((size_t)k * NN_PLANES + p) * hw + g] =
+                    tmp_in[((size_t)k * NN_PLANES + p) * size * size + q];
+            pt[(size_t)k * hw + g] = tmp_pt[(size_t)k * size * size + q];
+        }
+    free(tmp_in);
+    free(tmp_pt);
+
+    double peak = sgemm_peak(sgemm_n, threads, runs, seconds < 0.5 ? seconds : 0.5);
+    for (int bi = 0; bi < nb; bi++) {
+        int batch = batches[bi];
+        nn_net_t *net = nn_net_create(m, device, batch, threads, note, sizeof note, err,
+                                      sizeof err);
+        if (!net) {
+            if (strstr(err, "unknown device")) {
+                rc = args_fail(&help, "%s", err);
+                goto out_free;
+            }
+            fprintf(stderr, "gomoku bench nn: %s\n", err);
+            goto out_free;
+        }
+        if (note[0] && bi == 0)
+            fprintf(stderr, "gomoku bench nn: %s\n", note);
+        double fr[64], tr[64];
+        net->be->forward(net->ctx, in, batch, pol, val);   /* warm up */
+        for (int k = 0; k < runs; k++) {
+            int calls = 0;
+            double t0 = now(), t;
+            do {
+                net->be->forward(net->ctx, in, batch, pol, val);
+                calls++;
+            } while ((t = now() - t0) < seconds);
+            fr[k] = (double)calls * batch / t;
+        }
+        nn_train_opts_t o = {.lr = 1e-4f, .momentum = 0.9f, .weight_decay = 1e-4f};
+        nn_losses_t l;
+        net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l);   /* warm up, allocates */
+        for (int k = 0; k < runs; k++) {
+            int calls = 0;
+            double t0 = now(), t;
+            do {
+                net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l);
+                calls++;
+            } while ((t = now() - t0) < seconds);
+            tr[k] = (double)calls * batch / t;
+        }
+        double fe = median(fr, runs), ts = median(tr, runs), gf = fe * flops / 1e9;
+        printf("{\"bench\":\"nn\",\"device\":\"%s\",\"blocks\":%d,\"channels\":%d,"
+               "\"board_max\":%d,\"size\":%d,\"batch\":%d,\"threads\":%d,\"sgemm\":\"%s\","
+               "\"gflop_per_eval\":%.6f,\"forward_evals_per_s\":%.1f,\"forward_gflops\":%.2f,"
+               "\"train_samples_per_s\":%.1f,\"train_gflops_est\":%.2f,"
+               "\"sgemm_n\":%d,\"sgemm_gflops\":%.2f,\"forward_vs_sgemm\":%.3f,\"runs\":%d,"
+               "\"seconds\":%g}\n",
+               net->device_name, cfg->blocks, cfg->channels, M, size, batch,
+               strncmp(net->device_name, "cpu-ref", 7) == 0 ? 1 : nthreads, sgemm_impl_name(),
+               flops / 1e9, fe, gf, ts, 3.0 * ts * flops / 1e9, sgemm_n, peak,
+               peak > 0 ? gf / peak : 0.0, runs, seconds);
+        fflush(stdout);
+        nn_net_free(net);
+    }
+    rc = 0;
+
+out_free:
+    free(in);
+    free(pt);
+    free(vt);
+    free(pol);
+    free(val);
+    nn_model_free(m);
+    return rc;
+}

@@ -578,60 +578,74 @@ static void bias_relu_mask(float *x, int ch, int ld, int cols, const float *b, c
     }
 }
 
+/* Tap (ky, kx) of a 3x3 conv reads input point (y + ky - 1, x + kx - 1).
+ * Within one sample that is the flat index i + shift, shift = (ky-1)*M +
+ * kx-1, for output rows [ylo, yhi); column x = 0 (kx = 0) or x = M-1
+ * (kx = 2) would wrap into the neighbouring row and is padding instead. */
+typedef struct tap {
+    int shift, lo, hi;   /* flat output range [lo, hi) that reads in[i + shift] */
+    int ylo, yhi;
+} tap_t;
+
+static tap_t tap_of(int M, int ky, int kx)
+{
+    tap_t t;
+    t.ylo = ky == 0 ? 1 : 0;
+    t.yhi = ky == 2 ? M - 1 : M;
+    t.shift = (ky - 1) * M + kx - 1;
+    t.lo = t.ylo * M + (kx == 0 ? 1 : 0);
+    t.hi = t.yhi * M - (kx == 2 ? 1 : 0);
+    return t;
+}
+
 /* col (cin*9, ns*hw) from x (cin, ld), samples [s0, s0+ns) of the chunk. */
 static void im2col3(const float *x, int cin, int ld, int M, int s0, int ns, float *col)
 {
     int hw = M * M, lc = ns * hw;
-    for (int ci = 0; ci < cin; ci++)
-        for (int ky = 0; ky < 3; ky++)
-            for (int kx = 0; kx < 3; kx++) {
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            tap_t t = tap_of(M, ky, kx);
+            for (int ci = 0; ci < cin; ci++) {
                 float *dst = col + (size_t)((ci * 3 + ky) * 3 + kx) * lc;
-                for (int s = 0; s < ns; s++) {
-                    const float *src = x + (size_t)ci * ld + (size_t)(s0 + s) * hw;
-                    for (int y = 0; y < M; y++) {
-                        float *d = dst + s * hw + y * M;
-                        int yy = y + ky - 1;
-                        if (yy < 0 || yy >= M) {
-                            memset(d, 0, sizeof(float) * M);
-                            continue;
-                        }
-                        const float *r = src + yy * M;
-                        if (kx == 1) {
-                            memcpy(d, r, sizeof(float) * M);
-                        } else if (kx == 0) {
-                            d[0] = 0.0f;
-                            memcpy(d + 1, r, sizeof(float) * (M - 1));
-                        } else {
-                            memcpy(d, r + 1, sizeof(float) * (M - 1));
-                            d[M - 1] = 0.0f;
-                        }
-                    }
+                const float *src = x + (size_t)ci * ld + (size_t)s0 * hw;
+                for (int s = 0; s < ns; s++, dst += hw, src += hw) {
+                    memset(dst, 0, sizeof(float) * t.lo);
+                    memcpy(dst + t.lo, src + t.lo + t.shift, sizeof(float) * (t.hi - t.lo));
+                    memset(dst + t.hi, 0, sizeof(float) * (hw - t.hi));
+                    if (kx == 0)
+                        for (int y = t.ylo; y < t.yhi; y++)
+                            dst[y * M] = 0.0f;
+                    else if (kx == 2)
+                        for (int y = t.ylo; y < t.yhi; y++)
+                            dst[y * M + M - 1] = 0.0f;
                 }
             }
+        }
 }
 
-/* dx (cin, ld) += col2im(col), the adjoint of im2col3. */
-static void col2im3(const float *col, int cin, int ld, int M, int s0, int ns, float *dx)
+/* dx (cin, ld) += col2im(col), the adjoint of im2col3. Clobbers the
+ * padding entries of col (sets them to 0). */
+static void col2im3(float *col, int cin, int ld, int M, int s0, int ns, float *dx)
 {
     int hw = M * M, lc = ns * hw;
-    for (int ci = 0; ci < cin; ci++)
-        for (int ky = 0; ky < 3; ky++)
-            for (int kx = 0; kx < 3; kx++) {
-                const float *src = col + (size_t)((ci * 3 + ky) * 3 + kx) * lc;
-                for (int s = 0; s < ns; s++) {
-                    float *dst = dx + (size_t)ci * ld + (size_t)(s0 + s) * hw;
-                    for (int y = 0; y < M; y++) {
-                        int yy = y + ky - 1;
-                        if (yy < 0 || yy >= M)
-                            continue;
-                        const float *r = src + s * hw + y * M;
-                        float *d = dst + yy * M;
-                        int xlo = kx == 0 ? 1 : 0, xhi = kx == 2 ? M - 1 : M;
-                        for (int xx = xlo; xx < xhi; xx++)
-                            d[xx + kx - 1] += r[xx];
-                    }
+    for (int ky = 0; ky < 3; ky++)
+        for (int kx = 0; kx < 3; kx++) {
+            tap_t t = tap_of(M, ky, kx);
+            for (int ci = 0; ci < cin; ci++) {
+                float *src = col + (size_t)((ci * 3 + ky) * 3 + kx) * lc;
+                float *dst = dx + (size_t)ci * ld + (size_t)s0 * hw;
+                for (int s = 0; s < ns; s++, dst += hw, src += hw) {
+                    if (kx == 0)
+                        for (int y = t.ylo; y < t.yhi; y++)
+                            src[y * M] = 0.0f;
+                    else if (kx == 2)
+                        for (int y = t.ylo; y < t.yhi; y++)
+                            src[y * M + M - 1] = 0.0f;
+                    for (int i = t.lo; i < t.hi; i++)
+                        dst[i + t.shift] += src[i];
                 }
             }
+        }
 }
 
 /* out (cout, ld) = conv3x3(x (cin, ld)) with weights w (cout, cin*9), no bias. */
