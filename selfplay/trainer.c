@@ -677,8 +677,26 @@ static void update_rates(trainer_t *t, double now)
     }
 }
 
+/* s as the inside of a JSON string (paths may hold quotes or backslashes). */
+static const char *json_str(const char *s, char *buf, size_t len)
+{
+    size_t n = 0;
+    for (; *s && n + 7 < len; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            n += (size_t)snprintf(buf + n, len - n, "\\%c", c);
+        else if (c < 0x20)
+            n += (size_t)snprintf(buf + n, len - n, "\\u%04x", c);
+        else
+            buf[n++] = (char)c;
+    }
+    buf[n] = '\0';
+    return buf;
+}
+
 static void write_status(trainer_t *t)
 {
+    char esc[8192];
     static char buf[65536];
     size_t cap = sizeof buf, n = 0;
 #define PUT(...) do { int k_ = snprintf(buf + n, cap - n, __VA_ARGS__); \
@@ -687,7 +705,8 @@ static void write_status(trainer_t *t)
         (long)getpid(), t->step);
     PUT("  \"target_step\": %" PRIu64 ",\n  \"generation\": %" PRIu64 ",\n", t->target,
         t->generation);
-    PUT("  \"model\": \"%s\",\n  \"device\": \"%s\",\n", t->model_path, t->device);
+    PUT("  \"model\": \"%s\",\n", json_str(t->model_path, esc, sizeof esc));
+    PUT("  \"device\": \"%s\",\n", t->device);
     PUT("  \"losses\": {\"policy\": %.5f, \"value\": %.5f, \"l2\": %.5f, \"total\": %.5f},\n",
         t->last.policy, t->last.value, t->last.l2, t->last.total);
     PUT("  \"lr\": %.6g,\n", nn_schedule_lr(&t->sched, t->step));
