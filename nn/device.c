@@ -86,6 +86,15 @@ nn_net_t *nn_net_create(const nn_model_t *m, const char *device, int max_batch, 
         return NULL;
     }
     n->ctx = be->create(m, max_batch, dev, threads, err, errlen);
+    if (!n->ctx && strcmp(device, "auto") == 0 && be != &nn_backend_cpu) {
+        /* auto: a CUDA device that is there but cannot take this net (memory,
+         * cuDNN) still leaves the CPU; say so */
+        if (note && notelen)
+            snprintf(note, notelen, "cuda unavailable: %s; using cpu", err);
+        be = &nn_backend_cpu;
+        snprintf(name, sizeof name, "cpu");
+        n->ctx = be->create(m, max_batch, 0, threads, err, errlen);
+    }
     if (!n->ctx) {
         free(n);
         return NULL;
