@@ -712,6 +712,45 @@ START_TEST(test_killed_trainer_leaves_no_workers_and_resumes)
 }
 END_TEST
 
+START_TEST(test_resume_with_only_invalid_games)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--steps 5");
+    ck_assert_int_eq(wait_exit(pid, 50), 0);
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_gt(good, 0);
+    /* every saved frame corrupted: one byte flipped in each payload */
+    char p[256];
+    snprintf(p, sizeof p, "%s/games/shard-000000.gzr", run);
+    FILE *f = fopen(p, "r+b");
+    ck_assert_ptr_nonnull(f);
+    unsigned char hdr[12];
+    long off = 0;
+    while (fseek(f, off, SEEK_SET) == 0 && fread(hdr, 1, 12, f) == 12) {
+        unsigned len = hdr[4] | hdr[5] << 8 | hdr[6] << 16 | (unsigned)hdr[7] << 24;
+        fseek(f, off + 12, SEEK_SET);
+        int c = fgetc(f);
+        fseek(f, off + 12, SEEK_SET);
+        fputc(c ^ 0xff, f);
+        off += 12 + (long)len;
+    }
+    fclose(f);
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(good, 0);
+    /* the trainer says so and waits for new games instead of training on nothing */
+    pid = start_train(run, "--steps +3");
+    ck_assert_int_eq(wait_exit(pid, 50), 0);
+    snprintf(p, sizeof p, "%s.err", run);
+    ck_assert(file_contains(p, "saved frames in"));
+    ck_assert(file_contains(p, "are invalid: training waits for new games"));
+    ck_assert_int_eq(newest_step(run), 8);
+    ck_assert_int_ge(status_num(run, "bad_frames_on_load"), 1);
+    rm_rf(run);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     char cmd[512];
@@ -757,6 +796,7 @@ int main(void)
     tcase_add_test(proc, test_garbage_frames_rejected);
     tcase_add_test(proc, test_second_trainer_refused);
     tcase_add_test(proc, test_killed_trainer_leaves_no_workers_and_resumes);
+    tcase_add_test(proc, test_resume_with_only_invalid_games);
     tcase_set_timeout(proc, asan() ? 240 : 120);
     suite_add_tcase(s, proc);
     SRunner *sr = srunner_create(s);
