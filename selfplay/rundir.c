@@ -15,19 +15,21 @@ void run_config_default(run_config_t *c)
     memset(c, 0, sizeof *c);
     c->version = RUN_CONFIG_VERSION;
     c->rule = RULE_FREESTYLE;
-    c->size = 9;
-    c->blocks = 2;
-    c->channels = 32;
+    /* the board and net of the rest of the program (15x15, 6x64), the
+     * search budget of `gomoku selfplay` */
+    c->size = BOARD_DEFAULT;
+    c->blocks = 6;
+    c->channels = 64;
     c->workers = 1;
     c->parallel = 16;
-    c->visits = 64;
-    c->cheap_visits = 16;
+    c->visits = 200;
+    c->cheap_visits = 50;
     c->full_frac = 0.25;
-    c->batch = 128;
+    c->batch = 256;
     c->lr = 0.02;
     c->checkpoint_every = 100;
     c->ratio = 4.0;
-    c->window = 50000;
+    c->window = 250000;
     c->seed = 1;
     snprintf(c->device, sizeof c->device, "auto");
 }

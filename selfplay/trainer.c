@@ -103,7 +103,17 @@ typedef struct trainer {
 
 static volatile sig_atomic_t g_stop_signal;
 
-static void on_stop_signal(int sig) { g_stop_signal = sig; }
+static void on_stop_signal(int sig)
+{
+    if (g_stop_signal) {
+        /* a second Ctrl-C: leave now; the workers die with us (PR_SET_PDEATHSIG) */
+        static const char msg[] = "\ngomoku train: second signal: exiting without a checkpoint\n";
+        ssize_t r = write(2, msg, sizeof msg - 1);
+        (void)r;
+        _exit(130);
+    }
+    g_stop_signal = sig;
+}
 
 static void tlog(trainer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void tlog(trainer_t *t, const char *fmt, ...)
@@ -558,11 +568,11 @@ static void worker_frames(trainer_t *t, wslot_t *w)
         if (w->bad_frames <= 3 || w->bad_frames % 1000 == 0)
             tlog(t, "worker %d: rejected frame (%" PRIu64 " so far): %s", w->id, w->bad_frames,
                  why);
-        if (t->o->bad_frame_limit > 0 && w->bad_life >= (uint64_t)t->o->bad_frame_limit &&
+        if (t->o->bad_frame_limit > 0 && w->bad_life == (uint64_t)t->o->bad_frame_limit &&
             w->state == W_RUNNING) {
+            /* the good frames it sent before dying are still taken; its EOF follows */
             tlog(t, "worker %d: %" PRIu64 " corrupt frames, restarting it", w->id, w->bad_life);
             kill(w->pid, SIGKILL);
-            return; /* its EOF arrives next */
         }
     }
 }
