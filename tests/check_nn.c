@@ -326,7 +326,7 @@ START_TEST(test_fast_vs_ref_1thread) { fast_vs_ref(1, 8, 5); }
 END_TEST
 START_TEST(test_fast_vs_ref_2threads) { fast_vs_ref(2, 7, 7); }
 END_TEST
-/* more samples than one im2col slice (2048 / 81 = 25), uneven split */
+/* chunks of several pieces (9 samples forward, 12 training on 9x9), uneven split */
 START_TEST(test_fast_vs_ref_big) { fast_vs_ref(2, asan() ? 30 : 60, asan() ? 29 : 57); }
 END_TEST
 
