@@ -129,3 +129,17 @@ int args_parse(const cmd_help_t *h, const arg_spec_t *specs, int nspecs, int arg
         *npos = np;
     return ARGS_OK;
 }
+
+void args_json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(f, "\\u%04x", *s);
+        else
+            fputc(*s, f);
+    }
+    fputc('"', f);
+}

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 typedef enum { ARG_FLAG, ARG_INT, ARG_DOUBLE, ARG_STR, ARG_U64 } arg_kind_t;
 
@@ -38,5 +39,8 @@ void args_print_help(const cmd_help_t *h, const arg_spec_t *specs, int nspecs);
 /* One-line error + usage to stderr; returns 2 for `return args_fail(...)`. */
 int args_fail(const cmd_help_t *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Write s to f as a JSON string literal (quotes, escapes). */
+void args_json_str(FILE *f, const char *s);
 
 #endif

@@ -71,20 +71,6 @@ static void fmt_elo(char *buf, size_t len, double v, bool json)
         snprintf(buf, len, json ? "%.1f" : "%+.1f", v);
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* Play one game from the opening; *result set. -1 with err on a player failure. */
 static int play_game(player_t *black, player_t *white, const board_t *opening, result_t *result,
                      int *plies, bool *forfeit, char *err, size_t errlen)
@@ -234,9 +220,9 @@ int cmd_match(int argc, char **argv)
             fmt_elo(a, sizeof a, lo, true);
             fmt_elo(b, sizeof b, hi, true);
             printf("{\"a\":");
-            json_str(stdout, pl[0]->name);
+            args_json_str(stdout, pl[0]->name);
             printf(",\"b\":");
-            json_str(stdout, pl[1]->name);
+            args_json_str(stdout, pl[1]->name);
             printf(",\"games\":%d,\"wins\":%d,\"losses\":%d,\"draws\":%d,\"score\":%.4f,"
                    "\"elo\":%s,\"elo_low\":%s,\"elo_high\":%s,\"rule\":\"%s\",\"size\":%d}\n",
                    n, w, l, d, score, e, a, b, rule_name(rule), size);

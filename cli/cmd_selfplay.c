@@ -123,20 +123,6 @@ static int on_game(void *user, const game_record_t *rec)
     return 0;
 }
 
-static void json_str(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 static void print_progress(const selfplay_stats_t *st, uint64_t target, double secs, bool tty,
                            bool final)
 {
@@ -281,7 +267,7 @@ int cmd_selfplay(int argc, char **argv)
     sigaction(SIGTERM, &old_term, NULL);
     double avg = st.batches ? (double)st.evals / (double)st.batches : 0.0;
     printf("{\"out\":");
-    json_str(stdout, out);
+    args_json_str(stdout, out);
     printf(",\"games\":%llu,\"written\":%llu,\"shards\":%d,\"moves\":%llu,"
            "\"seconds\":%.3f,\"games_per_s\":%.4f,\"evals\":%llu,\"evals_per_s\":%.1f,"
            "\"avg_batch\":%.2f,\"cache_hits\":%llu,\"black\":%llu,\"white\":%llu,\"draws\":%llu,"
