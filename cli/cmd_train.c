@@ -50,7 +50,7 @@ int cmd_train(int argc, char **argv)
     /* -1 / NULL: not given on the command line */
     int workers = -1, parallel = -1, visits = -1, cheap = -1, blocks = -1, channels = -1, size = -1,
         batch = -1, ckpt = -1, window = -1;
-    double lr = -1, ratio = -1, full_frac = -1;
+    double lr = -1, ratio = -1, full_frac = -1, resign = -1;
     const char *rule = NULL, *device = NULL, *steps = NULL;
     uint64_t seed = 0;
     int seed_given_sentinel = 0;
@@ -61,6 +61,7 @@ int cmd_train(int argc, char **argv)
         {"visits", ARG_INT, &visits, 1, 1000000, "V  playouts per full search (default 200)"},
         {"cheap-visits", ARG_INT, &cheap, 1, 1000000, "V  playouts of a cheap search (default 50)"},
         {"full-frac", ARG_DOUBLE, &full_frac, 0.0001, 1, "F  fraction of moves searched fully; only they train the policy (default 0.25)"},
+        {"resign", ARG_DOUBLE, &resign, 0, 1, "T  self-play resigns below root value -T; 0: never (default 0.9)"},
         {"blocks", ARG_INT, &blocks, 0, 64, "B  residual blocks (default 6)"},
         {"channels", ARG_INT, &channels, 1, 1024, "C  trunk channels (default 64)"},
         {"rule", ARG_STR, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
@@ -153,6 +154,7 @@ int cmd_train(int argc, char **argv)
         FIXED_I(visits, visits, "visits");
         FIXED_I(cheap, cheap_visits, "cheap-visits");
         FIXED_D(full_frac, full_frac, "full-frac");
+        FIXED_D(resign, resign, "resign");
         FIXED_I(blocks, blocks, "blocks");
         FIXED_I(channels, channels, "channels");
         FIXED_I(size, size, "size");
@@ -196,6 +198,7 @@ int cmd_train(int argc, char **argv)
         if (visits >= 0) cfg.visits = visits;
         if (cheap >= 0) cfg.cheap_visits = cheap;
         if (full_frac >= 0) cfg.full_frac = full_frac;
+        if (resign >= 0) cfg.resign = resign;
         if (blocks >= 0) cfg.blocks = blocks;
         if (channels >= 0) cfg.channels = channels;
         if (size >= 0) cfg.size = size;

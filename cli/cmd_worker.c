@@ -37,6 +37,7 @@ int cmd_worker(int argc, char **argv)
         {"visits", ARG_INT, &o.sp.visits, 1, 1000000, "V  playouts of a full search"},
         {"cheap-visits", ARG_INT, &o.sp.cheap_visits, 1, 1000000, "V  playouts of a cheap search"},
         {"full-frac", ARG_DOUBLE, &o.sp.full_frac, 0.0001, 1, "F  fraction of moves searched fully"},
+        {"resign", ARG_DOUBLE, &o.sp.resign_threshold, 0, 1, "T  resign below root value -T (0: never)"},
         {"device", ARG_STR, &o.sp.device, 0, 0, "D  auto, cpu, cuda, cuda:N"},
         {"threads", ARG_INT, &o.sp.threads, 0, 256, "T  CPU backend threads (default 1)"},
         {"seed", ARG_U64, &o.sp.seed, 0, 0, "S  random seed"},

@@ -25,6 +25,7 @@ void run_config_default(run_config_t *c)
     c->visits = 200;
     c->cheap_visits = 50;
     c->full_frac = 0.25;
+    c->resign = 0.9;
     c->batch = 256;
     c->lr = 0.02;
     c->checkpoint_every = 100;
@@ -149,10 +150,10 @@ int run_config_save(const run_config_t *c, const char *path, char *err, size_t e
     int n = snprintf(buf, sizeof buf,
                      "# gomoku train run settings, fixed when the run was created\n"
                      "version=%d\nrule=%s\nsize=%d\nblocks=%d\nchannels=%d\nworkers=%d\n"
-                     "parallel=%d\nvisits=%d\ncheap_visits=%d\nfull_frac=%.17g\nbatch=%d\nlr=%.17g\ncheckpoint_every=%d\n"
+                     "parallel=%d\nvisits=%d\ncheap_visits=%d\nfull_frac=%.17g\nresign=%.17g\nbatch=%d\nlr=%.17g\ncheckpoint_every=%d\n"
                      "ratio=%.17g\nwindow=%d\nseed=%llu\ndevice=%s\n",
                      c->version, rule_name(c->rule), c->size, c->blocks, c->channels, c->workers,
-                     c->parallel, c->visits, c->cheap_visits, c->full_frac, c->batch, c->lr, c->checkpoint_every, c->ratio,
+                     c->parallel, c->visits, c->cheap_visits, c->full_frac, c->resign, c->batch, c->lr, c->checkpoint_every, c->ratio,
                      c->window, (unsigned long long)c->seed, c->device);
     return run_write_atomic(path, buf, (size_t)n, 1, err, errlen);
 }
@@ -232,6 +233,8 @@ int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
             bad = parse_int(v, 1, 1000000, &c->cheap_visits);
         } else if (strcmp(k, "full_frac") == 0) {
             bad = parse_double(v, 0.0001, 1, &c->full_frac);
+        } else if (strcmp(k, "resign") == 0) {
+            bad = parse_double(v, 0, 1, &c->resign);
         } else if (strcmp(k, "batch") == 0) {
             bad = parse_int(v, 1, 65536, &c->batch);
         } else if (strcmp(k, "lr") == 0) {

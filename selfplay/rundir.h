@@ -31,6 +31,7 @@ typedef struct run_config {
     int visits;         /* full-search playouts per move */
     int cheap_visits;   /* playout-cap randomization: playouts of a cheap search */
     double full_frac;   /* fraction of moves searched fully (only those train the policy) */
+    double resign;      /* resign below -resign root value (0: never) */
     int batch;          /* training minibatch */
     double lr;
     int checkpoint_every;

@@ -362,7 +362,8 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     fcntl(ctl[1], F_SETFL, O_NONBLOCK);
 
     char a_gen[32], a_ppid[32], a_size[16], a_par[16], a_vis[16], a_seed[32], a_cheap[16],
-        a_frac[32];
+        a_frac[32], a_resign[32];
+    snprintf(a_resign, sizeof a_resign, "%.9g", t->cfg.resign);
     snprintf(a_cheap, sizeof a_cheap, "%d", t->cfg.cheap_visits);
     snprintf(a_frac, sizeof a_frac, "%.9g", t->cfg.full_frac);
     snprintf(a_gen, sizeof a_gen, "%" PRIu64, t->generation);
@@ -399,6 +400,8 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     argv[ac++] = a_cheap;
     argv[ac++] = "--full-frac";
     argv[ac++] = a_frac;
+    argv[ac++] = "--resign";
+    argv[ac++] = a_resign;
     argv[ac++] = "--device";
     argv[ac++] = t->cfg.device;
     argv[ac++] = "--threads";
