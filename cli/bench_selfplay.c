@@ -90,16 +90,20 @@ int bench_selfplay(int argc, char **argv)
     selfplay_get_stats(sp, &st);
     double mean_len = st.games ? (double)plies / (double)st.games : 0.0;
     double moves_s = st.moves / secs;
+    /* no finished game: no game length to divide by, so no figure (null) */
+    char gph[32] = "null";
+    if (mean_len > 0)
+        snprintf(gph, sizeof gph, "%.1f", moves_s * 3600.0 / mean_len);
     printf("{\"bench\":\"selfplay\",\"device\":\"%s\",\"blocks\":%d,\"channels\":%d,"
            "\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"cheap_visits\":%d,\"full_frac\":%.2f,"
            "\"parallel\":%d,\"seconds\":%.1f,\"games_finished\":%llu,\"moves\":%llu,"
            "\"mean_plies\":%.1f,\"moves_per_s\":%.2f,\"evals_per_s\":%.1f,\"avg_batch\":%.2f,"
-           "\"games_per_hour\":%.1f}\n",
+           "\"games_per_hour\":%s}\n",
            o.device, blocks, channels, rule_name(o.rule), o.size, o.visits, o.cheap_visits,
            o.full_frac, o.parallel, secs, (unsigned long long)st.games,
            (unsigned long long)st.moves, mean_len, moves_s, st.evals / secs,
            st.batches ? (double)st.evals / st.batches : 0.0,
-           mean_len > 0 ? moves_s * 3600.0 / mean_len : 0.0);
+           gph);
     selfplay_free(sp);
     return 0;
 }
