@@ -233,7 +233,9 @@ static void start_move(selfplay_t *sp, game_t *g)
 {
     const selfplay_opts_t *o = &sp->o;
     g->full = o->cheap_visits == 0 || o->full_frac >= 1.0 || sp_unit(sp) < o->full_frac;
-    g->target = (uint32_t)(g->full ? o->visits : o->cheap_visits);
+    /* a cheap search never gets more playouts than a full one */
+    int cheap = o->cheap_visits < o->visits ? o->cheap_visits : o->visits;
+    g->target = (uint32_t)(g->full ? o->visits : cheap);
     if (g->target < 1)
         g->target = 1;
     g->need_noise = g->full && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0;
