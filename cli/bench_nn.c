@@ -217,6 +217,26 @@ int bench_nn(int argc, char **argv)
         }
         if (note[0] && bi == 0)
             fprintf(stderr, "gomoku bench nn: %s\n", note);
+        bool on_gpu = strncmp(net->device_name, "cuda", 4) == 0;
+        double bound = 0.0;   /* evals/s at the FLOP bound (GPU only) */
+        /* GPU: the issue's FLOP bound, 2 x blocks x 2 x 9 x C^2 x size^2 flops
+         * per eval (the trunk's convolutions) at the bf16 cuBLAS peak. */
+        char gpu_json[256] = "";
+#ifdef GZ_HAVE_CUDA
+        if (on_gpu) {
+            char gname[128];
+            int dev = net->device_name[4] == ':' ? atoi(net->device_name + 5) : 0;
+            double tflops = nn_cuda_gemm_peak_tflops(dev, gname, sizeof gname);
+            double trunk = 2.0 * cfg->blocks * 2.0 * 9.0 * cfg->channels * cfg->channels *
+                           size * size;
+            if (tflops > 0)
+                snprintf(gpu_json, sizeof gpu_json,
+                         ",\"gpu\":\"%s\",\"bf16_peak_tflops\":%.1f,"
+                         "\"flop_bound_evals_per_s\":%.0f,\"trunk_gflop_per_eval\":%.6f",
+                         gname, tflops, tflops * 1e12 / trunk, trunk / 1e9);
+            bound = tflops > 0 ? tflops * 1e12 / trunk : 0.0;
+        }
+#endif
         /* Each run times the forward pass and then the SGEMM, so both see the
          * same machine load; the ratio is the median of the per-run ratios. */
         double fr[64], tr[64], pk[64], ratio[64];
@@ -229,7 +249,8 @@ int bench_nn(int argc, char **argv)
                 calls++;
             } while ((t = now() - t0) < seconds);
             fr[k] = (double)calls * batch / t;
-            pk[k] = sgemm_peak(sgemm_n, threads, 1, seconds < 0.5 ? seconds : 0.5);
+            /* on a GPU the CPU SGEMM says nothing: the bf16 bound below replaces it */
+            pk[k] = on_gpu ? 0.0 : sgemm_peak(sgemm_n, threads, 1, seconds < 0.5 ? seconds : 0.5);
             ratio[k] = pk[k] > 0 ? fr[k] * flops / 1e9 / pk[k] : 0.0;
         }
         nn_train_opts_t o = {.lr = 1e-4f, .momentum = 0.9f, .weight_decay = 1e-4f};
@@ -251,15 +272,18 @@ int bench_nn(int argc, char **argv)
             used = 1;
         else if (strcmp(net->device_name, "cpu") == 0 && used > batch)
             used = batch;
+        char bound_json[64] = "";
+        if (bound > 0)
+            snprintf(bound_json, sizeof bound_json, ",\"fraction_of_bound\":%.3f", fe / bound);
         printf("{\"bench\":\"nn\",\"device\":\"%s\",\"blocks\":%d,\"channels\":%d,"
                "\"board_max\":%d,\"size\":%d,\"batch\":%d,\"threads\":%d,\"sgemm\":\"%s\","
                "\"gflop_per_eval\":%.6f,\"forward_evals_per_s\":%.1f,\"forward_gflops\":%.2f,"
                "\"train_samples_per_s\":%.1f,\"train_gflops_est\":%.2f,"
                "\"sgemm_n\":%d,\"sgemm_gflops\":%.2f,\"forward_vs_sgemm\":%.3f,\"runs\":%d,"
-               "\"seconds\":%g}\n",
+               "\"seconds\":%g%s%s}\n",
                net->device_name, cfg->blocks, cfg->channels, M, size, batch,
                used, sgemm_impl_name(), flops / 1e9, fe, gf, ts, 3.0 * ts * flops / 1e9,
-               sgemm_n, peak, rel, runs, seconds);
+               sgemm_n, peak, rel, runs, seconds, gpu_json, bound_json);
         fflush(stdout);
         nn_net_free(net);
     }
