@@ -1,6 +1,8 @@
 /* A model file as a player: MCTS over the net under a visit or time budget,
  * leaf-parallel batches of up to MODEL_BATCH leaves per NN call (virtual
- * loss), the tree kept between moves. */
+ * loss), the tree kept between moves. With opts->threads = T > 1, T search
+ * threads share the tree, each with its own net context (one CPU thread
+ * each on the CPU backend), so their NN calls overlap. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,10 +12,13 @@
 #include "nn/nn.h"
 
 #define MODEL_BATCH 8
+#define MODEL_MAX_THREADS 16
 
 typedef struct model_player {
-    nn_net_t *net;
-    mcts_neteval_t *ne;
+    int nthreads;
+    nn_net_t *net[MODEL_MAX_THREADS];
+    mcts_neteval_t *ne[MODEL_MAX_THREADS];
+    mcts_eval_fn evals[MODEL_MAX_THREADS];
     mcts_cache_t *cache;
     mcts_t *tree;
     int visits, time_ms;
@@ -34,7 +39,7 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
     mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms,
                          .batch = MODEL_BATCH};
     mcts_result_t r;
-    mcts_search(mp->tree, mcts_neteval_eval, mp->ne, &lim, &r);
+    mcts_search_threads(mp->tree, mp->nthreads, mp->evals, (void *const *)mp->ne, &lim, &r);
     if (r.best_move == MOVE_NONE) {
         snprintf(err, errlen, "%s: no legal move", p->name);
         return -1;
@@ -64,8 +69,10 @@ static void model_free(player_t *p)
     if (mp) {
         mcts_free(mp->tree);
         mcts_cache_free(mp->cache);
-        mcts_neteval_free(mp->ne);
-        nn_net_free(mp->net);
+        for (int i = 0; i < mp->nthreads; i++) {
+            mcts_neteval_free(mp->ne[i]);
+            nn_net_free(mp->net[i]);
+        }
         free(mp);
     }
     free(p);
@@ -111,27 +118,33 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->time_ms = o->visits > 0 ? 0 : o->time_ms;
     mp->rule = rule;
     mp->size = size;
-    mp->net = nn_net_create(m, o->device ? o->device : "auto", MODEL_BATCH,
-                            o->threads > 0 ? o->threads : 1, note, sizeof note, e, sizeof e);
-    if (!mp->net) {
-        snprintf(err, errlen, "%s: %s", path, e);
-        goto out_free_player;
+    mp->nthreads = o->threads > 1 ? o->threads : 1;
+    if (mp->nthreads > MODEL_MAX_THREADS)
+        mp->nthreads = MODEL_MAX_THREADS;
+    for (int i = 0; i < mp->nthreads; i++) {
+        mp->net[i] = nn_net_create(m, o->device ? o->device : "auto", MODEL_BATCH, 1, note,
+                                   sizeof note, e, sizeof e);
+        if (!mp->net[i]) {
+            snprintf(err, errlen, "%s: %s", path, e);
+            goto out_free_player;
+        }
+        if (i == 0 && note[0] && !o->quiet)
+            fprintf(stderr, "%s\n", note);
+        mp->ne[i] = mcts_neteval_create(mp->net[i], MODEL_BATCH, e, sizeof e);
+        if (!mp->ne[i])
+            goto out_err;
+        mp->evals[i] = mcts_neteval_eval;
     }
-    if (note[0] && !o->quiet)
-        fprintf(stderr, "%s\n", note);
     if (!o->quiet && m->rule != (uint32_t)rule && m->rule < RULE_COUNT)
         fprintf(stderr, "note: %s was trained for %s, playing %s\n", path,
                 rule_name((rule_t)m->rule), rule_name(rule));
-    mp->ne = mcts_neteval_create(mp->net, MODEL_BATCH, e, sizeof e);
-    if (!mp->ne)
-        goto out_err;
     mp->cache = mcts_cache_create((size_t)64 << 20, e, sizeof e);
     if (!mp->cache)
         goto out_err;
     mcts_params_t sp;
     mcts_params_default(&sp);
     sp.seed = o->seed;
-    sp.max_pending = MODEL_BATCH;
+    sp.max_pending = MODEL_BATCH * mp->nthreads;
     /* visit budget: room for several searches of it; time budget: 1 GiB */
     size_t npts = (size_t)size * (size_t)size;
     sp.mem_bytes = o->visits > 0 ? 4 * ((size_t)o->visits + 64) * (npts * 8 + 64) : (size_t)1 << 30;

@@ -10,6 +10,8 @@
 #include "mcts/mcts.h"
 
 #include <assert.h>
+#include <pthread.h>
+#include <sched.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -545,14 +547,14 @@ bool mcts_search_done(const mcts_t *t, uint32_t visit_target)
     return visit_target > 0 && r->n + r->vl >= visit_target;
 }
 
-int mcts_gather(mcts_t *t, int max, uint32_t visit_target, const board_t **boards)
+/* Select up to max leaves into the pending slots pend[0..max-1] (virtual
+ * loss on their paths); returns how many need the net. */
+static int gather_into(mcts_t *t, pending_t *pend, int max, uint32_t visit_target,
+                       const board_t **boards)
 {
-    assert(t->npending == 0);
-    if (max > t->p.max_pending)
-        max = t->p.max_pending;
     int got = 0, resolved = 0;
     while (got < max && resolved < 4 * max + 64 && !mcts_search_done(t, visit_target)) {
-        pending_t *pd = &t->pend[got];
+        pending_t *pd = &pend[got];
         int r = select_leaf(t, pd);
         if (r == SEL_EVAL) {
             boards[got++] = &pd->board;
@@ -562,14 +564,15 @@ int mcts_gather(mcts_t *t, int max, uint32_t visit_target, const board_t **board
             break;   /* collision or full */
         }
     }
-    t->npending = got;
     return got;
 }
 
-void mcts_deliver(mcts_t *t, const float *policy, const float *value)
+/* Expand the n leaves in pend[] with the net's rows and back them up. */
+static void deliver_from(mcts_t *t, pending_t *pend, int n, const float *policy,
+                         const float *value)
 {
-    for (int k = 0; k < t->npending; k++) {
-        pending_t *pd = &t->pend[k];
+    for (int k = 0; k < n; k++) {
+        pending_t *pd = &pend[k];
         node_t *nd = N(t, pd->path[pd->depth - 1]);
         assert(nd->state == NS_PENDING);
         float v = value[k];
@@ -583,6 +586,20 @@ void mcts_deliver(mcts_t *t, const float *policy, const float *value)
             cache_store(t, &pd->board, nd, v);
         backup(t, pd->path, pd->depth, v, true);
     }
+}
+
+int mcts_gather(mcts_t *t, int max, uint32_t visit_target, const board_t **boards)
+{
+    assert(t->npending == 0);
+    if (max > t->p.max_pending)
+        max = t->p.max_pending;
+    t->npending = gather_into(t, t->pend, max, visit_target, boards);
+    return t->npending;
+}
+
+void mcts_deliver(mcts_t *t, const float *policy, const float *value)
+{
+    deliver_from(t, t->pend, t->npending, policy, value);
     t->npending = 0;
 }
 
@@ -955,6 +972,110 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
     out->playouts = t->playouts - p0;
     out->evals = evals;
     out->seconds = (now_ms() - t0) / 1e3;
+    out->playouts_per_s = out->seconds > 0.0 ? out->playouts / out->seconds : 0.0;
+    return 0;
+}
+
+/* Several threads on one tree: each owns a slice of the pending slots and
+ * of the policy/value rows, selects its leaves and backs them up under the
+ * tree's lock, and runs its evaluator outside it, so the evaluations of
+ * different threads overlap. */
+typedef struct search_shared {
+    mcts_t *t;
+    const mcts_limits_t *lim;
+    pthread_mutex_t lock;
+    double t0;
+    uint32_t target;
+    int batch;
+    uint64_t evals;
+} search_shared_t;
+
+typedef struct search_thread {
+    search_shared_t *sh;
+    int index;
+    mcts_eval_fn eval;
+    void *user;
+} search_thread_t;
+
+static bool search_should_stop(const search_shared_t *sh)
+{
+    const mcts_limits_t *lim = sh->lim;
+    if (lim->stop && *lim->stop)
+        return true;
+    if (lim->time_ms > 0.0 && now_ms() - sh->t0 >= lim->time_ms)
+        return true;
+    return mcts_search_done(sh->t, sh->target);
+}
+
+static void *search_thread_main(void *arg)
+{
+    search_thread_t *st = arg;
+    search_shared_t *sh = st->sh;
+    mcts_t *t = sh->t;
+    size_t base = (size_t)st->index * (size_t)sh->batch;
+    pending_t *pend = t->pend + base;
+    float *policy = t->policy + base * BOARD_CELLS;
+    float *value = t->value + base;
+    const board_t *boards[4096];
+    for (;;) {
+        pthread_mutex_lock(&sh->lock);
+        if (search_should_stop(sh)) {
+            pthread_mutex_unlock(&sh->lock);
+            break;
+        }
+        int n = gather_into(t, pend, sh->batch, sh->target, boards);
+        pthread_mutex_unlock(&sh->lock);
+        if (n == 0) {
+            sched_yield();   /* every leaf in reach is in flight in another thread */
+            continue;
+        }
+        st->eval(st->user, boards, n, policy, value);
+        pthread_mutex_lock(&sh->lock);
+        deliver_from(t, pend, n, policy, value);
+        sh->evals += (uint64_t)n;
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return NULL;
+}
+
+int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void *const *users,
+                        const mcts_limits_t *lim, mcts_result_t *out)
+{
+    assert(t->npending == 0);
+    if (nthreads <= 1)
+        return mcts_search(t, evals[0], users[0], lim, out);
+    if (nthreads > MCTS_MAX_THREADS)
+        nthreads = MCTS_MAX_THREADS;
+    search_shared_t sh = {.t = t, .lim = lim, .t0 = now_ms(), .target = lim->visits};
+    int batch = lim->batch < 1 ? 1 : lim->batch;
+    if (batch * nthreads > t->p.max_pending)
+        batch = t->p.max_pending / nthreads;
+    if (batch < 1) {
+        batch = 1;
+        nthreads = t->p.max_pending;
+    }
+    sh.batch = batch;
+    if (sh.target == 0 && !(lim->time_ms > 0.0) && !lim->stop)
+        sh.target = 1;
+    uint64_t p0 = t->playouts;
+    pthread_mutex_init(&sh.lock, NULL);
+    search_thread_t st[MCTS_MAX_THREADS];
+    pthread_t tid[MCTS_MAX_THREADS];
+    int started = 0;
+    for (int i = 0; i < nthreads; i++) {
+        st[i] = (search_thread_t){.sh = &sh, .index = i, .eval = evals[i], .user = users[i]};
+        if (i > 0 && pthread_create(&tid[i], NULL, search_thread_main, &st[i]) != 0)
+            break;   /* fewer threads: the search still completes */
+        started = i + 1;
+    }
+    search_thread_main(&st[0]);
+    for (int i = 1; i < started; i++)
+        pthread_join(tid[i], NULL);
+    pthread_mutex_destroy(&sh.lock);
+    mcts_get_result(t, out);
+    out->playouts = t->playouts - p0;
+    out->evals = sh.evals;
+    out->seconds = (now_ms() - sh.t0) / 1e3;
     out->playouts_per_s = out->seconds > 0.0 ? out->playouts / out->seconds : 0.0;
     return 0;
 }

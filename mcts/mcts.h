@@ -156,6 +156,15 @@ typedef struct mcts_result {
 /* Search the root. Returns 0. The result describes the root afterwards. */
 int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *lim,
                 mcts_result_t *out);
+/* The same search by nthreads threads (1..MCTS_MAX_THREADS) on this one
+ * tree: thread i calls evals[i](users[i], ...) on its own batches of up to
+ * lim->batch leaves, so evaluators need not be thread-safe, only separate
+ * (e.g. one mcts_neteval_t and net each). Selection and backup hold the
+ * tree's lock; evaluations run in parallel. nthreads * batch is capped at
+ * max_pending (batch shrinks first). nthreads == 1 is mcts_search. */
+#define MCTS_MAX_THREADS 64
+int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void *const *users,
+                        const mcts_limits_t *lim, mcts_result_t *out);
 /* Fill out with the root analysis (no search). */
 void mcts_get_result(const mcts_t *t, mcts_result_t *out);
 

@@ -168,6 +168,65 @@ START_TEST(test_takes_win)
 }
 END_TEST
 
+/* Several threads on one tree: each thread has its own evaluator (here a
+ * counting uniform one), the visit identity holds, every evaluation is
+ * accounted for, and the tactics are the same. */
+typedef struct counting_eval { uint64_t positions; } counting_eval_t;
+
+static void eval_counting(void *user, const board_t *const *boards, int n, float *policy,
+                          float *value)
+{
+    ((counting_eval_t *)user)->positions += (uint64_t)n;
+    mcts_eval_uniform(NULL, boards, n, policy, value);
+}
+
+START_TEST(test_threads_one_tree)
+{
+    mcts_params_t p;
+    mcts_params_default(&p);
+    p.max_pending = 32;
+    p.mem_bytes = 32 << 20;
+    char err[128];
+    mcts_t *t = mcts_create(&p, NULL, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    counting_eval_t ce[4] = {{0}};
+    mcts_eval_fn evals[4] = {eval_counting, eval_counting, eval_counting, eval_counting};
+    void *users[4] = {&ce[0], &ce[1], &ce[2], &ce[3]};
+
+    board_t b;
+    board_init(&b, 9, RULE_STANDARD);
+    board_play(&b, board_xy(&b, 4, 4));
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 3000, .batch = 8};
+    mcts_result_t r;
+    mcts_search_threads(t, 4, evals, users, &lim, &r);
+    ck_assert_uint_eq(r.root_visits, 3000);
+    mcts_child_info_t c[BOARD_CELLS];
+    int k = mcts_root_children(t, c, BOARD_CELLS);
+    uint64_t sum = 0;
+    for (int i = 0; i < k; i++)
+        sum += c[i].visits;
+    ck_assert_uint_eq(sum + 1, r.root_visits);
+    ck_assert_uint_eq(ce[0].positions + ce[1].positions + ce[2].positions + ce[3].positions,
+                      r.evals);
+    ck_assert_uint_gt(r.evals, 0);
+
+    /* the immediate win is found and proven with 4 threads too */
+    const int w[4][2] = {{3, 2}, {4, 2}, {5, 2}, {6, 2}};
+    board_init(&b, 15, RULE_FREESTYLE);
+    for (int i = 0; i < 4; i++) {
+        board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
+        board_play(&b, board_xy(&b, w[i][0], w[i][1]));
+    }
+    mcts_set_root(t, &b);
+    lim.visits = 400;
+    mcts_search_threads(t, 4, evals, users, &lim, &r);
+    ck_assert(board_is_winning_move(&b, r.best_move));
+    ck_assert_int_eq(r.proven, 1);
+    mcts_free(t);
+}
+END_TEST
+
 START_TEST(test_blocks_closed_four)
 {
     for (int rule = 0; rule < RULE_COUNT; rule++) {
@@ -528,6 +587,7 @@ int main(void)
     tcase_add_test(tc, test_puct_by_hand);
     tcase_add_test(tc, test_visits_add_up);
     tcase_add_test(tc, test_takes_win);
+    tcase_add_test(tc, test_threads_one_tree);
     tcase_add_test(tc, test_blocks_closed_four);
     tcase_add_test(tc, test_blocks_open_four);
     tcase_add_test(tc, test_finds_open_four);
