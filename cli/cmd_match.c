@@ -127,7 +127,7 @@ int cmd_match(int argc, char **argv)
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
         {"visits", ARG_INT, &visits, 0, 10000000, "V  model players: visits per move (default 200, or 0 with --time)"},
         {"time", ARG_INT, &time_ms, 0, 86400000, "MS model players: time per move when --visits 0"},
-        {"threads", ARG_INT, &threads, 1, 256, "T  model players: search threads on one tree, each with its own net (default 1)"},
+        {"threads", ARG_INT, &threads, 1, 16, "T  model players: search threads on one tree, each with its own net, 1..16 (default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed for openings and players (default 1)"},
         {"openings", ARG_INT, &openings, 0, 20, "K  random opening moves (default 2)"},

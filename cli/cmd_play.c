@@ -85,7 +85,7 @@ int cmd_play(int argc, char **argv)
         {"seed", ARG_U64, &seed, 0, 0, "S  seed of bots and searches (default 1)"},
         {"visits", ARG_INT, &visits, 0, 10000000, "V  model players: playouts per move (default 800; 0: use --time)"},
         {"time", ARG_INT, &time_ms, 0, 86400000, "MS  model players: time per move when --visits 0"},
-        {"threads", ARG_INT, &threads, 1, 256, "T  model players: search threads on one tree, each with its own net (default 1)"},
+        {"threads", ARG_INT, &threads, 1, 16, "T  model players: search threads on one tree, each with its own net, 1..16 (default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
         {"quiet", ARG_FLAG, &quiet, 0, 0, "no notes on stderr"},
     };
