@@ -793,7 +793,7 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
 {
     if (t->step == t->ckpt_step)
         return 0;
-    t->net->be->get_weights(t->net->ctx, t->model->params);
+    nn_net_get_weights(t->net, t->model->params);
     t->model->step = t->step;
     t->model->generation = t->generation + 1;
     char p[4096];
@@ -820,14 +820,16 @@ static int can_train(trainer_t *t)
     return (double)(t->step + 1) * t->cfg.batch <= t->cfg.ratio * (double)t->positions;
 }
 
-static void train_one(trainer_t *t)
+static int train_one(trainer_t *t, char *err, size_t errlen)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
     o.lr = nn_schedule_lr(&t->sched, t->step);
     nn_losses_t l;
-    t->net->be->train_step(t->net->ctx, b->in, b->policy, b->value, b->n, &o, &l);
+    int rc = nn_net_train_step(t->net, b->in, b->policy, b->value, b->n, &o, &l, err, errlen);
     replay_batcher_release(t->batcher, b);
+    if (rc != 0)
+        return -1;
     t->last = l;
     t->loss_sum[0] += l.policy;
     t->loss_sum[1] += l.value;
@@ -836,6 +838,7 @@ static void train_one(trainer_t *t)
     t->loss_n++;
     t->step++;
     t->session_samples += (uint64_t)t->cfg.batch;
+    return 0;
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -858,7 +861,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
                            sizeof note, err, errlen);
     if (!t->net)
         return -1;
-    snprintf(t->device, sizeof t->device, "%s", t->net->device_name);
+    snprintf(t->device, sizeof t->device, "%s", nn_net_device_name(t->net));
     if (note[0])
         tlog(t, "%s", note);
 
@@ -962,7 +965,8 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
-            train_one(t);
+            if (train_one(t, err, errlen) != 0)
+                goto out_stop;
             if (t->step % (uint64_t)o->metrics_every == 0)
                 metrics_row(t);
             if (t->step % (uint64_t)t->cfg.checkpoint_every == 0 &&
