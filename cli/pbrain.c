@@ -11,10 +11,10 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "engine/bot.h"
+#include "engine/util.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
 
@@ -98,21 +98,6 @@ struct pbrain {
     int searching;
     int ending;                 /* END was read: every search ends at once */
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* Every reply goes through here: one line, printable ASCII only. */
 static void reply(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -587,7 +572,7 @@ int pbrain_margin_ms(const pbrain_t *pb)
 
 static void record_latency(pbrain_t *pb, double t0, double budget)
 {
-    double excess = now_ms() - t0 - budget;
+    double excess = util_now_ms() - t0 - budget;
     double decayed = pb->lat_est * LATENCY_DECAY;
     pb->lat_est = excess > decayed ? excess : decayed;
     pb->nlat++;
@@ -824,7 +809,7 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
             return;
         }
         if (pb->kind == BRAIN_BOT) {
-            best = cands[rng_next(&pb->rng) % (uint64_t)nc];
+            best = cands[util_rng_below(&pb->rng, (uint32_t)nc)];
         } else {
             for (int i = 0; i < nc && !bad; i++) {
                 int16_t mv[3] = {0};
@@ -1323,7 +1308,7 @@ static int handle_line_at(pbrain_t *pb, const char *line, FILE *out, double t0)
 
 int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out)
 {
-    return handle_line_at(pb, line, out, now_ms());
+    return handle_line_at(pb, line, out, util_now_ms());
 }
 
 /* ---- pbrain_run: a reader thread queues lines while the protocol thread
@@ -1370,7 +1355,7 @@ static int reader_push(reader_t *r, const char *line)
         return 0;
     }
     queued_line_t *ql = &r->q[(r->head + r->n) % QUEUE_LINES];
-    ql->t = now_ms();
+    ql->t = util_now_ms();
     snprintf(ql->text, sizeof ql->text, "%s", line);
     r->n++;
     if (line_is(line, "END")) {
