@@ -17,6 +17,7 @@
 #include "engine/util.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
+#include "selfplay/searcher.h"
 
 #define INFO_UNLIMITED 2147483647LL   /* time_left when the match time is unlimited */
 #define DEFAULT_TURN_MS 5000          /* no INFO timeout_turn: a human is playing */
@@ -28,6 +29,7 @@
 #define MIN_TREE_BYTES ((size_t)4 << 20)
 #define PROCESS_BASE_BYTES ((size_t)48 << 20)   /* code, stacks, stdio, net buffers */
 #define SEARCH_BATCH 8
+#define WARMUP_MS 30.0                /* a search at start-up, off any move's clock */
 #define QUEUE_LINES 64                /* lines read ahead while a move is being searched */
 
 typedef enum { BRAIN_BOT, BRAIN_MCTS } brain_kind_t;
@@ -46,14 +48,9 @@ struct pbrain {
     /* move chooser */
     brain_kind_t kind;
     bot_kind_t bot;             /* BRAIN_BOT */
-    nn_model_t *model;          /* owned, BRAIN_MCTS with a net (NULL: uniform evaluator) */
-    int nthreads;               /* search threads, each with its own net and evaluator */
-    nn_net_t *net[PBRAIN_MAX_THREADS];
-    mcts_neteval_t *neteval[PBRAIN_MAX_THREADS];
-    mcts_eval_fn evals[PBRAIN_MAX_THREADS];
-    void *users[PBRAIN_MAX_THREADS];
-    mcts_cache_t *cache;
-    mcts_t *tree;
+    int nthreads;               /* search threads, each with its own net */
+    searcher_t *searcher;       /* BRAIN_MCTS: net(s), evaluators, cache and the tree */
+    mcts_t *tree;               /* the searcher's tree (NULL after a failed resize) */
     size_t tree_bytes, cache_bytes;   /* what the current tree/cache were made with */
     size_t model_bytes;
     int board_max;              /* largest board the chooser serves */
@@ -234,15 +231,7 @@ static size_t tree_budget(const pbrain_t *pb)
     return left < cap ? left : cap;
 }
 
-static void brain_drop_tree(pbrain_t *pb)
-{
-    mcts_free(pb->tree);
-    pb->tree = NULL;
-    mcts_cache_free(pb->cache);
-    pb->cache = NULL;
-}
-
-/* (Re)make tree and cache when max_memory changed; -1 with err. */
+/* Tree and cache resized when max_memory changed; -1 with err. */
 static int brain_ensure_tree(pbrain_t *pb, char *err, size_t errlen)
 {
     if (pb->kind != BRAIN_MCTS)
@@ -256,20 +245,10 @@ static int brain_ensure_tree(pbrain_t *pb, char *err, size_t errlen)
     size_t cache_bytes = total / 4, tree_bytes = total - cache_bytes;
     if (pb->tree && tree_bytes == pb->tree_bytes && cache_bytes == pb->cache_bytes)
         return 0;
-    brain_drop_tree(pb);
-    pb->cache = mcts_cache_create(cache_bytes, err, errlen);
-    if (!pb->cache)
+    pb->tree = NULL;
+    if (searcher_set_memory(pb->searcher, tree_bytes, cache_bytes, err, errlen))
         return -1;
-    mcts_params_t p;
-    mcts_params_default(&p);
-    p.mem_bytes = tree_bytes;
-    p.seed = pb->opts.seed;
-    p.max_pending = SEARCH_BATCH * pb->nthreads;
-    pb->tree = mcts_create(&p, pb->cache, err, errlen);
-    if (!pb->tree) {
-        brain_drop_tree(pb);
-        return -1;
-    }
+    pb->tree = searcher_tree(pb->searcher, 0);
     pb->tree_bytes = tree_bytes;
     pb->cache_bytes = cache_bytes;
     return 0;
@@ -308,7 +287,7 @@ static int brain_search(pbrain_t *pb, const board_t *b, double budget_ms, mcts_r
 {
     if (brain_ensure_tree(pb, err, errlen))
         return -1;
-    mcts_sync_root(pb->tree, b);
+    mcts_sync_root(pb->tree, b);   /* for the visit count below; searcher_search syncs too */
     mcts_limits_t lim = {0};
     lim.batch = SEARCH_BATCH;
     lim.stop = &pb->stop;
@@ -317,9 +296,9 @@ static int brain_search(pbrain_t *pb, const board_t *b, double budget_ms, mcts_r
     else
         lim.time_ms = budget_ms;
     search_begin(pb);
-    mcts_search_threads(pb->tree, pb->nthreads, pb->evals, pb->users, &lim, r);
+    int rc = searcher_search(pb->searcher, b, &lim, r, err, errlen);
     search_end(pb);
-    return 0;
+    return rc;
 }
 
 /* A legal point that is not blocked (BOARD field 3) instead of `move`
@@ -412,29 +391,36 @@ static int brain_load(pbrain_t *pb, char *err, size_t errlen)
         return 0;
     }
     pb->kind = BRAIN_MCTS;
-    for (int i = 0; i < pb->nthreads; i++)
-        pb->evals[i] = mcts_eval_uniform;   /* mcts:uniform; a model replaces them */
-    if (strcmp(spec, "mcts:uniform") == 0)
-        return 0;
-    pb->model = nn_model_load(spec, err, errlen);
-    if (!pb->model)
-        return -1;
-    pb->board_max = pb->model->cfg.board_max;
-    pb->model_bytes = pb->model->nparams * sizeof(float) * 2 * (size_t)pb->nthreads;
-    for (int i = 0; i < pb->nthreads; i++) {
-        char note[256] = "";
-        pb->net[i] = nn_net_create(pb->model, pb->opts.device, SEARCH_BATCH, 1, note,
-                                   sizeof note, err, errlen);
-        if (!pb->net[i])
+    nn_model_t *model = NULL;
+    if (strcmp(spec, "mcts:uniform") != 0) {
+        model = nn_model_load(spec, err, errlen);
+        if (!model)
             return -1;
-        if (i == 0 && note[0] && !pb->opts.quiet)
-            fprintf(stderr, "gomoku pbrain: %s\n", note);
-        pb->neteval[i] = mcts_neteval_create(pb->net[i], SEARCH_BATCH, err, errlen);
-        if (!pb->neteval[i])
-            return -1;
-        pb->evals[i] = mcts_neteval_eval;
-        pb->users[i] = pb->neteval[i];
+        pb->board_max = model->cfg.board_max;
+        /* weights and the net's buffers, one net per search thread */
+        pb->model_bytes = model->nparams * sizeof(float) * 2 * (size_t)pb->nthreads;
     }
+    size_t total = tree_budget(pb);
+    searcher_opts_t so;
+    searcher_opts_default(&so);
+    so.device = pb->opts.device;
+    so.search_threads = pb->nthreads;
+    so.net_threads = 1;
+    so.batch = SEARCH_BATCH;
+    so.size = pb->board_max < BOARD_DEFAULT ? pb->board_max : BOARD_DEFAULT;
+    so.cache_bytes = total / 4;
+    so.tree_bytes = total - so.cache_bytes;
+    so.mcts.seed = pb->opts.seed;
+    char note[256] = "";
+    pb->searcher = searcher_create(model, &so, note, sizeof note, err, errlen);
+    nn_model_free(model);
+    if (!pb->searcher)
+        return -1;
+    if (note[0] && !pb->opts.quiet)
+        fprintf(stderr, "gomoku pbrain: %s\n", note);
+    pb->tree = searcher_tree(pb->searcher, 0);
+    pb->tree_bytes = so.tree_bytes;
+    pb->cache_bytes = so.cache_bytes;
     return 0;
 }
 
@@ -458,27 +444,15 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
     pb->size = BOARD_DEFAULT;
     if (brain_load(pb, err, errlen))
         goto out_free;
-    if (brain_ensure_tree(pb, err, errlen))
-        goto out_free;
     if (pb->kind == BRAIN_MCTS) {
         /* warm up: the first call of each net makes its buffers and
-         * threads, not on a move's clock */
+         * threads, not on a move's clock; a short timed search gives
+         * every search thread a batch */
         board_t b;
         mcts_result_t r;
         board_init(&b, pb->board_max < BOARD_DEFAULT ? pb->board_max : BOARD_DEFAULT,
                    RULE_FREESTYLE);
-        const board_t *bp[SEARCH_BATCH];
-        for (int i = 0; i < SEARCH_BATCH; i++)
-            bp[i] = &b;
-        float *policy = malloc(sizeof *policy * SEARCH_BATCH * BOARD_CELLS), value[SEARCH_BATCH];
-        if (!policy) {
-            snprintf(err, errlen, "out of memory");
-            goto out_free;
-        }
-        for (int i = 0; i < pb->nthreads; i++)
-            pb->evals[i](pb->users[i], bp, SEARCH_BATCH, policy, value);
-        free(policy);
-        if (brain_search(pb, &b, 0, &r, err, errlen))
+        if (brain_search(pb, &b, WARMUP_MS, &r, err, errlen))
             goto out_free;
     }
     return pb;
@@ -491,12 +465,7 @@ void pbrain_free(pbrain_t *pb)
 {
     if (!pb)
         return;
-    brain_drop_tree(pb);
-    for (int i = 0; i < pb->nthreads; i++) {
-        mcts_neteval_free(pb->neteval[i]);
-        nn_net_free(pb->net[i]);
-    }
-    nn_model_free(pb->model);
+    searcher_free(pb->searcher);
     pthread_mutex_destroy(&pb->mu);
     free(pb);
 }
