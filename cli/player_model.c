@@ -24,6 +24,7 @@ typedef struct model_player {
     int visits, time_ms;
     rule_t rule;
     int size;
+    mcts_result_t last;   /* the last genmove's search (last.best_move MOVE_NONE: none) */
 } model_player_t;
 
 static int model_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
@@ -45,7 +46,22 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
         return -1;
     }
     *move = r.best_move;
+    mp->last = r;
     return 0;
+}
+
+static bool model_analysis(const player_t *p, player_analysis_t *out)
+{
+    const model_player_t *mp = p->impl;
+    const mcts_result_t *r = &mp->last;
+    if (r->best_move == MOVE_NONE)
+        return false;
+    out->winrate = r->winrate;
+    out->proven = r->proven;
+    out->visits = r->root_visits;
+    out->npv = r->npv < PLAYER_PV_MAX ? r->npv : PLAYER_PV_MAX;
+    memcpy(out->pv, r->pv, sizeof(int) * (size_t)out->npv);
+    return true;
 }
 
 static void model_new_game(player_t *p, const board_t *b)
@@ -83,6 +99,7 @@ static const player_ops_t model_ops = {
     .new_game = model_new_game,
     .notify = model_notify,
     .free = model_free,
+    .analysis = model_analysis,
 };
 
 player_t *player_model_create(const char *path, rule_t rule, int size, const player_opts_t *o,
@@ -138,7 +155,8 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     if (!o->quiet && m->rule != (uint32_t)rule && m->rule < RULE_COUNT)
         fprintf(stderr, "note: %s was trained for %s, playing %s\n", path,
                 rule_name((rule_t)m->rule), rule_name(rule));
-    mp->cache = mcts_cache_create((size_t)64 << 20, e, sizeof e);
+    mp->last.best_move = MOVE_NONE;
+    mp->cache = mcts_cache_create(o->cache_bytes ? o->cache_bytes : (size_t)64 << 20, e, sizeof e);
     if (!mp->cache)
         goto out_err;
     mcts_params_t sp;
