@@ -8,11 +8,13 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <time.h>
 
 #include "cli/args.h"
 #include "cli/player.h"
 #include "cli/serve.h"
+#include "engine/util.h"
 #include "nn/nn.h"
 
 #define PLAY_ID_LEN 16
@@ -42,14 +44,6 @@ struct serve_play {
     play_game_t *games;
 };
 
-static uint64_t play_rand(serve_play_t *p)
-{
-    uint64_t z = (p->rng += 0x9e3779b97f4a7c15ull);   /* splitmix64 */
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* The player spec for a new game; false with err when there is none. */
 static bool play_spec(serve_play_t *p, char *spec, size_t len, char *err, size_t errlen)
 {
@@ -77,7 +71,8 @@ serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t er
         snprintf(err, errlen, "out of memory");
         goto out_free;
     }
-    p->rng = (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)p << 16);
+    if (getrandom(&p->rng, sizeof p->rng, 0) != (ssize_t)sizeof p->rng)   /* ids hard to guess */
+        p->rng = (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)p << 16);
     p->max_size = BOARD_MAX;
     p->default_size = BOARD_DEFAULT;
     char spec[4200];
@@ -330,7 +325,7 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
         memset(g, 0, sizeof *g);
         g->used = g->busy = true;
         g->last_used = ++p->tick;
-        snprintf(g->id, sizeof g->id, "%016" PRIx64, play_rand(p));
+        snprintf(g->id, sizeof g->id, "%016" PRIx64, util_rng_next(&p->rng));
         g->board = b;
         g->human = color[0] == 'b' ? STONE_BLACK : STONE_WHITE;
         g->player = pl;

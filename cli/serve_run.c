@@ -365,7 +365,7 @@ static bool decode_frames(serve_run_t *r, game_record_t *g)
     char err[256];
     while (at < r->buf_n) {
         size_t used = 0;
-        frame_status_t st = frame_decode(r->buf + at, r->buf_n - at, &used, g, err, sizeof err);
+        frame_status_t st = record_decode(r->buf + at, r->buf_n - at, &used, g, err, sizeof err);
         if (st == FRAME_NEED_MORE)
             break;
         if (st == FRAME_OK && record_validate(g, err, sizeof err) == 0) {

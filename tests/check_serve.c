@@ -399,11 +399,11 @@ START_TEST(test_watch)
     record_init(&r);
     won_game(&r);
     char err[256];
-    ck_assert_int_eq(frame_write(f, &r, err, sizeof err), 0);
+    ck_assert_int_eq(record_write(f, &r, err, sizeof err), 0);
     fputs("this is not a frame", f);
-    ck_assert_int_eq(frame_write(f, &r, err, sizeof err), 0);
+    ck_assert_int_eq(record_write(f, &r, err, sizeof err), 0);
     uint8_t *buf = NULL;
-    size_t cap = 0, len = frame_encode(&r, &buf, &cap, err, sizeof err);
+    size_t cap = 0, len = record_encode(&r, &buf, &cap, err, sizeof err);
     ck_assert_uint_gt(len, 20);
     fwrite(buf, 1, len / 2, f);
     fclose(f);
@@ -437,7 +437,7 @@ START_TEST(test_watch)
     /* a new shard */
     snprintf(p, sizeof p, "%s/shard-000001.gzr", games);
     f = fopen(p, "wb");
-    ck_assert_int_eq(frame_write(f, &r, err, sizeof err), 0);
+    ck_assert_int_eq(record_write(f, &r, err, sizeof err), 0);
     fclose(f);
     ck_assert(run_has(port, "\"id\": 4, \"shard\": \"shard-000001.gzr\""));
 
