@@ -458,7 +458,6 @@ START_TEST(test_watch)
         if (strstr(resp, "\"checkpoints\""))
             break;
     }
-    close(fd);
     ck_assert_msg(strstr(resp, "text/event-stream"), "%s", resp);
     ck_assert_msg(strstr(resp, "event: run\ndata: {\"status\": {   \"state\": \"training\""),
                   "%s", resp);
@@ -474,7 +473,8 @@ START_TEST(test_watch)
     ck_assert(run_has(port, "status.json: bad JSON"));
     ck_assert_ptr_nonnull(strstr(body_of(), "\"step\": 77"));
 
-    serve_stop(&s);
+    serve_stop(&s);   /* with the event stream still open: it ends cleanly */
+    close(fd);
     /* the server wrote nothing into the run */
     char cmd[512];
     snprintf(cmd, sizeof cmd, "test $(find %s | wc -l) -eq 8", dir);
