@@ -520,7 +520,8 @@ static void random_position(board_t *b, uint64_t *rng, int box[4])
     box[3] = y0 + h < size ? y0 + h + 1 : size;
 }
 
-static int diagram_of(const board_t *b, int mark, char *out, size_t len)
+/* The board as rows of .XO, mark drawn as '*'. */
+static void diagram_of(const board_t *b, int mark, char *out, size_t len)
 {
     size_t k = 0;
     for (int y = 0; y < b->size && k + b->size + 2 < len; y++) {
@@ -531,7 +532,6 @@ static int diagram_of(const board_t *b, int mark, char *out, size_t len)
         out[k++] = '\n';
     }
     out[k] = '\0';
-    return (int)k;
 }
 
 /* Compare engine and reference on the empty point m; on a disagreement,
