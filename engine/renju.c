@@ -86,9 +86,9 @@ static int line_three_points(uint8_t l[LINE_LEN], int pts[LINE_LEN])
 #define KIND_FIVE (-1)
 
 /* Verdict for black on the empty point p of `cells`: a forbid_t or
- * KIND_FIVE. `scratch` is NULL
- * or a writable copy of cells (then cells == scratch); it is made on
- * the first recursion and restored before returning. */
+ * KIND_FIVE. `scratch` is NULL or a writable copy of cells (then
+ * cells == scratch); it is made on the first recursion and restored
+ * before returning. */
 static int kind_at(const uint8_t *cells, uint8_t *scratch, int size, int p, int depth)
 {
     uint8_t l[NDIRS][LINE_LEN];
