@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "engine/board.h"
-#include "engine/bot.h"   /* bot_rand only */
+#include "engine/util.h"
 
 static const int ref_dx[4] = {1, 0, 1, 1};
 static const int ref_dy[4] = {0, 1, 1, -1};
@@ -192,7 +192,7 @@ static forbid_t ref_kind(const board_t *b, int p)
 
 static int rng_below(uint64_t *s, int n)
 {
-    return (int)(bot_rand(s) % (uint64_t)n);
+    return (int)util_rng_below(s, (uint32_t)n);
 }
 
 /* ---------- textbook diagrams ---------- */
