@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/frame.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "selfplay/replay.h"
@@ -49,8 +50,10 @@ typedef struct wslot {
     pid_t pid;
     int rec_fd;          /* read end of its records pipe (nonblocking) */
     int ctl_fd;          /* write end of its control pipe (nonblocking) */
-    wire_buf_t buf;
+    frame_stream_t *fs;  /* its records pipe, cut into frames */
     double started_at, restart_at, backoff_s;
+    double last_seen;    /* last frame or heartbeat (seconds) */
+    uint64_t stalls;     /* restarts for silence */
     uint64_t games;      /* accepted, all its lives */
     uint64_t bad_frames; /* rejected, all its lives */
     uint64_t bad_life;   /* rejected in this life (restart past the limit) */
@@ -87,6 +90,20 @@ typedef struct trainer {
     uint64_t games, positions;        /* accepted, all time */
     uint64_t session_games, session_positions, session_samples;
     uint64_t rejected, partial, load_bad;
+    uint64_t nonfinite_skipped;       /* steps skipped for a non-finite loss, all session */
+    int nonfinite_run;                /* ... in a row */
+    float *snapshot;                  /* weights before the current step */
+    float *good;                      /* the newest weights proven finite (their l2 was) */
+    int have_good;
+    int stop_nonfinite;
+
+    /* games/ writes: a failed write pauses the workers (their pipes fill
+     * and they block) until a retry succeeds */
+    int disk_full;
+    double disk_retry_at;
+    uint64_t games_dropped;
+    char disk_err[256];
+    long fault_enospc_after, fault_enospc_count;  /* tests: GOMOKU_FAULT_ENOSPC=N:M */
 
     int shard_fd;
     uint64_t shard_index, shard_games;
@@ -185,6 +202,43 @@ static int list_numbered(const char *dir, const char *prefix, const char *suffix
     if (*n > 0)
         qsort(*out, *n, sizeof **out, cmp_u64_desc);
     return 0;
+}
+
+/* Keep the newest keep_checkpoints checkpoints and those at multiples of
+ * keep_every steps; remove the rest (the newest is never removed). */
+static void prune_checkpoints(trainer_t *t)
+{
+    char dir[3200];
+    snprintf(dir, sizeof dir, "%s/models", t->dir);
+    uint64_t *nums;
+    size_t n;
+    if (list_numbered(dir, "", ".gzm", &nums, &n) != 0)
+        return;
+    for (size_t i = (size_t)t->cfg.keep_checkpoints; i < n; i++) {
+        if (t->cfg.keep_every > 0 && nums[i] % (uint64_t)t->cfg.keep_every == 0)
+            continue;
+        char p[3300];
+        snprintf(p, sizeof p, "%s/%06" PRIu64 ".gzm", dir, nums[i]);
+        if (unlink(p) != 0 && errno != ENOENT)
+            tlog(t, "cannot remove old checkpoint %s: %s", p, strerror(errno));
+    }
+    free(nums);
+}
+
+/* Remove what a killed atomic write left: NAME.tmp.PID files in dir. */
+static void remove_stale_tmp(trainer_t *t, const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    int removed = 0;
+    while ((de = readdir(d)))
+        if (strstr(de->d_name, ".tmp.") && unlinkat(dirfd(d), de->d_name, 0) == 0)
+            removed++;
+    closedir(d);
+    if (removed)
+        tlog(t, "removed %d stale temporary files in %s (left by a killed write)", removed, dir);
 }
 
 static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
@@ -362,23 +416,19 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     fcntl(rec[0], F_SETFL, O_NONBLOCK);
     fcntl(ctl[1], F_SETFL, O_NONBLOCK);
 
-    char a_gen[32], a_ppid[32], a_size[16], a_par[16], a_vis[16], a_seed[32], a_cheap[16],
-        a_frac[32], a_resign[32];
-    snprintf(a_resign, sizeof a_resign, "%.9g", t->cfg.resign);
-    snprintf(a_cheap, sizeof a_cheap, "%d", t->cfg.cheap_visits);
-    snprintf(a_frac, sizeof a_frac, "%.9g", t->cfg.full_frac);
+    char a_gen[32], a_ppid[32], a_seed[32];
     snprintf(a_gen, sizeof a_gen, "%" PRIu64, t->generation);
     snprintf(a_ppid, sizeof a_ppid, "%ld", (long)getpid());
-    snprintf(a_size, sizeof a_size, "%d", t->cfg.size);
-    snprintf(a_par, sizeof a_par, "%d", t->cfg.parallel);
-    snprintf(a_vis, sizeof a_vis, "%d", t->cfg.visits);
     snprintf(a_seed, sizeof a_seed, "%" PRIu64,
              t->cfg.seed * 1000003u + (uint64_t)w->id * 7919u + w->restarts * 104729u +
                  t->step * 31u + (uint64_t)time(NULL));
-    char *argv[40];
+    /* send paths, not data: the worker reads the settings from RUN_DIR/config */
+    char *argv[24];
     int ac = 0;
     argv[ac++] = "gomoku";
     argv[ac++] = "worker";
+    argv[ac++] = "--run-dir";
+    argv[ac++] = t->dir;
     argv[ac++] = "--records-fd";
     argv[ac++] = "3";
     argv[ac++] = "--control-fd";
@@ -389,22 +439,6 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     argv[ac++] = a_gen;
     argv[ac++] = "--parent-pid";
     argv[ac++] = a_ppid;
-    argv[ac++] = "--rule";
-    argv[ac++] = (char *)rule_name(t->cfg.rule);
-    argv[ac++] = "--size";
-    argv[ac++] = a_size;
-    argv[ac++] = "--parallel";
-    argv[ac++] = a_par;
-    argv[ac++] = "--visits";
-    argv[ac++] = a_vis;
-    argv[ac++] = "--cheap-visits";
-    argv[ac++] = a_cheap;
-    argv[ac++] = "--full-frac";
-    argv[ac++] = a_frac;
-    argv[ac++] = "--resign";
-    argv[ac++] = a_resign;
-    argv[ac++] = "--device";
-    argv[ac++] = t->cfg.device;
     argv[ac++] = "--threads";
     argv[ac++] = "1";
     argv[ac++] = "--seed";
@@ -453,8 +487,9 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     w->ctl_fd = ctl[1];
     w->state = W_RUNNING;
     w->started_at = util_now_ms() * 1e-3;
+    w->last_seen = w->started_at;
     w->bad_life = 0;
-    wire_buf_clear(&w->buf);
+    frame_stream_clear(w->fs);
     return 0;
 out_fail:;
     int e = errno;
@@ -486,14 +521,14 @@ static void worker_gone(trainer_t *t, wslot_t *w, int stopping)
         kill(w->pid, SIGKILL);
         r = waitpid(w->pid, &st, 0);
     }
-    size_t pend = wire_buf_pending(&w->buf);
+    size_t pend = frame_stream_pending(w->fs);
     if (pend > 0) {
         w->partial++;
         t->partial++;
         t->rejected++;
         tlog(t, "worker %d: dropped a partial frame of %zu bytes", w->id, pend);
     }
-    wire_buf_clear(&w->buf);
+    frame_stream_clear(w->fs);
     close(w->rec_fd);
     close(w->ctl_fd);
     w->rec_fd = w->ctl_fd = -1;
@@ -526,20 +561,87 @@ static void worker_send(trainer_t *t, wslot_t *w, const char *line)
              n < 0 ? strerror(errno) : "pipe full");
 }
 
-/* Take every whole frame the worker has sent. */
+/* Append one frame to the open shard. A failed or short write is cut off
+ * again (ftruncate to the size before), so no torn frame stays behind to
+ * be reported later as a killed trainer's; 0 or -1 with errno set. */
+static int shard_append(trainer_t *t, const uint8_t *frame, size_t len)
+{
+    struct stat st;
+    if (fstat(t->shard_fd, &st) != 0)
+        return -1;
+    int rc;
+    if (t->fault_enospc_count > 0 && t->fault_enospc_after-- <= 0) {
+        /* tests: half the frame reaches the disk, then the disk is full */
+        t->fault_enospc_count--;
+        rc = wire_write_all(t->shard_fd, frame, len / 2);
+        if (rc == 0) {
+            errno = ENOSPC;
+            rc = -1;
+        }
+    } else {
+        rc = wire_write_all(t->shard_fd, frame, len);
+    }
+    if (rc == 0)
+        return 0;
+    int e = errno;
+    if (ftruncate(t->shard_fd, st.st_size) != 0)
+        tlog(t, "games shard %06" PRIu64 ": cannot cut a failed write back to %lld bytes: %s",
+             t->shard_index, (long long)st.st_size, strerror(errno));
+    errno = e;
+    return -1;
+}
+
+/* A game could not be written: drop it, count it, pause the workers. */
+static void disk_failed(trainer_t *t, int e)
+{
+    t->games_dropped++;
+    t->disk_retry_at = util_now_ms() * 1e-3 + 1.0;
+    if (!t->disk_err[0])
+        tlog(t, "cannot write to %s/games: %s; workers paused until writes succeed (%" PRIu64
+             " games dropped so far)", t->dir, strerror(e), t->games_dropped);
+    t->disk_full = 1;
+    snprintf(t->disk_err, sizeof t->disk_err, "%s", strerror(e));
+}
+
+/* Take every whole frame the worker has sent (none while games/ cannot be
+ * written: the worker blocks once its pipe is full). */
 static void worker_frames(trainer_t *t, wslot_t *w)
 {
     for (;;) {
+        if (t->disk_full)
+            return;
         const uint8_t *frame;
         size_t flen;
+        uint64_t off;
         char why[256];
-        wire_status_t st = wire_buf_next(&w->buf, &t->rec, &frame, &flen, why, sizeof why);
-        if (st == WIRE_NEED_MORE)
+        int st = frame_stream_next(w->fs, &frame, &flen, &off, why, sizeof why);
+        if (st == 0)
             return;
-        if (st == WIRE_FRAME && check_record(t, &t->rec, why, sizeof why) == 0) {
-            if (wire_write_all(t->shard_fd, frame, flen) != 0) {
-                tlog(t, "cannot write games shard: %s (game dropped)", strerror(errno));
-                continue;
+        if (st > 0) {
+            w->last_seen = util_now_ms() * 1e-3;
+            if (flen == FRAME_HEADER_BYTES)
+                continue; /* heartbeat */
+            char rwhy[200];
+            if (record_decode_payload(frame + FRAME_HEADER_BYTES,
+                                      (uint32_t)(flen - FRAME_HEADER_BYTES), &t->rec, rwhy,
+                                      sizeof rwhy) != 0) {
+                frame_stream_mark_bad(w->fs);
+                snprintf(why, sizeof why, "bad frame at byte %" PRIu64 ": %s", off, rwhy);
+                st = -1;
+            } else if (check_record(t, &t->rec, rwhy, sizeof rwhy) != 0) {
+                snprintf(why, sizeof why, "%s", rwhy);
+                st = -1;
+            }
+        }
+        if (st > 0) {
+            if (shard_append(t, frame, flen) != 0) {
+                disk_failed(t, errno);
+                return;
+            }
+            if (t->disk_err[0]) {
+                tlog(t, "games/ writable again: workers resumed (%" PRIu64 " games dropped)",
+                     t->games_dropped);
+                t->disk_err[0] = '\0';
             }
             int np = replay_add(t->replay, &t->rec);
             if (np < 0) {
@@ -578,6 +680,19 @@ static void poll_workers(trainer_t *t, int timeout_ms, int stopping)
 {
     struct pollfd pf[512];
     int idx[512], n = 0;
+    if (t->disk_full && util_now_ms() * 1e-3 >= t->disk_retry_at) {
+        /* try again: the next frame's write tells whether there is room */
+        t->disk_full = 0;
+        for (int i = 0; i < t->nw; i++)
+            if (t->w[i].rec_fd >= 0)
+                worker_frames(t, &t->w[i]);
+    }
+    if (t->disk_full) {
+        /* paused: leave the pipes unread, so the workers block on them */
+        if (timeout_ms > 0)
+            usleep((useconds_t)timeout_ms * 1000);
+        return;
+    }
     for (int i = 0; i < t->nw && n < 512; i++)
         if (t->w[i].state == W_RUNNING || t->w[i].state == W_STOPPING) {
             pf[n].fd = t->w[i].rec_fd;
@@ -598,9 +713,11 @@ static void poll_workers(trainer_t *t, int timeout_ms, int stopping)
             continue;
         wslot_t *w = &t->w[idx[k]];
         for (;;) {
-            ssize_t r = wire_buf_fill(&w->buf, w->rec_fd);
+            ssize_t r = frame_stream_fill(w->fs, w->rec_fd);
             if (r > 0) {
                 worker_frames(t, w);
+                if (t->disk_full)
+                    break;
                 continue;
             }
             if (r == 0 || r == -2)
@@ -615,6 +732,14 @@ static void restart_due(trainer_t *t)
     double now = util_now_ms() * 1e-3;
     for (int i = 0; i < t->nw; i++) {
         wslot_t *w = &t->w[i];
+        /* paused workers are silent because we do not read them */
+        if (w->state == W_RUNNING && !t->disk_full && now - w->last_seen > t->cfg.stall_s) {
+            w->stalls++;
+            tlog(t, "worker %d (pid %ld) stalled: no game and no heartbeat for %.0f s; "
+                 "restarting it", w->id, (long)w->pid, now - w->last_seen);
+            kill(w->pid, SIGKILL);
+            w->last_seen = now; /* its EOF follows the kill */
+        }
         if (w->state == W_BACKOFF && now >= w->restart_at) {
             w->restarts++;
             if (spawn_worker(t, w) != 0)
@@ -683,6 +808,15 @@ static void update_rates(trainer_t *t, double now)
     }
 }
 
+/* v as a JSON number, or null when it is not finite (JSON has no NaN). */
+static const char *json_num(double v, char buf[32])
+{
+    if (!isfinite(v))
+        return "null";
+    snprintf(buf, 32, "%.6g", v);
+    return buf;
+}
+
 static void write_status(trainer_t *t)
 {
     char esc[8192];
@@ -696,14 +830,20 @@ static void write_status(trainer_t *t)
         t->generation);
     PUT("  \"model\": %s,\n", util_json_str(t->model_path, esc, sizeof esc));
     PUT("  \"device\": \"%s\",\n", t->device);
-    PUT("  \"losses\": {\"policy\": %.5f, \"value\": %.5f, \"l2\": %.5f, \"total\": %.5f},\n",
-        t->last.policy, t->last.value, t->last.l2, t->last.total);
+    char n1[32], n2[32], n3[32], n4[32];
+    PUT("  \"losses\": {\"policy\": %s, \"value\": %s, \"l2\": %s, \"total\": %s},\n",
+        json_num(t->last.policy, n1), json_num(t->last.value, n2), json_num(t->last.l2, n3),
+        json_num(t->last.total, n4));
+    PUT("  \"nonfinite_steps_skipped\": %" PRIu64 ",\n", t->nonfinite_skipped);
+    PUT("  \"games_dir_writable\": %s,\n  \"games_dropped\": %" PRIu64 ",\n",
+        t->disk_err[0] ? "false" : "true", t->games_dropped);
     PUT("  \"lr\": %.6g,\n", nn_schedule_lr(&t->sched, t->step));
     PUT("  \"games\": %" PRIu64 ",\n  \"positions\": %" PRIu64 ",\n", t->games, t->positions);
     PUT("  \"window_positions\": %" PRIu64 ",\n  \"window_games\": %" PRIu64 ",\n",
         replay_positions(t->replay), replay_games(t->replay));
-    PUT("  \"games_per_s\": %.3f,\n  \"positions_per_s\": %.2f,\n  \"samples_per_s\": %.1f,\n",
-        t->rate_games, t->rate_positions, t->rate_samples);
+    PUT("  \"games_per_s\": %s,\n  \"positions_per_s\": %s,\n  \"samples_per_s\": %s,\n",
+        json_num(t->rate_games, n1), json_num(t->rate_positions, n2),
+        json_num(t->rate_samples, n3));
     PUT("  \"ratio\": %.3g,\n  \"rejected_frames\": %" PRIu64 ",\n", t->cfg.ratio, t->rejected);
     PUT("  \"partial_frames_dropped\": %" PRIu64 ",\n  \"bad_frames_on_load\": %" PRIu64 ",\n",
         t->partial, t->load_bad);
@@ -711,9 +851,9 @@ static void write_status(trainer_t *t)
         (long)time(NULL));
     for (int i = 0; i < t->nw; i++) {
         const wslot_t *w = &t->w[i];
-        PUT("%s\n    {\"id\": %d, \"pid\": %ld, \"state\": \"%s\", \"restarts\": %" PRIu64
+        PUT("%s\n    {\"id\": %d, \"pid\": %ld, \"state\": \"%s\", \"stalls\": %" PRIu64 ", \"restarts\": %" PRIu64
             ", \"games\": %" PRIu64 ", \"bad_frames\": %" PRIu64 ", \"partial_frames\": %"
-            PRIu64 "}", i ? "," : "", i, (long)w->pid, wstate_name(w->state), w->restarts,
+            PRIu64 "}", i ? "," : "", i, (long)w->pid, wstate_name(w->state), w->stalls, w->restarts,
             w->games, w->bad_frames, w->partial);
     }
     PUT("\n  ]\n}\n");
@@ -787,6 +927,7 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
     t->generation++;
     t->ckpt_step = t->step;
     snprintf(t->model_path, sizeof t->model_path, "%s", p);
+    prune_checkpoints(t);
     sync_shard(t);
     char line[4200];
     snprintf(line, sizeof line, "model %" PRIu64 " %s\n", t->generation, p);
@@ -804,14 +945,44 @@ static int can_train(trainer_t *t)
     return (double)(t->step + 1) * t->cfg.batch <= t->cfg.ratio * (double)t->positions;
 }
 
+static int losses_finite(const nn_losses_t *l)
+{
+    return isfinite(l->policy) && isfinite(l->value) && isfinite(l->l2) && isfinite(l->total);
+}
+
+/* One step. A step whose loss is not finite is skipped and counted, and
+ * the weights go back to the newest ones proven finite: a finite loss
+ * (its l2 term included) proves the weights it was computed with, so a
+ * step that turned finite weights into NaN is caught by the next one.
+ * nonfinite_limit of them in a row stop the run. */
 static void train_one(trainer_t *t)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
     o.lr = nn_schedule_lr(&t->sched, t->step);
     nn_losses_t l;
+    if (t->o->fault && strcmp(t->o->fault, "nan-loss") == 0)
+        b->value[0] = NAN; /* tests: a poisoned target */
+    t->net->be->get_weights(t->net->ctx, t->snapshot);
     t->net->be->train_step(t->net->ctx, b->in, b->policy, b->value, b->n, &o, &l);
     replay_batcher_release(t->batcher, b);
+    if (!losses_finite(&l)) {
+        t->net->be->set_weights(t->net->ctx, t->have_good ? t->good : t->model->params);
+        t->nonfinite_skipped++;
+        t->nonfinite_run++;
+        if (t->nonfinite_skipped <= 3 || t->nonfinite_run == t->cfg.nonfinite_limit)
+            tlog(t, "step %" PRIu64 ": non-finite loss (policy %g, value %g): step skipped "
+                 "(%d in a row, %" PRIu64 " in all)", t->step + 1, (double)l.policy,
+                 (double)l.value, t->nonfinite_run, t->nonfinite_skipped);
+        if (t->nonfinite_run >= t->cfg.nonfinite_limit)
+            t->stop_nonfinite = 1;
+        return;
+    }
+    float *tmp = t->good;
+    t->good = t->snapshot;
+    t->snapshot = tmp;
+    t->have_good = 1;
+    t->nonfinite_run = 0;
     t->last = l;
     t->loss_sum[0] += l.policy;
     t->loss_sum[1] += l.value;
@@ -831,6 +1002,8 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         if (run_mkdir(run_path(t, "%s", subdirs[i]), err, errlen) != 0)
             return -1;
     t->log = fopen(run_path(t, "train.log"), "ae");
+    remove_stale_tmp(t, t->dir);
+    remove_stale_tmp(t, run_path(t, "models"));
     if (load_or_create_model(t, err, errlen) != 0)
         return -1;
     t->ckpt_step = t->step;
@@ -865,11 +1038,22 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         return -1;
     }
     t->topts.lr = (float)t->cfg.lr;
-    t->topts.momentum = 0.9f;
-    t->topts.weight_decay = 1e-4f;
+    t->topts.momentum = (float)t->cfg.momentum;
+    t->topts.weight_decay = (float)t->cfg.weight_decay;
     t->sched.lr = (float)t->cfg.lr;
     t->sched.final_frac = 1.0f;
-    t->sched.warmup_steps = 100;
+    t->sched.warmup_steps = t->cfg.warmup;
+    t->snapshot = malloc(t->model->nparams * sizeof *t->snapshot);
+    t->good = malloc(t->model->nparams * sizeof *t->good);
+    if (!t->snapshot || !t->good) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    const char *fe = getenv("GOMOKU_FAULT_ENOSPC");
+    if (fe && sscanf(fe, "%ld:%ld", &t->fault_enospc_after, &t->fault_enospc_count) != 2) {
+        snprintf(err, errlen, "GOMOKU_FAULT_ENOSPC wants N:M (tests only), got '%s'", fe);
+        return -1;
+    }
     t->sched.total_steps = 0;
     return 0;
 }
@@ -930,7 +1114,11 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     for (int i = 0; i < t->nw; i++) {
         t->w[i].id = i;
         t->w[i].rec_fd = t->w[i].ctl_fd = -1;
-        wire_buf_init(&t->w[i].buf);
+        t->w[i].fs = frame_stream_create();
+        if (!t->w[i].fs) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
         if (spawn_worker(t, &t->w[i]) != 0)
             schedule_restart(&t->w[i]);
     }
@@ -939,7 +1127,7 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
          100.0 * (1 - t->cfg.full_frac), t->device,
          t->cfg.batch, t->cfg.ratio, t->cfg.window, t->target ? "" : "; Ctrl-C stops");
 
-    while (!g_stop_signal && !(t->target && t->step >= t->target)) {
+    while (!g_stop_signal && !t->stop_nonfinite && !(t->target && t->step >= t->target)) {
         restart_due(t);
         int train = can_train(t);
         poll_workers(t, train ? 0 : 100, 0);
@@ -956,6 +1144,12 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
             snprintf(t->state, sizeof t->state, "waiting for games");
         }
         progress(t, 0);
+    }
+    if (t->stop_nonfinite) {
+        snprintf(err, errlen, "%d training steps in a row gave a non-finite loss: stopping "
+                 "(the last checkpoint %s holds finite weights; try a lower lr)",
+                 t->nonfinite_run, t->model_path);
+        goto out_stop;
     }
     if (g_stop_signal)
         tlog(t, "%s: finishing: checkpoint, then stopping the workers",
@@ -986,9 +1180,11 @@ out:
             close(t->w[i].rec_fd);
         if (t->w[i].ctl_fd >= 0)
             close(t->w[i].ctl_fd);
-        wire_buf_free(&t->w[i].buf);
+        frame_stream_free(t->w[i].fs);
     }
     free(t->w);
+    free(t->snapshot);
+    free(t->good);
     if (t->shard_fd >= 0)
         close(t->shard_fd);
     replay_free(t->replay);
