@@ -211,7 +211,7 @@ int bench_nn(int argc, char **argv)
         }
         if (note[0] && bi == 0)
             fprintf(stderr, "gomoku bench nn: %s\n", note);
-        bool on_gpu = strncmp(net->device_name, "cuda", 4) == 0;
+        bool on_gpu = strncmp(nn_net_device_name(net), "cuda", 4) == 0;
         double bound = 0.0;   /* evals/s at the FLOP bound (GPU only) */
         /* GPU: the issue's FLOP bound, 2 x blocks x 2 x 9 x C^2 x size^2 flops
          * per eval (the trunk's convolutions) at the bf16 cuBLAS peak. */
@@ -219,7 +219,7 @@ int bench_nn(int argc, char **argv)
 #ifdef GZ_HAVE_CUDA
         if (on_gpu) {
             char gname[128];
-            int dev = net->device_name[4] == ':' ? atoi(net->device_name + 5) : 0;
+            int dev = nn_net_device_name(net)[4] == ':' ? atoi(nn_net_device_name(net) + 5) : 0;
             double tflops = nn_cuda_gemm_peak_tflops(dev, gname, sizeof gname);
             double trunk = 2.0 * cfg->blocks * 2.0 * 9.0 * cfg->channels * cfg->channels *
                            size * size;
@@ -234,12 +234,12 @@ int bench_nn(int argc, char **argv)
         /* Each run times the forward pass and then the SGEMM, so both see the
          * same machine load; the ratio is the median of the per-run ratios. */
         double fr[64], tr[64], pk[64], ratio[64];
-        net->be->forward(net->ctx, in, batch, pol, val);   /* warm up */
+        nn_net_forward(net, in, batch, pol, val);   /* warm up */
         for (int k = 0; k < runs; k++) {
             int calls = 0;
             double t0 = util_now_ms() * 1e-3, t;
             do {
-                net->be->forward(net->ctx, in, batch, pol, val);
+                nn_net_forward(net, in, batch, pol, val);
                 calls++;
             } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             fr[k] = (double)calls * batch / t;
@@ -249,12 +249,16 @@ int bench_nn(int argc, char **argv)
         }
         nn_train_opts_t o = {.lr = 1e-4f, .momentum = 0.9f, .weight_decay = 1e-4f};
         nn_losses_t l;
-        net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l);   /* warm up, allocates */
+        if (nn_net_train_step(net, in, pt, vt, batch, &o, &l, err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku bench nn: %s\n", err);   /* the warm-up step allocates */
+            nn_net_free(net);
+            goto out_free;
+        }
         for (int k = 0; k < runs; k++) {
             int calls = 0;
             double t0 = util_now_ms() * 1e-3, t;
             do {
-                net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l);
+                nn_net_train_step(net, in, pt, vt, batch, &o, &l, err, sizeof err);
                 calls++;
             } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             tr[k] = (double)calls * batch / t;
@@ -262,9 +266,9 @@ int bench_nn(int argc, char **argv)
         double fe = median(fr, runs), ts = median(tr, runs), gf = fe * flops / 1e9;
         double peak = median(pk, runs), rel = median(ratio, runs);
         int used = nthreads;   /* the fast path uses at most one thread per sample */
-        if (strcmp(net->device_name, "cpu-ref") == 0)
+        if (strcmp(nn_net_device_name(net), "cpu-ref") == 0)
             used = 1;
-        else if (strcmp(net->device_name, "cpu") == 0 && used > batch)
+        else if (strcmp(nn_net_device_name(net), "cpu") == 0 && used > batch)
             used = batch;
         char bound_json[64] = "";
         if (bound > 0)
@@ -275,7 +279,7 @@ int bench_nn(int argc, char **argv)
                "\"train_samples_per_s\":%.1f,\"train_gflops_est\":%.2f,"
                "\"sgemm_n\":%d,\"sgemm_gflops\":%.2f,\"forward_vs_sgemm\":%.3f,\"runs\":%d,"
                "\"seconds\":%g%s%s}\n",
-               net->device_name, cfg->blocks, cfg->channels, M, size, batch,
+               nn_net_device_name(net), cfg->blocks, cfg->channels, M, size, batch,
                used, sgemm_impl_name(), flops / 1e9, fe, gf, ts, 3.0 * ts * flops / 1e9,
                sgemm_n, peak, rel, runs, seconds, gpu_json, bound_json);
         fflush(stdout);

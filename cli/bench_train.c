@@ -126,23 +126,27 @@ int bench_train(int argc, char **argv)
         goto out_free_batch;
     }
     replay_batch_t *x = replay_batcher_take(bt); /* warm-up step, not timed */
-    net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l);
+    int trc = nn_net_train_step(net, x->in, x->policy, x->value, x->n, &o, &l, err, sizeof err);
     replay_batcher_release(bt, x);
     t0 = util_now_ms() * 1e-3;
-    for (int s = 0; s < steps; s++) {
+    for (int s = 0; s < steps && trc == 0; s++) {
         x = replay_batcher_take(bt);
-        net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l);
+        trc = nn_net_train_step(net, x->in, x->policy, x->value, x->n, &o, &l, err, sizeof err);
         replay_batcher_release(bt, x);
     }
     t1 = util_now_ms() * 1e-3;
     replay_batcher_free(bt);
+    if (trc != 0) {
+        fprintf(stderr, "gomoku bench train: %s\n", err);
+        goto out_free_batch;
+    }
     double train_sps = (double)steps * batch / (t1 - t0);
     printf("{\"bench\": \"train\", \"device\": \"%s\", \"blocks\": %d, \"channels\": %d, "
            "\"size\": %d, \"batch\": %d, \"steps\": %d, \"threads\": %d, "
            "\"assemble_threads\": %d, \"train_samples_per_s\": %.1f, "
            "\"step_ms\": %.2f, \"assembly_samples_per_s\": %.1f, \"loss_total\": %.4f}\n",
-           net->device_name, blocks, channels, size, batch, steps, threads, nthreads, train_sps,
-           1000.0 * (t1 - t0) / steps, assemble_sps, l.total);
+           nn_net_device_name(net), blocks, channels, size, batch, steps, threads, nthreads,
+           train_sps,           1000.0 * (t1 - t0) / steps, assemble_sps, l.total);
     rc = 0;
 out_free_batch:
     replay_batch_release_buffers(&b);

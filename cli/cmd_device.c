@@ -103,16 +103,17 @@ static void tiny_free(tiny_t *t)
 }
 
 /* Forward and loss of the tiny net on a backend; 0, or -1 with err set. */
-static int tiny_run(const tiny_t *t, const nn_backend_t *be, int device, tiny_out_t *o,
-                    char *err, size_t errlen)
+static int tiny_run(const tiny_t *t, const char *device, tiny_out_t *o, char *err,
+                    size_t errlen)
 {
-    nn_ctx_t *ctx = be->create(t->model, TINY_BATCH, device, 1, err, errlen);
-    if (!ctx)
+    nn_net_t *net = nn_net_create(t->model, device, TINY_BATCH, 1, NULL, 0, err, errlen);
+    if (!net)
         return -1;
-    be->forward(ctx, t->in, TINY_BATCH, o->policy, o->value);
-    be->loss_grad(ctx, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses, NULL);
-    be->free(ctx);
-    return 0;
+    nn_net_forward(net, t->in, TINY_BATCH, o->policy, o->value);
+    int rc = nn_net_loss_grad(net, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses,
+                              NULL, err, errlen);
+    nn_net_free(net);
+    return rc;
 }
 
 static double max_diff(const float *a, const float *b, size_t n)
@@ -174,8 +175,8 @@ int cmd_device(int argc, char **argv)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("cpu: %ld cores, OpenBLAS %s; ", cores, blas);
     fflush(stdout);
-    if (tiny_run(t, &nn_backend_cpu_ref, 0, ref, err, sizeof err) != 0 ||
-        tiny_run(t, &nn_backend_cpu, 0, got, err, sizeof err) != 0) {
+    if (tiny_run(t, "cpu-ref", ref, err, sizeof err) != 0 ||
+        tiny_run(t, "cpu", got, err, sizeof err) != 0) {
         printf("FAIL: %s\n", err);
         all_ok = false;
     } else {
@@ -197,7 +198,9 @@ int cmd_device(int argc, char **argv)
             }
             printf("cuda:%d: %s; ", d, desc);
             fflush(stdout);
-            if (tiny_run(t, &nn_backend_cuda, d, got, err, sizeof err) != 0) {
+            char dev[32];
+            snprintf(dev, sizeof dev, "cuda:%d", d);
+            if (tiny_run(t, dev, got, err, sizeof err) != 0) {
                 printf("FAIL: %s\n", err);
                 all_ok = false;
                 continue;

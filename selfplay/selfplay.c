@@ -360,14 +360,15 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
 int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, char *err,
                        size_t errlen)
 {
-    if (memcmp(&model->cfg, &sp->net->cfg, sizeof model->cfg) != 0) {
+    const nn_config_t *cfg = nn_net_config(sp->net);
+    if (memcmp(&model->cfg, cfg, sizeof model->cfg) != 0) {
         snprintf(err, errlen, "new weights have another shape (%d blocks x %d channels, board %d) "
                  "than the running net (%d x %d, board %d)",
                  model->cfg.blocks, model->cfg.channels, model->cfg.board_max,
-                 sp->net->cfg.blocks, sp->net->cfg.channels, sp->net->cfg.board_max);
+                 cfg->blocks, cfg->channels, cfg->board_max);
         return -1;
     }
-    sp->net->be->set_weights(sp->net->ctx, model->params);
+    nn_net_set_weights(sp->net, model->params);
     mcts_cache_clear(sp->cache);
     sp->gen = gen;
     return 0;

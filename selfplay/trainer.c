@@ -917,7 +917,7 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
 {
     if (t->step == t->ckpt_step)
         return 0;
-    t->net->be->get_weights(t->net->ctx, t->model->params);
+    nn_net_get_weights(t->net, t->model->params);
     t->model->step = t->step;
     t->model->generation = t->generation + 1;
     char p[4096];
@@ -950,12 +950,13 @@ static int losses_finite(const nn_losses_t *l)
     return isfinite(l->policy) && isfinite(l->value) && isfinite(l->l2) && isfinite(l->total);
 }
 
-/* One step. A step whose loss is not finite is skipped and counted, and
- * the weights go back to the newest ones proven finite: a finite loss
- * (its l2 term included) proves the weights it was computed with, so a
- * step that turned finite weights into NaN is caught by the next one.
- * nonfinite_limit of them in a row stop the run. */
-static void train_one(trainer_t *t)
+/* One step; 0, or -1 with err when the backend fails. A step whose loss is
+ * not finite is skipped and counted, and the weights go back to the newest
+ * ones proven finite: a finite loss (its l2 term included) proves the
+ * weights it was computed with, so a step that turned finite weights into
+ * NaN is caught by the next one. nonfinite_limit of them in a row stop the
+ * run. */
+static int train_one(trainer_t *t, char *err, size_t errlen)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
@@ -963,11 +964,16 @@ static void train_one(trainer_t *t)
     nn_losses_t l;
     if (t->o->fault && strcmp(t->o->fault, "nan-loss") == 0)
         b->value[0] = NAN; /* tests: a poisoned target */
-    t->net->be->get_weights(t->net->ctx, t->snapshot);
-    t->net->be->train_step(t->net->ctx, b->in, b->policy, b->value, b->n, &o, &l);
+    nn_net_get_weights(t->net, t->snapshot);
+    int rc = nn_net_train_step(t->net, b->in, b->policy, b->value, b->n, &o, &l, err, errlen);
     replay_batcher_release(t->batcher, b);
+    if (rc != 0)
+        return -1;
     if (!losses_finite(&l)) {
-        t->net->be->set_weights(t->net->ctx, t->have_good ? t->good : t->model->params);
+        nn_net_set_weights(t->net, t->have_good ? t->good : t->model->params);
+        /* the NaN reached the momentum too: start it afresh */
+        memset(t->snapshot, 0, t->model->nparams * sizeof *t->snapshot);
+        nn_net_set_momentum(t->net, t->snapshot);
         t->nonfinite_skipped++;
         t->nonfinite_run++;
         if (t->nonfinite_skipped <= 3 || t->nonfinite_run == t->cfg.nonfinite_limit)
@@ -976,7 +982,7 @@ static void train_one(trainer_t *t)
                  (double)l.value, t->nonfinite_run, t->nonfinite_skipped);
         if (t->nonfinite_run >= t->cfg.nonfinite_limit)
             t->stop_nonfinite = 1;
-        return;
+        return 0;
     }
     float *tmp = t->good;
     t->good = t->snapshot;
@@ -991,6 +997,7 @@ static void train_one(trainer_t *t)
     t->loss_n++;
     t->step++;
     t->session_samples += (uint64_t)t->cfg.batch;
+    return 0;
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -1015,7 +1022,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
                            sizeof note, err, errlen);
     if (!t->net)
         return -1;
-    snprintf(t->device, sizeof t->device, "%s", t->net->device_name);
+    snprintf(t->device, sizeof t->device, "%s", nn_net_device_name(t->net));
     if (note[0])
         tlog(t, "%s", note);
 
@@ -1134,7 +1141,8 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
-            train_one(t);
+            if (train_one(t, err, errlen) != 0)
+                goto out_stop;
             if (t->step % (uint64_t)o->metrics_every == 0)
                 metrics_row(t);
             if (t->step % (uint64_t)t->cfg.checkpoint_every == 0 &&
