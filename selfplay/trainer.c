@@ -20,6 +20,7 @@
 #include "engine/frame.h"
 #include "engine/record.h"
 #include "nn/nn.h"
+#include "selfplay/checkpoint.h"
 #include "selfplay/replay.h"
 #include "selfplay/wire.h"
 #include "engine/util.h"
@@ -221,6 +222,9 @@ static void prune_checkpoints(trainer_t *t)
         snprintf(p, sizeof p, "%s/%06" PRIu64 ".gzm", dir, nums[i]);
         if (unlink(p) != 0 && errno != ENOENT)
             tlog(t, "cannot remove old checkpoint %s: %s", p, strerror(errno));
+        char opt[3400];
+        ckpt_opt_path(p, opt, sizeof opt);
+        unlink(opt);
     }
     free(nums);
 }
@@ -917,12 +921,11 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
 {
     if (t->step == t->ckpt_step)
         return 0;
-    nn_net_get_weights(t->net, t->model->params);
     t->model->step = t->step;
     t->model->generation = t->generation + 1;
     char p[4096];
     snprintf(p, sizeof p, "%s/models/%06" PRIu64 ".gzm", t->dir, t->step);
-    if (nn_model_save(t->model, p, err, errlen) != 0)
+    if (ckpt_save(t->net, t->model, p, err, errlen) != 0)
         return -1;
     t->generation++;
     t->ckpt_step = t->step;
@@ -1023,6 +1026,16 @@ static int setup(trainer_t *t, char *err, size_t errlen)
     if (!t->net)
         return -1;
     snprintf(t->device, sizeof t->device, "%s", nn_net_device_name(t->net));
+    if (t->step > 0) {
+        char oerr[4400];
+        int r = ckpt_load_optimizer(t->net, t->model, t->model_path, oerr, sizeof oerr);
+        if (r < 0) {
+            snprintf(err, errlen, "%s", oerr);
+            return -1;
+        }
+        if (r == 0)
+            tlog(t, "optimizer state not restored (momentum starts at 0): %s", oerr);
+    }
     if (note[0])
         tlog(t, "%s", note);
 

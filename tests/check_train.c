@@ -19,6 +19,8 @@
 
 #include "engine/record.h"
 #include "nn/nn.h"
+#include "engine/util.h"
+#include "selfplay/checkpoint.h"
 #include "selfplay/replay.h"
 #include "selfplay/rundir.h"
 #include "selfplay/wire.h"
@@ -792,6 +794,105 @@ START_TEST(test_resume_with_only_invalid_games)
 }
 END_TEST
 
+/* Exact resume: N steps, checkpoint (weights + momentum), a fresh process's
+ * net from the files, M steps == N + M steps in one go, bit for bit (CPU,
+ * one thread). Without the momentum the weights differ. */
+#define RS_N 4
+#define RS_M 3
+#define RS_B 8
+#define RS_S 7
+
+static void resume_batch(int k, float *in, float *pol, float *val, const nn_config_t *cfg)
+{
+    uint64_t s = 1000 + (uint64_t)k;
+    size_t nin = (size_t)RS_B * cfg->in_planes * cfg->board_max * cfg->board_max;
+    for (size_t i = 0; i < nin; i++)
+        in[i] = (float)(util_rng_next(&s) & 1);
+    int hw = cfg->board_max * cfg->board_max;
+    for (int b = 0; b < RS_B; b++) {
+        float sum = 0;
+        for (int j = 0; j < hw; j++)
+            sum += pol[b * hw + j] = (float)util_rng_unit(&s);
+        for (int j = 0; j < hw; j++)
+            pol[b * hw + j] /= sum;
+        for (int j = 0; j < 3; j++)
+            val[b * 3 + j] = j == (int)util_rng_below(&s, 3);
+    }
+}
+
+static void resume_train(nn_net_t *net, int from, int to, const nn_config_t *cfg)
+{
+    size_t hw = (size_t)cfg->board_max * cfg->board_max;
+    float *in = malloc(RS_B * cfg->in_planes * hw * sizeof(float));
+    float *pol = malloc(RS_B * hw * sizeof(float)), val[RS_B * 3];
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+    char err[256];
+    for (int k = from; k < to; k++) {
+        resume_batch(k, in, pol, val, cfg);
+        nn_losses_t l;
+        ck_assert_msg(nn_net_train_step(net, in, pol, val, RS_B, &o, &l, err, sizeof err) == 0,
+                      "%s", err);
+    }
+    free(in);
+    free(pol);
+}
+
+START_TEST(test_exact_resume)
+{
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    char p[128], err[512], note[128];
+    snprintf(p, sizeof p, "%s/%06d.gzm", dir, RS_N);
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, RS_S);
+    nn_model_t *m = nn_model_create(&cfg, 5, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    size_t np = m->nparams;
+
+    nn_net_t *once = nn_net_create(m, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+    ck_assert_msg(once != NULL, "%s", err);
+    resume_train(once, 0, RS_N + RS_M, &cfg);
+    float *want = malloc(np * sizeof(float));
+    nn_net_get_weights(once, want);
+    nn_net_free(once);
+
+    nn_net_t *a = nn_net_create(m, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+    resume_train(a, 0, RS_N, &cfg);
+    m->step = RS_N;
+    ck_assert_msg(ckpt_save(a, m, p, err, sizeof err) == 0, "%s", err);
+    nn_net_free(a);
+    nn_model_free(m);
+
+    float *got = malloc(np * sizeof(float));
+    for (int with_opt = 1; with_opt >= 0; with_opt--) {
+        nn_model_t *r = nn_model_load(p, err, sizeof err);
+        ck_assert_msg(r != NULL, "%s", err);
+        ck_assert_int_eq(r->step, RS_N);
+        nn_net_t *b = nn_net_create(r, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+        if (with_opt)
+            ck_assert_msg(ckpt_load_optimizer(b, r, p, err, sizeof err) == 1, "%s", err);
+        resume_train(b, RS_N, RS_N + RS_M, &cfg);
+        nn_net_get_weights(b, got);
+        int same = memcmp(got, want, np * sizeof(float)) == 0;
+        ck_assert_msg(same == with_opt, "resumed %s momentum: weights %s", with_opt ? "with" : "without",
+                      same ? "equal" : "differ");
+        nn_net_free(b);
+        nn_model_free(r);
+    }
+    /* a sidecar for another step is refused with a reason, not used */
+    nn_model_t *r = nn_model_load(p, err, sizeof err);
+    r->step = RS_N + 1;
+    nn_net_t *b = nn_net_create(r, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+    ck_assert_int_eq(ckpt_load_optimizer(b, r, p, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "for step 4"), "message '%s'", err);
+    nn_net_free(b);
+    nn_model_free(r);
+    free(want);
+    free(got);
+    rm_rf(dir);
+}
+END_TEST
+
 /* ---- failures under fault -------------------------------------------- */
 
 START_TEST(test_nonfinite_model_refused)
@@ -1022,6 +1123,7 @@ int main(void)
     tcase_add_test(unit, test_replay_window_and_samples);
     tcase_add_test(unit, test_config_roundtrip);
     tcase_add_test(unit, test_nonfinite_model_refused);
+    tcase_add_test(unit, test_exact_resume);
     tcase_set_timeout(unit, 30);
     suite_add_tcase(s, unit);
     TCase *proc = tcase_create("process");
