@@ -22,103 +22,10 @@
 #include "nn/nn.h"
 #include "selfplay/checkpoint.h"
 #include "selfplay/replay.h"
+#include "selfplay/trainer_int.h"
 #include "selfplay/wire.h"
 #include "engine/util.h"
 
-extern char **environ;
-
-#define SHARD_GAMES 2000      /* games per shard before rotation */
-#define BACKOFF_MAX_S 30.0
-#define HEALTHY_S 60.0        /* a worker that lived this long restarts without delay growth */
-#define RATE_SNAPS 30         /* rates over the last ~30 s */
-
-typedef enum { W_RUNNING, W_BACKOFF, W_STOPPING, W_DONE } wstate_t;
-
-static const char *wstate_name(wstate_t s)
-{
-    switch (s) {
-    case W_RUNNING: return "running";
-    case W_BACKOFF: return "restarting";
-    case W_STOPPING: return "stopping";
-    case W_DONE: return "stopped";
-    }
-    return "?";
-}
-
-typedef struct wslot {
-    int id;
-    wstate_t state;
-    pid_t pid;
-    int rec_fd;          /* read end of its records pipe (nonblocking) */
-    int ctl_fd;          /* write end of its control pipe (nonblocking) */
-    frame_stream_t *fs;  /* its records pipe, cut into frames */
-    double started_at, restart_at, backoff_s;
-    double last_seen;    /* last frame or heartbeat (seconds) */
-    uint64_t stalls;     /* restarts for silence */
-    uint64_t games;      /* accepted, all its lives */
-    uint64_t bad_frames; /* rejected, all its lives */
-    uint64_t bad_life;   /* rejected in this life (restart past the limit) */
-    uint64_t restarts;
-    uint64_t partial;    /* partial frames dropped at death */
-} wslot_t;
-
-typedef struct snap { double t; uint64_t games, positions, samples; } snap_t;
-
-typedef struct trainer {
-    const trainer_opts_t *o;
-    run_config_t cfg;
-    char dir[3072];
-    char path[4096];       /* scratch */
-    FILE *log;
-    int tty;
-
-    nn_model_t *model;
-    nn_net_t *net;
-    char device[64];
-    replay_t *replay;
-    replay_batcher_t *batcher;
-    nn_train_opts_t topts;
-    nn_schedule_t sched;
-
-    uint64_t step, start_step, target, ckpt_step;
-    uint64_t generation;
-    char model_path[4096]; /* newest checkpoint */
-    nn_losses_t last;      /* losses of the newest step */
-    double loss_sum[4];
-    int loss_n;
-    uint64_t min_positions;
-
-    uint64_t games, positions;        /* accepted, all time */
-    uint64_t session_games, session_positions, session_samples;
-    uint64_t rejected, partial, load_bad;
-    uint64_t nonfinite_skipped;       /* steps skipped for a non-finite loss, all session */
-    int nonfinite_run;                /* ... in a row */
-    float *snapshot;                  /* weights before the current step */
-    float *good;                      /* the newest weights proven finite (their l2 was) */
-    int have_good;
-    int stop_nonfinite;
-
-    /* games/ writes: a failed write pauses the workers (their pipes fill
-     * and they block) until a retry succeeds */
-    int disk_full;
-    double disk_retry_at;
-    uint64_t games_dropped;
-    char disk_err[256];
-    long fault_enospc_after, fault_enospc_count;  /* tests: GOMOKU_FAULT_ENOSPC=N:M */
-
-    int shard_fd;
-    uint64_t shard_index, shard_games;
-
-    wslot_t *w;
-    int nw;
-    game_record_t rec;
-    char state[32];
-
-    double t_start, t_status, t_progress;
-    snap_t snaps[RATE_SNAPS];
-    int nsnaps;
-    double rate_games, rate_positions, rate_samples;
-} trainer_t;
 
 static volatile sig_atomic_t g_stop_signal;
 
@@ -126,8 +33,7 @@ static volatile sig_atomic_t g_stop_signal;
  * deliver the same signal twice, and the checkpoint must still happen. */
 static void on_stop_signal(int sig) { g_stop_signal = sig; }
 
-static void tlog(trainer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void tlog(trainer_t *t, const char *fmt, ...)
+void trainer_log(trainer_t *t, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -145,8 +51,7 @@ static void tlog(trainer_t *t, const char *fmt, ...)
     }
 }
 
-static const char *run_path(trainer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static const char *run_path(trainer_t *t, const char *fmt, ...)
+const char *trainer_path(trainer_t *t, const char *fmt, ...)
 {
     char rel[512];
     va_list ap;
@@ -166,7 +71,7 @@ static int cmp_u64_desc(const void *a, const void *b)
 }
 
 /* Numbers N of the files "<prefix>NNNNNN<suffix>" in dir, sorted descending. */
-static int list_numbered(const char *dir, const char *prefix, const char *suffix,
+int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix,
                          uint64_t **out, size_t *n)
 {
     *out = NULL;
@@ -213,7 +118,7 @@ static void prune_checkpoints(trainer_t *t)
     snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (list_numbered(dir, "", ".gzm", &nums, &n) != 0)
+    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n) != 0)
         return;
     for (size_t i = (size_t)t->cfg.keep_checkpoints; i < n; i++) {
         if (t->cfg.keep_every > 0 && nums[i] % (uint64_t)t->cfg.keep_every == 0)
@@ -221,7 +126,7 @@ static void prune_checkpoints(trainer_t *t)
         char p[3300];
         snprintf(p, sizeof p, "%s/%06" PRIu64 ".gzm", dir, nums[i]);
         if (unlink(p) != 0 && errno != ENOENT)
-            tlog(t, "cannot remove old checkpoint %s: %s", p, strerror(errno));
+            trainer_log(t, "cannot remove old checkpoint %s: %s", p, strerror(errno));
         char opt[3400];
         ckpt_opt_path(p, opt, sizeof opt);
         unlink(opt);
@@ -242,7 +147,7 @@ static void remove_stale_tmp(trainer_t *t, const char *dir)
             removed++;
     closedir(d);
     if (removed)
-        tlog(t, "removed %d stale temporary files in %s (left by a killed write)", removed, dir);
+        trainer_log(t, "removed %d stale temporary files in %s (left by a killed write)", removed, dir);
 }
 
 static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
@@ -253,7 +158,7 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (list_numbered(dir, "", ".gzm", &nums, &n) != 0) {
+    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n) != 0) {
         snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
         return -1;
     }
@@ -262,7 +167,7 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
         snprintf(t->model_path, sizeof t->model_path, "%s/%06" PRIu64 ".gzm", dir, nums[i]);
         nn_model_t *m = nn_model_load(t->model_path, lerr, sizeof lerr);
         if (!m) {
-            tlog(t, "skipping checkpoint %s: %s", t->model_path, lerr);
+            trainer_log(t, "skipping checkpoint %s: %s", t->model_path, lerr);
             continue;
         }
         if (m->cfg.blocks != want.blocks || m->cfg.channels != want.channels ||
@@ -287,7 +192,7 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     if (t->model) {
         t->step = t->model->step;
         t->generation = t->model->generation;
-        tlog(t, "resuming from %s (step %" PRIu64 ", generation %" PRIu64 ")", t->model_path,
+        trainer_log(t, "resuming from %s (step %" PRIu64 ", generation %" PRIu64 ")", t->model_path,
              t->step, t->generation);
         return 0;
     }
@@ -300,619 +205,9 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     snprintf(t->model_path, sizeof t->model_path, "%s/%06d.gzm", dir, 0);
     if (nn_model_save(t->model, t->model_path, err, errlen) != 0)
         return -1;
-    tlog(t, "new run: %d blocks x %d channels, %dx%d %s, initial model %s", want.blocks,
+    trainer_log(t, "new run: %d blocks x %d channels, %dx%d %s, initial model %s", want.blocks,
          want.channels, t->cfg.size, t->cfg.size, rule_name(t->cfg.rule), t->model_path);
     return 0;
-}
-
-/* ---- games on disk ---------------------------------------------------- */
-
-static int open_shard(trainer_t *t, char *err, size_t errlen)
-{
-    const char *p = run_path(t, "games/shard-%06" PRIu64 ".gzr", t->shard_index);
-    t->shard_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    if (t->shard_fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", p, strerror(errno));
-        return -1;
-    }
-    t->shard_games = 0;
-    util_fsync_dir(run_path(t, "games"));
-    return 0;
-}
-
-static void sync_shard(trainer_t *t)
-{
-    if (t->shard_fd >= 0 && fsync(t->shard_fd) != 0)
-        tlog(t, "fsync of games shard %06" PRIu64 " failed: %s", t->shard_index,
-             strerror(errno));
-}
-
-static int rotate_shard(trainer_t *t, char *err, size_t errlen)
-{
-    sync_shard(t);
-    close(t->shard_fd);
-    t->shard_fd = -1;
-    t->shard_index++;
-    return open_shard(t, err, errlen);
-}
-
-/* The record belongs in this run and replays legally. */
-static int check_record(trainer_t *t, const game_record_t *r, char *why, size_t whylen)
-{
-    if (r->rule != (uint8_t)t->cfg.rule || r->size != t->cfg.size) {
-        snprintf(why, whylen, "game is %dx%d %s, the run is %dx%d %s", r->size, r->size,
-                 r->rule < RULE_COUNT ? rule_name((rule_t)r->rule) : "?", t->cfg.size,
-                 t->cfg.size, rule_name(t->cfg.rule));
-        return -1;
-    }
-    return record_validate(r, why, whylen);
-}
-
-static int load_games(trainer_t *t, char *err, size_t errlen)
-{
-    char dir[3200];
-    snprintf(dir, sizeof dir, "%s/games", t->dir);
-    uint64_t *nums;
-    size_t n;
-    if (list_numbered(dir, "shard-", ".gzr", &nums, &n) != 0) {
-        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    t->shard_index = n > 0 ? nums[0] + 1 : 0;
-    /* oldest first, so the window ends with the newest games */
-    for (size_t k = n; k-- > 0;) {
-        char p[4200];
-        snprintf(p, sizeof p, "%s/shard-%06" PRIu64 ".gzr", dir, nums[k]);
-        char ferr[512];
-        record_reader_t *fr = record_reader_open(p, ferr, sizeof ferr);
-        if (!fr) {
-            tlog(t, "skipping %s: %s", p, ferr);
-            continue;
-        }
-        for (;;) {
-            int rc = record_reader_next(fr, &t->rec, ferr, sizeof ferr);
-            if (rc == 0)
-                break;
-            char why[256];
-            if (rc < 0 || check_record(t, &t->rec, why, sizeof why) != 0) {
-                t->load_bad++;
-                if (t->load_bad <= 5)
-                    tlog(t, "%s: dropped a bad frame: %s", p, rc < 0 ? ferr : why);
-                continue;
-            }
-            int np = replay_add(t->replay, &t->rec);
-            if (np < 0) {
-                record_reader_free(fr);
-                free(nums);
-                snprintf(err, errlen, "out of memory loading %s", p);
-                return -1;
-            }
-            t->games++;
-            t->positions += (uint64_t)np;
-        }
-        record_reader_free(fr);
-    }
-    free(nums);
-    if (t->load_bad > 0 && t->games == 0)
-        tlog(t, "all %" PRIu64 " saved frames in %s are invalid: training waits for new games",
-             t->load_bad, dir);
-    else if (t->load_bad > 0)
-        tlog(t, "dropped %" PRIu64 " bad or torn frames in %s (a torn last frame is what a "
-             "killed trainer leaves)", t->load_bad, dir);
-    if (n > 0)
-        tlog(t, "loaded %" PRIu64 " games, %" PRIu64 " positions from %zu shards; window holds %"
-             PRIu64 " positions", t->games, t->positions, n, replay_positions(t->replay));
-    return 0;
-}
-
-/* ---- workers ---------------------------------------------------------- */
-
-static int spawn_worker(trainer_t *t, wslot_t *w)
-{
-    int rec[2] = {-1, -1}, ctl[2] = {-1, -1}, child_rec = -1, child_ctl = -1;
-    if (pipe2(rec, O_CLOEXEC) != 0 || pipe2(ctl, O_CLOEXEC) != 0)
-        goto out_fail;
-    /* above 10, so the dup2 onto 3 and 4 in the child cannot clobber them */
-    child_rec = fcntl(rec[1], F_DUPFD_CLOEXEC, 10);
-    child_ctl = fcntl(ctl[0], F_DUPFD_CLOEXEC, 10);
-    if (child_rec < 0 || child_ctl < 0)
-        goto out_fail;
-    fcntl(rec[0], F_SETFL, O_NONBLOCK);
-    fcntl(ctl[1], F_SETFL, O_NONBLOCK);
-
-    char a_gen[32], a_ppid[32], a_seed[32];
-    snprintf(a_gen, sizeof a_gen, "%" PRIu64, t->generation);
-    snprintf(a_ppid, sizeof a_ppid, "%ld", (long)getpid());
-    snprintf(a_seed, sizeof a_seed, "%" PRIu64,
-             t->cfg.seed * 1000003u + (uint64_t)w->id * 7919u + w->restarts * 104729u +
-                 t->step * 31u + (uint64_t)time(NULL));
-    /* send paths, not data: the worker reads the settings from RUN_DIR/config */
-    char *argv[24];
-    int ac = 0;
-    argv[ac++] = "gomoku";
-    argv[ac++] = "worker";
-    argv[ac++] = "--run-dir";
-    argv[ac++] = t->dir;
-    argv[ac++] = "--records-fd";
-    argv[ac++] = "3";
-    argv[ac++] = "--control-fd";
-    argv[ac++] = "4";
-    argv[ac++] = "--model";
-    argv[ac++] = t->model_path;
-    argv[ac++] = "--gen";
-    argv[ac++] = a_gen;
-    argv[ac++] = "--parent-pid";
-    argv[ac++] = a_ppid;
-    argv[ac++] = "--threads";
-    argv[ac++] = "1";
-    argv[ac++] = "--seed";
-    argv[ac++] = a_seed;
-    if (t->o->worker_fault) {
-        argv[ac++] = "--fault";
-        argv[ac++] = (char *)t->o->worker_fault;
-    }
-    argv[ac] = NULL;
-
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    char logp[4096];
-    snprintf(logp, sizeof logp, "%s/workers.log", t->dir);
-    posix_spawn_file_actions_addopen(&fa, 2, logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 2, 1);
-    posix_spawn_file_actions_adddup2(&fa, child_rec, 3);
-    posix_spawn_file_actions_adddup2(&fa, child_ctl, 4);
-    sigset_t none, deflt;
-    sigemptyset(&none);
-    sigemptyset(&deflt);
-    sigaddset(&deflt, SIGPIPE);
-    sigaddset(&deflt, SIGTERM);
-    sigaddset(&deflt, SIGINT);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &deflt);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    const char *exe = t->o->exe ? t->o->exe : "/proc/self/exe";
-    pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-        errno = rc;
-        goto out_fail;
-    }
-    close(child_rec);
-    close(child_ctl);
-    close(rec[1]);
-    close(ctl[0]);
-    w->pid = pid;
-    w->rec_fd = rec[0];
-    w->ctl_fd = ctl[1];
-    w->state = W_RUNNING;
-    w->started_at = util_now_ms() * 1e-3;
-    w->last_seen = w->started_at;
-    w->bad_life = 0;
-    frame_stream_clear(w->fs);
-    return 0;
-out_fail:;
-    int e = errno;
-    int fds[] = {rec[0], rec[1], ctl[0], ctl[1], child_rec, child_ctl};
-    for (int i = 0; i < 6; i++)
-        if (fds[i] >= 0)
-            close(fds[i]);
-    tlog(t, "cannot start worker %d: %s", w->id, strerror(e));
-    return -1;
-}
-
-static void schedule_restart(wslot_t *w)
-{
-    double lived = util_now_ms() * 1e-3 - w->started_at;
-    w->backoff_s = lived >= HEALTHY_S || w->backoff_s <= 0 ? 1.0 : fmin(w->backoff_s * 2, BACKOFF_MAX_S);
-    w->restart_at = util_now_ms() * 1e-3 + w->backoff_s;
-    w->state = W_BACKOFF;
-}
-
-/* The worker's records fd reached end of file (or it is being killed):
- * reap it, drop its partial frame, and restart it unless we are stopping. */
-static void worker_gone(trainer_t *t, wslot_t *w, int stopping)
-{
-    int st = 0;
-    pid_t r = 0;
-    for (int i = 0; i < 100 && (r = waitpid(w->pid, &st, WNOHANG)) == 0; i++)
-        usleep(10000);
-    if (r == 0) {
-        kill(w->pid, SIGKILL);
-        r = waitpid(w->pid, &st, 0);
-    }
-    size_t pend = frame_stream_pending(w->fs);
-    if (pend > 0) {
-        w->partial++;
-        t->partial++;
-        t->rejected++;
-        tlog(t, "worker %d: dropped a partial frame of %zu bytes", w->id, pend);
-    }
-    frame_stream_clear(w->fs);
-    close(w->rec_fd);
-    close(w->ctl_fd);
-    w->rec_fd = w->ctl_fd = -1;
-    char how[64];
-    if (r > 0 && WIFSIGNALED(st))
-        snprintf(how, sizeof how, "was killed by signal %d", WTERMSIG(st));
-    else if (r > 0 && WIFEXITED(st))
-        snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(st));
-    else
-        snprintf(how, sizeof how, "is gone");
-    if (stopping || w->state == W_STOPPING) {
-        w->state = W_DONE;
-        if (!(r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0))
-            tlog(t, "worker %d (pid %ld) %s while stopping", w->id, (long)w->pid, how);
-        return;
-    }
-    schedule_restart(w);
-    tlog(t, "worker %d (pid %ld) %s; restarting in %.0f s (see %s/workers.log)", w->id,
-         (long)w->pid, how, w->backoff_s, t->dir);
-}
-
-static void worker_send(trainer_t *t, wslot_t *w, const char *line)
-{
-    if (w->state != W_RUNNING)
-        return;
-    size_t len = strlen(line);
-    ssize_t n = write(w->ctl_fd, line, len);
-    if (n != (ssize_t)len && !(n < 0 && errno == EPIPE))
-        tlog(t, "worker %d: control message not sent (%s)", w->id,
-             n < 0 ? strerror(errno) : "pipe full");
-}
-
-/* Append one frame to the open shard. A failed or short write is cut off
- * again (ftruncate to the size before), so no torn frame stays behind to
- * be reported later as a killed trainer's; 0 or -1 with errno set. */
-static int shard_append(trainer_t *t, const uint8_t *frame, size_t len)
-{
-    struct stat st;
-    if (fstat(t->shard_fd, &st) != 0)
-        return -1;
-    int rc;
-    if (t->fault_enospc_count > 0 && t->fault_enospc_after-- <= 0) {
-        /* tests: half the frame reaches the disk, then the disk is full */
-        t->fault_enospc_count--;
-        rc = wire_write_all(t->shard_fd, frame, len / 2);
-        if (rc == 0) {
-            errno = ENOSPC;
-            rc = -1;
-        }
-    } else {
-        rc = wire_write_all(t->shard_fd, frame, len);
-    }
-    if (rc == 0)
-        return 0;
-    int e = errno;
-    if (ftruncate(t->shard_fd, st.st_size) != 0)
-        tlog(t, "games shard %06" PRIu64 ": cannot cut a failed write back to %lld bytes: %s",
-             t->shard_index, (long long)st.st_size, strerror(errno));
-    errno = e;
-    return -1;
-}
-
-/* A game could not be written: drop it, count it, pause the workers. */
-static void disk_failed(trainer_t *t, int e)
-{
-    t->games_dropped++;
-    t->disk_retry_at = util_now_ms() * 1e-3 + 1.0;
-    if (!t->disk_err[0])
-        tlog(t, "cannot write to %s/games: %s; workers paused until writes succeed (%" PRIu64
-             " games dropped so far)", t->dir, strerror(e), t->games_dropped);
-    t->disk_full = 1;
-    snprintf(t->disk_err, sizeof t->disk_err, "%s", strerror(e));
-}
-
-/* Take every whole frame the worker has sent (none while games/ cannot be
- * written: the worker blocks once its pipe is full). */
-static void worker_frames(trainer_t *t, wslot_t *w)
-{
-    for (;;) {
-        if (t->disk_full)
-            return;
-        const uint8_t *frame;
-        size_t flen;
-        uint64_t off;
-        char why[256];
-        int st = frame_stream_next(w->fs, &frame, &flen, &off, why, sizeof why);
-        if (st == 0)
-            return;
-        if (st > 0) {
-            w->last_seen = util_now_ms() * 1e-3;
-            if (flen == FRAME_HEADER_BYTES)
-                continue; /* heartbeat */
-            char rwhy[200];
-            if (record_decode_payload(frame + FRAME_HEADER_BYTES,
-                                      (uint32_t)(flen - FRAME_HEADER_BYTES), &t->rec, rwhy,
-                                      sizeof rwhy) != 0) {
-                frame_stream_mark_bad(w->fs);
-                snprintf(why, sizeof why, "bad frame at byte %" PRIu64 ": %s", off, rwhy);
-                st = -1;
-            } else if (check_record(t, &t->rec, rwhy, sizeof rwhy) != 0) {
-                snprintf(why, sizeof why, "%s", rwhy);
-                st = -1;
-            }
-        }
-        if (st > 0) {
-            if (shard_append(t, frame, flen) != 0) {
-                disk_failed(t, errno);
-                return;
-            }
-            if (t->disk_err[0]) {
-                tlog(t, "games/ writable again: workers resumed (%" PRIu64 " games dropped)",
-                     t->games_dropped);
-                t->disk_err[0] = '\0';
-            }
-            int np = replay_add(t->replay, &t->rec);
-            if (np < 0) {
-                tlog(t, "replay window: out of memory (game kept on disk only)");
-                np = 0;
-            }
-            w->games++;
-            t->games++;
-            t->session_games++;
-            t->positions += (uint64_t)np;
-            t->session_positions += (uint64_t)np;
-            if (++t->shard_games >= SHARD_GAMES) {
-                char err[512];
-                if (rotate_shard(t, err, sizeof err) != 0)
-                    tlog(t, "%s", err);
-            }
-            continue;
-        }
-        w->bad_frames++;
-        w->bad_life++;
-        t->rejected++;
-        if (w->bad_frames <= 3 || w->bad_frames % 1000 == 0)
-            tlog(t, "worker %d: rejected frame (%" PRIu64 " so far): %s", w->id, w->bad_frames,
-                 why);
-        if (t->o->bad_frame_limit > 0 && w->bad_life == (uint64_t)t->o->bad_frame_limit &&
-            w->state == W_RUNNING) {
-            /* the good frames it sent before dying are still taken; its EOF follows */
-            tlog(t, "worker %d: %" PRIu64 " corrupt frames, restarting it", w->id, w->bad_life);
-            kill(w->pid, SIGKILL);
-        }
-    }
-}
-
-/* Read from every ready worker; wait up to timeout_ms for something. */
-static void poll_workers(trainer_t *t, int timeout_ms, int stopping)
-{
-    struct pollfd pf[512];
-    int idx[512], n = 0;
-    if (t->disk_full && util_now_ms() * 1e-3 >= t->disk_retry_at) {
-        /* try again: the next frame's write tells whether there is room */
-        t->disk_full = 0;
-        for (int i = 0; i < t->nw; i++)
-            if (t->w[i].rec_fd >= 0)
-                worker_frames(t, &t->w[i]);
-    }
-    if (t->disk_full) {
-        /* paused: leave the pipes unread, so the workers block on them */
-        if (timeout_ms > 0)
-            usleep((useconds_t)timeout_ms * 1000);
-        return;
-    }
-    for (int i = 0; i < t->nw && n < 512; i++)
-        if (t->w[i].state == W_RUNNING || t->w[i].state == W_STOPPING) {
-            pf[n].fd = t->w[i].rec_fd;
-            pf[n].events = POLLIN;
-            pf[n].revents = 0;
-            idx[n++] = i;
-        }
-    if (n == 0) {
-        if (timeout_ms > 0)
-            usleep((useconds_t)timeout_ms * 1000);
-        return;
-    }
-    int rc = poll(pf, (nfds_t)n, timeout_ms);
-    if (rc <= 0)
-        return;
-    for (int k = 0; k < n; k++) {
-        if (!pf[k].revents)
-            continue;
-        wslot_t *w = &t->w[idx[k]];
-        for (;;) {
-            ssize_t r = frame_stream_fill(w->fs, w->rec_fd);
-            if (r > 0) {
-                worker_frames(t, w);
-                if (t->disk_full)
-                    break;
-                continue;
-            }
-            if (r == 0 || r == -2)
-                worker_gone(t, w, stopping);
-            break;
-        }
-    }
-}
-
-static void restart_due(trainer_t *t)
-{
-    double now = util_now_ms() * 1e-3;
-    for (int i = 0; i < t->nw; i++) {
-        wslot_t *w = &t->w[i];
-        /* paused workers are silent because we do not read them */
-        if (w->state == W_RUNNING && !t->disk_full && now - w->last_seen > t->cfg.stall_s) {
-            w->stalls++;
-            tlog(t, "worker %d (pid %ld) stalled: no game and no heartbeat for %.0f s; "
-                 "restarting it", w->id, (long)w->pid, now - w->last_seen);
-            kill(w->pid, SIGKILL);
-            w->last_seen = now; /* its EOF follows the kill */
-        }
-        if (w->state == W_BACKOFF && now >= w->restart_at) {
-            w->restarts++;
-            if (spawn_worker(t, w) != 0)
-                schedule_restart(w);
-            else
-                tlog(t, "worker %d restarted (pid %ld, restart %" PRIu64 ")", w->id,
-                     (long)w->pid, w->restarts);
-        }
-    }
-}
-
-static void stop_workers(trainer_t *t)
-{
-    for (int i = 0; i < t->nw; i++)
-        if (t->w[i].state == W_RUNNING) {
-            worker_send(t, &t->w[i], "stop\n");
-            t->w[i].state = W_STOPPING;
-        } else if (t->w[i].state == W_BACKOFF) {
-            t->w[i].state = W_DONE;
-        }
-    /* keep reading: the games they finish on the way out are kept */
-    double deadline = util_now_ms() * 1e-3 + t->o->stop_timeout_s;
-    for (;;) {
-        int left = 0;
-        for (int i = 0; i < t->nw; i++)
-            left += t->w[i].state == W_STOPPING;
-        if (left == 0)
-            break;
-        if (util_now_ms() * 1e-3 > deadline) {
-            for (int i = 0; i < t->nw; i++)
-                if (t->w[i].state == W_STOPPING) {
-                    tlog(t, "worker %d did not stop in %d s: killing it", i,
-                         t->o->stop_timeout_s);
-                    kill(t->w[i].pid, SIGKILL);
-                }
-            deadline = util_now_ms() * 1e-3 + 3600; /* their EOF follows the kill */
-        }
-        poll_workers(t, 100, 1);
-    }
-}
-
-/* ---- status ----------------------------------------------------------- */
-
-static int workers_running(const trainer_t *t)
-{
-    int n = 0;
-    for (int i = 0; i < t->nw; i++)
-        n += t->w[i].state == W_RUNNING;
-    return n;
-}
-
-static void update_rates(trainer_t *t, double now)
-{
-    snap_t s = {now, t->session_games, t->session_positions, t->session_samples};
-    if (t->nsnaps == RATE_SNAPS) {
-        memmove(t->snaps, t->snaps + 1, (RATE_SNAPS - 1) * sizeof(snap_t));
-        t->nsnaps--;
-    }
-    t->snaps[t->nsnaps++] = s;
-    const snap_t *a = &t->snaps[0];
-    double dt = now - a->t;
-    if (dt > 0.5) {
-        t->rate_games = (double)(s.games - a->games) / dt;
-        t->rate_positions = (double)(s.positions - a->positions) / dt;
-        t->rate_samples = (double)(s.samples - a->samples) / dt;
-    }
-}
-
-/* v as a JSON number, or null when it is not finite (JSON has no NaN). */
-static const char *json_num(double v, char buf[32])
-{
-    if (!isfinite(v))
-        return "null";
-    snprintf(buf, 32, "%.6g", v);
-    return buf;
-}
-
-static void write_status(trainer_t *t)
-{
-    char esc[8192];
-    static char buf[65536];
-    size_t cap = sizeof buf, n = 0;
-#define PUT(...) do { int k_ = snprintf(buf + n, cap - n, __VA_ARGS__); \
-                      if (k_ > 0) n = n + (size_t)k_ < cap ? n + (size_t)k_ : cap - 1; } while (0)
-    PUT("{\n  \"state\": \"%s\",\n  \"pid\": %ld,\n  \"step\": %" PRIu64 ",\n", t->state,
-        (long)getpid(), t->step);
-    PUT("  \"target_step\": %" PRIu64 ",\n  \"generation\": %" PRIu64 ",\n", t->target,
-        t->generation);
-    PUT("  \"model\": %s,\n", util_json_str(t->model_path, esc, sizeof esc));
-    PUT("  \"device\": \"%s\",\n", t->device);
-    char n1[32], n2[32], n3[32], n4[32];
-    PUT("  \"losses\": {\"policy\": %s, \"value\": %s, \"l2\": %s, \"total\": %s},\n",
-        json_num(t->last.policy, n1), json_num(t->last.value, n2), json_num(t->last.l2, n3),
-        json_num(t->last.total, n4));
-    PUT("  \"nonfinite_steps_skipped\": %" PRIu64 ",\n", t->nonfinite_skipped);
-    PUT("  \"games_dir_writable\": %s,\n  \"games_dropped\": %" PRIu64 ",\n",
-        t->disk_err[0] ? "false" : "true", t->games_dropped);
-    PUT("  \"lr\": %.6g,\n", nn_schedule_lr(&t->sched, t->step));
-    PUT("  \"games\": %" PRIu64 ",\n  \"positions\": %" PRIu64 ",\n", t->games, t->positions);
-    PUT("  \"window_positions\": %" PRIu64 ",\n  \"window_games\": %" PRIu64 ",\n",
-        replay_positions(t->replay), replay_games(t->replay));
-    PUT("  \"games_per_s\": %s,\n  \"positions_per_s\": %s,\n  \"samples_per_s\": %s,\n",
-        json_num(t->rate_games, n1), json_num(t->rate_positions, n2),
-        json_num(t->rate_samples, n3));
-    PUT("  \"ratio\": %.3g,\n  \"rejected_frames\": %" PRIu64 ",\n", t->cfg.ratio, t->rejected);
-    PUT("  \"partial_frames_dropped\": %" PRIu64 ",\n  \"bad_frames_on_load\": %" PRIu64 ",\n",
-        t->partial, t->load_bad);
-    PUT("  \"elapsed_s\": %.1f,\n  \"updated\": %ld,\n  \"workers\": [", util_now_ms() * 1e-3 - t->t_start,
-        (long)time(NULL));
-    for (int i = 0; i < t->nw; i++) {
-        const wslot_t *w = &t->w[i];
-        PUT("%s\n    {\"id\": %d, \"pid\": %ld, \"state\": \"%s\", \"stalls\": %" PRIu64 ", \"restarts\": %" PRIu64
-            ", \"games\": %" PRIu64 ", \"bad_frames\": %" PRIu64 ", \"partial_frames\": %"
-            PRIu64 "}", i ? "," : "", i, (long)w->pid, wstate_name(w->state), w->stalls, w->restarts,
-            w->games, w->bad_frames, w->partial);
-    }
-    PUT("\n  ]\n}\n");
-#undef PUT
-    char err[512];
-    if (util_write_atomic(run_path(t, "status.json"), buf, n, err, sizeof err) != 0)
-        tlog(t, "%s", err);
-}
-
-static void progress(trainer_t *t, int force)
-{
-    double now = util_now_ms() * 1e-3;
-    if (!force && now - t->t_status < 1.0)
-        return;
-    t->t_status = now;
-    update_rates(t, now);
-    write_status(t);
-    if (!force && !t->tty && now - t->t_progress < 10.0)
-        return;
-    t->t_progress = now;
-    char tgt[32] = "";
-    if (t->target)
-        snprintf(tgt, sizeof tgt, "/%" PRIu64, t->target);
-    fprintf(stderr, "%sstep %" PRIu64 "%s  loss p %.3f v %.3f  games %" PRIu64
-            " (%.2f/s)  pos %" PRIu64 "  %.0f samples/s  workers %d/%d  rejected %" PRIu64
-            "  %s%s", t->tty ? "\r\033[K" : "", t->step, tgt, t->last.policy, t->last.value,
-            t->games, t->rate_games, t->positions, t->rate_samples, workers_running(t), t->nw,
-            t->rejected, t->state, t->tty ? "" : "\n");
-    fflush(stderr);
-}
-
-static void metrics_row(trainer_t *t)
-{
-    if (t->loss_n == 0)
-        return;
-    const char *p = run_path(t, "metrics.csv");
-    struct stat st;
-    int fresh = stat(p, &st) != 0 || st.st_size == 0;
-    FILE *f = fopen(p, "ae");
-    if (!f) {
-        tlog(t, "cannot append to %s: %s", p, strerror(errno));
-        return;
-    }
-    if (fresh)
-        fprintf(f, "unix_time,step,generation,lr,loss_policy,loss_value,loss_l2,loss_total,"
-                   "games,positions,games_per_s,samples_per_s,rejected_frames\n");
-    double k = 1.0 / t->loss_n;
-    fprintf(f, "%ld,%" PRIu64 ",%" PRIu64 ",%.6g,%.5f,%.5f,%.5f,%.5f,%" PRIu64 ",%" PRIu64
-            ",%.3f,%.1f,%" PRIu64 "\n", (long)time(NULL), t->step, t->generation,
-            nn_schedule_lr(&t->sched, t->step), t->loss_sum[0] * k, t->loss_sum[1] * k,
-            t->loss_sum[2] * k, t->loss_sum[3] * k, t->games, t->positions, t->rate_games,
-            t->rate_samples, t->rejected);
-    fclose(f);
-    memset(t->loss_sum, 0, sizeof t->loss_sum);
-    t->loss_n = 0;
 }
 
 /* ---- training --------------------------------------------------------- */
@@ -931,12 +226,12 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
     t->ckpt_step = t->step;
     snprintf(t->model_path, sizeof t->model_path, "%s", p);
     prune_checkpoints(t);
-    sync_shard(t);
+    trainer_shard_sync(t);
     char line[4200];
     snprintf(line, sizeof line, "model %" PRIu64 " %s\n", t->generation, p);
     for (int i = 0; i < t->nw; i++)
-        worker_send(t, &t->w[i], line);
-    tlog(t, "checkpoint %s (generation %" PRIu64 ", %" PRIu64 " games)", p, t->generation,
+        trainer_worker_send(t, &t->w[i], line);
+    trainer_log(t, "checkpoint %s (generation %" PRIu64 ", %" PRIu64 " games)", p, t->generation,
          t->games);
     return 0;
 }
@@ -980,7 +275,7 @@ static int train_one(trainer_t *t, char *err, size_t errlen)
         t->nonfinite_skipped++;
         t->nonfinite_run++;
         if (t->nonfinite_skipped <= 3 || t->nonfinite_run == t->cfg.nonfinite_limit)
-            tlog(t, "step %" PRIu64 ": non-finite loss (policy %g, value %g): step skipped "
+            trainer_log(t, "step %" PRIu64 ": non-finite loss (policy %g, value %g): step skipped "
                  "(%d in a row, %" PRIu64 " in all)", t->step + 1, (double)l.policy,
                  (double)l.value, t->nonfinite_run, t->nonfinite_skipped);
         if (t->nonfinite_run >= t->cfg.nonfinite_limit)
@@ -1009,11 +304,11 @@ static int setup(trainer_t *t, char *err, size_t errlen)
 {
     const char *subdirs[] = {"models", "games"};
     for (int i = 0; i < 2; i++)
-        if (run_mkdir(run_path(t, "%s", subdirs[i]), err, errlen) != 0)
+        if (run_mkdir(trainer_path(t, "%s", subdirs[i]), err, errlen) != 0)
             return -1;
-    t->log = fopen(run_path(t, "train.log"), "ae");
+    t->log = fopen(trainer_path(t, "train.log"), "ae");
     remove_stale_tmp(t, t->dir);
-    remove_stale_tmp(t, run_path(t, "models"));
+    remove_stale_tmp(t, trainer_path(t, "models"));
     if (load_or_create_model(t, err, errlen) != 0)
         return -1;
     t->ckpt_step = t->step;
@@ -1034,19 +329,19 @@ static int setup(trainer_t *t, char *err, size_t errlen)
             return -1;
         }
         if (r == 0)
-            tlog(t, "optimizer state not restored (momentum starts at 0): %s", oerr);
+            trainer_log(t, "optimizer state not restored (momentum starts at 0): %s", oerr);
     }
     if (note[0])
-        tlog(t, "%s", note);
+        trainer_log(t, "%s", note);
 
     t->replay = replay_create(t->cfg.window, t->cfg.rule, t->cfg.size, t->cfg.size);
     if (!t->replay) {
         snprintf(err, errlen, "out of memory for the replay window");
         return -1;
     }
-    if (load_games(t, err, errlen) != 0)
+    if (trainer_load_games(t, err, errlen) != 0)
         return -1;
-    if (open_shard(t, err, errlen) != 0)
+    if (trainer_shard_open(t, err, errlen) != 0)
         return -1;
     t->min_positions = (uint64_t)t->cfg.batch * 2;
     if (t->min_positions > (uint64_t)t->cfg.window)
@@ -1119,7 +414,7 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     if (setup(t, err, errlen) != 0)
         goto out;
     if (t->target && t->step >= t->target) {
-        tlog(t, "already at step %" PRIu64 " (target %" PRIu64 "): nothing to do", t->step,
+        trainer_log(t, "already at step %" PRIu64 " (target %" PRIu64 "): nothing to do", t->step,
              t->target);
         rc = 0;
         goto out;
@@ -1139,32 +434,32 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-        if (spawn_worker(t, &t->w[i]) != 0)
-            schedule_restart(&t->w[i]);
+        if (trainer_spawn_worker(t, &t->w[i]) != 0)
+            trainer_schedule_restart(&t->w[i]);
     }
-    tlog(t, "%d workers (%d games each, %d visits, %d cheap for %.0f%% of moves), training on %s, batch %d, ratio %.3g, "
+    trainer_log(t, "%d workers (%d games each, %d visits, %d cheap for %.0f%% of moves), training on %s, batch %d, ratio %.3g, "
          "window %d positions%s", t->nw, t->cfg.parallel, t->cfg.visits, t->cfg.cheap_visits,
          100.0 * (1 - t->cfg.full_frac), t->device,
          t->cfg.batch, t->cfg.ratio, t->cfg.window, t->target ? "" : "; Ctrl-C stops");
 
     while (!g_stop_signal && !t->stop_nonfinite && !(t->target && t->step >= t->target)) {
-        restart_due(t);
+        trainer_restart_due(t);
         int train = can_train(t);
-        poll_workers(t, train ? 0 : 100, 0);
+        trainer_poll_workers(t, train ? 0 : 100, 0);
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
             if (train_one(t, err, errlen) != 0)
                 goto out_stop;
             if (t->step % (uint64_t)o->metrics_every == 0)
-                metrics_row(t);
+                trainer_metrics_row(t);
             if (t->step % (uint64_t)t->cfg.checkpoint_every == 0 &&
                 checkpoint(t, err, errlen) != 0)
                 goto out_stop;
         } else {
             snprintf(t->state, sizeof t->state, "waiting for games");
         }
-        progress(t, 0);
+        trainer_progress(t, 0);
     }
     if (t->stop_nonfinite) {
         snprintf(err, errlen, "%d training steps in a row gave a non-finite loss: stopping "
@@ -1173,25 +468,25 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         goto out_stop;
     }
     if (g_stop_signal)
-        tlog(t, "%s: finishing: checkpoint, then stopping the workers",
+        trainer_log(t, "%s: finishing: checkpoint, then stopping the workers",
              g_stop_signal == SIGINT ? "SIGINT" : "SIGTERM");
     snprintf(t->state, sizeof t->state, "stopping");
-    metrics_row(t);
+    trainer_metrics_row(t);
     if (checkpoint(t, err, errlen) != 0)
         goto out_stop;
     rc = 0;
 out_stop:
     if (rc != 0)
-        tlog(t, "%s", err);
+        trainer_log(t, "%s", err);
     snprintf(t->state, sizeof t->state, "stopping");
-    progress(t, 1);
-    stop_workers(t);
-    sync_shard(t);
+    trainer_progress(t, 1);
+    trainer_stop_workers(t);
+    trainer_shard_sync(t);
     snprintf(t->state, sizeof t->state, "stopped");
-    progress(t, 1);
+    trainer_progress(t, 1);
     if (t->tty)
         fprintf(stderr, "\n");
-    tlog(t, "stopped at step %" PRIu64 ", generation %" PRIu64 ", %" PRIu64 " games (%" PRIu64
+    trainer_log(t, "stopped at step %" PRIu64 ", generation %" PRIu64 ", %" PRIu64 " games (%" PRIu64
          " this session), %" PRIu64 " rejected frames", t->step, t->generation, t->games,
          t->session_games, t->rejected);
 out:
@@ -1217,3 +512,4 @@ out:
     free(t);
     return rc;
 }
+
