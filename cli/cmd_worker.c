@@ -25,14 +25,13 @@ int cmd_worker(int argc, char **argv)
     o.sp.threads = 1;
     o.sp.quiet = 0;
     const char *fault = "none", *run_dir = NULL;
-    int gen = 0;
     uint64_t parent = 0;
     arg_spec_t specs[] = {
         {"run-dir", ARG_STR, &run_dir, 0, 0, "DIR  the training run (settings from DIR/config)"},
         {"records-fd", ARG_INT, &o.records_fd, 0, 1 << 20, "N  fd to write frames to"},
         {"control-fd", ARG_INT, &o.control_fd, 0, 1 << 20, "N  fd to read control lines from"},
         {"model", ARG_STR, &o.model_path, 0, 0, "PATH  weights to start with (.gzm)"},
-        {"gen", ARG_INT, &gen, 0, 2147483647, "G  generation of that model"},
+        {"gen", ARG_U64, &o.gen, 0, 0, "G  generation of that model"},
         {"parent-pid", ARG_U64, &parent, 0, 0, "PID  exit at once unless this is our parent"},
         {"threads", ARG_INT, &o.sp.threads, 0, 256, "T  CPU backend threads (default 1)"},
         {"seed", ARG_U64, &o.sp.seed, 0, 0, "S  random seed"},
@@ -72,7 +71,6 @@ int cmd_worker(int argc, char **argv)
     o.sp.resign_threshold = cfg.resign;
     o.sp.device = cfg.device;
     o.sp.dirichlet_alpha = run_config_alpha(&cfg);
-    o.gen = (uint32_t)gen;
     o.parent_pid = (long)parent;
     if (worker_run(&o, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku worker: %s\n", err);
