@@ -16,7 +16,7 @@ static int cmp_double(const void *a, const void *b)
 
 int bench_mcts(int argc, char **argv)
 {
-    int size = 15, visits = 20000, runs = 5, batch = 1, mem_mb = 512;
+    int size = 15, visits = 20000, runs = 5, batch = 1, mem_mb = 512, vcf_nodes = 0;
     const char *rule_s = "freestyle";
     uint64_t seed = 1;
     arg_spec_t specs[] = {
@@ -27,12 +27,16 @@ int bench_mcts(int argc, char **argv)
         {"batch", ARG_INT, &batch, 1, 256, "B  leaves per eval call, virtual loss (default 1)"},
         {"mem", ARG_INT, &mem_mb, 16, 65536, "MB tree memory (default 512)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed (default 1)"},
+        {"vcf-nodes", ARG_INT, &vcf_nodes, 0, 1000000,
+         "N  also search each opening with the VCF leaf check of N nodes (root: 20N)"},
     };
     cmd_help_t h = {"bench mcts", "gomoku bench mcts [--size N --visits V --runs K --batch B]",
                     "Search playouts per second on one thread with a zero-cost uniform\n"
                     "evaluator (a playout: select to a leaf, expand with priors, back up).\n"
                     "Each run searches a different opening from a fresh tree. Prints one\n"
-                    "JSON line; playouts_per_s is the median over the runs."};
+                    "JSON line; playouts_per_s is the median over the runs. With --vcf-nodes\n"
+                    "each opening is searched twice, without and with the VCF check, one\n"
+                    "after the other, and vcf_playouts_per_s and their ratio are added."};
     int nspecs = (int)(sizeof specs / sizeof specs[0]);
     int npos = 0;
     int rc = args_parse(&h, specs, nspecs, argc, argv, NULL, 0, &npos);
@@ -50,13 +54,22 @@ int bench_mcts(int argc, char **argv)
     p.mem_bytes = (size_t)mem_mb << 20;
     p.seed = seed;
     p.max_pending = batch;
-    mcts_t *t = mcts_create(&p, NULL, err, sizeof err);
-    if (!t) {
+    mcts_t *t = mcts_create(&p, NULL, err, sizeof err), *tv = NULL;
+    p.vcf_nodes = (uint32_t)vcf_nodes;
+    p.vcf_root_nodes = (uint32_t)vcf_nodes * 20;
+    if (t && vcf_nodes)
+        tv = mcts_create(&p, NULL, err, sizeof err);
+    if (!t || (vcf_nodes && !tv)) {
+        mcts_free(t);
         fprintf(stderr, "gomoku bench mcts: %s\n", err);
         return 1;
     }
     double *rate = calloc((size_t)runs, sizeof *rate);
-    if (!rate) {
+    double *vrate = calloc((size_t)runs, sizeof *vrate);
+    if (!rate || !vrate) {
+        free(rate);
+        free(vrate);
+        mcts_free(tv);
         mcts_free(t);
         fprintf(stderr, "gomoku bench mcts: out of memory\n");
         return 1;
@@ -83,15 +96,29 @@ int bench_mcts(int argc, char **argv)
         total += res.playouts;
         secs += res.seconds;
         full = full || res.mem_full;
+        if (tv) {
+            mcts_set_root(tv, &b);
+            mcts_search(tv, mcts_eval_uniform, NULL, &lim, &res);
+            vrate[r] = res.playouts_per_s;
+        }
     }
     qsort(rate, (size_t)runs, sizeof *rate, cmp_double);
+    qsort(vrate, (size_t)runs, sizeof *vrate, cmp_double);
     printf("{\"bench\":\"mcts\",\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"runs\":%d,"
            "\"batch\":%d,\"threads\":1,\"playouts\":%llu,\"seconds\":%.3f,"
            "\"playouts_per_s\":%.0f,\"playouts_per_s_min\":%.0f,\"playouts_per_s_max\":%.0f,"
-           "\"mem_full\":%s}\n",
+           "\"mem_full\":%s",
            rule_name(rule), size, visits, runs, batch, (unsigned long long)total, secs,
            rate[runs / 2], rate[0], rate[runs - 1], full ? "true" : "false");
+    if (tv)
+        printf(",\"vcf_nodes\":%d,\"vcf_playouts_per_s\":%.0f,\"vcf_ratio\":%.3f,"
+               "\"vcf_checks\":%llu,\"vcf_wins\":%llu",
+               vcf_nodes, vrate[runs / 2], rate[runs / 2] > 0 ? vrate[runs / 2] / rate[runs / 2] : 0.0,
+               (unsigned long long)mcts_vcf_checks(tv), (unsigned long long)mcts_vcf_wins(tv));
+    printf("}\n");
     free(rate);
+    free(vrate);
+    mcts_free(tv);
     mcts_free(t);
     return 0;
 }

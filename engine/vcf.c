@@ -7,7 +7,7 @@
  * the attacker's stones: a window of five cells on a line holding three
  * of its stones and two empty cells (no opponent stone, no wall) makes
  * both empty cells four candidates; each is then checked exactly with the
- * rule's five test. Positions proven to have no VCF within d fours are
+ * rule's five test (fives likewise from windows of four stones). Positions proven to have no VCF within d fours are
  * stored in a direct-mapped table keyed by Zobrist hash, size and rule. */
 #include "engine/vcf.h"
 
@@ -87,10 +87,11 @@ void vcf_clear(vcf_t *s)
 
 uint64_t vcf_nodes(const vcf_t *s) { return s->total_nodes; }
 
-/* Empty cells that make a four for colour c, found from c's stones (see
- * the file comment), each with its completion points. A point that would
- * make a five is not listed. Returns the count. */
-static int gen_fours(board_t *b, int c, four_t *out)
+/* Empty cells in a window of five on a line that holds `own` stones of
+ * colour c and no other stone or wall (the rest empty), found from c's
+ * stones; each cell once, in board order of the stones. own 4: candidate
+ * five points; own 3: candidate four points. Returns the count. */
+static int scan_windows(const board_t *b, int c, int own, int *out)
 {
     uint8_t seen[BOARD_CELLS];
     int size = b->size, n = 0;
@@ -107,28 +108,44 @@ static int gen_fours(board_t *b, int c, four_t *out)
                 if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size ||
                     y4 < 0 || y4 >= size)
                     continue;
-                int own = 0, empty[5], ne = 0;
-                for (int k = 0; k < 5; k++) {
-                    int p = (y0 + k * dy) * size + x0 + k * dx;
-                    if (b->cells[p] == c)
-                        own++;
-                    else if (b->cells[p] == STONE_EMPTY)
+                int k = 0, empty[5], ne = 0;
+                for (int p = y0 * size + x0, step = dy * size + dx; k < 5; k++, p += step) {
+                    if (b->cells[p] == STONE_EMPTY)
                         empty[ne++] = p;
+                    else if (b->cells[p] != c)
+                        break;
                 }
-                if (own != 3 || ne != 2)
+                if (k < 5 || ne != 5 - own)
                     continue;
-                for (int k = 0; k < 2; k++)
-                    if (!seen[empty[k]]) {
-                        seen[empty[k]] = 1;
-                        out[n++].move = empty[k];
+                for (int i = 0; i < ne; i++)
+                    if (!seen[empty[i]]) {
+                        seen[empty[i]] = 1;
+                        out[n++] = empty[i];
                     }
             }
         }
     }
-    /* Exact check: a five point for c after the stone, and no five now. */
-    int kept = 0;
+    return n;
+}
+
+/* Five points of colour c (exact rule check on the window candidates). */
+static int fives(const board_t *b, int c, int *out)
+{
+    int n = scan_windows(b, c, 4, out), k = 0;
+    for (int i = 0; i < n; i++)
+        if (board_makes_five(b, out[i], c))
+            out[k++] = out[i];
+    return k;
+}
+
+/* Empty cells that make a four for colour c, each with its completion
+ * points; a point that would make a five is not listed. Returns the count. */
+static int gen_fours(board_t *b, int c, four_t *out)
+{
+    int cand[BOARD_CELLS];
+    int n = scan_windows(b, c, 3, cand), kept = 0;
     for (int i = 0; i < n; i++) {
-        int p = out[i].move, f[32];
+        int p = cand[i], f[32];
         if (board_makes_five(b, p, c))
             continue;
         b->cells[p] = (uint8_t)c;
@@ -306,13 +323,13 @@ vcf_status_t vcf_solve(vcf_t *s, const board_t *b, const vcf_limits_t *lim, vcf_
     int five[BOARD_CELLS], threat[BOARD_CELLS];
     if (board_over(b))
         goto out_report;
-    if (board_five_points(b, s->attacker, five) > 0) {
+    if (fives(b, s->attacker, five) > 0) {
         s->line[0] = five[0];
         s->nline = 1;
         st = VCF_WIN;
         goto out_report;
     }
-    int nt = board_five_points(b, s->defender, threat);
+    int nt = fives(b, s->defender, threat);
     if (nt >= 2)
         goto out_report;
     int r = attack(s, max_fours, nt ? threat[0] : MOVE_NONE, MOVE_NONE, 0);
