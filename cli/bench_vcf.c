@@ -1,6 +1,6 @@
 /* gomoku bench vcf: the VCF solver on a fixed seeded set of 15x15
- * freestyle positions (greedy-vs-random games cut at a random ply, so
- * they hold the threats real games have). Each position is solved with a
+ * freestyle positions (games of greedy moves, one in four random, cut at
+ * ply 20..79, so they hold the threats real games have). Each position is solved with a
  * node budget and an empty table; one JSON line with the median
  * positions/s and nodes/s over the runs, and the fraction solved (win or
  * proven none, not out of budget). */
@@ -29,12 +29,12 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-/* A game of greedy (most moves) and random moves cut at a random ply. */
+/* A game of greedy (three in four) and random moves cut at a random ply. */
 static void make_position(board_t *b, uint64_t *rng)
 {
     for (;;) {
         board_init(b, BOARD_DEFAULT, RULE_FREESTYLE);
-        int plies = 12 + (int)(bot_rand(rng) % 50);
+        int plies = 20 + (int)(bot_rand(rng) % 60);
         while (b->nmoves < plies && !board_over(b)) {
             bool random = bot_rand(rng) % 4 == 0;
             int m = random ? bot_random_move(b, rng) : bot_greedy_move(b, rng);

@@ -145,6 +145,10 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mcts_params_default(&sp);
     sp.seed = o->seed;
     sp.max_pending = MODEL_BATCH * mp->nthreads;
+    if (o->vcf_nodes >= 0) {
+        sp.vcf_nodes = (uint32_t)o->vcf_nodes;
+        sp.vcf_root_nodes = (uint32_t)o->vcf_nodes * 100;
+    }
     /* visit budget: room for several searches of it; time budget: 1 GiB */
     size_t npts = (size_t)size * (size_t)size;
     sp.mem_bytes = o->visits > 0 ? 4 * ((size_t)o->visits + 64) * (npts * 8 + 64) : (size_t)1 << 30;
