@@ -37,9 +37,6 @@ const char *bot_name(bot_kind_t k);
 #define BOT_VCF_DEFEND_NODES 2000
 #define BOT_VCF_TOP 8
 
-/* Next value of a splitmix64 generator whose state is *rng. */
-uint64_t bot_rand(uint64_t *rng);
-
 /* A move for the side to move, or MOVE_NONE when there is no legal move
  * (the game is over, or renju black has only forbidden points left). */
 int bot_random_move(const board_t *b, uint64_t *rng);
