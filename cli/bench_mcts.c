@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/bot.h"
+#include "engine/util.h"
 #include "mcts/mcts.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -88,7 +89,7 @@ int bench_mcts(int argc, char **argv)
         uint64_t brng = seed + (uint64_t)r;
         while (b.nmoves < stones && !board_over(&b)) {
             board_t keep = b;
-            board_play(&b, bot_rand(&brng) % 4 ? bot_greedy_move(&b, &brng)
+            board_play(&b, util_rng_next(&brng) % 4 ? bot_greedy_move(&b, &brng)
                                                 : bot_random_move(&b, &brng));
             if (board_over(&b))
                 b = keep;   /* stop short of a finished game */

@@ -6,12 +6,12 @@
  * proven none, not out of budget). */
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/bot.h"
+#include "engine/util.h"
 #include "engine/vcf.h"
 
 static const cmd_help_t help = {
@@ -22,21 +22,14 @@ static const cmd_help_t help = {
     "nodes/s over R runs, the fraction solved (win or proven none) and won.",
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* A game of greedy (three in four) and random moves cut at a random ply. */
 static void make_position(board_t *b, uint64_t *rng)
 {
     for (;;) {
         board_init(b, BOARD_DEFAULT, RULE_FREESTYLE);
-        int plies = 20 + (int)(bot_rand(rng) % 60);
+        int plies = 20 + (int)(util_rng_next(rng) % 60);
         while (b->nmoves < plies && !board_over(b)) {
-            bool random = bot_rand(rng) % 4 == 0;
+            bool random = util_rng_next(rng) % 4 == 0;
             int m = random ? bot_random_move(b, rng) : bot_greedy_move(b, rng);
             board_play(b, m);
         }
@@ -91,9 +84,9 @@ int bench_vcf(int argc, char **argv)
         for (int i = 0; i < npos; i++) {
             vcf_clear(s);
             vcf_limits_t lim = {.nodes = nodes};
-            double t0 = now_s();
+            double t0 = util_now_ms() / 1e3;
             vcf_status_t st = vcf_solve(s, &pos[i], &lim, NULL);
-            t += now_s() - t0;
+            t += util_now_ms() / 1e3 - t0;
             solved += st != VCF_UNKNOWN;
             won += st == VCF_WIN;
         }

@@ -15,9 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "engine/line.h"
+#include "engine/util.h"
 
 typedef struct tt_entry {
     uint64_t key;
@@ -44,13 +44,6 @@ typedef struct four {
     int nf;
     int f[2];   /* the first two completion points; nf may be larger */
 } four_t;
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
 
 vcf_t *vcf_create(size_t tt_bytes, char *err, size_t errlen)
 {
@@ -246,7 +239,7 @@ static int attack(vcf_t *s, int depth, int threat, int prev, int ply)
         return -1;
     }
     s->nodes++;
-    if (s->deadline_ms > 0.0 && (s->nodes & 255) == 0 && now_ms() >= s->deadline_ms) {
+    if (s->deadline_ms > 0.0 && (s->nodes & 255) == 0 && util_now_ms() >= s->deadline_ms) {
         s->aborted = true;
         return -1;
     }
@@ -309,7 +302,7 @@ static void begin(vcf_t *s, const board_t *b, const vcf_limits_t *lim)
               ((uint64_t)(b->rule + 1) * 0xc2b2ae3d27d4eb4fULL);
     s->nodes = 0;
     s->max_nodes = lim ? lim->nodes : 0;
-    s->deadline_ms = lim && lim->time_ms > 0.0 ? now_ms() + lim->time_ms : 0.0;
+    s->deadline_ms = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0;
     s->aborted = false;
     s->nline = 0;
 }

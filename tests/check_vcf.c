@@ -10,6 +10,7 @@
 
 #include "engine/board.h"
 #include "engine/bot.h"
+#include "engine/util.h"
 #include "engine/vcf.h"
 
 static vcf_t *solver(void)
@@ -312,10 +313,10 @@ START_TEST(test_random_against_brute_force)
         rule_t rule = (rule_t)(it % RULE_COUNT);
         board_t b;
         board_init(&b, 9, rule);
-        int nstones = 12 + (int)(bot_rand(&rng) % 14);
+        int nstones = 12 + (int)(util_rng_next(&rng) % 14);
         for (int k = 0; k < nstones && !board_over(&b); k++) {
             int m = bot_random_move(&b, &rng);
-            int x = 1 + (int)(bot_rand(&rng) % 7), y = 1 + (int)(bot_rand(&rng) % 7);
+            int x = 1 + (int)(util_rng_next(&rng) % 7), y = 1 + (int)(util_rng_next(&rng) % 7);
             int c = board_xy(&b, x, y);   /* keep stones clustered: more fours */
             if (board_check_move(&b, c) == MOVE_OK && !board_is_winning_move(&b, c))
                 m = c;
