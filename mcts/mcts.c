@@ -655,7 +655,7 @@ void mcts_params_default(mcts_params_t *p)
 {
     *p = (mcts_params_t){.c_puct = 1.5f, .fpu_reduction = 0.2f, .fpu_root = 0.0f,
                          .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1,
-                         .vcf_nodes = 200, .vcf_root_nodes = 20000,
+                         .vcf_nodes = 200, .vcf_root_nodes = 5000,
                          .vcf_tt_bytes = (size_t)256 << 10};
 }
 

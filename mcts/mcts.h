@@ -95,7 +95,7 @@ typedef struct mcts_params {
     size_t vcf_tt_bytes;   /* the tree's VCF solver table (made only when a budget is set) */
 } mcts_params_t;
 
-/* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 20000
+/* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 5000
  * at the root, 256 KiB VCF table. */
 void mcts_params_default(mcts_params_t *p);
 
