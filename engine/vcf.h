@@ -77,7 +77,9 @@ vcf_status_t vcf_solve(vcf_t *s, const board_t *b, const vcf_limits_t *lim, vcf_
  * fives and fours (they gain a tempo) and every empty point within four
  * of a move of the opponent's line on one of its eight rays (a block of
  * any four, a completion point, or a point that makes one of the forced
- * blocks a counter-four); a move outside these leaves the line intact. */
+ * blocks a counter-four); a move outside these leaves the line intact
+ * (renju aside: there a distant stone can change whether a point of the
+ * line is forbidden; such defences are not looked for). */
 int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
                vcf_result_t *threat);
 
