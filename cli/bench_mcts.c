@@ -59,11 +59,13 @@ int bench_mcts(int argc, char **argv)
     p.mem_bytes = (size_t)mem_mb << 20;
     p.seed = seed;
     p.max_pending = batch;
-    mcts_t *t = mcts_create(&p, NULL, err, sizeof err), *tv = NULL;
+    p.vcf_nodes = 0;   /* the baseline: the tree alone */
+    p.vcf_root_nodes = 0;
+    mcts_t *t = mcts_create(&p, err, sizeof err), *tv = NULL;
     p.vcf_nodes = (uint32_t)vcf_nodes;
     p.vcf_root_nodes = (uint32_t)vcf_nodes * 20;
     if (t && vcf_nodes)
-        tv = mcts_create(&p, NULL, err, sizeof err);
+        tv = mcts_create(&p, err, sizeof err);
     if (!t || (vcf_nodes && !tv)) {
         mcts_free(t);
         fprintf(stderr, "gomoku bench mcts: %s\n", err);
