@@ -6,6 +6,8 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "engine/bot.h"
+#include "engine/util.h"
 #include "mcts/mcts.h"
 
 static int cmp_double(const void *a, const void *b)
@@ -16,7 +18,7 @@ static int cmp_double(const void *a, const void *b)
 
 int bench_mcts(int argc, char **argv)
 {
-    int size = 15, visits = 20000, runs = 5, batch = 1, mem_mb = 512;
+    int size = 15, visits = 20000, runs = 5, batch = 1, mem_mb = 512, vcf_nodes = 0, stones = 0;
     const char *rule_s = "freestyle";
     uint64_t seed = 1;
     arg_spec_t specs[] = {
@@ -27,12 +29,19 @@ int bench_mcts(int argc, char **argv)
         {"batch", ARG_INT, &batch, 1, 256, "B  leaves per eval call, virtual loss (default 1)"},
         {"mem", ARG_INT, &mem_mb, 16, 65536, "MB tree memory (default 512)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed (default 1)"},
+        {"stones", ARG_INT, &stones, 0, 200,
+         "K  start from K greedy-bot moves (a middle game) instead of 0-3 random stones"},
+        {"vcf-nodes", ARG_INT, &vcf_nodes, 0, 1000000,
+         "N  also search each opening with the VCF leaf check of N nodes (root: 20N)"},
     };
     cmd_help_t h = {"bench mcts", "gomoku bench mcts [--size N --visits V --runs K --batch B]",
                     "Search playouts per second on one thread with a zero-cost uniform\n"
                     "evaluator (a playout: select to a leaf, expand with priors, back up).\n"
                     "Each run searches a different opening from a fresh tree. Prints one\n"
-                    "JSON line; playouts_per_s is the median over the runs."};
+                    "JSON line; playouts_per_s is the median over the runs. With --vcf-nodes\n"
+                    "each opening is searched twice, without and with the VCF check, one\n"
+                    "after the other; vcf_ratio is the median of the per-opening ratios\n"
+                    "(with / without) and vcf_playouts_per_s is playouts_per_s times it."};
     int nspecs = (int)(sizeof specs / sizeof specs[0]);
     int npos = 0;
     int rc = args_parse(&h, specs, nspecs, argc, argv, NULL, 0, &npos);
@@ -50,13 +59,24 @@ int bench_mcts(int argc, char **argv)
     p.mem_bytes = (size_t)mem_mb << 20;
     p.seed = seed;
     p.max_pending = batch;
-    mcts_t *t = mcts_create(&p, err, sizeof err);
-    if (!t) {
+    p.vcf_nodes = 0;   /* the baseline: the tree alone */
+    p.vcf_root_nodes = 0;
+    mcts_t *t = mcts_create(&p, err, sizeof err), *tv = NULL;
+    p.vcf_nodes = (uint32_t)vcf_nodes;
+    p.vcf_root_nodes = (uint32_t)vcf_nodes * 20;
+    if (t && vcf_nodes)
+        tv = mcts_create(&p, err, sizeof err);
+    if (!t || (vcf_nodes && !tv)) {
+        mcts_free(t);
         fprintf(stderr, "gomoku bench mcts: %s\n", err);
         return 1;
     }
     double *rate = calloc((size_t)runs, sizeof *rate);
-    if (!rate) {
+    double *vrate = calloc((size_t)runs, sizeof *vrate);
+    if (!rate || !vrate) {
+        free(rate);
+        free(vrate);
+        mcts_free(tv);
         mcts_free(t);
         fprintf(stderr, "gomoku bench mcts: out of memory\n");
         return 1;
@@ -68,7 +88,17 @@ int bench_mcts(int argc, char **argv)
         /* a few random opening stones near the centre, different per run */
         board_t b;
         board_init(&b, size, rule);
-        for (int k = 0; k < r % 4 && !board_over(&b); k++) {
+        uint64_t brng = seed + (uint64_t)r;
+        while (b.nmoves < stones && !board_over(&b)) {
+            board_t keep = b;
+            board_play(&b, util_rng_next(&brng) % 4 ? bot_greedy_move(&b, &brng)
+                                                : bot_random_move(&b, &brng));
+            if (board_over(&b))
+                b = keep;   /* stop short of a finished game */
+            if (board_over(&b) || b.nmoves == keep.nmoves)
+                break;
+        }
+        for (int k = 0; k < (stones ? 0 : r % 4) && !board_over(&b); k++) {
             rs = rs * 6364136223846793005ull + 1442695040888963407ull;
             int c = size / 2, span = size > 6 ? 5 : size;
             int x = c - span / 2 + (int)((rs >> 33) % (uint64_t)span);
@@ -83,15 +113,29 @@ int bench_mcts(int argc, char **argv)
         total += res.playouts;
         secs += res.seconds;
         full = full || res.mem_full;
+        if (tv) {
+            mcts_set_root(tv, &b);
+            mcts_search(tv, mcts_eval_uniform, NULL, &lim, &res);
+            vrate[r] = res.playouts_per_s / rate[r];   /* paired: the same opening */
+        }
     }
+    qsort(vrate, (size_t)runs, sizeof *vrate, cmp_double);
     qsort(rate, (size_t)runs, sizeof *rate, cmp_double);
-    printf("{\"bench\":\"mcts\",\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"runs\":%d,"
+    printf("{\"bench\":\"mcts\",\"rule\":\"%s\",\"size\":%d,\"stones\":%d,\"visits\":%d,\"runs\":%d,"
            "\"batch\":%d,\"threads\":1,\"playouts\":%llu,\"seconds\":%.3f,"
            "\"playouts_per_s\":%.0f,\"playouts_per_s_min\":%.0f,\"playouts_per_s_max\":%.0f,"
-           "\"mem_full\":%s}\n",
-           rule_name(rule), size, visits, runs, batch, (unsigned long long)total, secs,
+           "\"mem_full\":%s",
+           rule_name(rule), size, stones, visits, runs, batch, (unsigned long long)total, secs,
            rate[runs / 2], rate[0], rate[runs - 1], full ? "true" : "false");
+    if (tv)
+        printf(",\"vcf_nodes\":%d,\"vcf_playouts_per_s\":%.0f,\"vcf_ratio\":%.3f,"
+               "\"vcf_checks\":%llu,\"vcf_wins\":%llu",
+               vcf_nodes, rate[runs / 2] * vrate[runs / 2], vrate[runs / 2],
+               (unsigned long long)mcts_vcf_checks(tv), (unsigned long long)mcts_vcf_wins(tv));
+    printf("}\n");
     free(rate);
+    free(vrate);
+    mcts_free(tv);
     mcts_free(t);
     return 0;
 }

@@ -1,39 +1,104 @@
 /* gomoku rules: replay a move list under a rule and print the side to
- * move, the winner and the forbidden points of the side to move. */
+ * move, the winner and the forbidden points of the side to move; with
+ * --vcf also the VCF of the side to move, or the defences against the
+ * opponent's. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
+#include "engine/vcf.h"
 
 static const cmd_help_t help = {
     "rules",
-    "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"]",
+    "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"] [--vcf [--vcf-nodes N]]",
     "Replays the moves (black first) and prints three lines:\n"
     "  to_move: black|white\n"
     "  winner: black|white|none   (draw when the board filled up)\n"
     "  forbidden: x,y x,y ...     (renju: black's forbidden points; empty otherwise)\n"
+    "With --vcf, the VCF (victory by continuous fours) of the side to move:\n"
+    "  vcf: win K fours: x,y x,y ...   (the line: attacker, block, ..., last move)\n"
+    "  vcf: none | vcf: unknown (node budget)\n"
+    "and when there is none, the opponent's and the moves that stop it:\n"
+    "  vcf_opponent: win K fours: ...   vcf_defences: x,y ...   (empty: lost)\n"
     "Moves are Gomocup x,y (0-based, x column, y row from the top) or letter-number\n"
     "(h8: column letter, row number from the bottom), separated by spaces.\n"
     "An illegal move is a one-line error naming its 0-based index (exit 1).",
 };
 
+static void print_line(const char *label, const board_t *b, const vcf_result_t *r)
+{
+    if (r->status == VCF_NONE) {
+        printf("%s: none\n", label);
+        return;
+    }
+    if (r->status == VCF_UNKNOWN) {
+        printf("%s: unknown (node budget)\n", label);
+        return;
+    }
+    printf("%s: win %d fours:", label, r->nfours);
+    for (int i = 0; i < r->nline; i++) {
+        char buf[16];
+        move_format_xy(r->line[i], b->size, buf, sizeof buf);
+        printf(" %s", buf);
+    }
+    printf("\n");
+}
+
+static int print_vcf(const board_t *b, uint64_t nodes)
+{
+    char err[128];
+    vcf_t *s = vcf_create((size_t)16 << 20, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "gomoku rules: %s\n", err);
+        return 1;
+    }
+    vcf_limits_t lim = {.nodes = nodes};
+    vcf_result_t r;
+    vcf_solve(s, b, &lim, &r);
+    print_line("vcf", b, &r);
+    if (r.status == VCF_NONE && !board_over(b)) {
+        int moves[BOARD_CELLS];
+        vcf_result_t threat;
+        int n = vcf_defend(s, b, &lim, moves, &threat);
+        if (n >= 0) {
+            print_line("vcf_opponent", b, &threat);
+            printf("vcf_defences:");
+            for (int i = 0; i < n; i++) {
+                char buf[16];
+                move_format_xy(moves[i], b->size, buf, sizeof buf);
+                printf(" %s", buf);
+            }
+            printf("\n");
+        }
+    }
+    vcf_free(s);
+    return 0;
+}
+
 int cmd_rules(int argc, char **argv)
 {
     const char *rule_s = "freestyle", *moves_s = "";
     int size = BOARD_DEFAULT;
+    bool vcf = false;
+    uint64_t vcf_nodes = 0;
     arg_spec_t specs[] = {
         {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size 5..20 (default 15)"},
         {"moves", ARG_STR, &moves_s, 0, 0, "\"x,y x,y ...\"  moves to replay, black first"},
+        {"vcf", ARG_FLAG, &vcf, 0, 0, "print the VCF line (or the defences against one)"},
+        {"vcf-nodes", ARG_U64, &vcf_nodes, 1, 1e12,
+         "N  solver node budget per solve (default 1000000)"},
     };
-    int rc = args_parse(&help, specs, 3, argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, 5, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return rc == ARGS_HELP ? 0 : 2;
     rule_t rule;
     if (!rule_parse(rule_s, &rule))
         return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+    if (vcf_nodes && !vcf)
+        return args_fail(&help, "--vcf-nodes needs --vcf");
 
     board_t b;
     board_init(&b, size, rule);
@@ -82,5 +147,5 @@ int cmd_rules(int argc, char **argv)
         printf(" %s", buf);
     }
     printf("\n");
-    return 0;
+    return vcf ? print_vcf(&b, vcf_nodes ? vcf_nodes : 1000000) : 0;
 }

@@ -23,5 +23,6 @@ int bench_nn(int argc, char **argv);
 int bench_mcts(int argc, char **argv);
 int bench_selfplay(int argc, char **argv);
 int bench_train(int argc, char **argv);
+int bench_vcf(int argc, char **argv);
 
 #endif

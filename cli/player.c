@@ -15,6 +15,7 @@ void player_opts_default(player_opts_t *o)
     o->visits = 800;
     o->time_ms = 0;
     o->threads = 1;
+    o->vcf_nodes = -1;
     o->device = "auto";
     o->seed = 1;
     o->quiet = 0;

@@ -17,6 +17,7 @@ typedef struct player_opts {
     int visits;          /* model players: playouts per move (0: use time_ms) */
     int time_ms;         /* model players: time per move when visits == 0 */
     int threads;         /* model players: search threads */
+    int vcf_nodes;       /* model players: VCF nodes per new leaf, root 100x (0: off, -1: mcts default) */
     const char *device;  /* model players: "auto", "cpu", "cuda", ... */
     uint64_t seed;
     int quiet;           /* no notes on stderr */

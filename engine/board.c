@@ -50,8 +50,7 @@ static int run_length(const board_t *b, int x, int y, int dx, int dy, int c)
     return n;
 }
 
-/* Would colour c playing the empty point move make a winning five? */
-static bool makes_five(const board_t *b, int move, int c)
+bool board_makes_five(const board_t *b, int move, int c)
 {
     int x = move % b->size, y = move / b->size;
     for (int d = 0; d < NDIRS; d++)
@@ -66,7 +65,7 @@ move_status_t board_play(board_t *b, int move)
     if (st != MOVE_OK)
         return st;
     int c = b->to_move, x = move % b->size, y = move / b->size;
-    bool five = makes_five(b, move, c);
+    bool five = board_makes_five(b, move, c);
     b->cells[move] = (uint8_t)c;
     b->hash ^= zobrist_stone(c, x, y) ^ zobrist_side();
     b->moves[b->nmoves++] = (int16_t)move;
@@ -100,7 +99,34 @@ bool board_is_winning_move(const board_t *b, int move)
         b->cells[move] != STONE_EMPTY)
         return false;
     /* Exactly five is never forbidden in renju, so no forbidden check. */
-    return makes_five(b, move, b->to_move);
+    return board_makes_five(b, move, b->to_move);
+}
+
+int board_five_points(const board_t *b, int color, int *out)
+{
+    int n = 0;
+    for (int m = 0; m < b->size * b->size; m++)
+        if (b->cells[m] == STONE_EMPTY && board_makes_five(b, m, color))
+            out[n++] = m;
+    return n;
+}
+
+int board_five_points_near(const board_t *b, int color, int center, int *out)
+{
+    int n = 0, size = b->size, cx = center % size, cy = center / size;
+    assert(center >= 0 && center < size * size);
+    for (int d = 0; d < NDIRS; d++)
+        for (int k = -4; k <= 4; k++) {
+            int x = cx + k * line_dx[d], y = cy + k * line_dy[d];
+            if (k == 0 || x < 0 || y < 0 || x >= size || y >= size)
+                continue;
+            int p = y * size + x;
+            /* each (d, k) is a different point: no duplicates */
+            if (b->cells[p] == STONE_EMPTY &&
+                rule_is_five(b->rule, color, run_length(b, x, y, line_dx[d], line_dy[d], color)))
+                out[n++] = p;
+        }
+    return n;
 }
 
 int board_forbidden_points(const board_t *b, int *out)

@@ -83,6 +83,23 @@ int board_forbidden_points(const board_t *b, int *out);
 /* Would the side to move win at once by playing `move` (legal and making five)? */
 bool board_is_winning_move(const board_t *b, int move);
 
+/* Points where colour `color` would make a winning five under the rule
+ * (freestyle: five or more; standard: exactly five; renju: exactly five
+ * for black, five or more for white), whoever is to move. A five point is
+ * never forbidden, so these are legal moves for color. Writes them to out
+ * (ascending, at most board_npoints) and returns the count. */
+int board_five_points(const board_t *b, int color, int *out);
+
+/* The same, but only the points p on the four lines through `center`
+ * (center itself excluded), within four of it, that make a five along
+ * that line: the fives a stone at center can be part of. At most 32
+ * points, in no particular order, no duplicates. center must be on the
+ * board. O(1): the search's cheap threat query after a move. */
+int board_five_points_near(const board_t *b, int color, int center, int *out);
+
+/* Would colour `color` make a winning five by playing the empty point move? */
+bool board_makes_five(const board_t *b, int move, int color);
+
 static inline int board_xy(const board_t *b, int x, int y) { return y * b->size + x; }
 static inline int board_x(const board_t *b, int move) { return move % b->size; }
 static inline int board_y(const board_t *b, int move) { return move / b->size; }

@@ -1,4 +1,4 @@
-/* Random and greedy bots; see bot.h. */
+/* Random, greedy and VCF bots; see bot.h. */
 #include <assert.h>
 #include <string.h>
 
@@ -18,7 +18,12 @@ bool bot_parse(const char *name, bot_kind_t *out)
 
 const char *bot_name(bot_kind_t k)
 {
-    return k == BOT_RANDOM ? "random" : k == BOT_GREEDY ? "greedy" : "?";
+    switch (k) {
+    case BOT_RANDOM: return "random";
+    case BOT_GREEDY: return "greedy";
+    case BOT_VCF: return "vcf";
+    default: return "?";
+    }
 }
 
 static int rand_below(uint64_t *rng, int n)
@@ -164,14 +169,16 @@ static bool five_for(const board_t *b, int move, int c)
     return false;
 }
 
-int bot_greedy_move(const board_t *b, uint64_t *rng)
+static int pick_best(const board_t *b, const int *cand, int n, uint64_t *rng);
+
+/* The greedy bot's candidates: legal points within two of a stone; only
+ * the winning point when there is one, only the blocks when the opponent
+ * threatens five; the centre on an empty board. Returns the count (0:
+ * none near, play at random). */
+static int greedy_candidates(const board_t *b, int *cand)
 {
-    if (board_over(b))
-        return MOVE_NONE;
     int size = b->size, npts = board_npoints(b);
     int me = b->to_move, opp = STONE_BLACK + STONE_WHITE - me;
-
-    /* Candidates: legal points within two of a stone. */
     uint8_t near[BOARD_CELLS] = {0};
     bool any = false;
     for (int m = 0; m < npts; m++) {
@@ -184,27 +191,41 @@ int bot_greedy_move(const board_t *b, uint64_t *rng)
                 if (x >= 0 && x < size && y >= 0 && y < size)
                     near[y * size + x] = 1;
     }
-    if (!any && board_check_move(b, (size / 2) * size + size / 2) == MOVE_OK)
-        return (size / 2) * size + size / 2;
-    int cand[BOARD_CELLS], n = 0;
+    int centre = (size / 2) * size + size / 2;
+    if (!any && board_check_move(b, centre) == MOVE_OK) {
+        cand[0] = centre;
+        return 1;
+    }
+    int n = 0;
     for (int m = 0; m < npts; m++)
         if (near[m] && board_check_move(b, m) == MOVE_OK)
             cand[n++] = m;
-    if (n == 0)
-        return bot_random_move(b, rng);
-
     for (int i = 0; i < n; i++)
-        if (five_for(b, cand[i], me))
-            return cand[i];
+        if (five_for(b, cand[i], me)) {
+            cand[0] = cand[i];
+            return 1;
+        }
     int nblock = 0;
     for (int i = 0; i < n; i++)
         if (five_for(b, cand[i], opp))
             cand[nblock++] = cand[i];   /* only the blocks stay candidates */
-    if (nblock > 0)
-        n = nblock;
+    return nblock > 0 ? nblock : n;
+}
 
+int bot_greedy_move(const board_t *b, uint64_t *rng)
+{
+    if (board_over(b))
+        return MOVE_NONE;
+    int cand[BOARD_CELLS];
+    int n = greedy_candidates(b, cand);
+    return n > 0 ? pick_best(b, cand, n, rng) : bot_random_move(b, rng);
+}
+
+/* The candidate with the best greedy score, ties broken by rng. */
+static int pick_best(const board_t *b, const int *cand, int n, uint64_t *rng)
+{
     board_t view, *black_view = NULL;
-    if (b->rule == RULE_RENJU && me == STONE_WHITE) {
+    if (b->rule == RULE_RENJU && b->to_move == STONE_WHITE) {
         view = *b;
         view.to_move = STONE_BLACK;
         black_view = &view;
@@ -225,7 +246,80 @@ int bot_greedy_move(const board_t *b, uint64_t *rng)
     return best;
 }
 
+/* Among candidates, the best by greedy score that leaves the opponent no
+ * VCF, preferring one after which the bot would have a VCF if the
+ * opponent passed (a threat the opponent must answer); the first
+ * BOT_VCF_TOP by score are tried. MOVE_NONE when each gives the opponent
+ * a VCF. */
+static int safe_move(const board_t *b, int *cand, int n, vcf_t *s, const vcf_limits_t *lim)
+{
+    double score[BOARD_CELLS];
+    for (int i = 0; i < n; i++)
+        score[i] = bot_greedy_score(b, cand[i]);
+    for (int i = 1; i < n; i++) {   /* insertion sort, best first */
+        int c = cand[i];
+        double v = score[i];
+        int j = i;
+        for (; j > 0 && score[j - 1] < v; j--) {
+            cand[j] = cand[j - 1];
+            score[j] = score[j - 1];
+        }
+        cand[j] = c;
+        score[j] = v;
+    }
+    int safe = MOVE_NONE;
+    for (int i = 0; i < n && i < BOT_VCF_TOP; i++) {
+        board_t after = *b;
+        board_play(&after, cand[i]);
+        if (board_over(&after))
+            return cand[i];
+        if (vcf_solve(s, &after, lim, NULL) == VCF_WIN)
+            continue;   /* the opponent would have a VCF */
+        after.to_move = b->to_move;
+        after.hash ^= zobrist_side();
+        if (vcf_solve(s, &after, lim, NULL) == VCF_WIN)
+            return cand[i];
+        if (safe == MOVE_NONE)
+            safe = cand[i];
+    }
+    return safe;
+}
+
+int bot_vcf_move(const board_t *b, uint64_t *rng, vcf_t *solver)
+{
+    if (board_over(b))
+        return MOVE_NONE;
+    vcf_t *s = solver;
+    if (!s) {
+        char err[128];
+        s = vcf_create((size_t)1 << 20, err, sizeof err);
+        if (!s)
+            return bot_greedy_move(b, rng);   /* out of memory: still a sane move */
+    }
+    const vcf_limits_t attack = {.nodes = BOT_VCF_NODES};
+    const vcf_limits_t defend = {.nodes = BOT_VCF_DEFEND_NODES};
+    vcf_result_t r;
+    int move = MOVE_NONE, cand[BOARD_CELLS];
+    if (vcf_solve(s, b, &attack, &r) == VCF_WIN) {
+        move = r.line[0];
+    } else {
+        int n = vcf_defend(s, b, &defend, cand, NULL);
+        if (n < 0)
+            n = greedy_candidates(b, cand);
+        move = n > 0 ? safe_move(b, cand, n, s, &defend) : MOVE_NONE;
+        if (move == MOVE_NONE)
+            move = bot_greedy_move(b, rng);
+    }
+    if (s != solver)
+        vcf_free(s);
+    return move;
+}
+
 int bot_move(bot_kind_t k, const board_t *b, uint64_t *rng)
 {
-    return k == BOT_GREEDY ? bot_greedy_move(b, rng) : bot_random_move(b, rng);
+    switch (k) {
+    case BOT_GREEDY: return bot_greedy_move(b, rng);
+    case BOT_VCF: return bot_vcf_move(b, rng, NULL);
+    default: return bot_random_move(b, rng);
+    }
 }

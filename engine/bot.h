@@ -6,10 +6,18 @@
  *           threats it makes for itself (five, open four, four, open three,
  *           three, twos) plus those it takes from the opponent, and plays
  *           the best, ties broken by the seeded generator.
+ *   vcf:    greedy plus the VCF solver (engine/vcf.h): plays the first move
+ *           of its own VCF when it finds one (BOT_VCF_NODES solver nodes).
+ *           Otherwise its candidates are the defences when the opponent
+ *           has a VCF (vcf_defend), else greedy's; of the BOT_VCF_TOP
+ *           best by greedy score it plays the first that threatens a VCF
+ *           of its own, else the first that leaves the opponent none
+ *           (BOT_VCF_DEFEND_NODES per check), else the greedy move.
  *
- * Both respect the rule of the board (renju: black never plays a
+ * All respect the rule of the board (renju: black never plays a
  * forbidden point). They read the board only; the caller owns the rng
- * state (any value is a valid seed) and nothing is allocated. */
+ * state (any value is a valid seed). random and greedy allocate nothing;
+ * vcf uses the caller's solver or makes a 1 MiB one for the call. */
 #ifndef GZ_ENGINE_BOT_H
 #define GZ_ENGINE_BOT_H
 
@@ -17,18 +25,24 @@
 #include <stdint.h>
 
 #include "engine/board.h"
+#include "engine/vcf.h"
 
-typedef enum { BOT_RANDOM = 0, BOT_GREEDY = 1, BOT_COUNT } bot_kind_t;
+typedef enum { BOT_RANDOM = 0, BOT_GREEDY = 1, BOT_VCF = 2, BOT_COUNT } bot_kind_t;
 
-/* "random" or "greedy" (without the "bot:" prefix). */
+/* "random", "greedy" or "vcf" (without the "bot:" prefix). */
 bool bot_parse(const char *name, bot_kind_t *out);
 const char *bot_name(bot_kind_t k);
-#define BOT_LIST "bot:random, bot:greedy"
+#define BOT_LIST "bot:random, bot:greedy, bot:vcf"
+#define BOT_VCF_NODES 20000
+#define BOT_VCF_DEFEND_NODES 2000
+#define BOT_VCF_TOP 8
 
 /* A move for the side to move, or MOVE_NONE when there is no legal move
  * (the game is over, or renju black has only forbidden points left). */
 int bot_random_move(const board_t *b, uint64_t *rng);
 int bot_greedy_move(const board_t *b, uint64_t *rng);
+/* solver: borrowed, or NULL to make one for this call. */
+int bot_vcf_move(const board_t *b, uint64_t *rng, vcf_t *solver);
 int bot_move(bot_kind_t k, const board_t *b, uint64_t *rng);
 
 /* The greedy bot's score of the empty point `move` for the side to move

@@ -9,6 +9,8 @@
  * prefix plus one edge, not every legal move. */
 #include "mcts/mcts.h"
 
+#include "engine/vcf.h"
+
 #include <assert.h>
 #include <pthread.h>
 #include <sched.h>
@@ -66,6 +68,9 @@ struct mcts {
     pending_t *pend;       /* max_pending */
     float *policy;         /* (max_pending, BOARD_CELLS) for mcts_search */
     float *value;          /* (max_pending) */
+    vcf_t *vcf;            /* NULL when both VCF budgets are 0 */
+    bool root_vcf_done;    /* the root's deeper VCF check ran for this root */
+    uint64_t vcf_checks, vcf_wins;
 };
 
 #define PRIOR_ONE 65535.0f
@@ -142,76 +147,56 @@ static uint32_t edges_alloc(mcts_t *t, int k)
 
 /* ---------------------------------------------------------------- rules */
 
-static const int DX[4] = {1, 0, 1, 1}, DY[4] = {0, 1, 1, -1};
-
-static int run_len(const board_t *b, int x, int y, int dx, int dy, int color)
+/* Points where `color` makes five (the engine's rule). Full scan of the
+ * board, or (local) only the lines through the stone `center`, which must
+ * be color's. out holds BOARD_CELLS. */
+static int five_points(const board_t *b, int color, int center, bool full, int *out)
 {
-    int s = b->size, k = 0;
-    for (x += dx, y += dy; x >= 0 && y >= 0 && x < s && y < s && b->cells[y * s + x] == color;
-         x += dx, y += dy)
-        k++;
-    return k;
-}
-
-/* Would `color` playing the empty point (x, y) make five along direction d
- * under the board's rule? Freestyle: five or more; standard: exactly five;
- * renju: exactly five for black, five or more for white. */
-static bool five_dir(const board_t *b, int x, int y, int d, int color)
-{
-    int len = 1 + run_len(b, x, y, DX[d], DY[d], color) + run_len(b, x, y, -DX[d], -DY[d], color);
-    if (len < 5)
-        return false;
-    if (len == 5)
-        return true;
-    return b->rule == RULE_FREESTYLE || (b->rule == RULE_RENJU && color == STONE_WHITE);
-}
-
-static int add_point(int *pts, int n, int p)
-{
-    for (int i = 0; i < n; i++)
-        if (pts[i] == p)
-            return n;
-    pts[n] = p;
-    return n + 1;
-}
-
-/* Points where `color` makes five. Full scan of the board, or (local) only
- * the lines through the stone `center` (which must be color's). */
-static int five_points(const board_t *b, int color, int center, bool full, int *pts, int max)
-{
-    int s = b->size, n = 0;
-    if (full) {
-        for (int p = 0; p < s * s && n < max; p++) {
-            if (b->cells[p] != STONE_EMPTY)
-                continue;
-            for (int d = 0; d < 4; d++)
-                if (five_dir(b, p % s, p / s, d, color)) {
-                    n = add_point(pts, n, p);
-                    break;
-                }
-        }
-        return n;
-    }
+    if (full)
+        return board_five_points(b, color, out);
     if (center < 0 || b->cells[center] != color)
         return 0;
-    int cx = center % s, cy = center / s;
-    for (int d = 0; d < 4; d++)
-        for (int k = -4; k <= 4; k++) {
-            int x = cx + k * DX[d], y = cy + k * DY[d];
-            if (k == 0 || x < 0 || y < 0 || x >= s || y >= s)
-                continue;
-            if (b->cells[y * s + x] == STONE_EMPTY && five_dir(b, x, y, d, color) && n < max)
-                n = add_point(pts, n, y * s + x);
-        }
-    return n;
+    return board_five_points_near(b, color, center, out);
+}
+
+/* Make ni a proven win whose only edge is `move`. false when the arena is full. */
+static bool make_proven_win(mcts_t *t, uint32_t ni, int move)
+{
+    uint32_t e = edges_alloc(t, 1);
+    if (e == UINT32_MAX)
+        return false;
+    node_t *nd = N(t, ni);
+    *E(t, e) = (edge_t){.child = 0, .prior = 65535, .move = (int16_t)move};
+    nd->edge = e;
+    nd->nedges = 1;
+    nd->state = NS_TERMINAL;
+    nd->exact = 1;
+    return true;
+}
+
+/* A bounded VCF search for the side to move of b; the first move of the
+ * line found, or MOVE_NONE (none, or out of budget). */
+static int vcf_first_move(mcts_t *t, const board_t *b, uint32_t budget)
+{
+    if (!budget || !t->vcf)
+        return MOVE_NONE;
+    vcf_limits_t lim = {.nodes = budget};
+    vcf_result_t r;
+    t->vcf_checks++;
+    if (vcf_solve(t->vcf, b, &lim, &r) != VCF_WIN)
+        return MOVE_NONE;
+    t->vcf_wins++;
+    return r.line[0];
 }
 
 /* Fill edge moves for a new leaf and classify it: sets node->state to
- * NS_TERMINAL (with exact) when the value is known, else leaves NS_NEW with
- * edges whose priors are still to be set. Returns false when the arena is
- * full. is_root: scan the whole board for threats (a position from
- * outside); deeper, threats can only come from the last two moves, since
- * every older threat was answered (forced) higher up. */
+ * NS_TERMINAL (with exact) when the value is known (a five, a VCF within
+ * the node budget, or two fives of the opponent to block), else leaves
+ * NS_NEW with edges whose priors are still to be set. Returns false when
+ * the arena is full. is_root: scan the whole board for threats (a
+ * position from outside) and use the root's VCF budget; deeper, threats
+ * can only come from the last two moves, since every older threat was
+ * answered (forced) higher up. */
 static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
 {
     node_t *nd = N(t, ni);
@@ -221,22 +206,17 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
         return true;
     }
     int me = b->to_move, opp = 3 - me;
-    int mine[8], theirs[8];
+    int mine[BOARD_CELLS], theirs[BOARD_CELLS];
     bool full = is_root || b->nmoves < 2;
-    int nmine = five_points(b, me, b->nmoves >= 2 ? b->moves[b->nmoves - 2] : -1, full, mine, 8);
-    if (nmine > 0) {
-        uint32_t e = edges_alloc(t, 1);
-        if (e == UINT32_MAX)
-            return false;
-        nd = N(t, ni);
-        *E(t, e) = (edge_t){.child = 0, .prior = 65535, .move = (int16_t)mine[0]};
-        nd->edge = e;
-        nd->nedges = 1;
-        nd->state = NS_TERMINAL;
-        nd->exact = 1;
-        return true;
+    int nmine = five_points(b, me, b->nmoves >= 2 ? b->moves[b->nmoves - 2] : -1, full, mine);
+    if (nmine > 0)
+        return make_proven_win(t, ni, mine[0]);
+    int ntheirs = five_points(b, opp, b->last, full, theirs);
+    if (ntheirs <= 1) {   /* a forced line of fours is a win too */
+        int win = vcf_first_move(t, b, is_root ? t->p.vcf_root_nodes : t->p.vcf_nodes);
+        if (win != MOVE_NONE)
+            return make_proven_win(t, ni, win);
     }
-    int ntheirs = five_points(b, opp, b->last, full, theirs, 8);
     int npts = board_npoints(b);
     int moves[BOARD_CELLS];
     int nmoves = 0;
@@ -456,6 +436,15 @@ static int select_leaf(mcts_t *t, pending_t *pd)
             par->state = NS_TERMINAL;
             par->exact = 1;
         }
+        /* A proven win for the side to move here, reached by the parent's
+         * only move (a forced block): the parent is lost. */
+        if (nd->exact == 1 && depth >= 2) {
+            node_t *par = N(t, pd->path[depth - 2]);
+            if (par->nedges == 1 && par->state == NS_EXPANDED) {
+                par->state = NS_TERMINAL;
+                par->exact = -1;
+            }
+        }
         backup(t, pd->path, depth, (float)nd->exact, false);
         return SEL_DONE;
     }
@@ -469,11 +458,55 @@ bool mcts_search_done(const mcts_t *t, uint32_t visit_target)
     return visit_target > 0 && r->n + r->vl >= visit_target;
 }
 
+/* The root's deeper VCF check, once per root, for a root that was
+ * expanded as an inner node (tree reuse; a new root gets it in
+ * prepare_leaf). A win makes the root proven and the line's first move a
+ * child proven lost for the opponent, which best_edge then picks. */
+static void root_vcf_check(mcts_t *t)
+{
+    if (t->root_vcf_done)
+        return;
+    t->root_vcf_done = true;
+    node_t *r = N(t, t->root);
+    if (r->state != NS_EXPANDED)
+        return;
+    int win = vcf_first_move(t, &t->root_board, t->p.vcf_root_nodes);
+    if (win == MOVE_NONE)
+        return;
+    edge_t *ed = E(t, r->edge);
+    int i = 0;
+    while (i < r->nedges && ed[i].move != win)
+        i++;
+    if (i == r->nedges)
+        return;   /* not a child (cannot happen: the line obeys the rules) */
+    if (i >= r->nvisited) {   /* keep children a prefix of the edges */
+        edge_t tmp = ed[i];
+        ed[i] = ed[r->nvisited];
+        ed[r->nvisited] = tmp;
+        i = r->nvisited;
+        uint32_t c = node_alloc(t);
+        if (!c)
+            return;
+        r = N(t, t->root);
+        ed = E(t, r->edge);
+        ed[i].child = c;
+        r->nvisited++;
+    }
+    node_t *c = N(t, ed[i].child);
+    if (c->state == NS_PENDING)
+        return;
+    c->state = NS_TERMINAL;
+    c->exact = -1;
+    r->state = NS_TERMINAL;
+    r->exact = 1;
+}
+
 /* Select up to max leaves into the pending slots pend[0..max-1] (virtual
  * loss on their paths); returns how many need the net. */
 static int gather_into(mcts_t *t, pending_t *pend, int max, uint32_t visit_target,
                        const board_t **boards)
 {
+    root_vcf_check(t);
     int got = 0, resolved = 0;
     while (got < max && resolved < 4 * max + 64 && !mcts_search_done(t, visit_target)) {
         pending_t *pd = &pend[got];
@@ -536,7 +569,9 @@ void mcts_eval_uniform(void *user, const board_t *const *boards, int n, float *p
 void mcts_params_default(mcts_params_t *p)
 {
     *p = (mcts_params_t){.c_puct = 1.5f, .fpu_reduction = 0.2f, .fpu_root = 0.0f,
-                         .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1};
+                         .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1,
+                         .vcf_nodes = 200, .vcf_root_nodes = 5000,
+                         .vcf_tt_bytes = (size_t)256 << 10};
 }
 
 static void tree_clear(mcts_t *t)
@@ -547,6 +582,7 @@ static void tree_clear(mcts_t *t)
     t->full = false;
     t->root = node_alloc(t);
     t->root_noised = false;
+    t->root_vcf_done = false;
 }
 
 /* mcts_create gives each arena 64 edges per node: a node (20 bytes) and
@@ -605,6 +641,11 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
         if (!t->ar[i].nodes || !t->ar[i].edges)
             goto out_free_tree;
     }
+    if (p->vcf_nodes || p->vcf_root_nodes) {
+        t->vcf = vcf_create(p->vcf_tt_bytes, err, errlen);
+        if (!t->vcf)
+            goto out_free_tree;
+    }
     t->pend = malloc((size_t)p->max_pending * sizeof *t->pend);
     t->policy = malloc((size_t)p->max_pending * BOARD_CELLS * sizeof(float));
     t->value = malloc((size_t)p->max_pending * sizeof(float));
@@ -629,6 +670,7 @@ void mcts_free(mcts_t *t)
         free(t->ar[i].nodes);
         free(t->ar[i].edges);
     }
+    vcf_free(t->vcf);
     free(t->pend);
     free(t->policy);
     free(t->value);
@@ -684,7 +726,12 @@ bool mcts_advance(mcts_t *t, int move)
                 child = CE(t, r->edge + (uint32_t)i)->child;
     t->root_board = nb;
     t->root_noised = false;
-    if (!child || CN(t, child)->state == NS_PENDING || CN(t, child)->state == NS_NEW) {
+    t->root_vcf_done = false;
+    const node_t *c = child ? CN(t, child) : NULL;
+    /* a child proven lost without its moves (marked by the root's VCF
+     * check) is searched afresh like a new one */
+    if (!c || c->state == NS_PENDING || c->state == NS_NEW ||
+        (c->state == NS_TERMINAL && c->nedges == 0 && !board_over(&nb))) {
         tree_clear(t);
         return true;
     }
@@ -1027,4 +1074,6 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
 }
 
 size_t mcts_nodes_used(const mcts_t *t) { return t->ar[t->cur].nused - 1; }
+uint64_t mcts_vcf_checks(const mcts_t *t) { return t->vcf_checks; }
+uint64_t mcts_vcf_wins(const mcts_t *t) { return t->vcf_wins; }
 size_t mcts_edges_used(const mcts_t *t) { return t->ar[t->cur].eused; }

@@ -23,6 +23,12 @@
  * five is a proven win whose only child is that move; one where the
  * opponent threatens five at one point has that block as its only child;
  * at two or more points it is a proven loss (children: the blocks).
+ * With vcf_nodes / vcf_root_nodes set, a position where the side to move
+ * has a VCF found within that budget is a proven win whose only child is
+ * the line's first move (the root's check also runs on a reused root),
+ * and a node whose only move leads into a proven win is a proven loss:
+ * so forced wins and losses are exact values in the tree, and in
+ * mcts_root_value (self-play records it per move).
  *
  * Memory: nodes and edges (move, prior, child) come from two fixed arenas
  * made by mcts_create; nothing is allocated while searching. Tree reuse
@@ -73,9 +79,14 @@ typedef struct mcts_params {
     int max_pending;       /* leaves in flight per gather (virtual loss), >= 1 */
     size_t mem_bytes;      /* node + edge arenas, both halves together */
     uint64_t seed;         /* noise and sampling */
+    uint32_t vcf_nodes;    /* VCF check (engine/vcf.h) at each new leaf: solver node budget, 0: off */
+    uint32_t vcf_root_nodes; /* the same once per root (deeper), 0: off */
+    size_t vcf_tt_bytes;   /* the tree's VCF solver table (made only when a budget is set) */
 } mcts_params_t;
 
-void mcts_params_default(mcts_params_t *p);   /* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB */
+/* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 5000
+ * at the root, 256 KiB VCF table. */
+void mcts_params_default(mcts_params_t *p);
 
 typedef struct mcts mcts_t;
 
@@ -180,6 +191,10 @@ uint32_t mcts_root_n(const mcts_t *t);
  * otherwise sample visits^(1/temperature). Proven wins are always taken.
  * MOVE_NONE when the root has no children. */
 int mcts_pick_move(mcts_t *t, double temperature);
+
+/* VCF checks run and wins found by this tree so far (0 when VCF is off). */
+uint64_t mcts_vcf_checks(const mcts_t *t);
+uint64_t mcts_vcf_wins(const mcts_t *t);
 
 /* Arena use, for tests and memory checks. */
 size_t mcts_nodes_used(const mcts_t *t);

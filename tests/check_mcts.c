@@ -298,6 +298,102 @@ START_TEST(test_finds_open_four)
 }
 END_TEST
 
+/* Black: (5,5) (6,5) (7,5) closed by white (4,5), and (8,6) (8,7): a VCF of
+ * two fours starting at (8,5) (see check_vcf). */
+static const int vcf_bl[5][2] = {{5, 5}, {6, 5}, {7, 5}, {8, 6}, {8, 7}};
+static const int vcf_wh[5][2] = {{4, 5}, {0, 14}, {14, 14}, {14, 0}, {2, 12}};
+
+static mcts_t *make_vcf_tree(uint32_t leaf, uint32_t root)
+{
+    mcts_params_t p;
+    mcts_params_default(&p);
+    p.mem_bytes = 32 << 20;
+    p.vcf_nodes = leaf;
+    p.vcf_root_nodes = root;
+    char err[128];
+    mcts_t *t = mcts_create(&p, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    return t;
+}
+
+/* A new tree with those VCF budgets searched from b with the uniform evaluator. */
+static mcts_t *vcf_search(const board_t *b, uint32_t leaf, uint32_t root, uint32_t visits,
+                          mcts_result_t *r)
+{
+    mcts_t *t = make_vcf_tree(leaf, root);
+    mcts_set_root(t, b);
+    mcts_limits_t lim = {.visits = visits};
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, r);
+    return t;
+}
+
+/* With the VCF check the root is a proven win at once, its value exact,
+ * its move the line's first; without it, 50 uniform playouts prove
+ * nothing. */
+START_TEST(test_vcf_root_proven)
+{
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vcf_bl, 5, vcf_wh, 5);
+    mcts_result_t r;
+    mcts_t *t = vcf_search(&b, 200, 20000, 50, &r);
+    ck_assert_int_eq(r.proven, 1);
+    ck_assert_int_eq(r.best_move, board_xy(&b, 8, 5));
+    ck_assert_float_eq(mcts_root_value(t), 1.0f);
+    ck_assert_int_eq(mcts_pick_move(t, 1.0), board_xy(&b, 8, 5));
+    ck_assert_uint_ge(mcts_vcf_wins(t), 1);
+    mcts_free(t);
+    t = vcf_search(&b, 0, 0, 50, &r);
+    ck_assert_int_eq(r.proven, 0);
+    ck_assert_uint_eq(mcts_vcf_checks(t), 0);
+    mcts_free(t);
+}
+END_TEST
+
+/* Tree reuse: leaf checks off, root check on. The position before white's
+ * move is searched (white has nothing); after white's far-away move the
+ * reused root, expanded as an inner node, gets the root's check: proven. */
+START_TEST(test_vcf_reused_root)
+{
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vcf_bl, 5, vcf_wh, 4);   /* white to move */
+    mcts_result_t r;
+    mcts_t *t = vcf_search(&b, 0, 20000, 3000, &r);
+    mcts_limits_t lim = {.visits = 3000};
+    ck_assert_int_ne(r.proven, 1);
+    int far = board_xy(&b, 2, 12);
+    ck_assert(mcts_advance(t, far));
+    ck_assert(mcts_root_expanded(t));   /* kept from the first search */
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(r.proven, 1);
+    ck_assert_int_eq(r.best_move, board_xy(&b, 8, 5));
+    /* playing the winning move keeps the tree usable: black's reply is searched */
+    ck_assert(mcts_advance(t, r.best_move));
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(r.best_move, board_xy(&b, 9, 5));   /* white's only block */
+    mcts_free(t);
+}
+END_TEST
+
+/* White must block black's four at (14,12); after the block black still
+ * has the VCF: white's only move leads into a proven win, so white's root
+ * is a proven loss, value exactly -1. */
+START_TEST(test_vcf_forced_block_proven_loss)
+{
+    static const int bl[9][2] = {{5, 5}, {6, 5}, {7, 5}, {8, 6}, {8, 7},
+                                 {10, 12}, {11, 12}, {12, 12}, {13, 12}};
+    static const int wh[9][2] = {{4, 5}, {0, 14}, {14, 14}, {14, 0}, {2, 12},
+                                 {9, 12}, {0, 7}, {14, 7}, {2, 2}};
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, bl, 9, wh, 8);   /* white to move */
+    mcts_result_t r;
+    mcts_t *t = vcf_search(&b, 200, 20000, 100, &r);
+    ck_assert_int_eq(r.proven, -1);
+    ck_assert_float_eq(mcts_root_value(t), -1.0f);
+    ck_assert_int_eq(r.best_move, board_xy(&b, 14, 12));
+    mcts_free(t);
+}
+END_TEST
+
 static void eval_const(void *user, const board_t *const *boards, int n, float *policy,
                        float *value)
 {
@@ -636,6 +732,9 @@ int main(void)
     tcase_add_test(tc, test_blocks_closed_four);
     tcase_add_test(tc, test_blocks_open_four);
     tcase_add_test(tc, test_finds_open_four);
+    tcase_add_test(tc, test_vcf_root_proven);
+    tcase_add_test(tc, test_vcf_reused_root);
+    tcase_add_test(tc, test_vcf_forced_block_proven_loss);
     tcase_add_test(tc, test_terminal_exact);
     tcase_add_test(tc, test_same_seed_same_output);
     tcase_add_test(tc, test_tree_reuse);
