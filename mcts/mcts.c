@@ -59,7 +59,7 @@ struct mcts {
     uint32_t root;
     board_t root_board;
     bool root_noised;
-    bool full;             /* an allocation failed since the last reset */
+    bool mem_full;         /* an allocation failed since the last reset */
     uint64_t rng;
     uint64_t playouts;
     int npending;
@@ -119,7 +119,7 @@ static uint32_t node_alloc(mcts_t *t)
 {
     arena_t *a = &t->ar[t->cur];
     if (a->nused >= a->ncap) {
-        t->full = true;
+        t->mem_full = true;
         return 0;
     }
     uint32_t i = (uint32_t)a->nused++;
@@ -132,7 +132,7 @@ static uint32_t edges_alloc(mcts_t *t, int k)
 {
     arena_t *a = &t->ar[t->cur];
     if (a->eused + (size_t)k > a->ecap) {
-        t->full = true;
+        t->mem_full = true;
         return UINT32_MAX;
     }
     uint32_t i = (uint32_t)a->eused;
@@ -464,7 +464,7 @@ static int select_leaf(mcts_t *t, pending_t *pd)
 bool mcts_search_done(const mcts_t *t, uint32_t visit_target)
 {
     const node_t *r = CN(t, t->root);
-    if (r->state == NS_TERMINAL || t->full)
+    if (r->state == NS_TERMINAL || t->mem_full)
         return true;
     return visit_target > 0 && r->n + r->vl >= visit_target;
 }
@@ -544,7 +544,7 @@ static void tree_clear(mcts_t *t)
     arena_t *a = &t->ar[t->cur];
     a->nused = 1;
     a->eused = 0;
-    t->full = false;
+    t->mem_full = false;
     t->root = node_alloc(t);
     t->root_noised = false;
 }
@@ -698,14 +698,14 @@ bool mcts_advance(mcts_t *t, int move)
         arena_t *to = &t->ar[t->cur];
         to->nused = 1;
         to->eused = 0;
-        t->full = false;
+        t->mem_full = false;
         uint32_t nr = copy_subtree(t, from, child);
         if (!nr || to->nused > to->ncap / 2 || to->eused > to->ecap / 2)
             tree_clear(t);
         else
             t->root = nr;
     }
-    t->full = false;
+    t->mem_full = false;
     return true;
 }
 
@@ -866,7 +866,7 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out)
     if (r->state == NS_TERMINAL && r->exact == 0)
         out->proven = 0;
     out->root_visits = r->n;
-    out->mem_full = t->full;
+    out->mem_full = t->mem_full;
     int b = best_edge(t, r);
     out->best_move = b < 0 ? MOVE_NONE : CE(t, r->edge + (uint32_t)b)->move;
     out->npv = 0;
@@ -1019,5 +1019,4 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     return 0;
 }
 
-size_t mcts_nodes_used(const mcts_t *t) { return t->ar[t->cur].nused - 1; }
 size_t mcts_edges_used(const mcts_t *t) { return t->ar[t->cur].eused; }

@@ -180,8 +180,7 @@ uint32_t mcts_root_n(const mcts_t *t);
  * MOVE_NONE when the root has no children. */
 int mcts_pick_move(mcts_t *t, double temperature);
 
-/* Arena use, for tests and memory checks. */
-size_t mcts_nodes_used(const mcts_t *t);
+/* Edges in use in the live arena, for tests. */
 size_t mcts_edges_used(const mcts_t *t);
 
 #ifdef __cplusplus
