@@ -10,19 +10,13 @@
 #include "cli/cmds.h"
 #include "nn/nn.h"
 #include "nn/sgemm.h"
+#include "engine/util.h"
 
 static const cmd_help_t help = {
     "bench nn", "gomoku bench nn [--device D --blocks B --channels C --batch N[,N...]]",
     "Measure the network on a device: forward evals/s and GFLOP/s, training samples/s,\n"
     "and this machine's SGEMM GFLOP/s on a square product (the peak the CPU path can\n"
     "approach), each the median of several runs. Prints one JSON line per batch size."};
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -57,11 +51,11 @@ static double sgemm_peak(int n, int threads, int runs, double seconds)
     double r[64];
     for (int k = 0; k < runs; k++) {
         int calls = 0;
-        double t0 = now(), t;
+        double t0 = util_now_ms() * 1e-3, t;
         do {
             sgemm_run_threads(threads, false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
             calls++;
-        } while ((t = now() - t0) < seconds);
+        } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
         r[k] = 2.0 * n * (double)n * n * calls / t / 1e9;
     }
     free(a);
@@ -243,11 +237,11 @@ int bench_nn(int argc, char **argv)
         nn_net_forward(net, in, batch, pol, val);   /* warm up */
         for (int k = 0; k < runs; k++) {
             int calls = 0;
-            double t0 = now(), t;
+            double t0 = util_now_ms() * 1e-3, t;
             do {
                 nn_net_forward(net, in, batch, pol, val);
                 calls++;
-            } while ((t = now() - t0) < seconds);
+            } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             fr[k] = (double)calls * batch / t;
             /* on a GPU the CPU SGEMM says nothing: the bf16 bound below replaces it */
             pk[k] = on_gpu ? 0.0 : sgemm_peak(sgemm_n, threads, 1, seconds < 0.5 ? seconds : 0.5);
@@ -262,11 +256,11 @@ int bench_nn(int argc, char **argv)
         }
         for (int k = 0; k < runs; k++) {
             int calls = 0;
-            double t0 = now(), t;
+            double t0 = util_now_ms() * 1e-3, t;
             do {
                 nn_net_train_step(net, in, pt, vt, batch, &o, &l, err, sizeof err);
                 calls++;
-            } while ((t = now() - t0) < seconds);
+            } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             tr[k] = (double)calls * batch / t;
         }
         double fe = median(fr, runs), ts = median(tr, runs), gf = fe * flops / 1e9;

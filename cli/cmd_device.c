@@ -13,6 +13,7 @@
 #include "nn/nn.h"
 #ifdef GZ_HAVE_CUDA
 #include "nn/nn_cuda.h"
+#include "engine/util.h"
 #endif
 
 static const cmd_help_t help = {
@@ -44,14 +45,6 @@ typedef struct tiny_out {
     nn_losses_t losses;
 } tiny_out_t;
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* A fixed net with every weight non-zero (the fixup init leaves the second
  * conv of each block at zero, which would hide it from the check), and four
  * positions: empty, early, middle, renju with forbidden points possible. */
@@ -71,7 +64,7 @@ static tiny_t *tiny_create(char *err, size_t errlen)
     }
     uint64_t s = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < t->model->nparams; i++)
-        t->model->params[i] += 0.1f * ((float)(rng_next(&s) >> 40) / (float)(1u << 24) - 0.5f);
+        t->model->params[i] += 0.1f * ((float)(util_rng_next(&s) >> 40) / (float)(1u << 24) - 0.5f);
     static const int nmoves[TINY_BATCH] = {0, 6, 17, 30};
     static const rule_t rules[TINY_BATCH] = {RULE_FREESTYLE, RULE_STANDARD, RULE_FREESTYLE,
                                              RULE_RENJU};
@@ -80,7 +73,7 @@ static tiny_t *tiny_create(char *err, size_t errlen)
         board_t b;
         board_init(&b, TINY_SIZE, rules[i]);
         for (int k = 0, tries = 0; k < nmoves[i] && !board_over(&b) && tries < 10000; tries++) {
-            int m = (int)(rng_next(&s) % (uint64_t)HW);
+            int m = (int)(util_rng_next(&s) % (uint64_t)HW);
             if (board_play(&b, m) == MOVE_OK)
                 k++;
         }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "mcts/mcts.h"
+#include "engine/util.h"
 #include "selfplay/searcher.h"
 
 typedef struct game {
@@ -63,15 +64,11 @@ void selfplay_opts_default(selfplay_opts_t *o)
     };
 }
 
-static uint64_t sp_rand(selfplay_t *sp)
+/* [0, 1): a draw below a fraction f < 1 happens with probability f. */
+static double sp_unit(selfplay_t *sp)
 {
-    uint64_t z = (sp->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return (double)(util_rng_next(&sp->rng) >> 11) / 9007199254740992.0;
 }
-
-static double sp_unit(selfplay_t *sp) { return (double)(sp_rand(sp) >> 11) / 9007199254740992.0; }
 
 static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
 {
