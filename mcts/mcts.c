@@ -18,7 +18,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <stdio.h>
-#include <time.h>
+
+#include "engine/util.h"
 
 enum { NS_NEW = 0, NS_PENDING, NS_EXPANDED, NS_TERMINAL };
 
@@ -61,7 +62,7 @@ struct mcts {
     uint32_t root;
     board_t root_board;
     bool root_noised;
-    bool full;             /* an allocation failed since the last reset */
+    bool mem_full;         /* an allocation failed since the last reset */
     uint64_t rng;
     uint64_t playouts;
     int npending;
@@ -77,42 +78,22 @@ struct mcts {
 
 /* ------------------------------------------------------------ utilities */
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static double rng_unit(uint64_t *s) /* (0, 1) */
-{
-    return ((double)(rng_next(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
 static double rng_gamma(uint64_t *s, double alpha) /* Marsaglia-Tsang */
 {
     if (alpha < 1.0)
-        return rng_gamma(s, alpha + 1.0) * pow(rng_unit(s), 1.0 / alpha);
+        return rng_gamma(s, alpha + 1.0) * pow(util_rng_unit(s), 1.0 / alpha);
     double d = alpha - 1.0 / 3.0, c = 1.0 / sqrt(9.0 * d);
     for (;;) {
         double x, v;
         do {
-            x = sqrt(-2.0 * log(rng_unit(s))) * cos(6.283185307179586 * rng_unit(s));
+            x = sqrt(-2.0 * log(util_rng_unit(s))) * cos(6.283185307179586 * util_rng_unit(s));
             v = 1.0 + c * x;
         } while (v <= 0.0);
         v = v * v * v;
-        double u = rng_unit(s);
+        double u = util_rng_unit(s);
         if (log(u) < 0.5 * x * x + d - d * v + d * log(v))
             return d * v;
     }
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 static inline node_t *N(mcts_t *t, uint32_t i) { return &t->ar[t->cur].nodes[i]; }
@@ -124,7 +105,7 @@ static uint32_t node_alloc(mcts_t *t)
 {
     arena_t *a = &t->ar[t->cur];
     if (a->nused >= a->ncap) {
-        t->full = true;
+        t->mem_full = true;
         return 0;
     }
     uint32_t i = (uint32_t)a->nused++;
@@ -137,7 +118,7 @@ static uint32_t edges_alloc(mcts_t *t, int k)
 {
     arena_t *a = &t->ar[t->cur];
     if (a->eused + (size_t)k > a->ecap) {
-        t->full = true;
+        t->mem_full = true;
         return UINT32_MAX;
     }
     uint32_t i = (uint32_t)a->eused;
@@ -453,7 +434,7 @@ static int select_leaf(mcts_t *t, pending_t *pd)
 bool mcts_search_done(const mcts_t *t, uint32_t visit_target)
 {
     const node_t *r = CN(t, t->root);
-    if (r->state == NS_TERMINAL || t->full)
+    if (r->state == NS_TERMINAL || t->mem_full)
         return true;
     return visit_target > 0 && r->n + r->vl >= visit_target;
 }
@@ -579,7 +560,7 @@ static void tree_clear(mcts_t *t)
     arena_t *a = &t->ar[t->cur];
     a->nused = 1;
     a->eused = 0;
-    t->full = false;
+    t->mem_full = false;
     t->root = node_alloc(t);
     t->root_noised = false;
     t->root_vcf_done = false;
@@ -745,14 +726,14 @@ bool mcts_advance(mcts_t *t, int move)
         arena_t *to = &t->ar[t->cur];
         to->nused = 1;
         to->eused = 0;
-        t->full = false;
+        t->mem_full = false;
         uint32_t nr = copy_subtree(t, from, child);
         if (!nr || to->nused > to->ncap / 2 || to->eused > to->ecap / 2)
             tree_clear(t);
         else
             t->root = nr;
     }
-    t->full = false;
+    t->mem_full = false;
     return true;
 }
 
@@ -895,7 +876,7 @@ int mcts_pick_move(mcts_t *t, double temperature)
     }
     if (!(sum > 0.0))
         return ed[b].move;
-    double u = rng_unit(&t->rng) * sum;
+    double u = util_rng_unit(&t->rng) * sum;
     for (int i = 0; i < r->nvisited; i++) {
         u -= w[i];
         if (u <= 0.0 && w[i] > 0.0)
@@ -913,7 +894,7 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out)
     if (r->state == NS_TERMINAL && r->exact == 0)
         out->proven = 0;
     out->root_visits = r->n;
-    out->mem_full = t->full;
+    out->mem_full = t->mem_full;
     int b = best_edge(t, r);
     out->best_move = b < 0 ? MOVE_NONE : CE(t, r->edge + (uint32_t)b)->move;
     out->npv = 0;
@@ -940,7 +921,7 @@ static bool stop_requested(const mcts_limits_t *lim)
 int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *lim,
                 mcts_result_t *out)
 {
-    double t0 = now_ms();
+    double t0 = util_now_ms();
     uint64_t p0 = t->playouts, evals = 0;
     int batch = lim->batch < 1 ? 1 : lim->batch > t->p.max_pending ? t->p.max_pending : lim->batch;
     uint32_t target = lim->visits;
@@ -950,7 +931,7 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
     for (;;) {
         if (stop_requested(lim))
             break;
-        if (lim->time_ms > 0.0 && now_ms() - t0 >= lim->time_ms)
+        if (lim->time_ms > 0.0 && util_now_ms() - t0 >= lim->time_ms)
             break;
         if (mcts_search_done(t, target))
             break;
@@ -964,7 +945,7 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
     mcts_get_result(t, out);
     out->playouts = t->playouts - p0;
     out->evals = evals;
-    out->seconds = (now_ms() - t0) / 1e3;
+    out->seconds = (util_now_ms() - t0) / 1e3;
     out->playouts_per_s = out->seconds > 0.0 ? out->playouts / out->seconds : 0.0;
     return 0;
 }
@@ -995,7 +976,7 @@ static bool search_should_stop(const search_shared_t *sh)
     const mcts_limits_t *lim = sh->lim;
     if (stop_requested(lim))
         return true;
-    if (lim->time_ms > 0.0 && now_ms() - sh->t0 >= lim->time_ms)
+    if (lim->time_ms > 0.0 && util_now_ms() - sh->t0 >= lim->time_ms)
         return true;
     return mcts_search_done(sh->t, sh->target);
 }
@@ -1039,7 +1020,7 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
         return mcts_search(t, evals[0], users[0], lim, out);
     if (nthreads > MCTS_MAX_THREADS)
         nthreads = MCTS_MAX_THREADS;
-    search_shared_t sh = {.t = t, .lim = lim, .t0 = now_ms(), .target = lim->visits};
+    search_shared_t sh = {.t = t, .lim = lim, .t0 = util_now_ms(), .target = lim->visits};
     int batch = lim->batch < 1 ? 1 : lim->batch;
     if (batch * nthreads > t->p.max_pending)
         batch = t->p.max_pending / nthreads;
@@ -1068,12 +1049,11 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     mcts_get_result(t, out);
     out->playouts = t->playouts - p0;
     out->evals = sh.evals;
-    out->seconds = (now_ms() - sh.t0) / 1e3;
+    out->seconds = (util_now_ms() - sh.t0) / 1e3;
     out->playouts_per_s = out->seconds > 0.0 ? out->playouts / out->seconds : 0.0;
     return 0;
 }
 
-size_t mcts_nodes_used(const mcts_t *t) { return t->ar[t->cur].nused - 1; }
 uint64_t mcts_vcf_checks(const mcts_t *t) { return t->vcf_checks; }
 uint64_t mcts_vcf_wins(const mcts_t *t) { return t->vcf_wins; }
 size_t mcts_edges_used(const mcts_t *t) { return t->ar[t->cur].eused; }

@@ -196,8 +196,7 @@ int mcts_pick_move(mcts_t *t, double temperature);
 uint64_t mcts_vcf_checks(const mcts_t *t);
 uint64_t mcts_vcf_wins(const mcts_t *t);
 
-/* Arena use, for tests and memory checks. */
-size_t mcts_nodes_used(const mcts_t *t);
+/* Edges in use in the live arena, for tests. */
 size_t mcts_edges_used(const mcts_t *t);
 
 #ifdef __cplusplus

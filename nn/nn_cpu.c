@@ -533,7 +533,7 @@ const nn_backend_t nn_backend_cpu_ref = {
 
 /* One thread's share of a batch: at most `cap` samples. Activations are
  * channel-major over the chunk, (channels, ns * hw) with ns samples. */
-typedef struct worker {
+typedef struct lane {
     struct nn_ctx *ctx;
     int idx;
     pthread_t tid;
@@ -559,13 +559,13 @@ typedef struct worker {
     float *grad;     /* nparams: this thread's gradient sum */
     double lp, lv;   /* loss sums over the chunk */
     int i0, n;       /* chunk: samples [i0, i0 + n) of the batch */
-} worker_t;
+} lane_t;
 
 typedef enum { JOB_FORWARD, JOB_LOSS, JOB_GRAD } job_t;
 
 struct fast {
     int nthreads, cap, piece, tpiece, pcap;
-    worker_t *w;
+    lane_t *w;
     bool train_ready;
     pthread_mutex_t mu;
     pthread_cond_t go, done;
@@ -662,7 +662,7 @@ static void col2im3(float *col, int cin, int ld, int M, int s0, int ns, float *d
 }
 
 /* out (cout, ld) = conv3x3(x (cin, ld)) with weights w (cout, cin*9), no bias. */
-static void fast_conv3(worker_t *w, const float *x, int cin, const float *wt, int cout,
+static void fast_conv3(lane_t *w, const float *x, int cin, const float *wt, int cout,
                        float *out, int ns)
 {
     int M = w->ctx->cfg.board_max, ld = ns * M * M;
@@ -672,7 +672,7 @@ static void fast_conv3(worker_t *w, const float *x, int cin, const float *wt, in
 
 /* Gradients of fast_conv3 given dz (cout, ld): dw (cout, cin*9) += ...,
  * db (cout) += row sums, dx (cin, ld) += ... when dx is not NULL. */
-static void fast_conv3_back(worker_t *w, const float *x, int cin, const float *wt, int cout,
+static void fast_conv3_back(lane_t *w, const float *x, int cin, const float *wt, int cout,
                             const float *dz, float *dw, float *db, float *dx, int ns)
 {
     int M = w->ctx->cfg.board_max, ld = ns * M * M;
@@ -693,21 +693,21 @@ static void fast_conv3_back(worker_t *w, const float *x, int cin, const float *w
 
 /* Activations of the chunk: a0, then per block h and y. Forward-only
  * runs rotate three buffers; training keeps them all for backward. */
-static float *act_a0(worker_t *w, bool all)
+static float *act_a0(lane_t *w, bool all)
 {
     (void)all;
     return all ? w->actall : w->act3;
 }
-static float *act_h(worker_t *w, bool all, int b, size_t csz)
+static float *act_h(lane_t *w, bool all, int b, size_t csz)
 {
     return all ? w->actall + (1 + 2 * (size_t)b) * csz : w->act3 + 2 * csz;
 }
-static float *act_y(worker_t *w, bool all, int b, size_t csz)
+static float *act_y(lane_t *w, bool all, int b, size_t csz)
 {
     return all ? w->actall + (2 + 2 * (size_t)b) * csz : w->act3 + (size_t)((b + 1) % 2) * csz;
 }
 
-static void fast_forward_chunk(worker_t *w, bool all)
+static void fast_forward_chunk(lane_t *w, bool all)
 {
     nn_ctx_t *c = w->ctx;
     const struct fast *f = c->fast;
@@ -816,7 +816,7 @@ static void fast_forward_chunk(worker_t *w, bool all)
 
 /* Losses of the chunk after fast_forward_chunk; with backward, this
  * thread's gradient sum (scaled by 1 / batch) into w->grad. */
-static void fast_backward_chunk(worker_t *w, bool backward)
+static void fast_backward_chunk(lane_t *w, bool backward)
 {
     nn_ctx_t *c = w->ctx;
     const struct fast *f = c->fast;
@@ -956,7 +956,7 @@ static void fast_backward_chunk(worker_t *w, bool backward)
     fast_conv3_back(w, w->x0, P, W + L->in_w, C, dA, G + L->in_w, G + L->in_b, NULL, ns);
 }
 
-static void worker_run(worker_t *w)
+static void lane_run(lane_t *w)
 {
     struct fast *f = w->ctx->fast;
     if (w->n <= 0) {
@@ -984,9 +984,9 @@ static void worker_run(worker_t *w)
     w->n = n;
 }
 
-static void *worker_main(void *arg)
+static void *lane_main(void *arg)
 {
-    worker_t *w = arg;
+    lane_t *w = arg;
     struct fast *f = w->ctx->fast;
     unsigned seen = 0;
     for (;;) {
@@ -999,7 +999,7 @@ static void *worker_main(void *arg)
         }
         seen = f->gen;
         pthread_mutex_unlock(&f->mu);
-        worker_run(w);
+        lane_run(w);
         pthread_mutex_lock(&f->mu);
         if (--f->pending == 0)
             pthread_cond_signal(&f->done);
@@ -1034,7 +1034,7 @@ static void fast_run(nn_ctx_t *c, job_t job, const float *in, const float *pt, c
         pthread_cond_broadcast(&f->go);
         pthread_mutex_unlock(&f->mu);
     }
-    worker_run(&f->w[0]);
+    lane_run(&f->w[0]);
     if (f->nthreads > 1) {
         pthread_mutex_lock(&f->mu);
         while (f->pending > 0)
@@ -1055,7 +1055,7 @@ static int alloc_all(float **ptrs[], const size_t *sizes, int n)
     return 0;
 }
 
-static int worker_alloc_forward(worker_t *w, const nn_config_t *cf, int cap)
+static int lane_alloc_forward(lane_t *w, const nn_config_t *cf, int cap)
 {
     size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)cap * hw;
     size_t C = (size_t)cf->channels, P = (size_t)cf->in_planes;
@@ -1069,7 +1069,7 @@ static int worker_alloc_forward(worker_t *w, const nn_config_t *cf, int cap)
     return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
 }
 
-static int worker_alloc_train(worker_t *w, const nn_config_t *cf, int cap, size_t nparams)
+static int lane_alloc_train(lane_t *w, const nn_config_t *cf, int cap, size_t nparams)
 {
     size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)cap * hw;
     size_t C = (size_t)cf->channels;
@@ -1080,7 +1080,7 @@ static int worker_alloc_train(worker_t *w, const nn_config_t *cf, int cap, size_
     return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
 }
 
-static void worker_release(worker_t *w)
+static void lane_release(lane_t *w)
 {
     float *all[] = {w->x0, w->mask, w->legal, w->cnt, w->act3, w->actall, w->col, w->p1,
                     w->logit, w->v1, w->pooled, w->f1, w->vl, w->dA, w->dB, w->dp1,
@@ -1103,7 +1103,7 @@ static void fast_free(nn_ctx_t *c)
             if (f->w[t].started)
                 pthread_join(f->w[t].tid, NULL);
         for (int t = 0; t < f->nthreads; t++)
-            worker_release(&f->w[t]);
+            lane_release(&f->w[t]);
         pthread_mutex_destroy(&f->mu);
         pthread_cond_destroy(&f->go);
         pthread_cond_destroy(&f->done);
@@ -1163,11 +1163,11 @@ static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int
     for (int i = 0; i < t; i++) {
         f->w[i].ctx = c;
         f->w[i].idx = i;
-        if (worker_alloc_forward(&f->w[i], &m->cfg, f->pcap) != 0)
+        if (lane_alloc_forward(&f->w[i], &m->cfg, f->pcap) != 0)
             goto out_free_ctx;
     }
     for (int i = 1; i < t; i++) {
-        if (pthread_create(&f->w[i].tid, NULL, worker_main, &f->w[i]) != 0) {
+        if (pthread_create(&f->w[i].tid, NULL, lane_main, &f->w[i]) != 0) {
             snprintf(err, errlen, "cpu: cannot start thread %d of %d", i + 1, t);
             fast_free(c);
             return NULL;
@@ -1196,7 +1196,7 @@ static int fast_train_ready(nn_ctx_t *c, char *err, size_t errlen)
     if (f->train_ready)
         return 0;
     for (int t = 0; t < f->nthreads; t++)
-        if (worker_alloc_train(&f->w[t], &c->cfg, f->pcap, c->lay.total) != 0) {
+        if (lane_alloc_train(&f->w[t], &c->cfg, f->pcap, c->lay.total) != 0) {
             snprintf(err, errlen, "cpu: out of memory for the training workspace (batch %d)",
                      c->max_batch);
             return -1;

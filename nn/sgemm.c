@@ -17,7 +17,7 @@ int sgemm_cores(void)
 #include <cblas.h>
 
 /* OpenBLAS's thread count is process-wide: keep it at 1 so concurrent
- * single-threaded calls from our own worker threads do not oversubscribe. */
+ * single-threaded calls from our own threads do not oversubscribe. */
 static pthread_once_t blas_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t blas_mt_lock = PTHREAD_MUTEX_INITIALIZER;
 static void blas_single(void) { openblas_set_num_threads(1); }

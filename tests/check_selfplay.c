@@ -371,6 +371,18 @@ START_TEST(test_searcher_sizes)
         ck_assert(r.root_visits == 400 || r.proven != 0);
         board_play(&b, r.best_move);
     }
+    /* a memory limit that shrinks (pbrain's max_memory): the tree starts
+     * over, and a tree too small for the search stops it, saying so */
+    ck_assert_int_eq(searcher_set_memory(s, 1 << 20, 0, err, sizeof err), 0);
+    board_init(&b, 9, RULE_FREESTYLE);
+    lim.visits = 100000;
+    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+    ck_assert(r.mem_full);
+    ck_assert_uint_lt(r.root_visits, 100000);
+    ck_assert_int_eq(searcher_set_memory(s, 16, 0, err, sizeof err), -1);
+    ck_assert(strstr(err, "too small") != NULL);
+    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), -1);
+    ck_assert(strstr(err, "no search tree") != NULL);
     searcher_free(s);
 
     searcher_opts_t o;
