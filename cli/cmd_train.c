@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "selfplay/broker.h"
 #include "cli/cmds.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
@@ -56,7 +57,10 @@ int cmd_train(int argc, char **argv)
     int seed_given_sentinel = 0;
     const char *seed_str = NULL;
     arg_spec_t specs[] = {
-        {"workers", ARG_INT, &workers, 1, 256, "K  self-play worker processes (default 1)"},
+        {"workers", ARG_INT, &workers, 0, 256, "K  self-play worker processes (default 1; 0 needs --broker)"},
+        {"broker", ARG_STR, &o.broker_url, 0, 0, "URL  also take games from remote workers: redis://[:password@]host:port[/db]"},
+        {"run-name", ARG_STR, &o.run_name, 0, 0, "NAME  the run's name on the broker (default: RUN_DIR's base name)"},
+        {"stream-max", ARG_INT, &o.stream_max, 16, 100000000, "N  games the broker's stream may hold before workers hold back (default 10000)"},
         {"parallel", ARG_INT, &parallel, 1, 4096, "G  concurrent games per worker (default 16)"},
         {"visits", ARG_INT, &visits, 1, 1000000, "V  playouts per full search (default 200)"},
         {"cheap-visits", ARG_INT, &cheap, 1, 1000000, "V  playouts of a cheap search (default 50)"},
@@ -122,6 +126,29 @@ int cmd_train(int argc, char **argv)
         strcmp(o.worker_fault, "none") != 0)
         return args_fail(&help, "--worker-fault must be none or garbage, got '%s'",
                          o.worker_fault);
+
+    char run_name[256];
+    if (o.broker_url) {
+        broker_url_t bu;
+        char uerr[512];
+        if (broker_url_parse(o.broker_url, &bu, uerr, sizeof uerr) != 0)
+            return args_fail(&help, "%s", uerr);
+        if (!o.run_name) {
+            snprintf(run_name, sizeof run_name, "%s", dir);
+            size_t n = strlen(run_name);
+            while (n > 1 && run_name[n - 1] == '/')
+                run_name[--n] = '\0';
+            const char *slash = strrchr(run_name, '/');
+            o.run_name = slash ? slash + 1 : run_name;
+        }
+        if (!broker_run_name_ok(o.run_name))
+            return args_fail(&help, "run name '%s' must be 1-%d letters, digits, '.', '_' or '-' "
+                             "(set it with --run-name)", o.run_name, BROKER_RUN_MAX);
+    } else if (o.run_name) {
+        return args_fail(&help, "--run-name needs --broker");
+    } else if (workers == 0) {
+        return args_fail(&help, "--workers 0 needs --broker (games must come from somewhere)");
+    }
 
     char err[1024];
     if (run_mkdir(dir, err, sizeof err) != 0) {
@@ -215,6 +242,10 @@ int cmd_train(int argc, char **argv)
             goto out_unlock;
         }
         run_fsync_dir(dir);
+    }
+    if (cfg.workers == 0 && !o.broker_url) {
+        fprintf(stderr, "gomoku train: the run has 0 local workers: give --workers K or --broker URL\n");
+        goto out_unlock;
     }
     o.cfg = cfg;
     o.run_dir = dir;

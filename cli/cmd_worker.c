@@ -4,17 +4,23 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "selfplay/remote_worker.h"
 #include "selfplay/worker.h"
 
 int cmd_worker(int argc, char **argv)
 {
     static const cmd_help_t help = {
         "worker",
-        "gomoku worker --records-fd N --control-fd M --model PATH [options]",
-        "Self-play worker started by 'gomoku train' (not meant to be run by hand).\n"
-        "Plays batched self-play games and writes each finished game as one frame\n"
-        "to the records fd; reads \"model GEN PATH\" and \"stop\" lines from the\n"
-        "control fd and exits when it closes."};
+        "gomoku worker --broker URL --run NAME [--device D --parallel G --spool DIR]\n"
+        "       gomoku worker --records-fd N --control-fd M --model PATH [options]",
+        "With --broker: a stand-alone self-play worker for any host. It reads run NAME's\n"
+        "settings and newest model from the Redis broker (redis://[:password@]host:port[/db];\n"
+        "the password is never printed), sends each finished game to the trainer through\n"
+        "it, follows new models (checked against their CRC), and buffers games in the\n"
+        "spool directory while the broker is unreachable. Ctrl-C stops it.\n"
+        "Without --broker: the worker 'gomoku train' starts itself (not meant to be run\n"
+        "by hand): frames to the records fd, \"model GEN PATH\" and \"stop\" from the\n"
+        "control fd."};
     worker_opts_t o;
     memset(&o, 0, sizeof o);
     selfplay_opts_default(&o.sp);
@@ -25,6 +31,14 @@ int cmd_worker(int argc, char **argv)
     const char *rule = "freestyle", *fault = "none";
     int gen = 0;
     uint64_t parent = 0;
+    remote_worker_opts_t ro;
+    remote_worker_opts_default(&ro);
+    const char *spool = NULL;
+    /* 0: not given (the remote worker then takes the run's setting) */
+    selfplay_opts_t dflt_sp = o.sp;
+    o.sp.parallel = 0;
+    o.sp.seed = 0;
+    uint64_t max_games = 0;
     arg_spec_t specs[] = {
         {"records-fd", ARG_INT, &o.records_fd, 0, 1 << 20, "N  fd to write frames to"},
         {"control-fd", ARG_INT, &o.control_fd, 0, 1 << 20, "N  fd to read control lines from"},
@@ -42,6 +56,12 @@ int cmd_worker(int argc, char **argv)
         {"threads", ARG_INT, &o.sp.threads, 0, 256, "T  CPU backend threads (default 1)"},
         {"seed", ARG_U64, &o.sp.seed, 0, 0, "S  random seed"},
         {"fault", ARG_STR, &fault, 0, 0, "F  tests only: none or garbage (corrupt frames)"},
+        {"broker", ARG_STR, &ro.url, 0, 0, "URL  redis://[:password@]host:port[/db]: remote worker"},
+        {"run", ARG_STR, &ro.run, 0, 0, "NAME  the run's name on the broker (its trainer's --run-name)"},
+        {"spool", ARG_STR, &spool, 0, 0, "DIR  outage buffer (default gomoku-spool-NAME)"},
+        {"spool-max", ARG_INT, &ro.spool_max, 1, 10000000, "N  games the spool may hold (default 10000)"},
+        {"max-games", ARG_U64, &max_games, 0, 0, "N  stop after sending N games (default: no limit)"},
+        {"games-log", ARG_STR, &ro.games_log, 0, 0, "FILE  tests: append the id of each game sent"},
     };
     char *pos[1];
     int npos = 0;
@@ -51,6 +71,30 @@ int cmd_worker(int argc, char **argv)
         return 0;
     if (rc != ARGS_OK)
         return 2;
+    if (ro.url || ro.run) {
+        if (!ro.url || !ro.run)
+            return args_fail(&help, "--broker and --run go together");
+        if (o.records_fd >= 0 || o.control_fd >= 0 || o.model_path)
+            return args_fail(&help, "--broker takes no --records-fd, --control-fd or --model");
+        char dflt[256];
+        snprintf(dflt, sizeof dflt, "gomoku-spool-%.200s", ro.run);
+        ro.spool_dir = spool ? spool : dflt;
+        ro.device = o.sp.device;
+        ro.parallel = o.sp.parallel;
+        ro.threads = o.sp.threads;
+        ro.seed = o.sp.seed;
+        ro.max_games = max_games;
+        char err[1024];
+        if (remote_worker_run(&ro, err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku worker: %s\n", err);
+            return 1;
+        }
+        return 0;
+    }
+    if (o.sp.parallel == 0)
+        o.sp.parallel = dflt_sp.parallel;
+    if (o.sp.seed == 0)
+        o.sp.seed = dflt_sp.seed;
     if (o.records_fd < 0 || o.control_fd < 0 || !o.model_path)
         return args_fail(&help, "--records-fd, --control-fd and --model are required");
     if (!rule_parse(rule, &o.sp.rule))

@@ -23,7 +23,7 @@
 #define FRAME_MAGIC 0x31465a47u     /* "GZF1" little endian */
 #define FRAME_HEADER_BYTES 12
 #define FRAME_MAX_PAYLOAD (4u << 20) /* larger length fields are rejected */
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2        /* written; version 1 (no game id) is still read */
 
 typedef struct record_visit {
     int16_t move;    /* point index y*size+x */
@@ -47,6 +47,11 @@ typedef struct game_record {
     uint8_t result;        /* result_t */
     uint8_t flags;         /* RECORD_FLAG_* */
     uint32_t model_gen;    /* generation of the model that played it */
+    /* The game's id: (worker_id, game_seq) is unique per game, so a game a
+     * broker delivers twice is stored once. 0, 0: no id (version 1 records,
+     * tools that make records by hand). */
+    uint64_t worker_id;
+    uint64_t game_seq;
     uint32_t nplies;
     uint32_t nvisits;
     record_ply_t *plies;

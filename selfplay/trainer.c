@@ -19,6 +19,7 @@
 
 #include "engine/record.h"
 #include "nn/nn.h"
+#include "selfplay/broker.h"
 #include "selfplay/replay.h"
 #include "selfplay/wire.h"
 
@@ -59,6 +60,15 @@ typedef struct wslot {
 
 typedef struct snap { double t; uint64_t games, positions, samples; } snap_t;
 
+/* What the trainer saw from one remote worker (by the worker id in its entries). */
+typedef struct rstat {
+    uint64_t id;
+    uint64_t games, bad_frames, duplicates, other_run;
+    double last_seen;
+} rstat_t;
+
+#define BROKER_READ_COUNT 256
+
 typedef struct trainer {
     const trainer_opts_t *o;
     run_config_t cfg;
@@ -94,6 +104,16 @@ typedef struct trainer {
     int nw;
     game_record_t rec;
     char state[32];
+
+    broker_t *broker;
+    broker_batch_t bt;
+    broker_ids_t *ids;          /* game ids stored (with a broker) */
+    uint64_t run_id;
+    int broker_rereading;       /* re-reading entries received but not acknowledged */
+    char broker_shown[400];
+    uint64_t broker_games, broker_dups, broker_bad, broker_other_run;
+    rstat_t *rs;
+    int nrs, caprs;
 
     double t_start, t_status, t_progress;
     snap_t snaps[RATE_SNAPS];
@@ -320,6 +340,12 @@ static int load_games(trainer_t *t, char *err, size_t errlen)
                 if (t->load_bad <= 5)
                     tlog(t, "%s: dropped a bad frame: %s", p, rc < 0 ? ferr : why);
                 continue;
+            }
+            if (t->ids && broker_ids_add(t->ids, t->rec.worker_id, t->rec.game_seq) < 0) {
+                frame_reader_free(fr);
+                free(nums);
+                snprintf(err, errlen, "out of memory loading %s", p);
+                return -1;
             }
             int np = replay_add(t->replay, &t->rec);
             if (np < 0) {
@@ -655,6 +681,184 @@ static void stop_workers(trainer_t *t)
     }
 }
 
+/* ---- remote workers through the broker -------------------------------- */
+
+static rstat_t *remote_stat(trainer_t *t, uint64_t id)
+{
+    for (int i = 0; i < t->nrs; i++)
+        if (t->rs[i].id == id)
+            return &t->rs[i];
+    if (t->nrs == t->caprs) {
+        int ncap = t->caprs ? t->caprs * 2 : 16;
+        rstat_t *p = realloc(t->rs, (size_t)ncap * sizeof *p);
+        if (!p)
+            return NULL;
+        t->rs = p;
+        t->caprs = ncap;
+    }
+    rstat_t *r = &t->rs[t->nrs++];
+    memset(r, 0, sizeof *r);
+    r->id = id;
+    return r;
+}
+
+/* On every (re)connect: publish the run, make sure the group exists, and
+ * re-read what was received but never acknowledged. */
+static void broker_on_connect(trainer_t *t)
+{
+    char e[512];
+    broker_settings_t s = {
+        .run_id = t->run_id, .rule = t->cfg.rule, .size = t->cfg.size,
+        .parallel = t->cfg.parallel, .visits = t->cfg.visits,
+        .cheap_visits = t->cfg.cheap_visits, .full_frac = t->cfg.full_frac,
+        .resign = t->cfg.resign, .seed = t->cfg.seed, .stream_max = (uint64_t)t->o->stream_max,
+    };
+    if (broker_publish_settings(t->broker, &s, e, sizeof e) != 0 ||
+        broker_group_create(t->broker, e, sizeof e) != 0 ||
+        broker_publish_model(t->broker, t->generation, t->model_path, e, sizeof e) != 0) {
+        tlog(t, "broker: %s", e);
+        return;
+    }
+    t->broker_rereading = 1;
+    tlog(t, "broker: connected to %s; run '%s' (id %016" PRIx64 ") published with model "
+         "generation %" PRIu64, t->broker_shown, t->o->run_name, t->run_id, t->generation);
+}
+
+/* One stream entry: validated like a pipe frame, stored once. */
+static void broker_take(trainer_t *t, const broker_entry_t *e)
+{
+    rstat_t *rs = remote_stat(t, e->worker_id);
+    if (rs)
+        rs->last_seen = run_now();
+    char why[256];
+    size_t used = 0;
+    if (e->run_id != t->run_id) {
+        t->broker_other_run++;
+        if (rs && rs->other_run++ == 0)
+            tlog(t, "broker: worker %016" PRIx64 " sends games of another run (id %016" PRIx64
+                 ", this run is %016" PRIx64 "): refused", e->worker_id, e->run_id, t->run_id);
+        return;
+    }
+    if (!e->frame)
+        snprintf(why, sizeof why, "entry %s has no frame", e->id);
+    else if (frame_decode(e->frame, e->len, &used, &t->rec, why, sizeof why) != FRAME_OK)
+        ;
+    else if (used != e->len)
+        snprintf(why, sizeof why, "%zu bytes after the frame", e->len - used);
+    else if (check_record(t, &t->rec, why, sizeof why) == 0) {
+        int fresh = broker_ids_add(t->ids, t->rec.worker_id, t->rec.game_seq);
+        if (fresh == 0) {
+            t->broker_dups++;
+            if (rs)
+                rs->duplicates++;
+            return;
+        }
+        if (wire_write_all(t->shard_fd, e->frame, e->len) != 0) {
+            tlog(t, "cannot write games shard: %s (game dropped)", strerror(errno));
+            return;
+        }
+        int np = replay_add(t->replay, &t->rec);
+        if (np < 0) {
+            tlog(t, "replay window: out of memory (game kept on disk only)");
+            np = 0;
+        }
+        if (rs)
+            rs->games++;
+        t->broker_games++;
+        t->games++;
+        t->session_games++;
+        t->positions += (uint64_t)np;
+        t->session_positions += (uint64_t)np;
+        if (++t->shard_games >= SHARD_GAMES) {
+            char err[512];
+            if (rotate_shard(t, err, sizeof err) != 0)
+                tlog(t, "%s", err);
+        }
+        return;
+    }
+    t->broker_bad++;
+    t->rejected++;
+    if (rs) {
+        rs->bad_frames++;
+        if (rs->bad_frames <= 3 || rs->bad_frames % 1000 == 0)
+            tlog(t, "broker: worker %016" PRIx64 ": rejected frame (%" PRIu64 " so far): %s",
+                 e->worker_id, rs->bad_frames, why);
+    }
+}
+
+/* Take what the stream holds (waiting up to block_ms when it is empty):
+ * store, fsync, then acknowledge. Returns the entries handled. */
+static int broker_poll(trainer_t *t, int block_ms)
+{
+    if (!t->broker)
+        return 0;
+    char e[512];
+    int fresh = 0;
+    int r = broker_ensure(t->broker, &fresh, e, sizeof e);
+    if (r <= 0) {
+        static double last_said;
+        if (run_now() - last_said > 30) {
+            last_said = run_now();
+            char st[512];
+            broker_state(t->broker, st, sizeof st);
+            tlog(t, "broker: %s", st);
+        }
+        if (block_ms > 0 && t->nw == 0)
+            usleep((useconds_t)block_ms * 1000);
+        return 0;
+    }
+    if (fresh)
+        broker_on_connect(t);
+    if (broker_read(t->broker, "trainer", t->broker_rereading, BROKER_READ_COUNT,
+                    t->broker_rereading ? 0 : block_ms, &t->bt, e, sizeof e) != 0) {
+        tlog(t, "broker: %s", e);
+        return 0;
+    }
+    if (t->bt.n == 0) {
+        if (t->broker_rereading)
+            t->broker_rereading = 0;
+        return 0;
+    }
+    for (int i = 0; i < t->bt.n; i++)
+        broker_take(t, &t->bt.e[i]);
+    sync_shard(t); /* on disk before the broker forgets them */
+    if (broker_ack(t->broker, &t->bt, e, sizeof e) != 0)
+        tlog(t, "broker: %s (the entries come again and are stored once)", e);
+    return t->bt.n;
+}
+
+static int broker_start(trainer_t *t, char *err, size_t errlen)
+{
+    broker_url_t u;
+    if (broker_url_parse(t->o->broker_url, &u, err, errlen) != 0)
+        return -1;
+    broker_url_show(&u, t->broker_shown, sizeof t->broker_shown);
+    if (broker_run_id(t->dir, &t->run_id, err, errlen) != 0)
+        return -1;
+    char e[512] = "";
+    t->broker = broker_create(&u, t->o->run_name, e, sizeof e);
+    if (!t->broker) {
+        snprintf(err, errlen, "%s", e);
+        return -1;
+    }
+    if (!broker_connected(t->broker))
+        tlog(t, "broker: %s; retrying with backoff (local workers go on)", e);
+    else
+        broker_on_connect(t);
+    return 0;
+}
+
+/* Before exit: take what remote workers already sent (up to timeout_s). */
+static void broker_drain(trainer_t *t, int timeout_s)
+{
+    if (!t->broker)
+        return;
+    double until = run_now() + timeout_s;
+    while (run_now() < until && broker_connected(t->broker) &&
+           (broker_poll(t, 0) > 0 || t->broker_rereading))
+        ;
+}
+
 /* ---- status ----------------------------------------------------------- */
 
 static int workers_running(const trainer_t *t)
@@ -732,7 +936,25 @@ static void write_status(trainer_t *t)
             PRIu64 "}", i ? "," : "", i, (long)w->pid, wstate_name(w->state), w->restarts,
             w->games, w->bad_frames, w->partial);
     }
-    PUT("\n  ]\n}\n");
+    PUT("\n  ]");
+    if (t->broker) {
+        char st[512];
+        broker_state(t->broker, st, sizeof st);
+        PUT(",\n  \"broker\": {\"state\": \"%s\", \"run\": \"%s\", \"run_id\": \"%016" PRIx64
+            "\", \"games\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"bad_frames\": %" PRIu64
+            ", \"other_run\": %" PRIu64 "},\n  \"remote_workers\": [", json_str(st, esc, sizeof esc),
+            t->o->run_name, t->run_id, t->broker_games, t->broker_dups, t->broker_bad,
+            t->broker_other_run);
+        for (int i = 0; i < t->nrs; i++) {
+            const rstat_t *r = &t->rs[i];
+            PUT("%s\n    {\"id\": \"%016" PRIx64 "\", \"games\": %" PRIu64 ", \"bad_frames\": %"
+                PRIu64 ", \"duplicates\": %" PRIu64 ", \"other_run\": %" PRIu64
+                ", \"seen_s_ago\": %.0f}", i ? "," : "", r->id, r->games, r->bad_frames,
+                r->duplicates, r->other_run, run_now() - r->last_seen);
+        }
+        PUT("\n  ]");
+    }
+    PUT("\n}\n");
 #undef PUT
     char err[512];
     if (run_write_atomic(run_path(t, "status.json"), buf, n, 0, err, sizeof err) != 0)
@@ -808,6 +1030,9 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
     snprintf(line, sizeof line, "model %" PRIu64 " %s\n", t->generation, p);
     for (int i = 0; i < t->nw; i++)
         worker_send(t, &t->w[i], line);
+    if (t->broker && broker_connected(t->broker) &&
+        broker_publish_model(t->broker, t->generation, p, err, errlen) != 0)
+        tlog(t, "broker: %s (published again on reconnect)", err);
     tlog(t, "checkpoint %s (generation %" PRIu64 ", %" PRIu64 " games)", p, t->generation,
          t->games);
     return 0;
@@ -867,9 +1092,15 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the replay window");
         return -1;
     }
+    if (t->o->broker_url && !(t->ids = broker_ids_create())) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (load_games(t, err, errlen) != 0)
         return -1;
     if (open_shard(t, err, errlen) != 0)
+        return -1;
+    if (t->o->broker_url && broker_start(t, err, errlen) != 0)
         return -1;
     t->min_positions = (uint64_t)t->cfg.batch * 2;
     if (t->min_positions > (uint64_t)t->cfg.window)
@@ -900,6 +1131,7 @@ void trainer_opts_default(trainer_opts_t *o)
     o->metrics_every = 10;
     o->bad_frame_limit = 50;
     o->stop_timeout_s = 20;
+    o->stream_max = 10000;
 }
 
 int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
@@ -958,7 +1190,8 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     while (!g_stop_signal && !(t->target && t->step >= t->target)) {
         restart_due(t);
         int train = can_train(t);
-        poll_workers(t, train ? 0 : 100, 0);
+        poll_workers(t, train || t->broker ? 0 : 100, 0);
+        broker_poll(t, train ? 0 : t->nw ? 20 : 100);
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
@@ -987,6 +1220,7 @@ out_stop:
     snprintf(t->state, sizeof t->state, "stopping");
     progress(t, 1);
     stop_workers(t);
+    broker_drain(t, t->o->stop_timeout_s);
     sync_shard(t);
     snprintf(t->state, sizeof t->state, "stopped");
     progress(t, 1);
@@ -997,6 +1231,10 @@ out_stop:
          t->session_games, t->rejected);
 out:
     replay_batcher_free(t->batcher);
+    broker_batch_free(&t->bt);
+    broker_free(t->broker);
+    broker_ids_free(t->ids);
+    free(t->rs);
     for (int i = 0; i < t->nw; i++) {
         if (t->w[i].rec_fd >= 0)
             close(t->w[i].rec_fd);
