@@ -16,6 +16,7 @@ int cmd_bench(int argc, char **argv)
         {"mcts", bench_mcts, "search playouts/s with a zero-cost evaluator"},
         {"selfplay", bench_selfplay, "self-play games/hour with a real net"},
         {"train", bench_train, "training samples/s"},
+        {"broker", bench_broker, "game frames/s through the Redis broker vs a pipe"},
     };
     int n = (int)(sizeof kinds / sizeof kinds[0]);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
@@ -28,6 +29,6 @@ int cmd_bench(int argc, char **argv)
     for (int i = 0; i < n; i++)
         if (strcmp(argv[1], kinds[i].name) == 0)
             return kinds[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "gomoku bench: unknown benchmark '%s'\nusage: gomoku bench rules|nn|mcts|selfplay|train [options]\n", argv[1]);
+    fprintf(stderr, "gomoku bench: unknown benchmark '%s'\nusage: gomoku bench rules|nn|mcts|selfplay|train|broker [options]\n", argv[1]);
     return 2;
 }

@@ -22,5 +22,6 @@ int bench_nn(int argc, char **argv);
 int bench_mcts(int argc, char **argv);
 int bench_selfplay(int argc, char **argv);
 int bench_train(int argc, char **argv);
+int bench_broker(int argc, char **argv);
 
 #endif

@@ -912,6 +912,16 @@ int broker_worker_state(broker_t *b, uint64_t worker_id, const char *state, char
     return 0;
 }
 
+int broker_drop_run(broker_t *b, char *err, size_t errlen)
+{
+    const char *av[] = {"DEL", b->k_games, b->k_settings, b->k_model, b->k_workers};
+    redisReply *r = cmd(b, 5, av, NULL, err, errlen);
+    if (!r)
+        return -1;
+    freeReplyObject(r);
+    return 0;
+}
+
 #else /* no hiredis */
 
 struct broker {
@@ -948,6 +958,7 @@ void broker_state(const broker_t *b, char *out, size_t outlen)
     (void)b;
     snprintf(out, outlen, "not built");
 }
+#pragma GCC diagnostic ignored "-Wunused-parameter"
 #define STUB_ERR(...) { (void)b; NOT_BUILT(err, errlen); return -1; }
 int broker_publish_settings(broker_t *b, const broker_settings_t *s, char *err, size_t errlen)
 STUB_ERR(s)
@@ -967,5 +978,6 @@ int broker_model_gen(broker_t *b, uint64_t *g, char *err, size_t errlen) STUB_ER
 int broker_fetch_model(broker_t *b, broker_model_t *m, char *err, size_t errlen) STUB_ERR()
 int broker_worker_state(broker_t *b, uint64_t w, const char *s, char *err, size_t errlen)
 STUB_ERR()
+int broker_drop_run(broker_t *b, char *err, size_t errlen) STUB_ERR()
 
 #endif

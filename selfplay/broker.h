@@ -168,6 +168,9 @@ int broker_fetch_model(broker_t *b, broker_model_t *m, char *err, size_t errlen)
 int broker_worker_state(broker_t *b, uint64_t worker_id, const char *state, char *err,
                         size_t errlen);
 
+/* Delete every key of the run (benchmarks, tests); 0 or -1. */
+int broker_drop_run(broker_t *b, char *err, size_t errlen);
+
 /* ---- game ids already stored (so a redelivered game is stored once) ---- */
 
 typedef struct broker_ids broker_ids_t;
