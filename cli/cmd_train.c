@@ -58,7 +58,7 @@ int cmd_train(int argc, char **argv)
     const char *seed_str = NULL;
     arg_spec_t specs[] = {
         {"workers", ARG_INT, &workers, 0, 256, "K  self-play worker processes (default 1; 0 needs --broker)"},
-        {"broker", ARG_STR, &o.broker_url, 0, 0, "URL  also take games from remote workers: redis://[:password@]host:port[/db]"},
+        {"broker", ARG_STR, &o.broker_url, 0, 0, "URL  also take games from remote workers: redis://[:password@]host:port[/db], or @FILE holding it"},
         {"run-name", ARG_STR, &o.run_name, 0, 0, "NAME  the run's name on the broker (default: RUN_DIR's base name)"},
         {"stream-max", ARG_INT, &o.stream_max, 16, 100000000, "N  games the broker's stream may hold before workers hold back (default 10000)"},
         {"parallel", ARG_INT, &parallel, 1, 4096, "G  concurrent games per worker (default 16)"},
@@ -127,12 +127,14 @@ int cmd_train(int argc, char **argv)
         return args_fail(&help, "--worker-fault must be none or garbage, got '%s'",
                          o.worker_fault);
 
-    char run_name[256];
+    char run_name[256], broker_url[1024];
     if (o.broker_url) {
         broker_url_t bu;
         char uerr[512];
-        if (broker_url_parse(o.broker_url, &bu, uerr, sizeof uerr) != 0)
+        if (broker_url_arg(o.broker_url, broker_url, sizeof broker_url, uerr, sizeof uerr) != 0 ||
+            broker_url_parse(broker_url, &bu, uerr, sizeof uerr) != 0)
             return args_fail(&help, "%s", uerr);
+        o.broker_url = broker_url;
         if (!o.run_name) {
             snprintf(run_name, sizeof run_name, "%s", dir);
             size_t n = strlen(run_name);

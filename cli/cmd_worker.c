@@ -4,6 +4,7 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "selfplay/broker.h"
 #include "selfplay/remote_worker.h"
 #include "selfplay/worker.h"
 
@@ -56,7 +57,7 @@ int cmd_worker(int argc, char **argv)
         {"threads", ARG_INT, &o.sp.threads, 0, 256, "T  CPU backend threads (default 1)"},
         {"seed", ARG_U64, &o.sp.seed, 0, 0, "S  random seed"},
         {"fault", ARG_STR, &fault, 0, 0, "F  tests only: none or garbage (corrupt frames)"},
-        {"broker", ARG_STR, &ro.url, 0, 0, "URL  redis://[:password@]host:port[/db]: remote worker"},
+        {"broker", ARG_STR, &ro.url, 0, 0, "URL  redis://[:password@]host:port[/db], or @FILE holding it: remote worker"},
         {"run", ARG_STR, &ro.run, 0, 0, "NAME  the run's name on the broker (its trainer's --run-name)"},
         {"spool", ARG_STR, &spool, 0, 0, "DIR  outage buffer (default gomoku-spool-NAME)"},
         {"spool-max", ARG_INT, &ro.spool_max, 1, 10000000, "N  games the spool may hold (default 10000)"},
@@ -76,6 +77,16 @@ int cmd_worker(int argc, char **argv)
             return args_fail(&help, "--broker and --run go together");
         if (o.records_fd >= 0 || o.control_fd >= 0 || o.model_path)
             return args_fail(&help, "--broker takes no --records-fd, --control-fd or --model");
+        char url[1024], uerr[512];
+        if (broker_url_arg(ro.url, url, sizeof url, uerr, sizeof uerr) != 0)
+            return args_fail(&help, "%s", uerr);
+        broker_url_t bu;
+        if (broker_url_parse(url, &bu, uerr, sizeof uerr) != 0)
+            return args_fail(&help, "%s", uerr);
+        if (!broker_run_name_ok(ro.run))
+            return args_fail(&help, "run name '%.80s' must be 1-%d letters, digits, '.', '_' or '-'",
+                             ro.run, BROKER_RUN_MAX);
+        ro.url = url;
         char dflt[256];
         snprintf(dflt, sizeof dflt, "gomoku-spool-%.200s", ro.run);
         ro.spool_dir = spool ? spool : dflt;

@@ -94,6 +94,32 @@ int broker_url_parse(const char *url, broker_url_t *u, char *err, size_t errlen)
     return 0;
 }
 
+int broker_url_arg(const char *arg, char *out, size_t outlen, char *err, size_t errlen)
+{
+    if (arg[0] != '@') {
+        if (strlen(arg) >= outlen) {
+            snprintf(err, errlen, "broker URL too long");
+            return -1;
+        }
+        snprintf(out, outlen, "%s", arg);
+        return 0;
+    }
+    FILE *f = fopen(arg + 1, "re");
+    if (!f) {
+        snprintf(err, errlen, "cannot read the broker URL from %.200s: %s", arg + 1, strerror(errno));
+        return -1;
+    }
+    int ok = fgets(out, (int)outlen, f) != NULL;
+    fclose(f);
+    size_t n = ok ? strcspn(out, "\r\n") : 0;
+    if (!ok || n == 0 || n == outlen - 1) {
+        snprintf(err, errlen, "%.200s: the first line must be the broker URL", arg + 1);
+        return -1;
+    }
+    out[n] = '\0';
+    return 0;
+}
+
 void broker_url_show(const broker_url_t *u, char *out, size_t outlen)
 {
     snprintf(out, outlen, "redis://%s%s:%d/%d", u->password[0] ? ":***@" : "", u->host, u->port,

@@ -39,6 +39,11 @@ typedef struct broker_url {
  * password. */
 int broker_url_parse(const char *url, broker_url_t *u, char *err, size_t errlen);
 
+/* The URL a user gave: arg itself, or with "@FILE" the first line of FILE
+ * (so the password need not appear in the process list). 0, or -1 with
+ * err (naming the file, never its contents). */
+int broker_url_arg(const char *arg, char *out, size_t outlen, char *err, size_t errlen);
+
 /* u as text for messages and status: "redis://host:port/db", with
  * ":***@" where a password is set. */
 void broker_url_show(const broker_url_t *u, char *out, size_t outlen);

@@ -110,6 +110,7 @@ typedef struct trainer {
     broker_ids_t *ids;          /* game ids stored (with a broker) */
     uint64_t run_id;
     int broker_rereading;       /* re-reading entries received but not acknowledged */
+    double broker_said;         /* when the broker's absence was last logged */
     char broker_shown[400];
     uint64_t broker_games, broker_dups, broker_bad, broker_other_run;
     rstat_t *rs;
@@ -796,15 +797,12 @@ static int broker_poll(trainer_t *t, int block_ms)
     int fresh = 0;
     int r = broker_ensure(t->broker, &fresh, e, sizeof e);
     if (r <= 0) {
-        static double last_said;
-        if (run_now() - last_said > 30) {
-            last_said = run_now();
+        if (run_now() - t->broker_said > 30) {
+            t->broker_said = run_now();
             char st[512];
             broker_state(t->broker, st, sizeof st);
             tlog(t, "broker: %s", st);
         }
-        if (block_ms > 0 && t->nw == 0)
-            usleep((useconds_t)block_ms * 1000);
         return 0;
     }
     if (fresh)
@@ -1190,8 +1188,14 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     while (!g_stop_signal && !(t->target && t->step >= t->target)) {
         restart_due(t);
         int train = can_train(t);
-        poll_workers(t, train || t->broker ? 0 : 100, 0);
-        broker_poll(t, train ? 0 : t->nw ? 20 : 100);
+        if (t->broker && broker_connected(t->broker)) {
+            /* the broker's blocking read is the wait; local pipes are polled around it */
+            poll_workers(t, 0, 0);
+            broker_poll(t, train ? 0 : t->nw ? 20 : 100);
+        } else {
+            poll_workers(t, train ? 0 : 100, 0);
+            broker_poll(t, 0); /* reconnects when its backoff allows */
+        }
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");

@@ -340,6 +340,55 @@ START_TEST(test_game_id_set)
 }
 END_TEST
 
+/* Run the program; exit status, with its output in *out (caller frees). */
+static int run_cmd(char **argv, char **out)
+{
+    char log[600];
+    snprintf(log, sizeof log, "%s/cmd.log", g_tmp);
+    unlink(log);
+    int rc = wait_exit(spawn(argv, log), 20);
+    *out = slurp(log);
+    if (!*out)
+        *out = strdup("");
+    return rc;
+}
+
+START_TEST(test_bad_arguments)
+{
+    char *out;
+    char *a1[] = {(char *)bin(), "worker", "--broker", "http://h:1", "--run", "r", NULL};
+    ck_assert_int_eq(run_cmd(a1, &out), 2);
+    ck_assert_msg(strstr(out, "redis://"), "%s", out);
+    free(out);
+    char *a2[] = {(char *)bin(), "worker", "--broker", "redis://:pw9@h:1", NULL};
+    ck_assert_int_eq(run_cmd(a2, &out), 2);
+    ck_assert_msg(strstr(out, "--run") && !strstr(out, "pw9"), "%s", out);
+    free(out);
+    char *a3[] = {(char *)bin(), "worker", "--broker", "redis://h:1", "--run", "a:b", NULL};
+    ck_assert_int_eq(run_cmd(a3, &out), 2);
+    ck_assert_msg(strstr(out, "run name"), "%s", out);
+    free(out);
+    char *a4[] = {(char *)bin(), "worker", "--broker", "@/nonexistent/url", "--run", "r", NULL};
+    ck_assert_int_eq(run_cmd(a4, &out), 2);
+    ck_assert_msg(strstr(out, "/nonexistent/url"), "%s", out);
+    free(out);
+    char run[512];
+    snprintf(run, sizeof run, "%s/badargs", g_tmp);
+    char *a5[] = {(char *)bin(), "train", run, "--workers", "0", NULL};
+    ck_assert_int_eq(run_cmd(a5, &out), 2);
+    ck_assert_msg(strstr(out, "--workers 0 needs --broker"), "%s", out);
+    free(out);
+    char *a6[] = {(char *)bin(), "train", run, "--run-name", "x", NULL};
+    ck_assert_int_eq(run_cmd(a6, &out), 2);
+    ck_assert_msg(strstr(out, "--run-name needs --broker"), "%s", out);
+    free(out);
+    char *a7[] = {(char *)bin(), "train", run, "--broker", "redis://:pw9@h:99999", NULL};
+    ck_assert_int_eq(run_cmd(a7, &out), 2);
+    ck_assert_msg(strstr(out, "port") && !strstr(out, "pw9"), "%s", out);
+    free(out);
+}
+END_TEST
+
 /* ---- against redis-server --------------------------------------------- */
 
 START_TEST(test_password_refused_clearly)
@@ -364,7 +413,14 @@ START_TEST(test_password_refused_clearly)
     snprintf(log, sizeof log, "%s/worker.log", r.dir);
     char spool[600];
     snprintf(spool, sizeof spool, "%s/spool", r.dir);
-    char *argv[] = {(char *)bin(), "worker", "--broker", url, "--run", "run", "--spool", spool,
+    /* the URL from a file, so the password is not in the process list */
+    char urlfile[600], at[610];
+    snprintf(urlfile, sizeof urlfile, "%s/url", r.dir);
+    FILE *uf = fopen(urlfile, "w");
+    fprintf(uf, "%s\n", url);
+    fclose(uf);
+    snprintf(at, sizeof at, "@%s", urlfile);
+    char *argv[] = {(char *)bin(), "worker", "--broker", at, "--run", "run", "--spool", spool,
                     NULL};
     ck_assert_int_eq(wait_exit(spawn(argv, log), 20), 1);
     ck_assert(file_contains(log, "refused the password"));
@@ -704,6 +760,7 @@ int main(void)
     tcase_add_test(unit, test_url_parse_and_redaction);
     tcase_add_test(unit, test_spool_bounded_ordered_locked);
     tcase_add_test(unit, test_game_id_set);
+    tcase_add_test(unit, test_bad_arguments);
     tcase_set_timeout(unit, 30);
     suite_add_tcase(s, unit);
     TCase *redis = tcase_create("redis");
