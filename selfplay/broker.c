@@ -329,9 +329,9 @@ static int connect_now(broker_t *b, char *err, size_t errlen)
         redisReply *r = redisCommandArgv(c, 2, av, NULL);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             int refused = r != NULL;
-            snprintf(err, errlen, "broker %s %s%s%.*s", shown,
+            snprintf(err, errlen, "broker %s %s%.*s", shown,
                      refused ? "refused the password: " : "lost the connection during AUTH",
-                     refused ? "" : "", r ? (int)r->len : 0, r ? r->str : "");
+                     r ? (int)r->len : 0, r ? r->str : "");
             set_last(b, refused ? "password refused" : "connection lost");
             b->fatal = refused;
             if (r)
