@@ -191,7 +191,7 @@ static double run_broker(const broker_url_t *u, const char *run, const frames_t 
         for (int i = 0; i < bt.n; i++) {
             size_t used;
             const broker_entry_t *e = &bt.e[i];
-            if (e->frame && frame_decode(e->frame, e->len, &used, rec, err, errlen) == FRAME_OK &&
+            if (e->frame && record_decode(e->frame, e->len, &used, rec, err, errlen) == FRAME_OK &&
                 used == e->len && record_validate(rec, err, errlen) == 0)
                 got++;
             else
@@ -300,7 +300,7 @@ int bench_broker(int argc, char **argv)
     for (int i = 0; i < nframes; i++) {
         size_t cap = 0;
         if (make_game(&rec, size, plies, &seed, (uint64_t)i) != 0 ||
-            (fr.len[i] = frame_encode(&rec, &fr.f[i], &cap, err, sizeof err)) == 0) {
+            (fr.len[i] = record_encode(&rec, &fr.f[i], &cap, err, sizeof err)) == 0) {
             fprintf(stderr, "gomoku bench broker: %s\n", err);
             goto out_free;
         }

@@ -43,7 +43,7 @@ typedef int (*record_fn)(void *user, const game_record_t *r, uint64_t index);
 static int read_file(const char *path, record_fn fn, void *user, uint64_t *nbad)
 {
     char err[256];
-    frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+    record_reader_t *fr = record_reader_open(path, err, sizeof err);
     if (!fr) {
         fprintf(stderr, "gomoku records: %s\n", err);
         return 2;
@@ -52,7 +52,7 @@ static int read_file(const char *path, record_fn fn, void *user, uint64_t *nbad)
     record_init(&r);
     uint64_t index = 0, bad = 0;
     int rc = 0, st;
-    while ((st = frame_reader_next(fr, &r, err, sizeof err)) != 0) {
+    while ((st = record_reader_next(fr, &r, err, sizeof err)) != 0) {
         if (st < 0) {
             fprintf(stderr, "%s: %s\n", path, err);
             bad++;
@@ -65,7 +65,7 @@ static int read_file(const char *path, record_fn fn, void *user, uint64_t *nbad)
         }
     }
     record_free(&r);
-    frame_reader_free(fr);
+    record_reader_free(fr);
     if (nbad)
         *nbad = bad;
     return (rc || bad) ? 1 : 0;

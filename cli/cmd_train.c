@@ -11,6 +11,7 @@
 #include "cli/cmds.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
+#include "engine/util.h"
 
 static const cmd_help_t help = {
     "train",
@@ -243,7 +244,7 @@ int cmd_train(int argc, char **argv)
             fprintf(stderr, "gomoku train: %s\n", err);
             goto out_unlock;
         }
-        run_fsync_dir(dir);
+        util_fsync_dir(dir);
     }
     if (cfg.workers == 0 && !o.broker_url) {
         fprintf(stderr, "gomoku train: the run has 0 local workers: give --workers K or --broker URL\n");

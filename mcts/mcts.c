@@ -1097,8 +1097,8 @@ struct mcts_neteval {
 
 mcts_neteval_t *mcts_neteval_create(nn_net_t *net, int max_batch, char *err, size_t errlen)
 {
-    if (max_batch < 1 || max_batch > net->max_batch) {
-        snprintf(err, errlen, "eval batch %d outside 1..%d", max_batch, net->max_batch);
+    if (max_batch < 1 || max_batch > nn_net_max_batch(net)) {
+        snprintf(err, errlen, "eval batch %d outside 1..%d", max_batch, nn_net_max_batch(net));
         return NULL;
     }
     mcts_neteval_t *ne = calloc(1, sizeof *ne);
@@ -1106,7 +1106,7 @@ mcts_neteval_t *mcts_neteval_create(nn_net_t *net, int max_batch, char *err, siz
         goto out_nomem;
     ne->net = net;
     ne->max_batch = max_batch;
-    ne->m = net->cfg.board_max;
+    ne->m = nn_net_config(net)->board_max;
     size_t mm = (size_t)ne->m * (size_t)ne->m;
     ne->in = malloc((size_t)max_batch * NN_PLANES * mm * sizeof(float));
     ne->pol = malloc((size_t)max_batch * mm * sizeof(float));
@@ -1143,7 +1143,7 @@ void mcts_neteval_eval(void *user, const board_t *const *boards, int n, float *p
             assert(boards[off + i]->size <= m);
             nn_encode(boards[off + i], m, ne->in + (size_t)i * NN_PLANES * mm);
         }
-        ne->net->be->forward(ne->net->ctx, ne->in, k, ne->pol, ne->val);
+        nn_net_forward(ne->net, ne->in, k, ne->pol, ne->val);
         ne->calls++;
         ne->evals += (uint64_t)k;
         for (int i = 0; i < k; i++) {

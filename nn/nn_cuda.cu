@@ -1465,9 +1465,12 @@ static void losses_out(const nn_ctx *c, nn_losses_t *out)
     out->total = c->tr->h_loss[3];
 }
 
-static void cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                            int n, const nn_train_opts_t *o, nn_losses_t *out)
+static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
+                           size_t errlen)
 {
+    (void)err;
+    (void)errlen;
     train_run(c, in, pt, vt, n, o->weight_decay);
     k_sgd<<<blocks_for(c->nparams, THREADS), THREADS, 0, c->stream>>>(
         c->params, c->tr->grad, c->tr->mom, c->nparams, o->lr, o->momentum);
@@ -1475,17 +1478,21 @@ static void cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const
     c->weights_dirty = true;
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     losses_out(c, out);
+    return 0;
 }
 
-static void cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt, int n,
-                           float wd, nn_losses_t *out, float *grad)
+static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt, int n,
+                          float wd, nn_losses_t *out, float *grad, char *err, size_t errlen)
 {
+    (void)err;
+    (void)errlen;
     train_run(c, in, pt, vt, n, wd);
     if (grad)
         CUDA_CHECK(cudaMemcpyAsync(grad, c->tr->grad, c->nparams * sizeof(float),
                                    cudaMemcpyDeviceToHost, c->stream));
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     losses_out(c, out);
+    return 0;
 }
 
 static void cuda_get_weights(nn_ctx_t *c, float *params)
@@ -1503,6 +1510,30 @@ static void cuda_set_weights(nn_ctx_t *c, const float *params)
                                cudaMemcpyHostToDevice, c->stream));
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     c->weights_dirty = true;
+}
+
+/* The momentum buffer lives with the training state: zero before the
+ * first training call, which is when that state is made. */
+static void cuda_get_momentum(nn_ctx_t *c, float *m)
+{
+    if (!c->tr) {
+        memset(m, 0, c->nparams * sizeof(float));
+        return;
+    }
+    CUDA_CHECK(cudaSetDevice(c->device));
+    CUDA_CHECK(cudaMemcpyAsync(m, c->tr->mom, c->nparams * sizeof(float),
+                               cudaMemcpyDeviceToHost, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+}
+
+static void cuda_set_momentum(nn_ctx_t *c, const float *m)
+{
+    CUDA_CHECK(cudaSetDevice(c->device));
+    if (!c->tr)
+        train_init(c);
+    CUDA_CHECK(cudaMemcpyAsync(c->tr->mom, m, c->nparams * sizeof(float),
+                               cudaMemcpyHostToDevice, c->stream));
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
 }
 
 /* ---- create / free ---- */
@@ -1696,6 +1727,8 @@ extern "C" const nn_backend_t nn_backend_cuda = {
     cuda_loss_grad,
     cuda_get_weights,
     cuda_set_weights,
+    cuda_get_momentum,
+    cuda_set_momentum,
     cuda_free,
 };
 

@@ -13,6 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "engine/util.h"
 #include "selfplay/rundir.h"
 
 #define BACKOFF_MIN_S 1.0
@@ -173,7 +174,7 @@ int broker_run_id(const char *run_dir, uint64_t *id, char *err, size_t errlen)
     v |= 1; /* never 0 */
     char text[32];
     int n = snprintf(text, sizeof text, "%016" PRIx64 "\n", v);
-    if (run_write_atomic(path, text, (size_t)n, 1, err, errlen) != 0)
+    if (util_write_atomic(path, text, (size_t)n, err, errlen) != 0)
         return -1;
     *id = v;
     return 0;
@@ -269,10 +270,10 @@ static void drop(broker_t *b, const char *why)
     if (b->c) {
         redisFree(b->c);
         b->c = NULL;
-        b->down_since = run_now();
+        b->down_since = util_now_ms() * 1e-3;
         b->attempts = 0;
         b->backoff_s = 0;
-        b->next_try = run_now();
+        b->next_try = util_now_ms() * 1e-3;
     }
     set_last(b, why);
 }
@@ -393,7 +394,7 @@ broker_t *broker_create(const broker_url_t *u, const char *run, char *err, size_
     snprintf(b->k_settings, sizeof b->k_settings, "gz:%s:settings", run);
     snprintf(b->k_model, sizeof b->k_model, "gz:%s:model", run);
     snprintf(b->k_workers, sizeof b->k_workers, "gz:%s:workers", run);
-    b->down_since = run_now();
+    b->down_since = util_now_ms() * 1e-3;
     if (connect_now(b, err, errlen) != 0) {
         if (b->fatal) {
             free(b);
@@ -401,7 +402,7 @@ broker_t *broker_create(const broker_url_t *u, const char *run, char *err, size_
         }
         b->attempts = 1;
         b->backoff_s = BACKOFF_MIN_S;
-        b->next_try = run_now() + b->backoff_s;
+        b->next_try = util_now_ms() * 1e-3 + b->backoff_s;
     }
     return b;
 }
@@ -431,7 +432,7 @@ int broker_ensure(broker_t *b, int *fresh, char *err, size_t errlen)
     }
     if (b->c)
         return 1;
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     if (now < b->next_try) {
         snprintf(err, errlen, "broker unreachable: %s", b->last_err);
         return 0;
@@ -445,7 +446,7 @@ int broker_ensure(broker_t *b, int *fresh, char *err, size_t errlen)
     if (b->fatal)
         return -1;
     b->backoff_s = b->backoff_s <= 0 ? BACKOFF_MIN_S : fmin(b->backoff_s * 2, BACKOFF_MAX_S);
-    b->next_try = run_now() + b->backoff_s;
+    b->next_try = util_now_ms() * 1e-3 + b->backoff_s;
     return 0;
 }
 
@@ -457,7 +458,7 @@ void broker_state(const broker_t *b, char *out, size_t outlen)
         snprintf(out, outlen, "connected to %s", shown);
         return;
     }
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     snprintf(out, outlen, "disconnected from %s (%s) for %.0f s, attempt %d, next in %.0f s",
              shown, b->last_err, now - b->down_since, b->attempts,
              b->next_try > now ? b->next_try - now : 0.0);

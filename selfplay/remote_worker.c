@@ -14,6 +14,7 @@
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "selfplay/broker.h"
+#include "engine/util.h"
 #include "selfplay/rundir.h"
 #include "selfplay/selfplay.h"
 #include "selfplay/spool.h"
@@ -96,7 +97,7 @@ static void set_state(rworker_t *w, const char *state)
 
 static void report(rworker_t *w, int force)
 {
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     if (!force && now - w->t_state < STATE_EVERY_S)
         return;
     w->t_state = now;
@@ -118,7 +119,7 @@ static void log_game(rworker_t *w, const uint8_t *frame, size_t len)
         return;
     size_t used;
     char e[256];
-    if (frame_decode(frame, len, &used, &w->rec, e, sizeof e) != FRAME_OK)
+    if (record_decode(frame, len, &used, &w->rec, e, sizeof e) != FRAME_OK)
         return;
     FILE *f = fopen(w->o->games_log, "ae");
     if (!f)
@@ -177,7 +178,7 @@ static int on_game(void *user, const game_record_t *rec)
     }
     w->rec.worker_id = w->wid;
     w->rec.game_seq = w->seq++;
-    size_t len = frame_encode(&w->rec, &w->frame, &w->frame_cap, e, sizeof e);
+    size_t len = record_encode(&w->rec, &w->frame, &w->frame_cap, e, sizeof e);
     if (len == 0) {
         snprintf(w->fail, sizeof w->fail, "%s", e);
         return 1;
@@ -212,7 +213,7 @@ static nn_model_t *load_fetched(rworker_t *w, const broker_model_t *m, char *err
     }
     char p[3200];
     snprintf(p, sizeof p, "%s/model.gzm", w->o->spool_dir);
-    if (run_write_atomic(p, m->data, m->len, 0, err, errlen) != 0)
+    if (util_write_atomic(p, m->data, m->len, err, errlen) != 0)
         return NULL;
     return nn_model_load(p, err, errlen);
 }
@@ -221,7 +222,7 @@ static nn_model_t *load_fetched(rworker_t *w, const broker_model_t *m, char *err
  * run was replaced (fatal); 0 otherwise (a bad model is reported, kept out). */
 static int check_run(rworker_t *w, int force, char *err, size_t errlen)
 {
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     if (!force && now - w->t_check < CHECK_EVERY_S)
         return 0;
     w->t_check = now;

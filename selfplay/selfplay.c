@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "mcts/mcts.h"
+#include "engine/util.h"
 
 typedef struct game {
     board_t board;
@@ -67,15 +68,11 @@ void selfplay_opts_default(selfplay_opts_t *o)
     };
 }
 
-static uint64_t sp_rand(selfplay_t *sp)
+/* [0, 1): a draw below a fraction f < 1 happens with probability f. */
+static double sp_unit(selfplay_t *sp)
 {
-    uint64_t z = (sp->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return (double)(util_rng_next(&sp->rng) >> 11) / 9007199254740992.0;
 }
-
-static double sp_unit(selfplay_t *sp) { return (double)(sp_rand(sp) >> 11) / 9007199254740992.0; }
 
 static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
 {
@@ -363,14 +360,15 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
 int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, char *err,
                        size_t errlen)
 {
-    if (memcmp(&model->cfg, &sp->net->cfg, sizeof model->cfg) != 0) {
+    const nn_config_t *cfg = nn_net_config(sp->net);
+    if (memcmp(&model->cfg, cfg, sizeof model->cfg) != 0) {
         snprintf(err, errlen, "new weights have another shape (%d blocks x %d channels, board %d) "
                  "than the running net (%d x %d, board %d)",
                  model->cfg.blocks, model->cfg.channels, model->cfg.board_max,
-                 sp->net->cfg.blocks, sp->net->cfg.channels, sp->net->cfg.board_max);
+                 cfg->blocks, cfg->channels, cfg->board_max);
         return -1;
     }
-    sp->net->be->set_weights(sp->net->ctx, model->params);
+    nn_net_set_weights(sp->net, model->params);
     mcts_cache_clear(sp->cache);
     sp->gen = gen;
     return 0;

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "engine/record.h"
+#include "engine/util.h"
 #include "selfplay/rundir.h"
 
 struct spool {
@@ -101,9 +102,9 @@ int spool_put(spool_t *s, const uint8_t *frame, size_t len, char *err, size_t er
     }
     char p[3200];
     file_path(s, s->hi, p, sizeof p);
-    if (run_write_atomic(p, frame, len, 1, err, errlen) != 0)
+    if (util_write_atomic(p, frame, len, err, errlen) != 0)
         return -1;
-    run_fsync_dir(s->dir);
+    util_fsync_dir(s->dir);
     if (s->count == 0)
         s->lo = s->hi;
     s->hi++;

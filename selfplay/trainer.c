@@ -22,6 +22,7 @@
 #include "selfplay/broker.h"
 #include "selfplay/replay.h"
 #include "selfplay/wire.h"
+#include "engine/util.h"
 
 extern char **environ;
 
@@ -278,7 +279,7 @@ static int open_shard(trainer_t *t, char *err, size_t errlen)
         return -1;
     }
     t->shard_games = 0;
-    run_fsync_dir(run_path(t, "games"));
+    util_fsync_dir(run_path(t, "games"));
     return 0;
 }
 
@@ -326,13 +327,13 @@ static int load_games(trainer_t *t, char *err, size_t errlen)
         char p[4200];
         snprintf(p, sizeof p, "%s/shard-%06" PRIu64 ".gzr", dir, nums[k]);
         char ferr[512];
-        frame_reader_t *fr = frame_reader_open(p, ferr, sizeof ferr);
+        record_reader_t *fr = record_reader_open(p, ferr, sizeof ferr);
         if (!fr) {
             tlog(t, "skipping %s: %s", p, ferr);
             continue;
         }
         for (;;) {
-            int rc = frame_reader_next(fr, &t->rec, ferr, sizeof ferr);
+            int rc = record_reader_next(fr, &t->rec, ferr, sizeof ferr);
             if (rc == 0)
                 break;
             char why[256];
@@ -343,14 +344,14 @@ static int load_games(trainer_t *t, char *err, size_t errlen)
                 continue;
             }
             if (t->ids && broker_ids_add(t->ids, t->rec.worker_id, t->rec.game_seq) < 0) {
-                frame_reader_free(fr);
+                record_reader_free(fr);
                 free(nums);
                 snprintf(err, errlen, "out of memory loading %s", p);
                 return -1;
             }
             int np = replay_add(t->replay, &t->rec);
             if (np < 0) {
-                frame_reader_free(fr);
+                record_reader_free(fr);
                 free(nums);
                 snprintf(err, errlen, "out of memory loading %s", p);
                 return -1;
@@ -358,7 +359,7 @@ static int load_games(trainer_t *t, char *err, size_t errlen)
             t->games++;
             t->positions += (uint64_t)np;
         }
-        frame_reader_free(fr);
+        record_reader_free(fr);
     }
     free(nums);
     if (t->load_bad > 0 && t->games == 0)
@@ -478,7 +479,7 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     w->rec_fd = rec[0];
     w->ctl_fd = ctl[1];
     w->state = W_RUNNING;
-    w->started_at = run_now();
+    w->started_at = util_now_ms() * 1e-3;
     w->bad_life = 0;
     wire_buf_clear(&w->buf);
     return 0;
@@ -494,9 +495,9 @@ out_fail:;
 
 static void schedule_restart(wslot_t *w)
 {
-    double lived = run_now() - w->started_at;
+    double lived = util_now_ms() * 1e-3 - w->started_at;
     w->backoff_s = lived >= HEALTHY_S || w->backoff_s <= 0 ? 1.0 : fmin(w->backoff_s * 2, BACKOFF_MAX_S);
-    w->restart_at = run_now() + w->backoff_s;
+    w->restart_at = util_now_ms() * 1e-3 + w->backoff_s;
     w->state = W_BACKOFF;
 }
 
@@ -638,7 +639,7 @@ static void poll_workers(trainer_t *t, int timeout_ms, int stopping)
 
 static void restart_due(trainer_t *t)
 {
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     for (int i = 0; i < t->nw; i++) {
         wslot_t *w = &t->w[i];
         if (w->state == W_BACKOFF && now >= w->restart_at) {
@@ -662,21 +663,21 @@ static void stop_workers(trainer_t *t)
             t->w[i].state = W_DONE;
         }
     /* keep reading: the games they finish on the way out are kept */
-    double deadline = run_now() + t->o->stop_timeout_s;
+    double deadline = util_now_ms() * 1e-3 + t->o->stop_timeout_s;
     for (;;) {
         int left = 0;
         for (int i = 0; i < t->nw; i++)
             left += t->w[i].state == W_STOPPING;
         if (left == 0)
             break;
-        if (run_now() > deadline) {
+        if (util_now_ms() * 1e-3 > deadline) {
             for (int i = 0; i < t->nw; i++)
                 if (t->w[i].state == W_STOPPING) {
                     tlog(t, "worker %d did not stop in %d s: killing it", i,
                          t->o->stop_timeout_s);
                     kill(t->w[i].pid, SIGKILL);
                 }
-            deadline = run_now() + 3600; /* their EOF follows the kill */
+            deadline = util_now_ms() * 1e-3 + 3600; /* their EOF follows the kill */
         }
         poll_workers(t, 100, 1);
     }
@@ -730,7 +731,7 @@ static void broker_take(trainer_t *t, const broker_entry_t *e)
 {
     rstat_t *rs = remote_stat(t, e->worker_id);
     if (rs)
-        rs->last_seen = run_now();
+        rs->last_seen = util_now_ms() * 1e-3;
     char why[256];
     size_t used = 0;
     if (e->run_id != t->run_id) {
@@ -742,7 +743,7 @@ static void broker_take(trainer_t *t, const broker_entry_t *e)
     }
     if (!e->frame)
         snprintf(why, sizeof why, "entry %s has no frame", e->id);
-    else if (frame_decode(e->frame, e->len, &used, &t->rec, why, sizeof why) != FRAME_OK)
+    else if (record_decode(e->frame, e->len, &used, &t->rec, why, sizeof why) != FRAME_OK)
         ;
     else if (used != e->len)
         snprintf(why, sizeof why, "%zu bytes after the frame", e->len - used);
@@ -797,8 +798,8 @@ static int broker_poll(trainer_t *t, int block_ms)
     int fresh = 0;
     int r = broker_ensure(t->broker, &fresh, e, sizeof e);
     if (r <= 0) {
-        if (run_now() - t->broker_said > 30) {
-            t->broker_said = run_now();
+        if (util_now_ms() * 1e-3 - t->broker_said > 30) {
+            t->broker_said = util_now_ms() * 1e-3;
             char st[512];
             broker_state(t->broker, st, sizeof st);
             tlog(t, "broker: %s", st);
@@ -851,8 +852,8 @@ static void broker_drain(trainer_t *t, int timeout_s)
 {
     if (!t->broker)
         return;
-    double until = run_now() + timeout_s;
-    while (run_now() < until && broker_connected(t->broker) &&
+    double until = util_now_ms() * 1e-3 + timeout_s;
+    while (util_now_ms() * 1e-3 < until && broker_connected(t->broker) &&
            (broker_poll(t, 0) > 0 || t->broker_rereading))
         ;
 }
@@ -884,23 +885,6 @@ static void update_rates(trainer_t *t, double now)
     }
 }
 
-/* s as the inside of a JSON string (paths may hold quotes or backslashes). */
-static const char *json_str(const char *s, char *buf, size_t len)
-{
-    size_t n = 0;
-    for (; *s && n + 7 < len; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            n += (size_t)snprintf(buf + n, len - n, "\\%c", c);
-        else if (c < 0x20)
-            n += (size_t)snprintf(buf + n, len - n, "\\u%04x", c);
-        else
-            buf[n++] = (char)c;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 static void write_status(trainer_t *t)
 {
     char esc[8192];
@@ -912,7 +896,7 @@ static void write_status(trainer_t *t)
         (long)getpid(), t->step);
     PUT("  \"target_step\": %" PRIu64 ",\n  \"generation\": %" PRIu64 ",\n", t->target,
         t->generation);
-    PUT("  \"model\": \"%s\",\n", json_str(t->model_path, esc, sizeof esc));
+    PUT("  \"model\": %s,\n", util_json_str(t->model_path, esc, sizeof esc));
     PUT("  \"device\": \"%s\",\n", t->device);
     PUT("  \"losses\": {\"policy\": %.5f, \"value\": %.5f, \"l2\": %.5f, \"total\": %.5f},\n",
         t->last.policy, t->last.value, t->last.l2, t->last.total);
@@ -925,7 +909,7 @@ static void write_status(trainer_t *t)
     PUT("  \"ratio\": %.3g,\n  \"rejected_frames\": %" PRIu64 ",\n", t->cfg.ratio, t->rejected);
     PUT("  \"partial_frames_dropped\": %" PRIu64 ",\n  \"bad_frames_on_load\": %" PRIu64 ",\n",
         t->partial, t->load_bad);
-    PUT("  \"elapsed_s\": %.1f,\n  \"updated\": %ld,\n  \"workers\": [", run_now() - t->t_start,
+    PUT("  \"elapsed_s\": %.1f,\n  \"updated\": %ld,\n  \"workers\": [", util_now_ms() * 1e-3 - t->t_start,
         (long)time(NULL));
     for (int i = 0; i < t->nw; i++) {
         const wslot_t *w = &t->w[i];
@@ -940,7 +924,7 @@ static void write_status(trainer_t *t)
         broker_state(t->broker, st, sizeof st);
         PUT(",\n  \"broker\": {\"state\": \"%s\", \"run\": \"%s\", \"run_id\": \"%016" PRIx64
             "\", \"games\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"bad_frames\": %" PRIu64
-            ", \"other_run\": %" PRIu64 "},\n  \"remote_workers\": [", json_str(st, esc, sizeof esc),
+            ", \"other_run\": %" PRIu64 "},\n  \"remote_workers\": [", util_json_str(st, esc, sizeof esc),
             t->o->run_name, t->run_id, t->broker_games, t->broker_dups, t->broker_bad,
             t->broker_other_run);
         for (int i = 0; i < t->nrs; i++) {
@@ -948,20 +932,20 @@ static void write_status(trainer_t *t)
             PUT("%s\n    {\"id\": \"%016" PRIx64 "\", \"games\": %" PRIu64 ", \"bad_frames\": %"
                 PRIu64 ", \"duplicates\": %" PRIu64 ", \"other_run\": %" PRIu64
                 ", \"seen_s_ago\": %.0f}", i ? "," : "", r->id, r->games, r->bad_frames,
-                r->duplicates, r->other_run, run_now() - r->last_seen);
+                r->duplicates, r->other_run, util_now_ms() * 1e-3 - r->last_seen);
         }
         PUT("\n  ]");
     }
     PUT("\n}\n");
 #undef PUT
     char err[512];
-    if (run_write_atomic(run_path(t, "status.json"), buf, n, 0, err, sizeof err) != 0)
+    if (util_write_atomic(run_path(t, "status.json"), buf, n, err, sizeof err) != 0)
         tlog(t, "%s", err);
 }
 
 static void progress(trainer_t *t, int force)
 {
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     if (!force && now - t->t_status < 1.0)
         return;
     t->t_status = now;
@@ -1013,7 +997,7 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
 {
     if (t->step == t->ckpt_step)
         return 0;
-    t->net->be->get_weights(t->net->ctx, t->model->params);
+    nn_net_get_weights(t->net, t->model->params);
     t->model->step = t->step;
     t->model->generation = t->generation + 1;
     char p[4096];
@@ -1043,14 +1027,16 @@ static int can_train(trainer_t *t)
     return (double)(t->step + 1) * t->cfg.batch <= t->cfg.ratio * (double)t->positions;
 }
 
-static void train_one(trainer_t *t)
+static int train_one(trainer_t *t, char *err, size_t errlen)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
     o.lr = nn_schedule_lr(&t->sched, t->step);
     nn_losses_t l;
-    t->net->be->train_step(t->net->ctx, b->in, b->policy, b->value, b->n, &o, &l);
+    int rc = nn_net_train_step(t->net, b->in, b->policy, b->value, b->n, &o, &l, err, errlen);
     replay_batcher_release(t->batcher, b);
+    if (rc != 0)
+        return -1;
     t->last = l;
     t->loss_sum[0] += l.policy;
     t->loss_sum[1] += l.value;
@@ -1059,6 +1045,7 @@ static void train_one(trainer_t *t)
     t->loss_n++;
     t->step++;
     t->session_samples += (uint64_t)t->cfg.batch;
+    return 0;
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -1081,7 +1068,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
                            sizeof note, err, errlen);
     if (!t->net)
         return -1;
-    snprintf(t->device, sizeof t->device, "%s", t->net->device_name);
+    snprintf(t->device, sizeof t->device, "%s", nn_net_device_name(t->net));
     if (note[0])
         tlog(t, "%s", note);
 
@@ -1144,7 +1131,7 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     snprintf(t->dir, sizeof t->dir, "%s", o->run_dir);
     t->tty = isatty(2);
     t->shard_fd = -1;
-    t->t_start = run_now();
+    t->t_start = util_now_ms() * 1e-3;
     record_init(&t->rec);
     snprintf(t->state, sizeof t->state, "starting");
     int rc = -1;
@@ -1199,7 +1186,8 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
-            train_one(t);
+            if (train_one(t, err, errlen) != 0)
+                goto out_stop;
             if (t->step % (uint64_t)o->metrics_every == 0)
                 metrics_row(t);
             if (t->step % (uint64_t)t->cfg.checkpoint_every == 0 &&

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "selfplay/wire.h"
+#include "engine/util.h"
 
 typedef struct worker_state {
     const worker_opts_t *o;
@@ -21,21 +22,13 @@ typedef struct worker_state {
     char err[256];
 } worker_state_t;
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* Test mode: corrupt frames after each good one. The trainer must reject
  * them one by one and still accept the good frames around them. */
 static int write_garbage(worker_state_t *w, size_t len)
 {
     uint8_t junk[64];
     for (size_t i = 0; i < sizeof junk; i++)
-        junk[i] = (uint8_t)rng_next(&w->rng);
+        junk[i] = (uint8_t)util_rng_next(&w->rng);
     if (wire_write_all(w->o->records_fd, junk, sizeof junk) != 0)
         return -1;
     /* the good frame again with one payload byte flipped: its CRC fails */
@@ -46,7 +39,7 @@ static int write_garbage(worker_state_t *w, size_t len)
 static int on_game(void *user, const game_record_t *rec)
 {
     worker_state_t *w = user;
-    size_t len = frame_encode(rec, &w->frame, &w->frame_cap, w->err, sizeof w->err);
+    size_t len = record_encode(rec, &w->frame, &w->frame_cap, w->err, sizeof w->err);
     if (len == 0) {
         w->failed = 1;
         return 1;

@@ -443,7 +443,7 @@ START_TEST(test_stream_pending_ack_trim)
     size_t cap = 0;
     for (int i = 0; i < 5; i++) {
         game_in_a_row(&g, 9, 77, (uint64_t)i);
-        size_t n = frame_encode(&g, &f, &cap, err, sizeof err);
+        size_t n = record_encode(&g, &f, &cap, err, sizeof err);
         ck_assert_uint_gt(n, 0);
         ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
     }
@@ -457,7 +457,7 @@ START_TEST(test_stream_pending_ack_trim)
     ck_assert_uint_eq(bt.e[0].run_id, 0xabc);
     ck_assert_uint_eq(bt.e[0].worker_id, 77);
     size_t used;
-    ck_assert_int_eq(frame_decode(bt.e[2].frame, bt.e[2].len, &used, &g, err, sizeof err),
+    ck_assert_int_eq(record_decode(bt.e[2].frame, bt.e[2].len, &used, &g, err, sizeof err),
                      FRAME_OK);
     ck_assert_uint_eq(g.game_seq, 2);
     /* "crash": a new connection re-reads the 3 unacknowledged entries first */
@@ -479,7 +479,7 @@ START_TEST(test_stream_pending_ack_trim)
     ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 0);
     /* a broker restart (appendonly) keeps the group and its position */
     game_in_a_row(&g, 9, 77, 9);
-    size_t n = frame_encode(&g, &f, &cap, err, sizeof err);
+    size_t n = record_encode(&g, &f, &cap, err, sizeof err);
     ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
     redis_stop(&r);
     ck_assert_int_eq(broker_read(b, "trainer", 0, 100, 0, &bt, err, sizeof err), -1);
@@ -635,7 +635,7 @@ START_TEST(test_cluster_survives_faults_exactly_once)
     record_init(&g);
     game_in_a_row(&g, 7, 0x01d, 1);
     uint8_t *f = NULL;
-    size_t cap = 0, n = frame_encode(&g, &f, &cap, err, sizeof err);
+    size_t cap = 0, n = record_encode(&g, &f, &cap, err, sizeof err);
     ck_assert_int_eq(broker_add_game(b, s.run_id ^ 1, 0x01d, f, n, err, sizeof err), 0);
     free(f);
 
@@ -700,17 +700,17 @@ START_TEST(test_cluster_survives_faults_exactly_once)
             continue;
         char p[1200];
         snprintf(p, sizeof p, "%s/%s", gdir, de->d_name);
-        frame_reader_t *fr = frame_reader_open(p, err, sizeof err);
+        record_reader_t *fr = record_reader_open(p, err, sizeof err);
         ck_assert_ptr_nonnull(fr);
         int rc;
-        while ((rc = frame_reader_next(fr, &g, err, sizeof err)) != 0) {
+        while ((rc = record_reader_next(fr, &g, err, sizeof err)) != 0) {
             if (rc < 0)
                 continue; /* a torn tail from the SIGKILL */
             if (ns == capg)
                 stored = realloc(stored, (capg *= 2) * sizeof *stored);
             stored[ns++] = (gid_t_){g.worker_id, g.game_seq};
         }
-        frame_reader_free(fr);
+        record_reader_free(fr);
     }
     closedir(d);
     qsort(stored, ns, sizeof *stored, cmp_gid);

@@ -146,7 +146,7 @@ START_TEST(test_availability)
         ck_assert_msg(strstr(err, "cuda unavailable") && strstr(err, why1), "error: %s", err);
         net = nn_net_create(m, "auto", 4, 1, note, sizeof note, err, sizeof err);
         ck_assert_msg(net, "%s", err);
-        ck_assert_str_eq(net->device_name, "cpu");
+        ck_assert_str_eq(nn_net_device_name(net), "cpu");
         ck_assert_msg(strstr(note, "cuda unavailable") && strstr(note, why1) &&
                           strstr(note, "using cpu"),
                       "auto note: %s", note);
@@ -163,11 +163,11 @@ START_TEST(test_availability)
 #endif
     } else {
         ck_assert_msg(net, "%s", err);
-        ck_assert_str_eq(net->device_name, "cuda:0");
+        ck_assert_str_eq(nn_net_device_name(net), "cuda:0");
         nn_net_free(net);
         net = nn_net_create(m, "auto", 4, 1, note, sizeof note, err, sizeof err);
         ck_assert_msg(net, "%s", err);
-        ck_assert_str_eq(net->device_name, "cuda:0");
+        ck_assert_str_eq(nn_net_device_name(net), "cuda:0");
         ck_assert_msg(strstr(note, "cuda:0"), "auto note: %s", note);
         nn_net_free(net);
     }
@@ -450,8 +450,10 @@ START_TEST(test_gradients_match_cpu)
     ck_assert(gr && gg);
     nn_losses_t lr, lg;
     const float wd = 1e-3f;
-    nn_backend_cpu_ref.loss_grad(ref, b.in, b.pt, b.vt, n, wd, &lr, gr);
-    nn_backend_cuda.loss_grad(gpu, b.in, b.pt, b.vt, n, wd, &lg, gg);
+    ck_assert_int_eq(
+        nn_backend_cpu_ref.loss_grad(ref, b.in, b.pt, b.vt, n, wd, &lr, gr, NULL, 0), 0);
+    ck_assert_int_eq(nn_backend_cuda.loss_grad(gpu, b.in, b.pt, b.vt, n, wd, &lg, gg, NULL, 0),
+                     0);
     printf("  losses ref: policy %.6f value %.6f l2 %.6f total %.6f\n", lr.policy, lr.value,
            lr.l2, lr.total);
     printf("  losses gpu: policy %.6f value %.6f l2 %.6f total %.6f\n", lg.policy, lg.value,
@@ -482,7 +484,8 @@ START_TEST(test_gradients_match_cpu)
     ck_assert_msg(ok, "GPU gradients differ from the reference (see the lines above)");
     /* grad NULL: losses only, same answer */
     nn_losses_t l2;
-    nn_backend_cuda.loss_grad(gpu, b.in, b.pt, b.vt, n, wd, &l2, NULL);
+    ck_assert_int_eq(
+        nn_backend_cuda.loss_grad(gpu, b.in, b.pt, b.vt, n, wd, &l2, NULL, NULL, 0), 0);
     ck_assert(fabsf(l2.total - lg.total) <= 1e-6f * (1 + fabsf(lg.total)));
     free(gr);
     free(gg);
@@ -511,8 +514,10 @@ START_TEST(test_training_matches_cpu)
     nn_losses_t lc, lg, first_c = {0}, first_g = {0};
     for (int s = 0; s < steps; s++) {
         batch_t *b = &data[s % nb];
-        nn_backend_cpu.train_step(cpu, b->in, b->pt, b->vt, bs, &o, &lc);
-        nn_backend_cuda.train_step(gpu, b->in, b->pt, b->vt, bs, &o, &lg);
+        ck_assert_int_eq(
+            nn_backend_cpu.train_step(cpu, b->in, b->pt, b->vt, bs, &o, &lc, NULL, 0), 0);
+        ck_assert_int_eq(
+            nn_backend_cuda.train_step(gpu, b->in, b->pt, b->vt, bs, &o, &lg, NULL, 0), 0);
         if (s == 0) {
             first_c = lc;
             first_g = lg;
@@ -523,10 +528,10 @@ START_TEST(test_training_matches_cpu)
     /* the loss of the final weights on all the data */
     double fc = 0.0, fg = 0.0;
     for (int i = 0; i < nb; i++) {
-        nn_backend_cpu.loss_grad(cpu, data[i].in, data[i].pt, data[i].vt, bs, o.weight_decay, &lc,
-                                 NULL);
-        nn_backend_cuda.loss_grad(gpu, data[i].in, data[i].pt, data[i].vt, bs, o.weight_decay,
-                                  &lg, NULL);
+        ck_assert_int_eq(nn_backend_cpu.loss_grad(cpu, data[i].in, data[i].pt, data[i].vt, bs,
+                                                  o.weight_decay, &lc, NULL, NULL, 0), 0);
+        ck_assert_int_eq(nn_backend_cuda.loss_grad(gpu, data[i].in, data[i].pt, data[i].vt, bs,
+                                                   o.weight_decay, &lg, NULL, NULL, 0), 0);
         fc += lc.total / nb;
         fg += lg.total / nb;
     }
@@ -584,6 +589,26 @@ START_TEST(test_weights_roundtrip)
     ck_assert(compare("policy after set_weights", pr, p2, 4 * 81, 2e-3, 5e-2));
     ck_assert(compare("value after set_weights", vr, v2, 12, 1e-2, 5e-2));
     ck_assert_msg(memcmp(p1, p2, sizeof p1) != 0, "forward ignored set_weights");
+    /* momentum: zero before training, then what was set */
+    nn_backend_cuda.get_momentum(gpu, w);
+    for (size_t i = 0; i < a->nparams; i++)
+        ck_assert_float_eq(w[i], 0);
+    nn_backend_cuda.set_momentum(gpu, a->params);
+    nn_backend_cuda.get_momentum(gpu, w);
+    ck_assert(memcmp(w, a->params, sizeof(float) * a->nparams) == 0);
+    /* from zero momentum, one step leaves the gradient in the buffer */
+    float *g = calloc(a->nparams, sizeof(float));
+    ck_assert(g);
+    nn_backend_cuda.set_momentum(gpu, g);
+    nn_losses_t l;
+    ck_assert_int_eq(
+        nn_backend_cuda.loss_grad(gpu, bt.in, bt.pt, bt.vt, 4, 1e-4f, &l, g, NULL, 0), 0);
+    nn_train_opts_t o = {0.01f, 0.9f, 1e-4f};
+    ck_assert_int_eq(nn_backend_cuda.train_step(gpu, bt.in, bt.pt, bt.vt, 4, &o, &l, NULL, 0),
+                     0);
+    nn_backend_cuda.get_momentum(gpu, w);
+    ck_assert(compare("momentum after one step", g, w, a->nparams, 1e-6, 1e-3));
+    free(g);
     free(w);
     free_batch(&bt);
     nn_backend_cpu.free(cpu);

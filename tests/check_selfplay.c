@@ -45,10 +45,10 @@ static int on_game(void *user, const game_record_t *rec)
     /* round trip through a frame */
     uint8_t *buf = NULL;
     size_t cap = 0, used = 0;
-    size_t len = frame_encode(rec, &buf, &cap, err, sizeof err);
+    size_t len = record_encode(rec, &buf, &cap, err, sizeof err);
     game_record_t back;
     record_init(&back);
-    if (len == 0 || frame_decode(buf, len, &used, &back, err, sizeof err) != FRAME_OK ||
+    if (len == 0 || record_decode(buf, len, &used, &back, err, sizeof err) != FRAME_OK ||
         used != len || !record_equal(rec, &back)) {
         if (!c->bad) {
             c->bad = 1;
@@ -255,18 +255,18 @@ static int count_games(const char *dir, int *files, int *tmp)
         (*files)++;
         char path[1024], err[256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+        record_reader_t *fr = record_reader_open(path, err, sizeof err);
         ck_assert_msg(fr != NULL, "%s", err);
         game_record_t r;
         record_init(&r);
         int rc;
-        while ((rc = frame_reader_next(fr, &r, err, sizeof err)) != 0) {
+        while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0) {
             ck_assert_msg(rc == 1, "bad frame: %s", err);
             ck_assert_int_eq(record_validate(&r, err, sizeof err), 0);
             games++;
         }
         record_free(&r);
-        frame_reader_free(fr);
+        record_reader_free(fr);
     }
     closedir(d);
     return games;
