@@ -4,6 +4,7 @@
  * byte N: why"); reading goes on with the next frame, and the exit status
  * is 1 if any frame was bad or any file could not be read. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,10 +96,9 @@ static int dump_record(void *user, const game_record_t *r, uint64_t index)
     if (r->worker_id != 0) /* a game id (record version 2): worker id in hex, sequence */
         snprintf(id, sizeof id, ", id %016llx:%llu", (unsigned long long)r->worker_id,
                  (unsigned long long)r->game_seq);
-    printf("game %llu: rule %s, size %d, result %s, gen %u, plies %u, flags %s%s\n",
+    printf("game %llu: rule %s, size %d, result %s, gen %" PRIu64 ", plies %u, flags %s%s\n",
            (unsigned long long)index, rule_name((rule_t)r->rule), r->size,
-           result_str((result_t)r->result), (unsigned)r->model_gen, (unsigned)r->nplies, flags,
-           id);
+           result_str((result_t)r->result), r->model_gen, (unsigned)r->nplies, flags, id);
     record_visit_t top[BOARD_CELLS];
     for (uint32_t i = 0; i < r->nplies; i++) {
         const record_ply_t *p = &r->plies[i];
@@ -183,8 +183,8 @@ static int psq_record(void *user, const game_record_t *r, uint64_t index)
         int m = r->plies[i].move;
         fprintf(f, "%d,%d,0\n", m % r->size + 1, m / r->size + 1);
     }
-    fprintf(f, "gomoku-zero gen %u\ngomoku-zero gen %u\n0\n", (unsigned)r->model_gen,
-            (unsigned)r->model_gen);
+    fprintf(f, "gomoku-zero gen %" PRIu64 "\ngomoku-zero gen %" PRIu64 "\n0\n", r->model_gen,
+            r->model_gen);
     if (fclose(f) != 0) {
         fprintf(stderr, "gomoku records: cannot write %s: %s\n", path, strerror(errno));
         return -1;

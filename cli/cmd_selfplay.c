@@ -198,7 +198,7 @@ int cmd_selfplay(int argc, char **argv)
         nn_model_free(m);
         return 1;
     }
-    selfplay_t *sp = selfplay_create(&o, m, (uint32_t)m->generation, note, sizeof note, err,
+    selfplay_t *sp = selfplay_create(&o, m, m->generation, note, sizeof note, err,
                                      sizeof err);
     nn_model_free(m);
     if (!sp) {

@@ -49,7 +49,7 @@ void record_free(game_record_t *r)
     record_init(r);
 }
 
-void record_clear(game_record_t *r, rule_t rule, int size, uint32_t model_gen)
+void record_clear(game_record_t *r, rule_t rule, int size, uint64_t model_gen)
 {
     assert(rule >= 0 && rule < RULE_COUNT);
     assert(size >= BOARD_MIN && size <= BOARD_MAX);
@@ -392,7 +392,7 @@ size_t record_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *e
     t[7] = r->size;
     t[8] = r->result;
     t[9] = r->flags;
-    put_u32(t + 10, r->model_gen);
+    put_u32(t + 10, r->model_gen > UINT32_MAX ? UINT32_MAX : (uint32_t)r->model_gen);
     put_u32(t + 14, r->nplies);
     put_u32(t + 18, r->nvisits);
     int bad = frame_out_put(o, t, REC_HEADER_BYTES);

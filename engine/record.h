@@ -43,7 +43,8 @@ typedef struct game_record {
     uint8_t size;
     uint8_t result;        /* result_t */
     uint8_t flags;         /* RECORD_FLAG_* */
-    uint32_t model_gen;    /* generation of the model that played it */
+    uint64_t model_gen;    /* generation of the model that played it (the file keeps 32 bits:
+                            * larger ones are stored as UINT32_MAX) */
     /* The game's id: (worker_id, game_seq) is unique per game, so a game a
      * broker delivers twice is stored once. 0, 0: no id (version 1 records,
      * tools that make records by hand). */
@@ -61,7 +62,7 @@ typedef struct game_record {
 
 void record_init(game_record_t *r);
 void record_free(game_record_t *r);
-void record_clear(game_record_t *r, rule_t rule, int size, uint32_t model_gen);
+void record_clear(game_record_t *r, rule_t rule, int size, uint64_t model_gen);
 /* Append a ply; returns 0, or -1 when out of memory. */
 int record_add_ply(game_record_t *r, int move, int full, float root_value,
                    const record_visit_t *visits, int nvisits);

@@ -252,7 +252,7 @@ static int check_run(rworker_t *w, int force, char *err, size_t errlen)
     nn_model_t *nm = load_fetched(w, &m, e, sizeof e);
     free(m.data);
     char e2[256];
-    if (!nm || selfplay_set_model(w->sp, nm, (uint32_t)m.gen, e2, sizeof e2) != 0) {
+    if (!nm || selfplay_set_model(w->sp, nm, m.gen, e2, sizeof e2) != 0) {
         w->bad_gen = m.gen;
         say(w, "model generation %" PRIu64 " unusable (%s): keeping generation %" PRIu64, m.gen,
             nm ? e2 : e, w->gen);
@@ -362,7 +362,7 @@ int remote_worker_run(const remote_worker_opts_t *o, char *err, size_t errlen)
     if (so.dirichlet_alpha > 0.5)
         so.dirichlet_alpha = 0.5;
     char note[256] = "";
-    w->sp = selfplay_create(&so, w->model, (uint32_t)w->gen, note, sizeof note, err, errlen);
+    w->sp = selfplay_create(&so, w->model, w->gen, note, sizeof note, err, errlen);
     if (!w->sp)
         goto out_free;
     if (note[0])

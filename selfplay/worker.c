@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,9 +61,9 @@ static int control_line(selfplay_t *sp, nn_model_t **model, const char *line, ch
 {
     if (strcmp(line, "stop") == 0)
         return 1;
-    unsigned long gen;
+    uint64_t gen;
     char path[4096];
-    if (sscanf(line, "model %lu %4095[^\n]", &gen, path) == 2) {
+    if (sscanf(line, "model %" SCNu64 " %4095[^\n]", &gen, path) == 2) {
         char lerr[256];
         nn_model_t *m = nn_model_load(path, lerr, sizeof lerr);
         if (!m) {
@@ -71,7 +72,7 @@ static int control_line(selfplay_t *sp, nn_model_t **model, const char *line, ch
                     (long)getpid(), lerr);
             return 0;
         }
-        if (selfplay_set_model(sp, m, (uint32_t)gen, lerr, sizeof lerr) != 0) {
+        if (selfplay_set_model(sp, m, gen, lerr, sizeof lerr) != 0) {
             fprintf(stderr, "gomoku worker %ld: %s\n", (long)getpid(), lerr);
             nn_model_free(m);
             return 0;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nn/eval.h"
 #include "nn/nn.h"
 
 static bool asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
@@ -737,6 +738,75 @@ START_TEST(test_momentum_resume)
 }
 END_TEST
 
+/* The evaluator: rows by board point equal to the net's own forward pass
+ * (a 9x9 board on a net for 11x11), value = P(win) - P(loss), batches
+ * longer than max_batch cut up; the cache answers what the net valued,
+ * tells rules apart, and forgets everything on clear. */
+START_TEST(test_eval_and_cache)
+{
+    rng_state = 5;
+    int M = 11;
+    nn_model_t *m = make_model(1, 8, M, 0, 0, 0, 9, 0.05);
+    char err[256];
+    nn_net_t *net = nn_net_create(m, "cpu", 4, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(net != NULL, "%s", err);
+    nn_eval_cache_t *c = nn_eval_cache_create(1 << 20, err, sizeof err);
+    ck_assert(c != NULL);
+    ck_assert_uint_gt(nn_eval_cache_entries(c), 100);
+    ck_assert(nn_eval_create(net, c, 5, err, sizeof err) == NULL);   /* > the net's batch */
+    ck_assert(strstr(err, "batch") != NULL);
+    nn_eval_t *e = nn_eval_create(net, c, 2, err, sizeof err);
+    ck_assert_msg(e != NULL, "%s", err);
+    board_t bs[3];
+    for (int i = 0; i < 3; i++) {
+        board_init(&bs[i], 9, i == 2 ? RULE_STANDARD : RULE_FREESTYLE);
+        board_play(&bs[i], board_xy(&bs[i], 4, 4));
+        board_play(&bs[i], board_xy(&bs[i], i, 0));
+    }
+    const board_t *rows[3] = {&bs[0], &bs[1], &bs[2]};
+    float pol[3 * BOARD_CELLS], val[3];
+    float row[BOARD_CELLS], v;
+    ck_assert(!nn_eval_probe(e, &bs[0], row, &v));
+    nn_eval_eval(e, rows, 3, pol, val);
+    ck_assert_uint_eq(nn_eval_calls(e), 2);   /* 3 rows, batches of 2 */
+    ck_assert_uint_eq(nn_eval_evals(e), 3);
+    float in[NN_PLANES * 121], np[121], nv[3];
+    for (int i = 0; i < 3; i++) {
+        nn_encode(&bs[i], M, in);
+        nn_net_forward(net, in, 1, np, nv);
+        ck_assert_float_eq_tol(val[i], nv[0] - nv[2], 1e-6f);
+        for (int p = 0; p < 81; p++)
+            ck_assert_float_eq_tol(pol[i * BOARD_CELLS + p], np[nn_policy_index(p, 9, M)], 1e-6f);
+        ck_assert_float_eq(pol[i * BOARD_CELLS + board_xy(&bs[i], 4, 4)], 0);   /* occupied */
+        /* the cache gives the same row back (16-bit priors) */
+        ck_assert(nn_eval_probe(e, &bs[i], row, &v));
+        ck_assert_float_eq(v, val[i]);
+        for (int p = 0; p < 81; p++)
+            ck_assert_float_eq_tol(row[p] / 65535.0f, pol[i * BOARD_CELLS + p], 1.0f / 65535);
+    }
+    ck_assert_uint_eq(nn_eval_cache_hits(c), 3);
+    /* the same stones under another rule: a miss */
+    board_t other = bs[0];
+    other.rule = RULE_RENJU;
+    ck_assert(!nn_eval_probe(e, &other, row, &v));
+    nn_eval_cache_clear(c);
+    ck_assert(!nn_eval_probe(e, &bs[0], row, &v));
+    ck_assert_uint_eq(nn_eval_cache_lookups(c), 6);
+    /* without a cache: never a hit */
+    nn_eval_t *nc = nn_eval_create(net, NULL, 4, err, sizeof err);
+    ck_assert(nc != NULL);
+    nn_eval_eval(nc, rows, 1, pol, val);
+    ck_assert(!nn_eval_probe(nc, &bs[0], row, &v));
+    nn_eval_free(nc);
+    nn_eval_free(e);
+    nn_eval_cache_free(c);
+    nn_eval_free(NULL);
+    nn_eval_cache_free(NULL);
+    nn_net_free(net);
+    nn_model_free(m);
+}
+END_TEST
+
 START_TEST(test_devices)
 {
     nn_config_t cfg;
@@ -828,6 +898,7 @@ int main(void)
     TCase *te = tcase_create("encode");
     tcase_add_test(te, test_encode);
     tcase_add_test(te, test_encode_renju);
+    tcase_add_test(te, test_eval_and_cache);
     suite_add_tcase(s, te);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);
