@@ -10,10 +10,10 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
+#include "engine/util.h"
 #include "nn/nn.h"
 #ifdef GZ_HAVE_CUDA
 #include "nn/nn_cuda.h"
-#include "engine/util.h"
 #endif
 
 static const cmd_help_t help = {
