@@ -356,13 +356,16 @@ static int connect_now(broker_t *b, char *err, size_t errlen)
         if (r && strncmp(r->str, "NOAUTH", 6) == 0)
             snprintf(err, errlen, "broker %s requires a password: use redis://:PASSWORD@%s:%d",
                      shown, b->u.host, b->u.port);
-        else if (r)
+        else if (r && strstr(r->str, "DB index"))
             snprintf(err, errlen, "broker %s refused database %d: %.*s", shown, b->u.db,
                      (int)r->len, r->str);
+        else if (r)
+            snprintf(err, errlen, "broker %s is not ready: %.*s", shown, (int)r->len, r->str);
         else
             snprintf(err, errlen, "broker %s: connection lost: %s", shown, c->errstr);
-        b->fatal = r != NULL;
-        set_last(b, r ? "refused" : "connection lost");
+        /* a server still loading its data (LOADING) or busy is worth retrying */
+        b->fatal = r && (strncmp(r->str, "NOAUTH", 6) == 0 || strstr(r->str, "DB index"));
+        set_last(b, !r ? "connection lost" : b->fatal ? "refused" : r->str);
         if (r)
             freeReplyObject(r);
         redisFree(c);

@@ -407,6 +407,10 @@ START_TEST(test_password_refused_clearly)
     u.password[0] = '\0';
     ck_assert_ptr_null(broker_create(&u, "run", err, sizeof err));
     ck_assert_msg(strstr(err, "requires a password"), "%s", err);
+    snprintf(u.password, sizeof u.password, "Tr1ckyPass");
+    u.db = 999;
+    ck_assert_ptr_null(broker_create(&u, "run", err, sizeof err));
+    ck_assert_msg(strstr(err, "refused database 999"), "%s", err);
     /* the program says the same and never prints the password */
     char url[128], log[600];
     snprintf(url, sizeof url, "redis://:WrongPass9@127.0.0.1:%d", r.port);
@@ -677,8 +681,13 @@ START_TEST(test_cluster_survives_faults_exactly_once)
     /* stop the workers (they send their spools), then the trainer (it drains) */
     kill(w0, SIGTERM);
     kill(w1, SIGTERM);
-    ck_assert_int_eq(wait_exit(w0, 30), 0);
-    ck_assert_int_eq(wait_exit(w1, 30), 0);
+    int rc0 = wait_exit(w0, 30), rc1 = wait_exit(w1, 30);
+    if (rc0 != 0 || rc1 != 0) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/worker%d.log", g_tmp, rc0 != 0 ? 0 : 1);
+        char *wl = slurp(p);
+        ck_assert_msg(0, "worker exit %d/%d; its log:\n%s", rc0, rc1, wl ? wl : "(none)");
+    }
     kill(t, SIGTERM);
     ck_assert_int_eq(wait_exit(t, 60), 0);
     broker_free(b);
