@@ -92,9 +92,13 @@ static int dump_record(void *user, const game_record_t *r, uint64_t index)
     const dump_ctx_t *d = user;
     char flags[64], xy[16], alpha[16];
     format_flags(r->flags, flags, sizeof flags);
-    printf("game %llu: rule %s, size %d, result %s, gen %" PRIu64 ", plies %u, flags %s\n",
+    char id[48] = "";
+    if (r->worker_id != 0) /* a game id (record version 2): worker id in hex, sequence */
+        snprintf(id, sizeof id, ", id %016llx:%llu", (unsigned long long)r->worker_id,
+                 (unsigned long long)r->game_seq);
+    printf("game %llu: rule %s, size %d, result %s, gen %" PRIu64 ", plies %u, flags %s%s\n",
            (unsigned long long)index, rule_name((rule_t)r->rule), r->size,
-           result_str((result_t)r->result), r->model_gen, (unsigned)r->nplies, flags);
+           result_str((result_t)r->result), r->model_gen, (unsigned)r->nplies, flags, id);
     record_visit_t top[BOARD_CELLS];
     for (uint32_t i = 0; i < r->nplies; i++) {
         const record_ply_t *p = &r->plies[i];

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli/args.h"
+#include "selfplay/broker.h"
 #include "cli/cmds.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
@@ -53,7 +54,7 @@ int cmd_train(int argc, char **argv)
     char names[64][40], helps[64][200];
     assert(run_nsettings <= 64);
     const char *steps = NULL;
-    arg_spec_t specs[64 + 8];
+    arg_spec_t specs[64 + 12];
     int ns = 0;
     for (int i = 0; i < run_nsettings; i++) {
         const setting_t *s = &run_settings[i];
@@ -65,6 +66,12 @@ int cmd_train(int argc, char **argv)
                  s->may_change ? "; may change on resume" : "");
         specs[ns++] = (arg_spec_t){names[i], ARG_STR, &given[i], 0, 0, helps[i]};
     }
+    specs[ns++] = (arg_spec_t){"broker", ARG_STR, &o.broker_url, 0, 0,
+                               "URL  also take games from remote workers: redis://[:password@]host:port[/db], or @FILE holding it"};
+    specs[ns++] = (arg_spec_t){"run-name", ARG_STR, &o.run_name, 0, 0,
+                               "NAME  the run's name on the broker (default: RUN_DIR's base name)"};
+    specs[ns++] = (arg_spec_t){"stream-max", ARG_INT, &o.stream_max, 16, 100000000,
+                               "N  games the broker's stream may hold before workers hold back (default 10000)"};
     specs[ns++] = (arg_spec_t){"steps", ARG_STR, &steps, 0, 0,
                                "S|+N  stop at step S, or after N more steps"};
     specs[ns++] = (arg_spec_t){"threads", ARG_INT, &o.threads, 0, 256,
@@ -119,6 +126,29 @@ int cmd_train(int argc, char **argv)
                          o.worker_fault);
     if (o.fault && strcmp(o.fault, "nan-loss") != 0 && strcmp(o.fault, "none") != 0)
         return args_fail(&help, "--fault must be none or nan-loss, got '%s'", o.fault);
+
+    char run_name[256], broker_url[1024];
+    if (o.broker_url) {
+        broker_url_t bu;
+        char uerr[512];
+        if (broker_url_arg(o.broker_url, broker_url, sizeof broker_url, uerr, sizeof uerr) != 0 ||
+            broker_url_parse(broker_url, &bu, uerr, sizeof uerr) != 0)
+            return args_fail(&help, "%s", uerr);
+        o.broker_url = broker_url;
+        if (!o.run_name) {
+            snprintf(run_name, sizeof run_name, "%s", dir);
+            size_t n = strlen(run_name);
+            while (n > 1 && run_name[n - 1] == '/')
+                run_name[--n] = '\0';
+            const char *slash = strrchr(run_name, '/');
+            o.run_name = slash ? slash + 1 : run_name;
+        }
+        if (!broker_run_name_ok(o.run_name))
+            return args_fail(&help, "run name '%s' must be 1-%d letters, digits, '.', '_' or '-' "
+                             "(set it with --run-name)", o.run_name, BROKER_RUN_MAX);
+    } else if (o.run_name) {
+        return args_fail(&help, "--run-name needs --broker");
+    }
 
     if (run_mkdir(dir, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
@@ -175,6 +205,10 @@ int cmd_train(int argc, char **argv)
             goto out_unlock;
         }
         util_fsync_dir(dir);
+    }
+    if (cfg.workers == 0 && !o.broker_url) {
+        fprintf(stderr, "gomoku train: the run has 0 local workers: give --workers K or --broker URL\n");
+        goto out_unlock;
     }
     o.cfg = cfg;
     o.run_dir = dir;

@@ -24,5 +24,6 @@ int bench_mcts(int argc, char **argv);
 int bench_selfplay(int argc, char **argv);
 int bench_train(int argc, char **argv);
 int bench_vcf(int argc, char **argv);
+int bench_broker(int argc, char **argv);
 
 #endif

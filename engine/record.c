@@ -4,6 +4,7 @@
  * Serialised record (the zlib-compressed frame payload), little endian:
  *   u32 RECORD_MAGIC | u16 RECORD_VERSION | u8 rule | u8 size | u8 result |
  *   u8 flags | u32 model_gen | u32 nplies | u32 nvisits |
+ *   (version 2 only) u64 worker_id | u64 game_seq |
  *   nplies x (i16 move | u8 full | u32 root_value bits | u16 nvisits) |
  *   nvisits x (i16 move | u16 count) |
  *   u32 CRC32 of every byte before it
@@ -25,6 +26,7 @@
 
 #define RECORD_MAGIC 0x31525a47u   /* "GZR1" little endian */
 #define REC_HEADER_BYTES 22
+#define REC_ID_BYTES 16         /* version 2: worker id, game sequence */
 #define REC_PLY_BYTES 9
 #define REC_VISIT_BYTES 4
 #define REC_CRC_BYTES 4
@@ -56,6 +58,8 @@ void record_clear(game_record_t *r, rule_t rule, int size, uint64_t model_gen)
     r->result = RESULT_NONE;
     r->flags = 0;
     r->model_gen = model_gen;
+    r->worker_id = 0;
+    r->game_seq = 0;
     r->nplies = 0;
     r->nvisits = 0;
 }
@@ -116,6 +120,8 @@ int record_copy(game_record_t *dst, const game_record_t *src)
     dst->result = src->result;
     dst->flags = src->flags;
     dst->model_gen = src->model_gen;
+    dst->worker_id = src->worker_id;
+    dst->game_seq = src->game_seq;
     dst->nplies = src->nplies;
     dst->nvisits = src->nvisits;
     if (src->nplies)
@@ -142,7 +148,8 @@ static float bits_float(uint32_t u)
 int record_equal(const game_record_t *a, const game_record_t *b)
 {
     if (a->rule != b->rule || a->size != b->size || a->result != b->result ||
-        a->flags != b->flags || a->model_gen != b->model_gen || a->nplies != b->nplies ||
+        a->flags != b->flags || a->model_gen != b->model_gen || a->worker_id != b->worker_id ||
+        a->game_seq != b->game_seq || a->nplies != b->nplies ||
         a->nvisits != b->nvisits)
         return 0;
     for (uint32_t i = 0; i < a->nplies; i++) {
@@ -341,6 +348,12 @@ static void put_u32(uint8_t *p, uint32_t v)
     p[3] = (uint8_t)(v >> 24);
 }
 
+static void put_u64(uint8_t *p, uint64_t v)
+{
+    put_u32(p, (uint32_t)v);
+    put_u32(p + 4, (uint32_t)(v >> 32));
+}
+
 static uint16_t get_u16(const uint8_t *p)
 {
     return (uint16_t)(p[0] | (p[1] << 8));
@@ -352,11 +365,16 @@ static uint32_t get_u32(const uint8_t *p)
            ((uint32_t)p[3] << 24);
 }
 
+static uint64_t get_u64(const uint8_t *p)
+{
+    return (uint64_t)get_u32(p) | ((uint64_t)get_u32(p + 4) << 32);
+}
+
 /* ---- encoder ---- */
 
 static size_t serial_bytes(uint32_t nplies, uint32_t nvisits)
 {
-    return REC_HEADER_BYTES + (size_t)nplies * REC_PLY_BYTES + (size_t)nvisits * REC_VISIT_BYTES +
+    return REC_HEADER_BYTES + REC_ID_BYTES + (size_t)nplies * REC_PLY_BYTES + (size_t)nvisits * REC_VISIT_BYTES +
            REC_CRC_BYTES;
 }
 
@@ -378,6 +396,9 @@ size_t record_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *e
     put_u32(t + 14, r->nplies);
     put_u32(t + 18, r->nvisits);
     int bad = frame_out_put(o, t, REC_HEADER_BYTES);
+    put_u64(t, r->worker_id);
+    put_u64(t + 8, r->game_seq);
+    bad = bad || frame_out_put(o, t, REC_ID_BYTES);
     for (uint32_t i = 0; i < r->nplies && !bad; i++) {
         const record_ply_t *p = &r->plies[i];
         put_u16(t, (uint16_t)p->move);
@@ -419,15 +440,24 @@ int record_decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *
         util_errf(err, errlen, "record: bad magic 0x%08x", (unsigned)get_u32(p));
         goto out_free_in;
     }
-    if (get_u16(p + 4) != RECORD_VERSION) {
-        util_errf(err, errlen, "record: version %u, this build reads version %d",
-                (unsigned)get_u16(p + 4), RECORD_VERSION);
+    unsigned version = get_u16(p + 4);
+    if (version < 1 || version > RECORD_VERSION) {
+        util_errf(err, errlen, "record: version %u, this build reads versions 1 to %d", version,
+                  RECORD_VERSION);
         goto out_free_in;
     }
     unsigned rule = p[6], size = p[7], result = p[8], flags = p[9];
     uint32_t gen = get_u32(p + 10), nplies = get_u32(p + 14), nvisits = get_u32(p + 18);
     if (check_header(rule, size, result, flags, nplies, nvisits, err, errlen) != 0)
         goto out_free_in;
+    uint64_t worker_id = 0, game_seq = 0;
+    if (version >= 2) {
+        p = frame_in_get(z, REC_ID_BYTES, err, errlen);
+        if (!p)
+            goto out_free_in;
+        worker_id = get_u64(p);
+        game_seq = get_u64(p + 8);
+    }
     if (record_reserve(out, nplies, nvisits) != 0) {
         util_errf(err, errlen, "record: out of memory");
         goto out_free_in;
@@ -437,6 +467,8 @@ int record_decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *
     out->result = (uint8_t)result;
     out->flags = (uint8_t)flags;
     out->model_gen = gen;
+    out->worker_id = worker_id;
+    out->game_seq = game_seq;
     out->nplies = 0;
     out->nvisits = 0;
     int npoints = (int)(size * size);

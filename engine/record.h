@@ -20,7 +20,7 @@
 #include "engine/board.h"
 #include "engine/frame.h"
 
-#define RECORD_VERSION 1
+#define RECORD_VERSION 2        /* written; version 1 (no game id) is still read */
 
 typedef struct record_visit {
     int16_t move;    /* point index y*size+x */
@@ -45,6 +45,11 @@ typedef struct game_record {
     uint8_t flags;         /* RECORD_FLAG_* */
     uint64_t model_gen;    /* generation of the model that played it (the file keeps 32 bits:
                             * larger ones are stored as UINT32_MAX) */
+    /* The game's id: (worker_id, game_seq) is unique per game, so a game a
+     * broker delivers twice is stored once. 0, 0: no id (version 1 records,
+     * tools that make records by hand). */
+    uint64_t worker_id;
+    uint64_t game_seq;
     uint32_t nplies;
     uint32_t nvisits;
     record_ply_t *plies;

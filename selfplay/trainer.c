@@ -231,6 +231,7 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
     snprintf(line, sizeof line, "model %" PRIu64 " %s\n", t->generation, p);
     for (int i = 0; i < t->nw; i++)
         trainer_worker_send(t, &t->w[i], line);
+    trainer_broker_publish(t, p);
     trainer_log(t, "checkpoint %s (generation %" PRIu64 ", %" PRIu64 " games)", p, t->generation,
          t->games);
     return 0;
@@ -339,9 +340,15 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the replay window");
         return -1;
     }
+    if (t->o->broker_url && !(t->ids = broker_ids_create())) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     if (trainer_load_games(t, err, errlen) != 0)
         return -1;
     if (trainer_shard_open(t, err, errlen) != 0)
+        return -1;
+    if (t->o->broker_url && trainer_broker_start(t, err, errlen) != 0)
         return -1;
     t->min_positions = (uint64_t)t->cfg.batch * 2;
     if (t->min_positions > (uint64_t)t->cfg.window)
@@ -445,7 +452,14 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     while (!g_stop_signal && !t->stop_nonfinite && !(t->target && t->step >= t->target)) {
         trainer_restart_due(t);
         int train = can_train(t);
-        trainer_poll_workers(t, train ? 0 : 100, 0);
+        if (t->broker && broker_connected(t->broker)) {
+            /* the broker's blocking read is the wait; local pipes are polled around it */
+            trainer_poll_workers(t, 0, 0);
+            trainer_broker_poll(t, train ? 0 : t->nw ? 20 : 100);
+        } else {
+            trainer_poll_workers(t, train ? 0 : 100, 0);
+            trainer_broker_poll(t, 0); /* reconnects when its backoff allows */
+        }
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
@@ -481,6 +495,7 @@ out_stop:
     snprintf(t->state, sizeof t->state, "stopping");
     trainer_progress(t, 1);
     trainer_stop_workers(t);
+    trainer_broker_drain(t, t->o->stop_timeout_s);
     trainer_shard_sync(t);
     snprintf(t->state, sizeof t->state, "stopped");
     trainer_progress(t, 1);
@@ -491,6 +506,7 @@ out_stop:
          t->session_games, t->rejected);
 out:
     replay_batcher_free(t->batcher);
+    trainer_broker_free(t);
     for (int i = 0; i < t->nw; i++) {
         if (t->w[i].rec_fd >= 0)
             close(t->w[i].rec_fd);

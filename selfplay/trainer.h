@@ -14,7 +14,13 @@
  * corrupt frames is killed and restarted. SIGINT/SIGTERM: finish the
  * step, checkpoint, stop the workers ("stop", then SIGKILL after a
  * timeout), return 0. After a SIGKILL the same run resumes from the
- * newest checkpoint and the saved games. */
+ * newest checkpoint and the saved games.
+ *
+ * With a broker (selfplay/broker.h) it also publishes the run's settings
+ * and each checkpoint there, and takes remote workers' games from the
+ * run's stream: each batch is validated like pipe frames, stored once
+ * (by game id), fsync'd, and only then acknowledged. After a crash it
+ * first re-reads the entries it had received but not acknowledged. */
 #ifndef GZ_SELFPLAY_TRAINER_H
 #define GZ_SELFPLAY_TRAINER_H
 
@@ -37,6 +43,9 @@ typedef struct trainer_opts {
     const char *worker_fault;  /* tests: passed to workers as --fault */
     const char *fault;         /* tests: "nan-loss" poisons every minibatch */
     const char *exe;           /* program to spawn; NULL: /proc/self/exe */
+    const char *broker_url;    /* NULL: no broker; else also take games from remote workers */
+    const char *run_name;      /* the run's name on the broker */
+    int stream_max;            /* games the broker's stream may hold before workers hold back */
 } trainer_opts_t;
 
 void trainer_opts_default(trainer_opts_t *o);

@@ -97,6 +97,12 @@ int trainer_load_games(trainer_t *t, char *err, size_t errlen)
                     trainer_log(t, "%s: dropped a bad frame: %s", p, rc < 0 ? ferr : why);
                 continue;
             }
+            if (t->ids && broker_ids_add(t->ids, t->rec.worker_id, t->rec.game_seq) < 0) {
+                record_reader_free(fr);
+                free(nums);
+                snprintf(err, errlen, "out of memory loading %s", p);
+                return -1;
+            }
             int np = replay_add(t->replay, &t->rec);
             if (np < 0) {
                 record_reader_free(fr);
@@ -147,6 +153,34 @@ int trainer_shard_append(trainer_t *t, const uint8_t *frame, size_t len)
              t->shard_index, (long long)st.st_size, strerror(errno));
     errno = e;
     return -1;
+}
+
+int trainer_store_game(trainer_t *t, const uint8_t *frame, size_t len)
+{
+    if (trainer_shard_append(t, frame, len) != 0) {
+        trainer_disk_failed(t, errno);
+        return -1;
+    }
+    if (t->disk_err[0]) {
+        trainer_log(t, "games/ writable again: workers resumed (%" PRIu64 " games dropped)",
+                    t->games_dropped);
+        t->disk_err[0] = '\0';
+    }
+    int np = replay_add(t->replay, &t->rec);
+    if (np < 0) {
+        trainer_log(t, "replay window: out of memory (game kept on disk only)");
+        np = 0;
+    }
+    t->games++;
+    t->session_games++;
+    t->positions += (uint64_t)np;
+    t->session_positions += (uint64_t)np;
+    if (++t->shard_games >= SHARD_GAMES) {
+        char err[512];
+        if (trainer_shard_rotate(t, err, sizeof err) != 0)
+            trainer_log(t, "%s", err);
+    }
+    return 0;
 }
 
 /* A game could not be written: drop it, count it, pause the workers. */

@@ -12,6 +12,7 @@
 #include "engine/frame.h"
 #include "engine/record.h"
 #include "nn/nn.h"
+#include "selfplay/broker.h"
 #include "selfplay/replay.h"
 #include "selfplay/trainer.h"
 
@@ -91,6 +92,18 @@ typedef struct trainer {
     game_record_t rec;
     char state[32];
 
+    /* remote workers through the broker (trainer_broker.c) */
+    broker_t *broker;
+    broker_batch_t bt;
+    broker_ids_t *ids;          /* game ids stored (with a broker) */
+    uint64_t run_id;
+    int broker_rereading;       /* re-reading entries received but not acknowledged */
+    double broker_said;         /* when the broker's absence was last logged */
+    char broker_shown[400];     /* the URL without its password */
+    uint64_t broker_games, broker_dups, broker_bad, broker_other_run;
+    struct rstat *rs;           /* per remote worker id */
+    int nrs, caprs;
+
     double t_start, t_status, t_progress;
     snap_t snaps[RATE_SNAPS];
     int nsnaps;
@@ -113,6 +126,11 @@ void trainer_shard_sync(trainer_t *t);
 int trainer_shard_rotate(trainer_t *t, char *err, size_t errlen);
 /* Append one frame; a failed write is cut off again. 0 or -1 with errno. */
 int trainer_shard_append(trainer_t *t, const uint8_t *frame, size_t len);
+/* Store the frame whose decoded record is t->rec: append it to the shard
+ * (a failed write pauses the workers: trainer_disk_failed), add it to the
+ * replay window, count it, rotate the shard when full. 0, or -1 when it
+ * could not be written (the game is dropped and counted). */
+int trainer_store_game(trainer_t *t, const uint8_t *frame, size_t len);
 /* A game could not be written (errno e): count it, pause the workers. */
 void trainer_disk_failed(trainer_t *t, int e);
 /* The record belongs in this run and replays legally; 0 or -1 with why. */
@@ -131,6 +149,19 @@ void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping);
 /* Restart the workers whose backoff is over; kill the stalled ones. */
 void trainer_restart_due(trainer_t *t);
 void trainer_stop_workers(trainer_t *t);
+
+/* trainer_broker.c: games from remote workers (t->o->broker_url set). */
+int trainer_broker_start(trainer_t *t, char *err, size_t errlen);
+/* Take what the stream holds (waiting up to block_ms when it is empty):
+ * store, fsync, then acknowledge. Returns the entries handled. */
+int trainer_broker_poll(trainer_t *t, int block_ms);
+/* Publish a new checkpoint to remote workers. */
+void trainer_broker_publish(trainer_t *t, const char *model_path);
+/* Before exit: take what remote workers already sent (up to timeout_s). */
+void trainer_broker_drain(trainer_t *t, int timeout_s);
+/* status.json's broker and remote_workers fields (nothing without a broker). */
+size_t trainer_broker_status(trainer_t *t, char *buf, size_t cap);
+void trainer_broker_free(trainer_t *t);
 
 /* trainer_status.c */
 int trainer_workers_running(const trainer_t *t);

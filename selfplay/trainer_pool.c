@@ -195,9 +195,6 @@ void trainer_worker_send(trainer_t *t, wslot_t *w, const char *line)
              n < 0 ? strerror(errno) : "pipe full");
 }
 
-/* Append one frame to the open shard. A failed or short write is cut off
- * again (ftruncate to the size before), so no torn frame stays behind to
- * be reported later as a killed trainer's; 0 or -1 with errno set. */
 void trainer_worker_frames(trainer_t *t, wslot_t *w)
 {
     for (;;) {
@@ -227,30 +224,9 @@ void trainer_worker_frames(trainer_t *t, wslot_t *w)
             }
         }
         if (st > 0) {
-            if (trainer_shard_append(t, frame, flen) != 0) {
-                trainer_disk_failed(t, errno);
+            if (trainer_store_game(t, frame, flen) != 0)
                 return;
-            }
-            if (t->disk_err[0]) {
-                trainer_log(t, "games/ writable again: workers resumed (%" PRIu64 " games dropped)",
-                     t->games_dropped);
-                t->disk_err[0] = '\0';
-            }
-            int np = replay_add(t->replay, &t->rec);
-            if (np < 0) {
-                trainer_log(t, "replay window: out of memory (game kept on disk only)");
-                np = 0;
-            }
             w->games++;
-            t->games++;
-            t->session_games++;
-            t->positions += (uint64_t)np;
-            t->session_positions += (uint64_t)np;
-            if (++t->shard_games >= SHARD_GAMES) {
-                char err[512];
-                if (trainer_shard_rotate(t, err, sizeof err) != 0)
-                    trainer_log(t, "%s", err);
-            }
             continue;
         }
         w->bad_frames++;

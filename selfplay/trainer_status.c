@@ -97,7 +97,9 @@ static void write_status(trainer_t *t)
             PRIu64 "}", i ? "," : "", i, (long)w->pid, trainer_wstate_name(w->state), w->stalls, w->restarts,
             w->games, w->bad_frames, w->partial);
     }
-    PUT("\n  ]\n}\n");
+    PUT("\n  ]");
+    n += trainer_broker_status(t, buf + n, cap - n);
+    PUT("\n}\n");
 #undef PUT
     char err[512];
     if (util_write_atomic(trainer_path(t, "status.json"), buf, n, err, sizeof err) != 0)

@@ -63,6 +63,10 @@ static void random_game(game_record_t *r, uint64_t *s)
     int size = BOARD_MIN + (int)rng_below(s, BOARD_MAX - BOARD_MIN + 1);
     rule_t rule = (rule_t)rng_below(s, RULE_COUNT);
     record_clear(r, rule, size, (uint32_t)rng_next(s));
+    if (rng_below(s, 4) != 0) {
+        r->worker_id = rng_next(s);
+        r->game_seq = rng_below(s, 2) ? rng_next(s) : rng_below(s, 1000);
+    }
     board_t b;
     board_init(&b, size, rule);
     int npoints = size * size;
@@ -775,6 +779,57 @@ START_TEST(test_forged_records_keep_invariants)
 }
 END_TEST
 
+/* A version 1 frame as the build before game ids wrote it: a 7x7
+ * freestyle game of 9 plies won by black in column 3, generation 3. */
+static const uint8_t v1_frame[] = {
+    0x47, 0x5a, 0x46, 0x31, 0x5a, 0x00, 0x00, 0x00, 0x83, 0xba, 0x6f, 0x43,
+    0x78, 0x9c, 0x73, 0x8f, 0x0a, 0x32, 0x64, 0x64, 0x60, 0x60, 0x67, 0x64,
+    0x60, 0x66, 0x60, 0x60, 0xe0, 0x04, 0x62, 0x0e, 0x20, 0x96, 0x60, 0x00,
+    0x8a, 0x35, 0xec, 0x63, 0x62, 0x90, 0x64, 0x00, 0x03, 0x26, 0x06, 0x41,
+    0xb0, 0x88, 0x1d, 0x13, 0x83, 0x10, 0x88, 0x0f, 0x92, 0xe2, 0x02, 0x89,
+    0x80, 0x00, 0x37, 0x58, 0xc4, 0x8e, 0x81, 0x41, 0x1e, 0xa2, 0x8b, 0x81,
+    0x41, 0x81, 0x01, 0x0a, 0x98, 0x21, 0xba, 0x40, 0x06, 0xb2, 0x82, 0x8d,
+    0x91, 0x84, 0xd2, 0x82, 0x50, 0x5a, 0x08, 0x4a, 0x47, 0x26, 0xfc, 0xb6,
+    0x05, 0x00, 0xc6, 0x61, 0x0a, 0x4f,
+};
+
+START_TEST(test_version1_still_reads)
+{
+    game_record_t d;
+    record_init(&d);
+    char err[256] = "";
+    size_t used = 0;
+    ck_assert_int_eq(record_decode(v1_frame, sizeof v1_frame, &used, &d, err, sizeof err),
+                     FRAME_OK);
+    ck_assert_uint_eq(used, sizeof v1_frame);
+    ck_assert_int_eq(d.rule, RULE_FREESTYLE);
+    ck_assert_int_eq(d.size, 7);
+    ck_assert_int_eq(d.result, RESULT_BLACK);
+    ck_assert_uint_eq(d.model_gen, 3);
+    ck_assert_uint_eq(d.nplies, 9);
+    ck_assert_int_eq(d.plies[8].move, 3);
+    ck_assert_uint_eq(d.nvisits, 8);
+    ck_assert_uint_eq(d.worker_id, 0);
+    ck_assert_uint_eq(d.game_seq, 0);
+    ck_assert_int_eq(record_validate(&d, err, sizeof err), 0);
+    /* Written again it is a version 2 frame that keeps every field and the id. */
+    d.worker_id = 0xfedcba9876543210ull;
+    d.game_seq = 41;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    size_t len = encode(&d, &buf, &cap);
+    game_record_t e;
+    record_init(&e);
+    ck_assert_int_eq(record_decode(buf, len, &used, &e, err, sizeof err), FRAME_OK);
+    ck_assert(record_equal(&d, &e));
+    ck_assert_uint_eq(e.worker_id, 0xfedcba9876543210ull);
+    ck_assert_uint_eq(e.game_seq, 41);
+    free(buf);
+    record_free(&d);
+    record_free(&e);
+}
+END_TEST
+
 START_TEST(test_version_and_magic_checked)
 {
     uint64_t s = 5;
@@ -1280,6 +1335,7 @@ static Suite *record_suite(void)
     tcase_add_test(t, test_random_corruptions);
     tcase_add_test(t, test_forged_records_keep_invariants);
     tcase_add_test(t, test_version_and_magic_checked);
+    tcase_add_test(t, test_version1_still_reads);
     tcase_add_test(t, test_zip_bomb_rejected);
     tcase_add_test(t, test_good_frames_among_garbage);
     tcase_add_test(t, test_stream_one_byte_at_a_time);

@@ -9,8 +9,10 @@ gz_install_deps() {
     command -v pkg-config >/dev/null || need+=(pkg-config)
     command -v gcc >/dev/null || need+=(gcc)
     local pkg
-    # libmicrohttpd-dev: gomoku serve; chromium + chromium-driver: its browser test
-    for pkg in check zlib1g-dev libopenblas-dev libmicrohttpd-dev chromium chromium-driver "$@"; do
+    # libmicrohttpd-dev: gomoku serve; chromium + chromium-driver: its browser test;
+    # redis-server + libhiredis-dev: the broker for remote workers and its tests
+    for pkg in check zlib1g-dev libopenblas-dev libmicrohttpd-dev chromium chromium-driver \
+        redis-server libhiredis-dev "$@"; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
     done
     if [ ${#need[@]} -gt 0 ]; then

@@ -1,0 +1,167 @@
+#include "selfplay/spool.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+#include "engine/util.h"
+#include "selfplay/rundir.h"
+
+struct spool {
+    char dir[3072];
+    int lock_fd;
+    int max;
+    uint64_t lo, hi;   /* files lo..hi-1 may exist; count of those that do */
+    int count;
+};
+
+static void file_path(const spool_t *s, uint64_t n, char *out, size_t outlen)
+{
+    snprintf(out, outlen, "%s/%016" PRIu64 ".gzf", s->dir, n);
+}
+
+spool_t *spool_open(const char *dir, int max, char *err, size_t errlen)
+{
+    if (strlen(dir) >= 3000) {
+        snprintf(err, errlen, "spool directory path too long");
+        return NULL;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        snprintf(err, errlen, "cannot create spool directory %s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    spool_t *s = calloc(1, sizeof *s);
+    if (!s) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(s->dir, sizeof s->dir, "%s", dir);
+    s->max = max;
+    s->lock_fd = run_lock(dir, err, errlen);
+    if (s->lock_fd < 0)
+        goto out_free;
+    DIR *d = opendir(dir);
+    if (!d) {
+        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+        goto out_close_lock;
+    }
+    uint64_t lo = UINT64_MAX, hi = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        const char *nm = de->d_name;
+        if (strlen(nm) != 20 || strcmp(nm + 16, ".gzf") != 0)
+            continue;
+        uint64_t v = 0;
+        int ok = 1;
+        for (int i = 0; i < 16; i++) {
+            if (nm[i] < '0' || nm[i] > '9')
+                ok = 0;
+            v = v * 10 + (uint64_t)(nm[i] - '0');
+        }
+        if (!ok)
+            continue;
+        s->count++;
+        if (v < lo)
+            lo = v;
+        if (v + 1 > hi)
+            hi = v + 1;
+    }
+    closedir(d);
+    s->lo = s->count ? lo : 0;
+    s->hi = s->count ? hi : 0;
+    return s;
+out_close_lock:
+    close(s->lock_fd);
+out_free:
+    free(s);
+    return NULL;
+}
+
+void spool_free(spool_t *s)
+{
+    if (!s)
+        return;
+    close(s->lock_fd);
+    free(s);
+}
+
+int spool_count(const spool_t *s) { return s->count; }
+int spool_max(const spool_t *s) { return s->max; }
+
+int spool_put(spool_t *s, const uint8_t *frame, size_t len, char *err, size_t errlen)
+{
+    if (s->count >= s->max) {
+        snprintf(err, errlen, "spool %s is full (%d games)", s->dir, s->max);
+        return -1;
+    }
+    char p[3200];
+    file_path(s, s->hi, p, sizeof p);
+    if (util_write_atomic(p, frame, len, err, errlen) != 0)
+        return -1;
+    util_fsync_dir(s->dir);
+    if (s->count == 0)
+        s->lo = s->hi;
+    s->hi++;
+    s->count++;
+    return 0;
+}
+
+int spool_peek(spool_t *s, uint8_t **buf, size_t *cap, size_t *len, char *err, size_t errlen)
+{
+    char p[3200];
+    while (s->count > 0) {
+        file_path(s, s->lo, p, sizeof p);
+        FILE *f = fopen(p, "rbe");
+        if (!f) {
+            if (errno == ENOENT) {
+                s->lo++; /* a gap (removed by hand): skip it */
+                continue;
+            }
+            snprintf(err, errlen, "cannot read %s: %s", p, strerror(errno));
+            spool_pop(s);
+            return -1;
+        }
+        struct stat st;
+        size_t n = 0;
+        int ok = fstat(fileno(f), &st) == 0 && st.st_size > 0 &&
+                 (uint64_t)st.st_size <= FRAME_HEADER_BYTES + (uint64_t)FRAME_MAX_PAYLOAD;
+        if (ok) {
+            n = (size_t)st.st_size;
+            if (*cap < n) {
+                uint8_t *nb = realloc(*buf, n);
+                ok = nb != NULL;
+                if (nb) {
+                    *buf = nb;
+                    *cap = n;
+                }
+            }
+            ok = ok && fread(*buf, 1, n, f) == n;
+        }
+        fclose(f);
+        if (!ok) {
+            snprintf(err, errlen, "%s: unreadable or not a frame (removed)", p);
+            spool_pop(s);
+            return -1;
+        }
+        *len = n;
+        return 1;
+    }
+    return 0;
+}
+
+void spool_pop(spool_t *s)
+{
+    if (s->count == 0)
+        return;
+    char p[3200];
+    file_path(s, s->lo, p, sizeof p);
+    unlink(p);
+    s->lo++;
+    s->count--;
+}

@@ -1,0 +1,791 @@
+/* The Redis broker: URL parsing and redaction, the outage spool and the
+ * game-id set in-process; then against a real redis-server started on a
+ * free 127.0.0.1 port in a temporary directory: passwords, the stream's
+ * at-least-once delivery (pending re-read, ack, trim), model publishing
+ * with its CRC, a worker of an old run, and a whole cluster (trainer + 2
+ * remote workers) through a killed worker, a broker restart and a killed
+ * trainer, after which every game a worker sent is stored exactly once.
+ * Every process a test starts dies with it (PR_SET_PDEATHSIG); main()
+ * removes the temporary directory. Skips (77) without redis-server or
+ * without broker support in the build. */
+#include <check.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <hiredis/hiredis.h>
+
+#include "engine/record.h"
+#include "nn/nn.h"
+#include "selfplay/broker.h"
+#include "selfplay/spool.h"
+
+static char g_tmp[256];
+
+static int asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
+static double slow(void) { return asan() ? 4.0 : 1.0; }
+
+static const char *bin(void)
+{
+    const char *b = getenv("GOMOKU_BIN");
+    return b ? b : "./gomoku";
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0;
+    char *s = malloc(cap);
+    for (;;) {
+        if (n + 1024 > cap)
+            s = realloc(s, cap *= 2);
+        size_t r = fread(s + n, 1, cap - n - 1, f);
+        if (r == 0)
+            break;
+        n += r;
+    }
+    s[n] = '\0';
+    fclose(f);
+    return s;
+}
+
+static int file_contains(const char *path, const char *needle)
+{
+    char *s = slurp(path);
+    int r = s && strstr(s, needle) != NULL;
+    free(s);
+    return r;
+}
+
+static long long json_num(const char *s, const char *key)
+{
+    if (!s)
+        return -1;
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(s, pat);
+    return p ? atoll(p + strlen(pat)) : -1;
+}
+
+static long long status_num(const char *run, const char *key)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    long long v = json_num(s, key);
+    free(s);
+    return v;
+}
+
+static int wait_status(const char *run, const char *key, long long v, double timeout_s)
+{
+    double end = now_s() + timeout_s * slow();
+    while (now_s() < end) {
+        if (status_num(run, key) >= v)
+            return 1;
+        usleep(50000);
+    }
+    return 0;
+}
+
+/* Start argv with stdout+stderr appended to logpath; it dies with us. */
+static pid_t spawn(char **argv, const char *logpath)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 2);
+        dup2(fd, 1);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+static int wait_exit(pid_t pid, double timeout_s)
+{
+    double end = now_s() + timeout_s * slow();
+    int st;
+    while (now_s() < end) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        usleep(20000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+static void subdir(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", g_tmp, name);
+    mkdir(out, 0755);
+}
+
+/* ---- a real redis-server ---------------------------------------------- */
+
+typedef struct redis {
+    pid_t pid;
+    int port;
+    char dir[512], log[600], url[128], pass[32];
+} redis_t;
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(s, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0,
+                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    ck_assert_int_eq(bind(s, (struct sockaddr *)&a, sizeof a), 0);
+    socklen_t l = sizeof a;
+    ck_assert_int_eq(getsockname(s, (struct sockaddr *)&a, &l), 0);
+    close(s);
+    return ntohs(a.sin_port);
+}
+
+/* Start (or restart, same port and directory) and wait until it answers. */
+static void redis_start(redis_t *r)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%d", r->port);
+    char *argv[24];
+    int ac = 0;
+    argv[ac++] = "redis-server";
+    argv[ac++] = "--port";
+    argv[ac++] = port;
+    argv[ac++] = "--bind";
+    argv[ac++] = "127.0.0.1";
+    argv[ac++] = "--dir";
+    argv[ac++] = r->dir;
+    argv[ac++] = "--appendonly";
+    argv[ac++] = "yes";
+    argv[ac++] = "--appendfsync";
+    argv[ac++] = "always";
+    argv[ac++] = "--save";
+    argv[ac++] = "";
+    if (r->pass[0]) {
+        argv[ac++] = "--requirepass";
+        argv[ac++] = r->pass;
+    }
+    argv[ac] = NULL;
+    r->pid = spawn(argv, r->log);
+    broker_url_t u;
+    char err[512];
+    ck_assert_int_eq(broker_url_parse(r->url, &u, err, sizeof err), 0);
+    double end = now_s() + 10;
+    for (;;) {
+        broker_t *b = broker_create(&u, "probe", err, sizeof err);
+        int up = b && broker_connected(b);
+        broker_free(b);
+        if (up)
+            return;
+        ck_assert_msg(now_s() < end, "redis-server did not start: %s", err);
+        usleep(50000);
+    }
+}
+
+static void redis_init(redis_t *r, const char *name, const char *pass)
+{
+    memset(r, 0, sizeof *r);
+    subdir(r->dir, sizeof r->dir, name);
+    snprintf(r->log, sizeof r->log, "%s/redis.log", r->dir);
+    r->port = free_port();
+    snprintf(r->pass, sizeof r->pass, "%s", pass ? pass : "");
+    snprintf(r->url, sizeof r->url, "redis://%s%s%s127.0.0.1:%d/0", pass ? ":" : "",
+             pass ? pass : "", pass ? "@" : "", r->port);
+    redis_start(r);
+}
+
+static void redis_stop(redis_t *r)
+{
+    if (r->pid > 0) {
+        kill(r->pid, SIGTERM);
+        ck_assert_int_eq(wait_exit(r->pid, 10), 0);
+        r->pid = 0;
+    }
+}
+
+static broker_t *connect_run(const redis_t *r, const char *run)
+{
+    broker_url_t u;
+    char err[512];
+    ck_assert_int_eq(broker_url_parse(r->url, &u, err, sizeof err), 0);
+    broker_t *b = broker_create(&u, run, err, sizeof err);
+    ck_assert_msg(b && broker_connected(b), "%s", err);
+    return b;
+}
+
+static void game_in_a_row(game_record_t *r, int size, uint64_t wid, uint64_t seq)
+{
+    board_t b;
+    board_init(&b, size, RULE_FREESTYLE);
+    record_clear(r, RULE_FREESTYLE, size, 0);
+    for (int i = 0; !board_over(&b); i++) {
+        int mv = (i % 2 == 0) ? i / 2 : size + i / 2;
+        record_visit_t v[1] = {{(int16_t)mv, 30}};
+        ck_assert_int_eq(record_add_ply(r, mv, 1, 0.1f, v, 1), 0);
+        ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
+    }
+    r->result = b.result;
+    r->worker_id = wid;
+    r->game_seq = seq;
+}
+
+/* ---- in-process ------------------------------------------------------- */
+
+START_TEST(test_url_parse_and_redaction)
+{
+    broker_url_t u;
+    char err[512], shown[512];
+    ck_assert_int_eq(broker_url_parse("redis://h.example:7000/3", &u, err, sizeof err), 0);
+    ck_assert_str_eq(u.host, "h.example");
+    ck_assert_int_eq(u.port, 7000);
+    ck_assert_int_eq(u.db, 3);
+    ck_assert_str_eq(u.password, "");
+    ck_assert_int_eq(broker_url_parse("redis://:s3cr#t@10.0.0.2", &u, err, sizeof err), 0);
+    ck_assert_str_eq(u.password, "s3cr#t");
+    ck_assert_int_eq(u.port, 6379);
+    ck_assert_int_eq(u.db, 0);
+    broker_url_show(&u, shown, sizeof shown);
+    ck_assert_str_eq(shown, "redis://:***@10.0.0.2:6379/0");
+    const char *bad[] = {"http://h:1", "redis://", "redis://h:0", "redis://h:70000",
+                         "redis://h:12x", "redis://h/db", "redis://user:pw@h:1",
+                         "redis://:@h:1", "redis://h h:1", "redis://:pw@:1", "redis://h:1/2/3"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        ck_assert_msg(broker_url_parse(bad[i], &u, err, sizeof err) != 0, "%s accepted", bad[i]);
+        ck_assert_msg(err[0] && strstr(err, "pw") == NULL, "%s: '%s'", bad[i], err);
+    }
+    ck_assert(broker_run_name_ok("run-1.b_2"));
+    ck_assert(!broker_run_name_ok(""));
+    ck_assert(!broker_run_name_ok("a:b"));
+    ck_assert(!broker_run_name_ok("a b"));
+}
+END_TEST
+
+START_TEST(test_spool_bounded_ordered_locked)
+{
+    char dir[512], err[512];
+    subdir(dir, sizeof dir, "spool");
+    spool_t *s = spool_open(dir, 3, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    for (int i = 0; i < 3; i++) {
+        uint8_t b[8] = {(uint8_t)i, 1, 2, 3, 4, 5, 6, 7};
+        ck_assert_int_eq(spool_put(s, b, sizeof b, err, sizeof err), 0);
+    }
+    uint8_t b[4] = {9, 9, 9, 9};
+    ck_assert_int_eq(spool_put(s, b, sizeof b, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "full"), "%s", err);
+    ck_assert_ptr_null(spool_open(dir, 3, err, sizeof err));
+    ck_assert_msg(strstr(err, "in use"), "%s", err);
+    spool_free(s);
+    /* a new worker on the same directory finds them, oldest first */
+    s = spool_open(dir, 3, err, sizeof err);
+    ck_assert_ptr_nonnull(s);
+    ck_assert_int_eq(spool_count(s), 3);
+    uint8_t *buf = NULL;
+    size_t cap = 0, len = 0;
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(spool_peek(s, &buf, &cap, &len, err, sizeof err), 1);
+        ck_assert_uint_eq(len, 8);
+        ck_assert_int_eq(buf[0], i);
+        spool_pop(s);
+    }
+    ck_assert_int_eq(spool_peek(s, &buf, &cap, &len, err, sizeof err), 0);
+    ck_assert_int_eq(spool_put(s, b, sizeof b, err, sizeof err), 0);
+    ck_assert_int_eq(spool_count(s), 1);
+    free(buf);
+    spool_free(s);
+}
+END_TEST
+
+START_TEST(test_game_id_set)
+{
+    broker_ids_t *s = broker_ids_create();
+    ck_assert_ptr_nonnull(s);
+    for (uint64_t i = 0; i < 20000; i++)
+        ck_assert_int_eq(broker_ids_add(s, 1 + i % 7, i / 7), 1);
+    for (uint64_t i = 0; i < 20000; i += 13)
+        ck_assert_int_eq(broker_ids_add(s, 1 + i % 7, i / 7), 0);
+    ck_assert_int_eq(broker_ids_add(s, 0, 5), 1);
+    ck_assert_int_eq(broker_ids_add(s, 0, 5), 1); /* no id: never a duplicate */
+    ck_assert_uint_eq(broker_ids_count(s), 20000);
+    broker_ids_free(s);
+    broker_ids_free(NULL);
+}
+END_TEST
+
+/* Run the program; exit status, with its output in *out (caller frees). */
+static int run_cmd(char **argv, char **out)
+{
+    char log[600];
+    snprintf(log, sizeof log, "%s/cmd.log", g_tmp);
+    unlink(log);
+    int rc = wait_exit(spawn(argv, log), 20);
+    *out = slurp(log);
+    if (!*out)
+        *out = strdup("");
+    return rc;
+}
+
+START_TEST(test_bad_arguments)
+{
+    char *out;
+    char *a1[] = {(char *)bin(), "worker", "--broker", "http://h:1", "--run", "r", NULL};
+    ck_assert_int_eq(run_cmd(a1, &out), 2);
+    ck_assert_msg(strstr(out, "redis://"), "%s", out);
+    free(out);
+    char *a2[] = {(char *)bin(), "worker", "--broker", "redis://:pw9@h:1", NULL};
+    ck_assert_int_eq(run_cmd(a2, &out), 2);
+    ck_assert_msg(strstr(out, "--run") && !strstr(out, "pw9"), "%s", out);
+    free(out);
+    char *a3[] = {(char *)bin(), "worker", "--broker", "redis://h:1", "--run", "a:b", NULL};
+    ck_assert_int_eq(run_cmd(a3, &out), 2);
+    ck_assert_msg(strstr(out, "run name"), "%s", out);
+    free(out);
+    char *a4[] = {(char *)bin(), "worker", "--broker", "@/nonexistent/url", "--run", "r", NULL};
+    ck_assert_int_eq(run_cmd(a4, &out), 2);
+    ck_assert_msg(strstr(out, "/nonexistent/url"), "%s", out);
+    free(out);
+    char run[512];
+    snprintf(run, sizeof run, "%s/badargs", g_tmp);
+    char *a5[] = {(char *)bin(), "train", run, "--workers", "0", NULL};
+    ck_assert_int_eq(run_cmd(a5, &out), 2);
+    ck_assert_msg(strstr(out, "--workers 0 needs --broker"), "%s", out);
+    free(out);
+    char *a6[] = {(char *)bin(), "train", run, "--run-name", "x", NULL};
+    ck_assert_int_eq(run_cmd(a6, &out), 2);
+    ck_assert_msg(strstr(out, "--run-name needs --broker"), "%s", out);
+    free(out);
+    char *a7[] = {(char *)bin(), "train", run, "--broker", "redis://:pw9@h:99999", NULL};
+    ck_assert_int_eq(run_cmd(a7, &out), 2);
+    ck_assert_msg(strstr(out, "port") && !strstr(out, "pw9"), "%s", out);
+    free(out);
+}
+END_TEST
+
+/* ---- against redis-server --------------------------------------------- */
+
+START_TEST(test_password_refused_clearly)
+{
+    redis_t r;
+    redis_init(&r, "auth", "Tr1ckyPass");
+    broker_url_t u;
+    char err[512];
+    ck_assert_int_eq(broker_url_parse(r.url, &u, err, sizeof err), 0);
+    broker_t *b = broker_create(&u, "run", err, sizeof err);
+    ck_assert(b && broker_connected(b));
+    broker_free(b);
+    snprintf(u.password, sizeof u.password, "WrongPass9");
+    ck_assert_ptr_null(broker_create(&u, "run", err, sizeof err));
+    ck_assert_msg(strstr(err, "refused the password") && !strstr(err, "WrongPass9"), "%s", err);
+    u.password[0] = '\0';
+    ck_assert_ptr_null(broker_create(&u, "run", err, sizeof err));
+    ck_assert_msg(strstr(err, "requires a password"), "%s", err);
+    snprintf(u.password, sizeof u.password, "Tr1ckyPass");
+    u.db = 999;
+    ck_assert_ptr_null(broker_create(&u, "run", err, sizeof err));
+    ck_assert_msg(strstr(err, "refused database 999"), "%s", err);
+    /* the program says the same and never prints the password */
+    char url[128], log[600];
+    snprintf(url, sizeof url, "redis://:WrongPass9@127.0.0.1:%d", r.port);
+    snprintf(log, sizeof log, "%s/worker.log", r.dir);
+    char spool[600];
+    snprintf(spool, sizeof spool, "%s/spool", r.dir);
+    /* the URL from a file, so the password is not in the process list */
+    char urlfile[600], at[610];
+    snprintf(urlfile, sizeof urlfile, "%s/url", r.dir);
+    FILE *uf = fopen(urlfile, "w");
+    fprintf(uf, "%s\n", url);
+    fclose(uf);
+    snprintf(at, sizeof at, "@%s", urlfile);
+    char *argv[] = {(char *)bin(), "worker", "--broker", at, "--run", "run", "--spool", spool,
+                    NULL};
+    ck_assert_int_eq(wait_exit(spawn(argv, log), 20), 1);
+    ck_assert(file_contains(log, "refused the password"));
+    ck_assert(!file_contains(log, "WrongPass9"));
+    redis_stop(&r);
+}
+END_TEST
+
+START_TEST(test_stream_pending_ack_trim)
+{
+    redis_t r;
+    redis_init(&r, "stream", NULL);
+    broker_t *b = connect_run(&r, "s1");
+    char err[512];
+    ck_assert_int_eq(broker_group_create(b, err, sizeof err), 0);
+    ck_assert_int_eq(broker_group_create(b, err, sizeof err), 0); /* exists: fine */
+    game_record_t g;
+    record_init(&g);
+    uint8_t *f = NULL;
+    size_t cap = 0;
+    for (int i = 0; i < 5; i++) {
+        game_in_a_row(&g, 9, 77, (uint64_t)i);
+        size_t n = record_encode(&g, &f, &cap, err, sizeof err);
+        ck_assert_uint_gt(n, 0);
+        ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
+    }
+    ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 5);
+    broker_batch_t bt;
+    broker_batch_init(&bt);
+    ck_assert_int_eq(broker_read(b, "trainer", 0, 3, 0, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(bt.n, 3);
+    char first[48];
+    snprintf(first, sizeof first, "%s", bt.e[0].id);
+    ck_assert_uint_eq(bt.e[0].run_id, 0xabc);
+    ck_assert_uint_eq(bt.e[0].worker_id, 77);
+    size_t used;
+    ck_assert_int_eq(record_decode(bt.e[2].frame, bt.e[2].len, &used, &g, err, sizeof err),
+                     FRAME_OK);
+    ck_assert_uint_eq(g.game_seq, 2);
+    /* "crash": a new connection re-reads the 3 unacknowledged entries first */
+    broker_free(b);
+    b = connect_run(&r, "s1");
+    ck_assert_int_eq(broker_pending(b, err, sizeof err), 3);
+    ck_assert_int_eq(broker_read(b, "trainer", 1, 100, 0, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(bt.n, 3);
+    ck_assert_str_eq(bt.e[0].id, first);
+    ck_assert_int_eq(broker_ack(b, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(broker_pending(b, err, sizeof err), 0);
+    /* trimmed up to what was acknowledged, the 2 unread entries kept */
+    ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 2);
+    ck_assert_int_eq(broker_read(b, "trainer", 1, 100, 0, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(bt.n, 0);
+    ck_assert_int_eq(broker_read(b, "trainer", 0, 100, 50, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(bt.n, 2);
+    ck_assert_int_eq(broker_ack(b, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 0);
+    /* a broker restart (appendonly) keeps the group and its position */
+    game_in_a_row(&g, 9, 77, 9);
+    size_t n = record_encode(&g, &f, &cap, err, sizeof err);
+    ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
+    redis_stop(&r);
+    ck_assert_int_eq(broker_read(b, "trainer", 0, 100, 0, &bt, err, sizeof err), -1);
+    ck_assert(!broker_connected(b));
+    redis_start(&r);
+    int fresh = 0;
+    double end = now_s() + 40;
+    while (broker_ensure(b, &fresh, err, sizeof err) != 1)
+        ck_assert(now_s() < end), usleep(100000);
+    ck_assert(fresh);
+    ck_assert_int_eq(broker_read(b, "trainer", 0, 100, 0, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(bt.n, 1);
+    broker_batch_free(&bt);
+    free(f);
+    record_free(&g);
+    broker_free(b);
+    redis_stop(&r);
+}
+END_TEST
+
+static void tiny_model(const char *path, uint64_t gen)
+{
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, 7);
+    char err[512];
+    nn_model_t *m = nn_model_create(&cfg, 7, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    m->generation = gen;
+    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    nn_model_free(m);
+}
+
+/* A worker verifies each model's CRC (keeps the last good one and says so)
+ * and stops when its run is replaced by a new run under the same name. */
+START_TEST(test_worker_bad_model_and_old_run)
+{
+    redis_t r;
+    redis_init(&r, "oldrun", NULL);
+    broker_t *b = connect_run(&r, "r2");
+    char err[512], mp[600], log[600], spool[600];
+    snprintf(mp, sizeof mp, "%s/m0.gzm", r.dir);
+    snprintf(log, sizeof log, "%s/worker.log", r.dir);
+    snprintf(spool, sizeof spool, "%s/spool", r.dir);
+    tiny_model(mp, 0);
+    broker_settings_t s = {.run_id = 0x1111, .rule = RULE_FREESTYLE, .size = 7, .parallel = 2,
+                           .visits = 4, .cheap_visits = 2, .full_frac = 0.5, .resign = 0,
+                           .seed = 1, .stream_max = 100000};
+    ck_assert_int_eq(broker_publish_settings(b, &s, err, sizeof err), 0);
+    ck_assert_int_eq(broker_publish_model(b, 0, mp, err, sizeof err), 0);
+    broker_model_t m;
+    ck_assert_int_eq(broker_fetch_model(b, &m, err, sizeof err), 0);
+    ck_assert_uint_eq(m.gen, 0);
+    ck_assert_str_eq(m.path, mp);
+    free(m.data);
+    char *argv[] = {(char *)bin(), "worker", "--broker", r.url, "--run", "r2", "--spool", spool,
+                    "--device", "cpu", NULL};
+    pid_t w = spawn(argv, log);
+    double end = now_s() + 30 * slow();
+    while (broker_stream_len(b, err, sizeof err) < 3)
+        ck_assert_msg(now_s() < end, "no games from the worker"), usleep(50000);
+    /* generation 1 arrives with a CRC its bytes do not match (a broken transfer) */
+    tiny_model(mp, 1);
+    ck_assert_int_eq(broker_publish_model(b, 1, mp, err, sizeof err), 0);
+    redisContext *rc = redisConnect("127.0.0.1", r.port);
+    ck_assert(rc && !rc->err);
+    redisReply *rep = redisCommand(rc, "HSET gz:r2:model crc 0badc0de");
+    ck_assert_ptr_nonnull(rep);
+    freeReplyObject(rep);
+    redisFree(rc);
+    ck_assert_int_eq(broker_fetch_model(b, &m, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "fails its CRC"), "%s", err);
+    free(m.data);
+    end = now_s() + 20 * slow();
+    while (!file_contains(log, "switched to model generation 1") &&
+           !file_contains(log, "keeping generation 0"))
+        ck_assert_msg(now_s() < end, "worker did not look at generation 1"), usleep(50000);
+    ck_assert_msg(file_contains(log, "fails its CRC"), "worker log has no refusal");
+    ck_assert(!file_contains(log, "switched to model generation 1"));
+    /* the same name now holds a new run: the old run's worker stops */
+    s.run_id = 0x2222;
+    ck_assert_int_eq(broker_publish_settings(b, &s, err, sizeof err), 0);
+    ck_assert_int_eq(wait_exit(w, 20), 1);
+    ck_assert(file_contains(log, "another run"));
+    broker_free(b);
+    redis_stop(&r);
+}
+END_TEST
+
+/* ---- the cluster ------------------------------------------------------ */
+
+typedef struct cluster {
+    redis_t r;
+    char run[512], log[600];
+    char *targv[48];
+} cluster_t;
+
+static pid_t start_trainer(cluster_t *c)
+{
+    return spawn(c->targv, c->log);
+}
+
+static pid_t start_worker(cluster_t *c, int k)
+{
+    static char spool[2][600], glog[2][600], wlog[2][600];
+    snprintf(spool[k], sizeof spool[k], "%s/spool%d", g_tmp, k);
+    snprintf(glog[k], sizeof glog[k], "%s/games%d.log", g_tmp, k);
+    snprintf(wlog[k], sizeof wlog[k], "%s/worker%d.log", g_tmp, k);
+    char *argv[] = {(char *)bin(), "worker", "--broker", c->r.url, "--run", "clu", "--spool",
+                    spool[k], "--games-log", glog[k], "--device", "cpu", "--parallel", "3", NULL};
+    return spawn(argv, wlog[k]);
+}
+
+typedef struct gid { uint64_t w, s; } gid_t_;
+
+static int cmp_gid(const void *a, const void *b)
+{
+    const gid_t_ *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w < y->w ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+START_TEST(test_cluster_survives_faults_exactly_once)
+{
+    cluster_t c;
+    memset(&c, 0, sizeof c);
+    redis_init(&c.r, "redis", NULL);
+    snprintf(c.run, sizeof c.run, "%s/clu", g_tmp);
+    snprintf(c.log, sizeof c.log, "%s/trainer.log", g_tmp);
+    char *targs[] = {(char *)bin(), "train", c.run, "--workers", "0", "--broker", c.r.url,
+                     "--parallel", "3", "--visits", "8", "--cheap-visits", "4", "--blocks", "1",
+                     "--channels", "8", "--size", "7", "--batch", "32", "--ratio", "4",
+                     "--window", "4000", "--checkpoint-every", "20", "--device", "cpu",
+                     "--stop-timeout", "20", NULL};
+    memcpy(c.targv, targs, sizeof targs);
+    pid_t t = start_trainer(&c);
+    ck_assert(wait_status(c.run, "generation", 0, 30));
+    broker_t *b = connect_run(&c.r, "clu");
+    char err[512];
+    uint64_t gen;
+    double end = now_s() + 20 * slow();
+    while (broker_model_gen(b, &gen, err, sizeof err) != 0)
+        ck_assert_msg(now_s() < end, "trainer published no model"), usleep(50000);
+
+    /* bad entries: garbage from one worker id, a game of another run */
+    broker_settings_t s;
+    ck_assert_int_eq(broker_fetch_settings(b, &s, err, sizeof err), 0);
+    uint8_t junk[40];
+    memset(junk, 0x5a, sizeof junk);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(broker_add_game(b, s.run_id, 0xbad, junk, sizeof junk, err, sizeof err), 0);
+    game_record_t g;
+    record_init(&g);
+    game_in_a_row(&g, 7, 0x01d, 1);
+    uint8_t *f = NULL;
+    size_t cap = 0, n = record_encode(&g, &f, &cap, err, sizeof err);
+    ck_assert_int_eq(broker_add_game(b, s.run_id ^ 1, 0x01d, f, n, err, sizeof err), 0);
+    free(f);
+
+    pid_t w0 = start_worker(&c, 0), w1 = start_worker(&c, 1);
+    ck_assert(wait_status(c.run, "games", 10, 60));
+    char *st = NULL;
+    {
+        char p[600];
+        snprintf(p, sizeof p, "%s/status.json", c.run);
+        st = slurp(p);
+        ck_assert_ptr_nonnull(strstr(st, "\"id\": \"0000000000000bad\", \"games\": 0, \"bad_frames\": 3"));
+        ck_assert_ptr_nonnull(strstr(st, "\"other_run\": 1"));
+        ck_assert_ptr_null(strstr(st, "redis://:"));
+        free(st);
+    }
+
+    /* kill -9 a remote worker; its replacement uses the same spool */
+    kill(w0, SIGKILL);
+    ck_assert_int_eq(wait_exit(w0, 5), 128 + SIGKILL);
+    w0 = start_worker(&c, 0);
+    long long games = status_num(c.run, "games");
+    ck_assert(wait_status(c.run, "games", games + 10, 60));
+
+    /* restart the broker mid-run (the workers spool, then resend) */
+    redis_stop(&c.r);
+    usleep(1500000);
+    redis_start(&c.r);
+    games = status_num(c.run, "games");
+    ck_assert(wait_status(c.run, "games", games + 10, 90));
+
+    /* SIGKILL the trainer and resume it */
+    kill(t, SIGKILL);
+    ck_assert_int_eq(wait_exit(t, 5), 128 + SIGKILL);
+    usleep(500000);
+    games = status_num(c.run, "games");
+    t = start_trainer(&c);
+    ck_assert(wait_status(c.run, "games", games + 10, 60));
+
+    /* stop the workers (they send their spools), then the trainer (it drains) */
+    kill(w0, SIGTERM);
+    kill(w1, SIGTERM);
+    int rc0 = wait_exit(w0, 30), rc1 = wait_exit(w1, 30);
+    if (rc0 != 0 || rc1 != 0) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/worker%d.log", g_tmp, rc0 != 0 ? 0 : 1);
+        char *wl = slurp(p);
+        ck_assert_msg(0, "worker exit %d/%d; its log:\n%s", rc0, rc1, wl ? wl : "(none)");
+    }
+    kill(t, SIGTERM);
+    ck_assert_int_eq(wait_exit(t, 60), 0);
+    broker_free(b);
+    b = connect_run(&c.r, "clu");
+    ck_assert_int_eq(broker_pending(b, err, sizeof err), 0);
+    ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 0);
+    broker_free(b);
+
+    /* every game a worker sent is stored exactly once */
+    size_t ns = 0, capg = 1024;
+    gid_t_ *stored = malloc(capg * sizeof *stored);
+    char gdir[600];
+    snprintf(gdir, sizeof gdir, "%s/games", c.run);
+    DIR *d = opendir(gdir);
+    ck_assert_ptr_nonnull(d);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!strstr(de->d_name, ".gzr"))
+            continue;
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s", gdir, de->d_name);
+        record_reader_t *fr = record_reader_open(p, err, sizeof err);
+        ck_assert_ptr_nonnull(fr);
+        int rc;
+        while ((rc = record_reader_next(fr, &g, err, sizeof err)) != 0) {
+            if (rc < 0)
+                continue; /* a torn tail from the SIGKILL */
+            if (ns == capg)
+                stored = realloc(stored, (capg *= 2) * sizeof *stored);
+            stored[ns++] = (gid_t_){g.worker_id, g.game_seq};
+        }
+        record_reader_free(fr);
+    }
+    closedir(d);
+    qsort(stored, ns, sizeof *stored, cmp_gid);
+    for (size_t i = 1; i < ns; i++)
+        ck_assert_msg(cmp_gid(&stored[i - 1], &stored[i]) != 0,
+                      "game %016" PRIx64 ":%" PRIu64 " stored twice", stored[i].w, stored[i].s);
+    size_t nsent = 0;
+    for (int k = 0; k < 2; k++) {
+        char p[600];
+        snprintf(p, sizeof p, "%s/games%d.log", g_tmp, k);
+        FILE *lf = fopen(p, "r");
+        ck_assert_ptr_nonnull(lf);
+        unsigned long long w, q;
+        while (fscanf(lf, "%llx %llu", &w, &q) == 2) {
+            gid_t_ key = {w, q};
+            ck_assert_msg(bsearch(&key, stored, ns, sizeof *stored, cmp_gid) != NULL,
+                          "game %016llx:%llu was sent but not stored", w, q);
+            nsent++;
+        }
+        fclose(lf);
+    }
+    ck_assert_uint_ge(nsent, 40);
+    ck_assert_uint_ge(ns, nsent);
+    free(stored);
+    record_free(&g);
+    redis_stop(&c.r);
+}
+END_TEST
+
+int main(void)
+{
+    if (!broker_available()) {
+        fprintf(stderr, "check_broker: built without hiredis: skipped\n");
+        return 77;
+    }
+    if (system("command -v redis-server >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "check_broker: no redis-server on PATH: skipped\n");
+        return 77;
+    }
+    snprintf(g_tmp, sizeof g_tmp, "/tmp/check_broker_XXXXXX");
+    if (!mkdtemp(g_tmp)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    Suite *s = suite_create("broker");
+    TCase *unit = tcase_create("unit");
+    tcase_add_test(unit, test_url_parse_and_redaction);
+    tcase_add_test(unit, test_spool_bounded_ordered_locked);
+    tcase_add_test(unit, test_game_id_set);
+    tcase_add_test(unit, test_bad_arguments);
+    tcase_set_timeout(unit, 30);
+    suite_add_tcase(s, unit);
+    TCase *redis = tcase_create("redis");
+    tcase_add_test(redis, test_password_refused_clearly);
+    tcase_add_test(redis, test_stream_pending_ack_trim);
+    tcase_add_test(redis, test_worker_bad_model_and_old_run);
+    tcase_add_test(redis, test_cluster_survives_faults_exactly_once);
+    tcase_set_timeout(redis, asan() ? 600 : 150);
+    suite_add_tcase(s, redis);
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
+    if (system(cmd) != 0)
+        fprintf(stderr, "check_broker: could not remove %s\n", g_tmp);
+    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
