@@ -127,6 +127,10 @@ int cmd_train(int argc, char **argv)
     if (o.fault && strcmp(o.fault, "nan-loss") != 0 && strcmp(o.fault, "none") != 0)
         return args_fail(&help, "--fault must be none or nan-loss, got '%s'", o.fault);
 
+    for (int i = 0; i < run_nsettings; i++)
+        if (given[i] && strcmp(run_settings[i].name, "workers") == 0 && strcmp(given[i], "0") == 0 &&
+            !o.broker_url)
+            return args_fail(&help, "--workers 0 needs --broker (games must come from somewhere)");
     char run_name[256], broker_url[1024];
     if (o.broker_url) {
         broker_url_t bu;

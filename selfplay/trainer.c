@@ -390,6 +390,7 @@ void trainer_opts_default(trainer_opts_t *o)
     o->metrics_every = 10;
     o->bad_frame_limit = 50;
     o->stop_timeout_s = 20;
+    o->stream_max = 10000;
 }
 
 int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
