@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "nn/nn.h"
+#include "nn/nn_cuda.h"
 #include "nn/sgemm.h"
 
 static const cmd_help_t help = {
@@ -222,7 +223,6 @@ int bench_nn(int argc, char **argv)
         /* GPU: the issue's FLOP bound, 2 x blocks x 2 x 9 x C^2 x size^2 flops
          * per eval (the trunk's convolutions) at the bf16 cuBLAS peak. */
         char gpu_json[256] = "";
-#ifdef GZ_HAVE_CUDA
         if (on_gpu) {
             char gname[128];
             int dev = net->device_name[4] == ':' ? atoi(net->device_name + 5) : 0;
@@ -236,7 +236,6 @@ int bench_nn(int argc, char **argv)
                          gname, tflops, tflops * 1e12 / trunk, trunk / 1e9);
             bound = tflops > 0 ? tflops * 1e12 / trunk : 0.0;
         }
-#endif
         /* Each run times the forward pass and then the SGEMM, so both see the
          * same machine load; the ratio is the median of the per-run ratios. */
         double fr[64], tr[64], pk[64], ratio[64];
@@ -255,12 +254,21 @@ int bench_nn(int argc, char **argv)
         }
         nn_train_opts_t o = {.lr = 1e-4f, .momentum = 0.9f, .weight_decay = 1e-4f};
         nn_losses_t l;
-        net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l);   /* warm up, allocates */
+        /* warm up (allocates), then timed runs */
+        if (net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l, err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku bench nn: %s\n", err);
+            nn_net_free(net);
+            goto out_free;
+        }
         for (int k = 0; k < runs; k++) {
             int calls = 0;
             double t0 = now(), t;
             do {
-                net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l);
+                if (net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l, err, sizeof err)) {
+                    fprintf(stderr, "gomoku bench nn: %s\n", err);
+                    nn_net_free(net);
+                    goto out_free;
+                }
                 calls++;
             } while ((t = now() - t0) < seconds);
             tr[k] = (double)calls * batch / t;

@@ -133,16 +133,23 @@ int bench_train(int argc, char **argv)
         goto out_free_batch;
     }
     replay_batch_t *x = replay_batcher_take(bt); /* warm-up step, not timed */
-    net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l);
+    char terr[256];
+    int trc = net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l, terr,
+                                  sizeof terr);
     replay_batcher_release(bt, x);
     t0 = run_now();
-    for (int s = 0; s < steps; s++) {
+    for (int s = 0; s < steps && trc == 0; s++) {
         x = replay_batcher_take(bt);
-        net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l);
+        trc = net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l, terr,
+                                  sizeof terr);
         replay_batcher_release(bt, x);
     }
     t1 = run_now();
     replay_batcher_free(bt);
+    if (trc != 0) {
+        fprintf(stderr, "gomoku bench train: %s\n", terr);
+        goto out_free_batch;
+    }
     double train_sps = (double)steps * batch / (t1 - t0);
     printf("{\"bench\": \"train\", \"device\": \"%s\", \"blocks\": %d, \"channels\": %d, "
            "\"size\": %d, \"batch\": %d, \"steps\": %d, \"threads\": %d, "

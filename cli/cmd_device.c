@@ -11,9 +11,7 @@
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "nn/nn.h"
-#ifdef GZ_HAVE_CUDA
 #include "nn/nn_cuda.h"
-#endif
 
 static const cmd_help_t help = {
     "device",
@@ -22,7 +20,9 @@ static const cmd_help_t help = {
     "  cpu: cores, OpenBLAS yes/no, and the fast CPU backend against the reference\n"
     "  cuda:N: name, compute capability, memory, driver/runtime versions, and the\n"
     "          GPU forward (bf16) and training loss (fp32) against the CPU reference\n"
-    "  cuda: unavailable: <reason>   when no CUDA device can be used\n"
+    "  cuda: unavailable: <reason>   when no CUDA device can be used (module\n"
+    "          missing or not loadable, no driver, no device)\n"
+    "  cuda module: the path of the CUDA module that was loaded (gomoku-cuda.so)\n"
     "Each check runs a tiny net (1 block, 8 channels, 9x9 board, batch 4) and prints\n"
     "the largest absolute difference and PASS or FAIL. Exits 0 when every check\n"
     "that could run passed (no GPU is not a failure), 1 otherwise.",
@@ -117,9 +117,10 @@ static int tiny_run(const tiny_t *t, const nn_backend_t *be, int device, tiny_ou
     if (!ctx)
         return -1;
     be->forward(ctx, t->in, TINY_BATCH, o->policy, o->value);
-    be->loss_grad(ctx, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses, NULL);
+    int rc = be->loss_grad(ctx, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses,
+                           NULL, err, errlen);
     be->free(ctx);
-    return 0;
+    return rc;
 }
 
 static double max_diff(const float *a, const float *b, size_t n)
@@ -189,12 +190,14 @@ int cmd_device(int argc, char **argv)
         all_ok &= tiny_report(ref, got, 1e-4, 1e-4);
     }
 
-#ifdef GZ_HAVE_CUDA
-    char why[256];
+    char why[512];
     int ndev = nn_cuda_device_count(why, sizeof why);
+    const nn_backend_t *cuda = ndev > 0 ? nn_cuda_backend(NULL, 0) : NULL;
     if (ndev <= 0) {
         printf("cuda: unavailable: %s\n", ndev < 0 ? why : "no CUDA device");
     } else {
+        if (nn_cuda_module_info(why, sizeof why) == 0)
+            printf("cuda module: %s\n", why);
         for (int d = 0; d < ndev; d++) {
             char desc[512];
             if (nn_cuda_device_describe(d, desc, sizeof desc) != 0) {
@@ -204,7 +207,7 @@ int cmd_device(int argc, char **argv)
             }
             printf("cuda:%d: %s; ", d, desc);
             fflush(stdout);
-            if (tiny_run(t, &nn_backend_cuda, d, got, err, sizeof err) != 0) {
+            if (tiny_run(t, cuda, d, got, err, sizeof err) != 0) {
                 printf("FAIL: %s\n", err);
                 all_ok = false;
                 continue;
@@ -213,9 +216,6 @@ int cmd_device(int argc, char **argv)
             all_ok &= tiny_report(ref, got, 2e-2, 5e-3);
         }
     }
-#else
-    printf("cuda: unavailable: built without CUDA\n");
-#endif
     free(ref);
     free(got);
     tiny_free(t);

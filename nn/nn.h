@@ -162,16 +162,21 @@ typedef struct nn_backend {
     void (*forward)(nn_ctx_t *c, const float *in, int n, float *policy, float *value);
     /* One SGD step on n samples: policy target (n, M*M) sums to 1 over
      * legal points, value target (n, 3). Fills *out with the losses before
-     * the update. */
-    void (*train_step)(nn_ctx_t *c, const float *in, const float *policy_target,
-                       const float *value_target, int n, const nn_train_opts_t *o,
-                       nn_losses_t *out);
-    /* Losses and gradients (flat, like params) without updating; grad may be NULL. */
-    void (*loss_grad)(nn_ctx_t *c, const float *in, const float *policy_target,
-                      const float *value_target, int n, float weight_decay,
-                      nn_losses_t *out, float *grad);
+     * the update. 0, or -1 with a one-line message in err (e.g. the device
+     * has no memory for this batch); the weights are unchanged then. */
+    int (*train_step)(nn_ctx_t *c, const float *in, const float *policy_target,
+                      const float *value_target, int n, const nn_train_opts_t *o,
+                      nn_losses_t *out, char *err, size_t errlen);
+    /* Losses and gradients (flat, like params) without updating; grad may
+     * be NULL. 0, or -1 with err set. */
+    int (*loss_grad)(nn_ctx_t *c, const float *in, const float *policy_target,
+                     const float *value_target, int n, float weight_decay, nn_losses_t *out,
+                     float *grad, char *err, size_t errlen);
     void (*get_weights)(nn_ctx_t *c, float *params);
     void (*set_weights)(nn_ctx_t *c, const float *params);
+    /* Optimizer state (Nesterov momentum), flat, same layout as params. */
+    void (*get_momentum)(nn_ctx_t *c, float *m);
+    void (*set_momentum)(nn_ctx_t *c, const float *m);
     void (*free)(nn_ctx_t *c);
 } nn_backend_t;
 
@@ -182,13 +187,8 @@ typedef struct nn_backend {
  * train_step/loss_grad; nothing after that. */
 extern const nn_backend_t nn_backend_cpu;      /* fast path: im2col + SGEMM, threads */
 extern const nn_backend_t nn_backend_cpu_ref;  /* reference: plain loops */
-#ifdef GZ_HAVE_CUDA
-extern const nn_backend_t nn_backend_cuda;
-/* bf16 cuBLAS GEMM peak (8192^3, fp32 accumulate) of CUDA device `device`
- * in TFLOP/s, and its name in `name`; -1 with "unavailable: <reason>" in
- * `name`. For benchmarks; more CUDA helpers in nn/nn_cuda.h. */
-double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen);
-#endif
+/* The CUDA backend lives in a module loaded on first use (nn/nn_cuda.h):
+ * nn_cuda_backend() gives its vtable, or NULL with the reason. */
 
 /* The reference path itself, in float64 (nn_backend_cpu_ref wraps it):
  * losses and, when grad / grad_in are not NULL, d(total loss)/d(params)
@@ -219,8 +219,9 @@ typedef struct nn_net {
 nn_net_t *nn_net_create(const nn_model_t *m, const char *device, int max_batch, int threads,
                         char *note, size_t notelen, char *err, size_t errlen);
 void nn_net_free(nn_net_t *n);
-/* Is a CUDA device usable? Asked once, cached (the error sticks).
- * Writes the reason when not. Always false without the CUDA build. */
+/* Is a CUDA device usable? Loads the CUDA module and asks once, cached
+ * (the error sticks). Writes the reason when not ("built without CUDA",
+ * "cannot load <path>: ...", "cudaErrorInsufficientDriver", ...). */
 bool nn_cuda_available(char *why, size_t whylen);
 
 #ifdef __cplusplus

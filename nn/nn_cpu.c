@@ -472,9 +472,12 @@ static void ref_forward_batch(nn_ctx_t *c, const float *in, int n, float *policy
     }
 }
 
-static void ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                            int n, float wd, nn_losses_t *out, float *grad)
+static int ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, float wd, nn_losses_t *out, float *grad, char *err,
+                           size_t errlen)
 {
+    (void)err;
+    (void)errlen;
     assert(n >= 0 && n <= c->max_batch);
     ref_sync_params(c);
     nn_losses_t l;
@@ -485,13 +488,17 @@ static void ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const
     if (grad)
         for (size_t i = 0; i < c->lay.total; i++)
             grad[i] = (float)c->rgrad[i];
+    return 0;
 }
 
-static void ref_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                           int n, const nn_train_opts_t *o, nn_losses_t *out)
+static int ref_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                          int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
+                          size_t errlen)
 {
-    ref_loss_grad_f(c, in, pt, vt, n, o->weight_decay, out, c->grad);
+    if (ref_loss_grad_f(c, in, pt, vt, n, o->weight_decay, out, c->grad, err, errlen) != 0)
+        return -1;
     sgd_update(c, o);
+    return 0;
 }
 
 static void cpu_get_weights(nn_ctx_t *c, float *params)
@@ -504,6 +511,16 @@ static void cpu_set_weights(nn_ctx_t *c, const float *params)
     memcpy(c->params, params, c->lay.total * sizeof(float));
 }
 
+static void cpu_get_momentum(nn_ctx_t *c, float *m)
+{
+    memcpy(m, c->mom, c->lay.total * sizeof(float));
+}
+
+static void cpu_set_momentum(nn_ctx_t *c, const float *m)
+{
+    memcpy(c->mom, m, c->lay.total * sizeof(float));
+}
+
 const nn_backend_t nn_backend_cpu_ref = {
     .name = "cpu-ref",
     .create = ref_create,
@@ -512,6 +529,8 @@ const nn_backend_t nn_backend_cpu_ref = {
     .loss_grad = ref_loss_grad_f,
     .get_weights = cpu_get_weights,
     .set_weights = cpu_set_weights,
+    .get_momentum = cpu_get_momentum,
+    .set_momentum = cpu_set_momentum,
     .free = ref_free,
 };
 
@@ -1173,25 +1192,29 @@ static void fast_forward(nn_ctx_t *c, const float *in, int n, float *policy, flo
     fast_run(c, JOB_FORWARD, in, NULL, NULL, n, policy, value);
 }
 
-/* The backward workspace is allocated on the first training call. */
-static void fast_train_ready(nn_ctx_t *c)
+/* The backward workspace is allocated on the first training call; 0, or
+ * -1 with err set (what was allocated stays, a later call tries again). */
+static int fast_train_ready(nn_ctx_t *c, char *err, size_t errlen)
 {
     struct fast *f = c->fast;
     if (f->train_ready)
-        return;
+        return 0;
     for (int t = 0; t < f->nthreads; t++)
         if (worker_alloc_train(&f->w[t], &c->cfg, f->pcap, c->lay.total) != 0) {
-            fprintf(stderr, "gomoku: cpu backend: out of memory for the training workspace\n");
-            abort();
+            snprintf(err, errlen, "cpu: out of memory for the training workspace");
+            return -1;
         }
     f->train_ready = true;
+    return 0;
 }
 
-static void fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                           int n, float wd, nn_losses_t *out, float *grad)
+static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                          int n, float wd, nn_losses_t *out, float *grad, char *err,
+                          size_t errlen)
 {
     struct fast *f = c->fast;
-    fast_train_ready(c);
+    if (fast_train_ready(c, err, errlen) != 0)
+        return -1;
     fast_run(c, grad ? JOB_GRAD : JOB_LOSS, in, pt, vt, n, NULL, NULL);
     double lp = 0.0, lv = 0.0, l2 = 0.0;
     for (int t = 0; t < f->nthreads; t++) {
@@ -1222,13 +1245,17 @@ static void fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const 
     lv = n ? lv / n : 0.0;
     if (out)
         *out = (nn_losses_t){(float)lp, (float)lv, (float)l2, (float)(lp + lv + l2)};
+    return 0;
 }
 
-static void fast_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                            int n, const nn_train_opts_t *o, nn_losses_t *out)
+static int fast_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
+                           size_t errlen)
 {
-    fast_loss_grad(c, in, pt, vt, n, o->weight_decay, out, c->grad);
+    if (fast_loss_grad(c, in, pt, vt, n, o->weight_decay, out, c->grad, err, errlen) != 0)
+        return -1;
     sgd_update(c, o);
+    return 0;
 }
 
 const nn_backend_t nn_backend_cpu = {
@@ -1239,5 +1266,7 @@ const nn_backend_t nn_backend_cpu = {
     .loss_grad = fast_loss_grad,
     .get_weights = cpu_get_weights,
     .set_weights = cpu_set_weights,
+    .get_momentum = cpu_get_momentum,
+    .set_momentum = cpu_set_momentum,
     .free = fast_free,
 };

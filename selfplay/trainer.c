@@ -820,14 +820,22 @@ static int can_train(trainer_t *t)
     return (double)(t->step + 1) * t->cfg.batch <= t->cfg.ratio * (double)t->positions;
 }
 
-static void train_one(trainer_t *t)
+/* One training step; 0, or -1 with err set (e.g. the device has no memory
+ * for this batch): the run then stops with that message. */
+static int train_one(trainer_t *t, char *err, size_t errlen)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
     o.lr = nn_schedule_lr(&t->sched, t->step);
     nn_losses_t l;
-    t->net->be->train_step(t->net->ctx, b->in, b->policy, b->value, b->n, &o, &l);
+    char why[256];
+    int rc = t->net->be->train_step(t->net->ctx, b->in, b->policy, b->value, b->n, &o, &l, why,
+                                    sizeof why);
     replay_batcher_release(t->batcher, b);
+    if (rc != 0) {
+        snprintf(err, errlen, "training step %" PRIu64 " on %s: %s", t->step + 1, t->device, why);
+        return -1;
+    }
     t->last = l;
     t->loss_sum[0] += l.policy;
     t->loss_sum[1] += l.value;
@@ -836,6 +844,7 @@ static void train_one(trainer_t *t)
     t->loss_n++;
     t->step++;
     t->session_samples += (uint64_t)t->cfg.batch;
+    return 0;
 }
 
 /* ---- the run ---------------------------------------------------------- */
@@ -962,7 +971,8 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         train = can_train(t);
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
-            train_one(t);
+            if (train_one(t, err, errlen) != 0)
+                goto out_stop;
             if (t->step % (uint64_t)o->metrics_every == 0)
                 metrics_row(t);
             if (t->step % (uint64_t)t->cfg.checkpoint_every == 0 &&

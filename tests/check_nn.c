@@ -10,6 +10,9 @@
 
 #include "nn/nn.h"
 
+/* messages of the training calls (the tests run one at a time) */
+static char err_[256];
+
 static bool asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
 
 static uint64_t rng_state = 1;
@@ -283,8 +286,10 @@ static void fast_vs_ref(int threads, int max_batch, int n)
     size_t np = m->nparams;
     float *gf = malloc(sizeof(float) * np), *gr = malloc(sizeof(float) * np);
     nn_losses_t lf, lr;
-    fast->be->loss_grad(fast->ctx, in, pt, vt, n, 1e-4f, &lf, gf);
-    ref->be->loss_grad(ref->ctx, in, pt, vt, n, 1e-4f, &lr, gr);
+    ck_assert_msg(fast->be->loss_grad(fast->ctx, in, pt, vt, n, 1e-4f, &lf, gf, err_,
+                  sizeof err_) == 0, "%s", err_);
+    ck_assert_msg(ref->be->loss_grad(ref->ctx, in, pt, vt, n, 1e-4f, &lr, gr, err_,
+                  sizeof err_) == 0, "%s", err_);
     ck_assert_msg(fabsf(lf.total - lr.total) <= 1e-4f * lr.total, "loss %g vs %g", lf.total,
                   lr.total);
     ck_assert(fabsf(lf.policy - lr.policy) <= 1e-4f * lr.policy);
@@ -302,8 +307,10 @@ static void fast_vs_ref(int threads, int max_batch, int n)
     /* a few SGD steps on each: the weights stay together */
     nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
     for (int k = 0; k < 3; k++) {
-        fast->be->train_step(fast->ctx, in, pt, vt, n, &o, &lf);
-        ref->be->train_step(ref->ctx, in, pt, vt, n, &o, &lr);
+        ck_assert_msg(fast->be->train_step(fast->ctx, in, pt, vt, n, &o, &lf, err_,
+                  sizeof err_) == 0, "%s", err_);
+        ck_assert_msg(ref->be->train_step(ref->ctx, in, pt, vt, n, &o, &lr, err_,
+                  sizeof err_) == 0, "%s", err_);
         ck_assert(fabsf(lf.total - lr.total) <= 1e-4f * lr.total);
     }
     fast->be->get_weights(fast->ctx, gf);
@@ -354,7 +361,8 @@ START_TEST(test_overfit)
     float first = 0, last = 0;
     int steps;
     for (steps = 0; steps < 500; steps++) {
-        net->be->train_step(net->ctx, in, pt, vt, n, &o, &l);
+        ck_assert_msg(net->be->train_step(net->ctx, in, pt, vt, n, &o, &l, err_,
+                  sizeof err_) == 0, "%s", err_);
         ck_assert(isfinite(l.total));
         if (steps == 0)
             first = l.total;
@@ -650,7 +658,8 @@ START_TEST(test_no_legal_point)
             ck_assert(isfinite(val[o]));
         nn_losses_t l;
         float *g = malloc(sizeof(float) * m->nparams);
-        n->be->loss_grad(n->ctx, in, pt, vt, 2, 0, &l, g);
+        ck_assert_msg(n->be->loss_grad(n->ctx, in, pt, vt, 2, 0, &l, g, err_,
+                  sizeof err_) == 0, "%s", err_);
         ck_assert(isfinite(l.total) && l.policy > 0);
         for (size_t i = 0; i < m->nparams; i++)
             ck_assert(isfinite(g[i]));
