@@ -17,7 +17,8 @@ static pthread_once_t mod_once = PTHREAD_ONCE_INIT;
 static const nn_cuda_module_t *mod;   /* NULL when it could not load */
 static char mod_info[2 * PATH_MAX + 256];  /* its path, or why it did not load */
 
-/* dlopen one candidate; NULL with the reason appended to why. */
+#ifdef GZ_HAVE_CUDA
+/* dlopen one candidate; NULL with the reason in why. */
 static const nn_cuda_module_t *mod_try(const char *path, char *why, size_t whylen)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -36,6 +37,7 @@ static const nn_cuda_module_t *mod_try(const char *path, char *why, size_t whyle
     }
     return m;   /* stays loaded for the life of the process */
 }
+#endif
 
 #ifdef GZ_CUDA_MODULE_DIR
 static const char *const install_dir = GZ_CUDA_MODULE_DIR;
