@@ -967,10 +967,11 @@ static int choose_fwd_all(nn_ctx *c, char *err, size_t errlen)
         CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
         CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
         fwd_choice *a = &c->alg_in[bi], *b = &c->alg_trunk[bi];
+        /* no blocks: no trunk conv to choose (and no trunk weights to run it on) */
         if (!pick_fwd(c->dnn, c->xd8, c->x8, c->wd_in, c->w_in, c->cd3, c->xdc, c->y, c->ws,
                       c->ws_size, -1, &a->algo, &a->math) ||
-            !pick_fwd(c->dnn, c->xdc, c->x, c->wd_trunk, c->w_trunk, c->cd3, c->xdc, c->y, c->ws,
-                      c->ws_size, -1, &b->algo, &b->math)) {
+            (c->B > 0 && !pick_fwd(c->dnn, c->xdc, c->x, c->wd_trunk, c->w_trunk, c->cd3,
+                                   c->xdc, c->y, c->ws, c->ws_size, -1, &b->algo, &b->math))) {
             snprintf(err, errlen,
                      "cuda:%d: no cuDNN bf16 convolution runs at batch %d within %zu MiB of "
                      "workspace",
