@@ -1,4 +1,5 @@
 #include "cli/args.h"
+#include "engine/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -132,14 +133,6 @@ int args_parse(const cmd_help_t *h, const arg_spec_t *specs, int nspecs, int arg
 
 void args_json_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\')
-            fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20)
-            fprintf(f, "\\u%04x", *s);
-        else
-            fputc(*s, f);
-    }
-    fputc('"', f);
+    char buf[8192];
+    fputs(util_json_str(s, buf, sizeof buf), f);
 }

@@ -50,7 +50,7 @@ int bench_mcts(int argc, char **argv)
     p.mem_bytes = (size_t)mem_mb << 20;
     p.seed = seed;
     p.max_pending = batch;
-    mcts_t *t = mcts_create(&p, NULL, err, sizeof err);
+    mcts_t *t = mcts_create(&p, err, sizeof err);
     if (!t) {
         fprintf(stderr, "gomoku bench mcts: %s\n", err);
         return 1;

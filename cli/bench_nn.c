@@ -11,19 +11,13 @@
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
 #include "nn/sgemm.h"
+#include "engine/util.h"
 
 static const cmd_help_t help = {
     "bench nn", "gomoku bench nn [--device D --blocks B --channels C --batch N[,N...]]",
     "Measure the network on a device: forward evals/s and GFLOP/s, training samples/s,\n"
     "and this machine's SGEMM GFLOP/s on a square product (the peak the CPU path can\n"
     "approach), each the median of several runs. Prints one JSON line per batch size."};
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -58,11 +52,11 @@ static double sgemm_peak(int n, int threads, int runs, double seconds)
     double r[64];
     for (int k = 0; k < runs; k++) {
         int calls = 0;
-        double t0 = now(), t;
+        double t0 = util_now_ms() * 1e-3, t;
         do {
             sgemm_run_threads(threads, false, false, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
             calls++;
-        } while ((t = now() - t0) < seconds);
+        } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
         r[k] = 2.0 * n * (double)n * n * calls / t / 1e9;
     }
     free(a);
@@ -218,14 +212,14 @@ int bench_nn(int argc, char **argv)
         }
         if (note[0] && bi == 0)
             fprintf(stderr, "gomoku bench nn: %s\n", note);
-        bool on_gpu = strncmp(net->device_name, "cuda", 4) == 0;
+        bool on_gpu = strncmp(nn_net_device_name(net), "cuda", 4) == 0;
         double bound = 0.0;   /* evals/s at the FLOP bound (GPU only) */
         /* GPU: the issue's FLOP bound, 2 x blocks x 2 x 9 x C^2 x size^2 flops
          * per eval (the trunk's convolutions) at the bf16 cuBLAS peak. */
         char gpu_json[256] = "";
         if (on_gpu) {
             char gname[128];
-            int dev = net->device_name[4] == ':' ? atoi(net->device_name + 5) : 0;
+            int dev = nn_net_device_name(net)[4] == ':' ? atoi(nn_net_device_name(net) + 5) : 0;
             double tflops = nn_cuda_gemm_peak_tflops(dev, gname, sizeof gname);
             double trunk = 2.0 * cfg->blocks * 2.0 * 9.0 * cfg->channels * cfg->channels *
                            size * size;
@@ -239,14 +233,14 @@ int bench_nn(int argc, char **argv)
         /* Each run times the forward pass and then the SGEMM, so both see the
          * same machine load; the ratio is the median of the per-run ratios. */
         double fr[64], tr[64], pk[64], ratio[64];
-        net->be->forward(net->ctx, in, batch, pol, val);   /* warm up */
+        nn_net_forward(net, in, batch, pol, val);   /* warm up */
         for (int k = 0; k < runs; k++) {
             int calls = 0;
-            double t0 = now(), t;
+            double t0 = util_now_ms() * 1e-3, t;
             do {
-                net->be->forward(net->ctx, in, batch, pol, val);
+                nn_net_forward(net, in, batch, pol, val);
                 calls++;
-            } while ((t = now() - t0) < seconds);
+            } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             fr[k] = (double)calls * batch / t;
             /* on a GPU the CPU SGEMM says nothing: the bf16 bound below replaces it */
             pk[k] = on_gpu ? 0.0 : sgemm_peak(sgemm_n, threads, 1, seconds < 0.5 ? seconds : 0.5);
@@ -254,31 +248,30 @@ int bench_nn(int argc, char **argv)
         }
         nn_train_opts_t o = {.lr = 1e-4f, .momentum = 0.9f, .weight_decay = 1e-4f};
         nn_losses_t l;
-        /* warm up (allocates), then timed runs */
-        if (net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l, err, sizeof err) != 0) {
-            fprintf(stderr, "gomoku bench nn: %s\n", err);
+        if (nn_net_train_step(net, in, pt, vt, batch, &o, &l, err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku bench nn: %s\n", err);   /* the warm-up step allocates */
             nn_net_free(net);
             goto out_free;
         }
         for (int k = 0; k < runs; k++) {
             int calls = 0;
-            double t0 = now(), t;
+            double t0 = util_now_ms() * 1e-3, t;
             do {
-                if (net->be->train_step(net->ctx, in, pt, vt, batch, &o, &l, err, sizeof err)) {
+                if (nn_net_train_step(net, in, pt, vt, batch, &o, &l, err, sizeof err) != 0) {
                     fprintf(stderr, "gomoku bench nn: %s\n", err);
                     nn_net_free(net);
                     goto out_free;
                 }
                 calls++;
-            } while ((t = now() - t0) < seconds);
+            } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             tr[k] = (double)calls * batch / t;
         }
         double fe = median(fr, runs), ts = median(tr, runs), gf = fe * flops / 1e9;
         double peak = median(pk, runs), rel = median(ratio, runs);
         int used = nthreads;   /* the fast path uses at most one thread per sample */
-        if (strcmp(net->device_name, "cpu-ref") == 0)
+        if (strcmp(nn_net_device_name(net), "cpu-ref") == 0)
             used = 1;
-        else if (strcmp(net->device_name, "cpu") == 0 && used > batch)
+        else if (strcmp(nn_net_device_name(net), "cpu") == 0 && used > batch)
             used = batch;
         char bound_json[64] = "";
         if (bound > 0)
@@ -289,7 +282,7 @@ int bench_nn(int argc, char **argv)
                "\"train_samples_per_s\":%.1f,\"train_gflops_est\":%.2f,"
                "\"sgemm_n\":%d,\"sgemm_gflops\":%.2f,\"forward_vs_sgemm\":%.3f,\"runs\":%d,"
                "\"seconds\":%g%s%s}\n",
-               net->device_name, cfg->blocks, cfg->channels, M, size, batch,
+               nn_net_device_name(net), cfg->blocks, cfg->channels, M, size, batch,
                used, sgemm_impl_name(), flops / 1e9, fe, gf, ts, 3.0 * ts * flops / 1e9,
                sgemm_n, peak, rel, runs, seconds, gpu_json, bound_json);
         fflush(stdout);

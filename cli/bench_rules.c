@@ -10,6 +10,7 @@
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/bot.h"
+#include "engine/util.h"
 
 static const cmd_help_t help = {
     "bench rules",
@@ -17,13 +18,6 @@ static const cmd_help_t help = {
     "Random playouts on 15x15 under each rule; prints one JSON line per rule\n"
     "with the median moves/s over R runs of S seconds each, and every run.",
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 /* One random game to the end; returns the moves played. */
 static long playout(board_t *b, rule_t rule, uint64_t *rng)
@@ -37,7 +31,7 @@ static long playout(board_t *b, rule_t rule, uint64_t *rng)
         for (;;) {
             if (k == 0)
                 return b->nmoves;   /* renju black with only forbidden points: draw */
-            int i = (int)((bot_rand(rng) >> 32) * (uint64_t)k >> 32);
+            int i = (int)util_rng_below(rng, (uint32_t)k);
             if (board_play(b, empty[i]) == MOVE_OK) {
                 empty[i] = empty[--n];
                 break;
@@ -84,11 +78,11 @@ int bench_rules(int argc, char **argv)
         long games = 0, moves = 0;
         for (int k = 0; k < runs; k++) {
             long m = 0;
-            double t0 = now_s(), t;
+            double t0 = util_now_ms() * 1e-3, t;
             do {
                 m += playout(&b, (rule_t)r, &rng);
                 games++;
-            } while ((t = now_s() - t0) < seconds);
+            } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             rate[k] = m / t;
             moves += m;
         }

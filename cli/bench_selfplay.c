@@ -6,13 +6,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "selfplay/selfplay.h"
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
+#include "engine/util.h"
 
 static int count_game(void *user, const game_record_t *rec)
 {
@@ -78,8 +72,8 @@ int bench_selfplay(int argc, char **argv)
     if (note[0])
         fprintf(stderr, "%s\n", note);
     uint64_t plies = 0;
-    double t0 = now_s(), secs = 0.0;
-    while ((secs = now_s() - t0) < seconds) {
+    double t0 = util_now_ms() * 1e-3, secs = 0.0;
+    while ((secs = util_now_ms() * 1e-3 - t0) < seconds) {
         if (selfplay_step(sp, count_game, &plies, err, sizeof err) < 0) {
             fprintf(stderr, "gomoku bench selfplay: %s\n", err);
             selfplay_free(sp);

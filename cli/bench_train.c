@@ -11,14 +11,7 @@
 #include "nn/nn.h"
 #include "selfplay/replay.h"
 #include "selfplay/rundir.h"
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "engine/util.h"
 
 /* A random legal game with made-up visit counts on a few legal points. */
 static int random_game(game_record_t *r, int size, uint64_t *rng)
@@ -35,12 +28,12 @@ static int random_game(game_record_t *r, int size, uint64_t *rng)
         record_visit_t v[8];
         int nv = n < 8 ? n : 8;
         for (int i = 0; i < nv; i++) {
-            int j = i + (int)(rng_next(rng) % (uint64_t)(n - i));
+            int j = i + (int)(util_rng_next(rng) % (uint64_t)(n - i));
             int t = legal[i];
             legal[i] = legal[j];
             legal[j] = t;
             v[i].move = (int16_t)legal[i];
-            v[i].count = (uint16_t)(1 + rng_next(rng) % 50);
+            v[i].count = (uint16_t)(1 + util_rng_next(rng) % 50);
         }
         if (record_add_ply(r, legal[0], 1, 0.0f, v, nv) != 0)
             return -1;
@@ -116,11 +109,11 @@ int bench_train(int argc, char **argv)
         goto out_free_replay;
     }
     int abatches = 0;
-    double t0 = run_now(), t1;
+    double t0 = util_now_ms() * 1e-3, t1;
     do {
         replay_sample(rp, &b, &rng);
         abatches++;
-        t1 = run_now();
+        t1 = util_now_ms() * 1e-3;
     } while (t1 - t0 < 1.0 || abatches < 3);
     double assemble_sps = (double)abatches * batch / (t1 - t0);
 
@@ -133,21 +126,18 @@ int bench_train(int argc, char **argv)
         goto out_free_batch;
     }
     replay_batch_t *x = replay_batcher_take(bt); /* warm-up step, not timed */
-    char terr[256];
-    int trc = net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l, terr,
-                                  sizeof terr);
+    int trc = nn_net_train_step(net, x->in, x->policy, x->value, x->n, &o, &l, err, sizeof err);
     replay_batcher_release(bt, x);
-    t0 = run_now();
+    t0 = util_now_ms() * 1e-3;
     for (int s = 0; s < steps && trc == 0; s++) {
         x = replay_batcher_take(bt);
-        trc = net->be->train_step(net->ctx, x->in, x->policy, x->value, x->n, &o, &l, terr,
-                                  sizeof terr);
+        trc = nn_net_train_step(net, x->in, x->policy, x->value, x->n, &o, &l, err, sizeof err);
         replay_batcher_release(bt, x);
     }
-    t1 = run_now();
+    t1 = util_now_ms() * 1e-3;
     replay_batcher_free(bt);
     if (trc != 0) {
-        fprintf(stderr, "gomoku bench train: %s\n", terr);
+        fprintf(stderr, "gomoku bench train: %s\n", err);
         goto out_free_batch;
     }
     double train_sps = (double)steps * batch / (t1 - t0);
@@ -155,8 +145,8 @@ int bench_train(int argc, char **argv)
            "\"size\": %d, \"batch\": %d, \"steps\": %d, \"threads\": %d, "
            "\"assemble_threads\": %d, \"train_samples_per_s\": %.1f, "
            "\"step_ms\": %.2f, \"assembly_samples_per_s\": %.1f, \"loss_total\": %.4f}\n",
-           net->device_name, blocks, channels, size, batch, steps, threads, nthreads, train_sps,
-           1000.0 * (t1 - t0) / steps, assemble_sps, l.total);
+           nn_net_device_name(net), blocks, channels, size, batch, steps, threads, nthreads,
+           train_sps,           1000.0 * (t1 - t0) / steps, assemble_sps, l.total);
     rc = 0;
 out_free_batch:
     replay_batch_release_buffers(&b);

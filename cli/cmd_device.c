@@ -12,6 +12,7 @@
 #include "engine/board.h"
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
+#include "engine/util.h"
 
 static const cmd_help_t help = {
     "device",
@@ -44,14 +45,6 @@ typedef struct tiny_out {
     nn_losses_t losses;
 } tiny_out_t;
 
-static uint64_t rng_next(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* A fixed net with every weight non-zero (the fixup init leaves the second
  * conv of each block at zero, which would hide it from the check), and four
  * positions: empty, early, middle, renju with forbidden points possible. */
@@ -71,7 +64,7 @@ static tiny_t *tiny_create(char *err, size_t errlen)
     }
     uint64_t s = 0x9e3779b97f4a7c15ull;
     for (size_t i = 0; i < t->model->nparams; i++)
-        t->model->params[i] += 0.1f * ((float)(rng_next(&s) >> 40) / (float)(1u << 24) - 0.5f);
+        t->model->params[i] += 0.1f * ((float)(util_rng_next(&s) >> 40) / (float)(1u << 24) - 0.5f);
     static const int nmoves[TINY_BATCH] = {0, 6, 17, 30};
     static const rule_t rules[TINY_BATCH] = {RULE_FREESTYLE, RULE_STANDARD, RULE_FREESTYLE,
                                              RULE_RENJU};
@@ -80,7 +73,7 @@ static tiny_t *tiny_create(char *err, size_t errlen)
         board_t b;
         board_init(&b, TINY_SIZE, rules[i]);
         for (int k = 0, tries = 0; k < nmoves[i] && !board_over(&b) && tries < 10000; tries++) {
-            int m = (int)(rng_next(&s) % (uint64_t)HW);
+            int m = (int)(util_rng_next(&s) % (uint64_t)HW);
             if (board_play(&b, m) == MOVE_OK)
                 k++;
         }
@@ -110,16 +103,16 @@ static void tiny_free(tiny_t *t)
 }
 
 /* Forward and loss of the tiny net on a backend; 0, or -1 with err set. */
-static int tiny_run(const tiny_t *t, const nn_backend_t *be, int device, tiny_out_t *o,
-                    char *err, size_t errlen)
+static int tiny_run(const tiny_t *t, const char *device, tiny_out_t *o, char *err,
+                    size_t errlen)
 {
-    nn_ctx_t *ctx = be->create(t->model, TINY_BATCH, device, 1, err, errlen);
-    if (!ctx)
+    nn_net_t *net = nn_net_create(t->model, device, TINY_BATCH, 1, NULL, 0, err, errlen);
+    if (!net)
         return -1;
-    be->forward(ctx, t->in, TINY_BATCH, o->policy, o->value);
-    int rc = be->loss_grad(ctx, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses,
-                           NULL, err, errlen);
-    be->free(ctx);
+    nn_net_forward(net, t->in, TINY_BATCH, o->policy, o->value);
+    int rc = nn_net_loss_grad(net, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses,
+                              NULL, err, errlen);
+    nn_net_free(net);
     return rc;
 }
 
@@ -182,8 +175,8 @@ int cmd_device(int argc, char **argv)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("cpu: %ld cores, OpenBLAS %s; ", cores, blas);
     fflush(stdout);
-    if (tiny_run(t, &nn_backend_cpu_ref, 0, ref, err, sizeof err) != 0 ||
-        tiny_run(t, &nn_backend_cpu, 0, got, err, sizeof err) != 0) {
+    if (tiny_run(t, "cpu-ref", ref, err, sizeof err) != 0 ||
+        tiny_run(t, "cpu", got, err, sizeof err) != 0) {
         printf("FAIL: %s\n", err);
         all_ok = false;
     } else {
@@ -192,7 +185,6 @@ int cmd_device(int argc, char **argv)
 
     char why[512];
     int ndev = nn_cuda_device_count(why, sizeof why);
-    const nn_backend_t *cuda = ndev > 0 ? nn_cuda_backend(NULL, 0) : NULL;
     if (ndev <= 0) {
         printf("cuda: unavailable: %s\n", ndev < 0 ? why : "no CUDA device");
     } else {
@@ -207,7 +199,9 @@ int cmd_device(int argc, char **argv)
             }
             printf("cuda:%d: %s; ", d, desc);
             fflush(stdout);
-            if (tiny_run(t, cuda, d, got, err, sizeof err) != 0) {
+            char dev[32];
+            snprintf(dev, sizeof dev, "cuda:%d", d);
+            if (tiny_run(t, dev, got, err, sizeof err) != 0) {
                 printf("FAIL: %s\n", err);
                 all_ok = false;
                 continue;

@@ -8,14 +8,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "cli/player.h"
-
-static uint64_t mix(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
+#include "engine/util.h"
 
 /* k random moves in the centre (a (2r+1)^2 square), none of them ending the
  * game; the same seed gives the same opening. */
@@ -24,8 +17,8 @@ static void make_opening(board_t *b, int size, rule_t rule, int k, uint64_t seed
     board_init(b, size, rule);
     int c = size / 2, r = size >= 9 ? 3 : 1;
     for (int tries = 0; b->nmoves < k && tries < 1000; tries++) {
-        int x = c - r + (int)(mix(&seed) % (uint64_t)(2 * r + 1));
-        int y = c - r + (int)(mix(&seed) % (uint64_t)(2 * r + 1));
+        int x = c - r + (int)(util_rng_next(&seed) % (uint64_t)(2 * r + 1));
+        int y = c - r + (int)(util_rng_next(&seed) % (uint64_t)(2 * r + 1));
         int m = board_xy(b, x, y);
         if (board_check_move(b, m) != MOVE_OK || board_is_winning_move(b, m))
             continue;

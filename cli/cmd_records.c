@@ -4,6 +4,7 @@
  * byte N: why"); reading goes on with the next frame, and the exit status
  * is 1 if any frame was bad or any file could not be read. */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ typedef int (*record_fn)(void *user, const game_record_t *r, uint64_t index);
 static int read_file(const char *path, record_fn fn, void *user, uint64_t *nbad)
 {
     char err[256];
-    frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+    record_reader_t *fr = record_reader_open(path, err, sizeof err);
     if (!fr) {
         fprintf(stderr, "gomoku records: %s\n", err);
         return 2;
@@ -52,7 +53,7 @@ static int read_file(const char *path, record_fn fn, void *user, uint64_t *nbad)
     record_init(&r);
     uint64_t index = 0, bad = 0;
     int rc = 0, st;
-    while ((st = frame_reader_next(fr, &r, err, sizeof err)) != 0) {
+    while ((st = record_reader_next(fr, &r, err, sizeof err)) != 0) {
         if (st < 0) {
             fprintf(stderr, "%s: %s\n", path, err);
             bad++;
@@ -65,7 +66,7 @@ static int read_file(const char *path, record_fn fn, void *user, uint64_t *nbad)
         }
     }
     record_free(&r);
-    frame_reader_free(fr);
+    record_reader_free(fr);
     if (nbad)
         *nbad = bad;
     return (rc || bad) ? 1 : 0;
@@ -91,9 +92,9 @@ static int dump_record(void *user, const game_record_t *r, uint64_t index)
     const dump_ctx_t *d = user;
     char flags[64], xy[16], alpha[16];
     format_flags(r->flags, flags, sizeof flags);
-    printf("game %llu: rule %s, size %d, result %s, gen %u, plies %u, flags %s\n",
+    printf("game %llu: rule %s, size %d, result %s, gen %" PRIu64 ", plies %u, flags %s\n",
            (unsigned long long)index, rule_name((rule_t)r->rule), r->size,
-           result_str((result_t)r->result), (unsigned)r->model_gen, (unsigned)r->nplies, flags);
+           result_str((result_t)r->result), r->model_gen, (unsigned)r->nplies, flags);
     record_visit_t top[BOARD_CELLS];
     for (uint32_t i = 0; i < r->nplies; i++) {
         const record_ply_t *p = &r->plies[i];
@@ -178,8 +179,8 @@ static int psq_record(void *user, const game_record_t *r, uint64_t index)
         int m = r->plies[i].move;
         fprintf(f, "%d,%d,0\n", m % r->size + 1, m / r->size + 1);
     }
-    fprintf(f, "gomoku-zero gen %u\ngomoku-zero gen %u\n0\n", (unsigned)r->model_gen,
-            (unsigned)r->model_gen);
+    fprintf(f, "gomoku-zero gen %" PRIu64 "\ngomoku-zero gen %" PRIu64 "\n0\n", r->model_gen,
+            r->model_gen);
     if (fclose(f) != 0) {
         fprintf(stderr, "gomoku records: cannot write %s: %s\n", path, strerror(errno));
         return -1;

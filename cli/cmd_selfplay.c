@@ -18,6 +18,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "selfplay/selfplay.h"
+#include "engine/util.h"
 
 static volatile sig_atomic_t g_stop;
 
@@ -39,22 +40,6 @@ typedef struct shard_writer {
     uint64_t games;       /* games written */
     char err[2600];       /* first write error */
 } shard_writer_t;
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
 
 /* Close the open shard: flush, fsync, rename .tmp to .gzr (or remove an
  * empty one). 0 or -1 with w->err set. */
@@ -79,7 +64,7 @@ static int shard_close(shard_writer_t *w)
                  strerror(errno));
         return -1;
     }
-    fsync_dir(w->dir);
+    util_fsync_dir(w->dir);
     w->shards++;
     w->in_shard = 0;
     return 0;
@@ -112,7 +97,7 @@ static int on_game(void *user, const game_record_t *rec)
     if (!w->f && shard_open(w) < 0)
         return 1;
     char e[256];
-    if (frame_write(w->f, rec, e, sizeof e) < 0) {
+    if (record_write(w->f, rec, e, sizeof e) < 0) {
         snprintf(w->err, sizeof w->err, "%s: %s", w->tmp, e);
         return 1;
     }
@@ -213,7 +198,7 @@ int cmd_selfplay(int argc, char **argv)
         nn_model_free(m);
         return 1;
     }
-    selfplay_t *sp = selfplay_create(&o, m, (uint32_t)m->generation, note, sizeof note, err,
+    selfplay_t *sp = selfplay_create(&o, m, m->generation, note, sizeof note, err,
                                      sizeof err);
     nn_model_free(m);
     if (!sp) {
@@ -235,7 +220,7 @@ int cmd_selfplay(int argc, char **argv)
 
     shard_writer_t w = {.dir = out, .seed = o.seed, .per_shard = shard_games};
     bool tty = isatty(2);
-    double t0 = now_s(), last = t0;
+    double t0 = util_now_ms() * 1e-3, last = t0;
     selfplay_stats_t st;
     int status = 0;
     for (;;) {
@@ -247,7 +232,7 @@ int cmd_selfplay(int argc, char **argv)
             status = 1;
             break;
         }
-        double t = now_s();
+        double t = util_now_ms() * 1e-3;
         if (t - last >= (tty ? 1.0 : 10.0)) {
             selfplay_get_stats(sp, &st);
             print_progress(&st, (uint64_t)games, t - t0, tty, false);
@@ -256,7 +241,7 @@ int cmd_selfplay(int argc, char **argv)
         if (selfplay_active(sp) == 0)
             break;
     }
-    double secs = now_s() - t0;
+    double secs = util_now_ms() * 1e-3 - t0;
     selfplay_get_stats(sp, &st);
     print_progress(&st, (uint64_t)games, secs, tty, true);
     if (shard_close(&w) < 0 || w.err[0]) {

@@ -10,6 +10,7 @@
 #include "cli/cmds.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
+#include "engine/util.h"
 
 static const cmd_help_t help = {
     "train",
@@ -214,7 +215,7 @@ int cmd_train(int argc, char **argv)
             fprintf(stderr, "gomoku train: %s\n", err);
             goto out_unlock;
         }
-        run_fsync_dir(dir);
+        util_fsync_dir(dir);
     }
     o.cfg = cfg;
     o.run_dir = dir;

@@ -23,13 +23,12 @@ int cmd_worker(int argc, char **argv)
     o.sp.threads = 1;
     o.sp.quiet = 0;
     const char *rule = "freestyle", *fault = "none";
-    int gen = 0;
     uint64_t parent = 0;
     arg_spec_t specs[] = {
         {"records-fd", ARG_INT, &o.records_fd, 0, 1 << 20, "N  fd to write frames to"},
         {"control-fd", ARG_INT, &o.control_fd, 0, 1 << 20, "N  fd to read control lines from"},
         {"model", ARG_STR, &o.model_path, 0, 0, "PATH  weights to start with (.gzm)"},
-        {"gen", ARG_INT, &gen, 0, 2147483647, "G  generation of that model"},
+        {"gen", ARG_U64, &o.gen, 0, 0, "G  generation of that model"},
         {"parent-pid", ARG_U64, &parent, 0, 0, "PID  exit at once unless this is our parent"},
         {"rule", ARG_STR, &rule, 0, 0, "R  freestyle, standard or renju"},
         {"size", ARG_INT, &o.sp.size, BOARD_MIN, BOARD_MAX, "N  board size"},
@@ -61,7 +60,6 @@ int cmd_worker(int argc, char **argv)
         o.fault = WORKER_FAULT_GARBAGE;
     else
         return args_fail(&help, "--fault must be none or garbage, got '%s'", fault);
-    o.gen = (uint32_t)gen;
     /* root noise scaled to the board, as for Go: about 10 / legal moves */
     o.sp.dirichlet_alpha = 10.0 / (o.sp.size * o.sp.size);
     if (o.sp.dirichlet_alpha > 0.5)

@@ -12,6 +12,7 @@
 
 #include "engine/bot.h"
 #include "mcts/mcts.h"
+#include "nn/eval.h"
 #include "nn/nn.h"
 
 #define INFO_UNLIMITED 2147483647LL   /* time_left when the match time is unlimited */
@@ -42,8 +43,8 @@ struct pbrain {
     bot_kind_t bot;             /* BRAIN_BOT */
     nn_model_t *model;          /* owned, BRAIN_MCTS with a net (NULL: uniform evaluator) */
     nn_net_t *net;
-    mcts_neteval_t *neteval;
-    mcts_cache_t *cache;
+    nn_eval_t *neteval;         /* over net and cache, remade with them */
+    nn_eval_cache_t *cache;
     mcts_t *tree;
     size_t tree_bytes, cache_bytes;   /* what the current tree/cache were made with */
     size_t model_bytes;
@@ -234,7 +235,9 @@ static void brain_drop_tree(pbrain_t *pb)
 {
     mcts_free(pb->tree);
     pb->tree = NULL;
-    mcts_cache_free(pb->cache);
+    nn_eval_free(pb->neteval);
+    pb->neteval = NULL;
+    nn_eval_cache_free(pb->cache);
     pb->cache = NULL;
 }
 
@@ -253,19 +256,28 @@ static int brain_ensure_tree(pbrain_t *pb, char *err, size_t errlen)
     if (pb->tree && tree_bytes == pb->tree_bytes && cache_bytes == pb->cache_bytes)
         return 0;
     brain_drop_tree(pb);
-    pb->cache = mcts_cache_create(cache_bytes, err, errlen);
+    pb->cache = nn_eval_cache_create(cache_bytes, err, errlen);
     if (!pb->cache)
         return -1;
+    if (pb->net) {
+        pb->neteval = nn_eval_create(pb->net, pb->cache, SEARCH_BATCH, err, errlen);
+        if (!pb->neteval) {
+            brain_drop_tree(pb);
+            return -1;
+        }
+    }
     mcts_params_t p;
     mcts_params_default(&p);
     p.mem_bytes = tree_bytes;
     p.seed = pb->opts.seed;
     p.max_pending = SEARCH_BATCH;
-    pb->tree = mcts_create(&p, pb->cache, err, errlen);
+    pb->tree = mcts_create(&p, err, errlen);
     if (!pb->tree) {
         brain_drop_tree(pb);
         return -1;
     }
+    if (pb->neteval)
+        mcts_set_probe(pb->tree, nn_eval_probe, pb->neteval);
     pb->tree_bytes = tree_bytes;
     pb->cache_bytes = cache_bytes;
     return 0;
@@ -275,7 +287,7 @@ static mcts_eval_fn brain_eval(pbrain_t *pb, void **user)
 {
     if (pb->neteval) {
         *user = pb->neteval;
-        return mcts_neteval_eval;
+        return nn_eval_eval;
     }
     *user = NULL;
     return mcts_eval_uniform;
@@ -363,8 +375,7 @@ static int brain_load(pbrain_t *pb, char *err, size_t errlen)
         return -1;
     if (note[0] && !pb->opts.quiet)
         fprintf(stderr, "gomoku pbrain: %s\n", note);
-    pb->neteval = mcts_neteval_create(pb->net, SEARCH_BATCH, err, errlen);
-    return pb->neteval ? 0 : -1;
+    return 0;
 }
 
 pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
@@ -409,7 +420,6 @@ void pbrain_free(pbrain_t *pb)
     if (!pb)
         return;
     brain_drop_tree(pb);
-    mcts_neteval_free(pb->neteval);
     nn_net_free(pb->net);
     nn_model_free(pb->model);
     free(pb);

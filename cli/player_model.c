@@ -1,8 +1,8 @@
-/* A model file as a player: MCTS over the net under a visit or time budget,
- * leaf-parallel batches of up to MODEL_BATCH leaves per NN call (virtual
- * loss), the tree kept between moves. With opts->threads = T > 1, T search
- * threads share the tree, each with its own net context (one CPU thread
- * each on the CPU backend), so their NN calls overlap. */
+/* A model file as a player: a searcher (selfplay/searcher.h) over the net
+ * under a visit or time budget, leaf-parallel batches of up to MODEL_BATCH
+ * leaves per NN call (virtual loss), the tree kept between moves. With
+ * opts->threads = T > 1, T search threads share the tree, each with its own
+ * net (one CPU thread each on the CPU backend), so their NN calls overlap. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,17 +10,12 @@
 #include "cli/player.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
+#include "selfplay/searcher.h"
 
 #define MODEL_BATCH 8
-#define MODEL_MAX_THREADS 16
 
 typedef struct model_player {
-    int nthreads;
-    nn_net_t *net[MODEL_MAX_THREADS];
-    mcts_neteval_t *ne[MODEL_MAX_THREADS];
-    mcts_eval_fn evals[MODEL_MAX_THREADS];
-    mcts_cache_t *cache;
-    mcts_t *tree;
+    searcher_t *search;
     int visits, time_ms;
     rule_t rule;
     int size;
@@ -35,11 +30,13 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
                  b->size);
         return -1;
     }
-    mcts_sync_root(mp->tree, b);
-    mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms,
-                         .batch = MODEL_BATCH};
+    mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms};
     mcts_result_t r;
-    mcts_search_threads(mp->tree, mp->nthreads, mp->evals, (void *const *)mp->ne, &lim, &r);
+    char e[256];
+    if (searcher_search(mp->search, b, &lim, &r, e, sizeof e) != 0) {
+        snprintf(err, errlen, "%s: %s", p->name, e);
+        return -1;
+    }
     if (r.best_move == MOVE_NONE) {
         snprintf(err, errlen, "%s: no legal move", p->name);
         return -1;
@@ -52,7 +49,7 @@ static void model_new_game(player_t *p, const board_t *b)
 {
     model_player_t *mp = p->impl;
     if (b->size == mp->size && b->rule == mp->rule)
-        mcts_set_root(mp->tree, b);
+        mcts_set_root(searcher_tree(mp->search, 0), b);
 }
 
 static void model_notify(player_t *p, const board_t *b, int move)
@@ -60,19 +57,14 @@ static void model_notify(player_t *p, const board_t *b, int move)
     (void)move;
     model_player_t *mp = p->impl;
     if (b->size == mp->size && b->rule == mp->rule)
-        mcts_sync_root(mp->tree, b);
+        mcts_sync_root(searcher_tree(mp->search, 0), b);
 }
 
 static void model_free(player_t *p)
 {
     model_player_t *mp = p->impl;
     if (mp) {
-        mcts_free(mp->tree);
-        mcts_cache_free(mp->cache);
-        for (int i = 0; i < mp->nthreads; i++) {
-            mcts_neteval_free(mp->ne[i]);
-            nn_net_free(mp->net[i]);
-        }
+        searcher_free(mp->search);
         free(mp);
     }
     free(p);
@@ -98,11 +90,6 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
         snprintf(err, errlen, "%s", e);
         return NULL;
     }
-    if (m->cfg.board_max < size) {
-        snprintf(err, errlen, "%s: the model serves boards up to %dx%d, not %dx%d", path,
-                 m->cfg.board_max, m->cfg.board_max, size, size);
-        goto out_free_model;
-    }
     player_t *p = calloc(1, sizeof *p);
     model_player_t *mp = calloc(1, sizeof *mp);
     if (!p || !mp) {
@@ -118,49 +105,32 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->time_ms = o->visits > 0 ? 0 : o->time_ms;
     mp->rule = rule;
     mp->size = size;
-    mp->nthreads = o->threads > 1 ? o->threads : 1;
-    if (mp->nthreads > MODEL_MAX_THREADS)
-        mp->nthreads = MODEL_MAX_THREADS;
-    for (int i = 0; i < mp->nthreads; i++) {
-        mp->net[i] = nn_net_create(m, o->device ? o->device : "auto", MODEL_BATCH, 1, note,
-                                   sizeof note, e, sizeof e);
-        if (!mp->net[i]) {
-            snprintf(err, errlen, "%s: %s", path, e);
-            goto out_free_player;
-        }
-        if (i == 0 && note[0] && !o->quiet)
-            fprintf(stderr, "%s\n", note);
-        mp->ne[i] = mcts_neteval_create(mp->net[i], MODEL_BATCH, e, sizeof e);
-        if (!mp->ne[i])
-            goto out_err;
-        mp->evals[i] = mcts_neteval_eval;
-    }
     if (!o->quiet && m->rule != (uint32_t)rule && m->rule < RULE_COUNT)
         fprintf(stderr, "note: %s was trained for %s, playing %s\n", path,
                 rule_name((rule_t)m->rule), rule_name(rule));
-    mp->cache = mcts_cache_create((size_t)64 << 20, e, sizeof e);
-    if (!mp->cache)
+    searcher_opts_t so;
+    searcher_opts_default(&so);
+    so.device = o->device ? o->device : "auto";
+    so.search_threads = o->threads > 1 ? o->threads : 1;
+    if (so.search_threads > SEARCHER_MAX_THREADS)
+        so.search_threads = SEARCHER_MAX_THREADS;
+    so.net_threads = 1;   /* one CPU thread per search thread's net */
+    so.batch = MODEL_BATCH;
+    so.size = size;
+    so.visits = o->visits > 0 ? (uint32_t)o->visits : 0;   /* 0: time budget, a 1 GiB tree */
+    so.mcts.seed = o->seed;
+    mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);
+    if (!mp->search)
         goto out_err;
-    mcts_params_t sp;
-    mcts_params_default(&sp);
-    sp.seed = o->seed;
-    sp.max_pending = MODEL_BATCH * mp->nthreads;
-    /* visit budget: room for several searches of it; time budget: 1 GiB */
-    size_t npts = (size_t)size * (size_t)size;
-    sp.mem_bytes = o->visits > 0 ? 4 * ((size_t)o->visits + 64) * (npts * 8 + 64) : (size_t)1 << 30;
-    if (sp.mem_bytes < ((size_t)4 << 20))
-        sp.mem_bytes = (size_t)4 << 20;
-    mp->tree = mcts_create(&sp, mp->cache, e, sizeof e);
-    if (!mp->tree)
-        goto out_err;
+    if (note[0] && !o->quiet)
+        fprintf(stderr, "%s\n", note);
     board_t b;
     board_init(&b, size, rule);
-    mcts_set_root(mp->tree, &b);
+    mcts_set_root(searcher_tree(mp->search, 0), &b);
     nn_model_free(m);
     return p;
 out_err:
     snprintf(err, errlen, "%s: %s", path, e);
-out_free_player:
     model_free(p);
 out_free_model:
     nn_model_free(m);

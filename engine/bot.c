@@ -4,6 +4,7 @@
 
 #include "engine/bot.h"
 #include "engine/line.h"
+#include "engine/util.h"
 
 bool bot_parse(const char *name, bot_kind_t *out)
 {
@@ -20,17 +21,9 @@ const char *bot_name(bot_kind_t k)
     return k == BOT_RANDOM ? "random" : k == BOT_GREEDY ? "greedy" : "?";
 }
 
-uint64_t bot_rand(uint64_t *rng)
-{
-    uint64_t z = (*rng += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 static int rand_below(uint64_t *rng, int n)
 {
-    return (int)((bot_rand(rng) >> 32) * (uint64_t)n >> 32);
+    return (int)util_rng_below(rng, (uint32_t)n);
 }
 
 int bot_random_move(const board_t *b, uint64_t *rng)

@@ -25,9 +25,6 @@ bool bot_parse(const char *name, bot_kind_t *out);
 const char *bot_name(bot_kind_t k);
 #define BOT_LIST "bot:random, bot:greedy"
 
-/* Next value of a splitmix64 generator whose state is *rng. */
-uint64_t bot_rand(uint64_t *rng);
-
 /* A move for the side to move, or MOVE_NONE when there is no legal move
  * (the game is over, or renju black has only forbidden points left). */
 int bot_random_move(const board_t *b, uint64_t *rng);

@@ -1,4 +1,5 @@
-/* Game records: the in-memory record, its serialised form and its frames.
+/* Game records: the in-memory record, its serialised form, and the record
+ * in a frame (engine/frame.h holds the envelope and the compression).
  *
  * Serialised record (the zlib-compressed frame payload), little endian:
  *   u32 RECORD_MAGIC | u16 RECORD_VERSION | u8 rule | u8 size | u8 result |
@@ -13,12 +14,14 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
+#include <unistd.h>
+
+#include "engine/util.h"
 
 #define RECORD_MAGIC 0x31525a47u   /* "GZR1" little endian */
 #define REC_HEADER_BYTES 22
@@ -26,20 +29,6 @@
 #define REC_VISIT_BYTES 4
 #define REC_CRC_BYTES 4
 #define REC_FLAGS_KNOWN (RECORD_FLAG_RESIGNED | RECORD_FLAG_NO_RESIGN)
-#define CHUNK 4096
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void set_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || errlen == 0)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 /* ---- the in-memory record ---- */
 
@@ -58,7 +47,7 @@ void record_free(game_record_t *r)
     record_init(r);
 }
 
-void record_clear(game_record_t *r, rule_t rule, int size, uint32_t model_gen)
+void record_clear(game_record_t *r, rule_t rule, int size, uint64_t model_gen)
 {
     assert(rule >= 0 && rule < RULE_COUNT);
     assert(size >= BOARD_MIN && size <= BOARD_MAX);
@@ -175,27 +164,27 @@ static int check_header(unsigned rule, unsigned size, unsigned result, unsigned 
                         uint32_t nplies, uint32_t nvisits, char *err, size_t errlen)
 {
     if (rule >= RULE_COUNT) {
-        set_err(err, errlen, "record: rule %u unknown", rule);
+        util_errf(err, errlen, "record: rule %u unknown", rule);
         return -1;
     }
     if (size < BOARD_MIN || size > BOARD_MAX) {
-        set_err(err, errlen, "record: board size %u outside %d..%d", size, BOARD_MIN, BOARD_MAX);
+        util_errf(err, errlen, "record: board size %u outside %d..%d", size, BOARD_MIN, BOARD_MAX);
         return -1;
     }
     if (result > RESULT_DRAW) {
-        set_err(err, errlen, "record: result %u unknown", result);
+        util_errf(err, errlen, "record: result %u unknown", result);
         return -1;
     }
     if (flags & ~REC_FLAGS_KNOWN) {
-        set_err(err, errlen, "record: unknown flags 0x%02x", flags);
+        util_errf(err, errlen, "record: unknown flags 0x%02x", flags);
         return -1;
     }
     if (nplies > size * size) {
-        set_err(err, errlen, "record: %u plies on a %ux%u board", (unsigned)nplies, size, size);
+        util_errf(err, errlen, "record: %u plies on a %ux%u board", (unsigned)nplies, size, size);
         return -1;
     }
     if ((uint64_t)nvisits > (uint64_t)nplies * size * size) {
-        set_err(err, errlen, "record: %u visit entries for %u plies", (unsigned)nvisits,
+        util_errf(err, errlen, "record: %u visit entries for %u plies", (unsigned)nvisits,
                 (unsigned)nplies);
         return -1;
     }
@@ -207,20 +196,20 @@ static int check_ply(uint32_t i, int move, unsigned full, float value, unsigned 
                      int npoints, char *err, size_t errlen)
 {
     if (move < 0 || move >= npoints) {
-        set_err(err, errlen, "record: ply %u move %d off the board", (unsigned)i + 1, move);
+        util_errf(err, errlen, "record: ply %u move %d off the board", (unsigned)i + 1, move);
         return -1;
     }
     if (full > 1) {
-        set_err(err, errlen, "record: ply %u full flag %u not 0 or 1", (unsigned)i + 1, full);
+        util_errf(err, errlen, "record: ply %u full flag %u not 0 or 1", (unsigned)i + 1, full);
         return -1;
     }
     if (!isfinite(value) || value < -1.0f || value > 1.0f) {
-        set_err(err, errlen, "record: ply %u root value %g outside [-1,1]", (unsigned)i + 1,
+        util_errf(err, errlen, "record: ply %u root value %g outside [-1,1]", (unsigned)i + 1,
                 (double)value);
         return -1;
     }
     if ((int)nvisits > npoints) {
-        set_err(err, errlen, "record: ply %u has %u visit entries for %d points", (unsigned)i + 1,
+        util_errf(err, errlen, "record: ply %u has %u visit entries for %d points", (unsigned)i + 1,
                 nvisits, npoints);
         return -1;
     }
@@ -235,12 +224,12 @@ static int check_visits(uint32_t i, const record_visit_t *v, unsigned n, int npo
     for (unsigned k = 0; k < n; k++) {
         int m = v[k].move;
         if (m < 0 || m >= npoints) {
-            set_err(err, errlen, "record: ply %u visit %u at point %d off the board",
+            util_errf(err, errlen, "record: ply %u visit %u at point %d off the board",
                     (unsigned)i + 1, k + 1, m);
             return -1;
         }
         if (seen[m] == stamp) {
-            set_err(err, errlen, "record: ply %u lists point %d twice", (unsigned)i + 1, m);
+            util_errf(err, errlen, "record: ply %u lists point %d twice", (unsigned)i + 1, m);
             return -1;
         }
         seen[m] = stamp;
@@ -262,12 +251,12 @@ static int record_check(const game_record_t *r, char *err, size_t errlen)
         if (check_ply(i, p->move, p->full, p->root_value, p->nvisits, npoints, err, errlen) != 0)
             return -1;
         if (p->visit_off != off) {
-            set_err(err, errlen, "record: ply %u visits start at %u, expected %u", (unsigned)i + 1,
+            util_errf(err, errlen, "record: ply %u visits start at %u, expected %u", (unsigned)i + 1,
                     (unsigned)p->visit_off, (unsigned)off);
             return -1;
         }
         if ((uint64_t)off + p->nvisits > r->nvisits) {
-            set_err(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i + 1,
+            util_errf(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i + 1,
                     (unsigned)r->nvisits);
             return -1;
         }
@@ -276,7 +265,7 @@ static int record_check(const game_record_t *r, char *err, size_t errlen)
         off += p->nvisits;
     }
     if (off != r->nvisits) {
-        set_err(err, errlen, "record: plies use %u visit entries, record holds %u",
+        util_errf(err, errlen, "record: plies use %u visit entries, record holds %u",
                 (unsigned)off, (unsigned)r->nvisits);
         return -1;
     }
@@ -293,7 +282,7 @@ int record_validate(const game_record_t *r, char *err, size_t errlen)
     for (uint32_t i = 0; i < r->nplies; i++) {
         const record_ply_t *p = &r->plies[i];
         if (board_over(&b)) {
-            set_err(err, errlen, "ply %u: the game was already over (%s)", (unsigned)i + 1,
+            util_errf(err, errlen, "ply %u: the game was already over (%s)", (unsigned)i + 1,
                     result_str((result_t)b.result));
             return -1;
         }
@@ -301,14 +290,14 @@ int record_validate(const game_record_t *r, char *err, size_t errlen)
             int m = r->visits[p->visit_off + k].move;
             if (b.cells[m] != STONE_EMPTY) {
                 move_format_xy(m, r->size, xy, sizeof xy);
-                set_err(err, errlen, "ply %u: visits on occupied point %s", (unsigned)i + 1, xy);
+                util_errf(err, errlen, "ply %u: visits on occupied point %s", (unsigned)i + 1, xy);
                 return -1;
             }
         }
         move_status_t st = board_play(&b, p->move);
         if (st != MOVE_OK) {
             move_format_xy(p->move, r->size, xy, sizeof xy);
-            set_err(err, errlen, "ply %u: move %s is illegal: %s", (unsigned)i + 1, xy,
+            util_errf(err, errlen, "ply %u: move %s is illegal: %s", (unsigned)i + 1, xy,
                     move_status_str(st));
             return -1;
         }
@@ -317,19 +306,19 @@ int record_validate(const game_record_t *r, char *err, size_t errlen)
         /* The side to move after the last ply resigned: the game must still be
          * open and one colour must have won. */
         if (board_over(&b)) {
-            set_err(err, errlen, "resigned game ends in a finished position (%s)",
+            util_errf(err, errlen, "resigned game ends in a finished position (%s)",
                     result_str((result_t)b.result));
             return -1;
         }
         if (r->result != RESULT_BLACK && r->result != RESULT_WHITE) {
-            set_err(err, errlen, "resigned game has result %s",
+            util_errf(err, errlen, "resigned game has result %s",
                     result_str((result_t)r->result));
             return -1;
         }
         return 0;
     }
     if (r->result != b.result) {
-        set_err(err, errlen, "result %s does not match the final position (%s)",
+        util_errf(err, errlen, "result %s does not match the final position (%s)",
                 result_str((result_t)r->result), result_str((result_t)b.result));
         return -1;
     }
@@ -363,37 +352,7 @@ static uint32_t get_u32(const uint8_t *p)
            ((uint32_t)p[3] << 24);
 }
 
-/* ---- encoder: serialise in CHUNK pieces straight into deflate ---- */
-
-typedef struct zout {
-    z_stream zs;
-    uint8_t chunk[CHUNK];
-    size_t n;           /* bytes waiting in chunk */
-    uLong crc;          /* inner CRC of everything serialised so far */
-} zout_t;
-
-/* Feed the chunk to deflate; its output buffer holds deflateBound bytes,
- * so deflate always takes all of it. */
-static int zout_flush(zout_t *z)
-{
-    if (z->n == 0)
-        return 0;
-    z->crc = crc32(z->crc, z->chunk, (uInt)z->n);
-    z->zs.next_in = z->chunk;
-    z->zs.avail_in = (uInt)z->n;
-    int ret = deflate(&z->zs, Z_NO_FLUSH);
-    z->n = 0;
-    return (ret == Z_OK && z->zs.avail_in == 0) ? 0 : -1;
-}
-
-static int zout_put(zout_t *z, const uint8_t *p, size_t len)
-{
-    if (z->n + len > CHUNK && zout_flush(z) != 0)
-        return -1;
-    memcpy(z->chunk + z->n, p, len);
-    z->n += len;
-    return 0;
-}
+/* ---- encoder ---- */
 
 static size_t serial_bytes(uint32_t nplies, uint32_t nvisits)
 {
@@ -401,40 +360,13 @@ static size_t serial_bytes(uint32_t nplies, uint32_t nvisits)
            REC_CRC_BYTES;
 }
 
-size_t frame_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *err, size_t errlen)
+size_t record_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *err, size_t errlen)
 {
     if (record_check(r, err, errlen) != 0)
         return 0;
-    size_t slen = serial_bytes(r->nplies, r->nvisits);
-    zout_t *z = malloc(sizeof *z);
-    if (!z) {
-        set_err(err, errlen, "frame: out of memory");
+    frame_out_t *o = frame_out_begin(buf, cap, serial_bytes(r->nplies, r->nvisits), err, errlen);
+    if (!o)
         return 0;
-    }
-    memset(&z->zs, 0, sizeof z->zs);
-    z->n = 0;
-    z->crc = crc32(0L, Z_NULL, 0);
-    if (deflateInit(&z->zs, Z_DEFAULT_COMPRESSION) != Z_OK) {
-        set_err(err, errlen, "frame: zlib deflateInit failed");
-        goto out_free_z;
-    }
-    size_t need = FRAME_HEADER_BYTES + deflateBound(&z->zs, (uLong)slen);
-    if (need > FRAME_HEADER_BYTES + FRAME_MAX_PAYLOAD) {
-        set_err(err, errlen, "frame: record too large (%zu bytes)", slen);
-        goto out_end_deflate;
-    }
-    if (*cap < need) {
-        uint8_t *nb = realloc(*buf, need);
-        if (!nb) {
-            set_err(err, errlen, "frame: out of memory");
-            goto out_end_deflate;
-        }
-        *buf = nb;
-        *cap = need;
-    }
-    z->zs.next_out = *buf + FRAME_HEADER_BYTES;
-    z->zs.avail_out = (uInt)(need - FRAME_HEADER_BYTES);
-
     uint8_t t[REC_HEADER_BYTES];
     put_u32(t, RECORD_MAGIC);
     put_u16(t + 4, RECORD_VERSION);
@@ -442,180 +374,63 @@ size_t frame_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *er
     t[7] = r->size;
     t[8] = r->result;
     t[9] = r->flags;
-    put_u32(t + 10, r->model_gen);
+    put_u32(t + 10, r->model_gen > UINT32_MAX ? UINT32_MAX : (uint32_t)r->model_gen);
     put_u32(t + 14, r->nplies);
     put_u32(t + 18, r->nvisits);
-    int bad = zout_put(z, t, REC_HEADER_BYTES);
+    int bad = frame_out_put(o, t, REC_HEADER_BYTES);
     for (uint32_t i = 0; i < r->nplies && !bad; i++) {
         const record_ply_t *p = &r->plies[i];
         put_u16(t, (uint16_t)p->move);
         t[2] = p->full;
         put_u32(t + 3, float_bits(p->root_value));
         put_u16(t + 7, p->nvisits);
-        bad = zout_put(z, t, REC_PLY_BYTES);
+        bad = frame_out_put(o, t, REC_PLY_BYTES);
     }
     for (uint32_t i = 0; i < r->nvisits && !bad; i++) {
         put_u16(t, (uint16_t)r->visits[i].move);
         put_u16(t + 2, r->visits[i].count);
-        bad = zout_put(z, t, REC_VISIT_BYTES);
+        bad = frame_out_put(o, t, REC_VISIT_BYTES);
     }
-    if (!bad)
-        bad = zout_flush(z);
     if (!bad) {
-        put_u32(z->chunk, (uint32_t)z->crc);
-        z->zs.next_in = z->chunk;
-        z->zs.avail_in = REC_CRC_BYTES;
-        bad = deflate(&z->zs, Z_FINISH) != Z_STREAM_END;
+        put_u32(t, frame_out_crc(o));
+        bad = frame_out_put(o, t, REC_CRC_BYTES);
     }
     if (bad) {
-        set_err(err, errlen, "frame: zlib deflate failed");
-        goto out_end_deflate;
-    }
-    size_t plen = z->zs.total_out;
-    deflateEnd(&z->zs);
-    free(z);
-    put_u32(*buf, FRAME_MAGIC);
-    put_u32(*buf + 4, (uint32_t)plen);
-    put_u32(*buf + 8, (uint32_t)crc32(0L, *buf + FRAME_HEADER_BYTES, (uInt)plen));
-    return FRAME_HEADER_BYTES + plen;
-
-out_end_deflate:
-    deflateEnd(&z->zs);
-out_free_z:
-    free(z);
-    return 0;
-}
-
-/* ---- decoder: inflate in CHUNK pieces, never more than the fields need ---- */
-
-typedef struct zin {
-    z_stream zs;
-    uint8_t chunk[CHUNK];
-    size_t pos, have;   /* chunk[pos..have) not yet parsed */
-    size_t crc_from;    /* chunk[crc_from..pos) parsed but not yet in crc */
-    uLong crc;
-    int ended;          /* inflate reached the end of the zlib stream */
-} zin_t;
-
-static int zin_fill(zin_t *z, char *err, size_t errlen)
-{
-    z->crc = crc32(z->crc, z->chunk + z->crc_from, (uInt)(z->pos - z->crc_from));
-    size_t keep = z->have - z->pos;
-    memmove(z->chunk, z->chunk + z->pos, keep);
-    z->pos = 0;
-    z->crc_from = 0;
-    z->have = keep;
-    if (z->ended) {
-        set_err(err, errlen, "record: data ends early");
-        return -1;
-    }
-    z->zs.next_out = z->chunk + keep;
-    z->zs.avail_out = (uInt)(CHUNK - keep);
-    int ret = inflate(&z->zs, Z_NO_FLUSH);
-    z->have = CHUNK - z->zs.avail_out;
-    if (ret == Z_STREAM_END) {
-        z->ended = 1;
+        util_errf(err, errlen, "frame: zlib deflate failed");
+        frame_out_abort(o);
         return 0;
     }
-    if (ret == Z_OK)
-        return 0;
-    if (ret == Z_BUF_ERROR)
-        set_err(err, errlen, "zlib: compressed data truncated");
-    else if (ret == Z_MEM_ERROR)
-        set_err(err, errlen, "zlib: out of memory");
-    else
-        set_err(err, errlen, "zlib: %s", z->zs.msg ? z->zs.msg : "corrupt data");
-    return -1;
+    return frame_out_finish(o, err, errlen);
 }
 
-/* Next n (<= 64) bytes of the serialised record. */
-static const uint8_t *zin_get(zin_t *z, size_t n, char *err, size_t errlen)
-{
-    while (z->have - z->pos < n)
-        if (zin_fill(z, err, errlen) != 0)
-            return NULL;
-    const uint8_t *p = z->chunk + z->pos;
-    z->pos += n;
-    return p;
-}
+/* ---- decoder ---- */
 
-static uLong zin_crc(zin_t *z)
-{
-    z->crc = crc32(z->crc, z->chunk + z->crc_from, (uInt)(z->pos - z->crc_from));
-    z->crc_from = z->pos;
-    return z->crc;
-}
-
-/* Whether nothing follows: no serialised bytes, no zlib data, no payload bytes. */
-static int zin_at_end(zin_t *z, char *err, size_t errlen)
-{
-    if (z->have != z->pos) {
-        set_err(err, errlen, "record: trailing bytes after the record");
-        return -1;
-    }
-    while (!z->ended) {
-        uint8_t extra[16];
-        z->zs.next_out = extra;
-        z->zs.avail_out = sizeof extra;
-        int ret = inflate(&z->zs, Z_NO_FLUSH);
-        if (z->zs.avail_out != sizeof extra) {
-            set_err(err, errlen, "record: trailing bytes after the record");
-            return -1;
-        }
-        if (ret == Z_STREAM_END) {
-            z->ended = 1;
-        } else if (ret != Z_OK) {
-            set_err(err, errlen, "zlib: %s",
-                    ret == Z_BUF_ERROR ? "compressed data truncated"
-                                       : (z->zs.msg ? z->zs.msg : "corrupt data"));
-            return -1;
-        }
-    }
-    if (z->zs.avail_in != 0) {
-        set_err(err, errlen, "frame: %u bytes after the zlib stream", z->zs.avail_in);
-        return -1;
-    }
-    return 0;
-}
-
-static int decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *out, char *err,
+int record_decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *out, char *err,
                           size_t errlen)
 {
-    zin_t *z = malloc(sizeof *z);
-    if (!z) {
-        set_err(err, errlen, "frame: out of memory");
+    frame_in_t *z = frame_in_begin(payload, plen, err, errlen);
+    if (!z)
         return -1;
-    }
-    memset(&z->zs, 0, sizeof z->zs);
-    z->pos = z->have = z->crc_from = 0;
-    z->crc = crc32(0L, Z_NULL, 0);
-    z->ended = 0;
-    z->zs.next_in = (Bytef *)payload;
-    z->zs.avail_in = plen;
     int rc = -1;
-    if (inflateInit(&z->zs) != Z_OK) {
-        set_err(err, errlen, "zlib: inflateInit failed");
-        goto out_free_z;
-    }
-    const uint8_t *p = zin_get(z, REC_HEADER_BYTES, err, errlen);
+    const uint8_t *p = frame_in_get(z, REC_HEADER_BYTES, err, errlen);
     if (!p)
-        goto out_end_inflate;
+        goto out_free_in;
     if (get_u32(p) != RECORD_MAGIC) {
-        set_err(err, errlen, "record: bad magic 0x%08x", (unsigned)get_u32(p));
-        goto out_end_inflate;
+        util_errf(err, errlen, "record: bad magic 0x%08x", (unsigned)get_u32(p));
+        goto out_free_in;
     }
     if (get_u16(p + 4) != RECORD_VERSION) {
-        set_err(err, errlen, "record: version %u, this build reads version %d",
+        util_errf(err, errlen, "record: version %u, this build reads version %d",
                 (unsigned)get_u16(p + 4), RECORD_VERSION);
-        goto out_end_inflate;
+        goto out_free_in;
     }
     unsigned rule = p[6], size = p[7], result = p[8], flags = p[9];
     uint32_t gen = get_u32(p + 10), nplies = get_u32(p + 14), nvisits = get_u32(p + 18);
     if (check_header(rule, size, result, flags, nplies, nvisits, err, errlen) != 0)
-        goto out_end_inflate;
+        goto out_free_in;
     if (record_reserve(out, nplies, nvisits) != 0) {
-        set_err(err, errlen, "record: out of memory");
-        goto out_end_inflate;
+        util_errf(err, errlen, "record: out of memory");
+        goto out_free_in;
     }
     out->rule = (uint8_t)rule;
     out->size = (uint8_t)size;
@@ -627,18 +442,18 @@ static int decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *
     int npoints = (int)(size * size);
     uint64_t off = 0;
     for (uint32_t i = 0; i < nplies; i++) {
-        p = zin_get(z, REC_PLY_BYTES, err, errlen);
+        p = frame_in_get(z, REC_PLY_BYTES, err, errlen);
         if (!p)
-            goto out_end_inflate;
+            goto out_free_in;
         int move = (int16_t)get_u16(p);
         float value = bits_float(get_u32(p + 3));
         unsigned nv = get_u16(p + 7);
         if (check_ply(i, move, p[2], value, nv, npoints, err, errlen) != 0)
-            goto out_end_inflate;
+            goto out_free_in;
         if (off + nv > nvisits) {
-            set_err(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i + 1,
+            util_errf(err, errlen, "record: ply %u visits run past the %u entries", (unsigned)i + 1,
                     (unsigned)nvisits);
-            goto out_end_inflate;
+            goto out_free_in;
         }
         record_ply_t *q = &out->plies[i];
         q->move = (int16_t)move;
@@ -649,27 +464,27 @@ static int decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *
         off += nv;
     }
     if (off != nvisits) {
-        set_err(err, errlen, "record: plies use %u visit entries, header says %u",
+        util_errf(err, errlen, "record: plies use %u visit entries, header says %u",
                 (unsigned)off, (unsigned)nvisits);
-        goto out_end_inflate;
+        goto out_free_in;
     }
     for (uint32_t i = 0; i < nvisits; i++) {
-        p = zin_get(z, REC_VISIT_BYTES, err, errlen);
+        p = frame_in_get(z, REC_VISIT_BYTES, err, errlen);
         if (!p)
-            goto out_end_inflate;
+            goto out_free_in;
         out->visits[i].move = (int16_t)get_u16(p);
         out->visits[i].count = get_u16(p + 2);
     }
-    uLong want = zin_crc(z);
-    p = zin_get(z, REC_CRC_BYTES, err, errlen);
+    uint32_t want = frame_in_crc(z);
+    p = frame_in_get(z, REC_CRC_BYTES, err, errlen);
     if (!p)
-        goto out_end_inflate;
-    if (get_u32(p) != (uint32_t)want) {
-        set_err(err, errlen, "record: checksum mismatch");
-        goto out_end_inflate;
+        goto out_free_in;
+    if (get_u32(p) != want) {
+        util_errf(err, errlen, "record: checksum mismatch");
+        goto out_free_in;
     }
-    if (zin_at_end(z, err, errlen) != 0)
-        goto out_end_inflate;
+    if (frame_in_end(z, err, errlen) != 0)
+        goto out_free_in;
     out->nplies = nplies;
     out->nvisits = nvisits;
     uint32_t seen[BOARD_CELLS] = {0};
@@ -680,89 +495,41 @@ static int decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *
             goto out_empty;
     }
     rc = 0;
-    goto out_end_inflate;
+    goto out_free_in;
 
 out_empty:
     out->nplies = 0;
     out->nvisits = 0;
-out_end_inflate:
-    inflateEnd(&z->zs);
-out_free_z:
-    free(z);
+out_free_in:
+    frame_in_free(z);
     return rc;
 }
 
-/* ---- frames ---- */
 
-static const uint8_t frame_magic_bytes[4] = {
-    FRAME_MAGIC & 0xff, (FRAME_MAGIC >> 8) & 0xff, (FRAME_MAGIC >> 16) & 0xff, FRAME_MAGIC >> 24,
-};
+/* ---- records in frames ---- */
 
-/* Whether buf[0..len) could be the start of a frame's magic. */
-static int magic_prefix(const uint8_t *buf, size_t len)
+frame_status_t record_decode(const uint8_t *buf, size_t len, size_t *consumed,
+                             game_record_t *out, char *err, size_t errlen)
 {
-    return memcmp(buf, frame_magic_bytes, len < 4 ? len : 4) == 0;
-}
-
-bool frame_at_magic(const uint8_t *buf, size_t len)
-{
-    return magic_prefix(buf, len);
-}
-
-/* Distance from buf to the next place a frame could start (>= 1). */
-static size_t frame_resync(const uint8_t *buf, size_t len)
-{
-    for (size_t i = 1; i < len; i++)
-        if (buf[i] == frame_magic_bytes[0] && magic_prefix(buf + i, len - i))
-            return i;
-    return len;
-}
-
-frame_status_t frame_decode(const uint8_t *buf, size_t len, size_t *consumed,
-                            game_record_t *out, char *err, size_t errlen)
-{
-    *consumed = 0;
-    if (len == 0)
-        return FRAME_NEED_MORE;
-    if (!magic_prefix(buf, len)) {
-        set_err(err, errlen, "bad magic (not a frame start)");
-        *consumed = frame_resync(buf, len);
-        return FRAME_BAD;
-    }
-    if (len < FRAME_HEADER_BYTES)
-        return FRAME_NEED_MORE;
-    uint32_t plen = get_u32(buf + 4);
-    if (plen > FRAME_MAX_PAYLOAD) {
-        set_err(err, errlen, "payload length %u over the limit %u", (unsigned)plen,
-                (unsigned)FRAME_MAX_PAYLOAD);
-        *consumed = frame_resync(buf, len);
-        return FRAME_BAD;
-    }
-    if (len - FRAME_HEADER_BYTES < plen)
-        return FRAME_NEED_MORE;
-    const uint8_t *payload = buf + FRAME_HEADER_BYTES;
-    if ((uint32_t)crc32(0L, payload, plen) != get_u32(buf + 8)) {
-        set_err(err, errlen, "crc mismatch");
-        *consumed = frame_resync(buf, len);
-        return FRAME_BAD;
-    }
-    /* The CRC vouches for the length, so a bad record skips the whole frame. */
-    *consumed = FRAME_HEADER_BYTES + (size_t)plen;
-    if (decode_payload(payload, plen, out, err, errlen) != 0)
+    uint32_t plen = 0;
+    frame_status_t st = frame_open(buf, len, consumed, &plen, err, errlen);
+    if (st != FRAME_OK)
+        return st;
+    if (record_decode_payload(buf + FRAME_HEADER_BYTES, plen, out, err, errlen) != 0)
         return FRAME_BAD;
     return FRAME_OK;
 }
 
-int frame_write(FILE *f, const game_record_t *r, char *err, size_t errlen)
+int record_write(FILE *f, const game_record_t *r, char *err, size_t errlen)
 {
     uint8_t *buf = NULL;
     size_t cap = 0;
-    size_t n = frame_encode(r, &buf, &cap, err, errlen);
+    size_t n = record_encode(r, &buf, &cap, err, errlen);
     int rc = -1;
     if (n == 0)
         goto out_free_buf;
     if (fwrite(buf, 1, n, f) != n) {
-        set_err(err, errlen, "write failed: %s", strerror(errno));
+        util_errf(err, errlen, "write failed: %s", strerror(errno));
         goto out_free_buf;
     }
     rc = 0;
@@ -771,136 +538,95 @@ out_free_buf:
     return rc;
 }
 
+int record_stream_next(frame_stream_t *fs, game_record_t *out, const uint8_t **frame,
+                       size_t *framelen, char *err, size_t errlen)
+{
+    const uint8_t *f;
+    size_t flen;
+    uint64_t off;
+    int rc = frame_stream_next(fs, &f, &flen, &off, err, errlen);
+    if (rc != 1)
+        return rc;
+    char why[200];
+    if (record_decode_payload(f + FRAME_HEADER_BYTES, (uint32_t)(flen - FRAME_HEADER_BYTES), out,
+                              why, sizeof why) != 0) {
+        frame_stream_mark_bad(fs);
+        util_errf(err, errlen, "bad frame at byte %llu: %s", (unsigned long long)off, why);
+        return -1;
+    }
+    if (frame)
+        *frame = f;
+    if (framelen)
+        *framelen = flen;
+    return 1;
+}
+
 /* ---- file reader ---- */
 
-struct frame_reader {
-    FILE *f;
-    uint8_t *buf;
-    size_t cap, start, end;   /* buf[start..end) read but not yet decoded */
-    uint64_t off;             /* file offset of buf[start] */
-    int eof;
-    int in_bad;               /* the last result was a bad frame */
+struct record_reader {
+    int fd;
+    frame_stream_t *fs;
+    uint64_t read_bytes;
 };
 
-frame_reader_t *frame_reader_open(const char *path, char *err, size_t errlen)
+record_reader_t *record_reader_open(const char *path, char *err, size_t errlen)
 {
-    frame_reader_t *fr = calloc(1, sizeof *fr);
-    if (!fr) {
-        set_err(err, errlen, "%s: out of memory", path);
+    record_reader_t *rr = calloc(1, sizeof *rr);
+    if (!rr) {
+        util_errf(err, errlen, "%s: out of memory", path);
         return NULL;
     }
-    fr->f = fopen(path, "rb");
-    if (!fr->f) {
-        set_err(err, errlen, "%s: %s", path, strerror(errno));
-        goto out_free_fr;
+    rr->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (rr->fd < 0) {
+        util_errf(err, errlen, "%s: %s", path, strerror(errno));
+        goto out_free_rr;
     }
-    fr->cap = 64 * 1024;
-    fr->buf = malloc(fr->cap);
-    if (!fr->buf) {
-        set_err(err, errlen, "%s: out of memory", path);
+    rr->fs = frame_stream_create();
+    if (!rr->fs) {
+        util_errf(err, errlen, "%s: out of memory", path);
         goto out_close;
     }
-    return fr;
+    return rr;
 
 out_close:
-    fclose(fr->f);
-out_free_fr:
-    free(fr);
+    close(rr->fd);
+out_free_rr:
+    free(rr);
     return NULL;
 }
 
-void frame_reader_free(frame_reader_t *fr)
+void record_reader_free(record_reader_t *rr)
 {
-    if (!fr)
+    if (!rr)
         return;
-    fclose(fr->f);
-    free(fr->buf);
-    free(fr);
+    if (rr->fd >= 0)
+        close(rr->fd);
+    frame_stream_free(rr->fs);
+    free(rr);
 }
 
-/* Read more of the file; 0, or -1 on a read error. Sets eof at the end. */
-static int reader_fill(frame_reader_t *fr, char *err, size_t errlen)
+int record_reader_next(record_reader_t *rr, game_record_t *out, char *err, size_t errlen)
 {
-    if (fr->start > 0) {
-        memmove(fr->buf, fr->buf + fr->start, fr->end - fr->start);
-        fr->end -= fr->start;
-        fr->start = 0;
-    }
-    if (fr->end == fr->cap) {
-        /* A frame never exceeds the header plus the largest payload. */
-        size_t ncap = fr->cap * 2;
-        if (ncap > FRAME_HEADER_BYTES + FRAME_MAX_PAYLOAD)
-            ncap = FRAME_HEADER_BYTES + FRAME_MAX_PAYLOAD;
-        assert(ncap > fr->cap);
-        uint8_t *nb = realloc(fr->buf, ncap);
-        if (!nb) {
-            set_err(err, errlen, "out of memory");
-            return -1;
-        }
-        fr->buf = nb;
-        fr->cap = ncap;
-    }
-    size_t n = fread(fr->buf + fr->end, 1, fr->cap - fr->end, fr->f);
-    fr->end += n;
-    if (n == 0) {
-        if (ferror(fr->f)) {
-            /* Report once and then end, rather than retry forever. */
-            set_err(err, errlen, "read error at byte %llu: %s",
-                    (unsigned long long)(fr->off + fr->end - fr->start), strerror(errno));
-            fr->eof = 1;
-            return -1;
-        }
-        fr->eof = 1;
-    }
-    return 0;
-}
-
-int frame_reader_next(frame_reader_t *fr, game_record_t *out, char *err, size_t errlen)
-{
-    char why[200];
     for (;;) {
-        size_t avail = fr->end - fr->start, used = 0;
-        const uint8_t *p = fr->buf + fr->start;
-        frame_status_t st = frame_decode(p, avail, &used, out, why, sizeof why);
-        if (st == FRAME_OK) {
-            fr->start += used;
-            fr->off += used;
-            fr->in_bad = 0;
-            return 1;
+        int rc = record_stream_next(rr->fs, out, NULL, NULL, err, errlen);
+        if (rc != 0)
+            return rc;
+        if (rr->fd < 0)
+            return 0;
+        ssize_t n = frame_stream_fill(rr->fs, rr->fd);
+        if (n > 0) {
+            rr->read_bytes += (uint64_t)n;
+            continue;
         }
-        if (st == FRAME_BAD) {
-            /* Garbage that goes on past what the last read brought in is
-             * the stretch already reported. */
-            int more_of_same = fr->in_bad && !magic_prefix(p, avail);
-            if (!more_of_same)
-                set_err(err, errlen, "bad frame at byte %llu: %s", (unsigned long long)fr->off,
-                        why);
-            fr->start += used;
-            fr->off += used;
-            fr->in_bad = 1;
-            if (more_of_same)
-                continue;
-            return -1;
-        }
-        if (fr->eof) {
-            if (avail == 0)
-                return 0;
-            if (avail < FRAME_HEADER_BYTES)
-                set_err(err, errlen, "bad frame at byte %llu: truncated header (%zu bytes)",
-                        (unsigned long long)fr->off, avail);
-            else
-                set_err(err, errlen,
-                        "bad frame at byte %llu: truncated (payload %u bytes, %zu in file)",
-                        (unsigned long long)fr->off, (unsigned)get_u32(p + 4),
-                        avail - FRAME_HEADER_BYTES);
-            used = frame_resync(p, avail);
-            fr->start += used;
-            fr->off += used;
-            fr->in_bad = 1;
-            return -1;
-        }
-        if (reader_fill(fr, why, sizeof why) != 0) {
-            set_err(err, errlen, "%s", why);
+        /* End of file, or a read error: report it once and then end,
+         * rather than retry forever. */
+        int e = errno;
+        close(rr->fd);
+        rr->fd = -1;
+        frame_stream_set_eof(rr->fs);
+        if (n != 0) {
+            util_errf(err, errlen, "read error at byte %llu: %s",
+                    (unsigned long long)rr->read_bytes, strerror(e));
             return -1;
         }
     }

@@ -1,13 +1,12 @@
-/* Game records and their frames.
+/* Game records.
  *
  * A game record is one self-play (or match) game: rule, size, result, model
  * generation, and per ply the move, whether it was a full search (only
  * those train the policy), the search's root value and the root visit
  * counts as a sparse list.
  *
- * On disk and on pipes a record travels as one frame:
- *   u32 magic FRAME_MAGIC | u32 payload length | u32 CRC32(payload) | payload
- * (little endian), payload = zlib(serialised record). The serialised record
+ * On disk and on pipes a record travels as one frame (engine/frame.h),
+ * payload = zlib(serialised record). The serialised record
  * starts with its own magic and RECORD_VERSION. Every field is checked on
  * decode: a bad frame is an error with a one-line message, never a crash.
  * A .gzr file is a sequence of frames. */
@@ -19,10 +18,8 @@
 #include <stdio.h>
 
 #include "engine/board.h"
+#include "engine/frame.h"
 
-#define FRAME_MAGIC 0x31465a47u     /* "GZF1" little endian */
-#define FRAME_HEADER_BYTES 12
-#define FRAME_MAX_PAYLOAD (4u << 20) /* larger length fields are rejected */
 #define RECORD_VERSION 1
 
 typedef struct record_visit {
@@ -46,7 +43,8 @@ typedef struct game_record {
     uint8_t size;
     uint8_t result;        /* result_t */
     uint8_t flags;         /* RECORD_FLAG_* */
-    uint32_t model_gen;    /* generation of the model that played it */
+    uint64_t model_gen;    /* generation of the model that played it (the file keeps 32 bits:
+                            * larger ones are stored as UINT32_MAX) */
     uint32_t nplies;
     uint32_t nvisits;
     record_ply_t *plies;
@@ -59,7 +57,7 @@ typedef struct game_record {
 
 void record_init(game_record_t *r);
 void record_free(game_record_t *r);
-void record_clear(game_record_t *r, rule_t rule, int size, uint32_t model_gen);
+void record_clear(game_record_t *r, rule_t rule, int size, uint64_t model_gen);
 /* Append a ply; returns 0, or -1 when out of memory. */
 int record_add_ply(game_record_t *r, int move, int full, float root_value,
                    const record_visit_t *visits, int nvisits);
@@ -77,14 +75,8 @@ int record_validate(const game_record_t *r, char *err, size_t errlen);
 
 /* Encode r as one frame into *buf (grown with realloc as needed, caller
  * frees); returns the frame length, or 0 on failure with err set (a record
- * whose fields frame_decode would reject is refused here too). */
-size_t frame_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *err, size_t errlen);
-
-typedef enum {
-    FRAME_OK = 0,      /* *out holds the record, *consumed bytes used */
-    FRAME_NEED_MORE,   /* a valid prefix: give more bytes */
-    FRAME_BAD,         /* corrupt: err says why, skip *consumed bytes and retry */
-} frame_status_t;
+ * whose fields record_decode would reject is refused here too). */
+size_t record_encode(const game_record_t *r, uint8_t **buf, size_t *cap, char *err, size_t errlen);
 
 /* Decode one frame from the front of buf. On FRAME_BAD, *consumed is how far
  * to skip to resynchronise (to the next possible magic; past the whole frame
@@ -94,27 +86,31 @@ typedef enum {
  * and version, every field in range, counts consistent, the record's own
  * CRC, no trailing bytes. Legality of the moves is record_validate's job.
  * *out keeps its capacity; after FRAME_BAD its contents are unspecified. */
-frame_status_t frame_decode(const uint8_t *buf, size_t len, size_t *consumed,
-                            game_record_t *out, char *err, size_t errlen);
+frame_status_t record_decode(const uint8_t *buf, size_t len, size_t *consumed,
+                             game_record_t *out, char *err, size_t errlen);
+/* Decode a frame's payload (the envelope already checked); 0 or -1 with err. */
+int record_decode_payload(const uint8_t *payload, uint32_t plen, game_record_t *out, char *err,
+                          size_t errlen);
 
-/* Whether buf's first bytes (up to 4) match FRAME_MAGIC, i.e. a frame could
- * start there. A stream reader that gets its bytes in pieces should count a
- * FRAME_BAD that comes right after another FRAME_BAD (no FRAME_OK between)
- * only if buf started at a magic: otherwise it is the same stretch of
- * garbage, cut where the bytes happened to arrive. frame_reader does this. */
-bool frame_at_magic(const uint8_t *buf, size_t len);
+/* The next record of a frame stream (engine/frame.h): 1 with *out (and the
+ * frame's bytes in *frame and *framelen when not NULL, valid until the stream's
+ * next call); 0: need more bytes (or the end, after frame_stream_set_eof);
+ * -1: a bad frame or a bad record inside a good frame, err says what and
+ * at which byte offset; call again to go on after it. */
+int record_stream_next(frame_stream_t *fs, game_record_t *out, const uint8_t **frame,
+                       size_t *framelen, char *err, size_t errlen);
 
-/* Reads frames from a file, skipping bad ones. Constant memory: at most one
- * frame (FRAME_HEADER_BYTES + FRAME_MAX_PAYLOAD) is buffered. A stretch of
- * garbage is reported once, at the byte where it starts. */
-typedef struct frame_reader frame_reader_t;
-frame_reader_t *frame_reader_open(const char *path, char *err, size_t errlen);
+/* Reads records from a file, skipping bad frames, through one
+ * frame_stream_t (constant memory). A stretch of garbage is reported once,
+ * at the byte where it starts. */
+typedef struct record_reader record_reader_t;
+record_reader_t *record_reader_open(const char *path, char *err, size_t errlen);
 /* 1: a record in *out; 0: end of file; -1: a bad frame, err says what and
  * at which byte offset, and the next call goes on after it. */
-int frame_reader_next(frame_reader_t *fr, game_record_t *out, char *err, size_t errlen);
-void frame_reader_free(frame_reader_t *fr);
+int record_reader_next(record_reader_t *rr, game_record_t *out, char *err, size_t errlen);
+void record_reader_free(record_reader_t *rr);
 
 /* Append one frame to an open stdio stream; 0 or -1 with err set. */
-int frame_write(FILE *f, const game_record_t *r, char *err, size_t errlen);
+int record_write(FILE *f, const game_record_t *r, char *err, size_t errlen);
 
 #endif

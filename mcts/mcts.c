@@ -52,7 +52,8 @@ typedef struct pending {
 
 struct mcts {
     mcts_params_t p;
-    mcts_cache_t *cache;   /* borrowed, may be NULL */
+    mcts_probe_fn probe;   /* may be NULL */
+    void *probe_user;
     arena_t ar[2];
     int cur;               /* live arena */
     uint32_t root;
@@ -68,70 +69,6 @@ struct mcts {
 };
 
 #define PRIOR_ONE 65535.0f
-
-/* ---------------------------------------------------------------- cache */
-
-typedef struct cache_slot {
-    uint64_t key;
-    float value;          /* side to move */
-    uint16_t size;        /* 0: empty slot */
-    uint16_t prior[BOARD_CELLS];   /* by point, prior * 65535 */
-} cache_slot_t;
-
-struct mcts_cache {
-    cache_slot_t *slots;
-    size_t nslots;
-    uint64_t hits, lookups;
-};
-
-mcts_cache_t *mcts_cache_create(size_t mem_bytes, char *err, size_t errlen)
-{
-    mcts_cache_t *c = calloc(1, sizeof *c);
-    if (!c)
-        goto out_nomem;
-    c->nslots = mem_bytes / sizeof(cache_slot_t);
-    if (c->nslots < 1)
-        c->nslots = 1;
-    c->slots = calloc(c->nslots, sizeof(cache_slot_t));
-    if (!c->slots)
-        goto out_free_cache;
-    return c;
-out_free_cache:
-    free(c);
-out_nomem:
-    snprintf(err, errlen, "out of memory for an NN cache of %zu bytes", mem_bytes);
-    return NULL;
-}
-
-void mcts_cache_free(mcts_cache_t *c)
-{
-    if (!c)
-        return;
-    free(c->slots);
-    free(c);
-}
-
-void mcts_cache_clear(mcts_cache_t *c)
-{
-    for (size_t i = 0; i < c->nslots; i++)
-        c->slots[i].size = 0;
-}
-
-uint64_t mcts_cache_hits(const mcts_cache_t *c) { return c->hits; }
-uint64_t mcts_cache_lookups(const mcts_cache_t *c) { return c->lookups; }
-size_t mcts_cache_entries(const mcts_cache_t *c) { return c->nslots; }
-
-static uint64_t cache_key(const board_t *b)
-{
-    uint64_t k = b->hash ^ ((uint64_t)(b->rule + 1) * 0x9e3779b97f4a7c15ull) ^
-                 ((uint64_t)b->size * 0xc2b2ae3d27d4eb4full);
-    return k ? k : 1;
-}
-
-static cache_slot_t *cache_slot(mcts_cache_t *c, uint64_t key)
-{
-    return &c->slots[(size_t)((key >> 17) % c->nslots)];
-}
 
 /* ------------------------------------------------------------ utilities */
 
@@ -393,40 +330,25 @@ static void set_priors(mcts_t *t, node_t *nd, const float *row)
     sort_edges(ed, k);
 }
 
-static void cache_store(mcts_t *t, const board_t *b, const node_t *nd, float value)
+/* A leaf the evaluator already knows (its cache): expand it now. */
+static bool probe_leaf(mcts_t *t, const board_t *b, node_t *nd, float *value)
 {
-    mcts_cache_t *c = t->cache;
-    uint64_t key = cache_key(b);
-    cache_slot_t *s = cache_slot(c, key);
-    int npts = board_npoints(b);
-    memset(s->prior, 0, (size_t)npts * sizeof s->prior[0]);
-    const edge_t *ed = CE(t, nd->edge);
-    for (int i = 0; i < nd->nedges; i++)
-        s->prior[ed[i].move] = ed[i].prior;
-    s->key = key;
-    s->size = b->size;
-    s->value = value;
-}
-
-static bool cache_lookup(mcts_t *t, const board_t *b, node_t *nd, float *value)
-{
-    mcts_cache_t *c = t->cache;
-    uint64_t key = cache_key(b);
-    cache_slot_t *s = cache_slot(c, key);
-    c->lookups++;
-    if (s->size != b->size || s->key != key)
-        return false;
-    c->hits++;
     float row[BOARD_CELLS];
-    const edge_t *ed = CE(t, nd->edge);
-    for (int i = 0; i < nd->nedges; i++)
-        row[ed[i].move] = s->prior[ed[i].move];
+    if (!t->probe(t->probe_user, b, row, value))
+        return false;
     set_priors(t, nd, row);
-    *value = s->value;
     return true;
 }
 
 /* --------------------------------------------------------------- search */
+
+/* An evaluator's value into [-1, 1] (NaN: -1). */
+static float clamp_value(float v)
+{
+    if (!(v >= -1.0f))
+        return -1.0f;
+    return v > 1.0f ? 1.0f : v;
+}
 
 /* Back up `v` (side to move at the leaf) along path[0..depth-1]. */
 static void backup(mcts_t *t, const uint32_t *path, int depth, float v, bool had_vl)
@@ -514,9 +436,9 @@ static int select_leaf(mcts_t *t, pending_t *pd)
             nd = N(t, ni);
             if (nd->state == NS_NEW) {
                 float v;
-                if (t->cache && cache_lookup(t, b, nd, &v)) {
+                if (t->probe && probe_leaf(t, b, nd, &v)) {
                     nd->state = NS_EXPANDED;
-                    backup(t, pd->path, depth, v, false);
+                    backup(t, pd->path, depth, clamp_value(v), false);
                     return SEL_DONE;
                 }
                 nd->state = NS_PENDING;
@@ -575,16 +497,9 @@ static void deliver_from(mcts_t *t, pending_t *pend, int n, const float *policy,
         pending_t *pd = &pend[k];
         node_t *nd = N(t, pd->path[pd->depth - 1]);
         assert(nd->state == NS_PENDING);
-        float v = value[k];
-        if (!(v >= -1.0f))
-            v = -1.0f;   /* also NaN */
-        if (v > 1.0f)
-            v = 1.0f;
         set_priors(t, nd, policy + (size_t)k * BOARD_CELLS);
         nd->state = NS_EXPANDED;
-        if (t->cache)
-            cache_store(t, &pd->board, nd, v);
-        backup(t, pd->path, pd->depth, v, true);
+        backup(t, pd->path, pd->depth, clamp_value(value[k]), true);
     }
 }
 
@@ -634,7 +549,32 @@ static void tree_clear(mcts_t *t)
     t->root_noised = false;
 }
 
-mcts_t *mcts_create(const mcts_params_t *p, mcts_cache_t *cache, char *err, size_t errlen)
+/* mcts_create gives each arena 64 edges per node: a node (20 bytes) and
+ * 64 edges (8 bytes each) per 532 bytes. */
+#define EDGES_PER_NODE 64
+
+size_t mcts_tree_bytes(uint32_t visits, int size)
+{
+    /* A search of V visits makes at most V nodes with at most size^2 edges
+     * each; an arena holds the subtree kept from the last search and the
+     * next one (it compacts when half full), and there are two arenas. */
+    size_t npts = (size_t)size * (size_t)size;
+    size_t nodes = 2 * ((size_t)visits + 16);
+    size_t edges = nodes * npts;
+    size_t ncap = (edges + EDGES_PER_NODE - 1) / EDGES_PER_NODE;
+    if (ncap < nodes)
+        ncap = nodes;
+    size_t bytes = 2 * ncap * (sizeof(node_t) + EDGES_PER_NODE * sizeof(edge_t));
+    return bytes > ((size_t)1 << 20) ? bytes : (size_t)1 << 20;
+}
+
+void mcts_set_probe(mcts_t *t, mcts_probe_fn probe, void *user)
+{
+    t->probe = probe;
+    t->probe_user = user;
+}
+
+mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
 {
     if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
         !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f)) {
@@ -642,8 +582,8 @@ mcts_t *mcts_create(const mcts_params_t *p, mcts_cache_t *cache, char *err, size
         return NULL;
     }
     size_t half = p->mem_bytes / 2;
-    size_t per = sizeof(node_t) + 64 * sizeof(edge_t);   /* a node and its share of edges */
-    size_t ncap = half / per, ecap = ncap * 64;
+    size_t per = sizeof(node_t) + EDGES_PER_NODE * sizeof(edge_t);   /* a node and its edges */
+    size_t ncap = half / per, ecap = ncap * EDGES_PER_NODE;
     if (ncap < 64) {
         snprintf(err, errlen, "search memory of %zu bytes is too small", p->mem_bytes);
         return NULL;
@@ -656,7 +596,6 @@ mcts_t *mcts_create(const mcts_params_t *p, mcts_cache_t *cache, char *err, size
     if (!t)
         goto out_nomem;
     t->p = *p;
-    t->cache = cache;
     t->rng = p->seed ^ 0x5851f42d4c957f2dull;
     for (int i = 0; i < 2; i++) {
         t->ar[i].ncap = ncap;
@@ -1082,82 +1021,3 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
 
 size_t mcts_nodes_used(const mcts_t *t) { return t->ar[t->cur].nused - 1; }
 size_t mcts_edges_used(const mcts_t *t) { return t->ar[t->cur].eused; }
-
-/* ------------------------------------------------------------ net eval */
-
-struct mcts_neteval {
-    nn_net_t *net;          /* borrowed */
-    int max_batch;
-    int m;                  /* board_max of the net */
-    float *in;              /* (max_batch, NN_PLANES, M, M) */
-    float *pol;             /* (max_batch, M*M) */
-    float *val;             /* (max_batch, 3) */
-    uint64_t calls, evals;
-};
-
-mcts_neteval_t *mcts_neteval_create(nn_net_t *net, int max_batch, char *err, size_t errlen)
-{
-    if (max_batch < 1 || max_batch > net->max_batch) {
-        snprintf(err, errlen, "eval batch %d outside 1..%d", max_batch, net->max_batch);
-        return NULL;
-    }
-    mcts_neteval_t *ne = calloc(1, sizeof *ne);
-    if (!ne)
-        goto out_nomem;
-    ne->net = net;
-    ne->max_batch = max_batch;
-    ne->m = net->cfg.board_max;
-    size_t mm = (size_t)ne->m * (size_t)ne->m;
-    ne->in = malloc((size_t)max_batch * NN_PLANES * mm * sizeof(float));
-    ne->pol = malloc((size_t)max_batch * mm * sizeof(float));
-    ne->val = malloc((size_t)max_batch * NN_VALUE_OUTPUTS * sizeof(float));
-    if (!ne->in || !ne->pol || !ne->val)
-        goto out_free_ne;
-    return ne;
-out_free_ne:
-    mcts_neteval_free(ne);
-out_nomem:
-    snprintf(err, errlen, "out of memory for eval buffers (batch %d)", max_batch);
-    return NULL;
-}
-
-void mcts_neteval_free(mcts_neteval_t *ne)
-{
-    if (!ne)
-        return;
-    free(ne->in);
-    free(ne->pol);
-    free(ne->val);
-    free(ne);
-}
-
-void mcts_neteval_eval(void *user, const board_t *const *boards, int n, float *policy,
-                       float *value)
-{
-    mcts_neteval_t *ne = user;
-    int m = ne->m;
-    size_t mm = (size_t)m * (size_t)m;
-    for (int off = 0; off < n; off += ne->max_batch) {
-        int k = n - off < ne->max_batch ? n - off : ne->max_batch;
-        for (int i = 0; i < k; i++) {
-            assert(boards[off + i]->size <= m);
-            nn_encode(boards[off + i], m, ne->in + (size_t)i * NN_PLANES * mm);
-        }
-        ne->net->be->forward(ne->net->ctx, ne->in, k, ne->pol, ne->val);
-        ne->calls++;
-        ne->evals += (uint64_t)k;
-        for (int i = 0; i < k; i++) {
-            const board_t *b = boards[off + i];
-            int s = b->size, np = s * s;
-            float *row = policy + (size_t)(off + i) * BOARD_CELLS;
-            const float *src = ne->pol + (size_t)i * mm;
-            for (int p = 0; p < np; p++)
-                row[p] = src[nn_policy_index(p, s, m)];
-            const float *v = ne->val + (size_t)i * NN_VALUE_OUTPUTS;
-            value[off + i] = v[0] - v[2];
-        }
-    }
-}
-
-uint64_t mcts_neteval_calls(const mcts_neteval_t *ne) { return ne->calls; }
-uint64_t mcts_neteval_evals(const mcts_neteval_t *ne) { return ne->evals; }

@@ -1,8 +1,10 @@
 /* Monte-Carlo tree search: PUCT with first-play-urgency reduction,
  * Dirichlet noise at the root, tree reuse between moves, exact values at
- * terminal positions, an NN cache in front of the evaluator, and a
- * two-phase (gather / deliver) interface so that a caller can batch the
- * leaves of many trees into one NN call.
+ * terminal positions, and a two-phase (gather / deliver) interface so that
+ * a caller can batch the leaves of many trees into one NN call. The search
+ * sees positions and an evaluation function only (mcts_eval_fn, and an
+ * optional mcts_probe_fn for an evaluator's cache); the net, its encoding
+ * and its cache live in nn/eval.h.
  *
  * Points of view: every value in this API is in [-1, 1] and is from the
  * point of view of the side to move of the position it belongs to
@@ -25,8 +27,13 @@
  * Memory: nodes and edges (move, prior, child) come from two fixed arenas
  * made by mcts_create; nothing is allocated while searching. Tree reuse
  * keeps the subtree under the played move and compacts it into the spare
- * arena when the live one runs low. When the arena is full a search stops
- * early (mcts_result_t.mem_full). Not thread-safe: one thread per tree. */
+ * arena when the live one runs low (mcts_tree_bytes says how much a search
+ * of N visits needs). When the arena is full a search stops early
+ * (mcts_result_t.mem_full).
+ *
+ * Threads: one thread drives a tree; mcts_search_threads runs several
+ * search threads on it (it starts and joins them itself). Different trees
+ * are independent. */
 #ifndef GZ_MCTS_H
 #define GZ_MCTS_H
 
@@ -36,7 +43,6 @@
 
 #include "engine/board.h"
 #include "engine/record.h"
-#include "nn/nn.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -53,29 +59,12 @@ typedef void (*mcts_eval_fn)(void *user, const board_t *const *boards, int n, fl
 void mcts_eval_uniform(void *user, const board_t *const *boards, int n, float *policy,
                        float *value);
 
-/* A net behind mcts_eval_fn: encodes rows with nn_encode, one forward call
- * per batch, value = P(win) - P(loss). Borrows net (caller keeps it alive);
- * max_batch <= net->max_batch. NULL with err on bad arguments / no memory. */
-typedef struct mcts_neteval mcts_neteval_t;
-mcts_neteval_t *mcts_neteval_create(nn_net_t *net, int max_batch, char *err, size_t errlen);
-void mcts_neteval_free(mcts_neteval_t *ne);
-/* Use as mcts_eval_fn with user = the mcts_neteval_t. */
-void mcts_neteval_eval(void *user, const board_t *const *boards, int n, float *policy,
-                       float *value);
-uint64_t mcts_neteval_calls(const mcts_neteval_t *ne);   /* forward calls so far */
-uint64_t mcts_neteval_evals(const mcts_neteval_t *ne);   /* positions evaluated so far */
-
-/* NN cache: fixed-size direct-mapped table keyed by Zobrist hash, rule and
- * size; a new entry replaces the old one in its slot. Can be shared by
- * several trees of the same thread (self-play shares one across games).
- * mem_bytes is the whole table; at least one entry is always made. */
-typedef struct mcts_cache mcts_cache_t;
-mcts_cache_t *mcts_cache_create(size_t mem_bytes, char *err, size_t errlen);
-void mcts_cache_free(mcts_cache_t *c);
-void mcts_cache_clear(mcts_cache_t *c);        /* e.g. after new weights */
-uint64_t mcts_cache_hits(const mcts_cache_t *c);
-uint64_t mcts_cache_lookups(const mcts_cache_t *c);
-size_t mcts_cache_entries(const mcts_cache_t *c);
+/* An evaluator that may know a position already (its cache): true with
+ * one row of policy (BOARD_CELLS floats, as for mcts_eval_fn) and *value
+ * for b, or false with nothing written. The tree calls it while selecting
+ * a leaf (under its lock when several threads search it), so a known
+ * position is expanded at once and costs no batch slot. */
+typedef bool (*mcts_probe_fn)(void *user, const board_t *b, float *policy, float *value);
 
 typedef struct mcts_params {
     float c_puct;          /* exploration: Q + c_puct * P * sqrt(N) / (1 + n) */
@@ -90,11 +79,19 @@ void mcts_params_default(mcts_params_t *p);   /* c 1.5, fpu 0.2/0.0, 8 pending, 
 
 typedef struct mcts mcts_t;
 
-/* The tree borrows cache (may be NULL) until mcts_free. NULL with err on
- * bad params or no memory. The root starts as an empty 15x15 freestyle
- * board: call mcts_set_root. */
-mcts_t *mcts_create(const mcts_params_t *p, mcts_cache_t *cache, char *err, size_t errlen);
+/* mem_bytes for a tree whose searches reach `visits` root visits on a
+ * size x size board, with tree reuse between moves (the kept subtree and a
+ * new search fit in one arena). At least 1 MiB. */
+size_t mcts_tree_bytes(uint32_t visits, int size);
+
+/* NULL with err on bad params or no memory. The root starts as an empty
+ * 15x15 freestyle board: call mcts_set_root. */
+mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen);
 void mcts_free(mcts_t *t);
+/* Consult probe(user, ...) for every new leaf from now on (NULL: none);
+ * user is borrowed. With several search threads the probe must be safe
+ * to call from any of them while evaluations run in the others. */
+void mcts_set_probe(mcts_t *t, mcts_probe_fn probe, void *user);
 
 /* Start over from position b (the tree is dropped). */
 void mcts_set_root(mcts_t *t, const board_t *b);
@@ -113,7 +110,7 @@ bool mcts_root_expanded(const mcts_t *t);
 
 /* Two-phase search, for batching leaves outside the tree:
  * mcts_gather selects up to `max` leaves (<= max_pending) with virtual
- * loss; leaves that need no net (terminal, proven, cached) are backed up
+ * loss; leaves that need no net (terminal, proven, known to the probe) are backed up
  * at once and do not count. Stops early when the root has `visit_target`
  * visits counting those in flight (0: no target) or on a collision.
  * Writes the positions to evaluate to boards[] (pointers into the tree,
@@ -121,7 +118,7 @@ bool mcts_root_expanded(const mcts_t *t);
  * evaluate: the target is reached, the tree is full, or the root is
  * terminal/proven (mcts_search_done says which). Then
  * mcts_deliver(policy, value) with rows laid out as for mcts_eval_fn
- * expands those leaves, fills the cache and backs the values up. */
+ * expands those leaves and backs the values up. */
 int mcts_gather(mcts_t *t, int max, uint32_t visit_target, const board_t **boards);
 void mcts_deliver(mcts_t *t, const float *policy, const float *value);
 /* True when the root is terminal/proven, the tree is full, or the root
@@ -159,7 +156,7 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
 /* The same search by nthreads threads (1..MCTS_MAX_THREADS) on this one
  * tree: thread i calls evals[i](users[i], ...) on its own batches of up to
  * lim->batch leaves, so evaluators need not be thread-safe, only separate
- * (e.g. one mcts_neteval_t and net each). Selection and backup hold the
+ * (e.g. one nn_eval_t and net each). Selection and backup hold the
  * tree's lock; evaluations run in parallel. nthreads * batch is capped at
  * max_pending (batch shrinks first). nthreads == 1 is mcts_search. */
 #define MCTS_MAX_THREADS 64

@@ -1,8 +1,10 @@
-/* nn_net_create: device-string parsing and backend choice; loading the
- * CUDA module (nn/nn_cuda.h) on first use. */
+/* nn_net_t: device-string parsing, backend choice, and the calls that
+ * forward to the backend; loading the CUDA module (nn/nn_cuda.h) on first
+ * use. */
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <limits.h>
 #include <pthread.h>
@@ -155,7 +157,15 @@ int nn_cuda_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why
     return m ? m->mem_info(dev, free_bytes, total_bytes, why, whylen) : -1;
 }
 
-/* ---- nn_net_create ---- */
+/* ---- nn_net_t ---- */
+
+struct nn_net {
+    const nn_backend_t *be;
+    nn_ctx_t *ctx;
+    nn_config_t cfg;
+    int max_batch;
+    char device_name[64];   /* "cpu", "cuda:0", ... */
+};
 
 static const char VALID[] = "auto, cpu, cpu-ref, cuda, cuda:N";
 
@@ -247,10 +257,59 @@ nn_net_t *nn_net_create(const nn_model_t *m, const char *device, int max_batch, 
     return n;
 }
 
-void nn_net_free(nn_net_t *n)
+void nn_net_free(nn_net_t *net)
 {
-    if (!n)
+    if (!net)
         return;
-    n->be->free(n->ctx);
-    free(n);
+    net->be->free(net->ctx);
+    free(net);
 }
+
+const nn_config_t *nn_net_config(const nn_net_t *net) { return &net->cfg; }
+int nn_net_max_batch(const nn_net_t *net) { return net->max_batch; }
+const char *nn_net_device_name(const nn_net_t *net) { return net->device_name; }
+
+void nn_net_forward(nn_net_t *net, const float *in, int n, float *policy, float *value)
+{
+    assert(n >= 0 && n <= net->max_batch);
+    if (n > 0)
+        net->be->forward(net->ctx, in, n, policy, value);
+}
+
+int nn_net_train_step(nn_net_t *net, const float *in, const float *policy_target,
+                      const float *value_target, int n, const nn_train_opts_t *o,
+                      nn_losses_t *out, char *err, size_t errlen)
+{
+    assert(n >= 0 && n <= net->max_batch);
+    if (n == 0) {
+        if (out)
+            *out = (nn_losses_t){0};
+        return 0;
+    }
+    return net->be->train_step(net->ctx, in, policy_target, value_target, n, o, out, err,
+                               errlen);
+}
+
+int nn_net_loss_grad(nn_net_t *net, const float *in, const float *policy_target,
+                     const float *value_target, int n, float weight_decay, nn_losses_t *out,
+                     float *grad, char *err, size_t errlen)
+{
+    assert(n >= 0 && n <= net->max_batch);
+    if (n == 0) {
+        if (out)
+            *out = (nn_losses_t){0};
+        if (grad)
+            memset(grad, 0, nn_param_count(&net->cfg) * sizeof(float));
+        return 0;
+    }
+    return net->be->loss_grad(net->ctx, in, policy_target, value_target, n, weight_decay, out,
+                              grad, err, errlen);
+}
+
+void nn_net_get_weights(nn_net_t *net, float *params) { net->be->get_weights(net->ctx, params); }
+void nn_net_set_weights(nn_net_t *net, const float *params)
+{
+    net->be->set_weights(net->ctx, params);
+}
+void nn_net_get_momentum(nn_net_t *net, float *m) { net->be->get_momentum(net->ctx, m); }
+void nn_net_set_momentum(nn_net_t *net, const float *m) { net->be->set_momentum(net->ctx, m); }

@@ -149,8 +149,11 @@ typedef struct nn_schedule {
 } nn_schedule_t;
 float nn_schedule_lr(const nn_schedule_t *s, uint64_t step);
 
-/* Backend vtable. A context owns its copy of the weights and whatever
- * device state it needs; it is used from one thread at a time. */
+/* Backend vtable. A context owns its copy of the weights, its optimizer
+ * state and whatever device state it needs; it is used from one thread at
+ * a time. Callers go through nn_net_* below; tests may call a backend
+ * directly to compare backends. n is 1..max_batch (nn_net_* turns n == 0
+ * into a no-op before it reaches a backend). */
 typedef struct nn_ctx nn_ctx_t;
 typedef struct nn_backend {
     const char *name;
@@ -158,23 +161,25 @@ typedef struct nn_backend {
     nn_ctx_t *(*create)(const nn_model_t *m, int max_batch, int device, int threads,
                         char *err, size_t errlen);
     /* in (n, P, M, M); policy (n, M*M) probabilities, 0 at illegal points;
-     * value (n, 3) W/D/L probabilities. n <= max_batch. */
+     * value (n, 3) W/D/L probabilities. */
     void (*forward)(nn_ctx_t *c, const float *in, int n, float *policy, float *value);
     /* One SGD step on n samples: policy target (n, M*M) sums to 1 over
-     * legal points, value target (n, 3). Fills *out with the losses before
-     * the update. 0, or -1 with a one-line message in err (e.g. the device
-     * has no memory for this batch); the weights are unchanged then. */
+     * legal points, value target (n, 3). Fills *out (may be NULL) with the
+     * losses before the update. 0, or -1 with err set (e.g. out of memory
+     * for the training workspace); the weights are unchanged on -1. */
     int (*train_step)(nn_ctx_t *c, const float *in, const float *policy_target,
                       const float *value_target, int n, const nn_train_opts_t *o,
                       nn_losses_t *out, char *err, size_t errlen);
     /* Losses and gradients (flat, like params) without updating; grad may
      * be NULL. 0, or -1 with err set. */
     int (*loss_grad)(nn_ctx_t *c, const float *in, const float *policy_target,
-                     const float *value_target, int n, float weight_decay, nn_losses_t *out,
-                     float *grad, char *err, size_t errlen);
+                     const float *value_target, int n, float weight_decay,
+                     nn_losses_t *out, float *grad, char *err, size_t errlen);
+    /* Flat parameters (nparams floats, the layout above), copied out / in. */
     void (*get_weights)(nn_ctx_t *c, float *params);
     void (*set_weights)(nn_ctx_t *c, const float *params);
-    /* Optimizer state (Nesterov momentum), flat, same layout as params. */
+    /* Optimizer state: the Nesterov momentum buffer, nparams floats in the
+     * parameter layout; zero until the first train_step. */
     void (*get_momentum)(nn_ctx_t *c, float *m);
     void (*set_momentum)(nn_ctx_t *c, const float *m);
     void (*free)(nn_ctx_t *c);
@@ -202,23 +207,39 @@ double nn_ref_loss_grad64(const nn_config_t *cfg, const double *params, const fl
                           double weight_decay, nn_losses_t *out, double *grad,
                           double *grad_in);
 
-/* A backend bound to a context. */
-typedef struct nn_net {
-    const nn_backend_t *be;
-    nn_ctx_t *ctx;
-    nn_config_t cfg;
-    int max_batch;
-    char device_name[64];   /* "cpu", "cuda:0", ... */
-} nn_net_t;
+/* A net: a backend bound to a context, behind an opaque handle. One net is
+ * used from one thread at a time (give each search thread its own). */
+typedef struct nn_net nn_net_t;
 
 /* Device strings: "auto", "cpu", "cpu-ref", "cuda", "cuda:N".
  * auto prefers CUDA and writes one line to *note saying what it chose and
  * why ("cuda unavailable: cudaErrorInsufficientDriver; using cpu"); cuda
  * never falls back: it fails with the reason. threads: CPU threads (0 =
- * all cores). Returns NULL with err set on failure. */
+ * all cores). The net copies the model's weights (the model stays the
+ * caller's). Returns NULL with err set on failure. */
 nn_net_t *nn_net_create(const nn_model_t *m, const char *device, int max_batch, int threads,
                         char *note, size_t notelen, char *err, size_t errlen);
-void nn_net_free(nn_net_t *n);
+void nn_net_free(nn_net_t *net);
+/* The config it was created with, its batch limit, and its device
+ * ("cpu", "cpu-ref", "cuda:0", ...). Pointers live as long as the net. */
+const nn_config_t *nn_net_config(const nn_net_t *net);
+int nn_net_max_batch(const nn_net_t *net);
+const char *nn_net_device_name(const nn_net_t *net);
+/* Shapes as in nn_backend_t; 0 <= n <= max batch, n == 0 does nothing
+ * (train_step and loss_grad then report zero losses and return 0). */
+void nn_net_forward(nn_net_t *net, const float *in, int n, float *policy, float *value);
+int nn_net_train_step(nn_net_t *net, const float *in, const float *policy_target,
+                      const float *value_target, int n, const nn_train_opts_t *o,
+                      nn_losses_t *out, char *err, size_t errlen);
+int nn_net_loss_grad(nn_net_t *net, const float *in, const float *policy_target,
+                     const float *value_target, int n, float weight_decay, nn_losses_t *out,
+                     float *grad, char *err, size_t errlen);
+/* Flat parameters and Nesterov momentum (nparams floats each, the
+ * parameter layout), copied out of / into the net. */
+void nn_net_get_weights(nn_net_t *net, float *params);
+void nn_net_set_weights(nn_net_t *net, const float *params);
+void nn_net_get_momentum(nn_net_t *net, float *m);
+void nn_net_set_momentum(nn_net_t *net, const float *m);
 /* Is a CUDA device usable? Loads the CUDA module and asks once, cached
  * (the error sticks). Writes the reason when not ("built without CUDA",
  * "cannot load <path>: ...", "cudaErrorInsufficientDriver", ...). */

@@ -491,16 +491,6 @@ static int ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const 
     return 0;
 }
 
-static int ref_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                          int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
-                          size_t errlen)
-{
-    if (ref_loss_grad_f(c, in, pt, vt, n, o->weight_decay, out, c->grad, err, errlen) != 0)
-        return -1;
-    sgd_update(c, o);
-    return 0;
-}
-
 static void cpu_get_weights(nn_ctx_t *c, float *params)
 {
     memcpy(params, c->params, c->lay.total * sizeof(float));
@@ -521,11 +511,15 @@ static void cpu_set_momentum(nn_ctx_t *c, const float *m)
     memcpy(c->mom, m, c->lay.total * sizeof(float));
 }
 
+static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                          int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
+                          size_t errlen);
+
 const nn_backend_t nn_backend_cpu_ref = {
     .name = "cpu-ref",
     .create = ref_create,
     .forward = ref_forward_batch,
-    .train_step = ref_train_step,
+    .train_step = cpu_train_step,
     .loss_grad = ref_loss_grad_f,
     .get_weights = cpu_get_weights,
     .set_weights = cpu_set_weights,
@@ -1052,6 +1046,8 @@ static void fast_run(nn_ctx_t *c, job_t job, const float *in, const float *pt, c
 static int alloc_all(float **ptrs[], const size_t *sizes, int n)
 {
     for (int i = 0; i < n; i++) {
+        if (*ptrs[i])
+            continue;   /* kept from an earlier attempt that ran out of memory */
         *ptrs[i] = calloc(sizes[i] ? sizes[i] : 1, sizeof(float));
         if (!*ptrs[i])
             return -1;
@@ -1193,7 +1189,7 @@ static void fast_forward(nn_ctx_t *c, const float *in, int n, float *policy, flo
 }
 
 /* The backward workspace is allocated on the first training call; 0, or
- * -1 with err set (what was allocated stays, a later call tries again). */
+ * -1 with err set (what was allocated stays, and a later call retries). */
 static int fast_train_ready(nn_ctx_t *c, char *err, size_t errlen)
 {
     struct fast *f = c->fast;
@@ -1201,7 +1197,8 @@ static int fast_train_ready(nn_ctx_t *c, char *err, size_t errlen)
         return 0;
     for (int t = 0; t < f->nthreads; t++)
         if (worker_alloc_train(&f->w[t], &c->cfg, f->pcap, c->lay.total) != 0) {
-            snprintf(err, errlen, "cpu: out of memory for the training workspace");
+            snprintf(err, errlen, "cpu: out of memory for the training workspace (batch %d)",
+                     c->max_batch);
             return -1;
         }
     f->train_ready = true;
@@ -1248,11 +1245,15 @@ static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     return 0;
 }
 
-static int fast_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                           int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
-                           size_t errlen)
+/* Both backends: gradient into c->grad by the context's own path, then SGD. */
+static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                          int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
+                          size_t errlen)
 {
-    if (fast_loss_grad(c, in, pt, vt, n, o->weight_decay, out, c->grad, err, errlen) != 0)
+    float wd = o->weight_decay;
+    int rc = c->ref ? ref_loss_grad_f(c, in, pt, vt, n, wd, out, c->grad, err, errlen)
+                    : fast_loss_grad(c, in, pt, vt, n, wd, out, c->grad, err, errlen);
+    if (rc != 0)
         return -1;
     sgd_update(c, o);
     return 0;
@@ -1262,7 +1263,7 @@ const nn_backend_t nn_backend_cpu = {
     .name = "cpu",
     .create = fast_create,
     .forward = fast_forward,
-    .train_step = fast_train_step,
+    .train_step = cpu_train_step,
     .loss_grad = fast_loss_grad,
     .get_weights = cpu_get_weights,
     .set_weights = cpu_set_weights,

@@ -15,13 +15,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
+
+#include "engine/util.h"
 
 #define HEADER_BYTES 68
 static const unsigned char MAGIC[4] = {'G', 'Z', 'M', '1'};
@@ -41,20 +42,6 @@ static uint32_t get32(const unsigned char *p)
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
-
-static int write_all(int fd, const unsigned char *p, size_t n)
-{
-    while (n > 0) {
-        ssize_t w = write(fd, p, n);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0)
-            return -1;
-        p += w;
-        n -= (size_t)w;
-    }
-    return 0;
-}
 
 /* Serialise the whole file into one buffer (owned by the caller). */
 static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
@@ -101,45 +88,9 @@ int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errle
         snprintf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
-        snprintf(err, errlen, "%s: path too long", path);
-        goto out_free_buf;
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
-        goto out_free_buf;
-    }
-    if (write_all(fd, buf, len) != 0 || fsync(fd) != 0) {
-        snprintf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
-        close(fd);
-        goto out_unlink;
-    }
-    if (close(fd) != 0) {
-        snprintf(err, errlen, "%s: close failed: %s", tmp, strerror(errno));
-        goto out_unlink;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: rename failed: %s", path, strerror(errno));
-        goto out_unlink;
-    }
-    /* The rename is durable only once the directory is synced. */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", path);
-    int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd);
-        close(dfd);
-    }
+    int rc = util_write_atomic(path, buf, len, err, errlen);
     free(buf);
-    return 0;
-
-out_unlink:
-    unlink(tmp);
-out_free_buf:
-    free(buf);
-    return -1;
+    return rc;
 }
 
 /* Read a whole regular file; NULL with err set. */

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "nn/nn.h"
+#include "engine/util.h"
 
 typedef struct entry {
     game_record_t rec;  /* owned */
@@ -24,14 +25,6 @@ struct replay {
     uint64_t end;       /* global index one past the newest position */
     uint64_t npos;      /* positions in the window */
 };
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 replay_t *replay_create(int window, rule_t rule, int size, int board_max)
 {
@@ -229,7 +222,7 @@ int replay_sample(replay_t *r, replay_batch_t *b, uint64_t *rng)
     }
     uint64_t base = r->ring[r->head].start;
     for (int i = 0; i < b->n; i++) {
-        uint64_t x = rng_next(rng);
+        uint64_t x = util_rng_next(rng);
         uint64_t gidx = base + x % r->npos;
         int sym = (int)((x >> 59) & 7);
         size_t lo = 0, hi = r->count; /* last entry with start <= gidx */
@@ -268,13 +261,6 @@ struct replay_batcher {
     double busy_s;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 typedef struct { replay_batcher_t *bt; int id; } thread_arg_t;
 
 static void *batcher_main(void *arg)
@@ -306,9 +292,9 @@ static void *batcher_main(void *arg)
             break;
         bt->state[slot] = SLOT_FILLING;
         pthread_mutex_unlock(&bt->mu);
-        double t0 = now_s();
+        double t0 = util_now_ms() * 1e-3;
         int rc = replay_sample(bt->r, &bt->bufs[slot], &rng);
-        double dt = now_s() - t0;
+        double dt = util_now_ms() * 1e-3 - t0;
         pthread_mutex_lock(&bt->mu);
         bt->state[slot] = rc == 0 ? SLOT_READY : SLOT_FREE;
         if (rc == 0) {

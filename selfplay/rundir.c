@@ -1,4 +1,5 @@
 #include "selfplay/rundir.h"
+#include "engine/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -35,62 +36,6 @@ void run_config_default(run_config_t *c)
     snprintf(c->device, sizeof c->device, "auto");
 }
 
-int run_write_atomic(const char *path, const void *data, size_t len, int sync, char *err,
-                     size_t errlen)
-{
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp", path) >= (int)sizeof tmp) {
-        snprintf(err, errlen, "%s: path too long", path);
-        return -1;
-    }
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) {
-        snprintf(err, errlen, "%s: %s", tmp, strerror(errno));
-        return -1;
-    }
-    const char *p = data;
-    size_t left = len;
-    while (left > 0) {
-        ssize_t w = write(fd, p, left);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w <= 0) {
-            snprintf(err, errlen, "%s: write: %s", tmp, strerror(errno));
-            goto out_close;
-        }
-        p += w;
-        left -= (size_t)w;
-    }
-    if (sync && fsync(fd) != 0) {
-        snprintf(err, errlen, "%s: fsync: %s", tmp, strerror(errno));
-        goto out_close;
-    }
-    if (close(fd) != 0) {
-        snprintf(err, errlen, "%s: close: %s", tmp, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    if (rename(tmp, path) != 0) {
-        snprintf(err, errlen, "%s: rename: %s", path, strerror(errno));
-        unlink(tmp);
-        return -1;
-    }
-    return 0;
-out_close:
-    close(fd);
-    unlink(tmp);
-    return -1;
-}
-
-void run_fsync_dir(const char *dir)
-{
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
 int run_mkdir(const char *path, char *err, size_t errlen)
 {
     if (mkdir(path, 0755) == 0 || errno == EEXIST) {
@@ -102,13 +47,6 @@ int run_mkdir(const char *path, char *err, size_t errlen)
     }
     snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
     return -1;
-}
-
-double run_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 int run_lock(const char *dir, char *err, size_t errlen)
@@ -155,7 +93,7 @@ int run_config_save(const run_config_t *c, const char *path, char *err, size_t e
                      c->version, rule_name(c->rule), c->size, c->blocks, c->channels, c->workers,
                      c->parallel, c->visits, c->cheap_visits, c->full_frac, c->resign, c->batch, c->lr, c->checkpoint_every, c->ratio,
                      c->window, (unsigned long long)c->seed, c->device);
-    return run_write_atomic(path, buf, (size_t)n, 1, err, errlen);
+    return util_write_atomic(path, buf, (size_t)n, err, errlen);
 }
 
 static int parse_int(const char *v, long lo, long hi, int *out)

@@ -55,18 +55,7 @@ int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
  * the process dies. */
 int run_lock(const char *dir, char *err, size_t errlen);
 
-/* Write len bytes to path atomically: path.tmp, optional fsync, rename.
- * 0 or -1 with err. */
-int run_write_atomic(const char *path, const void *data, size_t len, int sync, char *err,
-                     size_t errlen);
-
 /* mkdir -p for one level under an existing parent; 0 if it exists. */
 int run_mkdir(const char *path, char *err, size_t errlen);
-
-/* fsync a directory (after rename/create inside it). */
-void run_fsync_dir(const char *dir);
-
-/* Monotonic seconds. */
-double run_now(void);
 
 #endif

@@ -1,6 +1,7 @@
-/* Batched self-play (see selfplay.h): G games, each with its own tree; one
- * NN call per step for the leaves of all of them; one cache shared by
- * every tree (openings transpose across games). */
+/* Batched self-play (see selfplay.h): G games, each with its own tree of
+ * one searcher; one NN call per step for the leaves of all of them; the
+ * searcher's cache is shared by every tree (openings transpose across
+ * games). */
 #include "selfplay/selfplay.h"
 
 #include <assert.h>
@@ -10,34 +11,30 @@
 #include <string.h>
 
 #include "mcts/mcts.h"
+#include "engine/util.h"
+#include "selfplay/searcher.h"
 
 typedef struct game {
     board_t board;
-    mcts_t *tree;
+    mcts_t *tree;         /* the searcher's tree for this game */
     game_record_t rec;
     bool active;
     bool searching;       /* a move's search is under way */
-    bool full;            /* that search is a full one */
+    bool full_search;     /* that search is a full one (playout-cap randomization) */
     bool need_noise;      /* add root noise once the root is expanded */
     uint32_t target;      /* root visits for this move */
     bool no_resign;       /* this game never resigns */
     int would_resign;     /* no-resign games: colour that first wanted to resign */
-    int first, count;     /* this step's leaves in the shared batch */
 } game_t;
 
 struct selfplay {
     selfplay_opts_t o;
     char device[64];
-    nn_net_t *net;
-    mcts_neteval_t *ne;
-    mcts_cache_t *cache;
+    searcher_t *search;       /* tree g is game g's */
     game_t *games;
-    const board_t **boards;   /* (G * leaves) leaves of one step */
-    float *policy;            /* (G * leaves, BOARD_CELLS) */
-    float *value;             /* (G * leaves) */
-    int leaves;               /* per game per step */
+    uint32_t *targets;        /* (G) root visits each tree searches towards, 0: idle */
     uint64_t rng;
-    uint32_t gen;
+    uint64_t gen;
     uint64_t started, max_games;
     selfplay_stats_t st;
     record_visit_t visits[BOARD_CELLS];
@@ -67,15 +64,11 @@ void selfplay_opts_default(selfplay_opts_t *o)
     };
 }
 
-static uint64_t sp_rand(selfplay_t *sp)
+/* [0, 1): a draw below a fraction f < 1 happens with probability f. */
+static double sp_unit(selfplay_t *sp)
 {
-    uint64_t z = (sp->rng += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
+    return (double)(util_rng_next(&sp->rng) >> 11) / 9007199254740992.0;
 }
-
-static double sp_unit(selfplay_t *sp) { return (double)(sp_rand(sp) >> 11) / 9007199254740992.0; }
 
 static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
 {
@@ -106,7 +99,7 @@ static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
     return 0;
 }
 
-selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint32_t gen,
+selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint64_t gen,
                             char *note, size_t notelen, char *err, size_t errlen)
 {
     if (note && notelen)
@@ -117,65 +110,41 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
         snprintf(err, errlen, "self-play needs a model");
         return NULL;
     }
-    if (model->cfg.board_max < o->size) {
-        snprintf(err, errlen, "the model serves boards up to %dx%d, not %dx%d",
-                 model->cfg.board_max, model->cfg.board_max, o->size, o->size);
-        return NULL;
-    }
     selfplay_t *sp = calloc(1, sizeof *sp);
     if (!sp)
         goto out_nomem;
     sp->o = *o;
     snprintf(sp->device, sizeof sp->device, "%s", o->device ? o->device : "auto");
     sp->o.device = sp->device;
-    sp->leaves = o->leaves_per_game > 0 ? o->leaves_per_game : 1;
     sp->rng = o->seed * 0x2545f4914f6cdd1dull + 12345;
     sp->gen = gen;
-    int batch = o->parallel * sp->leaves;
-    sp->net = nn_net_create(model, sp->device, batch, o->threads, note, notelen, err, errlen);
-    if (!sp->net)
-        goto out_free_sp;
-    sp->ne = mcts_neteval_create(sp->net, batch, err, errlen);
-    if (!sp->ne)
-        goto out_free_net;
-    sp->cache = mcts_cache_create((size_t)o->cache_mb << 20, err, errlen);
-    if (!sp->cache)
-        goto out_free_ne;
-    /* from here on selfplay_free undoes everything */
     sp->games = calloc((size_t)o->parallel, sizeof *sp->games);
-    sp->boards = calloc((size_t)batch, sizeof *sp->boards);
-    sp->policy = malloc((size_t)batch * BOARD_CELLS * sizeof(float));
-    sp->value = malloc((size_t)batch * sizeof(float));
-    if (!sp->games || !sp->boards || !sp->policy || !sp->value)
-        goto out_free_all;
+    sp->targets = calloc((size_t)o->parallel, sizeof *sp->targets);
+    if (!sp->games || !sp->targets)
+        goto out_free_sp_nomem;
     for (int g = 0; g < o->parallel; g++)
         record_init(&sp->games[g].rec);
-    /* Tree memory: room for two searches of the larger budget (the arena
-     * compacts on reuse when half full), in each of the two halves. */
-    int npts = o->size * o->size;
-    int most = o->visits > o->cheap_visits ? o->visits : o->cheap_visits;
-    size_t per_search = (size_t)(most + 16) * ((size_t)(npts > 64 ? npts : 64) * 8 + 64);
-    mcts_params_t mp;
-    mcts_params_default(&mp);
-    mp.mem_bytes = 4 * per_search > ((size_t)1 << 20) ? 4 * per_search : (size_t)1 << 20;
-    mp.max_pending = sp->leaves;
-    mp.fpu_root = 0.0f;
-    for (int g = 0; g < o->parallel; g++) {
-        mp.seed = o->seed * 1000003u + (uint64_t)g;
-        sp->games[g].tree = mcts_create(&mp, sp->cache, err, errlen);
-        if (!sp->games[g].tree)
-            goto out_free_all;
-    }
+    searcher_opts_t so;
+    searcher_opts_default(&so);
+    so.device = sp->device;
+    so.net_threads = o->threads;
+    so.trees = o->parallel;
+    so.batch = o->leaves_per_game > 0 ? o->leaves_per_game : 1;
+    so.size = o->size;
+    so.visits = (uint32_t)(o->visits > o->cheap_visits ? o->visits : o->cheap_visits);
+    so.cache_bytes = (size_t)o->cache_mb << 20;
+    so.mcts.fpu_root = 0.0f;
+    so.mcts.seed = o->seed * 1000003u;
+    sp->search = searcher_create(model, &so, note, notelen, err, errlen);
+    if (!sp->search)
+        goto out_free_sp;
+    for (int g = 0; g < o->parallel; g++)
+        sp->games[g].tree = searcher_tree(sp->search, g);
     return sp;
-out_free_all:
-    selfplay_free(sp);
-    return NULL;
-out_free_ne:
-    mcts_neteval_free(sp->ne);
-out_free_net:
-    nn_net_free(sp->net);
+out_free_sp_nomem:
+    snprintf(err, errlen, "out of memory for self-play");
 out_free_sp:
-    free(sp);
+    selfplay_free(sp);
     return NULL;
 out_nomem:
     snprintf(err, errlen, "out of memory for self-play");
@@ -187,17 +156,11 @@ void selfplay_free(selfplay_t *sp)
     if (!sp)
         return;
     if (sp->games)
-        for (int g = 0; g < sp->o.parallel; g++) {
-            mcts_free(sp->games[g].tree);
+        for (int g = 0; g < sp->o.parallel; g++)
             record_free(&sp->games[g].rec);
-        }
     free(sp->games);
-    free(sp->boards);
-    free(sp->policy);
-    free(sp->value);
-    mcts_cache_free(sp->cache);
-    mcts_neteval_free(sp->ne);
-    nn_net_free(sp->net);
+    free(sp->targets);
+    searcher_free(sp->search);
     free(sp);
 }
 
@@ -232,13 +195,13 @@ static void start_game(selfplay_t *sp, game_t *g)
 static void start_move(selfplay_t *sp, game_t *g)
 {
     const selfplay_opts_t *o = &sp->o;
-    g->full = o->cheap_visits == 0 || o->full_frac >= 1.0 || sp_unit(sp) < o->full_frac;
+    g->full_search = o->cheap_visits == 0 || o->full_frac >= 1.0 || sp_unit(sp) < o->full_frac;
     /* a cheap search never gets more playouts than a full one */
     int cheap = o->cheap_visits < o->visits ? o->cheap_visits : o->visits;
-    g->target = (uint32_t)(g->full ? o->visits : cheap);
+    g->target = (uint32_t)(g->full_search ? o->visits : cheap);
     if (g->target < 1)
         g->target = 1;
-    g->need_noise = g->full && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0;
+    g->need_noise = g->full_search && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0;
     g->searching = true;
 }
 
@@ -287,7 +250,7 @@ static int finish_move(selfplay_t *sp, game_t *g, selfplay_game_fn on_game, void
         *ended = true;
         return end_game(sp, g, RESULT_DRAW, on_game, user);
     }
-    if (record_add_ply(&g->rec, move, g->full, v, sp->visits, nv) < 0) {
+    if (record_add_ply(&g->rec, move, g->full_search, v, sp->visits, nv) < 0) {
         snprintf(err, errlen, "out of memory for a game record");
         return -1;
     }
@@ -305,10 +268,9 @@ static int finish_move(selfplay_t *sp, game_t *g, selfplay_game_fn on_game, void
 
 int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *err, size_t errlen)
 {
-    int total = 0;
     for (int i = 0; i < sp->o.parallel; i++) {
         game_t *g = &sp->games[i];
-        g->count = 0;
+        sp->targets[i] = 0;
         if (!g->active) {
             if (sp->max_games && sp->started >= sp->max_games)
                 continue;
@@ -320,23 +282,14 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
             mcts_add_noise(g->tree, sp->o.dirichlet_alpha, sp->o.noise_frac);
             g->need_noise = false;
         }
-        g->first = total;
-        g->count = mcts_gather(g->tree, sp->leaves, g->target, sp->boards + total);
-        total += g->count;
+        sp->targets[i] = g->target;
     }
+    int total = searcher_step(sp->search, sp->targets);
     if (total > 0) {
-        mcts_neteval_eval(sp->ne, sp->boards, total, sp->policy, sp->value);
         sp->st.evals += (uint64_t)total;
         sp->st.batches++;
     }
     int finished = 0;
-    for (int i = 0; i < sp->o.parallel; i++) {
-        game_t *g = &sp->games[i];
-        if (g->count > 0)
-            mcts_deliver(g->tree, sp->policy + (size_t)g->first * BOARD_CELLS,
-                         sp->value + g->first);
-        g->count = 0;
-    }
     for (int i = 0; i < sp->o.parallel; i++) {
         game_t *g = &sp->games[i];
         if (!g->active || !g->searching)
@@ -360,18 +313,11 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
     return finished;
 }
 
-int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, char *err,
+int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint64_t gen, char *err,
                        size_t errlen)
 {
-    if (memcmp(&model->cfg, &sp->net->cfg, sizeof model->cfg) != 0) {
-        snprintf(err, errlen, "new weights have another shape (%d blocks x %d channels, board %d) "
-                 "than the running net (%d x %d, board %d)",
-                 model->cfg.blocks, model->cfg.channels, model->cfg.board_max,
-                 sp->net->cfg.blocks, sp->net->cfg.channels, sp->net->cfg.board_max);
+    if (searcher_set_model(sp->search, model, err, errlen) != 0)
         return -1;
-    }
-    sp->net->be->set_weights(sp->net->ctx, model->params);
-    mcts_cache_clear(sp->cache);
     sp->gen = gen;
     return 0;
 }
@@ -379,5 +325,7 @@ int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, ch
 void selfplay_get_stats(const selfplay_t *sp, selfplay_stats_t *out)
 {
     *out = sp->st;
-    out->cache_hits = mcts_cache_hits(sp->cache);
+    searcher_stats_t ss;
+    searcher_get_stats(sp->search, &ss);
+    out->cache_hits = ss.cache_hits;
 }

@@ -3,8 +3,8 @@
  * loss) and evaluates them in ONE batched NN call. Used by `gomoku selfplay`
  * and by the training workers (`gomoku worker`).
  *
- * The caller owns the model; selfplay_t owns its net (backend context),
- * trees, cache and records. Not thread-safe: one thread drives it. */
+ * The caller owns the model; selfplay_t owns its searcher (net, cache,
+ * one tree per game; selfplay/searcher.h) and records. One thread drives it. */
 #ifndef GZ_SELFPLAY_H
 #define GZ_SELFPLAY_H
 
@@ -18,8 +18,8 @@ typedef struct selfplay_opts {
     rule_t rule;
     int size;
     int parallel;            /* G: concurrent games */
-    int visits;              /* full search playouts */
-    int cheap_visits;        /* playout-cap randomization: cheap search playouts */
+    int visits;              /* full-search playouts */
+    int cheap_visits;        /* playout-cap randomization: cheap-search playouts */
     double full_frac;        /* fraction of moves that get a full search (1: all) */
     double dirichlet_alpha;  /* root noise (0.0 disables) */
     double noise_frac;       /* weight of the noise in the root priors */
@@ -54,7 +54,7 @@ typedef struct selfplay selfplay_t;
 /* model NULL: a freshly initialised random net is not made here; pass one.
  * gen is stored in each record. NULL with err set on failure (bad device,
  * model for a smaller board than opts->size, ...). */
-selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint32_t gen,
+selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint64_t gen,
                             char *note, size_t notelen, char *err, size_t errlen);
 void selfplay_free(selfplay_t *sp);
 
@@ -68,7 +68,7 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
 
 /* Switch to new weights (same config): searches from now on use them,
  * the cache is cleared, new records carry gen. 0 or -1 with err. */
-int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint32_t gen, char *err,
+int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint64_t gen, char *err,
                        size_t errlen);
 
 void selfplay_get_stats(const selfplay_t *sp, selfplay_stats_t *out);

@@ -21,6 +21,7 @@
 #include "nn/nn.h"
 #include "selfplay/replay.h"
 #include "selfplay/wire.h"
+#include "engine/util.h"
 
 extern char **environ;
 
@@ -257,7 +258,7 @@ static int open_shard(trainer_t *t, char *err, size_t errlen)
         return -1;
     }
     t->shard_games = 0;
-    run_fsync_dir(run_path(t, "games"));
+    util_fsync_dir(run_path(t, "games"));
     return 0;
 }
 
@@ -305,13 +306,13 @@ static int load_games(trainer_t *t, char *err, size_t errlen)
         char p[4200];
         snprintf(p, sizeof p, "%s/shard-%06" PRIu64 ".gzr", dir, nums[k]);
         char ferr[512];
-        frame_reader_t *fr = frame_reader_open(p, ferr, sizeof ferr);
+        record_reader_t *fr = record_reader_open(p, ferr, sizeof ferr);
         if (!fr) {
             tlog(t, "skipping %s: %s", p, ferr);
             continue;
         }
         for (;;) {
-            int rc = frame_reader_next(fr, &t->rec, ferr, sizeof ferr);
+            int rc = record_reader_next(fr, &t->rec, ferr, sizeof ferr);
             if (rc == 0)
                 break;
             char why[256];
@@ -323,7 +324,7 @@ static int load_games(trainer_t *t, char *err, size_t errlen)
             }
             int np = replay_add(t->replay, &t->rec);
             if (np < 0) {
-                frame_reader_free(fr);
+                record_reader_free(fr);
                 free(nums);
                 snprintf(err, errlen, "out of memory loading %s", p);
                 return -1;
@@ -331,7 +332,7 @@ static int load_games(trainer_t *t, char *err, size_t errlen)
             t->games++;
             t->positions += (uint64_t)np;
         }
-        frame_reader_free(fr);
+        record_reader_free(fr);
     }
     free(nums);
     if (t->load_bad > 0 && t->games == 0)
@@ -451,7 +452,7 @@ static int spawn_worker(trainer_t *t, wslot_t *w)
     w->rec_fd = rec[0];
     w->ctl_fd = ctl[1];
     w->state = W_RUNNING;
-    w->started_at = run_now();
+    w->started_at = util_now_ms() * 1e-3;
     w->bad_life = 0;
     wire_buf_clear(&w->buf);
     return 0;
@@ -467,9 +468,9 @@ out_fail:;
 
 static void schedule_restart(wslot_t *w)
 {
-    double lived = run_now() - w->started_at;
+    double lived = util_now_ms() * 1e-3 - w->started_at;
     w->backoff_s = lived >= HEALTHY_S || w->backoff_s <= 0 ? 1.0 : fmin(w->backoff_s * 2, BACKOFF_MAX_S);
-    w->restart_at = run_now() + w->backoff_s;
+    w->restart_at = util_now_ms() * 1e-3 + w->backoff_s;
     w->state = W_BACKOFF;
 }
 
@@ -611,7 +612,7 @@ static void poll_workers(trainer_t *t, int timeout_ms, int stopping)
 
 static void restart_due(trainer_t *t)
 {
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     for (int i = 0; i < t->nw; i++) {
         wslot_t *w = &t->w[i];
         if (w->state == W_BACKOFF && now >= w->restart_at) {
@@ -635,21 +636,21 @@ static void stop_workers(trainer_t *t)
             t->w[i].state = W_DONE;
         }
     /* keep reading: the games they finish on the way out are kept */
-    double deadline = run_now() + t->o->stop_timeout_s;
+    double deadline = util_now_ms() * 1e-3 + t->o->stop_timeout_s;
     for (;;) {
         int left = 0;
         for (int i = 0; i < t->nw; i++)
             left += t->w[i].state == W_STOPPING;
         if (left == 0)
             break;
-        if (run_now() > deadline) {
+        if (util_now_ms() * 1e-3 > deadline) {
             for (int i = 0; i < t->nw; i++)
                 if (t->w[i].state == W_STOPPING) {
                     tlog(t, "worker %d did not stop in %d s: killing it", i,
                          t->o->stop_timeout_s);
                     kill(t->w[i].pid, SIGKILL);
                 }
-            deadline = run_now() + 3600; /* their EOF follows the kill */
+            deadline = util_now_ms() * 1e-3 + 3600; /* their EOF follows the kill */
         }
         poll_workers(t, 100, 1);
     }
@@ -682,23 +683,6 @@ static void update_rates(trainer_t *t, double now)
     }
 }
 
-/* s as the inside of a JSON string (paths may hold quotes or backslashes). */
-static const char *json_str(const char *s, char *buf, size_t len)
-{
-    size_t n = 0;
-    for (; *s && n + 7 < len; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            n += (size_t)snprintf(buf + n, len - n, "\\%c", c);
-        else if (c < 0x20)
-            n += (size_t)snprintf(buf + n, len - n, "\\u%04x", c);
-        else
-            buf[n++] = (char)c;
-    }
-    buf[n] = '\0';
-    return buf;
-}
-
 static void write_status(trainer_t *t)
 {
     char esc[8192];
@@ -710,7 +694,7 @@ static void write_status(trainer_t *t)
         (long)getpid(), t->step);
     PUT("  \"target_step\": %" PRIu64 ",\n  \"generation\": %" PRIu64 ",\n", t->target,
         t->generation);
-    PUT("  \"model\": \"%s\",\n", json_str(t->model_path, esc, sizeof esc));
+    PUT("  \"model\": %s,\n", util_json_str(t->model_path, esc, sizeof esc));
     PUT("  \"device\": \"%s\",\n", t->device);
     PUT("  \"losses\": {\"policy\": %.5f, \"value\": %.5f, \"l2\": %.5f, \"total\": %.5f},\n",
         t->last.policy, t->last.value, t->last.l2, t->last.total);
@@ -723,7 +707,7 @@ static void write_status(trainer_t *t)
     PUT("  \"ratio\": %.3g,\n  \"rejected_frames\": %" PRIu64 ",\n", t->cfg.ratio, t->rejected);
     PUT("  \"partial_frames_dropped\": %" PRIu64 ",\n  \"bad_frames_on_load\": %" PRIu64 ",\n",
         t->partial, t->load_bad);
-    PUT("  \"elapsed_s\": %.1f,\n  \"updated\": %ld,\n  \"workers\": [", run_now() - t->t_start,
+    PUT("  \"elapsed_s\": %.1f,\n  \"updated\": %ld,\n  \"workers\": [", util_now_ms() * 1e-3 - t->t_start,
         (long)time(NULL));
     for (int i = 0; i < t->nw; i++) {
         const wslot_t *w = &t->w[i];
@@ -735,13 +719,13 @@ static void write_status(trainer_t *t)
     PUT("\n  ]\n}\n");
 #undef PUT
     char err[512];
-    if (run_write_atomic(run_path(t, "status.json"), buf, n, 0, err, sizeof err) != 0)
+    if (util_write_atomic(run_path(t, "status.json"), buf, n, err, sizeof err) != 0)
         tlog(t, "%s", err);
 }
 
 static void progress(trainer_t *t, int force)
 {
-    double now = run_now();
+    double now = util_now_ms() * 1e-3;
     if (!force && now - t->t_status < 1.0)
         return;
     t->t_status = now;
@@ -793,7 +777,7 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
 {
     if (t->step == t->ckpt_step)
         return 0;
-    t->net->be->get_weights(t->net->ctx, t->model->params);
+    nn_net_get_weights(t->net, t->model->params);
     t->model->step = t->step;
     t->model->generation = t->generation + 1;
     char p[4096];
@@ -820,22 +804,16 @@ static int can_train(trainer_t *t)
     return (double)(t->step + 1) * t->cfg.batch <= t->cfg.ratio * (double)t->positions;
 }
 
-/* One training step; 0, or -1 with err set (e.g. the device has no memory
- * for this batch): the run then stops with that message. */
 static int train_one(trainer_t *t, char *err, size_t errlen)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
     o.lr = nn_schedule_lr(&t->sched, t->step);
     nn_losses_t l;
-    char why[256];
-    int rc = t->net->be->train_step(t->net->ctx, b->in, b->policy, b->value, b->n, &o, &l, why,
-                                    sizeof why);
+    int rc = nn_net_train_step(t->net, b->in, b->policy, b->value, b->n, &o, &l, err, errlen);
     replay_batcher_release(t->batcher, b);
-    if (rc != 0) {
-        snprintf(err, errlen, "training step %" PRIu64 " on %s: %s", t->step + 1, t->device, why);
+    if (rc != 0)
         return -1;
-    }
     t->last = l;
     t->loss_sum[0] += l.policy;
     t->loss_sum[1] += l.value;
@@ -867,7 +845,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
                            sizeof note, err, errlen);
     if (!t->net)
         return -1;
-    snprintf(t->device, sizeof t->device, "%s", t->net->device_name);
+    snprintf(t->device, sizeof t->device, "%s", nn_net_device_name(t->net));
     if (note[0])
         tlog(t, "%s", note);
 
@@ -923,7 +901,7 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     snprintf(t->dir, sizeof t->dir, "%s", o->run_dir);
     t->tty = isatty(2);
     t->shard_fd = -1;
-    t->t_start = run_now();
+    t->t_start = util_now_ms() * 1e-3;
     record_init(&t->rec);
     snprintf(t->state, sizeof t->state, "starting");
     int rc = -1;

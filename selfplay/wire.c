@@ -56,7 +56,7 @@ wire_status_t wire_buf_next(wire_buf_t *b, game_record_t *rec, const uint8_t **f
         return WIRE_NEED_MORE;
     size_t consumed = 0;
     const uint8_t *p = b->data + b->start;
-    frame_status_t st = frame_decode(p, avail, &consumed, rec, err, errlen);
+    frame_status_t st = record_decode(p, avail, &consumed, rec, err, errlen);
     if (st == FRAME_NEED_MORE)
         return WIRE_NEED_MORE;
     if (consumed == 0 || consumed > avail)

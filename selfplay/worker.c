@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "selfplay/wire.h"
+#include "engine/util.h"
 
 typedef struct worker_state {
     const worker_opts_t *o;
@@ -21,21 +23,13 @@ typedef struct worker_state {
     char err[256];
 } worker_state_t;
 
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 /* Test mode: corrupt frames after each good one. The trainer must reject
  * them one by one and still accept the good frames around them. */
 static int write_garbage(worker_state_t *w, size_t len)
 {
     uint8_t junk[64];
     for (size_t i = 0; i < sizeof junk; i++)
-        junk[i] = (uint8_t)rng_next(&w->rng);
+        junk[i] = (uint8_t)util_rng_next(&w->rng);
     if (wire_write_all(w->o->records_fd, junk, sizeof junk) != 0)
         return -1;
     /* the good frame again with one payload byte flipped: its CRC fails */
@@ -46,7 +40,7 @@ static int write_garbage(worker_state_t *w, size_t len)
 static int on_game(void *user, const game_record_t *rec)
 {
     worker_state_t *w = user;
-    size_t len = frame_encode(rec, &w->frame, &w->frame_cap, w->err, sizeof w->err);
+    size_t len = record_encode(rec, &w->frame, &w->frame_cap, w->err, sizeof w->err);
     if (len == 0) {
         w->failed = 1;
         return 1;
@@ -67,9 +61,9 @@ static int control_line(selfplay_t *sp, nn_model_t **model, const char *line, ch
 {
     if (strcmp(line, "stop") == 0)
         return 1;
-    unsigned long gen;
+    uint64_t gen;
     char path[4096];
-    if (sscanf(line, "model %lu %4095[^\n]", &gen, path) == 2) {
+    if (sscanf(line, "model %" SCNu64 " %4095[^\n]", &gen, path) == 2) {
         char lerr[256];
         nn_model_t *m = nn_model_load(path, lerr, sizeof lerr);
         if (!m) {
@@ -78,7 +72,7 @@ static int control_line(selfplay_t *sp, nn_model_t **model, const char *line, ch
                     (long)getpid(), lerr);
             return 0;
         }
-        if (selfplay_set_model(sp, m, (uint32_t)gen, lerr, sizeof lerr) != 0) {
+        if (selfplay_set_model(sp, m, gen, lerr, sizeof lerr) != 0) {
             fprintf(stderr, "gomoku worker %ld: %s\n", (long)getpid(), lerr);
             nn_model_free(m);
             return 0;

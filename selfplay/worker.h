@@ -24,7 +24,7 @@ typedef struct worker_opts {
     int records_fd;          /* frames out (blocking writes) */
     int control_fd;          /* control lines in */
     const char *model_path;
-    uint32_t gen;
+    uint64_t gen;            /* generation of model_path */
     long parent_pid;         /* > 0: exit at once if our parent is not this pid */
     selfplay_opts_t sp;
     worker_fault_t fault;

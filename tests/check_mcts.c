@@ -1,6 +1,6 @@
 /* Search: PUCT selection and backup checked by hand, visit bookkeeping,
  * tactics with a uniform evaluator, exact terminal values, determinism,
- * tree reuse and the NN cache. */
+ * tree reuse and an evaluator's probe (its cache). */
 #include <check.h>
 #include <math.h>
 #include <stdlib.h>
@@ -10,8 +10,10 @@
 
 #include "cli/player.h"
 #include "mcts/mcts.h"
+#include "nn/nn.h"
 
-static mcts_t *make_tree(float fpu_root, size_t mem, mcts_cache_t *cache, uint64_t seed)
+/* probe: NULL, or an mcts_probe_fn called with user NULL */
+static mcts_t *make_tree(float fpu_root, size_t mem, mcts_probe_fn probe, uint64_t seed)
 {
     mcts_params_t p;
     mcts_params_default(&p);
@@ -19,8 +21,9 @@ static mcts_t *make_tree(float fpu_root, size_t mem, mcts_cache_t *cache, uint64
     p.mem_bytes = mem;
     p.seed = seed;
     char err[128];
-    mcts_t *t = mcts_create(&p, cache, err, sizeof err);
+    mcts_t *t = mcts_create(&p, err, sizeof err);
     ck_assert_msg(t != NULL, "%s", err);
+    mcts_set_probe(t, probe, NULL);
     return t;
 }
 
@@ -187,7 +190,7 @@ START_TEST(test_threads_one_tree)
     p.max_pending = 32;
     p.mem_bytes = 32 << 20;
     char err[128];
-    mcts_t *t = mcts_create(&p, NULL, err, sizeof err);
+    mcts_t *t = mcts_create(&p, err, sizeof err);
     ck_assert_msg(t != NULL, "%s", err);
     counting_eval_t ce[4] = {{0}};
     mcts_eval_fn evals[4] = {eval_counting, eval_counting, eval_counting, eval_counting};
@@ -435,12 +438,44 @@ START_TEST(test_tree_reuse)
 }
 END_TEST
 
-START_TEST(test_cache_transposition)
+/* A one-entry memo standing in for an evaluator's cache: memo_eval
+ * remembers the last position it valued (0.7), memo_probe answers it. */
+static struct {
+    uint64_t hash;
+    int rule, size;
+    int evals, probes, hits;
+} memo;
+
+static void memo_eval(void *user, const board_t *const *boards, int n, float *policy,
+                      float *value)
 {
-    char err[128];
-    mcts_cache_t *c = mcts_cache_create(4 << 20, err, sizeof err);
-    ck_assert(c != NULL);
-    mcts_t *t = make_tree(0.0f, 8 << 20, c, 1);
+    eval_const(NULL, boards, n, policy, value);
+    memo.evals += n;
+    memo.hash = boards[n - 1]->hash;
+    memo.rule = boards[n - 1]->rule;
+    memo.size = boards[n - 1]->size;
+    (void)user;
+}
+
+static bool memo_probe(void *user, const board_t *b, float *policy, float *value)
+{
+    (void)user;
+    memo.probes++;
+    if (b->hash != memo.hash || b->rule != memo.rule || b->size != memo.size)
+        return false;
+    memo.hits++;
+    for (int p = 0; p < board_npoints(b); p++)
+        policy[p] = 1.0f;
+    *value = 0.7f;
+    return true;
+}
+
+/* A transposition the probe knows is expanded at once: no evaluation, the
+ * probe's value at the root. */
+START_TEST(test_probe_transposition)
+{
+    memset(&memo, 0, sizeof memo);
+    mcts_t *t = make_tree(0.0f, 8 << 20, memo_probe, 1);
     int a = 3 * 9 + 3, bm = 4 * 9 + 4, cm = 5 * 9 + 2;
     board_t b1, b2;
     board_init(&b1, 9, RULE_STANDARD);
@@ -452,19 +487,29 @@ START_TEST(test_cache_transposition)
     board_play(&b2, bm);
     board_play(&b2, a);
     ck_assert_uint_eq(b1.hash, b2.hash);
-    int evals = 0;
     mcts_limits_t lim = {.visits = 1};
     mcts_result_t r;
     mcts_set_root(t, &b1);
-    mcts_search(t, eval_const, &evals, &lim, &r);
-    ck_assert_int_eq(evals, 1);
-    uint64_t hits = mcts_cache_hits(c);
+    mcts_search(t, memo_eval, NULL, &lim, &r);
+    ck_assert_int_eq(memo.evals, 1);
+    ck_assert_uint_eq(r.evals, 1);
     mcts_set_root(t, &b2);
-    mcts_search(t, eval_const, &evals, &lim, &r);
-    ck_assert_int_eq(evals, 1);                     /* served by the cache */
-    ck_assert_uint_eq(mcts_cache_hits(c), hits + 1);
+    mcts_search(t, memo_eval, NULL, &lim, &r);
+    ck_assert_int_eq(memo.evals, 1);                 /* answered by the probe */
+    ck_assert_int_eq(memo.hits, 1);
+    ck_assert_uint_eq(r.evals, 0);
+    ck_assert_uint_eq(r.playouts, 1);
     ck_assert_float_eq_tol(r.value, 0.7f, 1e-6f);
     ck_assert(mcts_root_expanded(t));
+    /* a probe hit costs no batch slot: a gather of 4 still brings 4 leaves */
+    mcts_set_root(t, &b1);
+    const board_t *leaves[4];
+    ck_assert_int_eq(mcts_gather(t, 4, 0, leaves), 4);
+    ck_assert_uint_eq(mcts_root_n(t), 1);            /* the root came from the probe */
+    float pol[4 * BOARD_CELLS], val[4];
+    memo_eval(NULL, leaves, 4, pol, val);
+    mcts_deliver(t, pol, val);
+    ck_assert_uint_eq(mcts_root_n(t), 5);
     /* another rule is another position */
     board_t b3;
     board_init(&b3, 9, RULE_FREESTYLE);
@@ -472,10 +517,10 @@ START_TEST(test_cache_transposition)
     board_play(&b3, bm);
     board_play(&b3, cm);
     mcts_set_root(t, &b3);
-    mcts_search(t, eval_const, &evals, &lim, &r);
-    ck_assert_int_eq(evals, 2);
+    int before = memo.evals;
+    mcts_search(t, memo_eval, NULL, &lim, &r);
+    ck_assert_int_eq(memo.evals, before + 1);
     mcts_free(t);
-    mcts_cache_free(c);
 }
 END_TEST
 
@@ -594,7 +639,7 @@ int main(void)
     tcase_add_test(tc, test_terminal_exact);
     tcase_add_test(tc, test_same_seed_same_output);
     tcase_add_test(tc, test_tree_reuse);
-    tcase_add_test(tc, test_cache_transposition);
+    tcase_add_test(tc, test_probe_transposition);
     tcase_add_test(tc, test_renju_forbidden_not_searched);
     tcase_add_test(tc, test_time_and_stop);
     tcase_add_test(tc, test_model_player);

@@ -8,10 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "nn/eval.h"
 #include "nn/nn.h"
-
-/* messages of the training calls (the tests run one at a time) */
-static char err_[256];
 
 static bool asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
 
@@ -279,17 +277,15 @@ static void fast_vs_ref(int threads, int max_batch, int n)
     ck_assert_msg(ref != NULL, "%s", err);
     float *pf = malloc(sizeof(float) * n * hw), *pr = malloc(sizeof(float) * n * hw);
     float vf[3 * 64], vr[3 * 64];
-    fast->be->forward(fast->ctx, in, n, pf, vf);
-    ref->be->forward(ref->ctx, in, n, pr, vr);
+    nn_net_forward(fast, in, n, pf, vf);
+    nn_net_forward(ref, in, n, pr, vr);
     compare("policy", pf, pr, (size_t)n * hw);
     compare("value", vf, vr, (size_t)n * 3);
     size_t np = m->nparams;
     float *gf = malloc(sizeof(float) * np), *gr = malloc(sizeof(float) * np);
     nn_losses_t lf, lr;
-    ck_assert_msg(fast->be->loss_grad(fast->ctx, in, pt, vt, n, 1e-4f, &lf, gf, err_,
-                  sizeof err_) == 0, "%s", err_);
-    ck_assert_msg(ref->be->loss_grad(ref->ctx, in, pt, vt, n, 1e-4f, &lr, gr, err_,
-                  sizeof err_) == 0, "%s", err_);
+    ck_assert_int_eq(nn_net_loss_grad(fast, in, pt, vt, n, 1e-4f, &lf, gf, err, sizeof err), 0);
+    ck_assert_int_eq(nn_net_loss_grad(ref, in, pt, vt, n, 1e-4f, &lr, gr, err, sizeof err), 0);
     ck_assert_msg(fabsf(lf.total - lr.total) <= 1e-4f * lr.total, "loss %g vs %g", lf.total,
                   lr.total);
     ck_assert(fabsf(lf.policy - lr.policy) <= 1e-4f * lr.policy);
@@ -307,14 +303,12 @@ static void fast_vs_ref(int threads, int max_batch, int n)
     /* a few SGD steps on each: the weights stay together */
     nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
     for (int k = 0; k < 3; k++) {
-        ck_assert_msg(fast->be->train_step(fast->ctx, in, pt, vt, n, &o, &lf, err_,
-                  sizeof err_) == 0, "%s", err_);
-        ck_assert_msg(ref->be->train_step(ref->ctx, in, pt, vt, n, &o, &lr, err_,
-                  sizeof err_) == 0, "%s", err_);
+        ck_assert_int_eq(nn_net_train_step(fast, in, pt, vt, n, &o, &lf, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(ref, in, pt, vt, n, &o, &lr, err, sizeof err), 0);
         ck_assert(fabsf(lf.total - lr.total) <= 1e-4f * lr.total);
     }
-    fast->be->get_weights(fast->ctx, gf);
-    ref->be->get_weights(ref->ctx, gr);
+    nn_net_get_weights(fast, gf);
+    nn_net_get_weights(ref, gr);
     compare("weights after 3 steps", gf, gr, np);
     ck_assert_int_ne(memcmp(gf, m->params, np * sizeof(float)), 0);
     free(gf);
@@ -361,8 +355,7 @@ START_TEST(test_overfit)
     float first = 0, last = 0;
     int steps;
     for (steps = 0; steps < 500; steps++) {
-        ck_assert_msg(net->be->train_step(net->ctx, in, pt, vt, n, &o, &l, err_,
-                  sizeof err_) == 0, "%s", err_);
+        ck_assert_int_eq(nn_net_train_step(net, in, pt, vt, n, &o, &l, err, sizeof err), 0);
         ck_assert(isfinite(l.total));
         if (steps == 0)
             first = l.total;
@@ -602,8 +595,8 @@ START_TEST(test_masking_board_sizes)
         float inb[NN_PLANES * 225], ins[NN_PLANES * 81], pb[225], ps[81], vb[3], vs[3];
         nn_encode(&b, 15, inb);
         nn_encode(&b, 9, ins);
-        nb->be->forward(nb->ctx, inb, 1, pb, vb);
-        ns->be->forward(ns->ctx, ins, 1, ps, vs);
+        nn_net_forward(nb, inb, 1, pb, vb);
+        nn_net_forward(ns, ins, 1, ps, vs);
         double sum = 0;
         for (int q = 0; q < 225; q++) {
             int x = q % 15, y = q / 15;
@@ -651,21 +644,165 @@ START_TEST(test_no_legal_point)
         char err[256];
         nn_net_t *n = nn_net_create(m, devs[d], 2, 2, NULL, 0, err, sizeof err);
         ck_assert(n);
-        n->be->forward(n->ctx, in, 2, pol, val);
+        nn_net_forward(n, in, 2, pol, val);
         for (int q = 0; q < hw; q++)
             ck_assert_float_eq(pol[q], 0);
         for (int o = 0; o < 6; o++)
             ck_assert(isfinite(val[o]));
         nn_losses_t l;
         float *g = malloc(sizeof(float) * m->nparams);
-        ck_assert_msg(n->be->loss_grad(n->ctx, in, pt, vt, 2, 0, &l, g, err_,
-                  sizeof err_) == 0, "%s", err_);
+        ck_assert_int_eq(nn_net_loss_grad(n, in, pt, vt, 2, 0, &l, g, err, sizeof err), 0);
         ck_assert(isfinite(l.total) && l.policy > 0);
         for (size_t i = 0; i < m->nparams; i++)
             ck_assert(isfinite(g[i]));
         free(g);
         nn_net_free(n);
     }
+    nn_model_free(m);
+}
+END_TEST
+
+/* Resuming training: a second net given the first one's weights and
+ * momentum takes the same next step (to the bit, same backend); n == 0
+ * changes nothing. */
+START_TEST(test_momentum_resume)
+{
+    rng_state = 77;
+    int M = 7, n = 6, hw = M * M, ps = NN_PLANES * hw;
+    nn_model_t *m = make_model(1, 8, M, 0, 0, 0, 5, 0.05);
+    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
+    float vt[3 * 6];
+    for (int s = 0; s < n; s++) {
+        random_position(in + s * ps, M, M, 0.3);
+        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
+    }
+    size_t np = m->nparams;
+    float *w = malloc(sizeof(float) * np), *mo = malloc(sizeof(float) * np);
+    float *w2 = malloc(sizeof(float) * np), *mo2 = malloc(sizeof(float) * np);
+    const char *devs[] = {"cpu", "cpu-ref"};
+    for (int d = 0; d < 2; d++) {
+        char err[256];
+        nn_net_t *a = nn_net_create(m, devs[d], n, 1, NULL, 0, err, sizeof err);
+        nn_net_t *b = nn_net_create(m, devs[d], n, 1, NULL, 0, err, sizeof err);
+        ck_assert(a && b);
+        nn_net_get_momentum(a, mo);
+        for (size_t i = 0; i < np; i++)
+            ck_assert_float_eq(mo[i], 0);
+        nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+        nn_losses_t l = {.total = -1};
+        /* n == 0: no step, zero losses, weights as they were */
+        ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, 0, &o, &l, err, sizeof err), 0);
+        ck_assert_float_eq(l.total, 0);
+        nn_net_get_weights(a, w);
+        ck_assert(memcmp(w, m->params, np * sizeof(float)) == 0);
+        nn_net_forward(a, in, 0, NULL, NULL);
+        for (int k = 0; k < 2; k++)
+            ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        nn_net_get_weights(a, w);
+        nn_net_get_momentum(a, mo);
+        double mnorm = 0;
+        for (size_t i = 0; i < np; i++)
+            mnorm += fabs(mo[i]);
+        ck_assert_msg(mnorm > 0, "%s: momentum still zero after two steps", devs[d]);
+        nn_net_set_weights(b, w);
+        nn_net_set_momentum(b, mo);
+        nn_net_get_momentum(b, mo2);
+        ck_assert(memcmp(mo, mo2, np * sizeof(float)) == 0);
+        ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(b, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        nn_net_get_weights(a, w);
+        nn_net_get_weights(b, w2);
+        ck_assert_msg(memcmp(w, w2, np * sizeof(float)) == 0, "%s: resumed step differs",
+                      devs[d]);
+        /* without the momentum, the step is another one */
+        nn_net_set_weights(b, w);
+        nn_net_set_momentum(b, mo);
+        memset(mo2, 0, np * sizeof(float));
+        nn_net_set_weights(a, w);
+        nn_net_set_momentum(a, mo2);
+        ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(b, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        nn_net_get_weights(a, w);
+        nn_net_get_weights(b, w2);
+        ck_assert(memcmp(w, w2, np * sizeof(float)) != 0);
+        nn_net_free(a);
+        nn_net_free(b);
+    }
+    free(w);
+    free(w2);
+    free(mo);
+    free(mo2);
+    free(in);
+    free(pt);
+    nn_model_free(m);
+}
+END_TEST
+
+/* The evaluator: rows by board point equal to the net's own forward pass
+ * (a 9x9 board on a net for 11x11), value = P(win) - P(loss), batches
+ * longer than max_batch cut up; the cache answers what the net valued,
+ * tells rules apart, and forgets everything on clear. */
+START_TEST(test_eval_and_cache)
+{
+    rng_state = 5;
+    int M = 11;
+    nn_model_t *m = make_model(1, 8, M, 0, 0, 0, 9, 0.05);
+    char err[256];
+    nn_net_t *net = nn_net_create(m, "cpu", 4, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(net != NULL, "%s", err);
+    nn_eval_cache_t *c = nn_eval_cache_create(1 << 20, err, sizeof err);
+    ck_assert(c != NULL);
+    ck_assert_uint_gt(nn_eval_cache_entries(c), 100);
+    ck_assert(nn_eval_create(net, c, 5, err, sizeof err) == NULL);   /* > the net's batch */
+    ck_assert(strstr(err, "batch") != NULL);
+    nn_eval_t *e = nn_eval_create(net, c, 2, err, sizeof err);
+    ck_assert_msg(e != NULL, "%s", err);
+    board_t bs[3];
+    for (int i = 0; i < 3; i++) {
+        board_init(&bs[i], 9, i == 2 ? RULE_STANDARD : RULE_FREESTYLE);
+        board_play(&bs[i], board_xy(&bs[i], 4, 4));
+        board_play(&bs[i], board_xy(&bs[i], i, 0));
+    }
+    const board_t *rows[3] = {&bs[0], &bs[1], &bs[2]};
+    float pol[3 * BOARD_CELLS], val[3];
+    float row[BOARD_CELLS], v;
+    ck_assert(!nn_eval_probe(e, &bs[0], row, &v));
+    nn_eval_eval(e, rows, 3, pol, val);
+    ck_assert_uint_eq(nn_eval_calls(e), 2);   /* 3 rows, batches of 2 */
+    ck_assert_uint_eq(nn_eval_evals(e), 3);
+    float in[NN_PLANES * 121], np[121], nv[3];
+    for (int i = 0; i < 3; i++) {
+        nn_encode(&bs[i], M, in);
+        nn_net_forward(net, in, 1, np, nv);
+        ck_assert_float_eq_tol(val[i], nv[0] - nv[2], 1e-6f);
+        for (int p = 0; p < 81; p++)
+            ck_assert_float_eq_tol(pol[i * BOARD_CELLS + p], np[nn_policy_index(p, 9, M)], 1e-6f);
+        ck_assert_float_eq(pol[i * BOARD_CELLS + board_xy(&bs[i], 4, 4)], 0);   /* occupied */
+        /* the cache gives the same row back (16-bit priors) */
+        ck_assert(nn_eval_probe(e, &bs[i], row, &v));
+        ck_assert_float_eq(v, val[i]);
+        for (int p = 0; p < 81; p++)
+            ck_assert_float_eq_tol(row[p] / 65535.0f, pol[i * BOARD_CELLS + p], 1.0f / 65535);
+    }
+    ck_assert_uint_eq(nn_eval_cache_hits(c), 3);
+    /* the same stones under another rule: a miss */
+    board_t other = bs[0];
+    other.rule = RULE_RENJU;
+    ck_assert(!nn_eval_probe(e, &other, row, &v));
+    nn_eval_cache_clear(c);
+    ck_assert(!nn_eval_probe(e, &bs[0], row, &v));
+    ck_assert_uint_eq(nn_eval_cache_lookups(c), 6);
+    /* without a cache: never a hit */
+    nn_eval_t *nc = nn_eval_create(net, NULL, 4, err, sizeof err);
+    ck_assert(nc != NULL);
+    nn_eval_eval(nc, rows, 1, pol, val);
+    ck_assert(!nn_eval_probe(nc, &bs[0], row, &v));
+    nn_eval_free(nc);
+    nn_eval_free(e);
+    nn_eval_cache_free(c);
+    nn_eval_free(NULL);
+    nn_eval_cache_free(NULL);
+    nn_net_free(net);
     nn_model_free(m);
 }
 END_TEST
@@ -677,17 +814,17 @@ START_TEST(test_devices)
     char err[256], note[256];
     nn_model_t *m = nn_model_create(&cfg, 1, err, sizeof err);
     nn_net_t *n = nn_net_create(m, "cpu", 4, 0, note, sizeof note, err, sizeof err);
-    ck_assert(n && strcmp(n->device_name, "cpu") == 0 && note[0] == '\0');
+    ck_assert(n && strcmp(nn_net_device_name(n), "cpu") == 0 && note[0] == '\0');
     nn_net_free(n);
     n = nn_net_create(m, "cpu-ref", 4, 0, note, sizeof note, err, sizeof err);
-    ck_assert(n && strcmp(n->device_name, "cpu-ref") == 0);
+    ck_assert(n && strcmp(nn_net_device_name(n), "cpu-ref") == 0);
     nn_net_free(n);
     char why[200];
     bool cuda = nn_cuda_available(why, sizeof why);
     n = nn_net_create(m, "auto", 4, 0, note, sizeof note, err, sizeof err);
     ck_assert_msg(n != NULL, "%s", err);
     if (!cuda) {
-        ck_assert_str_eq(n->device_name, "cpu");
+        ck_assert_str_eq(nn_net_device_name(n), "cpu");
         char want[300];
         snprintf(want, sizeof want, "cuda unavailable: %s; using cpu", why);
         ck_assert_str_eq(note, want);
@@ -751,6 +888,7 @@ int main(void)
     tcase_add_test(tg, test_overfit);
     tcase_add_test(tg, test_masking_board_sizes);
     tcase_add_test(tg, test_no_legal_point);
+    tcase_add_test(tg, test_momentum_resume);
     suite_add_tcase(s, tg);
     TCase *tf = tcase_create("file");
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
@@ -760,6 +898,7 @@ int main(void)
     TCase *te = tcase_create("encode");
     tcase_add_test(te, test_encode);
     tcase_add_test(te, test_encode_renju);
+    tcase_add_test(te, test_eval_and_cache);
     suite_add_tcase(s, te);
     SRunner *sr = srunner_create(s);
     srunner_run_all(sr, CK_NORMAL);

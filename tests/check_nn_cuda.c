@@ -318,7 +318,7 @@ START_TEST(test_availability)
         ck_assert_msg(strstr(err, "cuda unavailable") && strstr(err, why1), "error: %s", err);
         net = nn_net_create(m, "auto", 4, 1, note, sizeof note, err, sizeof err);
         ck_assert_msg(net, "%s", err);
-        ck_assert_str_eq(net->device_name, "cpu");
+        ck_assert_str_eq(nn_net_device_name(net), "cpu");
         ck_assert_msg(strstr(note, "cuda unavailable") && strstr(note, why1) &&
                           strstr(note, "using cpu"),
                       "auto note: %s", note);
@@ -335,11 +335,11 @@ START_TEST(test_availability)
         ck_assert_int_eq(nn_cuda_mem_info(0, &fr, &to, desc, sizeof desc), -1);
     } else {
         ck_assert_msg(net, "%s", err);
-        ck_assert_str_eq(net->device_name, "cuda:0");
+        ck_assert_str_eq(nn_net_device_name(net), "cuda:0");
         nn_net_free(net);
         net = nn_net_create(m, "auto", 4, 1, note, sizeof note, err, sizeof err);
         ck_assert_msg(net, "%s", err);
-        ck_assert_str_eq(net->device_name, "cuda:0");
+        ck_assert_str_eq(nn_net_device_name(net), "cuda:0");
         ck_assert_msg(strstr(note, "cuda:0"), "auto note: %s", note);
         nn_net_free(net);
     }
@@ -816,7 +816,7 @@ START_TEST(test_bad_device)
     nn_net_t *net = nn_net_create(m, "auto", 4, 1, note, sizeof note, err, sizeof err);
     ck_assert_msg(net, "auto must fall back to the CPU: %s", err);
     printf("  auto with 12 channels -> %s\n", note);
-    ck_assert_str_eq(net->device_name, "cpu");
+    ck_assert_str_eq(nn_net_device_name(net), "cpu");
     ck_assert_msg(strstr(note, "using cpu") && strstr(note, "divisible by 8"), "%s", note);
     nn_net_free(net);
     nn_model_free(m);

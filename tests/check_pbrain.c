@@ -19,6 +19,7 @@
 #include "cli/player.h"
 #include "engine/bot.h"
 #include "nn/nn.h"
+#include "engine/util.h"
 
 extern char **environ;
 
@@ -857,21 +858,21 @@ START_TEST(test_fuzz_lines)
     int n = asan() ? 10000 : 40000, ends = 0, lines = 0;
     char line[200];
     for (int i = 0; i < n; i++) {
-        int kind = (int)(bot_rand(&rng) % 4);
+        int kind = (int)(util_rng_next(&rng) % 4);
         size_t len;
         if (kind == 0) {   /* random bytes */
-            len = bot_rand(&rng) % 40;
+            len = util_rng_next(&rng) % 40;
             for (size_t j = 0; j < len; j++)
-                line[j] = (char)(1 + bot_rand(&rng) % 255);
+                line[j] = (char)(1 + util_rng_next(&rng) % 255);
         } else {           /* a seed, mutated */
-            const char *s = seeds[bot_rand(&rng) % (uint64_t)nseeds];
+            const char *s = seeds[util_rng_next(&rng) % (uint64_t)nseeds];
             len = strlen(s);
             memcpy(line, s, len);
-            int muts = kind == 1 ? 0 : (int)(bot_rand(&rng) % 4);
+            int muts = kind == 1 ? 0 : (int)(util_rng_next(&rng) % 4);
             for (int k = 0; k < muts; k++) {
-                size_t at = len ? bot_rand(&rng) % len : 0;
-                char c = alphabet[bot_rand(&rng) % (sizeof alphabet - 1)];
-                int op = (int)(bot_rand(&rng) % 3);
+                size_t at = len ? util_rng_next(&rng) % len : 0;
+                char c = alphabet[util_rng_next(&rng) % (sizeof alphabet - 1)];
+                int op = (int)(util_rng_next(&rng) % 3);
                 if (op == 0 && len)
                     line[at] = c;
                 else if (op == 1 && len + 1 < sizeof line) {

@@ -113,13 +113,13 @@ static void random_game(game_record_t *r, uint64_t *s)
 static size_t encode(const game_record_t *r, uint8_t **buf, size_t *cap)
 {
     char err[256] = "";
-    size_t n = frame_encode(r, buf, cap, err, sizeof err);
-    ck_assert_msg(n > FRAME_HEADER_BYTES, "frame_encode failed: %s", err);
+    size_t n = record_encode(r, buf, cap, err, sizeof err);
+    ck_assert_msg(n > FRAME_HEADER_BYTES, "record_encode failed: %s", err);
     return n;
 }
 
 /* ---- scanning a byte sequence as a stream ----
- * Feeds buf to frame_decode in pieces of `piece` bytes (0: all at once),
+ * Feeds buf to record_decode in pieces of `piece` bytes (0: all at once),
  * the way a pipe reader would, and at the end treats a leftover valid
  * prefix as a truncated frame, the way the file reader does. Collects the
  * good records and the file offsets of the bad stretches. */
@@ -154,7 +154,7 @@ static void scan_drain(scan_t *sc, const uint8_t *acc, size_t have, size_t *star
         size_t avail = have - *start, used = (size_t)-1;
         char err[256] = "";
         ck_assert_int_lt(sc->nrecs, MAX_SCAN);
-        frame_status_t st = frame_decode(acc + *start, avail, &used, &sc->recs[sc->nrecs], err,
+        frame_status_t st = record_decode(acc + *start, avail, &used, &sc->recs[sc->nrecs], err,
                                          sizeof err);
         if (st == FRAME_OK) {
             ck_assert(used >= FRAME_HEADER_BYTES && used <= avail);
@@ -204,17 +204,17 @@ static void scan_stream(scan_t *sc, const uint8_t *buf, size_t len, size_t piece
     free(acc);
 }
 
-/* Reads path with frame_reader: the same collection as scan_stream. */
+/* Reads path with record_reader: the same collection as scan_stream. */
 static void scan_file(scan_t *sc, const char *path)
 {
     char err[256];
-    frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
-    ck_assert_msg(fr != NULL, "frame_reader_open: %s", err);
+    record_reader_t *fr = record_reader_open(path, err, sizeof err);
+    ck_assert_msg(fr != NULL, "record_reader_open: %s", err);
     int st;
     for (;;) {
         ck_assert_int_lt(sc->nrecs, MAX_SCAN);
         err[0] = '\0';
-        st = frame_reader_next(fr, &sc->recs[sc->nrecs], err, sizeof err);
+        st = record_reader_next(fr, &sc->recs[sc->nrecs], err, sizeof err);
         if (st == 0)
             break;
         if (st == 1) {
@@ -228,7 +228,7 @@ static void scan_file(scan_t *sc, const char *path)
         ck_assert_int_lt(sc->nbad, MAX_SCAN);
         sc->bad_off[sc->nbad++] = off;
     }
-    frame_reader_free(fr);
+    record_reader_free(fr);
 }
 
 static void assert_same_scan(const scan_t *a, const scan_t *b)
@@ -286,7 +286,7 @@ START_TEST(test_roundtrip_random_games)
         ck_assert_msg(record_validate(&r, err, sizeof err) == 0, "game %d invalid: %s", i, err);
         size_t len = encode(&r, &buf, &cap);
         size_t used = 0;
-        frame_status_t st = frame_decode(buf, len, &used, &d, err, sizeof err);
+        frame_status_t st = record_decode(buf, len, &used, &d, err, sizeof err);
         ck_assert_msg(st == FRAME_OK, "game %d: decode status %d: %s", i, st, err);
         ck_assert_uint_eq(used, len);
         ck_assert_msg(record_equal(&r, &d), "game %d does not round-trip", i);
@@ -327,11 +327,11 @@ START_TEST(test_every_prefix_needs_more)
         for (size_t k = 0; k < len; k++) {
             size_t used = 99;
             char err[64];
-            ck_assert_int_eq(frame_decode(buf, k, &used, &d, err, sizeof err), FRAME_NEED_MORE);
+            ck_assert_int_eq(record_decode(buf, k, &used, &d, err, sizeof err), FRAME_NEED_MORE);
             ck_assert_uint_eq(used, 0);
         }
         size_t used = 0;
-        ck_assert_int_eq(frame_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
+        ck_assert_int_eq(record_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
         ck_assert(record_equal(&r, &d));
     }
     free(buf);
@@ -350,7 +350,7 @@ START_TEST(test_empty_game_and_limits)
     /* No plies at all. */
     record_clear(&r, RULE_STANDARD, 9, 0);
     size_t len = encode(&r, &buf, &cap);
-    ck_assert_int_eq(frame_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
+    ck_assert_int_eq(record_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
     ck_assert(record_equal(&r, &d));
     /* The largest record: a full 20x20 board with every point visited at every ply. */
     record_clear(&r, RULE_FREESTYLE, BOARD_MAX, UINT32_MAX);
@@ -364,7 +364,7 @@ START_TEST(test_empty_game_and_limits)
     r.result = RESULT_DRAW;
     len = encode(&r, &buf, &cap);
     ck_assert_uint_le(len, FRAME_HEADER_BYTES + FRAME_MAX_PAYLOAD);
-    ck_assert_int_eq(frame_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
+    ck_assert_int_eq(record_decode(buf, len, &used, &d, NULL, 0), FRAME_OK);
     ck_assert(record_equal(&r, &d));
     ck_assert_uint_eq(d.nvisits, BOARD_CELLS * BOARD_CELLS);
     free(buf);
@@ -388,35 +388,35 @@ START_TEST(test_encode_refuses_bad_records)
         record_clear(&r, RULE_FREESTYLE, 15, 1);
         ck_assert_int_eq(record_add_ply(&r, 112, 1, bad_values[k], v, 2), 0);
         err[0] = '\0';
-        ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+        ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
         ck_assert_msg(strstr(err, "root value") != NULL, "message '%s'", err);
     }
     record_clear(&r, RULE_FREESTYLE, 15, 1);
     ck_assert_int_eq(record_add_ply(&r, 112, 1, 0.5f, v, 2), 0);
     r.plies[0].move = 225;
-    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     ck_assert_msg(strstr(err, "off the board") != NULL, "message '%s'", err);
     r.plies[0].move = 112;
     r.visits[1].move = 3;
-    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     ck_assert_msg(strstr(err, "twice") != NULL, "message '%s'", err);
     r.visits[1].move = 4;
     r.plies[0].visit_off = 1;
-    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     r.plies[0].visit_off = 0;
     r.result = 7;
-    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     r.result = RESULT_NONE;
     r.flags = 0x80;
-    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     r.flags = 0;
     r.size = 4;
-    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     r.size = 15;
     r.rule = RULE_COUNT;
-    ck_assert_uint_eq(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_eq(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     r.rule = RULE_FREESTYLE;
-    ck_assert_uint_gt(frame_encode(&r, &buf, &cap, err, sizeof err), 0);
+    ck_assert_uint_gt(record_encode(&r, &buf, &cap, err, sizeof err), 0);
     free(buf);
     record_free(&r);
 }
@@ -750,7 +750,7 @@ START_TEST(test_forged_records_keep_invariants)
         free(ser);
         size_t used;
         char err[256] = "";
-        frame_status_t st = frame_decode(w, wl, &used, &d, err, sizeof err);
+        frame_status_t st = record_decode(w, wl, &used, &d, err, sizeof err);
         if (st == FRAME_BAD) {
             ck_assert(err[0] != '\0');
             ck_assert_uint_eq(used, wl);
@@ -758,9 +758,9 @@ START_TEST(test_forged_records_keep_invariants)
             continue;
         }
         ck_assert_int_eq(st, FRAME_OK);
-        size_t l2 = frame_encode(&d, &buf2, &cap2, err, sizeof err);
+        size_t l2 = record_encode(&d, &buf2, &cap2, err, sizeof err);
         ck_assert_msg(l2 > 0, "decoded record breaks an invariant: %s", err);
-        ck_assert_int_eq(frame_decode(buf2, l2, &used, &d2, NULL, 0), FRAME_OK);
+        ck_assert_int_eq(record_decode(buf2, l2, &used, &d2, NULL, 0), FRAME_OK);
         ck_assert(record_equal(&d, &d2));
         ok++;
     }
@@ -793,7 +793,7 @@ START_TEST(test_version_and_magic_checked)
     ser[SER_VERSION_OFF] = RECORD_VERSION + 1;
     put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
     size_t wl = frame_from_serial(ser, slen, w, len + 4096);
-    ck_assert_int_eq(frame_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_int_eq(record_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_msg(strstr(err, "version") != NULL, "message '%s'", err);
     ck_assert_uint_eq(used, wl);
     /* Not a record at all. */
@@ -801,19 +801,19 @@ START_TEST(test_version_and_magic_checked)
     ser[0] ^= 0xff;
     put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
     wl = frame_from_serial(ser, slen, w, len + 4096);
-    ck_assert_int_eq(frame_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_int_eq(record_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_msg(strstr(err, "magic") != NULL, "message '%s'", err);
     /* Bad frame magic, bad length: rejected from the header alone. */
     memcpy(w, buf, FRAME_HEADER_BYTES);
     w[0] ^= 1;
-    ck_assert_int_eq(frame_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_int_eq(record_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_uint_ge(used, 1);
     w[0] ^= 1;
     put32(w + 4, FRAME_MAX_PAYLOAD + 1);
-    ck_assert_int_eq(frame_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err), FRAME_BAD);
+    ck_assert_int_eq(record_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_msg(strstr(err, "limit") != NULL, "message '%s'", err);
     put32(w + 4, FRAME_MAX_PAYLOAD);
-    ck_assert_int_eq(frame_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err),
+    ck_assert_int_eq(record_decode(w, FRAME_HEADER_BYTES, &used, &d, err, sizeof err),
                      FRAME_NEED_MORE);
     ck_assert(frame_at_magic(buf, 2));
     ck_assert(!frame_at_magic((const uint8_t *)"GZx", 3));
@@ -865,7 +865,7 @@ START_TEST(test_zip_bomb_rejected)
     struct rusage ru0, ru1;
     getrusage(RUSAGE_SELF, &ru0);
     char err[256] = "";
-    ck_assert_int_eq(frame_decode(frame, FRAME_HEADER_BYTES + plen, &used, &d, err, sizeof err),
+    ck_assert_int_eq(record_decode(frame, FRAME_HEADER_BYTES + plen, &used, &d, err, sizeof err),
                      FRAME_BAD);
     getrusage(RUSAGE_SELF, &ru1);
     ck_assert_msg(strstr(err, "trailing") != NULL, "message '%s'", err);
@@ -1047,15 +1047,15 @@ START_TEST(test_reader_empty_and_missing)
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/empty.gzr", tmpdir);
     write_file(path, (const uint8_t *)"", 0);
-    frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+    record_reader_t *fr = record_reader_open(path, err, sizeof err);
     ck_assert_ptr_nonnull(fr);
     game_record_t r;
     record_init(&r);
-    ck_assert_int_eq(frame_reader_next(fr, &r, err, sizeof err), 0);
-    frame_reader_free(fr);
-    frame_reader_free(NULL);
+    ck_assert_int_eq(record_reader_next(fr, &r, err, sizeof err), 0);
+    record_reader_free(fr);
+    record_reader_free(NULL);
     snprintf(path, sizeof path, "%s/missing.gzr", tmpdir);
-    ck_assert_ptr_null(frame_reader_open(path, err, sizeof err));
+    ck_assert_ptr_null(record_reader_open(path, err, sizeof err));
     ck_assert_msg(strstr(err, "missing.gzr") != NULL, "message '%s'", err);
     /* frame_write appends frames a reader reads back. */
     snprintf(path, sizeof path, "%s/w.gzr", tmpdir);
@@ -1066,18 +1066,18 @@ START_TEST(test_reader_empty_and_missing)
     for (int i = 0; i < 3; i++) {
         record_init(&g[i]);
         random_game(&g[i], &s);
-        ck_assert_int_eq(frame_write(f, &g[i], err, sizeof err), 0);
+        ck_assert_int_eq(record_write(f, &g[i], err, sizeof err), 0);
     }
     fclose(f);
-    fr = frame_reader_open(path, err, sizeof err);
+    fr = record_reader_open(path, err, sizeof err);
     ck_assert_ptr_nonnull(fr);
     for (int i = 0; i < 3; i++) {
-        ck_assert_int_eq(frame_reader_next(fr, &r, err, sizeof err), 1);
+        ck_assert_int_eq(record_reader_next(fr, &r, err, sizeof err), 1);
         ck_assert(record_equal(&r, &g[i]));
         record_free(&g[i]);
     }
-    ck_assert_int_eq(frame_reader_next(fr, &r, err, sizeof err), 0);
-    frame_reader_free(fr);
+    ck_assert_int_eq(record_reader_next(fr, &r, err, sizeof err), 0);
+    record_reader_free(fr);
     record_free(&r);
     remove_tmpdir();
 }
@@ -1150,7 +1150,7 @@ static void write_small_file(const char *path, game_record_t g[3])
     char err[256];
     for (int i = 0; i < 3; i++) {
         ck_assert_msg(record_validate(&g[i], err, sizeof err) == 0, "%s", err);
-        ck_assert_int_eq(frame_write(f, &g[i], err, sizeof err), 0);
+        ck_assert_int_eq(record_write(f, &g[i], err, sizeof err), 0);
     }
     ck_assert_int_eq(fclose(f), 0);
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
+#include "selfplay/searcher.h"
 #include "selfplay/selfplay.h"
 
 static nn_model_t *tiny_model(int size)
@@ -45,10 +46,10 @@ static int on_game(void *user, const game_record_t *rec)
     /* round trip through a frame */
     uint8_t *buf = NULL;
     size_t cap = 0, used = 0;
-    size_t len = frame_encode(rec, &buf, &cap, err, sizeof err);
+    size_t len = record_encode(rec, &buf, &cap, err, sizeof err);
     game_record_t back;
     record_init(&back);
-    if (len == 0 || frame_decode(buf, len, &used, &back, err, sizeof err) != FRAME_OK ||
+    if (len == 0 || record_decode(buf, len, &used, &back, err, sizeof err) != FRAME_OK ||
         used != len || !record_equal(rec, &back)) {
         if (!c->bad) {
             c->bad = 1;
@@ -215,6 +216,232 @@ START_TEST(test_bad_model_size)
 }
 END_TEST
 
+/* ---- the searcher ---- */
+
+static searcher_t *make_searcher(const nn_model_t *m, int threads, int trees, int size,
+                                 uint32_t visits)
+{
+    searcher_opts_t o;
+    searcher_opts_default(&o);
+    o.device = "cpu";
+    o.search_threads = threads;
+    o.net_threads = 1;
+    o.trees = trees;
+    o.size = size;
+    o.visits = visits;
+    o.cache_bytes = 1 << 20;
+    char err[256], note[256];
+    searcher_t *s = searcher_create(m, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    return s;
+}
+
+/* Black to move on 9x9 with four in a row at x 1..4, y 4 and both ends open. */
+static void four_position(board_t *b)
+{
+    board_init(b, 9, RULE_FREESTYLE);
+    for (int i = 0; i < 4; i++) {
+        board_play(b, board_xy(b, 1 + i, 4));
+        board_play(b, board_xy(b, 1 + 2 * i, 7 - (i % 2)));
+    }
+}
+
+/* One thread or three on one tree: the winning move, proven; the next
+ * search after two moves starts from the visits it already had. */
+START_TEST(test_searcher_threads_find_win)
+{
+    nn_model_t *m = tiny_model(9);
+    for (int threads = 1; threads <= 3; threads += 2) {
+        searcher_t *s = make_searcher(m, threads, 1, 9, 200);
+        ck_assert_str_eq(searcher_device(s), "cpu");
+        ck_assert_int_eq(searcher_board_max(s), 9);
+        board_t b;
+        four_position(&b);
+        mcts_limits_t lim = {.visits = 200};
+        mcts_result_t r;
+        char err[256];
+        ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+        ck_assert_msg(board_is_winning_move(&b, r.best_move), "%d threads: move %d", threads,
+                      r.best_move);
+        ck_assert_int_eq(r.proven, 1);
+        ck_assert(r.npv >= 1 && r.pv[0] == r.best_move);
+        /* a quiet position, then the same game two plies on: tree reuse */
+        board_init(&b, 9, RULE_FREESTYLE);
+        board_play(&b, board_xy(&b, 4, 4));
+        lim.visits = 150;
+        ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+        ck_assert_uint_eq(r.root_visits, 150);
+        board_play(&b, r.best_move);
+        ck_assert_int_ge(r.npv, 2);   /* 150 visits reach below the best move */
+        board_play(&b, r.pv[1]);
+        ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+        ck_assert_uint_eq(r.root_visits, 150);
+        ck_assert_uint_lt(r.playouts, 150);   /* some visits were kept */
+        searcher_free(s);
+    }
+    nn_model_free(m);
+}
+END_TEST
+
+/* A position valued once is served by the cache the next time (no net
+ * call); new weights clear it, and the value is then the new net's. */
+START_TEST(test_searcher_set_model_clears_cache)
+{
+    nn_model_t *m = tiny_model(9), *m2 = tiny_model(9);
+    for (size_t i = 0; i < m2->nparams; i++)
+        m2->params[i] *= 1.5f;
+    searcher_t *s = make_searcher(m, 1, 1, 9, 0);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    board_play(&b, board_xy(&b, 4, 4));
+    mcts_limits_t lim = {.visits = 1};
+    mcts_result_t r;
+    char err[256];
+    searcher_stats_t st;
+    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+    float v1 = r.value;
+    searcher_get_stats(s, &st);
+    ck_assert_uint_eq(st.evals, 1);
+    ck_assert_uint_eq(st.nn_calls, 1);
+    board_t empty;
+    board_init(&empty, 9, RULE_FREESTYLE);
+    mcts_set_root(searcher_tree(s, 0), &empty);   /* drop the tree, keep the cache */
+    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+    searcher_get_stats(s, &st);
+    ck_assert_uint_eq(st.evals, 1);
+    ck_assert_uint_eq(st.cache_hits, 1);
+    ck_assert_float_eq(r.value, v1);
+
+    ck_assert_int_eq(searcher_set_model(s, m2, err, sizeof err), 0);
+    mcts_set_root(searcher_tree(s, 0), &empty);
+    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+    searcher_get_stats(s, &st);
+    ck_assert_uint_eq(st.evals, 2);
+    ck_assert_uint_eq(st.cache_hits, 1);
+    /* the value is the new net's own */
+    nn_net_t *net = nn_net_create(m2, "cpu", 1, 1, NULL, 0, err, sizeof err);
+    ck_assert(net != NULL);
+    float in[NN_PLANES * 81], pol[81], val[3];
+    nn_encode(&b, 9, in);
+    nn_net_forward(net, in, 1, pol, val);
+    ck_assert_float_eq_tol(r.value, val[0] - val[2], 1e-6f);
+    ck_assert_float_ne(r.value, v1);
+    nn_net_free(net);
+
+    /* another shape is refused with a message; the uniform searcher has no net */
+    nn_model_t *m7 = tiny_model(7);
+    ck_assert_int_eq(searcher_set_model(s, m7, err, sizeof err), -1);
+    ck_assert(strstr(err, "shape") != NULL);
+    searcher_t *u = make_searcher(NULL, 1, 1, 9, 50);
+    ck_assert_str_eq(searcher_device(u), "uniform");
+    ck_assert_int_eq(searcher_set_model(u, m, err, sizeof err), -1);
+    ck_assert_int_eq(searcher_search(u, &b, &lim, &r, err, sizeof err), 0);
+    ck_assert_uint_eq(r.root_visits, 1);
+    searcher_free(u);
+    /* a board larger than the net serves */
+    board_t big;
+    board_init(&big, 11, RULE_FREESTYLE);
+    ck_assert_int_eq(searcher_search(s, &big, &lim, &r, err, sizeof err), -1);
+    ck_assert(strstr(err, "11x11") != NULL);
+    searcher_free(s);
+    searcher_free(NULL);
+    nn_model_free(m);
+    nn_model_free(m2);
+    nn_model_free(m7);
+}
+END_TEST
+
+/* Trees sized by mcts for V visits hold a game of V-visit searches with
+ * tree reuse, never running out of memory; bad options are refused. */
+START_TEST(test_searcher_sizes)
+{
+    ck_assert_uint_ge(mcts_tree_bytes(0, 5), (size_t)1 << 20);
+    ck_assert_uint_gt(mcts_tree_bytes(1600, 15), mcts_tree_bytes(800, 15));
+    ck_assert_uint_gt(mcts_tree_bytes(800, 19), mcts_tree_bytes(800, 15));
+    ck_assert_uint_lt(mcts_tree_bytes(800, 15), (size_t)64 << 20);
+    searcher_t *s = make_searcher(NULL, 1, 1, 9, 400);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    mcts_limits_t lim = {.visits = 400};
+    mcts_result_t r;
+    char err[256];
+    for (int ply = 0; ply < 30 && !board_over(&b); ply++) {
+        ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+        ck_assert_msg(!r.mem_full, "ply %d: tree memory full", ply);
+        ck_assert(r.root_visits == 400 || r.proven != 0);
+        board_play(&b, r.best_move);
+    }
+    searcher_free(s);
+
+    searcher_opts_t o;
+    searcher_opts_default(&o);
+    o.device = "cpu";
+    char note[256];
+    o.search_threads = 17;
+    ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert(strstr(err, "threads") != NULL);
+    o.search_threads = 2;
+    o.trees = 4;
+    ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert(strstr(err, "single tree") != NULL);
+    o.trees = 1;
+    o.batch = 0;
+    ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
+    o.batch = 8;
+    o.size = 9;
+    nn_model_t *m7 = tiny_model(7);
+    ck_assert(searcher_create(m7, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert(strstr(err, "7x7") != NULL);
+    o.device = "tpu";
+    o.size = 7;
+    ck_assert(searcher_create(m7, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert(strstr(err, "tpu") != NULL);
+    nn_model_free(m7);
+}
+END_TEST
+
+/* searcher_step: trees with a target advance together in one batched
+ * call per step; a tree with target 0 is left alone. */
+START_TEST(test_searcher_step)
+{
+    nn_model_t *m = tiny_model(9);
+    searcher_opts_t o;
+    searcher_opts_default(&o);
+    o.device = "cpu";
+    o.net_threads = 1;
+    o.trees = 3;
+    o.batch = 2;
+    o.size = 9;
+    o.visits = 20;
+    char err[256], note[256];
+    searcher_t *s = searcher_create(m, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(searcher_trees(s), 3);
+    ck_assert(searcher_tree(s, 3) == NULL);
+    board_t b;
+    board_init(&b, 9, RULE_STANDARD);
+    for (int i = 0; i < 3; i++)
+        mcts_set_root(searcher_tree(s, i), &b);
+    uint32_t targets[3] = {20, 0, 9};
+    int steps = 0, calls = 0;
+    while (!mcts_search_done(searcher_tree(s, 0), targets[0]) ||
+           !mcts_search_done(searcher_tree(s, 2), targets[2])) {
+        int n = searcher_step(s, targets);
+        ck_assert(n >= 0 && n <= 3 * 2);
+        calls += n > 0;
+        ck_assert_int_lt(++steps, 100);
+    }
+    ck_assert_uint_ge(mcts_root_n(searcher_tree(s, 0)), 20);
+    ck_assert_uint_ge(mcts_root_n(searcher_tree(s, 2)), 9);
+    ck_assert_uint_eq(mcts_root_n(searcher_tree(s, 1)), 0);
+    searcher_stats_t st;
+    searcher_get_stats(s, &st);
+    ck_assert_uint_eq(st.nn_calls, (uint64_t)calls);
+    searcher_free(s);
+    nn_model_free(m);
+}
+END_TEST
+
 /* ---- the command ---- */
 
 static const char *bin(void)
@@ -255,18 +482,18 @@ static int count_games(const char *dir, int *files, int *tmp)
         (*files)++;
         char path[1024], err[256];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        frame_reader_t *fr = frame_reader_open(path, err, sizeof err);
+        record_reader_t *fr = record_reader_open(path, err, sizeof err);
         ck_assert_msg(fr != NULL, "%s", err);
         game_record_t r;
         record_init(&r);
         int rc;
-        while ((rc = frame_reader_next(fr, &r, err, sizeof err)) != 0) {
+        while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0) {
             ck_assert_msg(rc == 1, "bad frame: %s", err);
             ck_assert_int_eq(record_validate(&r, err, sizeof err), 0);
             games++;
         }
         record_free(&r);
-        frame_reader_free(fr);
+        record_reader_free(fr);
     }
     closedir(d);
     return games;
@@ -382,6 +609,13 @@ int main(void)
     tcase_add_test(tc, test_resign_bookkeeping);
     tcase_add_test(tc, test_bad_model_size);
     suite_add_tcase(s, tc);
+    TCase *tsr = tcase_create("searcher");
+    tcase_set_timeout(tsr, 60);
+    tcase_add_test(tsr, test_searcher_threads_find_win);
+    tcase_add_test(tsr, test_searcher_set_model_clears_cache);
+    tcase_add_test(tsr, test_searcher_sizes);
+    tcase_add_test(tsr, test_searcher_step);
+    suite_add_tcase(s, tsr);
     TCase *tcmd = tcase_create("command");
     tcase_set_timeout(tcmd, 60);
     tcase_add_test(tcmd, test_cmd_shards);

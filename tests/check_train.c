@@ -203,16 +203,16 @@ static void count_frames(const char *run, long *good, long *bad)
             continue;
         char p[1024], err[256];
         snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        frame_reader_t *fr = frame_reader_open(p, err, sizeof err);
+        record_reader_t *fr = record_reader_open(p, err, sizeof err);
         ck_assert_msg(fr != NULL, "%s", err);
         int rc;
-        while ((rc = frame_reader_next(fr, &r, err, sizeof err)) != 0) {
+        while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0) {
             if (rc > 0 && record_validate(&r, err, sizeof err) == 0 && r.size == 7)
                 (*good)++;
             else
                 (*bad)++;
         }
-        frame_reader_free(fr);
+        record_reader_free(fr);
     }
     closedir(d);
     record_free(&r);
@@ -303,7 +303,7 @@ START_TEST(test_wire_stream)
     uint8_t *fb = NULL;
     size_t cap = 0;
     char err[256];
-    size_t flen = frame_encode(&g, &fb, &cap, err, sizeof err);
+    size_t flen = record_encode(&g, &fb, &cap, err, sizeof err);
     ck_assert_msg(flen > 0, "%s", err);
 
     /* stream: good, junk, good with a flipped payload byte, good */

@@ -1,0 +1,142 @@
+#include "engine/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t util_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+double util_rng_unit(uint64_t *s)
+{
+    return ((double)(util_rng_next(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
+}
+
+uint32_t util_rng_below(uint64_t *s, uint32_t n)
+{
+    return (uint32_t)(((util_rng_next(s) >> 32) * (uint64_t)n) >> 32);
+}
+
+double util_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+void util_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+    if (!err || errlen == 0)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
+
+int util_fsync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
+}
+
+static int write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int util_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    char tmp[4096];
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp) {
+        util_errf(err, errlen, "%s: path too long", path);
+        return -1;
+    }
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) {
+        util_errf(err, errlen, "%s: cannot create: %s", tmp, strerror(errno));
+        return -1;
+    }
+    if (write_all(fd, data, len) != 0) {
+        util_errf(err, errlen, "%s: write failed: %s", tmp, strerror(errno));
+        goto out_close;
+    }
+    if (fsync(fd) != 0) {
+        util_errf(err, errlen, "%s: fsync failed: %s", tmp, strerror(errno));
+        goto out_close;
+    }
+    if (close(fd) != 0) {
+        util_errf(err, errlen, "%s: close failed: %s", tmp, strerror(errno));
+        goto out_unlink;
+    }
+    if (rename(tmp, path) != 0) {
+        util_errf(err, errlen, "%s: rename failed: %s", path, strerror(errno));
+        goto out_unlink;
+    }
+    /* The rename is durable only once the directory is synced. */
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", path);
+    util_fsync_dir(dirname(dir));
+    return 0;
+
+out_close:
+    close(fd);
+out_unlink:
+    unlink(tmp);
+    return -1;
+}
+
+const char *util_json_str(const char *s, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[n++] = '"';
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        char esc[8];
+        size_t k;
+        if (c == '"' || c == '\\')
+            k = (size_t)snprintf(esc, sizeof esc, "\\%c", c);
+        else if (c < 0x20 || c == 0x7f)
+            k = (size_t)snprintf(esc, sizeof esc, "\\u%04x", c);
+        else {
+            esc[0] = (char)c;
+            k = 1;
+        }
+        if (n + k + 2 > len)
+            break;
+        memcpy(buf + n, esc, k);
+        n += k;
+    }
+    buf[n++] = '"';
+    buf[n] = '\0';
+    return buf;
+}

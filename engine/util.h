@@ -1,0 +1,43 @@
+/* Small helpers every layer uses, one copy each: a seeded random number
+ * generator, a monotonic clock, error message formatting, an atomic file
+ * write and JSON string escaping. No allocation except where stated. */
+#ifndef GZ_ENGINE_UTIL_H
+#define GZ_ENGINE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* splitmix64: the next value of the generator whose state is *s. Any seed
+ * (0 included) gives a good stream; the state is the caller's. */
+uint64_t util_rng_next(uint64_t *s);
+/* A uniform double in the open interval (0, 1) from 53 random bits. */
+double util_rng_unit(uint64_t *s);
+/* A uniform integer in [0, n), n > 0 (multiply-shift, no modulo bias worth
+ * measuring for n < 2^32). */
+uint32_t util_rng_below(uint64_t *s, uint32_t n);
+
+/* Milliseconds on the monotonic clock (arbitrary origin, never steps). */
+double util_now_ms(void);
+
+/* printf into err[errlen] when err is not NULL (the project's one-line
+ * error convention). */
+void util_errf(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Replace path with data[len] atomically and durably: write PATH.tmp.PID,
+ * fsync it, rename it over path, fsync the directory. A reader sees the
+ * old file or the new one, never a mix, even after a crash. 0, or -1 with
+ * err naming the path and the failing call (the temporary is removed). */
+int util_write_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+
+/* fsync the directory dir (after a create or rename inside it); 0 or -1
+ * (errno set). */
+int util_fsync_dir(const char *dir);
+
+/* s as a JSON string literal, quotes included, into buf[len]: '"' and '\\'
+ * escaped, control bytes and DEL as \u00XX. When buf is too small the text
+ * is cut at a character boundary and still closed with a quote. Returns
+ * buf. len >= 3. */
+const char *util_json_str(const char *s, char *buf, size_t len);
+
+#endif

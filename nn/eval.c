@@ -1,0 +1,201 @@
+/* The evaluator and its hash cache (see eval.h). */
+#include "nn/eval.h"
+
+#include <assert.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PRIOR_ONE 65535.0f
+
+typedef struct cache_slot {
+    uint64_t key;
+    float value;                   /* side to move */
+    uint16_t size;                 /* 0: empty slot */
+    uint16_t prior[BOARD_CELLS];   /* by point, prior * 65535 */
+} cache_slot_t;
+
+struct nn_eval_cache {
+    pthread_mutex_t lock;   /* slots and counters */
+    cache_slot_t *slots;
+    size_t nslots;
+    uint64_t hits, lookups;
+};
+
+nn_eval_cache_t *nn_eval_cache_create(size_t mem_bytes, char *err, size_t errlen)
+{
+    nn_eval_cache_t *c = calloc(1, sizeof *c);
+    if (!c)
+        goto out_nomem;
+    c->nslots = mem_bytes / sizeof(cache_slot_t);
+    if (c->nslots < 1)
+        c->nslots = 1;
+    c->slots = calloc(c->nslots, sizeof(cache_slot_t));
+    if (!c->slots)
+        goto out_free_cache;
+    pthread_mutex_init(&c->lock, NULL);
+    return c;
+out_free_cache:
+    free(c);
+out_nomem:
+    snprintf(err, errlen, "out of memory for an NN cache of %zu bytes", mem_bytes);
+    return NULL;
+}
+
+void nn_eval_cache_free(nn_eval_cache_t *c)
+{
+    if (!c)
+        return;
+    pthread_mutex_destroy(&c->lock);
+    free(c->slots);
+    free(c);
+}
+
+void nn_eval_cache_clear(nn_eval_cache_t *c)
+{
+    pthread_mutex_lock(&c->lock);
+    for (size_t i = 0; i < c->nslots; i++)
+        c->slots[i].size = 0;
+    pthread_mutex_unlock(&c->lock);
+}
+
+/* The counters are read between searches (reports); a torn read of a
+ * counter another thread bumps would only be a stale figure. */
+uint64_t nn_eval_cache_hits(const nn_eval_cache_t *c) { return c->hits; }
+uint64_t nn_eval_cache_lookups(const nn_eval_cache_t *c) { return c->lookups; }
+size_t nn_eval_cache_entries(const nn_eval_cache_t *c) { return c->nslots; }
+
+static uint64_t cache_key(const board_t *b)
+{
+    uint64_t k = b->hash ^ ((uint64_t)(b->rule + 1) * 0x9e3779b97f4a7c15ull) ^
+                 ((uint64_t)b->size * 0xc2b2ae3d27d4eb4full);
+    return k ? k : 1;
+}
+
+static cache_slot_t *cache_slot(nn_eval_cache_t *c, uint64_t key)
+{
+    return &c->slots[(size_t)((key >> 17) % c->nslots)];
+}
+
+static void cache_store(nn_eval_cache_t *c, const board_t *b, const float *row, float value)
+{
+    uint64_t key = cache_key(b);
+    int np = board_npoints(b);
+    pthread_mutex_lock(&c->lock);
+    cache_slot_t *s = cache_slot(c, key);
+    for (int p = 0; p < np; p++) {
+        float v = row[p] * PRIOR_ONE;   /* a probability: 0..1 */
+        s->prior[p] = (uint16_t)(v > 0.0f ? (v < PRIOR_ONE ? v + 0.5f : PRIOR_ONE) : 0.0f);
+    }
+    s->key = key;
+    s->size = (uint16_t)b->size;
+    s->value = value;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static bool cache_lookup(nn_eval_cache_t *c, const board_t *b, float *row, float *value)
+{
+    uint64_t key = cache_key(b);
+    pthread_mutex_lock(&c->lock);
+    cache_slot_t *s = cache_slot(c, key);
+    c->lookups++;
+    bool hit = s->size == b->size && s->key == key;
+    if (hit) {
+        c->hits++;
+        int np = board_npoints(b);
+        for (int p = 0; p < np; p++)
+            row[p] = (float)s->prior[p];   /* any scale: the search normalises */
+        *value = s->value;
+    }
+    pthread_mutex_unlock(&c->lock);
+    return hit;
+}
+
+struct nn_eval {
+    nn_net_t *net;              /* borrowed */
+    nn_eval_cache_t *cache;     /* borrowed, may be NULL */
+    int max_batch;
+    int m;                      /* board_max of the net */
+    float *in;                  /* (max_batch, NN_PLANES, M, M) */
+    float *pol;                 /* (max_batch, M*M) */
+    float *val;                 /* (max_batch, 3) */
+    uint64_t calls, evals;
+};
+
+nn_eval_t *nn_eval_create(nn_net_t *net, nn_eval_cache_t *cache, int max_batch, char *err,
+                          size_t errlen)
+{
+    if (max_batch < 1 || max_batch > nn_net_max_batch(net)) {
+        snprintf(err, errlen, "eval batch %d outside 1..%d", max_batch, nn_net_max_batch(net));
+        return NULL;
+    }
+    nn_eval_t *e = calloc(1, sizeof *e);
+    if (!e)
+        goto out_nomem;
+    e->net = net;
+    e->cache = cache;
+    e->max_batch = max_batch;
+    e->m = nn_net_config(net)->board_max;
+    size_t mm = (size_t)e->m * (size_t)e->m;
+    e->in = malloc((size_t)max_batch * NN_PLANES * mm * sizeof(float));
+    e->pol = malloc((size_t)max_batch * mm * sizeof(float));
+    e->val = malloc((size_t)max_batch * NN_VALUE_OUTPUTS * sizeof(float));
+    if (!e->in || !e->pol || !e->val)
+        goto out_free_eval;
+    return e;
+out_free_eval:
+    nn_eval_free(e);
+out_nomem:
+    snprintf(err, errlen, "out of memory for eval buffers (batch %d)", max_batch);
+    return NULL;
+}
+
+void nn_eval_free(nn_eval_t *e)
+{
+    if (!e)
+        return;
+    free(e->in);
+    free(e->pol);
+    free(e->val);
+    free(e);
+}
+
+void nn_eval_eval(void *user, const board_t *const *boards, int n, float *policy,
+                  float *value)
+{
+    nn_eval_t *e = user;
+    int m = e->m;
+    size_t mm = (size_t)m * (size_t)m;
+    for (int off = 0; off < n; off += e->max_batch) {
+        int k = n - off < e->max_batch ? n - off : e->max_batch;
+        for (int i = 0; i < k; i++) {
+            assert(boards[off + i]->size <= m);
+            nn_encode(boards[off + i], m, e->in + (size_t)i * NN_PLANES * mm);
+        }
+        nn_net_forward(e->net, e->in, k, e->pol, e->val);
+        e->calls++;
+        e->evals += (uint64_t)k;
+        for (int i = 0; i < k; i++) {
+            const board_t *b = boards[off + i];
+            int s = b->size, np = s * s;
+            float *row = policy + (size_t)(off + i) * BOARD_CELLS;
+            const float *src = e->pol + (size_t)i * mm;
+            for (int p = 0; p < np; p++)
+                row[p] = src[nn_policy_index(p, s, m)];
+            const float *v = e->val + (size_t)i * NN_VALUE_OUTPUTS;
+            value[off + i] = v[0] - v[2];
+            if (e->cache)
+                cache_store(e->cache, b, row, value[off + i]);
+        }
+    }
+}
+
+bool nn_eval_probe(void *user, const board_t *b, float *policy, float *value)
+{
+    nn_eval_t *e = user;
+    return e->cache && cache_lookup(e->cache, b, policy, value);
+}
+
+uint64_t nn_eval_calls(const nn_eval_t *e) { return e->calls; }
+uint64_t nn_eval_evals(const nn_eval_t *e) { return e->evals; }

@@ -1,0 +1,296 @@
+/* The searcher (see searcher.h): nets, evaluators, one cache and trees. */
+#include "selfplay/searcher.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/eval.h"
+
+struct searcher {
+    searcher_opts_t o;
+    char device[64];              /* the device string asked for */
+    char device_name[64];         /* what the nets run on, "uniform" without */
+    int board_max;
+    int nthreads;                 /* T */
+    nn_net_t *net[SEARCHER_MAX_THREADS];
+    nn_eval_t *ev[SEARCHER_MAX_THREADS];
+    mcts_eval_fn fn[SEARCHER_MAX_THREADS];
+    void *user[SEARCHER_MAX_THREADS];
+    nn_eval_cache_t *cache;       /* NULL: none */
+    int ntrees;                   /* G; 0 after a failed searcher_set_memory */
+    mcts_t **trees;
+    /* searcher_step: the leaves of all trees, one row each */
+    const board_t **boards;       /* (G * batch) */
+    float *policy;                /* (G * batch, BOARD_CELLS) */
+    float *value;                 /* (G * batch) */
+    int *first, *count;           /* (G) each tree's rows in the batch */
+    uint64_t evals;
+    uint64_t nn_calls, cache_hits, cache_lookups;   /* of evaluators and caches dropped */
+};
+
+void searcher_opts_default(searcher_opts_t *o)
+{
+    *o = (searcher_opts_t){
+        .device = "auto",
+        .search_threads = 1,
+        .net_threads = 0,
+        .trees = 1,
+        .batch = 8,
+        .size = BOARD_DEFAULT,
+        .visits = 0,
+        .tree_bytes = 0,
+        .cache_bytes = (size_t)64 << 20,
+    };
+    mcts_params_default(&o->mcts);
+}
+
+static int check_opts(const searcher_opts_t *o, char *err, size_t errlen)
+{
+    const char *bad = NULL;
+    if (o->search_threads < 1 || o->search_threads > SEARCHER_MAX_THREADS)
+        bad = "search threads outside 1..16";
+    else if (o->trees < 1 || o->trees > 65536)
+        bad = "trees outside 1..65536";
+    else if (o->trees > 1 && o->search_threads > 1)
+        bad = "several search threads need a single tree";
+    else if (o->batch < 1 || o->batch > SEARCHER_MAX_BATCH)
+        bad = "batch outside 1..64";
+    else if (o->size < BOARD_MIN || o->size > BOARD_MAX)
+        bad = "board size outside 5..20";
+    else if (o->net_threads < 0)
+        bad = "net threads < 0";
+    if (bad) {
+        snprintf(err, errlen, "search options: %s", bad);
+        return -1;
+    }
+    return 0;
+}
+
+static void drop_trees(searcher_t *s)
+{
+    for (int i = 0; i < s->ntrees; i++)
+        mcts_free(s->trees[i]);
+    s->ntrees = 0;
+    for (int i = 0; i < s->nthreads; i++) {
+        if (s->ev[i])
+            s->nn_calls += nn_eval_calls(s->ev[i]);
+        nn_eval_free(s->ev[i]);
+        s->ev[i] = NULL;
+    }
+    if (s->cache) {
+        s->cache_hits += nn_eval_cache_hits(s->cache);
+        s->cache_lookups += nn_eval_cache_lookups(s->cache);
+    }
+    nn_eval_cache_free(s->cache);
+    s->cache = NULL;
+}
+
+/* Cache, evaluators over the nets, and o.trees trees of tree_bytes each. */
+static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char *err,
+                      size_t errlen)
+{
+    const searcher_opts_t *o = &s->o;
+    if (s->net[0] && cache_bytes > 0) {
+        s->cache = nn_eval_cache_create(cache_bytes, err, errlen);
+        if (!s->cache)
+            goto out_drop;
+    }
+    for (int i = 0; i < s->nthreads; i++) {
+        if (!s->net[i]) {
+            s->fn[i] = mcts_eval_uniform;
+            s->user[i] = NULL;
+            continue;
+        }
+        s->ev[i] = nn_eval_create(s->net[i], s->cache, o->trees * o->batch, err, errlen);
+        if (!s->ev[i])
+            goto out_drop;
+        s->fn[i] = nn_eval_eval;
+        s->user[i] = s->ev[i];
+    }
+    mcts_params_t mp = o->mcts;
+    mp.mem_bytes = tree_bytes;
+    mp.max_pending = o->batch * s->nthreads;
+    for (int i = 0; i < o->trees; i++) {
+        mp.seed = o->mcts.seed + (uint64_t)i;
+        s->trees[i] = mcts_create(&mp, err, errlen);
+        if (!s->trees[i])
+            goto out_drop;
+        s->ntrees = i + 1;
+        if (s->cache)
+            mcts_set_probe(s->trees[i], nn_eval_probe, s->ev[0]);
+        board_t b;
+        board_init(&b, o->size, RULE_FREESTYLE);
+        mcts_set_root(s->trees[i], &b);
+    }
+    return 0;
+out_drop:
+    drop_trees(s);
+    return -1;
+}
+
+searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, char *note,
+                            size_t notelen, char *err, size_t errlen)
+{
+    if (note && notelen)
+        note[0] = '\0';
+    if (check_opts(o, err, errlen) != 0)
+        return NULL;
+    if (model && model->cfg.board_max < o->size) {
+        snprintf(err, errlen, "the model serves boards up to %dx%d, not %dx%d",
+                 model->cfg.board_max, model->cfg.board_max, o->size, o->size);
+        return NULL;
+    }
+    searcher_t *s = calloc(1, sizeof *s);
+    if (!s)
+        goto out_nomem;
+    s->o = *o;
+    snprintf(s->device, sizeof s->device, "%s", o->device ? o->device : "auto");
+    s->o.device = s->device;
+    s->nthreads = o->search_threads;
+    s->board_max = model ? model->cfg.board_max : BOARD_MAX;
+    snprintf(s->device_name, sizeof s->device_name, "uniform");
+    size_t rows = (size_t)o->trees * (size_t)o->batch;
+    s->trees = calloc((size_t)o->trees, sizeof *s->trees);
+    s->boards = calloc(rows, sizeof *s->boards);
+    s->policy = malloc(rows * BOARD_CELLS * sizeof(float));
+    s->value = malloc(rows * sizeof(float));
+    s->first = calloc((size_t)o->trees, sizeof *s->first);
+    s->count = calloc((size_t)o->trees, sizeof *s->count);
+    if (!s->trees || !s->boards || !s->policy || !s->value || !s->first || !s->count)
+        goto out_free_searcher_nomem;
+    if (model) {
+        for (int i = 0; i < s->nthreads; i++) {
+            s->net[i] = nn_net_create(model, s->device, (int)rows, o->net_threads,
+                                      i == 0 ? note : NULL, i == 0 ? notelen : 0, err, errlen);
+            if (!s->net[i])
+                goto out_free_searcher;
+        }
+        snprintf(s->device_name, sizeof s->device_name, "%s", nn_net_device_name(s->net[0]));
+    }
+    size_t tree_bytes = o->tree_bytes;
+    if (tree_bytes == 0)
+        tree_bytes = o->visits > 0 ? mcts_tree_bytes(o->visits, o->size) : (size_t)1 << 30;
+    if (make_trees(s, tree_bytes, o->cache_bytes, err, errlen) != 0)
+        goto out_free_searcher;
+    return s;
+out_free_searcher_nomem:
+    snprintf(err, errlen, "out of memory for a searcher of %d trees", o->trees);
+out_free_searcher:
+    searcher_free(s);
+    return NULL;
+out_nomem:
+    snprintf(err, errlen, "out of memory for a searcher");
+    return NULL;
+}
+
+void searcher_free(searcher_t *s)
+{
+    if (!s)
+        return;
+    drop_trees(s);
+    for (int i = 0; i < s->nthreads; i++)
+        nn_net_free(s->net[i]);
+    free(s->trees);
+    free(s->boards);
+    free(s->policy);
+    free(s->value);
+    free(s->first);
+    free(s->count);
+    free(s);
+}
+
+int searcher_set_model(searcher_t *s, const nn_model_t *model, char *err, size_t errlen)
+{
+    if (!s->net[0]) {
+        snprintf(err, errlen, "this searcher has no net (uniform evaluator)");
+        return -1;
+    }
+    const nn_config_t *cfg = nn_net_config(s->net[0]);
+    if (memcmp(&model->cfg, cfg, sizeof model->cfg) != 0) {
+        snprintf(err, errlen, "new weights have another shape (%d blocks x %d channels, board %d) "
+                 "than the running net (%d x %d, board %d)",
+                 model->cfg.blocks, model->cfg.channels, model->cfg.board_max,
+                 cfg->blocks, cfg->channels, cfg->board_max);
+        return -1;
+    }
+    for (int i = 0; i < s->nthreads; i++)
+        nn_net_set_weights(s->net[i], model->params);
+    if (s->cache)
+        nn_eval_cache_clear(s->cache);
+    return 0;
+}
+
+int searcher_set_memory(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char *err,
+                        size_t errlen)
+{
+    drop_trees(s);
+    return make_trees(s, tree_bytes, cache_bytes, err, errlen);
+}
+
+int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
+                    mcts_result_t *out, char *err, size_t errlen)
+{
+    if (s->ntrees == 0) {
+        snprintf(err, errlen, "no search tree (the last memory change failed)");
+        return -1;
+    }
+    if (b->size > s->board_max) {
+        snprintf(err, errlen, "board %dx%d is larger than the net serves (%dx%d)", b->size,
+                 b->size, s->board_max, s->board_max);
+        return -1;
+    }
+    mcts_t *t = s->trees[0];
+    mcts_sync_root(t, b);
+    mcts_limits_t l = *lim;
+    if (l.batch == 0)
+        l.batch = s->o.batch;
+    mcts_search_threads(t, s->nthreads, s->fn, s->user, &l, out);
+    s->evals += out->evals;
+    return 0;
+}
+
+int searcher_step(searcher_t *s, const uint32_t *targets)
+{
+    int total = 0;
+    for (int i = 0; i < s->ntrees; i++) {
+        s->count[i] = 0;
+        if (targets[i] == 0)
+            continue;
+        s->first[i] = total;
+        s->count[i] = mcts_gather(s->trees[i], s->o.batch, targets[i], s->boards + total);
+        total += s->count[i];
+    }
+    if (total == 0)
+        return 0;
+    s->fn[0](s->user[0], s->boards, total, s->policy, s->value);
+    s->evals += (uint64_t)total;
+    for (int i = 0; i < s->ntrees; i++)
+        if (s->count[i] > 0)
+            mcts_deliver(s->trees[i], s->policy + (size_t)s->first[i] * BOARD_CELLS,
+                         s->value + s->first[i]);
+    return total;
+}
+
+int searcher_trees(const searcher_t *s) { return s->ntrees; }
+
+mcts_t *searcher_tree(searcher_t *s, int i)
+{
+    return i >= 0 && i < s->ntrees ? s->trees[i] : NULL;
+}
+
+int searcher_board_max(const searcher_t *s) { return s->board_max; }
+const char *searcher_device(const searcher_t *s) { return s->device_name; }
+
+void searcher_get_stats(const searcher_t *s, searcher_stats_t *out)
+{
+    *out = (searcher_stats_t){.evals = s->evals, .nn_calls = s->nn_calls,
+                              .cache_hits = s->cache_hits, .cache_lookups = s->cache_lookups};
+    for (int i = 0; i < s->nthreads; i++)
+        if (s->ev[i])
+            out->nn_calls += nn_eval_calls(s->ev[i]);
+    if (s->cache) {
+        out->cache_hits += nn_eval_cache_hits(s->cache);
+        out->cache_lookups += nn_eval_cache_lookups(s->cache);
+    }
+}

@@ -1,0 +1,111 @@
+/* The searcher: a model's net(s), the evaluator(s) in front of them with
+ * their hash cache, and the search tree(s), built in one place and sized
+ * by mcts. Self-play, the model players and the pbrain engine all search
+ * through one.
+ *
+ * One object, two shapes:
+ *  - play: one tree searched by T threads (searcher_search), each thread
+ *    with its own net and evaluator, so their NN calls overlap;
+ *  - self-play: G trees, one per game, advanced together by searcher_step:
+ *    up to `batch` leaves from each tree, ONE batched NN call for all of
+ *    them, then every tree gets its rows back.
+ * Without a model it searches with the uniform evaluator (tests, benches,
+ * pbrain's `mcts:uniform`).
+ *
+ * The NN cache (nn/eval.h) sits in front of the net: keyed by Zobrist hash,
+ * rule and size, shared by every tree and search thread of the searcher,
+ * cleared by searcher_set_model. A cache hit is answered while the leaf is
+ * selected, so it costs no batch slot and no NN call.
+ *
+ * Ownership: the searcher copies the model's weights into its nets and owns
+ * nets, evaluators, cache and trees; trees handed out by searcher_tree stay
+ * the searcher's. One thread drives a searcher (searcher_search starts and
+ * joins its own helper threads). */
+#ifndef GZ_SELFPLAY_SEARCHER_H
+#define GZ_SELFPLAY_SEARCHER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/board.h"
+#include "mcts/mcts.h"
+#include "nn/nn.h"
+
+#define SEARCHER_MAX_THREADS 16
+#define SEARCHER_MAX_BATCH 64
+
+typedef struct searcher_opts {
+    const char *device;     /* "auto", "cpu", "cpu-ref", "cuda", "cuda:N" (copied) */
+    int search_threads;     /* T: threads on one tree, 1..SEARCHER_MAX_THREADS (1 when trees > 1) */
+    int net_threads;        /* CPU backend threads per net (0: all cores) */
+    int trees;              /* G: 1 for play, one per game for self-play */
+    int batch;              /* leaves per tree (per thread) per NN call, virtual loss; 1..64 */
+    int size;               /* board size the trees are sized for; <= the model's board_max */
+    uint32_t visits;        /* root visits one search aims at, for sizing (0: time-limited) */
+    size_t tree_bytes;      /* per tree; 0: mcts_tree_bytes(visits, size), 1 GiB when visits is 0 */
+    size_t cache_bytes;     /* NN cache for the whole searcher (0: no cache) */
+    mcts_params_t mcts;     /* c_puct, fpu, seed (tree i gets seed + i); mem_bytes and
+                             * max_pending are set by the searcher */
+} searcher_opts_t;
+
+/* device auto, 1 search thread, all cores per net, 1 tree, batch 8, 15x15,
+ * visits 0, tree_bytes 0, 64 MiB cache, mcts_params_default. */
+void searcher_opts_default(searcher_opts_t *o);
+
+typedef struct searcher searcher_t;
+
+/* Nets (one per search thread; max batch trees * batch), evaluators, cache
+ * and trees, each tree's root an empty board of o->size, freestyle.
+ * model NULL: the uniform evaluator, no net. *note (may be NULL) gets the
+ * device choice line of nn_net_create ("" when there is nothing to say).
+ * NULL with err set on a bad option, a model for boards smaller than
+ * o->size, a device that cannot run, or no memory. */
+searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, char *note,
+                            size_t notelen, char *err, size_t errlen);
+void searcher_free(searcher_t *s);
+
+/* New weights of the same shape for every net; the cache is cleared (the
+ * trees are kept: the caller decides whether to restart them). 0, or -1
+ * with err (another shape, or the searcher has no net). */
+int searcher_set_model(searcher_t *s, const nn_model_t *model, char *err, size_t errlen);
+
+/* Remake the trees with tree_bytes each and the cache with cache_bytes (0:
+ * none); the trees start over from an empty board. For a memory limit that
+ * changes during a session (pbrain INFO max_memory). 0, or -1 with err:
+ * then the searcher has no trees until a call succeeds. */
+int searcher_set_memory(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char *err,
+                        size_t errlen);
+
+/* Search position b on tree 0 with the searcher's T threads: the tree is
+ * kept when b is its root or follows it by one or two moves (mcts_sync_root),
+ * else restarted. lim as for mcts_search; lim->batch 0 means o->batch.
+ * out describes the root afterwards (best move, value, PV, visits).
+ * 0, or -1 with err (b larger than the net serves, no trees). */
+int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
+                    mcts_result_t *out, char *err, size_t errlen);
+
+/* Self-play step: for each tree i with targets[i] > 0, select up to batch
+ * leaves towards targets[i] root visits (mcts_gather), evaluate the leaves
+ * of all trees in one batched call, and deliver each tree its rows.
+ * targets[i] == 0 leaves tree i alone. Returns the positions evaluated. */
+int searcher_step(searcher_t *s, const uint32_t *targets);
+
+/* Tree i (0 <= i < searcher_trees), for root set-up, noise, moves and
+ * analysis between searches; owned by the searcher. */
+int searcher_trees(const searcher_t *s);
+mcts_t *searcher_tree(searcher_t *s, int i);
+
+/* Largest board the evaluator serves (the model's board_max; BOARD_MAX
+ * without a model), and the device of the nets ("uniform" without). */
+int searcher_board_max(const searcher_t *s);
+const char *searcher_device(const searcher_t *s);
+
+typedef struct searcher_stats {
+    uint64_t evals;          /* positions the net evaluated */
+    uint64_t nn_calls;       /* batched forward calls */
+    uint64_t cache_hits;     /* leaves answered by the cache */
+    uint64_t cache_lookups;
+} searcher_stats_t;
+void searcher_get_stats(const searcher_t *s, searcher_stats_t *out);
+
+#endif
