@@ -90,14 +90,13 @@ def timed(fn, seconds, sync):
     fn()
     sync()
     calls, t0 = 0, time.perf_counter()
-    while True:
+    while True:   # synchronised every call, as ours is (each call returns its results)
         fn()
+        sync()
         calls += 1
-        if calls % 4 == 0 or seconds < 0.05:
-            sync()
-            t = time.perf_counter() - t0
-            if t >= seconds:
-                return calls / t
+        t = time.perf_counter() - t0
+        if t >= seconds:
+            return calls / t
 
 
 def main():
