@@ -893,8 +893,8 @@ static bool try_algos(Get get, Run run, cudnnConvolutionDescriptor_t cd, size_t 
             *math = m;
             return true;
         }
+        (void)cudaGetLastError();   /* a refused launch must not fail a later check */
     }
-    (void)cudaGetLastError();   /* a refused launch leaves no error behind */
     return false;
 }
 
