@@ -872,7 +872,9 @@ out:
  * workspace and runs (returns success on the real buffers) is kept, so a
  * candidate the heuristic ranks first but this cuDNN build cannot execute
  * does not strand the context. `force_math` >= 0 replaces the candidate's
- * math type (CUDNN_FMA_MATH: no TF32). Never called during graph capture.
+ * math type (CUDNN_FMA_MATH: no TF32); a candidate that would convert fp32
+ * operands to fp16 runs as plain tensor-op math (TF32 for fp32 data, as
+ * the tolerances allow). Never called during graph capture.
  * get(perf, cap, &got) queries; run(algo) executes. */
 template <typename Perf, typename Algo, typename Get, typename Run>
 static bool try_algos(Get get, Run run, cudnnConvolutionDescriptor_t cd, size_t ws,
@@ -886,6 +888,8 @@ static bool try_algos(Get get, Run run, cudnnConvolutionDescriptor_t cd, size_t 
         if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ws)
             continue;
         cudnnMathType_t m = force_math >= 0 ? (cudnnMathType_t)force_math : perf[i].mathType;
+        if (m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            m = CUDNN_TENSOR_OP_MATH;   /* never fp32 -> fp16 inside a conv */
         if (cudnnSetConvolutionMathType(cd, m) != CUDNN_STATUS_SUCCESS)
             continue;
         if (run(perf[i].algo) == CUDNN_STATUS_SUCCESS) {
