@@ -10,9 +10,9 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
+#include "engine/util.h"
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
-#include "engine/util.h"
 
 static const cmd_help_t help = {
     "device",

@@ -16,8 +16,10 @@ static const cmd_help_t help = {
     "as pbrain-gomoku-zero runs this command; there --model defaults to\n"
     "gomoku-zero.gzm next to the program, else bot:greedy.\n"
     "Commands: START RECTSTART RESTART BEGIN TURN BOARD INFO END ABOUT TAKEBACK\n"
-    "PLAY SWAP2BOARD. INFO timeout_turn / time_left bound every move (a measured\n"
-    "safety margin is kept); max_memory sizes the search tree and cache.",
+    "PLAY SWAP2BOARD YXSTOP. INFO timeout_turn / time_left bound every move (a\n"
+    "measured safety margin is kept, at most 45% of the move's time); max_memory\n"
+    "sizes the search tree and cache. Input is read while a move is searched: END\n"
+    "ends a search at once, YXSTOP plays the best move found so far.",
 };
 
 /* For pbrain-gomoku-zero started by a manager with no arguments. */
@@ -45,7 +47,8 @@ int cmd_pbrain(int argc, char **argv)
     uint64_t seed = 1;
     arg_spec_t specs[] = {
         {"model", ARG_STR, &o.model, 0, 0, "M  model file (.gzm), bot:greedy, bot:random or mcts:uniform"},
-        {"threads", ARG_INT, &threads, 1, 256, "T  CPU threads for the net (default 1)"},
+        {"threads", ARG_INT, &threads, 1, PBRAIN_MAX_THREADS,
+         "T  search threads, each with its own net (1..16, default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda, cuda:N (default auto)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
     };

@@ -3,27 +3,34 @@
 #include "cli/pbrain.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <unistd.h>
 
 #include "engine/bot.h"
+#include "engine/util.h"
 #include "mcts/mcts.h"
-#include "nn/eval.h"
 #include "nn/nn.h"
+#include "selfplay/searcher.h"
 
 #define INFO_UNLIMITED 2147483647LL   /* time_left when the match time is unlimited */
 #define DEFAULT_TURN_MS 5000          /* no INFO timeout_turn: a human is playing */
-#define LATENCY_RING 16
 #define FIRST_LATENCY_MS 5.0          /* prior before anything is measured */
+#define LATENCY_DECAY 0.9             /* per move: a stall's latency fades */
+#define MARGIN_MAX_SHARE 0.45         /* the margin never takes more of a move's limit */
 #define DEFAULT_TREE_BYTES ((size_t)256 << 20)
 #define DEFAULT_CACHE_BYTES ((size_t)64 << 20)
 #define MIN_TREE_BYTES ((size_t)4 << 20)
 #define PROCESS_BASE_BYTES ((size_t)48 << 20)   /* code, stacks, stdio, net buffers */
 #define SEARCH_BATCH 8
+#define WARMUP_MS 30.0                /* a search at start-up, off any move's clock */
+#define QUEUE_LINES 64                /* lines read ahead while a move is being searched */
 
 typedef enum { BRAIN_BOT, BRAIN_MCTS } brain_kind_t;
 typedef enum { MODE_CMD, MODE_BOARD, MODE_SWAP2 } block_mode_t;
@@ -41,11 +48,9 @@ struct pbrain {
     /* move chooser */
     brain_kind_t kind;
     bot_kind_t bot;             /* BRAIN_BOT */
-    nn_model_t *model;          /* owned, BRAIN_MCTS with a net (NULL: uniform evaluator) */
-    nn_net_t *net;
-    nn_eval_t *neteval;         /* over net and cache, remade with them */
-    nn_eval_cache_t *cache;
-    mcts_t *tree;
+    int nthreads;               /* search threads, each with its own net */
+    searcher_t *searcher;       /* BRAIN_MCTS: net(s), evaluators, cache and the tree */
+    mcts_t *tree;               /* the searcher's tree (NULL after a failed resize) */
     size_t tree_bytes, cache_bytes;   /* what the current tree/cache were made with */
     size_t model_bytes;
     int board_max;              /* largest board the chooser serves */
@@ -64,7 +69,9 @@ struct pbrain {
     int16_t blk_move[BOARD_CELLS];
     uint8_t blk_field[BOARD_CELLS];
     char blk_err[160];
-    double blk_t0;
+    uint8_t blocked[BOARD_CELLS];   /* BOARD field 3 points: occupied, neither side's */
+    int irregular;              /* the board came from field 3 stones: no move order */
+    int fixed_stones;           /* irregular: the first fixed_stones moves were set, not played */
 
     /* INFO */
     long long timeout_turn;     /* ms, -1 not given */
@@ -76,25 +83,18 @@ struct pbrain {
     long long rule_bits;
     char folder[256];
 
-    /* latency: reply time minus search budget, last LATENCY_RING moves */
-    double lat[LATENCY_RING];
+    /* latency: reply time minus search budget; the largest recent one,
+     * decaying by LATENCY_DECAY each move */
+    double lat_est;
     int nlat;
+
+    /* stopping a search from the reader thread (pbrain_run): stop is read
+     * by the search atomically; searching and ending are under mu */
+    pthread_mutex_t mu;
+    int stop;
+    int searching;
+    int ending;                 /* END was read: every search ends at once */
 };
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
 
 /* Every reply goes through here: one line, printable ASCII only. */
 static void reply(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -231,17 +231,7 @@ static size_t tree_budget(const pbrain_t *pb)
     return left < cap ? left : cap;
 }
 
-static void brain_drop_tree(pbrain_t *pb)
-{
-    mcts_free(pb->tree);
-    pb->tree = NULL;
-    nn_eval_free(pb->neteval);
-    pb->neteval = NULL;
-    nn_eval_cache_free(pb->cache);
-    pb->cache = NULL;
-}
-
-/* (Re)make tree and cache when max_memory changed; -1 with err. */
+/* Tree and cache resized when max_memory changed; -1 with err. */
 static int brain_ensure_tree(pbrain_t *pb, char *err, size_t errlen)
 {
     if (pb->kind != BRAIN_MCTS)
@@ -255,62 +245,101 @@ static int brain_ensure_tree(pbrain_t *pb, char *err, size_t errlen)
     size_t cache_bytes = total / 4, tree_bytes = total - cache_bytes;
     if (pb->tree && tree_bytes == pb->tree_bytes && cache_bytes == pb->cache_bytes)
         return 0;
-    brain_drop_tree(pb);
-    pb->cache = nn_eval_cache_create(cache_bytes, err, errlen);
-    if (!pb->cache)
+    pb->tree = NULL;
+    if (searcher_set_memory(pb->searcher, tree_bytes, cache_bytes, err, errlen))
         return -1;
-    if (pb->net) {
-        pb->neteval = nn_eval_create(pb->net, pb->cache, SEARCH_BATCH, err, errlen);
-        if (!pb->neteval) {
-            brain_drop_tree(pb);
-            return -1;
-        }
-    }
-    mcts_params_t p;
-    mcts_params_default(&p);
-    p.mem_bytes = tree_bytes;
-    p.seed = pb->opts.seed;
-    p.max_pending = SEARCH_BATCH;
-    pb->tree = mcts_create(&p, err, errlen);
-    if (!pb->tree) {
-        brain_drop_tree(pb);
-        return -1;
-    }
-    if (pb->neteval)
-        mcts_set_probe(pb->tree, nn_eval_probe, pb->neteval);
+    pb->tree = searcher_tree(pb->searcher, 0);
     pb->tree_bytes = tree_bytes;
     pb->cache_bytes = cache_bytes;
     return 0;
 }
 
-static mcts_eval_fn brain_eval(pbrain_t *pb, void **user)
+/* A search runs between these two: a stop request (YXSTOP) counts only
+ * while one runs; after END every search stops at once. */
+static void search_begin(pbrain_t *pb)
 {
-    if (pb->neteval) {
-        *user = pb->neteval;
-        return nn_eval_eval;
-    }
-    *user = NULL;
-    return mcts_eval_uniform;
+    pthread_mutex_lock(&pb->mu);
+    pb->searching = 1;
+    pthread_mutex_unlock(&pb->mu);
+}
+
+static void search_end(pbrain_t *pb)
+{
+    pthread_mutex_lock(&pb->mu);
+    pb->searching = 0;
+    if (!pb->ending)
+        __atomic_store_n(&pb->stop, 0, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&pb->mu);
+}
+
+static int ending(pbrain_t *pb)
+{
+    pthread_mutex_lock(&pb->mu);
+    int e = pb->ending;
+    pthread_mutex_unlock(&pb->mu);
+    return e;
 }
 
 /* Search b for budget_ms (0: one visit, the policy's best move / the
- * search's tactics). Fills r. 0, or -1 with err. */
+ * search's tactics) with the brain's threads. Fills r. 0, or -1 with err. */
 static int brain_search(pbrain_t *pb, const board_t *b, double budget_ms, mcts_result_t *r,
                         char *err, size_t errlen)
 {
     if (brain_ensure_tree(pb, err, errlen))
         return -1;
-    mcts_sync_root(pb->tree, b);
+    mcts_sync_root(pb->tree, b);   /* for the visit count below; searcher_search syncs too */
     mcts_limits_t lim = {0};
     lim.batch = SEARCH_BATCH;
+    lim.stop = &pb->stop;
     if (budget_ms < 1.0)
         lim.visits = mcts_root_n(pb->tree) + 1;
     else
         lim.time_ms = budget_ms;
-    void *user;
-    mcts_eval_fn fn = brain_eval(pb, &user);
-    mcts_search(pb->tree, fn, user, &lim, r);
-    return 0;
+    search_begin(pb);
+    int rc = searcher_search(pb->searcher, b, &lim, r, err, errlen);
+    search_end(pb);
+    return rc;
+}
+
+/* A legal point that is not blocked (BOARD field 3) instead of `move`
+ * when `move` is blocked: a winning point, else the most visited such root
+ * child, else the free point nearest the centre. MOVE_NONE when there is
+ * none. */
+static int unblocked_move(pbrain_t *pb, int move)
+{
+    if (move == MOVE_NONE || !pb->blocked[move])
+        return move;
+    for (int m = 0; m < board_npoints(&pb->board); m++)
+        if (!pb->blocked[m] && board_is_winning_move(&pb->board, m))
+            return m;
+    if (pb->tree) {
+        mcts_child_info_t ch[BOARD_CELLS];
+        int n = mcts_root_children(pb->tree, ch, BOARD_CELLS);
+        int best = MOVE_NONE;
+        uint32_t best_n = 0;
+        float best_p = -1.0f;
+        for (int i = 0; i < n; i++) {
+            int m = ch[i].move;
+            if (pb->blocked[m] || board_check_move(&pb->board, m) != MOVE_OK)
+                continue;
+            if (ch[i].visits > best_n || (ch[i].visits == best_n && ch[i].prior > best_p)) {
+                best = m;
+                best_n = ch[i].visits;
+                best_p = ch[i].prior;
+            }
+        }
+        if (best != MOVE_NONE)
+            return best;
+    }
+    int c = pb->size / 2, best = MOVE_NONE, best_d = 1 << 30;
+    for (int m = 0; m < board_npoints(&pb->board); m++) {
+        int dx = m % pb->size - c, dy = m / pb->size - c, d = dx * dx + dy * dy;
+        if (!pb->blocked[m] && d < best_d && board_check_move(&pb->board, m) == MOVE_OK) {
+            best = m;
+            best_d = d;
+        }
+    }
+    return best;
 }
 
 static int brain_genmove(pbrain_t *pb, double budget_ms, brain_move_t *m, char *err,
@@ -326,6 +355,7 @@ static int brain_genmove(pbrain_t *pb, double budget_ms, brain_move_t *m, char *
         m->searched = budget_ms >= 1.0;
         m->move = mcts_pick_move(pb->tree, 0.0);
     }
+    m->move = unblocked_move(pb, m->move);
     if (m->move == MOVE_NONE || board_check_move(&pb->board, m->move) != MOVE_OK) {
         snprintf(err, errlen, "no legal move");
         return -1;
@@ -361,20 +391,36 @@ static int brain_load(pbrain_t *pb, char *err, size_t errlen)
         return 0;
     }
     pb->kind = BRAIN_MCTS;
-    if (strcmp(spec, "mcts:uniform") == 0)
-        return 0;
-    pb->model = nn_model_load(spec, err, errlen);
-    if (!pb->model)
-        return -1;
-    pb->board_max = pb->model->cfg.board_max;
-    pb->model_bytes = pb->model->nparams * sizeof(float) * 2;
+    nn_model_t *model = NULL;
+    if (strcmp(spec, "mcts:uniform") != 0) {
+        model = nn_model_load(spec, err, errlen);
+        if (!model)
+            return -1;
+        pb->board_max = model->cfg.board_max;
+        /* weights and the net's buffers, one net per search thread */
+        pb->model_bytes = model->nparams * sizeof(float) * 2 * (size_t)pb->nthreads;
+    }
+    size_t total = tree_budget(pb);
+    searcher_opts_t so;
+    searcher_opts_default(&so);
+    so.device = pb->opts.device;
+    so.search_threads = pb->nthreads;
+    so.net_threads = 1;
+    so.batch = SEARCH_BATCH;
+    so.size = pb->board_max < BOARD_DEFAULT ? pb->board_max : BOARD_DEFAULT;
+    so.cache_bytes = total / 4;
+    so.tree_bytes = total - so.cache_bytes;
+    so.mcts.seed = pb->opts.seed;
     char note[256] = "";
-    pb->net = nn_net_create(pb->model, pb->opts.device, SEARCH_BATCH, pb->opts.threads, note,
-                            sizeof note, err, errlen);
-    if (!pb->net)
+    pb->searcher = searcher_create(model, &so, note, sizeof note, err, errlen);
+    nn_model_free(model);
+    if (!pb->searcher)
         return -1;
     if (note[0] && !pb->opts.quiet)
         fprintf(stderr, "gomoku pbrain: %s\n", note);
+    pb->tree = searcher_tree(pb->searcher, 0);
+    pb->tree_bytes = so.tree_bytes;
+    pb->cache_bytes = so.cache_bytes;
     return 0;
 }
 
@@ -385,9 +431,10 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    pthread_mutex_init(&pb->mu, NULL);
     pb->opts = *o;
-    if (pb->opts.threads < 1)
-        pb->opts.threads = 1;
+    pb->nthreads = o->threads < 1 ? 1 : o->threads > PBRAIN_MAX_THREADS ? PBRAIN_MAX_THREADS
+                                                                        : o->threads;
     snprintf(pb->spec, sizeof pb->spec, "%s", o->model);
     pb->opts.model = pb->spec;
     pb->rng = o->seed ^ 0x5bd1e995u;
@@ -397,16 +444,15 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
     pb->size = BOARD_DEFAULT;
     if (brain_load(pb, err, errlen))
         goto out_free;
-    if (brain_ensure_tree(pb, err, errlen))
-        goto out_free;
     if (pb->kind == BRAIN_MCTS) {
-        /* warm up: the first net call makes its buffers and threads, not
-         * on a move's clock */
+        /* warm up: the first call of each net makes its buffers and
+         * threads, not on a move's clock; a short timed search gives
+         * every search thread a batch */
         board_t b;
         mcts_result_t r;
         board_init(&b, pb->board_max < BOARD_DEFAULT ? pb->board_max : BOARD_DEFAULT,
                    RULE_FREESTYLE);
-        if (brain_search(pb, &b, 0, &r, err, errlen))
+        if (brain_search(pb, &b, WARMUP_MS, &r, err, errlen))
             goto out_free;
     }
     return pb;
@@ -419,9 +465,8 @@ void pbrain_free(pbrain_t *pb)
 {
     if (!pb)
         return;
-    brain_drop_tree(pb);
-    nn_net_free(pb->net);
-    nn_model_free(pb->model);
+    searcher_free(pb->searcher);
+    pthread_mutex_destroy(&pb->mu);
     free(pb);
 }
 
@@ -459,18 +504,20 @@ static double move_limit_ms(const pbrain_t *pb)
     return limit;
 }
 
+/* A floor for what we cannot see from inside (pipe and scheduling
+ * latency) plus the latency measured lately, the whole at most
+ * MARGIN_MAX_SHARE of the limit: a stall (a paused process, a slow
+ * pipe) costs the next moves some search time, never all of it. */
 static double margin_ms(const pbrain_t *pb, double limit)
 {
-    /* what we cannot see from inside: pipe and scheduling latency */
-    double floor_ms = 5.0 + 0.15 * limit;
+    double floor_ms = 5.0 + 0.2 * limit;
     if (floor_ms > 100.0)
         floor_ms = 100.0;
-    double worst = pb->nlat ? 0.0 : FIRST_LATENCY_MS;
-    int n = pb->nlat < LATENCY_RING ? pb->nlat : LATENCY_RING;
-    for (int i = 0; i < n; i++)
-        if (pb->lat[i] > worst)
-            worst = pb->lat[i];
-    return floor_ms + worst;
+    double lat = pb->nlat ? pb->lat_est : FIRST_LATENCY_MS;
+    double room = MARGIN_MAX_SHARE * limit - floor_ms;
+    if (lat > room)
+        lat = room > 0 ? room : 0;
+    return floor_ms + lat;
 }
 
 static double budget_ms(const pbrain_t *pb)
@@ -494,8 +541,9 @@ int pbrain_margin_ms(const pbrain_t *pb)
 
 static void record_latency(pbrain_t *pb, double t0, double budget)
 {
-    double excess = now_ms() - t0 - budget;
-    pb->lat[pb->nlat % LATENCY_RING] = excess > 0 ? excess : 0;
+    double excess = util_now_ms() - t0 - budget;
+    double decayed = pb->lat_est * LATENCY_DECAY;
+    pb->lat_est = excess > decayed ? excess : decayed;
     pb->nlat++;
 }
 
@@ -533,6 +581,11 @@ static int build_board(board_t *b, int size, rule_t rule, const int16_t *black, 
 /* Rebuild the current game under a new rule / without one stone. */
 static int rebuild(pbrain_t *pb, rule_t rule, int skip_move, char *err, size_t errlen)
 {
+    if (pb->irregular) {
+        snprintf(err, errlen, "the position came from BOARD with field 3 stones (a continuous "
+                 "game) and has no move order to replay");
+        return -1;
+    }
     int16_t black[BOARD_CELLS], white[BOARD_CELLS];
     int nb = 0, nw = 0;
     for (int i = 0; i < pb->board.nmoves; i++) {
@@ -554,6 +607,30 @@ static void new_game(pbrain_t *pb, int size)
     board_init(&pb->board, size, pb->rule);
     pb->me = 0;
     pb->mode = MODE_CMD;
+    memset(pb->blocked, 0, sizeof pb->blocked);
+    pb->irregular = 0;
+    pb->fixed_stones = 0;
+}
+
+/* A continuous game's position: stones of finished fives (and, in renju,
+ * stones on forbidden points) are marked field 3; they stay on the board
+ * as blocked points that belong to neither side, so the own and opponent
+ * stones need not alternate. The stones are set directly (there is no move
+ * order); we are black when the stones on the board, marked ones included,
+ * are even in number. board_t has no neutral stone: the blocked points stay
+ * empty in it and the move chooser never picks one (unblocked_move). */
+static void setup_continuous(board_t *b, int size, rule_t rule, const int16_t *own, int no,
+                             const int16_t *opp, int np, int nblocked)
+{
+    int me = (no + np + nblocked) % 2 == 0 ? STONE_BLACK : STONE_WHITE;
+    board_init(b, size, rule);
+    for (int i = 0; i < no + np; i++) {
+        int m = i < no ? own[i] : opp[i - no];
+        b->cells[m] = (uint8_t)(i < no ? me : STONE_BLACK + STONE_WHITE - me);
+        b->moves[b->nmoves++] = (int16_t)m;
+    }
+    b->to_move = (uint8_t)me;
+    b->hash = board_hash_full(b);
 }
 
 /* ---- replies that need a move ---- */
@@ -579,12 +656,18 @@ static void print_analysis(pbrain_t *pb, FILE *out, const mcts_result_t *r)
           r->mem_full ? " (tree memory full)" : "");
 }
 
+static void rule_unsupported_why(long long bits, char *buf, size_t len)
+{
+    snprintf(buf, len, "INFO rule %lld is not supported: %s (this engine plays bits 1 exactly "
+             "five, 2 continuous game, 4 renju)", bits,
+             (bits & 8) ? "caro (8) is not" : "unknown rule bits");
+}
+
 /* Why the engine cannot play now, or NULL. */
 static const char *cannot_play(pbrain_t *pb, char *buf, size_t len)
 {
     if (pb->rule_unsupported) {
-        snprintf(buf, len, "INFO rule %lld is not supported (1 exactly five, 2 continuous "
-                 "(ignored), 4 renju; not caro 8)", pb->rule_bits);
+        rule_unsupported_why(pb->rule_bits, buf, len);
         return buf;
     }
     if (pb->kind == BRAIN_MCTS && tree_budget(pb) == 0) {
@@ -600,7 +683,8 @@ static const char *cannot_play(pbrain_t *pb, char *buf, size_t len)
 }
 
 /* Choose, play and print our move; t0 is when the command arrived.
- * 0, or -1 after printing ERROR (nothing played). */
+ * 0, or -1 after printing ERROR, or when END came during the search
+ * (nothing printed): nothing played. */
 static int answer_move(pbrain_t *pb, FILE *out, double t0)
 {
     char why[200], err[200];
@@ -611,9 +695,12 @@ static int answer_move(pbrain_t *pb, FILE *out, double t0)
     double budget = budget_ms(pb);
     brain_move_t m;
     if (brain_genmove(pb, budget, &m, err, sizeof err)) {
-        reply(out, "ERROR %s", err);
+        if (!ending(pb))
+            reply(out, "ERROR %s", err);
         return -1;
     }
+    if (ending(pb))
+        return -1;   /* the manager has gone on to END: no one reads this move */
     pb->me = pb->board.to_move;
     board_play(&pb->board, m.move);
     if (m.searched)
@@ -691,7 +778,7 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
             return;
         }
         if (pb->kind == BRAIN_BOT) {
-            best = cands[rng_next(&pb->rng) % (uint64_t)nc];
+            best = cands[util_rng_below(&pb->rng, (uint32_t)nc)];
         } else {
             for (int i = 0; i < nc && !bad; i++) {
                 int16_t mv[3] = {0};
@@ -760,7 +847,6 @@ static void block_start(pbrain_t *pb, block_mode_t mode)
     pb->mode = mode;
     pb->blk_n = 0;
     pb->blk_err[0] = 0;
-    pb->blk_t0 = now_ms();
 }
 
 static void block_fail(pbrain_t *pb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -793,12 +879,9 @@ static void block_line(pbrain_t *pb, const char *s)
         block_fail(pb, "stone %lld,%lld is off the %dx%d board", x, y, pb->size, pb->size);
         return;
     }
-    if (!swap2 && f == 3) {
-        block_fail(pb, "stone %lld,%lld: field 3 (continuous game) is not supported", x, y);
-        return;
-    }
-    if (!swap2 && f != 1 && f != 2) {
-        block_fail(pb, "stone %lld,%lld: field %lld is not 1 (own) or 2 (opponent)", x, y, f);
+    if (!swap2 && (f < 1 || f > 3)) {
+        block_fail(pb, "stone %lld,%lld: field %lld is not 1 (own), 2 (opponent) or 3 "
+                   "(continuous game: a marked stone)", x, y, f);
         return;
     }
     if (pb->blk_n >= BOARD_CELLS) {
@@ -816,21 +899,31 @@ static void block_line(pbrain_t *pb, const char *s)
     pb->blk_n++;
 }
 
-static void board_done(pbrain_t *pb, FILE *out)
+static void board_done(pbrain_t *pb, FILE *out, double t0)
 {
     int16_t own[BOARD_CELLS], opp[BOARD_CELLS];
-    int no = 0, np = 0;
+    uint8_t blocked[BOARD_CELLS] = {0};
+    int no = 0, np = 0, nb = 0;
     char err[200];
     for (int i = 0; i < pb->blk_n; i++) {
         if (pb->blk_field[i] == 1)
             own[no++] = pb->blk_move[i];
-        else
+        else if (pb->blk_field[i] == 2)
             opp[np++] = pb->blk_move[i];
+        else {
+            blocked[pb->blk_move[i]] = 1;
+            nb++;
+        }
     }
     /* We are to move: equal counts make us black, one fewer makes us white. */
     board_t saved = pb->board;
-    int rc;
-    if (no == np)
+    uint8_t saved_blocked[BOARD_CELLS];
+    memcpy(saved_blocked, pb->blocked, sizeof saved_blocked);
+    int saved_irregular = pb->irregular;
+    int rc = 0;
+    if (nb > 0)
+        setup_continuous(&pb->board, pb->size, pb->rule, own, no, opp, np, nb);
+    else if (no == np)
         rc = build_board(&pb->board, pb->size, pb->rule, own, no, opp, np, err, sizeof err);
     else if (np == no + 1)
         rc = build_board(&pb->board, pb->size, pb->rule, opp, np, own, no, err, sizeof err);
@@ -843,8 +936,16 @@ static void board_done(pbrain_t *pb, FILE *out)
         reply(out, "ERROR BOARD: %s", err);
         return;
     }
-    if (answer_move(pb, out, pb->blk_t0))
+    memcpy(pb->blocked, blocked, sizeof blocked);
+    int saved_fixed = pb->fixed_stones;
+    pb->irregular = nb > 0;
+    pb->fixed_stones = nb > 0 ? pb->board.nmoves : 0;
+    if (answer_move(pb, out, t0)) {
         pb->board = saved;
+        memcpy(pb->blocked, saved_blocked, sizeof saved_blocked);
+        pb->irregular = saved_irregular;
+        pb->fixed_stones = saved_fixed;
+    }
 }
 
 /* ---- INFO ---- */
@@ -900,8 +1001,9 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
         val = -val;
     if (dst) {
         *dst = val;
-        if (dst == &pb->max_memory && pb->kind == BRAIN_MCTS && tree_budget(pb) > 0) {
-            /* resize now: INFO comes before the move, off its clock */
+        if (dst == &pb->max_memory && pb->kind == BRAIN_MCTS) {
+            /* resize now: INFO comes before the move, off its clock; too
+             * little is reported now (moves are refused until it grows) */
             char err[200];
             if (brain_ensure_tree(pb, err, sizeof err))
                 reply(out, "ERROR INFO max_memory %lld: %s", val, err);
@@ -916,10 +1018,14 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
         pb->game_type = (int)val;
         return;
     }
-    /* rule bitmask: 1 exactly five, 2 continuous (ignored), 4 renju, 8 caro */
+    /* rule bitmask: 1 exactly five, 2 continuous game (BOARD field 3), 4 renju, 8 caro */
     pb->rule_bits = val;
     if (val & ~7LL) {
-        pb->rule_unsupported = 1;   /* reported when a move is asked for */
+        /* reported now, and moves are refused until a rule we play is set */
+        pb->rule_unsupported = 1;
+        char why[200];
+        rule_unsupported_why(val, why, sizeof why);
+        reply(out, "ERROR %s", why);
         return;
     }
     pb->rule_unsupported = 0;
@@ -928,7 +1034,7 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
         return;
     char err[200];
     if (pb->started && rebuild(pb, r, MOVE_NONE, err, sizeof err)) {
-        reply(out, "ERROR INFO rule %lld: the current game is not legal under %s: %s", val,
+        reply(out, "ERROR INFO rule %lld: cannot switch the current game to %s: %s", val,
               rule_name(r), err);
         return;
     }
@@ -985,7 +1091,7 @@ static void turn(pbrain_t *pb, const char *args, FILE *out, double t0)
         return;
     }
     int m = board_xy(&pb->board, x, y);
-    move_status_t st = board_check_move(&pb->board, m);
+    move_status_t st = pb->blocked[m] ? MOVE_OCCUPIED : board_check_move(&pb->board, m);
     if (st != MOVE_OK) {
         reply(out, "ERROR TURN %d,%d: %s", x, y,
               st == MOVE_GAME_OVER ? "the game is over" : move_status_str(st));
@@ -1011,12 +1117,12 @@ static void takeback(pbrain_t *pb, const char *args, FILE *out)
         reply(out, "ERROR TAKEBACK %d,%d: no stone there", x, y);
         return;
     }
-    int last_color = pb->board.nmoves % 2 ? STONE_BLACK : STONE_WHITE;
+    int last_color = pb->board.to_move == STONE_BLACK ? STONE_WHITE : STONE_BLACK;
     if (pb->board.cells[m] != last_color) {
         reply(out, "ERROR TAKEBACK %d,%d: that stone's side did not make the last move", x, y);
         return;
     }
-    if (m == pb->board.last)
+    if (m == pb->board.last && (!pb->irregular || pb->board.nmoves > pb->fixed_stones))
         board_undo(&pb->board);
     else if (rebuild(pb, pb->rule, m, err, sizeof err)) {
         reply(out, "ERROR TAKEBACK %d,%d: %s", x, y, err);
@@ -1042,7 +1148,7 @@ static void play(pbrain_t *pb, const char *args, FILE *out, double t0)
     int ours = pb->me && pb->board.nmoves > 0 && pb->board.to_move != pb->me;
     if (ours)
         board_undo(&pb->board);
-    move_status_t st = board_check_move(&pb->board, m);
+    move_status_t st = pb->blocked[m] ? MOVE_OCCUPIED : board_check_move(&pb->board, m);
     if (st != MOVE_OK) {
         pb->board = saved;
         reply(out, "ERROR PLAY %d,%d: %s", x, y,
@@ -1062,16 +1168,16 @@ static int is_command_word(const char *w, size_t n)
 {
     static const char *const words[] = {"START", "RECTSTART", "RESTART", "BEGIN", "TURN",
                                         "BOARD", "INFO", "END", "ABOUT", "TAKEBACK",
-                                        "PLAY", "SWAP2BOARD"};
+                                        "PLAY", "SWAP2BOARD", "YXSTOP"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
         if (word_is(w, n, words[i]))
             return 1;
     return 0;
 }
 
-int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out)
+/* t0: when the line arrived (the clock of a move it asks for starts there). */
+static int handle_line_at(pbrain_t *pb, const char *line, FILE *out, double t0)
 {
-    double t0 = now_ms();
     char buf[PBRAIN_LINE_MAX + 2];
     size_t len = strnlen(line, PBRAIN_LINE_MAX + 1);
     if (len > PBRAIN_LINE_MAX) {
@@ -1104,9 +1210,9 @@ int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out)
                 reply(out, "ERROR %s: %s", mode == MODE_SWAP2 ? "SWAP2BOARD" : "BOARD",
                       pb->blk_err);
             else if (mode == MODE_SWAP2)
-                swap2_answer(pb, out, pb->blk_t0);
+                swap2_answer(pb, out, t0);
             else
-                board_done(pb, out);
+                board_done(pb, out, t0);
             fflush(out);
             return rc;
         }
@@ -1126,6 +1232,8 @@ int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out)
         info(pb, args, out);
     } else if (word_is(w, wn, "END")) {
         rc = PBRAIN_END;
+    } else if (word_is(w, wn, "YXSTOP")) {
+        ;   /* a stop with no search running: nothing to stop (pbrain_run stops a search) */
     } else if (word_is(w, wn, "ABOUT")) {
         reply(out, "name=\"%s\", version=\"0.1.0\", author=\"the gomoku-zero authors\", "
               "country=\"International\", www=\"AlphaZero-style engine, C11 + CUDA\"",
@@ -1167,7 +1275,115 @@ int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out)
     return rc;
 }
 
-int pbrain_run(pbrain_t *pb, FILE *in, FILE *out)
+int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out)
+{
+    return handle_line_at(pb, line, out, util_now_ms());
+}
+
+/* ---- pbrain_run: a reader thread queues lines while the protocol thread
+ * answers them, so END and YXSTOP reach a running search. ---- */
+
+typedef struct queued_line {
+    double t;                          /* when it was read */
+    char text[PBRAIN_LINE_MAX + 2];
+} queued_line_t;
+
+typedef struct reader {
+    pbrain_t *pb;
+    int fd;
+    int wake[2];                       /* the protocol thread writes here to end the reader */
+    pthread_cond_t cv;                 /* under pb->mu: a line queued, a slot freed, eof, quit */
+    queued_line_t *q;                  /* QUEUE_LINES slots, a ring */
+    int head, n;
+    int eof, quit;
+} reader_t;
+
+/* The first word of s is `name` and nothing but blanks follows it. */
+static int line_is(const char *s, const char *name)
+{
+    s = skip_ws(s);
+    size_t n = strlen(name);
+    if (strncasecmp(s, name, n) != 0)
+        return 0;
+    for (s += n; *s; s++)
+        if (*s != ' ' && *s != '\t' && *s != '\r')
+            return 0;
+    return 1;
+}
+
+/* Queue one line; END stops any search now and every later one, YXSTOP
+ * the running one. 0 when the reader must quit. */
+static int reader_push(reader_t *r, const char *line)
+{
+    pbrain_t *pb = r->pb;
+    pthread_mutex_lock(&pb->mu);
+    while (r->n == QUEUE_LINES && !r->quit)
+        pthread_cond_wait(&r->cv, &pb->mu);
+    if (r->quit) {
+        pthread_mutex_unlock(&pb->mu);
+        return 0;
+    }
+    queued_line_t *ql = &r->q[(r->head + r->n) % QUEUE_LINES];
+    ql->t = util_now_ms();
+    snprintf(ql->text, sizeof ql->text, "%s", line);
+    r->n++;
+    if (line_is(line, "END")) {
+        pb->ending = 1;
+        __atomic_store_n(&pb->stop, 1, __ATOMIC_RELAXED);
+    } else if (line_is(line, "YXSTOP") && pb->searching) {
+        __atomic_store_n(&pb->stop, 1, __ATOMIC_RELAXED);
+    }
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&pb->mu);
+    return 1;
+}
+
+/* Split the input into lines; a line longer than PBRAIN_LINE_MAX is cut
+ * to PBRAIN_LINE_MAX + 1 bytes (the handler refuses it) and its rest dropped. */
+static void *reader_main(void *arg)
+{
+    reader_t *r = arg;
+    char buf[4096], line[PBRAIN_LINE_MAX + 2];
+    size_t len = 0;
+    for (;;) {
+        struct pollfd pfd[2] = {{r->fd, POLLIN, 0}, {r->wake[0], POLLIN, 0}};
+        if (poll(pfd, 2, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (pfd[1].revents)
+            goto out_quit;
+        ssize_t k = read(r->fd, buf, sizeof buf);
+        if (k < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (k <= 0)
+            break;   /* end of input (or a dead pipe) */
+        for (ssize_t i = 0; i < k; i++) {
+            if (buf[i] == '\n') {
+                line[len] = 0;
+                len = 0;
+                if (!reader_push(r, line))
+                    goto out_quit;
+            } else if (len < PBRAIN_LINE_MAX + 1) {
+                line[len++] = buf[i] ? buf[i] : '\x01';   /* a NUL byte: refused, not a line end */
+            }
+        }
+    }
+    if (len > 0) {
+        line[len] = 0;
+        reader_push(r, line);   /* a last line without a newline */
+    }
+    pthread_mutex_lock(&r->pb->mu);
+    r->eof = 1;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->pb->mu);
+out_quit:
+    return NULL;
+}
+
+/* The loop without a reader thread, for streams with no descriptor. */
+static int run_plain(pbrain_t *pb, FILE *in, FILE *out)
 {
     char line[PBRAIN_LINE_MAX + 2];
     for (;;) {
@@ -1183,4 +1399,55 @@ int pbrain_run(pbrain_t *pb, FILE *in, FILE *out)
         if (pbrain_handle_line(pb, line, out) == PBRAIN_END)
             return 0;
     }
+}
+
+int pbrain_run(pbrain_t *pb, FILE *in, FILE *out)
+{
+    reader_t r = {.pb = pb, .fd = fileno(in), .wake = {-1, -1}};
+    if (r.fd < 0 || pipe(r.wake) != 0)
+        return run_plain(pb, in, out);
+    r.q = malloc(sizeof *r.q * QUEUE_LINES);
+    pthread_t tid;
+    if (!r.q)
+        goto out_close_pipe;
+    pthread_cond_init(&r.cv, NULL);
+    if (pthread_create(&tid, NULL, reader_main, &r) != 0) {
+        pthread_cond_destroy(&r.cv);
+        free(r.q);
+        r.q = NULL;
+        goto out_close_pipe;
+    }
+    queued_line_t cur;
+    for (;;) {
+        pthread_mutex_lock(&pb->mu);
+        while (r.n == 0 && !r.eof)
+            pthread_cond_wait(&r.cv, &pb->mu);
+        if (r.n == 0) {
+            pthread_mutex_unlock(&pb->mu);
+            break;   /* end of input ends the engine cleanly */
+        }
+        cur = r.q[r.head];
+        r.head = (r.head + 1) % QUEUE_LINES;
+        r.n--;
+        pthread_cond_broadcast(&r.cv);
+        pthread_mutex_unlock(&pb->mu);
+        if (handle_line_at(pb, cur.text, out, cur.t) == PBRAIN_END)
+            break;
+    }
+    pthread_mutex_lock(&pb->mu);
+    r.quit = 1;
+    pthread_cond_broadcast(&r.cv);
+    pthread_mutex_unlock(&pb->mu);
+    ssize_t woke = write(r.wake[1], "q", 1);   /* our own empty pipe: cannot fail */
+    (void)woke;
+    pthread_join(tid, NULL);
+    pthread_cond_destroy(&r.cv);
+    free(r.q);
+    close(r.wake[0]);
+    close(r.wake[1]);
+    return 0;
+out_close_pipe:
+    close(r.wake[0]);
+    close(r.wake[1]);
+    return run_plain(pb, in, out);
 }

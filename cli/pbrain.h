@@ -4,10 +4,12 @@
  *
  * Commands (case-insensitive): START N, RECTSTART W,H (square only),
  * RESTART, BEGIN, TURN X,Y, BOARD ... DONE (lines X,Y,F: F 1 own stone,
- * 2 opponent's; 3, continuous game, is refused), INFO KEY VALUE
- * (timeout_turn, timeout_match, time_left, max_memory, game_type, rule,
- * evaluate, folder; unknown keys are ignored), END, ABOUT, TAKEBACK X,Y,
- * PLAY X,Y, SWAP2BOARD ... DONE.
+ * 2 opponent's, 3 a marked stone of a continuous game: an occupied point of
+ * neither side, never played), INFO KEY VALUE (timeout_turn, timeout_match,
+ * time_left, max_memory, game_type, rule, evaluate, folder; unknown keys
+ * are ignored; an unsupported rule or a too small max_memory is an ERROR
+ * when it arrives), END, ABOUT, TAKEBACK X,Y, PLAY X,Y, SWAP2BOARD ... DONE,
+ * YXSTOP (stop the running search: see pbrain_run).
  *
  * Replies: "X,Y" for a move, OK, ABOUT's key="value" line, "SWAP" or
  * moves for SWAP2BOARD, "ERROR <reason>" for a known command it cannot
@@ -25,11 +27,13 @@
  * stones" option.
  *
  * Time: a move gets min(timeout_turn, time_left / max(moves left, 6))
- * minus a margin = a floor (5 ms + 15% of the limit, at most 100 ms) + the
- * worst latency measured over the last 16 moves (reply time minus search
- * budget: parsing, setup, search overrun and output). timeout_turn 0, or
- * a budget under 1 ms, plays at once (bots: the bot; models: the
- * policy's best move). */
+ * minus a margin = a floor (5 ms + 20% of the limit, at most 100 ms) + the
+ * largest latency measured lately (reply time minus search budget:
+ * queueing, parsing, setup, search overrun and output; it decays by 10% a
+ * move), the whole margin at most 45% of the limit, so a stall costs the
+ * next moves part of their search, never all of it. A move's clock starts
+ * when its line arrived (BOARD: at DONE). timeout_turn 0, or a budget under
+ * 1 ms, plays at once (bots: the bot; models: the policy's best move). */
 #ifndef GZ_CLI_PBRAIN_H
 #define GZ_CLI_PBRAIN_H
 
@@ -41,10 +45,11 @@
 
 #define PBRAIN_NAME "gomoku-zero"
 #define PBRAIN_LINE_MAX 4096   /* longer lines are refused with ERROR */
+#define PBRAIN_MAX_THREADS 16
 
 typedef struct pbrain_opts {
     const char *model;    /* "bot:greedy", "bot:random" or a .gzm path; not copied */
-    int threads;          /* search threads for a model (>= 1) */
+    int threads;          /* search threads, 1..PBRAIN_MAX_THREADS (each with its own net) */
     const char *device;   /* "auto", "cpu", "cuda", ...; not copied */
     uint64_t seed;
     int quiet;            /* no notes on stderr */
@@ -67,7 +72,11 @@ enum { PBRAIN_CONTINUE = 0, PBRAIN_END = 1 };
 int pbrain_handle_line(pbrain_t *pb, const char *line, FILE *out);
 
 /* Read lines from in until END or end of file, answering on out.
- * Lines longer than PBRAIN_LINE_MAX are cut and refused. Returns 0. */
+ * Lines longer than PBRAIN_LINE_MAX are cut and refused. When in has a
+ * file descriptor, a reader thread reads it while a move is searched: END
+ * stops the search at once (no move is printed) and every later one,
+ * YXSTOP stops the running search (its move is printed); other lines wait
+ * their turn. Without one, lines are read between commands. Returns 0. */
 int pbrain_run(pbrain_t *pb, FILE *in, FILE *out);
 
 /* For tests and reports. */

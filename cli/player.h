@@ -7,6 +7,7 @@
 #ifndef GZ_CLI_PLAYER_H
 #define GZ_CLI_PLAYER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,11 +20,22 @@ typedef struct player_opts {
     const char *device;  /* model players: "auto", "cpu", "cuda", ... */
     uint64_t seed;
     int quiet;           /* no notes on stderr */
+    size_t cache_bytes;  /* model players: NN cache size (0: 64 MiB) */
 } player_opts_t;
 
 void player_opts_default(player_opts_t *o);
 
 typedef struct player player_t;
+
+/* What a searching player thought of its last move (player_analysis). */
+#define PLAYER_PV_MAX 32
+typedef struct player_analysis {
+    float winrate;        /* in [0,1], for the side that moved (the player) */
+    int proven;           /* +1 proven win for the player, -1 proven loss, 0 not proven */
+    uint32_t visits;      /* root visits behind it */
+    int npv;
+    int pv[PLAYER_PV_MAX]; /* best line from the position it was asked about, its move first */
+} player_analysis_t;
 
 /* The vtable behind a player; each kind of player fills one. */
 typedef struct player_ops {
@@ -37,6 +49,9 @@ typedef struct player_ops {
      * the position after it. Lets searches reuse their tree. May be NULL. */
     void (*notify)(player_t *p, const board_t *b, int move);
     void (*free)(player_t *p);
+    /* The analysis behind the last genmove; false when there is none (bots,
+     * or no move generated yet). May be NULL. */
+    bool (*analysis)(const player_t *p, player_analysis_t *out);
 } player_ops_t;
 
 struct player {
@@ -65,6 +80,8 @@ static inline int player_genmove(player_t *p, const board_t *b, int *move, char 
 { return p->ops->genmove(p, b, move, err, errlen); }
 static inline void player_new_game(player_t *p, const board_t *b)
 { if (p->ops->new_game) p->ops->new_game(p, b); }
+static inline bool player_analysis(const player_t *p, player_analysis_t *out)
+{ return p->ops->analysis && p->ops->analysis(p, out); }
 static inline void player_notify(player_t *p, const board_t *b, int move)
 { if (p->ops->notify) p->ops->notify(p, b, move); }
 

@@ -19,6 +19,7 @@ typedef struct model_player {
     int visits, time_ms;
     rule_t rule;
     int size;
+    mcts_result_t last;   /* the last genmove's search (last.best_move MOVE_NONE: none) */
 } model_player_t;
 
 static int model_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
@@ -42,7 +43,22 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
         return -1;
     }
     *move = r.best_move;
+    mp->last = r;
     return 0;
+}
+
+static bool model_analysis(const player_t *p, player_analysis_t *out)
+{
+    const model_player_t *mp = p->impl;
+    const mcts_result_t *r = &mp->last;
+    if (r->best_move == MOVE_NONE)
+        return false;
+    out->winrate = r->winrate;
+    out->proven = r->proven;
+    out->visits = r->root_visits;
+    out->npv = r->npv < PLAYER_PV_MAX ? r->npv : PLAYER_PV_MAX;
+    memcpy(out->pv, r->pv, sizeof(int) * (size_t)out->npv);
+    return true;
 }
 
 static void model_new_game(player_t *p, const board_t *b)
@@ -75,6 +91,7 @@ static const player_ops_t model_ops = {
     .new_game = model_new_game,
     .notify = model_notify,
     .free = model_free,
+    .analysis = model_analysis,
 };
 
 player_t *player_model_create(const char *path, rule_t rule, int size, const player_opts_t *o,
@@ -105,6 +122,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->time_ms = o->visits > 0 ? 0 : o->time_ms;
     mp->rule = rule;
     mp->size = size;
+    mp->last.best_move = MOVE_NONE;
     if (!o->quiet && m->rule != (uint32_t)rule && m->rule < RULE_COUNT)
         fprintf(stderr, "note: %s was trained for %s, playing %s\n", path,
                 rule_name((rule_t)m->rule), rule_name(rule));
@@ -119,6 +137,8 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     so.size = size;
     so.visits = o->visits > 0 ? (uint32_t)o->visits : 0;   /* 0: time budget, a 1 GiB tree */
     so.mcts.seed = o->seed;
+    if (o->cache_bytes)
+        so.cache_bytes = o->cache_bytes;
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);
     if (!mp->search)
         goto out_err;

@@ -5,8 +5,9 @@
  * two or more fours (two in one line count twice, e.g. B.BBB.B) are a
  * double-four; two or more threes are a double-three, where a three is a
  * line that one more stone turns into a straight four (.BBBB. with both
- * fives exact), and that stone must itself not be forbidden (checked
- * recursively, on the board with the first stone placed).
+ * fives exact). That stone counts only if it makes no five (in any line:
+ * then it is a five, not a straight four) and is not itself forbidden,
+ * judged recursively on the board with the first stone placed.
  *
  * Only the four lines through the point are read; the board is copied
  * only when a double-three needs the recursive check. */
@@ -80,10 +81,15 @@ static int line_three_points(uint8_t l[LINE_LEN], int pts[LINE_LEN])
     return n;
 }
 
-/* Verdict for black on the empty point p of `cells`. `scratch` is NULL
- * or a writable copy of cells (then cells == scratch); it is made on
- * the first recursion and restored before returning. */
-static forbid_t kind_at(const uint8_t *cells, uint8_t *scratch, int size, int p, int depth)
+/* kind_at's verdict when p makes exactly five: never forbidden, but no
+ * three's straight-four point either. */
+#define KIND_FIVE (-1)
+
+/* Verdict for black on the empty point p of `cells`: a forbid_t or
+ * KIND_FIVE. `scratch` is NULL or a writable copy of cells (then
+ * cells == scratch); it is made on the first recursion and restored
+ * before returning. */
+static int kind_at(const uint8_t *cells, uint8_t *scratch, int size, int p, int depth)
 {
     uint8_t l[NDIRS][LINE_LEN];
     bool over = false;
@@ -93,7 +99,7 @@ static forbid_t kind_at(const uint8_t *cells, uint8_t *scratch, int size, int p,
         l[d][LINE_MID] = B;
         int run = line_run(l[d], B);
         if (run == 5)
-            return FORBID_NONE;
+            return KIND_FIVE;
         over |= run > 5;
     }
     if (over)
@@ -141,7 +147,8 @@ forbid_t board_forbidden_kind(const board_t *b, int move)
     if (b->rule != RULE_RENJU || b->to_move != STONE_BLACK || move < 0 ||
         move >= b->size * b->size || b->cells[move] != STONE_EMPTY)
         return FORBID_NONE;
-    return kind_at(b->cells, NULL, b->size, move, 0);
+    int k = kind_at(b->cells, NULL, b->size, move, 0);
+    return k == KIND_FIVE ? FORBID_NONE : (forbid_t)k;
 }
 
 bool board_is_forbidden(const board_t *b, int move)

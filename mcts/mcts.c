@@ -883,6 +883,13 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out)
     }
 }
 
+/* An atomic load: *stop is set by another thread (a protocol reader) or a
+ * signal handler while the search runs. */
+static bool stop_requested(const mcts_limits_t *lim)
+{
+    return lim->stop && __atomic_load_n(lim->stop, __ATOMIC_RELAXED) != 0;
+}
+
 int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *lim,
                 mcts_result_t *out)
 {
@@ -894,7 +901,7 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
         target = 1;   /* no limit given: expand the root only */
     const board_t *boards[4096];
     for (;;) {
-        if (lim->stop && *lim->stop)
+        if (stop_requested(lim))
             break;
         if (lim->time_ms > 0.0 && now_ms() - t0 >= lim->time_ms)
             break;
@@ -939,7 +946,7 @@ typedef struct search_thread {
 static bool search_should_stop(const search_shared_t *sh)
 {
     const mcts_limits_t *lim = sh->lim;
-    if (lim->stop && *lim->stop)
+    if (stop_requested(lim))
         return true;
     if (lim->time_ms > 0.0 && now_ms() - sh->t0 >= lim->time_ms)
         return true;

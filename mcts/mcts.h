@@ -130,7 +130,8 @@ bool mcts_search_done(const mcts_t *t, uint32_t visit_target);
 typedef struct mcts_limits {
     uint32_t visits;          /* root visits to reach, reused ones count (0: none) */
     double time_ms;           /* wall-clock budget from the call (0: none) */
-    const volatile int *stop; /* stop when *stop != 0 (may be NULL) */
+    const volatile int *stop; /* stop when *stop != 0, read atomically: another thread
+                                 or a signal handler may set it (may be NULL) */
     int batch;                /* leaves per eval call (1..max_pending; 0: 1) */
 } mcts_limits_t;
 

@@ -340,6 +340,31 @@ START_TEST(renju_false_three_double_four_point)
 }
 END_TEST
 
+START_TEST(renju_false_three_five_point_playable)
+{
+    /* * = (7,7) makes the column three and the row three O . X X *,
+     * whose only straight-four point (8,7) completes the anti-diagonal
+     * five (8,7)-(12,3). A stone there makes a five, not a straight four,
+     * so the row is no three: * is legal, played and not listed. */
+    board_t b;
+    int m = setup(&b, RULE_RENJU, STONE_BLACK,
+                  "...............\n"
+                  "...............\n"
+                  "...............\n"
+                  "............X..\n"
+                  "...........X...\n"
+                  ".......X..X....\n"
+                  ".......X.X.....\n"
+                  "...O.XX*.......\n");
+    int pts[BOARD_CELLS];
+    int n = board_forbidden_points(&b, pts);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_ne(pts[i], m);
+    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
+    ck_assert_int_eq(b.cells[m], STONE_BLACK);
+}
+END_TEST
+
 START_TEST(renju_white_unrestricted)
 {
     /* White's double-three and overline are fine; white's overline wins. */
@@ -955,6 +980,7 @@ static Suite *engine_suite(void)
     tcase_add_test(t, renju_false_double_three);
     tcase_add_test(t, renju_true_double_three_control);
     tcase_add_test(t, renju_false_three_double_four_point);
+    tcase_add_test(t, renju_false_three_five_point_playable);
     tcase_add_test(t, renju_white_unrestricted);
     tcase_add_test(t, renju_black_overline_refused);
     tcase_add_test(t, renju_forbidden_list_by_replay);

@@ -243,7 +243,6 @@ START_TEST(test_board_block)
     board_t before = *pbrain_board(h.pb);
     const char *bad[][4] = {
         {"7,7,4", NULL},                 /* field */
-        {"7,7,3", NULL},                 /* continuous game */
         {"7,7,0", NULL},
         {"15,1,1", NULL},                /* off board */
         {"1,1,1", "1,1,2", NULL},        /* twice */
@@ -277,6 +276,85 @@ START_TEST(test_board_block)
     h_silent(&h, "BOARD");
     ck_assert(as_move(h_cmd(&h, "DONE"), 15) >= 0);
     ck_assert_int_eq(pbrain_board(h.pb)->cells[pbrain_board(h.pb)->last], STONE_BLACK);
+    h_close(&h);
+}
+END_TEST
+
+/* BOARD field 3 (continuous game): marked stones are occupied points of
+ * neither side; own and opponent stones then need not alternate. */
+static void field3_cases(const char *model)
+{
+    harness_t h;
+    h_open(&h, model);
+    h_cmd(&h, "START 15");
+    h_silent(&h, "INFO timeout_turn 200");
+    /* our four on row 7 with its left end marked: only 9,7 wins; a marked
+     * five of the opponent on row 0; 4 own and 1 opponent stone */
+    const char *lines[] = {"BOARD", "5,7,1", "6,7,1", "7,7,1", "8,7,1", "4,7,3", "0,0,3",
+                           "1,0,3", "2,0,3", "3,0,3", "4,0,3", "12,12,2"};
+    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
+        h_silent(&h, lines[i]);
+    const char *a = h_cmd(&h, "DONE");
+    ck_assert_msg(as_move(a, 15) == 7 * 15 + 9, "%s: BOARD with field 3 answered '%s', want 9,7",
+                  model, a);
+    const board_t *b = pbrain_board(h.pb);
+    ck_assert_int_eq(b->cells[7 * 15 + 4], STONE_EMPTY);   /* blocked, not a stone of a side */
+    ck_assert_int_eq(b->result, b->cells[7 * 15 + 9] == STONE_BLACK ? RESULT_BLACK : RESULT_WHITE);
+    /* a position with moves left: marked points are refused to the
+     * opponent, never played by us; takeback of a set stone is refused */
+    h_cmd(&h, "RESTART");
+    const char *open[] = {"BOARD", "7,7,1", "6,6,2", "8,8,2", "0,0,3", "1,1,3"};
+    for (size_t i = 0; i < sizeof open / sizeof open[0]; i++)
+        h_silent(&h, open[i]);
+    int m = as_move(h_cmd(&h, "DONE"), 15);
+    ck_assert(m >= 0 && m != 0 && m != 16);
+    expect_error(&h, "TURN 0,0");
+    expect_error(&h, "PLAY 1,1");
+    expect_error(&h, "TAKEBACK 7,7");
+    for (int i = 0; i < 6; i++) {
+        char l[32];
+        int om = -1;
+        for (int p = 0; p < 225 && om < 0; p++)
+            if (p != 0 && p != 16 && pbrain_board(h.pb)->cells[p] == STONE_EMPTY)
+                om = p;
+        snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+        h_send(&h, l);
+        const char *r = h_answer(&h);
+        if (pbrain_board(h.pb)->result != RESULT_NONE)
+            break;
+        m = as_move(r, 15);
+        ck_assert_msg(m >= 0 && m != 0 && m != 16, "%s played '%s'", model, r);
+    }
+    h_close(&h);
+}
+
+START_TEST(test_board_field3)
+{
+    field3_cases("bot:greedy");
+    field3_cases("mcts:uniform");
+}
+END_TEST
+
+/* The clock of a BOARD position starts at DONE: a slow block costs no
+ * margin on later moves. */
+START_TEST(test_board_clock_starts_at_done)
+{
+    harness_t h;
+    h_open(&h, "mcts:uniform");
+    h_cmd(&h, "START 15");
+    h_silent(&h, "INFO timeout_turn 100");
+    h_silent(&h, "BOARD");
+    h_silent(&h, "7,7,2");
+    usleep(300 * 1000);   /* the manager is slow between lines */
+    double t0 = now_ms();
+    h_send(&h, "DONE");
+    double dt = now_ms() - t0;
+    ck_assert(as_move(h_answer(&h), 15) >= 0);
+    ck_assert_int_eq(h.nreply, 2);   /* searched: MESSAGE + move */
+    ck_assert_msg(dt <= 100.0, "DONE answered after %.1f ms", dt);
+    ck_assert_msg(pbrain_margin_ms(h.pb) <= 45, "margin %d ms after a slow BOARD",
+                  pbrain_margin_ms(h.pb));
+    ck_assert_int_ge(pbrain_move_budget_ms(h.pb), 55);
     h_close(&h);
 }
 END_TEST
@@ -324,8 +402,10 @@ START_TEST(test_renju_board_order_and_rules)
     ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_STANDARD);
     h_silent(&h, "INFO rule 0");
     ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_FREESTYLE);
-    h_silent(&h, "INFO rule 8");   /* caro: reported when a move is asked for */
-    expect_error(&h, "BEGIN");
+    const char *caro = h_cmd(&h, "INFO rule 8");   /* caro: reported at once */
+    ck_assert_msg(starts(caro, "ERROR ") && strstr(caro, "caro"), "%s", caro);
+    expect_error(&h, "INFO rule 16");
+    expect_error(&h, "BEGIN");   /* and no move is played under a rule we do not play */
     ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 0);
     h_silent(&h, "INFO rule 5");
     ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_RENJU);
@@ -339,6 +419,8 @@ START_TEST(test_info_time_and_memory)
     harness_t h;
     h_open(&h, "mcts:uniform");
     h_cmd(&h, "START 15");
+    h_silent(&h, "INFO timeout_turn 100");
+    ck_assert_int_le(pbrain_margin_ms(h.pb), 45);   /* the margin's bound: 45% of the move */
     h_silent(&h, "INFO timeout_turn 1000");
     int b1 = pbrain_move_budget_ms(h.pb);
     ck_assert_int_gt(b1, 800);
@@ -375,7 +457,8 @@ START_TEST(test_info_time_and_memory)
     ck_assert_uint_lt(pbrain_tree_budget(h.pb), 83886080u);
     h_silent(&h, "INFO timeout_turn 50");
     ck_assert(as_move(h_cmd(&h, "TURN 0,1"), 15) >= 0);   /* searches in the new tree */
-    h_silent(&h, "INFO max_memory 1000");
+    const char *small = h_cmd(&h, "INFO max_memory 1000");   /* reported when it arrives */
+    ck_assert_msg(starts(small, "ERROR ") && strstr(small, "max_memory"), "%s", small);
     expect_error(&h, "TURN 0,2");
     ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 3);
     h_silent(&h, "INFO max_memory 0");
@@ -492,26 +575,18 @@ START_TEST(test_search_finds_win_and_reports)
 }
 END_TEST
 
-/* A real (tiny, untrained) model file through the CPU net: analysis
- * MESSAGE lines, every move within timeout_turn, play at once with 0. */
-START_TEST(test_model_file)
+/* A real (tiny, untrained) model file through the CPU net with T search
+ * threads: analysis MESSAGE lines, every move within timeout_turn, play at
+ * once with 0. */
+static void model_file_cases(const char *path, int threads)
 {
-    char path[] = "/tmp/check_pbrain_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert(fd >= 0);
-    close(fd);
-    nn_config_t cfg;
     char err[256];
-    nn_config_default(&cfg, 1, 8, 15);
-    nn_model_t *model = nn_model_create(&cfg, 3, err, sizeof err);
-    ck_assert_msg(model != NULL, "%s", err);
-    ck_assert_msg(nn_model_save(model, path, err, sizeof err) == 0, "%s", err);
-    nn_model_free(model);
     pbrain_opts_t o;
     pbrain_opts_default(&o);
     o.model = path;
     o.device = "cpu";
     o.quiet = 1;
+    o.threads = threads;
     pbrain_t *pb = pbrain_create(&o, err, sizeof err);
     ck_assert_msg(pb != NULL, "%s", err);
     harness_t h;
@@ -537,9 +612,11 @@ START_TEST(test_model_file)
         double t0 = now_ms();
         h_send(&h, l);
         double dt = now_ms() - t0;
-        ck_assert_msg(dt <= 100.0, "move %d took %.1f ms", i, dt);
-        int m = as_move(h_answer(&h), 15);
-        ck_assert(m >= 0 && board_play(&b, m) == MOVE_OK);
+        ck_assert_msg(dt <= 100.0, "%d threads: move %d took %.1f ms", threads, i, dt);
+        const char *a = h_answer(&h);
+        int m = as_move(a, 15);
+        ck_assert_msg(m >= 0 && board_play(&b, m) == MOVE_OK, "%d threads: move %d: '%s'",
+                      threads, i, a ? a : "(none)");
         ck_assert_int_eq(h.nreply, 2);
         ck_assert(starts(h.reply[0], "MESSAGE visits ") && strstr(h.reply[0], "winrate"));
     }
@@ -551,6 +628,23 @@ START_TEST(test_model_file)
     fclose(h.out);
     free(h.buf);
     pbrain_free(pb);
+}
+
+START_TEST(test_model_file)
+{
+    char path[] = "/tmp/check_pbrain_XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert(fd >= 0);
+    close(fd);
+    nn_config_t cfg;
+    char err[256];
+    nn_config_default(&cfg, 1, 8, 15);
+    nn_model_t *model = nn_model_create(&cfg, 3, err, sizeof err);
+    ck_assert_msg(model != NULL, "%s", err);
+    ck_assert_msg(nn_model_save(model, path, err, sizeof err) == 0, "%s", err);
+    nn_model_free(model);
+    model_file_cases(path, 1);
+    model_file_cases(path, 2);
     unlink(path);
 }
 END_TEST
@@ -638,10 +732,15 @@ static void proc_send(proc_t *p, const char *line)
     ck_assert(write(p->to, b, (size_t)n) == n);
 }
 
-/* Next line that is not MESSAGE/DEBUG, within timeout_ms; NULL on timeout/EOF. */
-static const char *proc_answer(proc_t *p, char *line, size_t len, double timeout_ms)
+/* Next line that is not MESSAGE/DEBUG, within timeout_ms; NULL on
+ * timeout/EOF. With msg, the last MESSAGE line before it goes there ("" if
+ * none). */
+static const char *proc_reply(proc_t *p, char *line, size_t len, double timeout_ms, char *msg,
+                              size_t msglen)
 {
     double deadline = now_ms() + timeout_ms;
+    if (msg)
+        msg[0] = 0;
     for (;;) {
         char *nl = memchr(p->buf, '\n', p->len);
         if (nl) {
@@ -653,8 +752,14 @@ static const char *proc_answer(proc_t *p, char *line, size_t len, double timeout
                 line[n - 1] = 0;
             memmove(p->buf, nl + 1, p->len - n - 1);
             p->len -= n + 1;
-            if (starts(line, "MESSAGE ") || starts(line, "DEBUG "))
+            if (starts(line, "MESSAGE ") || starts(line, "DEBUG ")) {
+                if (msg && starts(line, "MESSAGE ")) {
+                    size_t k = n < msglen - 1 ? n : msglen - 1;
+                    memcpy(msg, line, k);
+                    msg[k] = 0;
+                }
                 continue;
+            }
             return line;
         }
         double left = deadline - now_ms();
@@ -668,6 +773,15 @@ static const char *proc_answer(proc_t *p, char *line, size_t len, double timeout
             return NULL;
         p->len += (size_t)r;
     }
+}
+
+/* The first answer of a fresh process: a CUDA-linked binary takes seconds
+ * to start on a loaded 2-core machine. */
+#define START_MS 30000
+
+static const char *proc_answer(proc_t *p, char *line, size_t len, double timeout_ms)
+{
+    return proc_reply(p, line, len, timeout_ms, NULL, 0);
 }
 
 static int proc_wait(proc_t *p, double timeout_ms)
@@ -697,11 +811,11 @@ START_TEST(test_binary_transcript)
     proc_start(&p, args);
     char line[4096];
     proc_send(&p, "ABOUT");
-    ck_assert(strstr(proc_answer(&p, line, sizeof line, 5000), "gomoku-zero"));
+    ck_assert(strstr(proc_answer(&p, line, sizeof line, START_MS), "gomoku-zero"));
     proc_send(&p, "TURN 1,1");
     ck_assert(starts(proc_answer(&p, line, sizeof line, 5000), "ERROR"));
     proc_send(&p, "START 15");
-    ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
     proc_send(&p, "INFO timeout_turn 1000");
     proc_send(&p, "BEGIN");
     ck_assert(as_move(proc_answer(&p, line, sizeof line, 5000), 15) >= 0);
@@ -724,7 +838,7 @@ START_TEST(test_binary_transcript)
     /* end of input ends it cleanly too */
     proc_start(&p, args);
     proc_send(&p, "START 15");
-    ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
     close(p.to);
     p.to = open("/dev/null", O_WRONLY);
     ck_assert_int_eq(proc_wait(&p, 5000), 0);
@@ -755,7 +869,7 @@ START_TEST(test_binary_transcript)
     p.from = out[0];
     p.len = 0;
     proc_send(&p, "START 20");
-    ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
     proc_send(&p, "BEGIN");
     ck_assert(as_move(proc_answer(&p, line, sizeof line, 5000), 20) >= 0);
     proc_send(&p, "END");
@@ -764,10 +878,13 @@ START_TEST(test_binary_transcript)
     /* usage errors */
     const char *bad[] = {"pbrain", NULL};
     proc_start(&p, bad);
-    ck_assert_int_eq(proc_wait(&p, 5000), 2);
+    ck_assert_int_eq(proc_wait(&p, START_MS), 2);
+    const char *threads[] = {"pbrain", "--model", "mcts:uniform", "--threads", "17", NULL};
+    proc_start(&p, threads);
+    ck_assert_int_eq(proc_wait(&p, START_MS), 2);
     const char *nofile[] = {"pbrain", "--model", "/nonexistent/x.gzm", NULL};
     proc_start(&p, nofile);
-    ck_assert_int_eq(proc_wait(&p, 5000), 1);
+    ck_assert_int_eq(proc_wait(&p, START_MS), 1);
 }
 END_TEST
 
@@ -785,7 +902,7 @@ START_TEST(test_binary_time_limit)
     proc_send(&p, "INFO timeout_turn 100");
     while (moves < target) {
         proc_send(&p, "START 15");
-        ck_assert_str_eq(proc_answer(&p, line, sizeof line, 5000), "OK");
+        ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
         board_t b;
         board_init(&b, 15, RULE_FREESTYLE);
         while (!board_over(&b) && moves < target) {
@@ -812,6 +929,134 @@ START_TEST(test_binary_time_limit)
             worst);
     proc_send(&p, "END");
     ck_assert_int_eq(proc_wait(&p, 5000), 0);
+}
+END_TEST
+
+/* The search time a MESSAGE line reports ("... time N ms"), -1 without one. */
+static double message_search_ms(const char *msg)
+{
+    const char *t = strstr(msg, " time ");
+    double ms;
+    return t && sscanf(t, " time %lf ms", &ms) == 1 ? ms : -1.0;
+}
+
+/* A stall (the brain stopped with SIGSTOP for 1 s during a move) costs
+ * the next moves part of their search time, not all of it: each of the 10
+ * moves after it still searches (a MESSAGE with its search time; the raw
+ * policy would print none). Their replies' times are printed; the 100 ms
+ * bound itself is test_binary_time_limit's. */
+START_TEST(test_binary_stall_then_search)
+{
+    proc_t p;
+    const char *args[] = {"pbrain", "--model", "mcts:uniform", NULL};
+    proc_start(&p, args);
+    char line[4096], msg[1024];
+    uint64_t rng = 23;
+    int moves = 0, stall_at = 3, after = 10;
+    double searched[10], worst = 0;
+    proc_send(&p, "INFO timeout_turn 100");
+    while (moves < stall_at + 1 + after) {
+        proc_send(&p, "START 15");
+        ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
+        board_t b;
+        board_init(&b, 15, RULE_FREESTYLE);
+        while (!board_over(&b) && moves < stall_at + 1 + after) {
+            int om = bot_move(BOT_RANDOM, &b, &rng);
+            board_play(&b, om);
+            if (board_over(&b))
+                break;
+            char l[32];
+            snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+            double t0 = now_ms();
+            proc_send(&p, l);
+            if (moves == stall_at) {
+                usleep(20 * 1000);
+                kill(p.pid, SIGSTOP);
+                usleep(1000 * 1000);
+                kill(p.pid, SIGCONT);
+            }
+            const char *a = proc_reply(&p, line, sizeof line, 5000, msg, sizeof msg);
+            double dt = now_ms() - t0;
+            ck_assert_msg(a != NULL, "no answer to %s", l);
+            int m = as_move(a, 15);
+            ck_assert_msg(m >= 0 && board_play(&b, m) == MOVE_OK, "bad answer '%s'", a);
+            if (moves > stall_at) {
+                /* a proven win may end the search early; the raw policy
+                 * prints no MESSAGE at all */
+                int k = moves - stall_at - 1;
+                searched[k] = strstr(msg, "(proven") ? -1.0 : message_search_ms(msg);
+                ck_assert_msg(searched[k] >= 30.0 || (msg[0] && searched[k] < 0),
+                              "move %d after the stall did not search (MESSAGE '%s')", k + 1,
+                              msg);
+                if (dt > worst)
+                    worst = dt;
+            }
+            moves++;
+        }
+    }
+    fprintf(stderr, "pbrain stall: after a 1 s SIGSTOP at 100 ms/move the next %d moves "
+            "searched", after);
+    for (int i = 0; i < after; i++)
+        if (searched[i] >= 0)
+            fprintf(stderr, " %.0f", searched[i]);
+        else
+            fprintf(stderr, " (proven)");
+    fprintf(stderr, " ms, replies within %.1f ms\n", worst);
+    proc_send(&p, "END");
+    ck_assert_int_eq(proc_wait(&p, 5000), 0);
+}
+END_TEST
+
+/* Input is read while a move is searched: YXSTOP plays the best move so
+ * far, a command that arrives during the search is answered after the
+ * move, and END ends a 60 s search and the process at once. The bounds
+ * leave room for a loaded machine and for the sanitizers' slow exit (it
+ * frees a tree of a few hundred MB); a search that ignored the stop would
+ * take a minute. */
+START_TEST(test_binary_stop_and_end_during_search)
+{
+    proc_t p;
+    const char *args[] = {"pbrain", "--model", "mcts:uniform", NULL};
+    proc_start(&p, args);
+    char line[4096], msg[1024];
+    double bound = asan() ? 10000 : 1000;
+    proc_send(&p, "START 15");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
+    proc_send(&p, "INFO timeout_turn 60000");
+    proc_send(&p, "TURN 7,7");
+    proc_send(&p, "ABOUT");   /* queued: answered after the move */
+    usleep(300 * 1000);
+    double t0 = now_ms();
+    proc_send(&p, "YXSTOP");
+    const char *a = proc_reply(&p, line, sizeof line, 20000, msg, sizeof msg);
+    double stop_ms = now_ms() - t0;
+    ck_assert_msg(a && as_move(a, 15) >= 0, "YXSTOP: '%s'", a ? a : "(none)");
+    int ours = as_move(a, 15);
+    ck_assert_msg(stop_ms < bound, "YXSTOP answered after %.1f ms", stop_ms);
+    ck_assert(message_search_ms(msg) >= 200.0);   /* it did search until the stop */
+    ck_assert(strstr(proc_answer(&p, line, sizeof line, 5000), "name=\"gomoku-zero\""));
+    /* YXSTOP with no search running does nothing; the next move searches
+     * its full time (0.3 s here) */
+    proc_send(&p, "YXSTOP");
+    proc_send(&p, "INFO timeout_turn 300");
+    proc_send(&p, ours == 0 ? "TURN 14,14" : "TURN 0,0");
+    a = proc_reply(&p, line, sizeof line, 5000, msg, sizeof msg);
+    ck_assert_msg(a && as_move(a, 15) >= 0, "'%s'", a ? a : "(none)");
+    ck_assert_double_ge(message_search_ms(msg), 150.0);
+    /* END during a 5 s search */
+    proc_send(&p, "INFO timeout_turn 60000");
+    proc_send(&p, "BOARD");   /* a fresh position: no point is taken by chance */
+    proc_send(&p, "7,7,2");
+    proc_send(&p, "DONE");
+    usleep(300 * 1000);
+    t0 = now_ms();
+    proc_send(&p, "END");
+    int rc = proc_wait(&p, 20000);
+    double end_ms = now_ms() - t0;
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(end_ms < bound, "END during a search: exit after %.1f ms", end_ms);
+    fprintf(stderr, "pbrain stop: YXSTOP to move %.1f ms, END to exit %.1f ms (60 s searches)\n",
+            stop_ms, end_ms);
 }
 END_TEST
 
@@ -1037,6 +1282,8 @@ int main(void)
     tcase_add_test(tc, test_start_about_restart_end);
     tcase_add_test(tc, test_turn_and_bad_turns);
     tcase_add_test(tc, test_board_block);
+    tcase_add_test(tc, test_board_field3);
+    tcase_add_test(tc, test_board_clock_starts_at_done);
     tcase_add_test(tc, test_renju_board_order_and_rules);
     tcase_add_test(tc, test_info_time_and_memory);
     tcase_add_test(tc, test_takeback_and_play);
@@ -1048,6 +1295,8 @@ int main(void)
     tcase_set_timeout(tt, 120);
     tcase_add_test(tt, test_time_100_moves_in_process);
     tcase_add_test(tt, test_binary_time_limit);
+    tcase_add_test(tt, test_binary_stall_then_search);
+    tcase_add_test(tt, test_binary_stop_and_end_during_search);
     tcase_add_test(tt, test_model_file);
     suite_add_tcase(s, tt);
     TCase *tp = tcase_create("process");

@@ -9,7 +9,8 @@ gz_install_deps() {
     command -v pkg-config >/dev/null || need+=(pkg-config)
     command -v gcc >/dev/null || need+=(gcc)
     local pkg
-    for pkg in check zlib1g-dev libopenblas-dev "$@"; do
+    # libmicrohttpd-dev: gomoku serve; chromium + chromium-driver: its browser test
+    for pkg in check zlib1g-dev libopenblas-dev libmicrohttpd-dev chromium chromium-driver "$@"; do
         dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
     done
     if [ ${#need[@]} -gt 0 ]; then

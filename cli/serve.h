@@ -1,0 +1,120 @@
+/* gomoku serve: the parts behind the HTTP layer (cmd_serve.c).
+ *
+ *   serve_json.c   a small, strict JSON reader for request bodies and status.json
+ *   serve_run.c    watches a run directory (read only) and turns what changed
+ *                  into JSON deltas for the page
+ *   serve_play.c   a fixed number of games against the model, each with its own
+ *                  board and player
+ *
+ * Every function that answers a request returns an HTTP status and writes a
+ * JSON body to a stdio stream (an object with "error" for a 4xx/5xx). */
+#ifndef GZ_CLI_SERVE_H
+#define GZ_CLI_SERVE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* ---- JSON (serve_json.c) ------------------------------------------------ */
+
+typedef enum { SJ_NULL, SJ_BOOL, SJ_NUM, SJ_STR, SJ_ARR, SJ_OBJ } sj_kind_t;
+
+/* A value inside a JSON text: kind and the bytes it spans. */
+typedef struct sj_val {
+    sj_kind_t kind;
+    const char *p;
+    size_t n;
+} sj_val_t;
+
+/* Whether s[0..n) is exactly one JSON value (whitespace around it allowed),
+ * nesting at most 32 deep. -1 with err naming the byte offset and what was
+ * wrong, else 0. */
+int sj_check(const char *s, size_t n, char *err, size_t errlen);
+/* The member `key` of the object s[0..n) (which passed sj_check). false when
+ * s is not an object or has no such key. */
+bool sj_get(const char *s, size_t n, const char *key, sj_val_t *out);
+/* An integral number in [lo, hi]; false otherwise (also for 1.5, 1e99, "3"). */
+bool sj_int(const sj_val_t *v, long lo, long hi, long *out);
+/* A string without escapes other than \" \\ \/, printable ASCII, that fits
+ * in buf (len includes the NUL); false otherwise. */
+bool sj_str(const sj_val_t *v, char *buf, size_t len);
+
+/* ---- run directory (serve_run.c) -------------------------------------- */
+
+typedef struct serve_run serve_run_t;
+
+/* What a reader has been sent so far; zero it for "nothing yet". */
+typedef struct serve_cursor {
+    uint64_t status_ver;
+    uint64_t metrics_epoch, metrics_rows;
+    uint64_t elo_epoch, elo_rows;
+    uint64_t last_game;     /* id of the newest game sent */
+    uint64_t ckpt_ver;
+    uint64_t notes_ver;
+} serve_cursor_t;
+
+/* Watch dir (a run directory: status.json, metrics.csv, elo.csv, games/,
+ * models/): a thread polls the files about once a second and never writes
+ * anything there. Files may be missing, rewritten, truncated or garbled:
+ * what cannot be read is skipped and reported in "notes". NULL with err when
+ * dir is not a readable directory or the thread cannot start. */
+serve_run_t *serve_run_create(const char *dir, char *err, size_t errlen);
+void serve_run_free(serve_run_t *r);
+
+/* Block until something changed since version `seen` or timeout_ms passed;
+ * returns the current version (0 before the first poll). Thread-safe. */
+uint64_t serve_run_wait(serve_run_t *r, uint64_t seen, int timeout_ms);
+
+/* Write one JSON object with what changed since *c ("status", "metrics",
+ * "elo", "games", "checkpoints", "notes": each only when changed; "metrics"
+ * and "elo" carry "reset": true when the reader must drop its rows) on one
+ * line, and advance *c. Returns whether anything had changed. Thread-safe. */
+bool serve_run_delta(serve_run_t *r, serve_cursor_t *c, FILE *f);
+
+/* The newest checkpoint of the run (models/NNNNNN.gzm) into path; false
+ * when there is none. */
+bool serve_run_latest_model(const char *dir, char *path, size_t len);
+
+/* ---- games against the model (serve_play.c) --------------------------- */
+
+typedef struct serve_play serve_play_t;
+
+typedef struct serve_play_opts {
+    const char *model;     /* a player spec (model file or bot:NAME); NULL: newest checkpoint of run_dir */
+    const char *run_dir;   /* used when model is NULL */
+    int visits;            /* model playouts per move */
+    const char *device;
+    int max_games;         /* concurrent games kept (the oldest idle one is dropped for a new one) */
+    int max_searches;      /* searches running at once */
+} serve_play_opts_t;
+
+/* NULL with err when the model does not load. */
+serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t errlen);
+void serve_play_free(serve_play_t *p);
+
+/* {"model", "max_size", "default_size", "rules"} */
+void serve_play_info(serve_play_t *p, FILE *f);
+/* POST /api/game: body {"size", "rule", "color" (the person's), "moves" (optional
+ * opening: array of points y*size+x, black first)}. Plays the model's move
+ * when it is to move. 200 with the game's state. */
+int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f);
+/* GET /api/game/ID */
+int serve_play_get(serve_play_t *p, const char *id, FILE *f);
+/* POST /api/game/ID/move: body {"x", "y"} (0-based, y from the top); the
+ * person's move, then the model's reply. 400 off the board / bad JSON, 409
+ * occupied, game over or busy, 422 renju-forbidden (the reason in "error"). */
+int serve_play_move(serve_play_t *p, const char *id, const char *body, size_t n, FILE *f);
+/* POST /api/game/ID/undo: back to the person's previous turn. */
+int serve_play_undo(serve_play_t *p, const char *id, FILE *f);
+/* GET /api/game/ID/psq: the game as Piskvork .psq text (not JSON on success). */
+int serve_play_psq(serve_play_t *p, const char *id, FILE *f);
+
+/* Write {"error": msg} to f and return status (for one-line error returns). */
+int serve_error(FILE *f, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* The page (web/index.html), embedded at build time (serve_page.c). */
+extern const unsigned char serve_page[];
+extern const size_t serve_page_len;
+
+#endif

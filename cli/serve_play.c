@@ -1,0 +1,450 @@
+/* Games against the model for the page. A fixed table of games, each with
+ * its own board and player; a new game takes a free slot or the least
+ * recently used idle one. Searches run in the requesting HTTP thread (one
+ * thread per connection, so watching never waits for them) with the table
+ * unlocked and the game marked busy; at most max_searches run at once. */
+#include <ctype.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "cli/args.h"
+#include "cli/player.h"
+#include "cli/serve.h"
+#include "engine/util.h"
+#include "nn/nn.h"
+
+#define PLAY_ID_LEN 16
+#define PLAY_CACHE_BYTES ((size_t)16 << 20)
+
+typedef struct play_game {
+    bool used, busy;
+    char id[PLAY_ID_LEN + 1];
+    uint64_t last_used;
+    board_t board;
+    int human;                  /* STONE_BLACK or STONE_WHITE */
+    player_t *player;
+    char model[4200];           /* what the player is (for the page and .psq) */
+    bool have_analysis;
+    int analysis_ply;           /* the model's move the analysis belongs to (ply index) */
+    player_analysis_t analysis;
+} play_game_t;
+
+struct serve_play {
+    serve_play_opts_t o;
+    char model_desc[4300];
+    int max_size, default_size;
+    pthread_mutex_t lock;
+    pthread_cond_t idle;
+    int searching;
+    uint64_t tick, rng;
+    play_game_t *games;
+};
+
+/* The player spec for a new game; false with err when there is none. */
+static bool play_spec(serve_play_t *p, char *spec, size_t len, char *err, size_t errlen)
+{
+    if (p->o.model) {
+        snprintf(spec, len, "%s", p->o.model);
+        return true;
+    }
+    if (!serve_run_latest_model(p->o.run_dir, spec, len)) {
+        snprintf(err, errlen, "the run %s has no checkpoint yet", p->o.run_dir);
+        return false;
+    }
+    return true;
+}
+
+serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t errlen)
+{
+    serve_play_t *p = calloc(1, sizeof *p);
+    if (!p) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->o = *o;
+    p->games = calloc((size_t)o->max_games, sizeof *p->games);
+    if (!p->games) {
+        snprintf(err, errlen, "out of memory");
+        goto out_free;
+    }
+    if (getrandom(&p->rng, sizeof p->rng, 0) != (ssize_t)sizeof p->rng)   /* ids hard to guess */
+        p->rng = (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)p << 16);
+    p->max_size = BOARD_MAX;
+    p->default_size = BOARD_DEFAULT;
+    char spec[4200];
+    if (!play_spec(p, spec, sizeof spec, err, errlen)) {
+        /* a run that has not checkpointed yet: play once it has */
+        snprintf(p->model_desc, sizeof p->model_desc, "newest checkpoint of %s", o->run_dir);
+    } else {
+        snprintf(p->model_desc, sizeof p->model_desc, "%s%s", o->model ? "" : "newest checkpoint: ",
+                 spec);
+        if (strncmp(spec, "bot:", 4) != 0) {
+            char e[256];
+            nn_model_t *m = nn_model_load(spec, e, sizeof e);
+            if (!m) {
+                snprintf(err, errlen, "%s", e);
+                goto out_free;
+            }
+            p->max_size = (int)m->cfg.board_max;
+            if (p->max_size > BOARD_MAX)
+                p->max_size = BOARD_MAX;
+            p->default_size = p->max_size;
+            nn_model_free(m);
+        } else {
+            char e[256];
+            player_t *pl = player_bot_create(spec + 4, 1, e, sizeof e);
+            if (!pl) {
+                snprintf(err, errlen, "%s", e);
+                goto out_free;
+            }
+            player_free(pl);
+        }
+    }
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->idle, NULL);
+    return p;
+out_free:
+    free(p->games);
+    free(p);
+    return NULL;
+}
+
+void serve_play_free(serve_play_t *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; i < p->o.max_games; i++)
+        player_free(p->games[i].player);
+    pthread_cond_destroy(&p->idle);
+    pthread_mutex_destroy(&p->lock);
+    free(p->games);
+    free(p);
+}
+
+void serve_play_info(serve_play_t *p, FILE *f)
+{
+    fputs("{\"model\": ", f);
+    args_json_str(f, p->model_desc);
+    fprintf(f, ", \"min_size\": %d, \"max_size\": %d, \"default_size\": %d, \"visits\": %d, "
+               "\"rules\": [\"freestyle\", \"standard\", \"renju\"], \"max_games\": %d}",
+            BOARD_MIN, p->max_size, p->default_size, p->o.visits, p->o.max_games);
+}
+
+static void state_json(const play_game_t *g, FILE *f)
+{
+    const board_t *b = &g->board;
+    fprintf(f, "{\"id\": \"%s\", \"size\": %d, \"rule\": \"%s\", \"human\": \"%s\", "
+               "\"to_move\": \"%s\", \"result\": \"%s\", \"model\": ",
+            g->id, b->size, rule_name((rule_t)b->rule),
+            g->human == STONE_BLACK ? "black" : "white",
+            b->to_move == STONE_BLACK ? "black" : "white", result_str((result_t)b->result));
+    args_json_str(f, g->model);
+    fputs(", \"moves\": [", f);
+    for (int i = 0; i < b->nmoves; i++)
+        fprintf(f, "%s%d", i ? "," : "", b->moves[i]);
+    fputs("], \"forbidden\": [", f);
+    int pts[BOARD_CELLS];
+    int nf = board_over(b) ? 0 : board_forbidden_points(b, pts);
+    for (int i = 0; i < nf; i++)
+        fprintf(f, "%s%d", i ? "," : "", pts[i]);
+    fputc(']', f);
+    if (g->have_analysis) {
+        const player_analysis_t *a = &g->analysis;
+        fprintf(f, ", \"analysis\": {\"ply\": %d, \"winrate\": %.4f, \"proven\": %d, "
+                   "\"visits\": %u, \"pv\": [", g->analysis_ply, a->winrate, a->proven,
+                (unsigned)a->visits);
+        for (int i = 0; i < a->npv; i++)
+            fprintf(f, "%s%d", i ? "," : "", a->pv[i]);
+        fputs("]}", f);
+    }
+    fputc('}', f);
+}
+
+/* Find game id and mark it busy; NULL (and the status written to f) when
+ * it does not exist or is busy. */
+static play_game_t *play_acquire(serve_play_t *p, const char *id, FILE *f, int *status)
+{
+    size_t n = strlen(id);
+    bool ok = n == PLAY_ID_LEN;
+    for (size_t i = 0; ok && i < n; i++)
+        ok = (id[i] >= '0' && id[i] <= '9') || (id[i] >= 'a' && id[i] <= 'f');
+    if (!ok) {
+        *status = serve_error(f, 404, "no game '%.40s' (a game id is 16 hex digits)", id);
+        return NULL;
+    }
+    pthread_mutex_lock(&p->lock);
+    play_game_t *g = NULL;
+    for (int i = 0; i < p->o.max_games && !g; i++)
+        if (p->games[i].used && strcmp(p->games[i].id, id) == 0)
+            g = &p->games[i];
+    if (!g)
+        *status = serve_error(f, 404, "no game %s (finished games are dropped for new ones)", id);
+    else if (g->busy)
+        *status = serve_error(f, 409, "game %s is busy with a move", id);
+    else {
+        g->busy = true;
+        g->last_used = ++p->tick;
+    }
+    pthread_mutex_unlock(&p->lock);
+    return g && g->busy ? g : NULL;
+}
+
+static void play_release(serve_play_t *p, play_game_t *g)
+{
+    pthread_mutex_lock(&p->lock);
+    g->busy = false;
+    pthread_mutex_unlock(&p->lock);
+}
+
+/* The model moves while it is to move and the game goes on. 0, or an HTTP
+ * status with the error written. g is busy (owned by this thread). */
+static int play_model(serve_play_t *p, play_game_t *g, FILE *f)
+{
+    while (!board_over(&g->board) && g->board.to_move != g->human) {
+        pthread_mutex_lock(&p->lock);
+        while (p->searching >= p->o.max_searches)
+            pthread_cond_wait(&p->idle, &p->lock);
+        p->searching++;
+        pthread_mutex_unlock(&p->lock);
+        int mv = MOVE_NONE;
+        char err[256];
+        int rc = player_genmove(g->player, &g->board, &mv, err, sizeof err);
+        pthread_mutex_lock(&p->lock);
+        p->searching--;
+        pthread_cond_signal(&p->idle);
+        pthread_mutex_unlock(&p->lock);
+        if (rc != 0)
+            return serve_error(f, 500, "the model failed to move: %s", err);
+        if (board_play(&g->board, mv) != MOVE_OK)
+            return serve_error(f, 500, "the model chose an illegal move %d", mv);
+        g->have_analysis = player_analysis(g->player, &g->analysis);
+        g->analysis_ply = g->board.nmoves - 1;
+        player_notify(g->player, &g->board, mv);
+    }
+    return 0;
+}
+
+/* Why move may not be played on b: an HTTP status, and the reason in msg. */
+static int play_refusal(const board_t *b, int move, char *msg, size_t len)
+{
+    move_status_t st = board_check_move(b, move);
+    if (st == MOVE_FORBIDDEN) {
+        snprintf(msg, len, "forbidden for black under renju: %s",
+                 forbid_str(board_forbidden_kind(b, move)));
+        return 422;
+    }
+    if (st == MOVE_OFF_BOARD) {
+        snprintf(msg, len, "point %d is off the %dx%d board", move, b->size, b->size);
+        return 400;
+    }
+    snprintf(msg, len, "%s", st == MOVE_OCCUPIED ? "that point is occupied" : "the game is over");
+    return 409;
+}
+
+int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
+{
+    char err[256], rule_s[16] = "freestyle", color[8] = "black";
+    long size = p->default_size;
+    sj_val_t v;
+    if (sj_check(body, n, err, sizeof err) != 0)
+        return serve_error(f, 400, "%s", err);
+    if (body[strspn(body, " \t\r\n")] != '{')
+        return serve_error(f, 400, "the body must be a JSON object");
+    if (sj_get(body, n, "size", &v) && !sj_int(&v, BOARD_MIN, p->max_size, &size))
+        return serve_error(f, 400, "size must be an integer from %d to %d", BOARD_MIN,
+                           p->max_size);
+    rule_t rule;
+    if (sj_get(body, n, "rule", &v) && !sj_str(&v, rule_s, sizeof rule_s))
+        return serve_error(f, 400, "rule must be freestyle, standard or renju");
+    if (!rule_parse(rule_s, &rule))
+        return serve_error(f, 400, "unknown rule '%s' (freestyle, standard or renju)", rule_s);
+    if (sj_get(body, n, "color", &v) &&
+        (!sj_str(&v, color, sizeof color) || (strcmp(color, "black") && strcmp(color, "white"))))
+        return serve_error(f, 400, "color must be \"black\" or \"white\"");
+    board_t b;
+    board_init(&b, (int)size, rule);
+    if (sj_get(body, n, "moves", &v)) {
+        if (v.kind != SJ_ARR)
+            return serve_error(f, 400, "moves must be an array of points y*size+x");
+        const char *q = v.p + 1, *end = v.p + v.n - 1;
+        int i = 0;
+        while (q < end) {
+            char *e;
+            q += strspn(q, " \t\r\n,");
+            if (q >= end)
+                break;
+            long mv = strtol(q, &e, 10);
+            if (e == q || mv < 0 || mv >= (long)size * size ||
+                (*e != ',' && *e != ']' && !isspace((unsigned char)*e)))
+                return serve_error(f, 400, "moves[%d] is not a point of the %ldx%ld board", i,
+                                   size, size);
+            if (board_check_move(&b, (int)mv) != MOVE_OK) {
+                play_refusal(&b, (int)mv, err, sizeof err);
+                return serve_error(f, 400, "moves[%d]: %s", i, err);
+            }
+            board_play(&b, (int)mv);
+            q = e;
+            i++;
+        }
+    }
+    char spec[4200];
+    if (!play_spec(p, spec, sizeof spec, err, sizeof err))
+        return serve_error(f, 503, "%s", err);
+    player_opts_t po;
+    player_opts_default(&po);
+    po.visits = p->o.visits;
+    po.device = p->o.device;
+    po.quiet = 1;
+    po.cache_bytes = PLAY_CACHE_BYTES;
+    player_t *pl = player_create(spec, rule, (int)size, &po, err, sizeof err);
+    if (!pl)
+        return serve_error(f, 400, "%s", err);
+    player_new_game(pl, &b);
+
+    /* a slot: a free one, else the least recently used idle one */
+    pthread_mutex_lock(&p->lock);
+    play_game_t *g = NULL;
+    for (int i = 0; i < p->o.max_games; i++) {
+        play_game_t *c = &p->games[i];
+        if (c->busy)
+            continue;
+        if (!c->used) {
+            g = c;
+            break;
+        }
+        if (!g || c->last_used < g->last_used)
+            g = c;
+    }
+    player_t *old = NULL;
+    if (g) {
+        old = g->player;
+        memset(g, 0, sizeof *g);
+        g->used = g->busy = true;
+        g->last_used = ++p->tick;
+        snprintf(g->id, sizeof g->id, "%016" PRIx64, util_rng_next(&p->rng));
+        g->board = b;
+        g->human = color[0] == 'b' ? STONE_BLACK : STONE_WHITE;
+        g->player = pl;
+        snprintf(g->model, sizeof g->model, "%s", spec);
+    }
+    pthread_mutex_unlock(&p->lock);
+    player_free(old);
+    if (!g) {
+        player_free(pl);
+        return serve_error(f, 503, "all %d games are busy; try again", p->o.max_games);
+    }
+    int rc = play_model(p, g, f);
+    if (rc == 0)
+        state_json(g, f);
+    play_release(p, g);
+    return rc ? rc : 200;
+}
+
+int serve_play_get(serve_play_t *p, const char *id, FILE *f)
+{
+    int st;
+    play_game_t *g = play_acquire(p, id, f, &st);
+    if (!g)
+        return st;
+    state_json(g, f);
+    play_release(p, g);
+    return 200;
+}
+
+int serve_play_move(serve_play_t *p, const char *id, const char *body, size_t n, FILE *f)
+{
+    char err[256];
+    sj_val_t vx, vy;
+    long x, y;
+    if (sj_check(body, n, err, sizeof err) != 0)
+        return serve_error(f, 400, "%s", err);
+    if (!sj_get(body, n, "x", &vx) || !sj_get(body, n, "y", &vy))
+        return serve_error(f, 400, "the body must be a JSON object {\"x\": X, \"y\": Y}");
+    if (!sj_int(&vx, -1000000, 1000000, &x) || !sj_int(&vy, -1000000, 1000000, &y))
+        return serve_error(f, 400, "x and y must be integers");
+    int st;
+    play_game_t *g = play_acquire(p, id, f, &st);
+    if (!g)
+        return st;
+    board_t *b = &g->board;
+    if (x < 0 || y < 0 || x >= b->size || y >= b->size) {
+        st = serve_error(f, 400, "(%ld,%ld) is off the %dx%d board (x and y are 0..%d)", x, y,
+                         b->size, b->size, b->size - 1);
+        goto out_release;
+    }
+    int mv = (int)y * b->size + (int)x;
+    if (!board_over(b) && b->to_move != g->human) {
+        st = serve_error(f, 409, "it is the model's turn");
+        goto out_release;
+    }
+    if (board_check_move(b, mv) != MOVE_OK) {
+        st = play_refusal(b, mv, err, sizeof err);
+        serve_error(f, st, "%s", err);
+        goto out_release;
+    }
+    board_play(b, mv);
+    player_notify(g->player, b, mv);
+    st = play_model(p, g, f);
+    if (st == 0) {
+        state_json(g, f);
+        st = 200;
+    }
+out_release:
+    play_release(p, g);
+    return st;
+}
+
+int serve_play_undo(serve_play_t *p, const char *id, FILE *f)
+{
+    int st;
+    play_game_t *g = play_acquire(p, id, f, &st);
+    if (!g)
+        return st;
+    board_t *b = &g->board;
+    if (b->nmoves == 0) {
+        st = serve_error(f, 409, "no move to take back");
+    } else {
+        /* back to the person's previous turn: at least one ply */
+        do
+            board_undo(b);
+        while (b->nmoves > 0 && b->to_move != g->human);
+        if (b->to_move != g->human) {   /* the model opened the game: it moves again */
+            player_new_game(g->player, b);
+            st = play_model(p, g, f);
+        } else {
+            player_new_game(g->player, b);
+            st = 0;
+        }
+        g->have_analysis = g->have_analysis && g->analysis_ply < b->nmoves;
+        if (st == 0) {
+            state_json(g, f);
+            st = 200;
+        }
+    }
+    play_release(p, g);
+    return st;
+}
+
+int serve_play_psq(serve_play_t *p, const char *id, FILE *f)
+{
+    int st;
+    play_game_t *g = play_acquire(p, id, f, &st);
+    if (!g)
+        return st;
+    const board_t *b = &g->board;
+    /* Piskvork: "Piskvork WxH, L1:L2, S", one "x,y,ms" line per move (1-based),
+     * the players' names (black first), an end code */
+    fprintf(f, "Piskvork %dx%d, 11:11, 0\n", b->size, b->size);
+    for (int i = 0; i < b->nmoves; i++)
+        fprintf(f, "%d,%d,0\n", b->moves[i] % b->size + 1, b->moves[i] / b->size + 1);
+    const char *base = strrchr(g->model, '/');
+    base = base ? base + 1 : g->model;
+    fprintf(f, "%s\n%s\n0\n", g->human == STONE_BLACK ? "human" : base,
+            g->human == STONE_BLACK ? base : "human");
+    play_release(p, g);
+    return 200;
+}

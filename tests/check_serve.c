@@ -1,0 +1,505 @@
+/* gomoku serve over real sockets: the program is started (GOMOKU_BIN) and
+ * spoken to with raw HTTP, so what is tested is what a browser or an
+ * attacker meets: refused listen addresses, tokens, bad requests of every
+ * kind (4xx with a message, the server still up), play against a bot, and
+ * the watch API on a run directory with garbled files that change. */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/record.h"
+
+extern char **environ;
+
+typedef struct server {
+    pid_t pid;
+    int port;
+    int out;   /* its stdout */
+} server_t;
+
+static const char *bin(void)
+{
+    const char *b = getenv("GOMOKU_BIN");
+    return b ? b : "build/gomoku";
+}
+
+/* Run gomoku with args; its stdout is a pipe. */
+static pid_t spawn(char *const *argv, int *out)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, bin(), &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    *out = p[0];
+    return pid;
+}
+
+/* Start `gomoku serve EXTRA... --listen 127.0.0.1:0` and read its port. */
+static server_t serve_start(const char *const *extra)
+{
+    char *argv[32] = {(char *)bin(), "serve", "--listen", "127.0.0.1:0", "--device", "cpu"};
+    int n = 6;
+    for (int i = 0; extra && extra[i]; i++)
+        argv[n++] = (char *)extra[i];
+    argv[n] = NULL;
+    server_t s = {0};
+    s.pid = spawn(argv, &s.out);
+    char line[512];
+    size_t k = 0;
+    struct pollfd pf = {s.out, POLLIN, 0};
+    while (k < sizeof line - 1 && poll(&pf, 1, 30000) == 1) {
+        ssize_t r = read(s.out, line + k, 1);
+        if (r <= 0 || line[k] == '\n')
+            break;
+        k++;
+    }
+    line[k] = '\0';
+    const char *c = strstr(line, "127.0.0.1:");
+    ck_assert_msg(c, "gomoku serve printed no address: '%s'", line);
+    s.port = atoi(c + 10);
+    ck_assert_int_gt(s.port, 0);
+    return s;
+}
+
+/* SIGTERM: the server stops cleanly with status 0. */
+static void serve_stop(server_t *s)
+{
+    ck_assert_int_eq(kill(s->pid, 0), 0);   /* still alive after everything it was sent */
+    kill(s->pid, SIGTERM);
+    int st;
+    ck_assert_int_eq(waitpid(s->pid, &st, 0), s->pid);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "serve did not stop cleanly: %d", st);
+    close(s->out);
+}
+
+/* Send raw bytes, read the whole response (Connection: close) into resp.
+ * Returns the status code, or -1 when the connection gave no status line. */
+static int http_raw(int port, const char *req, size_t len, char *resp, size_t cap)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    struct timeval tv = {20, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, req + off, len - off, MSG_NOSIGNAL);
+        if (w <= 0)
+            break;   /* the server may answer and close before reading it all */
+        off += (size_t)w;
+    }
+    size_t n = 0;
+    ssize_t r;
+    while (n < cap - 1 && (r = recv(fd, resp + n, cap - 1 - n, 0)) > 0)
+        n += (size_t)r;
+    resp[n] = '\0';
+    close(fd);
+    int code = -1;
+    if (sscanf(resp, "HTTP/1.%*d %d", &code) != 1)
+        return -1;
+    return code;
+}
+
+static char resp[1 << 20];
+
+/* A request with Host 127.0.0.1; headers is extra header lines ("" for none);
+ * body NULL for none (then no Content-Type either). */
+static int http(int port, const char *method, const char *path, const char *headers,
+                const char *body)
+{
+    static char req[1 << 18];
+    int n;
+    if (body)
+        n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n%s\r\n%s",
+                     method, path, port, strlen(body), headers, body);
+    else
+        n = snprintf(req, sizeof req, "%s %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close\r\n"
+                     "%s\r\n", method, path, port, headers);
+    ck_assert_int_lt(n, (int)sizeof req);
+    return http_raw(port, req, (size_t)n, resp, sizeof resp);
+}
+
+static const char *body_of(void)
+{
+    const char *b = strstr(resp, "\r\n\r\n");
+    return b ? b + 4 : "";
+}
+
+/* A 4xx with a JSON error message. */
+#define ck_refused(code, expect, what)                                                       \
+    do {                                                                                       \
+        int c_ = (code);                                                                       \
+        ck_assert_msg(c_ == (expect), "%s: status %d, expected %d: %s", what, c_, expect,     \
+                      body_of());                                                              \
+        ck_assert_msg(strstr(body_of(), "\"error\""), "%s: no error message: %s", what,       \
+                      body_of());                                                              \
+    } while (0)
+
+static int run_status(char *const *argv, char *err, size_t errlen)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    pid_t pid;
+    ck_assert_int_eq(posix_spawn(&pid, bin(), &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    size_t n = 0;
+    ssize_t k;
+    while ((k = read(p[0], err + n, errlen - 1 - n)) > 0)   /* to EOF: no SIGPIPE for it */
+        n += (size_t)k;
+    err[n] = '\0';
+    close(p[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+START_TEST(test_listen_refused)
+{
+    char err[1024];
+    char *open_net[] = {(char *)bin(), "serve", "--listen", "0.0.0.0:0", "--model", "bot:greedy", NULL};
+    ck_assert_int_eq(run_status(open_net, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "--token"), "no hint about --token: %s", err);
+    char *bad_port[] = {(char *)bin(), "serve", "--listen", "127.0.0.1:99999", NULL};
+    ck_assert_int_eq(run_status(bad_port, err, sizeof err), 2);
+    ck_assert_msg(strstr(err, "port"), "%s", err);
+    char *no_port[] = {(char *)bin(), "serve", "--listen", "localhost", NULL};
+    ck_assert_int_eq(run_status(no_port, err, sizeof err), 2);
+    char *short_token[] = {(char *)bin(), "serve", "--token", "abc", NULL};
+    ck_assert_int_eq(run_status(short_token, err, sizeof err), 2);
+    char *bad_model[] = {(char *)bin(), "serve", "--listen", "127.0.0.1:0", "--model",
+                         "/nonexistent.gzm", NULL};
+    ck_assert_int_eq(run_status(bad_model, err, sizeof err), 1);
+    ck_assert_msg(strstr(err, "nonexistent"), "%s", err);
+    char *bad_run[] = {(char *)bin(), "serve", "--listen", "127.0.0.1:0", "--run",
+                       "/nonexistent-run", NULL};
+    ck_assert_int_eq(run_status(bad_run, err, sizeof err), 1);
+}
+END_TEST
+
+START_TEST(test_token)
+{
+    const char *extra[] = {"--model", "bot:greedy", "--token", "s3cret-token", NULL};
+    server_t s = serve_start(extra);
+    ck_refused(http(s.port, "GET", "/api/info", "", NULL), 403, "no token");
+    ck_refused(http(s.port, "GET", "/", "", NULL), 403, "page without token");
+    ck_refused(http(s.port, "GET", "/api/info", "X-Token: s3cret-tokex\r\n", NULL), 403, "wrong");
+    ck_refused(http(s.port, "GET", "/api/info?token=s3cret", "", NULL), 403, "prefix");
+    ck_refused(http(s.port, "POST", "/api/game", "", "{}"), 403, "post without token");
+    ck_assert_int_eq(http(s.port, "GET", "/api/info", "X-Token: s3cret-token\r\n", NULL), 200);
+    ck_assert_int_eq(http(s.port, "GET", "/?token=s3cret-token", "", NULL), 200);
+    ck_assert_ptr_nonnull(strstr(body_of(), "<!DOCTYPE html>"));
+    serve_stop(&s);
+}
+END_TEST
+
+START_TEST(test_bad_requests)
+{
+    const char *extra[] = {"--model", "bot:greedy", NULL};
+    server_t s = serve_start(extra);
+    int p = s.port;
+    ck_refused(http(p, "GET", "/nope", "", NULL), 404, "unknown path");
+    ck_refused(http(p, "GET", "/../../etc/passwd", "", NULL), 404, "traversal");
+    ck_refused(http(p, "GET", "/%2e%2e/%2e%2e/etc/passwd", "", NULL), 404, "encoded traversal");
+    ck_refused(http(p, "GET", "/api/game/..%2f..%2fetc/psq", "", NULL), 404, "id traversal");
+    ck_refused(http(p, "GET", "/api/game/zzzz", "", NULL), 404, "bad id");
+    ck_refused(http(p, "GET", "/api/game/0123456789abcdef", "", NULL), 404, "unknown id");
+    ck_refused(http(p, "DELETE", "/api/game", "", NULL), 405, "method");
+    ck_refused(http(p, "GET", "/api/run", "", NULL), 404, "no run");
+    static char req[512];
+    int n = snprintf(req, sizeof req, "GET /api/info HTTP/1.1\r\nHost: evil.example:%d\r\n"
+                     "Connection: close\r\n\r\n", p);
+    ck_refused(http_raw(p, req, (size_t)n, resp, sizeof resp), 403, "DNS rebinding Host");
+    n = snprintf(req, sizeof req, "POST /api/game HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                     "Connection: close\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n\r\n{}");
+    ck_refused(http_raw(p, req, (size_t)n, resp, sizeof resp), 415, "text/plain POST");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": 9"), 400, "truncated JSON");
+    ck_refused(http(p, "POST", "/api/game", "", "{size: 9}"), 400, "bare key");
+    ck_refused(http(p, "POST", "/api/game", "", "[9]"), 400, "not an object");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": 99}"), 400, "size too big");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": \"9\"}"), 400, "size a string");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": 1e999}"), 400, "size infinite");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": 9.5}"), 400, "size fraction");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"rule\": \"go\"}"), 400, "rule");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"color\": \"red\"}"), 400, "color");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": 9, \"moves\": [40, 40]}"), 400,
+               "opening on an occupied point");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": 9, \"moves\": [81]}"), 400,
+               "opening off the board");
+    ck_refused(http(p, "POST", "/api/game", "", "{\"size\": 9, \"moves\": [\"e5\"]}"), 400,
+               "opening as text");
+    char deep[400];
+    memset(deep, '[', 200);
+    memset(deep + 200, ']', 200);
+    deep[399] = '\0';
+    deep[199] = '1';
+    ck_refused(http(p, "POST", "/api/game", "", deep), 400, "nested too deep");
+    static char huge[100000];
+    memset(huge, ' ', sizeof huge - 3);
+    huge[0] = '{';
+    huge[sizeof huge - 3] = '}';
+    huge[sizeof huge - 2] = '\0';
+    ck_refused(http(p, "POST", "/api/game", "", huge), 413, "huge body");
+    /* a game, then bad moves on it */
+    ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 9, \"color\": \"black\"}"), 200);
+    const char *idp = strstr(body_of(), "\"id\": \"");
+    ck_assert_ptr_nonnull(idp);
+    char path[128];
+    snprintf(path, sizeof path, "/api/game/%.16s/move", idp + 7);
+    ck_refused(http(p, "POST", path, "", "{\"x\": 9, \"y\": 0}"), 400, "x off the board");
+    ck_refused(http(p, "POST", path, "", "{\"x\": -1, \"y\": 0}"), 400, "negative x");
+    ck_refused(http(p, "POST", path, "", "{\"x\": 1.5, \"y\": 0}"), 400, "fractional x");
+    ck_refused(http(p, "POST", path, "", "{\"x\": 1}"), 400, "no y");
+    ck_refused(http(p, "POST", path, "", "{\"x\": 1, \"y\": 99999999999999999999}"), 400, "huge y");
+    ck_refused(http(p, "POST", path, "", ""), 400, "empty body");
+    ck_assert_int_eq(http(p, "POST", path, "", "{\"x\": 4, \"y\": 4}"), 200);
+    ck_refused(http(p, "POST", path, "", "{\"x\": 4, \"y\": 4}"), 409, "occupied");
+    snprintf(path, sizeof path, "/api/game/%.16s/resign", idp + 7);
+    ck_refused(http(p, "POST", path, "", "{}"), 404, "unknown action");
+    /* still serving */
+    ck_assert_int_eq(http(p, "GET", "/api/info", "", NULL), 200);
+    ck_assert_ptr_nonnull(strstr(body_of(), "\"max_size\": 20"));
+    serve_stop(&s);
+}
+END_TEST
+
+/* The state's "moves" array, counted. */
+static int count_moves(void)
+{
+    const char *m = strstr(body_of(), "\"moves\": [");
+    ck_assert_ptr_nonnull(m);
+    m += 10;
+    if (*m == ']')
+        return 0;
+    int n = 1;
+    for (; *m && *m != ']'; m++)
+        n += *m == ',';
+    return n;
+}
+
+START_TEST(test_play_bot)
+{
+    const char *extra[] = {"--model", "bot:greedy", NULL};
+    server_t s = serve_start(extra);
+    int p = s.port;
+    /* renju: black stones e7 e6 (x 4, y 2..3) and c5 d5 (y 4): e5 makes a double three */
+    ck_assert_int_eq(http(p, "POST", "/api/game", "",
+                          "{\"size\": 9, \"rule\": \"renju\", \"color\": \"black\", "
+                          "\"moves\": [22, 0, 31, 8, 38, 72, 39, 80]}"), 200);
+    ck_assert_int_eq(count_moves(), 8);
+    ck_assert_ptr_nonnull(strstr(body_of(), "\"forbidden\": [40]"));
+    char id[17];
+    snprintf(id, sizeof id, "%.16s", strstr(body_of(), "\"id\": \"") + 7);
+    char path[128];
+    snprintf(path, sizeof path, "/api/game/%s/move", id);
+    ck_refused(http(p, "POST", path, "", "{\"x\": 4, \"y\": 4}"), 422, "double-three");
+    ck_assert_ptr_nonnull(strstr(body_of(), "double-three"));
+    ck_assert_int_eq(http(p, "POST", path, "", "{\"x\": 7, \"y\": 7}"), 200);
+    ck_assert_int_eq(count_moves(), 10);   /* ours and the bot's answer */
+    snprintf(path, sizeof path, "/api/game/%s/undo", id);
+    ck_assert_int_eq(http(p, "POST", path, "", "{}"), 200);
+    ck_assert_int_eq(count_moves(), 8);
+    snprintf(path, sizeof path, "/api/game/%s/psq", id);
+    ck_assert_int_eq(http(p, "GET", path, "", NULL), 200);
+    static const char head[] = "Piskvork 9x9, 11:11, 0\n5,3,0\n1,1,0\n";
+    ck_assert_msg(strncmp(body_of(), head, sizeof head - 1) == 0, "%s", body_of());
+    ck_assert_ptr_nonnull(strstr(body_of(), "9,9,0\nhuman\nbot:greedy\n0\n"));
+    /* the person plays white: the bot opens */
+    ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 7, \"color\": \"white\"}"), 200);
+    ck_assert_int_eq(count_moves(), 1);
+    ck_assert_ptr_nonnull(strstr(body_of(), "\"to_move\": \"white\""));
+    /* more games than slots: the oldest idle one is dropped, the server goes on */
+    for (int i = 0; i < 10; i++)
+        ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 5}"), 200);
+    snprintf(path, sizeof path, "/api/game/%s", id);
+    ck_refused(http(p, "GET", path, "", NULL), 404, "dropped game");
+    serve_stop(&s);
+}
+END_TEST
+
+/* ---- watch ---- */
+
+static void write_file(const char *path, const char *text, const char *mode)
+{
+    FILE *f = fopen(path, mode);
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Black wins along the top row of a 9x9 board; white answers on the next row. */
+static void won_game(game_record_t *r)
+{
+    record_clear(r, RULE_FREESTYLE, 9, 3);
+    for (int i = 0; i < 9; i++) {
+        int mv = i % 2 == 0 ? i / 2 : 9 + i / 2;
+        ck_assert_int_eq(record_add_ply(r, mv, 1, i % 2 ? -0.5f : 0.25f, NULL, 0), 0);
+    }
+    r->result = RESULT_BLACK;
+}
+
+/* Poll GET /api/run until its body contains needle (up to 10 s). */
+static bool run_has(int port, const char *needle)
+{
+    for (int i = 0; i < 100; i++) {
+        ck_assert_int_eq(http(port, "GET", "/api/run", "", NULL), 200);
+        if (strstr(body_of(), needle))
+            return true;
+        usleep(100 * 1000);
+    }
+    return false;
+}
+
+START_TEST(test_watch)
+{
+    char dir[] = "/tmp/gz-serve-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char p[512], games[256];
+    snprintf(games, sizeof games, "%s/games", dir);
+    ck_assert_int_eq(mkdir(games, 0755), 0);
+    snprintf(p, sizeof p, "%s/models", dir);
+    ck_assert_int_eq(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/models/000005.gzm", dir);
+    write_file(p, "not really a model", "w");
+    snprintf(p, sizeof p, "%s/status.json", dir);
+    write_file(p, "{\n  \"state\": \"training\",\n  \"step\": 77,\n  \"workers\": []\n}\n", "w");
+    snprintf(p, sizeof p, "%s/metrics.csv", dir);
+    write_file(p, "unix_time,step,loss_policy,loss_value,loss_total,games,games_per_s,"
+                  "samples_per_s\n1,10,5,1,6,3,0.5,20\n2,20,4.5,0.9,5.4,6,0.5,20\n"
+                  "garbage\n3,30,nan,0.8,5,9,0.5,20\n4,40,4,0.8,4.8,12,0.5,20\n5,50,3.9", "w");
+    /* a shard: a game, garbage, a game, half a frame */
+    snprintf(p, sizeof p, "%s/shard-000000.gzr", games);
+    FILE *f = fopen(p, "wb");
+    game_record_t r;
+    record_init(&r);
+    won_game(&r);
+    char err[256];
+    ck_assert_int_eq(record_write(f, &r, err, sizeof err), 0);
+    fputs("this is not a frame", f);
+    ck_assert_int_eq(record_write(f, &r, err, sizeof err), 0);
+    uint8_t *buf = NULL;
+    size_t cap = 0, len = record_encode(&r, &buf, &cap, err, sizeof err);
+    ck_assert_uint_gt(len, 20);
+    fwrite(buf, 1, len / 2, f);
+    fclose(f);
+
+    const char *extra[] = {"--model", "bot:random", "--run", dir, NULL};
+    server_t s = serve_start(extra);
+    int port = s.port;
+    ck_assert(run_has(port, "\"step\": 77"));
+    ck_assert_int_eq(http(port, "GET", "/api/run", "", NULL), 200);
+    const char *b = body_of();
+    ck_assert_msg(strstr(b, "\"rows\": [[10, 5, 1, 6, 3, 0.5, 20, 1], [20, 4.5, 0.9, 5.4, 6, "
+                            "0.5, 20, 2], [40, 4, 0.8, 4.8, 12, 0.5, 20, 4]]"), "%s", b);
+    ck_assert_msg(strstr(b, "metrics.csv: 2 unreadable lines skipped"), "%s", b);
+    ck_assert_msg(strstr(b, "\"id\": 1, \"shard\": \"shard-000000.gzr\""), "%s", b);
+    ck_assert_msg(strstr(b, "\"id\": 2,"), "%s", b);
+    ck_assert_msg(!strstr(b, "\"id\": 3,"), "%s", b);
+    ck_assert_msg(strstr(b, "\"moves\": [0,9,1,10,2,11,3,12,4], \"values\": [0.250,-0.500,"),
+                  "%s", b);
+    ck_assert_msg(strstr(b, "bad frames so far"), "%s", b);
+    ck_assert_msg(strstr(b, "{\"name\": \"000005.gzm\", \"step\": 5"), "%s", b);
+
+    /* the run goes on: the half line and the half frame are completed */
+    snprintf(p, sizeof p, "%s/metrics.csv", dir);
+    write_file(p, ",0.8,4.7,15,0.5,20\n", "a");
+    snprintf(p, sizeof p, "%s/shard-000000.gzr", games);
+    f = fopen(p, "ab");
+    fwrite(buf + len / 2, 1, len - len / 2, f);
+    fclose(f);
+    ck_assert(run_has(port, "[50, 3.9, 0.8, 4.7, 15, 0.5, 20, 5]"));
+    ck_assert(run_has(port, "\"id\": 3,"));
+    /* a new shard */
+    snprintf(p, sizeof p, "%s/shard-000001.gzr", games);
+    f = fopen(p, "wb");
+    ck_assert_int_eq(record_write(f, &r, err, sizeof err), 0);
+    fclose(f);
+    ck_assert(run_has(port, "\"id\": 4, \"shard\": \"shard-000001.gzr\""));
+
+    /* an event stream sees it all too */
+    static const char ev[] = "GET /api/events HTTP/1.1\r\nHost: localhost\r\n\r\n";
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof a), 0);
+    ck_assert_int_eq(send(fd, ev, sizeof ev - 1, MSG_NOSIGNAL), (ssize_t)sizeof ev - 1);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    size_t n = 0;
+    ssize_t k;
+    while (n < sizeof resp - 1 && (k = recv(fd, resp + n, sizeof resp - 1 - n, 0)) > 0) {
+        n += (size_t)k;
+        resp[n] = '\0';
+        if (strstr(resp, "\"checkpoints\""))
+            break;
+    }
+    ck_assert_msg(strstr(resp, "text/event-stream"), "%s", resp);
+    ck_assert_msg(strstr(resp, "event: run\ndata: {\"status\": {   \"state\": \"training\""),
+                  "%s", resp);
+
+    /* rewritten files: a truncated metrics.csv starts the curves over; a garbled
+     * status.json keeps the last good one and says why */
+    snprintf(p, sizeof p, "%s/metrics.csv", dir);
+    write_file(p, "unix_time,step,loss_policy,loss_value,loss_total,games,games_per_s,"
+                  "samples_per_s\n9,90,1,1,2,3,0.5,20\n", "w");
+    ck_assert(run_has(port, "\"rows\": [[90, 1, 1, 2, 3, 0.5, 20, 9]]"));
+    snprintf(p, sizeof p, "%s/status.json", dir);
+    write_file(p, "{\"state\": \"trai", "w");
+    ck_assert(run_has(port, "status.json: bad JSON"));
+    ck_assert_ptr_nonnull(strstr(body_of(), "\"step\": 77"));
+
+    serve_stop(&s);   /* with the event stream still open: it ends cleanly */
+    close(fd);
+    /* the server wrote nothing into the run */
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "test $(find %s | wc -l) -eq 8", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+    free(buf);
+    record_free(&r);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *su = suite_create("serve");
+    TCase *tc = tcase_create("serve");
+    tcase_set_timeout(tc, 120);
+    tcase_add_test(tc, test_listen_refused);
+    tcase_add_test(tc, test_token);
+    tcase_add_test(tc, test_bad_requests);
+    tcase_add_test(tc, test_play_bot);
+    tcase_add_test(tc, test_watch);
+    suite_add_tcase(su, tc);
+    SRunner *sr = srunner_create(su);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
