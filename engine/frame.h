@@ -43,6 +43,10 @@ size_t frame_resync(const uint8_t *buf, size_t len);
 frame_status_t frame_open(const uint8_t *buf, size_t len, size_t *consumed, uint32_t *plen,
                           char *err, size_t errlen);
 
+/* A heartbeat: a frame with an empty payload (no zlib stream), which
+ * frame_open accepts with *plen 0. Transports use it to say "alive". */
+void frame_heartbeat(uint8_t header[FRAME_HEADER_BYTES]);
+
 /* ---- writing one frame ---- */
 
 typedef struct frame_out frame_out_t;

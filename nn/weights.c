@@ -14,6 +14,7 @@
 #include "nn/nn.h"
 
 #include <errno.h>
+#include <math.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +237,16 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
     for (size_t i = 0; i < want_np; i++) {
         uint32_t u = get32(buf + HEADER_BYTES + 4 * i);
         memcpy(&m->params[i], &u, 4);
+        if (!isfinite(m->params[i])) {
+            /* a diverged run's weights: refuse them rather than play NaN */
+            snprintf(err, errlen, "%s: weight %zu of %zu is %s: the model is unusable "
+                     "(a diverged training run?)", path, i, want_np,
+                     isnan(m->params[i]) ? "NaN" : "infinite");
+            free(m->params);
+            free(m);
+            m = NULL;
+            goto out_free_buf;
+        }
     }
     free(buf);
     return m;

@@ -1,7 +1,10 @@
 #include "selfplay/rundir.h"
 #include "engine/util.h"
 
+#include <assert.h>
 #include <errno.h>
+#include <math.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,29 +14,173 @@
 #include <time.h>
 #include <unistd.h>
 
+#define F(field) offsetof(run_config_t, field)
+#define ANY_INT 2147483647
+const setting_t run_settings[] = {
+    {"rule", SET_RULE, F(rule), 0, 0, "freestyle", 0, "R", "freestyle, standard or renju"},
+    {"size", SET_INT, F(size), BOARD_MIN, BOARD_MAX, "15", 0, "N", "board size"},
+    {"blocks", SET_INT, F(blocks), 0, 64, "6", 0, "B", "residual blocks"},
+    {"channels", SET_INT, F(channels), 1, 1024, "64", 0, "C", "trunk channels"},
+    {"workers", SET_INT, F(workers), 0, 256, "1", 1, "K", "self-play worker processes"},
+    {"parallel", SET_INT, F(parallel), 1, 4096, "16", 0, "G", "concurrent games per worker"},
+    {"visits", SET_INT, F(visits), 1, 1000000, "200", 0, "V", "playouts per full search"},
+    {"cheap_visits", SET_INT, F(cheap_visits), 1, 1000000, "50", 0, "V",
+     "playouts of a cheap search"},
+    {"full_frac", SET_DOUBLE, F(full_frac), 0.0001, 1, "0.25", 0, "F",
+     "fraction of moves searched fully; only they train the policy"},
+    {"resign", SET_DOUBLE, F(resign), 0, 1, "0.9", 0, "T",
+     "self-play resigns below root value -T; 0: never"},
+    {"dirichlet_alpha", SET_DOUBLE, F(dirichlet_alpha), 0, 10, "0", 0, "A",
+     "root noise alpha; 0: 10 / board points, at most 0.5"},
+    {"batch", SET_INT, F(batch), 1, 65536, "256", 0, "N", "minibatch size"},
+    {"lr", SET_DOUBLE, F(lr), 1e-7, 10, "0.02", 0, "X", "learning rate"},
+    {"momentum", SET_DOUBLE, F(momentum), 0, 0.999, "0.9", 0, "M", "Nesterov momentum"},
+    {"weight_decay", SET_DOUBLE, F(weight_decay), 0, 1, "0.0001", 0, "W", "L2 weight decay"},
+    {"warmup", SET_INT, F(warmup), 0, 100000000, "100", 0, "N",
+     "steps of linear learning-rate warmup"},
+    {"checkpoint_every", SET_INT, F(checkpoint_every), 1, 100000000, "100", 0, "N",
+     "steps between checkpoints"},
+    {"keep_checkpoints", SET_INT, F(keep_checkpoints), 1, ANY_INT, "20", 1, "N",
+     "newest checkpoints kept"},
+    {"keep_every", SET_INT, F(keep_every), 0, ANY_INT, "1000", 1, "K",
+     "also keep checkpoints at multiples of K steps; 0: none"},
+    {"ratio", SET_DOUBLE, F(ratio), 0.01, 1e6, "4", 0, "R",
+     "training samples per new self-play position"},
+    {"window", SET_INT, F(window), 1, 2000000000, "250000", 0, "N", "replay window in positions"},
+    {"nonfinite_limit", SET_INT, F(nonfinite_limit), 1, 1000000, "10", 1, "K",
+     "stop after K training steps in a row with a non-finite loss"},
+    {"stall_s", SET_INT, F(stall_s), 1, 86400, "120", 1, "S",
+     "restart a worker silent (no game, no heartbeat) this many seconds"},
+    {"seed", SET_U64, F(seed), 0, 0, "1", 0, "S", "random seed"},
+    {"device", SET_STR, F(device), 1, sizeof(((run_config_t *)0)->device) - 1, "auto", 1, "D",
+     "auto, cpu, cuda, cuda:N"},
+};
+const int run_nsettings = (int)(sizeof run_settings / sizeof run_settings[0]);
+#undef F
+#undef ANY_INT
+
+const setting_t *run_setting_find(const char *name)
+{
+    for (int i = 0; i < run_nsettings; i++) {
+        const char *a = run_settings[i].name, *b = name;
+        while (*a && (*a == *b || (*a == '_' && *b == '-'))) {
+            a++;
+            b++;
+        }
+        if (!*a && !*b)
+            return &run_settings[i];
+    }
+    return NULL;
+}
+
+int run_setting_parse(const setting_t *s, run_config_t *c, const char *text, char *err,
+                      size_t errlen)
+{
+    void *dst = (char *)c + s->offset;
+    char *end;
+    const char *why = NULL;
+    errno = 0;
+    switch (s->type) {
+    case SET_INT: {
+        long x = strtol(text, &end, 10);
+        if (errno || end == text || *end)
+            why = "not an integer";
+        else if (x < (long)s->lo || x > (long)s->hi)
+            why = "out of range";
+        else
+            *(int *)dst = (int)x;
+        break;
+    }
+    case SET_DOUBLE: {
+        double x = strtod(text, &end);
+        if (errno || end == text || *end || !isfinite(x))
+            why = "not a finite number";
+        else if (!(x >= s->lo && x <= s->hi))
+            why = "out of range";
+        else
+            *(double *)dst = x;
+        break;
+    }
+    case SET_U64: {
+        unsigned long long x = strtoull(text, &end, 10);
+        if (errno || end == text || *end || text[0] == '-' || text[0] == '+')
+            why = "not a non-negative integer";
+        else
+            *(uint64_t *)dst = x;
+        break;
+    }
+    case SET_RULE:
+        if (!rule_parse(text, (rule_t *)dst))
+            why = "freestyle, standard or renju";
+        break;
+    case SET_STR:
+        if (strlen(text) < (size_t)s->lo || strlen(text) > (size_t)s->hi)
+            why = "length out of range";
+        else
+            snprintf(dst, (size_t)s->hi + 1, "%s", text);
+        break;
+    }
+    if (!why)
+        return 0;
+    if (s->type == SET_INT || s->type == SET_DOUBLE)
+        util_errf(err, errlen, "bad value for %s: '%s' (%s %g..%g)", s->name, text, why, s->lo,
+                  s->hi);
+    else
+        util_errf(err, errlen, "bad value for %s: '%s' (%s)", s->name, text, why);
+    return -1;
+}
+
+void run_setting_format(const setting_t *s, const run_config_t *c, char *buf, size_t len)
+{
+    const void *src = (const char *)c + s->offset;
+    switch (s->type) {
+    case SET_INT: snprintf(buf, len, "%d", *(const int *)src); break;
+    case SET_DOUBLE: snprintf(buf, len, "%.17g", *(const double *)src); break;
+    case SET_U64: snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)src); break;
+    case SET_RULE: snprintf(buf, len, "%s", rule_name(*(const rule_t *)src)); break;
+    case SET_STR: snprintf(buf, len, "%s", (const char *)src); break;
+    }
+}
+
 void run_config_default(run_config_t *c)
 {
     memset(c, 0, sizeof *c);
     c->version = RUN_CONFIG_VERSION;
-    c->rule = RULE_FREESTYLE;
-    /* the board and net of the rest of the program (15x15, 6x64), the
-     * search budget of `gomoku selfplay` */
-    c->size = BOARD_DEFAULT;
-    c->blocks = 6;
-    c->channels = 64;
-    c->workers = 1;
-    c->parallel = 16;
-    c->visits = 200;
-    c->cheap_visits = 50;
-    c->full_frac = 0.25;
-    c->resign = 0.9;
-    c->batch = 256;
-    c->lr = 0.02;
-    c->checkpoint_every = 100;
-    c->ratio = 4.0;
-    c->window = 250000;
-    c->seed = 1;
-    snprintf(c->device, sizeof c->device, "auto");
+    for (int i = 0; i < run_nsettings; i++) {
+        int rc = run_setting_parse(&run_settings[i], c, run_settings[i].def, NULL, 0);
+        assert(rc == 0);
+        (void)rc;
+    }
+}
+
+double run_config_alpha(const run_config_t *c)
+{
+    if (c->dirichlet_alpha > 0)
+        return c->dirichlet_alpha;
+    /* root noise scaled to the board, as for Go: about 10 / legal moves */
+    double a = 10.0 / (c->size * c->size);
+    return a > 0.5 ? 0.5 : a;
+}
+
+int run_check_path(const char *dir, char *err, size_t errlen)
+{
+    if (!dir[0]) {
+        util_errf(err, errlen, "run directory path is empty");
+        return -1;
+    }
+    if (strlen(dir) > RUN_DIR_MAX) {
+        util_errf(err, errlen, "run directory path is %zu bytes; at most %d are supported",
+                  strlen(dir), RUN_DIR_MAX);
+        return -1;
+    }
+    for (const unsigned char *p = (const unsigned char *)dir; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) {
+            util_errf(err, errlen, "run directory path holds control byte 0x%02x at offset %zu "
+                      "(the worker control protocol is line-based)", *p,
+                      (size_t)(p - (const unsigned char *)dir));
+            return -1;
+        }
+    return 0;
 }
 
 int run_mkdir(const char *path, char *err, size_t errlen)
@@ -51,71 +198,62 @@ int run_mkdir(const char *path, char *err, size_t errlen)
 
 int run_lock(const char *dir, char *err, size_t errlen)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/lock", dir);
-    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* The lock is on the directory itself: a file in it could be deleted
+     * under a live trainer and let a second one in. RUN_DIR/lock only
+     * tells a person (and the error below) which pid holds it. */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
         return -1;
     }
+    char path[4096];
+    snprintf(path, sizeof path, "%s/lock", dir);
     if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
         int e = errno;
-        char buf[32] = {0};
-        ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
-        long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
         close(fd);
+        char buf[32] = {0};
+        long pid = 0;
+        int pfd = open(path, O_RDONLY | O_CLOEXEC);
+        if (pfd >= 0) {
+            ssize_t n = read(pfd, buf, sizeof buf - 1);
+            pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+            close(pfd);
+        }
         if (e == EWOULDBLOCK && pid > 0)
             snprintf(err, errlen, "%s is in use by pid %ld", dir, pid);
         else if (e == EWOULDBLOCK)
             snprintf(err, errlen, "%s is in use by another process", dir);
         else
-            snprintf(err, errlen, "cannot lock %s: %s", path, strerror(e));
+            snprintf(err, errlen, "cannot lock %s: %s", dir, strerror(e));
         return -1;
     }
     char buf[32];
     int n = snprintf(buf, sizeof buf, "%ld\n", (long)getpid());
-    if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, (size_t)n, 0) != n) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    if (util_write_atomic(path, buf, (size_t)n, err, errlen) != 0) {
         close(fd);
         return -1;
     }
     return fd;
 }
 
+void run_unlock(int fd)
+{
+    if (fd >= 0)
+        close(fd);
+}
+
 int run_config_save(const run_config_t *c, const char *path, char *err, size_t errlen)
 {
-    char buf[2048];
-    int n = snprintf(buf, sizeof buf,
-                     "# gomoku train run settings, fixed when the run was created\n"
-                     "version=%d\nrule=%s\nsize=%d\nblocks=%d\nchannels=%d\nworkers=%d\n"
-                     "parallel=%d\nvisits=%d\ncheap_visits=%d\nfull_frac=%.17g\nresign=%.17g\nbatch=%d\nlr=%.17g\ncheckpoint_every=%d\n"
-                     "ratio=%.17g\nwindow=%d\nseed=%llu\ndevice=%s\n",
-                     c->version, rule_name(c->rule), c->size, c->blocks, c->channels, c->workers,
-                     c->parallel, c->visits, c->cheap_visits, c->full_frac, c->resign, c->batch, c->lr, c->checkpoint_every, c->ratio,
-                     c->window, (unsigned long long)c->seed, c->device);
-    return util_write_atomic(path, buf, (size_t)n, err, errlen);
-}
-
-static int parse_int(const char *v, long lo, long hi, int *out)
-{
-    char *end;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || end == v || *end || x < lo || x > hi)
-        return -1;
-    *out = (int)x;
-    return 0;
-}
-
-static int parse_double(const char *v, double lo, double hi, double *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || *end || !(x >= lo && x <= hi))
-        return -1;
-    *out = x;
-    return 0;
+    char buf[8192], val[256];
+    size_t n = (size_t)snprintf(buf, sizeof buf,
+                                "# gomoku train run settings (see `gomoku train --help`)\n"
+                                "version=%d\n", RUN_CONFIG_VERSION);
+    for (int i = 0; i < run_nsettings && n < sizeof buf; i++) {
+        run_setting_format(&run_settings[i], c, val, sizeof val);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s=%s\n", run_settings[i].name, val);
+    }
+    assert(n < sizeof buf);
+    return util_write_atomic(path, buf, n, err, errlen);
 }
 
 int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
@@ -143,62 +281,34 @@ int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
             break;
         }
         *eq = '\0';
-        const char *k = line, *v = eq + 1;
-        int bad = 0;
+        const char *k = line, *val = eq + 1;
         if (strcmp(k, "version") == 0) {
-            bad = parse_int(v, 1, 1000000, &c->version);
-            if (!bad && c->version > RUN_CONFIG_VERSION) {
-                snprintf(err, errlen, "%s: config version %d is newer than this program's %d",
-                         path, c->version, RUN_CONFIG_VERSION);
+            char *end;
+            errno = 0;
+            long v = strtol(val, &end, 10);
+            if (errno || end == val || *end || v < 1) {
+                snprintf(err, errlen, "%s:%d: bad version '%s'", path, lineno, val);
                 rc = -1;
                 break;
             }
-        } else if (strcmp(k, "rule") == 0) {
-            bad = !rule_parse(v, &c->rule);
-        } else if (strcmp(k, "size") == 0) {
-            bad = parse_int(v, BOARD_MIN, BOARD_MAX, &c->size);
-        } else if (strcmp(k, "blocks") == 0) {
-            bad = parse_int(v, 0, 64, &c->blocks);
-        } else if (strcmp(k, "channels") == 0) {
-            bad = parse_int(v, 1, 1024, &c->channels);
-        } else if (strcmp(k, "workers") == 0) {
-            bad = parse_int(v, 0, 256, &c->workers);
-        } else if (strcmp(k, "parallel") == 0) {
-            bad = parse_int(v, 1, 4096, &c->parallel);
-        } else if (strcmp(k, "visits") == 0) {
-            bad = parse_int(v, 1, 1000000, &c->visits);
-        } else if (strcmp(k, "cheap_visits") == 0) {
-            bad = parse_int(v, 1, 1000000, &c->cheap_visits);
-        } else if (strcmp(k, "full_frac") == 0) {
-            bad = parse_double(v, 0.0001, 1, &c->full_frac);
-        } else if (strcmp(k, "resign") == 0) {
-            bad = parse_double(v, 0, 1, &c->resign);
-        } else if (strcmp(k, "batch") == 0) {
-            bad = parse_int(v, 1, 65536, &c->batch);
-        } else if (strcmp(k, "lr") == 0) {
-            bad = parse_double(v, 0, 10, &c->lr);
-        } else if (strcmp(k, "checkpoint_every") == 0) {
-            bad = parse_int(v, 1, 100000000, &c->checkpoint_every);
-        } else if (strcmp(k, "ratio") == 0) {
-            bad = parse_double(v, 0.01, 1e6, &c->ratio);
-        } else if (strcmp(k, "window") == 0) {
-            bad = parse_int(v, 1, 2000000000, &c->window);
-        } else if (strcmp(k, "seed") == 0) {
-            char *end;
-            errno = 0;
-            c->seed = strtoull(v, &end, 10);
-            bad = errno || end == v || *end;
-        } else if (strcmp(k, "device") == 0) {
-            bad = strlen(v) == 0 || strlen(v) >= sizeof c->device;
-            if (!bad)
-                snprintf(c->device, sizeof c->device, "%s", v);
-        } else {
+            if (v > RUN_CONFIG_VERSION) {
+                snprintf(err, errlen, "%s: config version %ld is newer than this program's %d",
+                         path, v, RUN_CONFIG_VERSION);
+                rc = -1;
+                break;
+            }
+            c->version = (int)v;
+            continue;
+        }
+        const setting_t *st = run_setting_find(k);
+        if (!st || strchr(k, '-')) {
             snprintf(err, errlen, "%s:%d: unknown key '%s'", path, lineno, k);
             rc = -1;
             break;
         }
-        if (bad) {
-            snprintf(err, errlen, "%s:%d: bad value for %s: '%s'", path, lineno, k, v);
+        char why[256];
+        if (run_setting_parse(st, c, val, why, sizeof why) != 0) {
+            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
             rc = -1;
             break;
         }

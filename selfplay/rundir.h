@@ -2,7 +2,7 @@
  * rewritten atomically.
  *
  *   RUN_DIR/config        settings fixed at creation (versioned key=value text)
- *   RUN_DIR/lock          flock'd by the trainer; holds its pid
+ *   RUN_DIR/lock          the trainer's pid (the lock is a flock on RUN_DIR itself)
  *   RUN_DIR/models/       checkpoints NNNNNN.gzm (NNNNNN = training step)
  *   RUN_DIR/games/        shard-NNNNNN.gzr, accepted self-play frames
  *   RUN_DIR/status.json   rewritten atomically about once a second
@@ -17,10 +17,16 @@
 
 #include "engine/board.h"
 
-#define RUN_CONFIG_VERSION 1
+/* Longest run directory path: its files (models/NNNNNN.gzm.tmp.PID and
+ * the like) must fit the 4096-byte paths the run uses. */
+#define RUN_DIR_MAX 3000
+
+#define RUN_CONFIG_VERSION 2   /* 2: optimizer, noise, retention and fault settings */
 
 /* Everything a run is created with. Strings are inline so a config read
- * from disk owns its text. */
+ * from disk owns its text. The one table of settings (run_settings) names,
+ * types, ranges, defaults and documents every field; the CLI, the config
+ * file and the workers all go through it. */
 typedef struct run_config {
     int version;
     rule_t rule;
@@ -32,16 +38,51 @@ typedef struct run_config {
     int cheap_visits;   /* playout-cap randomization: playouts of a cheap search */
     double full_frac;   /* fraction of moves searched fully (only those train the policy) */
     double resign;      /* resign below -resign root value (0: never) */
+    double dirichlet_alpha; /* root noise; 0: 10 / points, at most 0.5 */
     int batch;          /* training minibatch */
     double lr;
+    double momentum;    /* Nesterov momentum */
+    double weight_decay;
+    int warmup;         /* steps of linear learning-rate warmup */
     int checkpoint_every;
+    int keep_checkpoints;   /* newest checkpoints kept */
+    int keep_every;         /* also keep every step that is a multiple of this (0: none) */
     double ratio;       /* training samples per new self-play position */
     int window;         /* replay window, positions */
+    int nonfinite_limit;    /* stop after this many non-finite losses in a row */
+    int stall_s;        /* a worker silent this long is restarted */
     uint64_t seed;
     char device[32];    /* "auto", "cpu", "cuda", "cuda:N" */
 } run_config_t;
 
+typedef enum { SET_INT, SET_DOUBLE, SET_U64, SET_RULE, SET_STR } setting_type_t;
+
+typedef struct setting {
+    const char *name;   /* config key; the CLI option is --name with '-' for '_' */
+    setting_type_t type;
+    size_t offset;      /* of the field in run_config_t */
+    double lo, hi;      /* inclusive range (SET_INT, SET_DOUBLE); SET_STR: hi = max length */
+    const char *def;    /* default, as the config file writes it */
+    int may_change;     /* 1: a resumed run may use another value */
+    const char *arg;    /* the value's name in help: "N" */
+    const char *help;
+} setting_t;
+
+extern const setting_t run_settings[];
+extern const int run_nsettings;
+
+/* The setting called name (config key, or CLI name with '-'); NULL if none. */
+const setting_t *run_setting_find(const char *name);
+/* Parse text into c's field; 0, or -1 with "bad value for NAME: 'TEXT'
+ * (WHY)" in err. Non-finite numbers and values out of range are refused. */
+int run_setting_parse(const setting_t *s, run_config_t *c, const char *text, char *err,
+                      size_t errlen);
+/* c's field as text (the config file's form) into buf. */
+void run_setting_format(const setting_t *s, const run_config_t *c, char *buf, size_t len);
+
 void run_config_default(run_config_t *c);
+/* The Dirichlet alpha the workers use: the setting, or the board's default. */
+double run_config_alpha(const run_config_t *c);
 
 /* Write c to path atomically; 0 or -1 with err. */
 int run_config_save(const run_config_t *c, const char *path, char *err, size_t errlen);
@@ -49,11 +90,18 @@ int run_config_save(const run_config_t *c, const char *path, char *err, size_t e
  * names the file and line. Unknown keys and a newer version are errors. */
 int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen);
 
-/* Take the run's lock (RUN_DIR/lock, flock, close-on-exec) and write our
- * pid into it. Returns the fd, or -1 with err: "RUN_DIR is in use by pid N"
- * when another process holds it. The lock lasts until the fd is closed or
- * the process dies. */
+/* Whether dir can name a run: not too long for the run's own paths, and
+ * only bytes the worker control protocol carries (no newline or other
+ * control bytes). 0, or -1 with a one-line reason. */
+int run_check_path(const char *dir, char *err, size_t errlen);
+
+/* Take the run's lock: flock on the directory itself (close-on-exec), so
+ * deleting RUN_DIR/lock cannot let a second trainer in; our pid goes to
+ * RUN_DIR/lock for people and for the message. Returns the fd, or -1 with
+ * err: "RUN_DIR is in use by pid N" when another process holds it. The
+ * lock lasts until run_unlock or the process dies. */
 int run_lock(const char *dir, char *err, size_t errlen);
+void run_unlock(int fd);
 
 /* mkdir -p for one level under an existing parent; 0 if it exists. */
 int run_mkdir(const char *path, char *err, size_t errlen);

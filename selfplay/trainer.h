@@ -35,6 +35,7 @@ typedef struct trainer_opts {
     int bad_frame_limit;       /* corrupt frames before a worker is restarted */
     int stop_timeout_s;        /* wait this long for workers after "stop" */
     const char *worker_fault;  /* tests: passed to workers as --fault */
+    const char *fault;         /* tests: "nan-loss" poisons every minibatch */
     const char *exe;           /* program to spawn; NULL: /proc/self/exe */
 } trainer_opts_t;
 

@@ -20,6 +20,7 @@ typedef struct worker_state {
     uint64_t games;
     uint64_t rng;
     int failed;
+    double last_write_ms;
     char err[256];
 } worker_state_t;
 
@@ -52,6 +53,24 @@ static int on_game(void *user, const game_record_t *rec)
         return 1;
     }
     w->games++;
+    w->last_write_ms = util_now_ms();
+    return 0;
+}
+
+/* An empty frame (header only): "alive" for the trainer's stall check
+ * when no game has finished for a while. */
+static int heartbeat(worker_state_t *w)
+{
+    double now = util_now_ms();
+    if (now - w->last_write_ms < WORKER_HEARTBEAT_MS)
+        return 0;
+    uint8_t h[FRAME_HEADER_BYTES];
+    frame_heartbeat(h);
+    if (wire_write_all(w->o->records_fd, h, sizeof h) != 0) {
+        snprintf(w->err, sizeof w->err, "records fd: %s", strerror(errno));
+        return -1;
+    }
+    w->last_write_ms = now;
     return 0;
 }
 
@@ -118,7 +137,10 @@ int worker_run(const worker_opts_t *o, char *err, size_t errlen)
     if (note[0])
         fprintf(stderr, "gomoku worker %ld: %s\n", (long)getpid(), note);
 
-    worker_state_t w = {.o = o, .rng = o->sp.seed ^ 0xabcdefull};
+    worker_state_t w = {.o = o, .rng = o->sp.seed ^ 0xabcdefull, .last_write_ms = util_now_ms()};
+    if (o->fault == WORKER_FAULT_STALL)
+        for (;;)
+            pause(); /* tests: alive but silent, as a hung device would leave it */
     wire_lines_t lines = {.len = 0};
     char line[4200];
     for (;;) {
@@ -136,7 +158,7 @@ int worker_run(const worker_opts_t *o, char *err, size_t errlen)
         }
         if (selfplay_step(sp, on_game, &w, err, errlen) < 0)
             goto out_free_sp;
-        if (w.failed) {
+        if (w.failed || heartbeat(&w) != 0) {
             snprintf(err, errlen, "%s", w.err);
             goto out_free_sp;
         }

@@ -6,7 +6,9 @@
  * without restarting, "stop" ends it after the current step, and end of
  * file (the trainer is gone) ends it at once. It also asks the kernel to
  * SIGKILL it when its parent dies (PR_SET_PDEATHSIG), so no worker
- * outlives its trainer. */
+ * outlives its trainer. When no game has finished for WORKER_HEARTBEAT_MS
+ * it writes an empty frame (frame_heartbeat) between steps, so the trainer
+ * can tell a slow worker from a stalled one. */
 #ifndef GZ_SELFPLAY_WORKER_H
 #define GZ_SELFPLAY_WORKER_H
 
@@ -15,9 +17,12 @@
 
 #include "selfplay/selfplay.h"
 
+#define WORKER_HEARTBEAT_MS 5000.0
+
 typedef enum {
     WORKER_FAULT_NONE = 0,
     WORKER_FAULT_GARBAGE,  /* tests: every good frame is followed by corrupt ones */
+    WORKER_FAULT_STALL,    /* tests: never writes anything (a hung worker) */
 } worker_fault_t;
 
 typedef struct worker_opts {

@@ -19,6 +19,8 @@
 
 #include "engine/record.h"
 #include "nn/nn.h"
+#include "engine/util.h"
+#include "selfplay/checkpoint.h"
 #include "selfplay/replay.h"
 #include "selfplay/rundir.h"
 #include "selfplay/wire.h"
@@ -322,21 +324,21 @@ START_TEST(test_wire_stream)
     int fds[2];
     ck_assert_int_eq(pipe(fds), 0);
     fcntl(fds[0], F_SETFL, O_NONBLOCK);
-    wire_buf_t wb;
-    wire_buf_init(&wb);
+    frame_stream_t *fs = frame_stream_create();
+    ck_assert_ptr_nonnull(fs);
     int good = 0, bad = 0;
     /* feed in odd-sized pieces: frames split across reads must still decode */
     for (size_t off = 0; off < total; off += 7) {
         size_t n = total - off < 7 ? total - off : 7;
         ck_assert_int_eq(write(fds[1], stream + off, n), (ssize_t)n);
-        ck_assert_int_gt(wire_buf_fill(&wb, fds[0]), 0);
+        ck_assert_int_gt(frame_stream_fill(fs, fds[0]), 0);
         for (;;) {
             const uint8_t *f;
             size_t fl;
-            wire_status_t st = wire_buf_next(&wb, &out, &f, &fl, err, sizeof err);
-            if (st == WIRE_NEED_MORE)
+            int st = record_stream_next(fs, &out, &f, &fl, err, sizeof err);
+            if (st == 0)
                 break;
-            if (st == WIRE_FRAME) {
+            if (st > 0) {
                 good++;
                 ck_assert(record_equal(&g, &out));
                 ck_assert_int_eq(fl, flen);
@@ -346,23 +348,47 @@ START_TEST(test_wire_stream)
             }
         }
     }
+    /* the same count as a file reader: one per stretch of garbage, however
+     * the bytes were cut (the pipe reader used to count more) */
     ck_assert_int_eq(good, 2);
-    ck_assert_int_ge(bad, 2);
-    ck_assert_int_eq(wire_buf_pending(&wb), 0);
-    ck_assert_int_eq(wire_buf_fill(&wb, fds[0]), -1); /* nothing more: would block */
+    ck_assert_int_eq(bad, 2);
+    char path[] = "/tmp/gz_wire_XXXXXX";
+    int tfd = mkstemp(path);
+    ck_assert_int_ge(tfd, 0);
+    ck_assert_int_eq(write(tfd, stream, total), (ssize_t)total);
+    close(tfd);
+    record_reader_t *rr = record_reader_open(path, err, sizeof err);
+    ck_assert_ptr_nonnull(rr);
+    int fgood = 0, fbad = 0, rc;
+    while ((rc = record_reader_next(rr, &out, err, sizeof err)) != 0)
+        rc > 0 ? fgood++ : fbad++;
+    record_reader_free(rr);
+    unlink(path);
+    ck_assert_int_eq(fgood, good);
+    ck_assert_int_eq(fbad, bad);
+    ck_assert_int_eq(frame_stream_pending(fs), 0);
+    ck_assert_int_eq(frame_stream_fill(fs, fds[0]), -1); /* nothing more: would block */
 
     /* a writer that dies mid-frame leaves a pending partial frame */
     ck_assert_int_eq(write(fds[1], fb, flen / 2), (ssize_t)(flen / 2));
     close(fds[1]);
-    ck_assert_int_gt(wire_buf_fill(&wb, fds[0]), 0);
+    ck_assert_int_gt(frame_stream_fill(fs, fds[0]), 0);
     const uint8_t *f;
     size_t fl;
-    ck_assert_int_eq(wire_buf_next(&wb, &out, &f, &fl, err, sizeof err), WIRE_NEED_MORE);
-    ck_assert_int_eq(wire_buf_fill(&wb, fds[0]), 0);
-    ck_assert_int_eq(wire_buf_pending(&wb), flen / 2);
+    ck_assert_int_eq(record_stream_next(fs, &out, &f, &fl, err, sizeof err), 0);
+    ck_assert_int_eq(frame_stream_fill(fs, fds[0]), 0);
+    ck_assert_int_eq(frame_stream_pending(fs), flen / 2);
+
+    /* a heartbeat is an empty frame: the stream passes it on, whole */
+    uint8_t hb[FRAME_HEADER_BYTES];
+    frame_heartbeat(hb);
+    frame_stream_clear(fs);
+    ck_assert_int_eq(frame_stream_put(fs, hb, sizeof hb), 0);
+    ck_assert_int_eq(frame_stream_next(fs, &f, &fl, NULL, err, sizeof err), 1);
+    ck_assert_int_eq(fl, FRAME_HEADER_BYTES);
 
     close(fds[0]);
-    wire_buf_free(&wb);
+    frame_stream_free(fs);
     free(stream);
     free(fb);
     record_free(&g);
@@ -672,6 +698,15 @@ START_TEST(test_second_trainer_refused)
     char want[128];
     snprintf(want, sizeof want, "%s is in use by pid %ld", run, (long)pid);
     ck_assert_msg(file_contains(run2err, want), "no '%s' in %s", want, run2err);
+    /* the lock is on the directory: deleting RUN_DIR/lock lets nobody in */
+    char lockp[128];
+    snprintf(lockp, sizeof lockp, "%s/lock", run);
+    ck_assert_int_eq(unlink(lockp), 0);
+    p2 = start_train(run, NULL);
+    ck_assert_int_eq(wait_exit(p2, 20), 1);
+    snprintf(want, sizeof want, "%s is in use by another process", run);
+    ck_assert_msg(file_contains(run2err, want), "no '%s' in %s", want, run2err);
+    ck_assert(process_alive(pid));
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid, 40), 0);
     rm_rf(run);
@@ -759,6 +794,299 @@ START_TEST(test_resume_with_only_invalid_games)
 }
 END_TEST
 
+/* Exact resume: N steps, checkpoint (weights + momentum), a fresh process's
+ * net from the files, M steps == N + M steps in one go, bit for bit (CPU,
+ * one thread). Without the momentum the weights differ. */
+#define RS_N 4
+#define RS_M 3
+#define RS_B 8
+#define RS_S 7
+
+static void resume_batch(int k, float *in, float *pol, float *val, const nn_config_t *cfg)
+{
+    uint64_t s = 1000 + (uint64_t)k;
+    size_t nin = (size_t)RS_B * cfg->in_planes * cfg->board_max * cfg->board_max;
+    for (size_t i = 0; i < nin; i++)
+        in[i] = (float)(util_rng_next(&s) & 1);
+    int hw = cfg->board_max * cfg->board_max;
+    for (int b = 0; b < RS_B; b++) {
+        float sum = 0;
+        for (int j = 0; j < hw; j++)
+            sum += pol[b * hw + j] = (float)util_rng_unit(&s);
+        for (int j = 0; j < hw; j++)
+            pol[b * hw + j] /= sum;
+        for (int j = 0; j < 3; j++)
+            val[b * 3 + j] = j == (int)util_rng_below(&s, 3);
+    }
+}
+
+static void resume_train(nn_net_t *net, int from, int to, const nn_config_t *cfg)
+{
+    size_t hw = (size_t)cfg->board_max * cfg->board_max;
+    float *in = malloc(RS_B * cfg->in_planes * hw * sizeof(float));
+    float *pol = malloc(RS_B * hw * sizeof(float)), val[RS_B * 3];
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+    char err[256];
+    for (int k = from; k < to; k++) {
+        resume_batch(k, in, pol, val, cfg);
+        nn_losses_t l;
+        ck_assert_msg(nn_net_train_step(net, in, pol, val, RS_B, &o, &l, err, sizeof err) == 0,
+                      "%s", err);
+    }
+    free(in);
+    free(pol);
+}
+
+START_TEST(test_exact_resume)
+{
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    char p[128], err[512], note[128];
+    snprintf(p, sizeof p, "%s/%06d.gzm", dir, RS_N);
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, RS_S);
+    nn_model_t *m = nn_model_create(&cfg, 5, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    size_t np = m->nparams;
+
+    nn_net_t *once = nn_net_create(m, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+    ck_assert_msg(once != NULL, "%s", err);
+    resume_train(once, 0, RS_N + RS_M, &cfg);
+    float *want = malloc(np * sizeof(float));
+    nn_net_get_weights(once, want);
+    nn_net_free(once);
+
+    nn_net_t *a = nn_net_create(m, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+    resume_train(a, 0, RS_N, &cfg);
+    m->step = RS_N;
+    ck_assert_msg(ckpt_save(a, m, p, err, sizeof err) == 0, "%s", err);
+    nn_net_free(a);
+    nn_model_free(m);
+
+    float *got = malloc(np * sizeof(float));
+    for (int with_opt = 1; with_opt >= 0; with_opt--) {
+        nn_model_t *r = nn_model_load(p, err, sizeof err);
+        ck_assert_msg(r != NULL, "%s", err);
+        ck_assert_int_eq(r->step, RS_N);
+        nn_net_t *b = nn_net_create(r, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+        if (with_opt)
+            ck_assert_msg(ckpt_load_optimizer(b, r, p, err, sizeof err) == 1, "%s", err);
+        resume_train(b, RS_N, RS_N + RS_M, &cfg);
+        nn_net_get_weights(b, got);
+        int same = memcmp(got, want, np * sizeof(float)) == 0;
+        ck_assert_msg(same == with_opt, "resumed %s momentum: weights %s", with_opt ? "with" : "without",
+                      same ? "equal" : "differ");
+        nn_net_free(b);
+        nn_model_free(r);
+    }
+    /* a sidecar for another step is refused with a reason, not used */
+    nn_model_t *r = nn_model_load(p, err, sizeof err);
+    r->step = RS_N + 1;
+    nn_net_t *b = nn_net_create(r, "cpu", RS_B, 1, note, sizeof note, err, sizeof err);
+    ck_assert_int_eq(ckpt_load_optimizer(b, r, p, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "for step 4"), "message '%s'", err);
+    nn_net_free(b);
+    nn_model_free(r);
+    free(want);
+    free(got);
+    rm_rf(dir);
+}
+END_TEST
+
+/* ---- failures under fault -------------------------------------------- */
+
+START_TEST(test_nonfinite_model_refused)
+{
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    char p[128], err[512];
+    snprintf(p, sizeof p, "%s/nan.gzm", dir);
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, 7);
+    nn_model_t *m = nn_model_create(&cfg, 1, err, sizeof err);
+    ck_assert_ptr_nonnull(m);
+    m->params[m->nparams / 2] = NAN;
+    ck_assert_int_eq(nn_model_save(m, p, err, sizeof err), 0);
+    ck_assert_ptr_null(nn_model_load(p, err, sizeof err));
+    ck_assert_msg(strstr(err, "NaN") && strstr(err, "nan.gzm"), "message '%s'", err);
+    m->params[m->nparams / 2] = INFINITY;
+    ck_assert_int_eq(nn_model_save(m, p, err, sizeof err), 0);
+    ck_assert_ptr_null(nn_model_load(p, err, sizeof err));
+    ck_assert_msg(strstr(err, "infinite"), "message '%s'", err);
+    nn_model_free(m);
+    /* the shipped version-1 model still loads */
+    const char *src = getenv("GOMOKU_SRC");
+    if (src) {
+        snprintf(p, sizeof p, "%s/models/freestyle9-2x32.gzm", src);
+        nn_model_t *v1 = nn_model_load(p, err, sizeof err);
+        ck_assert_msg(v1 != NULL, "%s", err);
+        nn_model_free(v1);
+    }
+    rm_rf(dir);
+}
+END_TEST
+
+/* No NaN, Infinity or inf anywhere in a JSON text (JSON has none). */
+static int json_all_finite(const char *s)
+{
+    return s && !strstr(s, "nan") && !strstr(s, "NaN") && !strstr(s, "inf") &&
+           !strstr(s, "Inf");
+}
+
+START_TEST(test_nonfinite_loss_stops_run)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--fault nan-loss --nonfinite-limit 3 --steps 20");
+    ck_assert_int_eq(wait_exit(pid, 90), 1);
+    char p[256];
+    snprintf(p, sizeof p, "%s.err", run);
+    ck_assert_msg(file_contains(p, "3 training steps in a row gave a non-finite loss"),
+                  "no stop message in %s", p);
+    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), 3);
+    ck_assert_int_eq(status_num(run, "step"), 0);
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    ck_assert_msg(json_all_finite(s), "status.json is not valid JSON: %s", s);
+    free(s);
+    /* the checkpoint left behind is the finite one */
+    ck_assert_int_eq(newest_step(run), 0);
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_bad_run_paths)
+{
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    char cmd[8192], out[128];
+    snprintf(out, sizeof out, "%s/out", dir);
+    /* a newline: the control protocol ("model GEN PATH\n") cannot carry it */
+    snprintf(cmd, sizeof cmd, "%s train '%s/a\nb' --device cpu 2>'%s'", bin(), dir, out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    ck_assert_msg(file_contains(out, "control byte 0x0a"), "no reason in %s", out);
+    /* too long: its files would not fit */
+    char longp[3600];
+    int n = snprintf(longp, sizeof longp, "%s/", dir);
+    while (n < 3100)
+        longp[n++] = 'x';
+    longp[n] = '\0';
+    snprintf(cmd, sizeof cmd, "%s train '%s' --device cpu 2>'%s'", bin(), longp, out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    ck_assert_msg(file_contains(out, "at most 3000"), "no reason in %s", out);
+    /* nothing was created, here or in the parent */
+    DIR *d = opendir(dir);
+    struct dirent *de;
+    int entries = 0;
+    while ((de = readdir(d)))
+        entries += de->d_name[0] != '.';
+    closedir(d);
+    ck_assert_int_eq(entries, 1); /* out */
+    /* a bad setting names itself and its range */
+    snprintf(cmd, sizeof cmd, "%s train %s/r --momentum 1.5 2>'%s'", bin(), dir, out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    ck_assert_msg(file_contains(out, "momentum"), "no reason in %s", out);
+    snprintf(cmd, sizeof cmd, "%s train %s/r --lr nan 2>'%s'", bin(), dir, out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    rm_rf(dir);
+}
+END_TEST
+
+static int count_files(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name), sl = strlen(suffix);
+        n += l > sl && strcmp(de->d_name + l - sl, suffix) == 0;
+    }
+    closedir(d);
+    return n;
+}
+
+START_TEST(test_checkpoint_retention)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
+                                 "--steps 30 --workers 1");
+    ck_assert_int_eq(wait_exit(pid, 90), 0);
+    char models[128], p[256];
+    snprintf(models, sizeof models, "%s/models", run);
+    /* the newest 3 (28, 29, 30) and every 10th (0, 10, 20, 30) */
+    ck_assert_int_eq(count_files(models, ".gzm"), 6);
+    const int kept[] = {0, 10, 20, 28, 29, 30};
+    for (int i = 0; i < 6; i++) {
+        snprintf(p, sizeof p, "%s/%06d.gzm", models, kept[i]);
+        ck_assert_msg(access(p, F_OK) == 0, "%s is missing", p);
+    }
+    /* a checkpoint killed mid-write leaves NAME.tmp.PID: removed at start */
+    snprintf(p, sizeof p, "%s/000031.gzm.tmp.99999", models);
+    FILE *f = fopen(p, "w");
+    fputs("torn", f);
+    fclose(f);
+    pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
+                           "--steps +1 --workers 1");
+    ck_assert_int_eq(wait_exit(pid, 90), 0);
+    ck_assert_int_eq(access(p, F_OK), -1);
+    snprintf(p, sizeof p, "%s/train.log", run);
+    ck_assert(file_contains(p, "removed 1 stale temporary files"));
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_disk_full_pauses_and_drops_counted)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    /* after 2 games, 3 writes fail half-way (ENOSPC), then the disk recovers */
+    setenv("GOMOKU_FAULT_ENOSPC", "2:3", 1);
+    pid_t pid = start_train(run, "--steps 30");
+    unsetenv("GOMOKU_FAULT_ENOSPC");
+    ck_assert_int_eq(wait_exit(pid, 120), 0);
+    ck_assert_int_eq(status_num(run, "games_dropped"), 3);
+    char p[256];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    ck_assert(file_contains(p, "\"games_dir_writable\": true"));
+    snprintf(p, sizeof p, "%s/train.log", run);
+    ck_assert(file_contains(p, "No space left on device; workers paused"));
+    ck_assert(file_contains(p, "writable again"));
+    /* the torn halves were cut off: every saved frame is whole */
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, status_num(run, "games"));
+    rm_rf(run);
+}
+END_TEST
+
+START_TEST(test_stalled_worker_restarted)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--worker-fault stall --stall-s 1 --workers 1 "
+                                 "--stop-timeout 1");
+    ck_assert(wait_status(run, "pid", 1, 30));
+    double end = now_s() + 30;
+    while (now_s() < end && worker_num(run, 0, "stalls") < 1)
+        usleep(100000);
+    ck_assert_int_ge(worker_num(run, 0, "stalls"), 1);
+    end = now_s() + 30;
+    while (now_s() < end && worker_num(run, 0, "restarts") < 1)
+        usleep(100000);
+    ck_assert_int_ge(worker_num(run, 0, "restarts"), 1);
+    char p[256];
+    snprintf(p, sizeof p, "%s/train.log", run);
+    ck_assert(file_contains(p, "stalled: no game and no heartbeat"));
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    rm_rf(run);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     char cmd[512];
@@ -794,6 +1122,8 @@ int main(void)
     tcase_add_test(unit, test_wire_lines);
     tcase_add_test(unit, test_replay_window_and_samples);
     tcase_add_test(unit, test_config_roundtrip);
+    tcase_add_test(unit, test_nonfinite_model_refused);
+    tcase_add_test(unit, test_exact_resume);
     tcase_set_timeout(unit, 30);
     suite_add_tcase(s, unit);
     TCase *proc = tcase_create("process");
@@ -805,6 +1135,11 @@ int main(void)
     tcase_add_test(proc, test_second_trainer_refused);
     tcase_add_test(proc, test_killed_trainer_leaves_no_workers_and_resumes);
     tcase_add_test(proc, test_resume_with_only_invalid_games);
+    tcase_add_test(proc, test_nonfinite_loss_stops_run);
+    tcase_add_test(proc, test_bad_run_paths);
+    tcase_add_test(proc, test_checkpoint_retention);
+    tcase_add_test(proc, test_disk_full_pauses_and_drops_counted);
+    tcase_add_test(proc, test_stalled_worker_restarted);
     tcase_set_timeout(proc, asan() ? 240 : 120);
     suite_add_tcase(s, proc);
     SRunner *sr = srunner_create(s);

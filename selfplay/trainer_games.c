@@ -1,0 +1,165 @@
+/* The trainer's games on disk: the open shard, failed writes, loading. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/frame.h"
+#include "engine/record.h"
+#include "engine/util.h"
+#include "selfplay/trainer_int.h"
+#include "selfplay/wire.h"
+
+/* ---- games on disk ---------------------------------------------------- */
+
+int trainer_shard_open(trainer_t *t, char *err, size_t errlen)
+{
+    const char *p = trainer_path(t, "games/shard-%06" PRIu64 ".gzr", t->shard_index);
+    t->shard_fd = open(p, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (t->shard_fd < 0) {
+        snprintf(err, errlen, "cannot open %s: %s", p, strerror(errno));
+        return -1;
+    }
+    t->shard_games = 0;
+    util_fsync_dir(trainer_path(t, "games"));
+    return 0;
+}
+
+void trainer_shard_sync(trainer_t *t)
+{
+    if (t->shard_fd >= 0 && fsync(t->shard_fd) != 0)
+        trainer_log(t, "fsync of games shard %06" PRIu64 " failed: %s", t->shard_index,
+             strerror(errno));
+}
+
+int trainer_shard_rotate(trainer_t *t, char *err, size_t errlen)
+{
+    trainer_shard_sync(t);
+    close(t->shard_fd);
+    t->shard_fd = -1;
+    t->shard_index++;
+    return trainer_shard_open(t, err, errlen);
+}
+
+/* The record belongs in this run and replays legally. */
+int trainer_check_record(trainer_t *t, const game_record_t *r, char *why, size_t whylen)
+{
+    if (r->rule != (uint8_t)t->cfg.rule || r->size != t->cfg.size) {
+        snprintf(why, whylen, "game is %dx%d %s, the run is %dx%d %s", r->size, r->size,
+                 r->rule < RULE_COUNT ? rule_name((rule_t)r->rule) : "?", t->cfg.size,
+                 t->cfg.size, rule_name(t->cfg.rule));
+        return -1;
+    }
+    return record_validate(r, why, whylen);
+}
+
+int trainer_load_games(trainer_t *t, char *err, size_t errlen)
+{
+    char dir[3200];
+    snprintf(dir, sizeof dir, "%s/games", t->dir);
+    uint64_t *nums;
+    size_t n;
+    if (trainer_list_numbered(dir, "shard-", ".gzr", &nums, &n) != 0) {
+        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    t->shard_index = n > 0 ? nums[0] + 1 : 0;
+    /* oldest first, so the window ends with the newest games */
+    for (size_t k = n; k-- > 0;) {
+        char p[4200];
+        snprintf(p, sizeof p, "%s/shard-%06" PRIu64 ".gzr", dir, nums[k]);
+        char ferr[512];
+        record_reader_t *fr = record_reader_open(p, ferr, sizeof ferr);
+        if (!fr) {
+            trainer_log(t, "skipping %s: %s", p, ferr);
+            continue;
+        }
+        for (;;) {
+            int rc = record_reader_next(fr, &t->rec, ferr, sizeof ferr);
+            if (rc == 0)
+                break;
+            char why[256];
+            if (rc < 0 || trainer_check_record(t, &t->rec, why, sizeof why) != 0) {
+                t->load_bad++;
+                if (t->load_bad <= 5)
+                    trainer_log(t, "%s: dropped a bad frame: %s", p, rc < 0 ? ferr : why);
+                continue;
+            }
+            int np = replay_add(t->replay, &t->rec);
+            if (np < 0) {
+                record_reader_free(fr);
+                free(nums);
+                snprintf(err, errlen, "out of memory loading %s", p);
+                return -1;
+            }
+            t->games++;
+            t->positions += (uint64_t)np;
+        }
+        record_reader_free(fr);
+    }
+    free(nums);
+    if (t->load_bad > 0 && t->games == 0)
+        trainer_log(t, "all %" PRIu64 " saved frames in %s are invalid: training waits for new games",
+             t->load_bad, dir);
+    else if (t->load_bad > 0)
+        trainer_log(t, "dropped %" PRIu64 " bad or torn frames in %s (a torn last frame is what a "
+             "killed trainer leaves)", t->load_bad, dir);
+    if (n > 0)
+        trainer_log(t, "loaded %" PRIu64 " games, %" PRIu64 " positions from %zu shards; window holds %"
+             PRIu64 " positions", t->games, t->positions, n, replay_positions(t->replay));
+    return 0;
+}
+
+int trainer_shard_append(trainer_t *t, const uint8_t *frame, size_t len)
+{
+    struct stat st;
+    if (fstat(t->shard_fd, &st) != 0)
+        return -1;
+    int rc;
+    if (t->fault_enospc_count > 0 && t->fault_enospc_after-- <= 0) {
+        /* tests: half the frame reaches the disk, then the disk is full */
+        t->fault_enospc_count--;
+        rc = wire_write_all(t->shard_fd, frame, len / 2);
+        if (rc == 0) {
+            errno = ENOSPC;
+            rc = -1;
+        }
+    } else {
+        rc = wire_write_all(t->shard_fd, frame, len);
+    }
+    if (rc == 0)
+        return 0;
+    int e = errno;
+    if (ftruncate(t->shard_fd, st.st_size) != 0)
+        trainer_log(t, "games shard %06" PRIu64 ": cannot cut a failed write back to %lld bytes: %s",
+             t->shard_index, (long long)st.st_size, strerror(errno));
+    errno = e;
+    return -1;
+}
+
+/* A game could not be written: drop it, count it, pause the workers. */
+void trainer_disk_failed(trainer_t *t, int e)
+{
+    t->games_dropped++;
+    t->disk_retry_at = util_now_ms() * 1e-3 + 1.0;
+    if (!t->disk_err[0])
+        trainer_log(t, "cannot write to %s/games: %s; workers paused until writes succeed (%" PRIu64
+             " games dropped so far)", t->dir, strerror(e), t->games_dropped);
+    t->disk_full = 1;
+    snprintf(t->disk_err, sizeof t->disk_err, "%s", strerror(e));
+}
+
+/* Take every whole frame the worker has sent (none while games/ cannot be
+ * written: the worker blocks once its pipe is full). */

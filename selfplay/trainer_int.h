@@ -1,0 +1,141 @@
+/* Inside the trainer (selfplay/trainer.h): its state and the functions its
+ * files share. trainer.c: the run, checkpoints, training steps;
+ * trainer_pool.c: the worker processes; trainer_games.c: games on disk;
+ * trainer_status.c: status.json, the progress line, metrics.csv. */
+#ifndef GZ_SELFPLAY_TRAINER_INT_H
+#define GZ_SELFPLAY_TRAINER_INT_H
+
+#include <signal.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "engine/frame.h"
+#include "engine/record.h"
+#include "nn/nn.h"
+#include "selfplay/replay.h"
+#include "selfplay/trainer.h"
+
+#define SHARD_GAMES 2000      /* games per shard before rotation */
+#define BACKOFF_MAX_S 30.0
+#define HEALTHY_S 60.0        /* a worker that lived this long restarts without delay growth */
+#define RATE_SNAPS 30         /* rates over the last ~30 s */
+
+typedef enum { W_RUNNING, W_BACKOFF, W_STOPPING, W_DONE } wstate_t;
+
+typedef struct wslot {
+    int id;
+    wstate_t state;
+    pid_t pid;
+    int rec_fd;          /* read end of its records pipe (nonblocking) */
+    int ctl_fd;          /* write end of its control pipe (nonblocking) */
+    frame_stream_t *fs;  /* its records pipe, cut into frames */
+    double started_at, restart_at, backoff_s;
+    double last_seen;    /* last frame or heartbeat (seconds) */
+    uint64_t stalls;     /* restarts for silence */
+    uint64_t games;      /* accepted, all its lives */
+    uint64_t bad_frames; /* rejected, all its lives */
+    uint64_t bad_life;   /* rejected in this life (restart past the limit) */
+    uint64_t restarts;
+    uint64_t partial;    /* partial frames dropped at death */
+} wslot_t;
+
+typedef struct snap { double t; uint64_t games, positions, samples; } snap_t;
+
+typedef struct trainer {
+    const trainer_opts_t *o;
+    run_config_t cfg;
+    char dir[3072];
+    char path[4096];       /* scratch */
+    FILE *log;
+    int tty;
+
+    nn_model_t *model;
+    nn_net_t *net;
+    char device[64];
+    replay_t *replay;
+    replay_batcher_t *batcher;
+    nn_train_opts_t topts;
+    nn_schedule_t sched;
+
+    uint64_t step, start_step, target, ckpt_step;
+    uint64_t generation;
+    char model_path[4096]; /* newest checkpoint */
+    nn_losses_t last;      /* losses of the newest step */
+    double loss_sum[4];
+    int loss_n;
+    uint64_t min_positions;
+
+    uint64_t games, positions;        /* accepted, all time */
+    uint64_t session_games, session_positions, session_samples;
+    uint64_t rejected, partial, load_bad;
+    uint64_t nonfinite_skipped;       /* steps skipped for a non-finite loss, all session */
+    int nonfinite_run;                /* ... in a row */
+    float *snapshot;                  /* weights before the current step */
+    float *good;                      /* the newest weights proven finite (their l2 was) */
+    int have_good;
+    int stop_nonfinite;
+
+    /* games/ writes: a failed write pauses the workers (their pipes fill
+     * and they block) until a retry succeeds */
+    int disk_full;
+    double disk_retry_at;
+    uint64_t games_dropped;
+    char disk_err[256];
+    long fault_enospc_after, fault_enospc_count;  /* tests: GOMOKU_FAULT_ENOSPC=N:M */
+
+    int shard_fd;
+    uint64_t shard_index, shard_games;
+
+    wslot_t *w;
+    int nw;
+    game_record_t rec;
+    char state[32];
+
+    double t_start, t_status, t_progress;
+    snap_t snaps[RATE_SNAPS];
+    int nsnaps;
+    double rate_games, rate_positions, rate_samples;
+} trainer_t;
+
+
+/* One line to stderr (over the progress line) and to train.log. */
+void trainer_log(trainer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* RUN_DIR/<printf> in t's scratch buffer (valid until the next call). */
+const char *trainer_path(trainer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Numbers N of the files "<prefix>NNNNNN<suffix>" in dir, sorted descending
+ * (*out malloc'd); 0, or -1 with errno. */
+int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix, uint64_t **out,
+                          size_t *n);
+
+/* trainer_games.c: the open shard of RUN_DIR/games, and loading saved games. */
+int trainer_shard_open(trainer_t *t, char *err, size_t errlen);
+void trainer_shard_sync(trainer_t *t);
+int trainer_shard_rotate(trainer_t *t, char *err, size_t errlen);
+/* Append one frame; a failed write is cut off again. 0 or -1 with errno. */
+int trainer_shard_append(trainer_t *t, const uint8_t *frame, size_t len);
+/* A game could not be written (errno e): count it, pause the workers. */
+void trainer_disk_failed(trainer_t *t, int e);
+/* The record belongs in this run and replays legally; 0 or -1 with why. */
+int trainer_check_record(trainer_t *t, const game_record_t *r, char *why, size_t whylen);
+int trainer_load_games(trainer_t *t, char *err, size_t errlen);
+
+/* trainer_pool.c: the workers. */
+const char *trainer_wstate_name(wstate_t s);
+int trainer_spawn_worker(trainer_t *t, wslot_t *w);
+void trainer_schedule_restart(wslot_t *w);
+void trainer_worker_gone(trainer_t *t, wslot_t *w, int stopping);
+void trainer_worker_send(trainer_t *t, wslot_t *w, const char *line);
+void trainer_worker_frames(trainer_t *t, wslot_t *w);
+/* Read from every ready worker; wait up to timeout_ms for something. */
+void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping);
+/* Restart the workers whose backoff is over; kill the stalled ones. */
+void trainer_restart_due(trainer_t *t);
+void trainer_stop_workers(trainer_t *t);
+
+/* trainer_status.c */
+int trainer_workers_running(const trainer_t *t);
+/* status.json about once a second (force: now), the progress line. */
+void trainer_progress(trainer_t *t, int force);
+void trainer_metrics_row(trainer_t *t);
+
+#endif

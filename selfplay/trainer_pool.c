@@ -1,0 +1,376 @@
+/* The trainer's worker processes: spawn, read, restart, stop. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "engine/frame.h"
+#include "engine/record.h"
+#include "engine/util.h"
+#include "selfplay/trainer_int.h"
+#include "selfplay/wire.h"
+
+extern char **environ;
+
+const char *trainer_wstate_name(wstate_t s)
+{
+    switch (s) {
+    case W_RUNNING: return "running";
+    case W_BACKOFF: return "restarting";
+    case W_STOPPING: return "stopping";
+    case W_DONE: return "stopped";
+    }
+    return "?";
+}
+
+/* ---- workers ---------------------------------------------------------- */
+
+int trainer_spawn_worker(trainer_t *t, wslot_t *w)
+{
+    int rec[2] = {-1, -1}, ctl[2] = {-1, -1}, child_rec = -1, child_ctl = -1;
+    if (pipe2(rec, O_CLOEXEC) != 0 || pipe2(ctl, O_CLOEXEC) != 0)
+        goto out_fail;
+    /* above 10, so the dup2 onto 3 and 4 in the child cannot clobber them */
+    child_rec = fcntl(rec[1], F_DUPFD_CLOEXEC, 10);
+    child_ctl = fcntl(ctl[0], F_DUPFD_CLOEXEC, 10);
+    if (child_rec < 0 || child_ctl < 0)
+        goto out_fail;
+    fcntl(rec[0], F_SETFL, O_NONBLOCK);
+    fcntl(ctl[1], F_SETFL, O_NONBLOCK);
+
+    char a_gen[32], a_ppid[32], a_seed[32];
+    snprintf(a_gen, sizeof a_gen, "%" PRIu64, t->generation);
+    snprintf(a_ppid, sizeof a_ppid, "%ld", (long)getpid());
+    snprintf(a_seed, sizeof a_seed, "%" PRIu64,
+             t->cfg.seed * 1000003u + (uint64_t)w->id * 7919u + w->restarts * 104729u +
+                 t->step * 31u + (uint64_t)time(NULL));
+    /* send paths, not data: the worker reads the settings from RUN_DIR/config */
+    char *argv[24];
+    int ac = 0;
+    argv[ac++] = "gomoku";
+    argv[ac++] = "worker";
+    argv[ac++] = "--run-dir";
+    argv[ac++] = t->dir;
+    argv[ac++] = "--records-fd";
+    argv[ac++] = "3";
+    argv[ac++] = "--control-fd";
+    argv[ac++] = "4";
+    argv[ac++] = "--model";
+    argv[ac++] = t->model_path;
+    argv[ac++] = "--gen";
+    argv[ac++] = a_gen;
+    argv[ac++] = "--parent-pid";
+    argv[ac++] = a_ppid;
+    argv[ac++] = "--threads";
+    argv[ac++] = "1";
+    argv[ac++] = "--seed";
+    argv[ac++] = a_seed;
+    if (t->o->worker_fault) {
+        argv[ac++] = "--fault";
+        argv[ac++] = (char *)t->o->worker_fault;
+    }
+    argv[ac] = NULL;
+
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&attr);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    char logp[4096];
+    snprintf(logp, sizeof logp, "%s/workers.log", t->dir);
+    posix_spawn_file_actions_addopen(&fa, 2, logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
+    posix_spawn_file_actions_adddup2(&fa, child_rec, 3);
+    posix_spawn_file_actions_adddup2(&fa, child_ctl, 4);
+    sigset_t none, deflt;
+    sigemptyset(&none);
+    sigemptyset(&deflt);
+    sigaddset(&deflt, SIGPIPE);
+    sigaddset(&deflt, SIGTERM);
+    sigaddset(&deflt, SIGINT);
+    posix_spawnattr_setsigmask(&attr, &none);
+    posix_spawnattr_setsigdefault(&attr, &deflt);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    const char *exe = t->o->exe ? t->o->exe : "/proc/self/exe";
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    if (rc != 0) {
+        errno = rc;
+        goto out_fail;
+    }
+    close(child_rec);
+    close(child_ctl);
+    close(rec[1]);
+    close(ctl[0]);
+    w->pid = pid;
+    w->rec_fd = rec[0];
+    w->ctl_fd = ctl[1];
+    w->state = W_RUNNING;
+    w->started_at = util_now_ms() * 1e-3;
+    w->last_seen = w->started_at;
+    w->bad_life = 0;
+    frame_stream_clear(w->fs);
+    return 0;
+out_fail:;
+    int e = errno;
+    int fds[] = {rec[0], rec[1], ctl[0], ctl[1], child_rec, child_ctl};
+    for (int i = 0; i < 6; i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    trainer_log(t, "cannot start worker %d: %s", w->id, strerror(e));
+    return -1;
+}
+
+void trainer_schedule_restart(wslot_t *w)
+{
+    double lived = util_now_ms() * 1e-3 - w->started_at;
+    w->backoff_s = lived >= HEALTHY_S || w->backoff_s <= 0 ? 1.0 : fmin(w->backoff_s * 2, BACKOFF_MAX_S);
+    w->restart_at = util_now_ms() * 1e-3 + w->backoff_s;
+    w->state = W_BACKOFF;
+}
+
+/* The worker's records fd reached end of file (or it is being killed):
+ * reap it, drop its partial frame, and restart it unless we are stopping. */
+void trainer_worker_gone(trainer_t *t, wslot_t *w, int stopping)
+{
+    int st = 0;
+    pid_t r = 0;
+    for (int i = 0; i < 100 && (r = waitpid(w->pid, &st, WNOHANG)) == 0; i++)
+        usleep(10000);
+    if (r == 0) {
+        kill(w->pid, SIGKILL);
+        r = waitpid(w->pid, &st, 0);
+    }
+    size_t pend = frame_stream_pending(w->fs);
+    if (pend > 0) {
+        w->partial++;
+        t->partial++;
+        t->rejected++;
+        trainer_log(t, "worker %d: dropped a partial frame of %zu bytes", w->id, pend);
+    }
+    frame_stream_clear(w->fs);
+    close(w->rec_fd);
+    close(w->ctl_fd);
+    w->rec_fd = w->ctl_fd = -1;
+    char how[64];
+    if (r > 0 && WIFSIGNALED(st))
+        snprintf(how, sizeof how, "was killed by signal %d", WTERMSIG(st));
+    else if (r > 0 && WIFEXITED(st))
+        snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(st));
+    else
+        snprintf(how, sizeof how, "is gone");
+    if (stopping || w->state == W_STOPPING) {
+        w->state = W_DONE;
+        if (!(r > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0))
+            trainer_log(t, "worker %d (pid %ld) %s while stopping", w->id, (long)w->pid, how);
+        return;
+    }
+    trainer_schedule_restart(w);
+    trainer_log(t, "worker %d (pid %ld) %s; restarting in %.0f s (see %s/workers.log)", w->id,
+         (long)w->pid, how, w->backoff_s, t->dir);
+}
+
+void trainer_worker_send(trainer_t *t, wslot_t *w, const char *line)
+{
+    if (w->state != W_RUNNING)
+        return;
+    size_t len = strlen(line);
+    ssize_t n = write(w->ctl_fd, line, len);
+    if (n != (ssize_t)len && !(n < 0 && errno == EPIPE))
+        trainer_log(t, "worker %d: control message not sent (%s)", w->id,
+             n < 0 ? strerror(errno) : "pipe full");
+}
+
+/* Append one frame to the open shard. A failed or short write is cut off
+ * again (ftruncate to the size before), so no torn frame stays behind to
+ * be reported later as a killed trainer's; 0 or -1 with errno set. */
+void trainer_worker_frames(trainer_t *t, wslot_t *w)
+{
+    for (;;) {
+        if (t->disk_full)
+            return;
+        const uint8_t *frame;
+        size_t flen;
+        uint64_t off;
+        char why[256];
+        int st = frame_stream_next(w->fs, &frame, &flen, &off, why, sizeof why);
+        if (st == 0)
+            return;
+        if (st > 0) {
+            w->last_seen = util_now_ms() * 1e-3;
+            if (flen == FRAME_HEADER_BYTES)
+                continue; /* heartbeat */
+            char rwhy[200];
+            if (record_decode_payload(frame + FRAME_HEADER_BYTES,
+                                      (uint32_t)(flen - FRAME_HEADER_BYTES), &t->rec, rwhy,
+                                      sizeof rwhy) != 0) {
+                frame_stream_mark_bad(w->fs);
+                snprintf(why, sizeof why, "bad frame at byte %" PRIu64 ": %s", off, rwhy);
+                st = -1;
+            } else if (trainer_check_record(t, &t->rec, rwhy, sizeof rwhy) != 0) {
+                snprintf(why, sizeof why, "%s", rwhy);
+                st = -1;
+            }
+        }
+        if (st > 0) {
+            if (trainer_shard_append(t, frame, flen) != 0) {
+                trainer_disk_failed(t, errno);
+                return;
+            }
+            if (t->disk_err[0]) {
+                trainer_log(t, "games/ writable again: workers resumed (%" PRIu64 " games dropped)",
+                     t->games_dropped);
+                t->disk_err[0] = '\0';
+            }
+            int np = replay_add(t->replay, &t->rec);
+            if (np < 0) {
+                trainer_log(t, "replay window: out of memory (game kept on disk only)");
+                np = 0;
+            }
+            w->games++;
+            t->games++;
+            t->session_games++;
+            t->positions += (uint64_t)np;
+            t->session_positions += (uint64_t)np;
+            if (++t->shard_games >= SHARD_GAMES) {
+                char err[512];
+                if (trainer_shard_rotate(t, err, sizeof err) != 0)
+                    trainer_log(t, "%s", err);
+            }
+            continue;
+        }
+        w->bad_frames++;
+        w->bad_life++;
+        t->rejected++;
+        if (w->bad_frames <= 3 || w->bad_frames % 1000 == 0)
+            trainer_log(t, "worker %d: rejected frame (%" PRIu64 " so far): %s", w->id, w->bad_frames,
+                 why);
+        if (t->o->bad_frame_limit > 0 && w->bad_life == (uint64_t)t->o->bad_frame_limit &&
+            w->state == W_RUNNING) {
+            /* the good frames it sent before dying are still taken; its EOF follows */
+            trainer_log(t, "worker %d: %" PRIu64 " corrupt frames, restarting it", w->id, w->bad_life);
+            kill(w->pid, SIGKILL);
+        }
+    }
+}
+
+/* Read from every ready worker; wait up to timeout_ms for something. */
+void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping)
+{
+    struct pollfd pf[512];
+    int idx[512], n = 0;
+    if (t->disk_full && util_now_ms() * 1e-3 >= t->disk_retry_at) {
+        /* try again: the next frame's write tells whether there is room */
+        t->disk_full = 0;
+        for (int i = 0; i < t->nw; i++)
+            if (t->w[i].rec_fd >= 0)
+                trainer_worker_frames(t, &t->w[i]);
+    }
+    if (t->disk_full) {
+        /* paused: leave the pipes unread, so the workers block on them */
+        if (timeout_ms > 0)
+            usleep((useconds_t)timeout_ms * 1000);
+        return;
+    }
+    for (int i = 0; i < t->nw && n < 512; i++)
+        if (t->w[i].state == W_RUNNING || t->w[i].state == W_STOPPING) {
+            pf[n].fd = t->w[i].rec_fd;
+            pf[n].events = POLLIN;
+            pf[n].revents = 0;
+            idx[n++] = i;
+        }
+    if (n == 0) {
+        if (timeout_ms > 0)
+            usleep((useconds_t)timeout_ms * 1000);
+        return;
+    }
+    int rc = poll(pf, (nfds_t)n, timeout_ms);
+    if (rc <= 0)
+        return;
+    for (int k = 0; k < n; k++) {
+        if (!pf[k].revents)
+            continue;
+        wslot_t *w = &t->w[idx[k]];
+        for (;;) {
+            ssize_t r = frame_stream_fill(w->fs, w->rec_fd);
+            if (r > 0) {
+                trainer_worker_frames(t, w);
+                if (t->disk_full)
+                    break;
+                continue;
+            }
+            if (r == 0 || r == -2)
+                trainer_worker_gone(t, w, stopping);
+            break;
+        }
+    }
+}
+
+void trainer_restart_due(trainer_t *t)
+{
+    double now = util_now_ms() * 1e-3;
+    for (int i = 0; i < t->nw; i++) {
+        wslot_t *w = &t->w[i];
+        /* paused workers are silent because we do not read them */
+        if (w->state == W_RUNNING && !t->disk_full && now - w->last_seen > t->cfg.stall_s) {
+            w->stalls++;
+            trainer_log(t, "worker %d (pid %ld) stalled: no game and no heartbeat for %.0f s; "
+                 "restarting it", w->id, (long)w->pid, now - w->last_seen);
+            kill(w->pid, SIGKILL);
+            w->last_seen = now; /* its EOF follows the kill */
+        }
+        if (w->state == W_BACKOFF && now >= w->restart_at) {
+            w->restarts++;
+            if (trainer_spawn_worker(t, w) != 0)
+                trainer_schedule_restart(w);
+            else
+                trainer_log(t, "worker %d restarted (pid %ld, restart %" PRIu64 ")", w->id,
+                     (long)w->pid, w->restarts);
+        }
+    }
+}
+
+void trainer_stop_workers(trainer_t *t)
+{
+    for (int i = 0; i < t->nw; i++)
+        if (t->w[i].state == W_RUNNING) {
+            trainer_worker_send(t, &t->w[i], "stop\n");
+            t->w[i].state = W_STOPPING;
+        } else if (t->w[i].state == W_BACKOFF) {
+            t->w[i].state = W_DONE;
+        }
+    /* keep reading: the games they finish on the way out are kept */
+    double deadline = util_now_ms() * 1e-3 + t->o->stop_timeout_s;
+    for (;;) {
+        int left = 0;
+        for (int i = 0; i < t->nw; i++)
+            left += t->w[i].state == W_STOPPING;
+        if (left == 0)
+            break;
+        if (util_now_ms() * 1e-3 > deadline) {
+            for (int i = 0; i < t->nw; i++)
+                if (t->w[i].state == W_STOPPING) {
+                    trainer_log(t, "worker %d did not stop in %d s: killing it", i,
+                         t->o->stop_timeout_s);
+                    kill(t->w[i].pid, SIGKILL);
+                }
+            deadline = util_now_ms() * 1e-3 + 3600; /* their EOF follows the kill */
+        }
+        trainer_poll_workers(t, 100, 1);
+    }
+}
+
