@@ -9,6 +9,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "nn/nn.h"
+#include "nn/nn_cuda.h"
 #include "nn/sgemm.h"
 #include "engine/util.h"
 
@@ -216,7 +217,6 @@ int bench_nn(int argc, char **argv)
         /* GPU: the issue's FLOP bound, 2 x blocks x 2 x 9 x C^2 x size^2 flops
          * per eval (the trunk's convolutions) at the bf16 cuBLAS peak. */
         char gpu_json[256] = "";
-#ifdef GZ_HAVE_CUDA
         if (on_gpu) {
             char gname[128];
             int dev = nn_net_device_name(net)[4] == ':' ? atoi(nn_net_device_name(net) + 5) : 0;
@@ -230,7 +230,6 @@ int bench_nn(int argc, char **argv)
                          gname, tflops, tflops * 1e12 / trunk, trunk / 1e9);
             bound = tflops > 0 ? tflops * 1e12 / trunk : 0.0;
         }
-#endif
         /* Each run times the forward pass and then the SGEMM, so both see the
          * same machine load; the ratio is the median of the per-run ratios. */
         double fr[64], tr[64], pk[64], ratio[64];
@@ -258,7 +257,11 @@ int bench_nn(int argc, char **argv)
             int calls = 0;
             double t0 = util_now_ms() * 1e-3, t;
             do {
-                nn_net_train_step(net, in, pt, vt, batch, &o, &l, err, sizeof err);
+                if (nn_net_train_step(net, in, pt, vt, batch, &o, &l, err, sizeof err) != 0) {
+                    fprintf(stderr, "gomoku bench nn: %s\n", err);
+                    nn_net_free(net);
+                    goto out_free;
+                }
                 calls++;
             } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             tr[k] = (double)calls * batch / t;

@@ -12,9 +12,7 @@
 #include "engine/board.h"
 #include "engine/util.h"
 #include "nn/nn.h"
-#ifdef GZ_HAVE_CUDA
 #include "nn/nn_cuda.h"
-#endif
 
 static const cmd_help_t help = {
     "device",
@@ -23,7 +21,9 @@ static const cmd_help_t help = {
     "  cpu: cores, OpenBLAS yes/no, and the fast CPU backend against the reference\n"
     "  cuda:N: name, compute capability, memory, driver/runtime versions, and the\n"
     "          GPU forward (bf16) and training loss (fp32) against the CPU reference\n"
-    "  cuda: unavailable: <reason>   when no CUDA device can be used\n"
+    "  cuda: unavailable: <reason>   when no CUDA device can be used (module\n"
+    "          missing or not loadable, no driver, no device)\n"
+    "  cuda module: the path of the CUDA module that was loaded (gomoku-cuda.so)\n"
     "Each check runs a tiny net (1 block, 8 channels, 9x9 board, batch 4) and prints\n"
     "the largest absolute difference and PASS or FAIL. Exits 0 when every check\n"
     "that could run passed (no GPU is not a failure), 1 otherwise.",
@@ -183,12 +183,13 @@ int cmd_device(int argc, char **argv)
         all_ok &= tiny_report(ref, got, 1e-4, 1e-4);
     }
 
-#ifdef GZ_HAVE_CUDA
-    char why[256];
+    char why[512];
     int ndev = nn_cuda_device_count(why, sizeof why);
     if (ndev <= 0) {
         printf("cuda: unavailable: %s\n", ndev < 0 ? why : "no CUDA device");
     } else {
+        if (nn_cuda_module_info(why, sizeof why) == 0)
+            printf("cuda module: %s\n", why);
         for (int d = 0; d < ndev; d++) {
             char desc[512];
             if (nn_cuda_device_describe(d, desc, sizeof desc) != 0) {
@@ -209,9 +210,6 @@ int cmd_device(int argc, char **argv)
             all_ok &= tiny_report(ref, got, 2e-2, 5e-3);
         }
     }
-#else
-    printf("cuda: unavailable: built without CUDA\n");
-#endif
     free(ref);
     free(got);
     tiny_free(t);

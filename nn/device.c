@@ -1,19 +1,163 @@
 /* nn_net_t: device-string parsing, backend choice, and the calls that
- * forward to the backend. */
+ * forward to the backend; loading the CUDA module (nn/nn_cuda.h) on first
+ * use. */
 #include "nn/nn.h"
+#include "nn/nn_cuda.h"
 
 #include <assert.h>
+#include <dlfcn.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#ifndef GZ_HAVE_CUDA
-bool nn_cuda_available(char *why, size_t whylen)
+/* ---- the CUDA module ---- */
+
+static pthread_once_t mod_once = PTHREAD_ONCE_INIT;
+static const nn_cuda_module_t *mod;   /* NULL when it could not load */
+static char mod_info[2 * PATH_MAX + 256];  /* its path, or why it did not load */
+
+#ifdef GZ_HAVE_CUDA
+/* dlopen one candidate; NULL with the reason in why. */
+static const nn_cuda_module_t *mod_try(const char *path, char *why, size_t whylen)
 {
-    snprintf(why, whylen, "built without CUDA");
-    return false;
+    void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        snprintf(why, whylen, "cannot load %s", e ? e : path);
+        return NULL;
+    }
+    nn_cuda_module_fn fn = (nn_cuda_module_fn)dlsym(h, NN_CUDA_MODULE_ENTRY);
+    const nn_cuda_module_t *m = fn ? fn() : NULL;
+    if (!m || m->abi != NN_CUDA_MODULE_ABI || m->size != sizeof *m) {
+        snprintf(why, whylen, "%s: not a gomoku CUDA module of this version (rebuild it)",
+                 path);
+        dlclose(h);
+        return NULL;
+    }
+    return m;   /* stays loaded for the life of the process */
 }
 #endif
+
+#ifdef GZ_CUDA_MODULE_DIR
+static const char *const install_dir = GZ_CUDA_MODULE_DIR;
+#else
+static const char *const install_dir = NULL;
+#endif
+
+static void mod_load(void)
+{
+#ifndef GZ_HAVE_CUDA
+    (void)install_dir;
+    snprintf(mod_info, sizeof mod_info, "built without CUDA");
+#else
+    char path[PATH_MAX + 32];
+    const char *env = getenv("GOMOKU_CUDA_MODULE");
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s", env);
+        mod = mod_try(path, mod_info, sizeof mod_info);
+    } else {
+        /* next to the program (build tree, a copied binary), then the install
+         * dir; the first one that exists is the one that must load */
+        char dirs[2][PATH_MAX];
+        int nd = 0;
+        ssize_t n = readlink("/proc/self/exe", dirs[0], sizeof dirs[0] - 1);
+        if (n > 0) {
+            dirs[0][n] = '\0';
+            char *slash = strrchr(dirs[0], '/');
+            if (slash) {
+                *slash = '\0';
+                nd++;
+            }
+        }
+        if (install_dir)
+            snprintf(dirs[nd++], sizeof dirs[0], "%s", install_dir);
+        bool found = false;
+        for (int i = 0; i < nd && !found; i++) {
+            int w = snprintf(path, sizeof path, "%s/%s", dirs[i], NN_CUDA_MODULE_FILE);
+            if (w < (int)sizeof path && access(path, F_OK) == 0) {
+                found = true;
+                mod = mod_try(path, mod_info, sizeof mod_info);
+            }
+        }
+        if (!found) {
+            int w = snprintf(mod_info, sizeof mod_info, "%s not found in %s%s%s",
+                             NN_CUDA_MODULE_FILE, nd > 0 ? dirs[0] : "the program's directory",
+                             nd > 1 ? " nor in " : "", nd > 1 ? dirs[1] : "");
+            (void)w;   /* a long path may be cut: it is a message */
+        }
+    }
+    if (mod)
+        snprintf(mod_info, sizeof mod_info, "%s", path);
+#endif
+}
+
+static const nn_cuda_module_t *mod_get(char *why, size_t whylen)
+{
+    pthread_once(&mod_once, mod_load);
+    if (!mod && why && whylen)
+        snprintf(why, whylen, "%s", mod_info);
+    return mod;
+}
+
+int nn_cuda_module_info(char *buf, size_t len)
+{
+    const nn_cuda_module_t *m = mod_get(NULL, 0);
+    snprintf(buf, len, "%s", mod_info);
+    return m ? 0 : -1;
+}
+
+int nn_cuda_device_count(char *why, size_t whylen)
+{
+    const nn_cuda_module_t *m = mod_get(why, whylen);
+    return m ? m->device_count(why, whylen) : -1;
+}
+
+bool nn_cuda_available(char *why, size_t whylen)
+{
+    int n = nn_cuda_device_count(why, whylen);
+    if (n == 0 && why && whylen)
+        snprintf(why, whylen, "no CUDA device");
+    return n > 0;
+}
+
+const nn_backend_t *nn_cuda_backend(char *why, size_t whylen)
+{
+    return nn_cuda_available(why, whylen) ? mod->backend : NULL;
+}
+
+int nn_cuda_device_describe(int dev, char *buf, size_t len)
+{
+    const nn_cuda_module_t *m = mod_get(buf, len);
+    return m ? m->device_describe(dev, buf, len) : -1;
+}
+
+double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen)
+{
+    char why[sizeof mod_info];
+    const nn_cuda_module_t *m = mod_get(why, sizeof why);
+    if (!m) {
+        snprintf(name, namelen, "unavailable: %s", why);
+        return -1.0;
+    }
+    return m->gemm_peak_tflops(device, name, namelen);
+}
+
+int nn_cuda_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen)
+{
+    const nn_cuda_module_t *m = mod_get(err, errlen);
+    return m ? m->check_shapes(cfg, n, err, errlen) : -1;
+}
+
+int nn_cuda_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why, size_t whylen)
+{
+    const nn_cuda_module_t *m = mod_get(why, whylen);
+    return m ? m->mem_info(dev, free_bytes, total_bytes, why, whylen) : -1;
+}
+
+/* ---- nn_net_t ---- */
 
 struct nn_net {
     const nn_backend_t *be;
@@ -67,13 +211,10 @@ nn_net_t *nn_net_create(const nn_model_t *m, const char *device, int max_batch, 
         snprintf(name, sizeof name, "cpu-ref");
     } else if (strcmp(device, "auto") == 0 || (dev = parse_cuda(device)) >= 0) {
         bool is_auto = strcmp(device, "auto") == 0;
-        char why[200];
-        if (nn_cuda_available(why, sizeof why)) {
-#ifdef GZ_HAVE_CUDA
-            be = &nn_backend_cuda;
+        char why[sizeof mod_info];
+        be = nn_cuda_backend(why, sizeof why);
+        if (be)
             snprintf(name, sizeof name, "cuda:%d", dev);
-#endif
-        }
         if (!be) {
             if (!is_auto) {
                 snprintf(err, errlen, "device %s: cuda unavailable: %s", device, why);

@@ -192,13 +192,8 @@ typedef struct nn_backend {
  * train_step/loss_grad; nothing after that. */
 extern const nn_backend_t nn_backend_cpu;      /* fast path: im2col + SGEMM, threads */
 extern const nn_backend_t nn_backend_cpu_ref;  /* reference: plain loops */
-#ifdef GZ_HAVE_CUDA
-extern const nn_backend_t nn_backend_cuda;
-/* bf16 cuBLAS GEMM peak (8192^3, fp32 accumulate) of CUDA device `device`
- * in TFLOP/s, and its name in `name`; -1 with "unavailable: <reason>" in
- * `name`. For benchmarks; more CUDA helpers in nn/nn_cuda.h. */
-double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen);
-#endif
+/* The CUDA backend lives in a module loaded on first use (nn/nn_cuda.h):
+ * nn_cuda_backend() gives its vtable, or NULL with the reason. */
 
 /* The reference path itself, in float64 (nn_backend_cpu_ref wraps it):
  * losses and, when grad / grad_in are not NULL, d(total loss)/d(params)
@@ -245,8 +240,9 @@ void nn_net_get_weights(nn_net_t *net, float *params);
 void nn_net_set_weights(nn_net_t *net, const float *params);
 void nn_net_get_momentum(nn_net_t *net, float *m);
 void nn_net_set_momentum(nn_net_t *net, const float *m);
-/* Is a CUDA device usable? Asked once, cached (the error sticks).
- * Writes the reason when not. Always false without the CUDA build. */
+/* Is a CUDA device usable? Loads the CUDA module and asks once, cached
+ * (the error sticks). Writes the reason when not ("built without CUDA",
+ * "cannot load <path>: ...", "cudaErrorInsufficientDriver", ...). */
 bool nn_cuda_available(char *why, size_t whylen);
 
 #ifdef __cplusplus

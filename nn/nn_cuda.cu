@@ -1,22 +1,30 @@
 /* CUDA backend: cuDNN convolutions, cuBLAS for the fully connected layers,
- * own kernels for the rest.
+ * own kernels for the rest. Built as the module gomoku-cuda.so, loaded on
+ * first use (nn/nn_cuda.h); its only export is gomoku_cuda_module().
  *
  * Two paths, one set of fp32 master weights on the device:
  *  - forward (self-play inference): NHWC bf16 activations, tensor-core
  *    convolutions (fp32 accumulate). The input planes are padded to 8
  *    channels; the trunk needs channels % 8 == 0. The 1x1 head convs are
- *    bf16 cuBLAS GEMMs with fp32 output; heads run in fp32. One CUDA
- *    graph per batch size, captured on the second call with that size
- *    (after the cuDNN algorithm for it was chosen). bf16 copies of the
+ *    bf16 cuBLAS GEMMs with fp32 output; heads run in fp32. A batch runs
+ *    at its bucket size (nn_cuda_bucket); one CUDA graph per bucket,
+ *    captured on the second call with that bucket. The cuDNN algorithms of
+ *    every bucket are chosen in create (the first heuristic candidate that
+ *    runs), so forward never meets a missing algorithm. bf16 copies of the
  *    conv weights are refreshed after set_weights / train_step.
- *  - loss_grad / train_step: NCHW fp32 (cuDNN may use TF32 tensor cores),
- *    the flat parameter layout is the cuDNN filter layout, so gradients
- *    land in a flat buffer like the parameters. Nesterov SGD in a kernel.
- *    Training buffers are allocated on the first training call (an
- *    inference-only context never pays for them), never after.
- * Every context owns its stream, handles, buffers and pinned host memory.
- * A failed CUDA/cuDNN/cuBLAS call in forward/training stops with file:line;
- * create returns NULL with a message instead. */
+ *  - loss_grad / train_step: NCHW fp32 (cuDNN may use TF32 tensor cores;
+ *    GZ_CUDA_TF32=0 at create forbids it), cuDNN filter layout per tensor.
+ *    Nesterov SGD in a kernel. Training buffers are allocated on the first
+ *    training call (an inference-only context never pays for them), the
+ *    algorithms of a bucket on its first use; either failing is an error
+ *    the caller gets, not an abort.
+ * Parameters, gradients and momentum live on the device in an aligned copy
+ * of the flat layout (each tensor on a 256-byte boundary,
+ * nn_cuda_dev_layout); get/set map between the two.
+ * Every context owns its stream, handles, buffers and pinned host memory;
+ * every copy goes on its stream. A failed CUDA/cuDNN/cuBLAS call in
+ * forward/training stops with file:line (a broken invariant); create and
+ * the training calls' resource failures return messages instead. */
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
@@ -134,7 +142,8 @@ static void avail_probe(void)
     }
 }
 
-int nn_cuda_device_count(char *why, size_t whylen)
+/* Number of devices, or -1 with the CUDA error name (asked once: the error sticks). */
+static int cu_device_count(char *why, size_t whylen)
 {
     pthread_once(&avail_once, avail_probe);
     if (avail_count < 0 && why && whylen)
@@ -142,18 +151,10 @@ int nn_cuda_device_count(char *why, size_t whylen)
     return avail_count;
 }
 
-bool nn_cuda_available(char *why, size_t whylen)
-{
-    int n = nn_cuda_device_count(why, whylen);
-    if (n == 0 && why && whylen)
-        snprintf(why, whylen, "%s", avail_why);
-    return n > 0;
-}
-
-int nn_cuda_device_describe(int dev, char *buf, size_t len)
+static int cu_device_describe(int dev, char *buf, size_t len)
 {
     char why[128];
-    int n = nn_cuda_device_count(why, sizeof why);
+    int n = cu_device_count(why, sizeof why);
     if (n <= 0) {
         snprintf(buf, len, "%s", n < 0 ? why : "no CUDA device");
         return -1;
@@ -555,6 +556,7 @@ __global__ void k_fill_bf16(bf16 *p, size_t n, unsigned seed)
 /* ---- the context ---- */
 
 enum { CONV_IN, CONV_TRUNK, CONV_P1, CONV_P2, CONV_V1, CONV_SHAPES };
+enum { L2_CHUNKS = 32, THREADS = 256, MAX_TENSORS = 2 + 4 * NN_MAX_BLOCKS + 10 };
 
 struct fwd_choice {
     bool set;
@@ -577,15 +579,15 @@ struct conv_shape {
     cudnnFilterDescriptor_t wd;
     cudnnConvolutionDescriptor_t cd;
     cudnnTensorDescriptor_t xd, yd;   /* set for the batch size in use */
-    bwd_choice *choice;               /* [max_batch + 1] */
+    bwd_choice *choice;               /* [nbuckets] */
 };
 
 struct train_state {
-    float *grad, *mom;                  /* (nparams) */
+    float *grad;                        /* (dparams) device layout */
     float *in, *ptarget, *vtarget;      /* (N, P, HW), (N, HW), (N, 3) */
     float *mask, *legal, *count;        /* (N, HW), (N, HW), (N) */
-    float *xs;                          /* (B + 1) x (N, C, HW) block inputs, x_B the trunk output */
-    float *ts;                          /* B x (N, C, HW) inner activations */
+    float *xs;                          /* (B + 1) x act_stride: block inputs, x_B the trunk output */
+    float *ts;                          /* B x act_stride: inner activations */
     float *tmp;                         /* (N, C, HW) conv output */
     float *ph, *dph;                    /* (N, Hp, HW) */
     float *vg, *dvg;                    /* (N, Hv, HW) */
@@ -595,34 +597,38 @@ struct train_state {
     float *vl, *dvl;                    /* (N, 3) */
     float *lp, *lv;                     /* (N) per-sample losses */
     float *dx, *dz, *dt;                /* (N, C, HW) */
-    unsigned long long *segs;           /* weight segments (offset, count) */
+    unsigned long long *segs;           /* weight segments (device offset, count) */
     int nsegs;
     float *partials;                    /* (nsegs * L2_CHUNKS) */
     float *loss;                        /* (4) */
     void *ws;
     size_t ws_size;
     float *h_in, *h_pt, *h_vt, *h_loss; /* pinned */
+    unsigned long long *h_segs;         /* pinned */
     conv_shape conv[CONV_SHAPES];
 };
 
-enum { L2_CHUNKS = 32, THREADS = 256 };
-
 struct nn_ctx {
     nn_config_t cfg;
-    nn_layout_t L;
-    size_t nparams;
-    int device, max_batch;
+    size_t nparams;             /* host floats */
+    size_t dparams;             /* device floats (aligned layout) */
+    size_t doff[MAX_TENSORS];   /* device offset of each tensor */
+    nn_layout_t D;              /* head offsets in the device layout (blocks: see blk_*) */
+    int device, max_batch, nbuckets;
     int M, HW, P, C, B, Hp, Hv, Vh;
+    bool tf32;                  /* training convs may use TF32 tensor cores */
 
     cudaStream_t stream;
     cudnnHandle_t dnn;
     cublasHandle_t blas;
     void *blas_ws;
 
-    float *params;              /* fp32 master weights, flat layout */
+    float *params;              /* (dparams) fp32 master weights */
+    float *mom;                 /* (dparams) Nesterov momentum */
     /* inference (NHWC bf16) */
     bf16 *w_in;                 /* (C, 3, 3, 8) */
-    bf16 *w_trunk;              /* B x 2 x (C, 3, 3, C) */
+    bf16 *w_trunk;              /* B x 2 x wstride, each (C, 3, 3, C) */
+    size_t wstride;             /* bf16 elements per trunk filter, 256-byte aligned */
     bf16 *w_pol1, *w_val1;      /* (Hp, C), (Hv, C) */
     bool weights_dirty;         /* bf16 copies stale */
     float *in;                  /* (N, P, HW) */
@@ -639,19 +645,62 @@ struct nn_ctx {
     cudnnTensorDescriptor_t xd8, xdc;
     cudnnFilterDescriptor_t wd_in, wd_trunk;
     cudnnConvolutionDescriptor_t cd3;
-    fwd_choice *alg_in, *alg_trunk;     /* [max_batch + 1] */
-    cudaGraphExec_t *graphs;            /* [max_batch + 1] */
-    unsigned char *uses;                /* [max_batch + 1] */
+    fwd_choice *alg_in, *alg_trunk;     /* [nbuckets] */
+    cudaGraphExec_t *graphs;            /* [nbuckets] */
+    unsigned char *uses;                /* [nbuckets] */
     bool graphs_on;
 
     train_state *tr;            /* NULL until the first training call */
 };
 
-/* Offsets of block b's tensors. */
-static size_t blk_w1(const nn_ctx *c, int b) { return c->L.blocks + (size_t)b * c->L.block_stride; }
-static size_t blk_b1(const nn_ctx *c, int b) { return blk_w1(c, b) + (size_t)c->C * c->C * 9; }
-static size_t blk_w2(const nn_ctx *c, int b) { return blk_b1(c, b) + (size_t)c->C; }
-static size_t blk_b2(const nn_ctx *c, int b) { return blk_w2(c, b) + (size_t)c->C * c->C * 9; }
+/* Device offsets of block b's tensors. */
+static size_t blk_w1(const nn_ctx *c, int b) { return c->doff[2 + 4 * b]; }
+static size_t blk_b1(const nn_ctx *c, int b) { return c->doff[2 + 4 * b + 1]; }
+static size_t blk_w2(const nn_ctx *c, int b) { return c->doff[2 + 4 * b + 2]; }
+static size_t blk_b2(const nn_ctx *c, int b) { return c->doff[2 + 4 * b + 3]; }
+
+/* The aligned device layout of cfg into c->doff, c->D, c->dparams. */
+static void dev_layout_init(nn_ctx *c)
+{
+    c->dparams = nn_cuda_dev_layout(&c->cfg, c->doff);
+    const size_t *h = c->doff + 2 + 4 * c->cfg.blocks;
+    nn_layout_t *D = &c->D;
+    memset(D, 0, sizeof *D);
+    D->in_w = c->doff[0];
+    D->in_b = c->doff[1];
+    D->pol_w1 = h[0];
+    D->pol_b1 = h[1];
+    D->pol_w2 = h[2];
+    D->pol_b2 = h[3];
+    D->val_w1 = h[4];
+    D->val_b1 = h[5];
+    D->val_fc1_w = h[6];
+    D->val_fc1_b = h[7];
+    D->val_fc2_w = h[8];
+    D->val_fc2_b = h[9];
+    D->total = c->dparams;
+}
+
+/* Copy a flat host buffer (host layout) to the device layout, or back; on
+ * the context's stream, synchronised. */
+static void params_upload(nn_ctx *c, float *dev, const float *host)
+{
+    for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
+        nn_tensor_info_t ti = nn_param_tensor(&c->cfg, i);
+        CUDA_CHECK(cudaMemcpyAsync(dev + c->doff[i], host + ti.offset, ti.count * sizeof(float),
+                                   cudaMemcpyHostToDevice, c->stream));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+}
+static void params_download(nn_ctx *c, float *host, const float *dev)
+{
+    for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
+        nn_tensor_info_t ti = nn_param_tensor(&c->cfg, i);
+        CUDA_CHECK(cudaMemcpyAsync(host + ti.offset, dev + c->doff[i], ti.count * sizeof(float),
+                                   cudaMemcpyDeviceToHost, c->stream));
+    }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+}
 
 /* Config rules of this backend, checked before touching a device. */
 static int cfg_rules(const nn_config_t *cfg, char *err, size_t errlen)
@@ -755,7 +804,7 @@ static int check_out_dims(cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor
     return 0;
 }
 
-int nn_cuda_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen)
+static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen)
 {
     if (cfg_rules(cfg, err, errlen) != 0)
         return -1;
@@ -819,88 +868,87 @@ out:
 
 /* ---- algorithm choice ---- */
 
-/* The heuristically best algorithm that succeeds within the workspace. */
-static bool pick_fwd(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
-                     cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, size_t ws,
-                     cudnnConvolutionFwdAlgo_t *algo, cudnnMathType_t *math, size_t *need)
+/* The heuristic's candidates in its order; the first that fits the
+ * workspace and runs (returns success on the real buffers) is kept, so a
+ * candidate the heuristic ranks first but this cuDNN build cannot execute
+ * does not strand the context. `force_math` >= 0 replaces the candidate's
+ * math type (CUDNN_FMA_MATH: no TF32); a candidate that would convert fp32
+ * operands to fp16 runs as plain tensor-op math (TF32 for fp32 data, as
+ * the tolerances allow). Never called during graph capture.
+ * get(perf, cap, &got) queries; run(algo) executes. */
+template <typename Perf, typename Algo, typename Get, typename Run>
+static bool try_algos(Get get, Run run, cudnnConvolutionDescriptor_t cd, size_t ws,
+                      int force_math, Algo *algo, cudnnMathType_t *math)
 {
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    Perf perf[16];
     int got = 0;
-    CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd,
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &got,
-                                                       perf));
-    for (int i = 0; i < got; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws) {
+    if (get(perf, 16, &got) != CUDNN_STATUS_SUCCESS)
+        return false;
+    for (int i = 0; i < got; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ws)
+            continue;
+        cudnnMathType_t m = force_math >= 0 ? (cudnnMathType_t)force_math : perf[i].mathType;
+        if (m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            m = CUDNN_TENSOR_OP_MATH;   /* never fp32 -> fp16 inside a conv */
+        if (cudnnSetConvolutionMathType(cd, m) != CUDNN_STATUS_SUCCESS)
+            continue;
+        if (run(perf[i].algo) == CUDNN_STATUS_SUCCESS) {
             *algo = perf[i].algo;
-            *math = perf[i].mathType;
-            if (need)
-                *need = perf[i].memory;
+            *math = m;
             return true;
         }
+        (void)cudaGetLastError();   /* a refused launch must not fail a later check */
+    }
     return false;
 }
 
-static bool pick_bwd_data(cudnnHandle_t h, const conv_shape *cs, size_t ws,
-                          cudnnConvolutionBwdDataAlgo_t *algo, cudnnMathType_t *math,
-                          size_t *need)
+/* Largest workspace the heuristics' first feasible candidates want for
+ * these descriptors (forward only when bwd is false). */
+static size_t ws_need(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
+                      cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, bool bwd)
 {
-    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    size_t need = 0;
     int got = 0;
-    CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(
-        h, cs->wd, cs->yd, cs->cd, cs->xd, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &got, perf));
-    for (int i = 0; i < got; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws) {
-            *algo = perf[i].algo;
-            *math = perf[i].mathType;
-            if (need)
-                *need = perf[i].memory;
-            return true;
-        }
-    return false;
+    cudnnConvolutionFwdAlgoPerf_t pf[16];
+    if (cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, 16, &got, pf) == 0)
+        for (int i = 0; i < got; i++)
+            if (pf[i].status == CUDNN_STATUS_SUCCESS) {
+                need = pf[i].memory > need ? pf[i].memory : need;
+                break;
+            }
+    if (!bwd)
+        return need;
+    cudnnConvolutionBwdDataAlgoPerf_t pd[16];
+    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, 16, &got, pd) == 0)
+        for (int i = 0; i < got; i++)
+            if (pd[i].status == CUDNN_STATUS_SUCCESS) {
+                need = pd[i].memory > need ? pd[i].memory : need;
+                break;
+            }
+    cudnnConvolutionBwdFilterAlgoPerf_t pw[16];
+    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, 16, &got, pw) == 0)
+        for (int i = 0; i < got; i++)
+            if (pw[i].status == CUDNN_STATUS_SUCCESS) {
+                need = pw[i].memory > need ? pw[i].memory : need;
+                break;
+            }
+    return need;
 }
 
-static bool pick_bwd_filter(cudnnHandle_t h, const conv_shape *cs, size_t ws,
-                            cudnnConvolutionBwdFilterAlgo_t *algo, cudnnMathType_t *math,
-                            size_t *need)
+static bool pick_fwd(cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x,
+                     cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t cd,
+                     cudnnTensorDescriptor_t yd, void *y, void *ws, size_t wss, int force_math,
+                     cudnnConvolutionFwdAlgo_t *algo, cudnnMathType_t *math)
 {
-    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    int got = 0;
-    CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-        h, cs->xd, cs->yd, cs->cd, cs->wd, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &got,
-        perf));
-    for (int i = 0; i < got; i++)
-        if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= ws) {
-            *algo = perf[i].algo;
-            *math = perf[i].mathType;
-            if (need)
-                *need = perf[i].memory;
-            return true;
-        }
-    return false;
-}
-
-static void die_no_algo(const char *what, int n, size_t ws)
-{
-    fprintf(stderr, "nn_cuda: no cuDNN %s algorithm for batch %d within %zu MiB of workspace\n",
-            what, n, ws >> 20);
-    abort();
-}
-
-/* Inference algorithms for batch n, chosen once. */
-static void choose_fwd(nn_ctx *c, int n)
-{
-    if (c->alg_in[n].set)
-        return;
-    CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
-    CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
-    fwd_choice *a = &c->alg_in[n], *b = &c->alg_trunk[n];
-    if (!pick_fwd(c->dnn, c->xd8, c->wd_in, c->cd3, c->xdc, c->ws_size, &a->algo, &a->math,
-                  NULL))
-        die_no_algo("bf16 input conv", n, c->ws_size);
-    if (!pick_fwd(c->dnn, c->xdc, c->wd_trunk, c->cd3, c->xdc, c->ws_size, &b->algo, &b->math,
-                  NULL))
-        die_no_algo("bf16 trunk conv", n, c->ws_size);
-    a->set = b->set = true;
+    const float one = 1.0f, zero = 0.0f;
+    return try_algos<cudnnConvolutionFwdAlgoPerf_t>(
+        [&](cudnnConvolutionFwdAlgoPerf_t *p, int cap, int *got) {
+            return cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, cap, got, p);
+        },
+        [&](cudnnConvolutionFwdAlgo_t a) {
+            return cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, a, ws, wss, &zero, yd, y);
+        },
+        cd, wss, force_math, algo, math);
 }
 
 /* ---- inference forward ---- */
@@ -912,6 +960,32 @@ static void conv_bf16(nn_ctx *c, const fwd_choice *a, cudnnTensorDescriptor_t xd
     CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd3, a->math));
     CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, xd, x, wd, w, c->cd3, a->algo, c->ws,
                                         c->ws_size, &zero, c->xdc, y));
+}
+
+/* Inference algorithms of every bucket, chosen in create: 0, or -1 with err. */
+static int choose_fwd_all(nn_ctx *c, char *err, size_t errlen)
+{
+    for (int bi = 0, n = 1;; bi++, n = nn_cuda_bucket_next(n)) {
+        if (n > c->max_batch)
+            n = c->max_batch;
+        CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
+        CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
+        fwd_choice *a = &c->alg_in[bi], *b = &c->alg_trunk[bi];
+        /* no blocks: no trunk conv to choose (and no trunk weights to run it on) */
+        if (!pick_fwd(c->dnn, c->xd8, c->x8, c->wd_in, c->w_in, c->cd3, c->xdc, c->y, c->ws,
+                      c->ws_size, -1, &a->algo, &a->math) ||
+            (c->B > 0 && !pick_fwd(c->dnn, c->xdc, c->x, c->wd_trunk, c->w_trunk, c->cd3,
+                                   c->xdc, c->y, c->ws, c->ws_size, -1, &b->algo, &b->math))) {
+            snprintf(err, errlen,
+                     "cuda:%d: no cuDNN bf16 convolution runs at batch %d within %zu MiB of "
+                     "workspace",
+                     c->device, n, c->ws_size >> 20);
+            return -1;
+        }
+        a->set = b->set = true;
+        if (n == c->max_batch)
+            return 0;
+    }
 }
 
 static void bias_act_bf16(nn_ctx *c, int n, const bf16 *y, size_t bias_off, const bf16 *res,
@@ -942,12 +1016,13 @@ static void fc_forward(cublasHandle_t h, int n, const float *in, int J, const fl
                              K));
 }
 
-/* The whole forward for batch n, from the pinned input to the pinned
- * outputs, enqueued on the stream (also what a CUDA graph captures). */
-static void fwd_enqueue(nn_ctx *c, int n)
+/* The whole forward for bucket bi of n rows, from the pinned input to the
+ * pinned outputs, enqueued on the stream (also what a CUDA graph captures). */
+static void fwd_enqueue(nn_ctx *c, int bi, int n)
 {
     cudaStream_t s = c->stream;
     int HW = c->HW, rows = n * HW;
+    const nn_layout_t *D = &c->D;
     CUDA_CHECK(cudaMemcpyAsync(c->in, c->h_in, (size_t)n * c->P * HW * sizeof(float),
                                cudaMemcpyHostToDevice, s));
     k_prep<<<blocks_for(rows, THREADS), THREADS, 0, s>>>(c->in, n, c->P, HW, c->x8, c->mask,
@@ -955,37 +1030,36 @@ static void fwd_enqueue(nn_ctx *c, int n)
     LAUNCH_CHECK();
     CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
     CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
-    conv_bf16(c, &c->alg_in[n], c->xd8, c->x8, c->wd_in, c->w_in, c->y);
-    bias_act_bf16(c, n, c->y, c->L.in_b, NULL, c->x);
-    size_t wsz = (size_t)c->C * 9 * c->C;
+    conv_bf16(c, &c->alg_in[bi], c->xd8, c->x8, c->wd_in, c->w_in, c->y);
+    bias_act_bf16(c, n, c->y, D->in_b, NULL, c->x);
     for (int b = 0; b < c->B; b++) {
-        const bf16 *w1 = c->w_trunk + (size_t)(2 * b) * wsz, *w2 = w1 + wsz;
-        conv_bf16(c, &c->alg_trunk[n], c->xdc, c->x, c->wd_trunk, w1, c->y);
+        const bf16 *w1 = c->w_trunk + (size_t)(2 * b) * c->wstride, *w2 = w1 + c->wstride;
+        conv_bf16(c, &c->alg_trunk[bi], c->xdc, c->x, c->wd_trunk, w1, c->y);
         bias_act_bf16(c, n, c->y, blk_b1(c, b), NULL, c->t);
-        conv_bf16(c, &c->alg_trunk[n], c->xdc, c->t, c->wd_trunk, w2, c->y);
+        conv_bf16(c, &c->alg_trunk[bi], c->xdc, c->t, c->wd_trunk, w2, c->y);
         bias_act_bf16(c, n, c->y, blk_b2(c, b), c->x, c->x);
     }
     /* policy head */
     head_gemm(c, rows, c->w_pol1, c->Hp, c->head);
     k_policy_logits<<<blocks_for(rows, THREADS), THREADS, 0, s>>>(
-        c->head, c->params + c->L.pol_b1, c->params + c->L.pol_w2, c->params + c->L.pol_b2,
-        c->Hp, rows, c->plog);
+        c->head, c->params + D->pol_b1, c->params + D->pol_w2, c->params + D->pol_b2, c->Hp,
+        rows, c->plog);
     LAUNCH_CHECK();
     k_policy_softmax<<<n, THREADS, 0, s>>>(c->plog, c->legal, HW, c->policy, NULL, 0.0f, NULL,
                                            NULL);
     LAUNCH_CHECK();
     /* value head */
     head_gemm(c, rows, c->w_val1, c->Hv, c->head);
-    k_value_pool_rows<<<n, 128, 0, s>>>(c->head, c->params + c->L.val_b1, c->mask, HW, c->Hv,
+    k_value_pool_rows<<<n, 128, 0, s>>>(c->head, c->params + D->val_b1, c->mask, HW, c->Hv,
                                         c->pooled);
     LAUNCH_CHECK();
-    fc_forward(c->blas, n, c->pooled, c->Hv, c->params + c->L.val_fc1_w, c->Vh, c->vh);
+    fc_forward(c->blas, n, c->pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, c->vh);
     size_t tv = (size_t)n * c->Vh;
     k_bias_act<float><<<blocks_for(tv, THREADS), THREADS, 0, s>>>(
-        c->vh, c->params + c->L.val_fc1_b, NULL, NULL, c->vh, tv, c->Vh, 1, 0, 1);
+        c->vh, c->params + D->val_fc1_b, NULL, NULL, c->vh, tv, c->Vh, 1, 0, 1);
     LAUNCH_CHECK();
-    fc_forward(c->blas, n, c->vh, c->Vh, c->params + c->L.val_fc2_w, NN_VALUE_OUTPUTS, c->vl);
-    k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(c->vl, c->params + c->L.val_fc2_b, n,
+    fc_forward(c->blas, n, c->vh, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, c->vl);
+    k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(c->vl, c->params + D->val_fc2_b, n,
                                                        c->value, NULL, 0.0f, NULL, NULL);
     LAUNCH_CHECK();
     CUDA_CHECK(cudaMemcpyAsync(c->h_policy, c->policy, (size_t)n * HW * sizeof(float),
@@ -999,32 +1073,32 @@ static void convert_weights(nn_ctx *c)
 {
     cudaStream_t s = c->stream;
     size_t n = (size_t)c->C * 9 * 8;
-    k_filter_krsc<<<blocks_for(n, THREADS), THREADS, 0, s>>>(c->params + c->L.in_w, c->C, c->P,
+    k_filter_krsc<<<blocks_for(n, THREADS), THREADS, 0, s>>>(c->params + c->D.in_w, c->C, c->P,
                                                              9, 8, c->w_in);
     LAUNCH_CHECK();
     size_t wsz = (size_t)c->C * 9 * c->C;
     for (int b = 0; b < c->B; b++) {
         k_filter_krsc<<<blocks_for(wsz, THREADS), THREADS, 0, s>>>(
-            c->params + blk_w1(c, b), c->C, c->C, 9, c->C, c->w_trunk + (size_t)(2 * b) * wsz);
+            c->params + blk_w1(c, b), c->C, c->C, 9, c->C, c->w_trunk + (size_t)(2 * b) * c->wstride);
         LAUNCH_CHECK();
         k_filter_krsc<<<blocks_for(wsz, THREADS), THREADS, 0, s>>>(
             c->params + blk_w2(c, b), c->C, c->C, 9, c->C,
-            c->w_trunk + (size_t)(2 * b + 1) * wsz);
+            c->w_trunk + (size_t)(2 * b + 1) * c->wstride);
         LAUNCH_CHECK();
     }
     size_t np = (size_t)c->Hp * c->C, nv = (size_t)c->Hv * c->C;
-    k_filter_krsc<<<blocks_for(np, THREADS), THREADS, 0, s>>>(c->params + c->L.pol_w1, c->Hp,
+    k_filter_krsc<<<blocks_for(np, THREADS), THREADS, 0, s>>>(c->params + c->D.pol_w1, c->Hp,
                                                               c->C, 1, c->C, c->w_pol1);
     LAUNCH_CHECK();
-    k_filter_krsc<<<blocks_for(nv, THREADS), THREADS, 0, s>>>(c->params + c->L.val_w1, c->Hv,
+    k_filter_krsc<<<blocks_for(nv, THREADS), THREADS, 0, s>>>(c->params + c->D.val_w1, c->Hv,
                                                               c->C, 1, c->C, c->w_val1);
     LAUNCH_CHECK();
     c->weights_dirty = false;
 }
 
-/* Capture the forward for batch n into a graph; false (graphs off for
- * this context, one line on stderr) when capture does not work. */
-static bool capture_graph(nn_ctx *c, int n)
+/* Capture the forward of bucket bi (n rows) into a graph; false (graphs
+ * off for this context, one line on stderr) when capture does not work. */
+static bool capture_graph(nn_ctx *c, int bi, int n)
 {
     soft_err se;
     se.failed = false;
@@ -1033,41 +1107,45 @@ static bool capture_graph(nn_ctx *c, int n)
     t_soft = &se;
     cudaError_t e = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
     if (e == cudaSuccess) {
-        fwd_enqueue(c, n);
+        fwd_enqueue(c, bi, n);
         e = cudaStreamEndCapture(c->stream, &g);
     }
     t_soft = nullptr;
     if (e == cudaSuccess && !se.failed)
-        e = cudaGraphInstantiate(&c->graphs[n], g, 0);
+        e = cudaGraphInstantiate(&c->graphs[bi], g, 0);
     if (g)
         cudaGraphDestroy(g);
     if (e != cudaSuccess || se.failed) {
         fprintf(stderr, "nn_cuda: CUDA graph capture failed (%s); running without graphs\n",
                 se.failed ? se.what : cudaGetErrorName(e));
         (void)cudaGetLastError();
-        c->graphs[n] = NULL;
+        c->graphs[bi] = NULL;
         c->graphs_on = false;
         return false;
     }
     return true;
 }
 
+/* Runs at the bucket size of n: rows n..bucket-1 of the pinned input are
+ * zeros or an earlier call's rows; their outputs are not returned. */
 static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
 {
-    assert(n >= 1 && n <= c->max_batch);
+    assert(n >= 0 && n <= c->max_batch);
+    if (n == 0)
+        return;
     CUDA_CHECK(cudaSetDevice(c->device));
+    int nb = nn_cuda_bucket(n, c->max_batch), bi = nn_cuda_bucket_index(nb, c->max_batch);
     memcpy(c->h_in, in, (size_t)n * c->P * c->HW * sizeof(float));
     if (c->weights_dirty)
         convert_weights(c);
-    choose_fwd(c, n);
-    if (c->graphs_on && !c->graphs[n] && c->uses[n] >= 1)
-        capture_graph(c, n);
-    if (c->uses[n] < 255)
-        c->uses[n]++;
-    if (c->graphs_on && c->graphs[n])
-        CUDA_CHECK(cudaGraphLaunch(c->graphs[n], c->stream));
+    if (c->graphs_on && !c->graphs[bi] && c->uses[bi] >= 1)
+        capture_graph(c, bi, nb);
+    if (c->uses[bi] < 255)
+        c->uses[bi]++;
+    if (c->graphs_on && c->graphs[bi])
+        CUDA_CHECK(cudaGraphLaunch(c->graphs[bi], c->stream));
     else
-        fwd_enqueue(c, n);
+        fwd_enqueue(c, bi, nb);
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     memcpy(policy, c->h_policy, (size_t)n * c->HW * sizeof(float));
     memcpy(value, c->h_value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float));
@@ -1075,12 +1153,12 @@ static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, flo
 
 /* ---- training ---- */
 
-static void conv_fwd_f32(nn_ctx *c, conv_shape *cs, int n, const float *x, size_t w_off,
+static void conv_fwd_f32(nn_ctx *c, conv_shape *cs, int bi, int n, const float *x, size_t w_off,
                          float *y)
 {
     train_state *tr = c->tr;
     const float one = 1.0f, zero = 0.0f;
-    const bwd_choice *a = &cs->choice[n];
+    const bwd_choice *a = &cs->choice[bi];
     CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
     CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->fwd_math));
     CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, cs->xd, x, cs->wd, c->params + w_off,
@@ -1088,12 +1166,12 @@ static void conv_fwd_f32(nn_ctx *c, conv_shape *cs, int n, const float *x, size_
 }
 
 /* dx (+)= conv^T(dy): beta 0 overwrites dx, 1 accumulates. */
-static void conv_bwd_data(nn_ctx *c, conv_shape *cs, int n, const float *dy, size_t w_off,
-                          float beta, float *dx)
+static void conv_bwd_data(nn_ctx *c, conv_shape *cs, int bi, int n, const float *dy,
+                          size_t w_off, float beta, float *dx)
 {
     train_state *tr = c->tr;
     const float one = 1.0f;
-    const bwd_choice *a = &cs->choice[n];
+    const bwd_choice *a = &cs->choice[bi];
     CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
     CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->data_math));
     CUDNN_CHECK(cudnnConvolutionBackwardData(c->dnn, &one, cs->wd, c->params + w_off, cs->yd,
@@ -1102,12 +1180,12 @@ static void conv_bwd_data(nn_ctx *c, conv_shape *cs, int n, const float *dy, siz
 }
 
 /* grad[w_off...] = dL/dw from x and dy. */
-static void conv_bwd_filter(nn_ctx *c, conv_shape *cs, int n, const float *x, const float *dy,
-                            size_t w_off)
+static void conv_bwd_filter(nn_ctx *c, conv_shape *cs, int bi, int n, const float *x,
+                            const float *dy, size_t w_off)
 {
     train_state *tr = c->tr;
     const float one = 1.0f, zero = 0.0f;
-    const bwd_choice *a = &cs->choice[n];
+    const bwd_choice *a = &cs->choice[bi];
     CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
     CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->filt_math));
     CUDNN_CHECK(cudnnConvolutionBackwardFilter(c->dnn, &one, cs->xd, x, cs->yd, dy, cs->cd,
@@ -1115,31 +1193,77 @@ static void conv_bwd_filter(nn_ctx *c, conv_shape *cs, int n, const float *x, co
                                                tr->grad + w_off));
 }
 
-static void choose_train(nn_ctx *c, int n)
+/* Training algorithms for bucket bi (n rows), on first use of that bucket,
+ * before the batch is copied in (the trial runs write the x, y and grad
+ * buffers the pass then overwrites). 0, or -1 with err. */
+static int choose_train(nn_ctx *c, int bi, int n, char *err, size_t errlen)
 {
     train_state *tr = c->tr;
+    float *xB = tr->xs + (size_t)c->B * nn_cuda_align((size_t)c->max_batch * c->C * c->HW);
+    /* x, y and weight offset each shape runs on in the pass */
+    float *xs[CONV_SHAPES] = {tr->in, tr->xs, xB, tr->ph, xB};
+    float *ys[CONV_SHAPES] = {tr->tmp, tr->tmp, tr->ph, tr->plog, tr->vg};
+    size_t ws[CONV_SHAPES] = {c->D.in_w, c->B ? blk_w1(c, 0) : c->D.in_w, c->D.pol_w1,
+                              c->D.pol_w2, c->D.val_w1};
+    static const char *const names[CONV_SHAPES] = {"input", "trunk", "policy 1x1",
+                                                   "policy 1x1 (2)", "value 1x1"};
+    int force = c->tf32 ? -1 : (int)CUDNN_FMA_MATH;
     for (int s = 0; s < CONV_SHAPES; s++) {
+        if (s == CONV_TRUNK && c->B == 0)
+            continue;
         conv_shape *cs = &tr->conv[s];
-        bwd_choice *a = &cs->choice[n];
+        bwd_choice *a = &cs->choice[bi];
         if (a->set)
             continue;
         CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
-        if (!pick_fwd(c->dnn, cs->xd, cs->wd, cs->cd, cs->yd, tr->ws_size, &a->fwd,
-                      &a->fwd_math, NULL))
-            die_no_algo("fp32 forward", n, tr->ws_size);
-        if (!pick_bwd_data(c->dnn, cs, tr->ws_size, &a->data, &a->data_math, NULL))
-            die_no_algo("backward data", n, tr->ws_size);
-        if (!pick_bwd_filter(c->dnn, cs, tr->ws_size, &a->filt, &a->filt_math, NULL))
-            die_no_algo("backward filter", n, tr->ws_size);
+        cudnnHandle_t h = c->dnn;
+        const float one = 1.0f, zero = 0.0f;
+        float *x = xs[s], *y = ys[s], *w = c->params + ws[s], *g = tr->grad + ws[s];
+        const char *what = NULL;
+        if (!pick_fwd(h, cs->xd, x, cs->wd, w, cs->cd, cs->yd, y, tr->ws, tr->ws_size, force,
+                      &a->fwd, &a->fwd_math))
+            what = "forward";
+        else if (!try_algos<cudnnConvolutionBwdDataAlgoPerf_t>(
+                     [&](cudnnConvolutionBwdDataAlgoPerf_t *p, int cap, int *got) {
+                         return cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                             h, cs->wd, cs->yd, cs->cd, cs->xd, cap, got, p);
+                     },
+                     [&](cudnnConvolutionBwdDataAlgo_t al) {
+                         return cudnnConvolutionBackwardData(h, &one, cs->wd, w, cs->yd, y,
+                                                             cs->cd, al, tr->ws, tr->ws_size,
+                                                             &zero, cs->xd, x);
+                     },
+                     cs->cd, tr->ws_size, force, &a->data, &a->data_math))
+            what = "backward data";
+        else if (!try_algos<cudnnConvolutionBwdFilterAlgoPerf_t>(
+                     [&](cudnnConvolutionBwdFilterAlgoPerf_t *p, int cap, int *got) {
+                         return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
+                             h, cs->xd, cs->yd, cs->cd, cs->wd, cap, got, p);
+                     },
+                     [&](cudnnConvolutionBwdFilterAlgo_t al) {
+                         return cudnnConvolutionBackwardFilter(h, &one, cs->xd, x, cs->yd, y,
+                                                               cs->cd, al, tr->ws, tr->ws_size,
+                                                               &zero, cs->wd, g);
+                     },
+                     cs->cd, tr->ws_size, force, &a->filt, &a->filt_math))
+            what = "backward filter";
+        if (what) {
+            snprintf(err, errlen,
+                     "cuda:%d: no cuDNN fp32 %s algorithm runs for the %s conv at batch %d "
+                     "within %zu MiB of workspace",
+                     c->device, what, names[s], n, tr->ws_size >> 20);
+            return -1;
+        }
         a->set = true;
     }
+    return 0;
 }
 
 static void train_free(train_state *tr)
 {
     if (!tr)
         return;
-    float **dev[] = {&tr->grad, &tr->mom, &tr->in, &tr->ptarget, &tr->vtarget, &tr->mask,
+    float **dev[] = {&tr->grad, &tr->in, &tr->ptarget, &tr->vtarget, &tr->mask,
                      &tr->legal, &tr->count, &tr->xs, &tr->ts, &tr->tmp, &tr->ph, &tr->dph,
                      &tr->vg, &tr->dvg, &tr->plog, &tr->dplog, &tr->pooled, &tr->dpooled,
                      &tr->h1, &tr->dh1, &tr->vl, &tr->dvl, &tr->lp, &tr->lv, &tr->dx, &tr->dz,
@@ -1155,245 +1279,256 @@ static void train_free(train_state *tr)
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
         if (*host[i])
             cudaFreeHost(*host[i]);
+    if (tr->h_segs)
+        cudaFreeHost(tr->h_segs);
     for (int s = 0; s < CONV_SHAPES; s++)
         conv_shape_free(&tr->conv[s]);
     free(tr);
 }
 
-static void train_oom(size_t bytes, const char *what, cudaError_t e)
-{
-    fprintf(stderr, "nn_cuda: cannot allocate %.1f MiB for training (%s): %s\n",
-            (double)bytes / (1 << 20), what, cudaGetErrorName(e));
-    abort();
-}
+/* For train_init: a failure becomes a message and a jump to `fail`. */
+#define TRY_ALLOC(call, bytes, what)                                                       \
+    do {                                                                                   \
+        cudaError_t e_ = (call);                                                           \
+        if (e_ != cudaSuccess) {                                                           \
+            (void)cudaGetLastError();                                                      \
+            snprintf(err, errlen,                                                          \
+                     "cuda:%d: cannot allocate %.1f MiB for training (%s, batch %d): %s",  \
+                     c->device, (double)(bytes) / (1 << 20), what, c->max_batch,           \
+                     cudaGetErrorName(e_));                                                \
+            goto fail;                                                                     \
+        }                                                                                  \
+    } while (0)
+#define DALLOC(ptr, floats, what)                                                          \
+    TRY_ALLOC(cudaMalloc((void **)&(ptr), ((size_t)(floats) + 1) * sizeof(float)),          \
+              ((size_t)(floats) + 1) * sizeof(float), what)
+#define HALLOC(ptr, floats, what)                                                          \
+    TRY_ALLOC(cudaMallocHost((void **)&(ptr), ((size_t)(floats) + 1) * sizeof(float)),      \
+              ((size_t)(floats) + 1) * sizeof(float), what)
 
-static float *dalloc(size_t floats, const char *what)
-{
-    void *p = NULL;
-    size_t bytes = (floats ? floats : 1) * sizeof(float);
-    cudaError_t e = cudaMalloc(&p, bytes);
-    if (e != cudaSuccess)
-        train_oom(bytes, what, e);
-    return (float *)p;
-}
-
-static float *halloc(size_t floats, const char *what)
-{
-    void *p = NULL;
-    size_t bytes = (floats ? floats : 1) * sizeof(float);
-    cudaError_t e = cudaMallocHost(&p, bytes);
-    if (e != cudaSuccess)
-        train_oom(bytes, what, e);
-    return (float *)p;
-}
-
-/* First training call: every training buffer, sized for max_batch. */
-static void train_init(nn_ctx *c)
+/* First training call: every training buffer, sized for max_batch. 0, or
+ * -1 with err set and nothing left allocated (the context still runs
+ * forward; a later training call tries again). */
+static int train_init(nn_ctx *c, char *err, size_t errlen)
 {
     train_state *tr = (train_state *)calloc(1, sizeof *tr);
     if (!tr) {
-        fprintf(stderr, "nn_cuda: out of host memory\n");
-        abort();
+        snprintf(err, errlen, "cuda:%d: out of host memory", c->device);
+        return -1;
     }
     c->tr = tr;
     size_t N = (size_t)c->max_batch, HW = (size_t)c->HW, C = (size_t)c->C;
-    size_t act = N * C * HW;
-    tr->grad = dalloc(c->nparams, "gradients");
-    tr->mom = dalloc(c->nparams, "momentum");
-    CUDA_CHECK(cudaMemsetAsync(tr->mom, 0, c->nparams * sizeof(float), c->stream));
-    tr->in = dalloc(N * c->P * HW, "input");
-    tr->ptarget = dalloc(N * HW, "policy target");
-    tr->vtarget = dalloc(N * NN_VALUE_OUTPUTS, "value target");
-    tr->mask = dalloc(N * HW, "mask");
-    tr->legal = dalloc(N * HW, "legal");
-    tr->count = dalloc(N, "count");
-    tr->xs = dalloc((size_t)(c->B + 1) * act, "block inputs");
-    tr->ts = dalloc((size_t)(c->B ? c->B : 1) * act, "block activations");
-    tr->tmp = dalloc(act, "conv output");
-    tr->ph = dalloc(N * c->Hp * HW, "policy head");
-    tr->dph = dalloc(N * c->Hp * HW, "policy head grad");
-    tr->vg = dalloc(N * c->Hv * HW, "value head");
-    tr->dvg = dalloc(N * c->Hv * HW, "value head grad");
-    tr->plog = dalloc(N * HW, "policy logits");
-    tr->dplog = dalloc(N * HW, "policy logits grad");
-    tr->pooled = dalloc(N * c->Hv, "pooled");
-    tr->dpooled = dalloc(N * c->Hv, "pooled grad");
-    tr->h1 = dalloc(N * c->Vh, "value hidden");
-    tr->dh1 = dalloc(N * c->Vh, "value hidden grad");
-    tr->vl = dalloc(N * NN_VALUE_OUTPUTS, "value logits");
-    tr->dvl = dalloc(N * NN_VALUE_OUTPUTS, "value logits grad");
-    tr->lp = dalloc(N, "policy loss");
-    tr->lv = dalloc(N, "value loss");
-    tr->dx = dalloc(act, "trunk grad");
-    tr->dz = dalloc(act, "trunk grad");
-    tr->dt = dalloc(act, "trunk grad");
-    tr->loss = dalloc(4, "losses");
+    size_t act = N * C * HW, stride = nn_cuda_align(act);
+    DALLOC(tr->grad, c->dparams, "gradients");
+    CUDA_CHECK(cudaMemsetAsync(tr->grad, 0, c->dparams * sizeof(float), c->stream));
+    DALLOC(tr->in, N * c->P * HW, "input");
+    DALLOC(tr->ptarget, N * HW, "policy target");
+    DALLOC(tr->vtarget, N * NN_VALUE_OUTPUTS, "value target");
+    DALLOC(tr->mask, N * HW, "mask");
+    DALLOC(tr->legal, N * HW, "legal");
+    DALLOC(tr->count, N, "count");
+    DALLOC(tr->xs, (size_t)(c->B + 1) * stride, "block inputs");
+    DALLOC(tr->ts, (size_t)(c->B ? c->B : 1) * stride, "block activations");
+    DALLOC(tr->tmp, act, "conv output");
+    DALLOC(tr->ph, N * c->Hp * HW, "policy head");
+    DALLOC(tr->dph, N * c->Hp * HW, "policy head grad");
+    DALLOC(tr->vg, N * c->Hv * HW, "value head");
+    DALLOC(tr->dvg, N * c->Hv * HW, "value head grad");
+    DALLOC(tr->plog, N * HW, "policy logits");
+    DALLOC(tr->dplog, N * HW, "policy logits grad");
+    DALLOC(tr->pooled, N * c->Hv, "pooled");
+    DALLOC(tr->dpooled, N * c->Hv, "pooled grad");
+    DALLOC(tr->h1, N * c->Vh, "value hidden");
+    DALLOC(tr->dh1, N * c->Vh, "value hidden grad");
+    DALLOC(tr->vl, N * NN_VALUE_OUTPUTS, "value logits");
+    DALLOC(tr->dvl, N * NN_VALUE_OUTPUTS, "value logits grad");
+    DALLOC(tr->lp, N, "policy loss");
+    DALLOC(tr->lv, N, "value loss");
+    DALLOC(tr->dx, act, "trunk grad");
+    DALLOC(tr->dz, act, "trunk grad");
+    DALLOC(tr->dt, act, "trunk grad");
+    DALLOC(tr->loss, 4, "losses");
+    /* every row starts as zeros: padding rows of a bucket stay finite */
+    CUDA_CHECK(cudaMemsetAsync(tr->in, 0, N * c->P * HW * sizeof(float), c->stream));
+    CUDA_CHECK(cudaMemsetAsync(tr->ptarget, 0, N * HW * sizeof(float), c->stream));
+    CUDA_CHECK(cudaMemsetAsync(tr->vtarget, 0, N * NN_VALUE_OUTPUTS * sizeof(float), c->stream));
 
-    /* weight segments for the L2 term: the tensors the reference decays */
-    unsigned long long segs[2 * (4 * NN_MAX_BLOCKS + 12)];
-    int ns = 0;
-    for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
-        if (!nn_param_tensor_is_weight(&c->cfg, i))
-            continue;
-        nn_tensor_info_t ti = nn_param_tensor(&c->cfg, i);
-        assert(ns < (int)(sizeof segs / sizeof segs[0] / 2));
-        segs[2 * ns] = ti.offset;
-        segs[2 * ns + 1] = ti.count;
-        ns++;
-    }
-    tr->nsegs = ns;
-    void *p = NULL;
-    cudaError_t e = cudaMalloc(&p, sizeof(unsigned long long) * 2 * ns);
-    if (e != cudaSuccess)
-        train_oom(sizeof(unsigned long long) * 2 * ns, "segments", e);
-    tr->segs = (unsigned long long *)p;
-    CUDA_CHECK(cudaMemcpy(tr->segs, segs, sizeof(unsigned long long) * 2 * ns,
-                          cudaMemcpyHostToDevice));
-    tr->partials = dalloc((size_t)ns * L2_CHUNKS, "l2 partials");
-
-    tr->h_in = halloc(N * c->P * HW, "pinned input");
-    tr->h_pt = halloc(N * HW, "pinned policy target");
-    tr->h_vt = halloc(N * NN_VALUE_OUTPUTS, "pinned value target");
-    tr->h_loss = halloc(4, "pinned losses");
-
-    /* descriptors, and a workspace that fits the best algorithms at max_batch */
-    size_t need = 64u << 20;
-    for (int s = 0; s < CONV_SHAPES; s++) {
-        conv_shape *cs = &tr->conv[s];
-        CUDNN_CHECK(conv_shape_init(cs, &c->cfg, s));
-        cs->choice = (bwd_choice *)calloc(N + 1, sizeof(bwd_choice));
-        if (!cs->choice) {
-            fprintf(stderr, "nn_cuda: out of host memory\n");
-            abort();
+    {
+        /* weight segments (device offsets) for the L2 term: the tensors the reference decays */
+        int ns = 0;
+        for (int i = 0; i < nn_param_tensors(&c->cfg); i++)
+            ns += nn_param_tensor_is_weight(&c->cfg, i);
+        size_t sb = sizeof(unsigned long long) * 2 * (size_t)ns;
+        TRY_ALLOC(cudaMallocHost((void **)&tr->h_segs, sb), sb, "segments");
+        TRY_ALLOC(cudaMalloc((void **)&tr->segs, sb), sb, "segments");
+        ns = 0;
+        for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
+            if (!nn_param_tensor_is_weight(&c->cfg, i))
+                continue;
+            tr->h_segs[2 * ns] = c->doff[i];
+            tr->h_segs[2 * ns + 1] = nn_param_tensor(&c->cfg, i).count;
+            ns++;
         }
-        CUDNN_CHECK(conv_shape_batch(cs, c->max_batch, c->M));
-        cudnnConvolutionFwdAlgo_t fa;
-        cudnnConvolutionBwdDataAlgo_t da;
-        cudnnConvolutionBwdFilterAlgo_t fi;
-        cudnnMathType_t m;
-        size_t w = 0;
-        if (pick_fwd(c->dnn, cs->xd, cs->wd, cs->cd, cs->yd, (size_t)-1, &fa, &m, &w) &&
-            w > need)
-            need = w;
-        if (pick_bwd_data(c->dnn, cs, (size_t)-1, &da, &m, &w) && w > need)
-            need = w;
-        if (pick_bwd_filter(c->dnn, cs, (size_t)-1, &fi, &m, &w) && w > need)
-            need = w;
+        tr->nsegs = ns;
+        CUDA_CHECK(cudaMemcpyAsync(tr->segs, tr->h_segs, sb, cudaMemcpyHostToDevice, c->stream));
+        DALLOC(tr->partials, (size_t)ns * L2_CHUNKS, "l2 partials");
     }
-    /* a heuristic may ask for huge workspaces; cap it, the pick then falls back */
-    if (need > (1024u << 20))
-        need = 1024u << 20;
-    e = cudaMalloc(&tr->ws, need);
-    if (e != cudaSuccess)
-        train_oom(need, "cuDNN workspace", e);
-    tr->ws_size = need;
-}
 
-/* Forward + backward on n samples: losses into tr->loss (device), grads
- * into tr->grad. Inputs already in tr->in / ptarget / vtarget. */
-static void train_pass(nn_ctx *c, int n, float wd)
+    HALLOC(tr->h_in, N * c->P * HW, "pinned input");
+    HALLOC(tr->h_pt, N * HW, "pinned policy target");
+    HALLOC(tr->h_vt, N * NN_VALUE_OUTPUTS, "pinned value target");
+    HALLOC(tr->h_loss, 4, "pinned losses");
+
+    {
+        /* descriptors, and a workspace that fits the heuristics' first
+         * choices at max_batch (at least 64 MiB, at most 1 GiB: a larger
+         * ask falls to the next candidate) */
+        size_t need = 64u << 20;
+        int nb = c->nbuckets;
+        for (int s = 0; s < CONV_SHAPES; s++) {
+            conv_shape *cs = &tr->conv[s];
+            cudnnStatus_t st = conv_shape_init(cs, &c->cfg, s);
+            if (st == CUDNN_STATUS_SUCCESS)
+                st = conv_shape_batch(cs, c->max_batch, c->M);
+            if (st != CUDNN_STATUS_SUCCESS) {
+                snprintf(err, errlen, "cuda:%d: training descriptors: %s", c->device,
+                         cudnnGetErrorString(st));
+                goto fail;
+            }
+            cs->choice = (bwd_choice *)calloc((size_t)nb, sizeof(bwd_choice));
+            if (!cs->choice) {
+                snprintf(err, errlen, "cuda:%d: out of host memory", c->device);
+                goto fail;
+            }
+            size_t w = ws_need(c->dnn, cs->xd, cs->wd, cs->cd, cs->yd, true);
+            need = w > need ? w : need;
+        }
+        if (need > (1024u << 20))
+            need = 1024u << 20;
+        TRY_ALLOC(cudaMalloc(&tr->ws, need), need, "cuDNN workspace");
+        tr->ws_size = need;
+    }
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    return 0;
+
+fail:
+    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    train_free(tr);
+    c->tr = NULL;
+    return -1;
+}
+#undef HALLOC
+#undef DALLOC
+#undef TRY_ALLOC
+
+/* Forward + backward at bucket bi (nb rows, n of them real; the rest are
+ * zeros with zero targets, so they add nothing): losses into tr->loss
+ * (device, means over n), grads into tr->grad. Inputs already in tr->in /
+ * ptarget / vtarget. */
+static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
 {
     train_state *tr = c->tr;
     cudaStream_t s = c->stream;
+    const nn_layout_t *D = &c->D;
     int HW = c->HW, C = c->C, B = c->B;
-    size_t act = (size_t)n * C * HW, stride = (size_t)c->max_batch * C * HW;
+    size_t act = (size_t)nb * C * HW, stride = nn_cuda_align((size_t)c->max_batch * C * HW);
     float scale = 1.0f / n;
     conv_shape *cin = &tr->conv[CONV_IN], *ctr = &tr->conv[CONV_TRUNK];
     conv_shape *cp1 = &tr->conv[CONV_P1], *cp2 = &tr->conv[CONV_P2], *cv1 = &tr->conv[CONV_V1];
-    choose_train(c, n);
 
-    k_prep<<<blocks_for((size_t)n * HW, THREADS), THREADS, 0, s>>>(tr->in, n, c->P, HW, NULL,
-                                                                    tr->mask, tr->legal);
+    k_prep<<<blocks_for((size_t)nb * HW, THREADS), THREADS, 0, s>>>(tr->in, nb, c->P, HW, NULL,
+                                                                     tr->mask, tr->legal);
     LAUNCH_CHECK();
     /* trunk */
     float *x0 = tr->xs;
-    conv_fwd_f32(c, cin, n, tr->in, c->L.in_w, tr->tmp);
+    conv_fwd_f32(c, cin, bi, nb, tr->in, D->in_w, tr->tmp);
     k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
-        tr->tmp, c->params + c->L.in_b, NULL, tr->mask, x0, act, C, HW, 0, 1);
+        tr->tmp, c->params + D->in_b, NULL, tr->mask, x0, act, C, HW, 0, 1);
     LAUNCH_CHECK();
     for (int b = 0; b < B; b++) {
         float *xb = tr->xs + (size_t)b * stride, *xn = xb + stride, *tb = tr->ts + (size_t)b * stride;
-        conv_fwd_f32(c, ctr, n, xb, blk_w1(c, b), tr->tmp);
+        conv_fwd_f32(c, ctr, bi, nb, xb, blk_w1(c, b), tr->tmp);
         k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
             tr->tmp, c->params + blk_b1(c, b), NULL, tr->mask, tb, act, C, HW, 0, 1);
         LAUNCH_CHECK();
-        conv_fwd_f32(c, ctr, n, tb, blk_w2(c, b), tr->tmp);
+        conv_fwd_f32(c, ctr, bi, nb, tb, blk_w2(c, b), tr->tmp);
         k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
             tr->tmp, c->params + blk_b2(c, b), xb, tr->mask, xn, act, C, HW, 0, 1);
         LAUNCH_CHECK();
     }
     float *xB = tr->xs + (size_t)B * stride;
     /* policy head */
-    size_t php = (size_t)n * c->Hp * HW;
-    conv_fwd_f32(c, cp1, n, xB, c->L.pol_w1, tr->ph);
+    size_t php = (size_t)nb * c->Hp * HW;
+    conv_fwd_f32(c, cp1, bi, nb, xB, D->pol_w1, tr->ph);
     k_bias_act<float><<<blocks_for(php, THREADS), THREADS, 0, s>>>(
-        tr->ph, c->params + c->L.pol_b1, NULL, tr->mask, tr->ph, php, c->Hp, HW, 0, 1);
+        tr->ph, c->params + D->pol_b1, NULL, tr->mask, tr->ph, php, c->Hp, HW, 0, 1);
     LAUNCH_CHECK();
-    conv_fwd_f32(c, cp2, n, tr->ph, c->L.pol_w2, tr->plog);
-    size_t pl = (size_t)n * HW;
+    conv_fwd_f32(c, cp2, bi, nb, tr->ph, D->pol_w2, tr->plog);
+    size_t pl = (size_t)nb * HW;
     k_bias_act<float><<<blocks_for(pl, THREADS), THREADS, 0, s>>>(
-        tr->plog, c->params + c->L.pol_b2, NULL, NULL, tr->plog, pl, 1, HW, 0, 0);
+        tr->plog, c->params + D->pol_b2, NULL, NULL, tr->plog, pl, 1, HW, 0, 0);
     LAUNCH_CHECK();
-    k_policy_softmax<<<n, THREADS, 0, s>>>(tr->plog, tr->legal, HW, NULL, tr->ptarget, scale,
-                                           tr->dplog, tr->lp);
+    k_policy_softmax<<<nb, THREADS, 0, s>>>(tr->plog, tr->legal, HW, NULL, tr->ptarget, scale,
+                                            tr->dplog, tr->lp);
     LAUNCH_CHECK();
     /* value head */
-    size_t vgp = (size_t)n * c->Hv * HW;
-    conv_fwd_f32(c, cv1, n, xB, c->L.val_w1, tr->vg);
+    size_t vgp = (size_t)nb * c->Hv * HW;
+    conv_fwd_f32(c, cv1, bi, nb, xB, D->val_w1, tr->vg);
     k_bias_act<float><<<blocks_for(vgp, THREADS), THREADS, 0, s>>>(
-        tr->vg, c->params + c->L.val_b1, NULL, tr->mask, tr->vg, vgp, c->Hv, HW, 0, 1);
+        tr->vg, c->params + D->val_b1, NULL, tr->mask, tr->vg, vgp, c->Hv, HW, 0, 1);
     LAUNCH_CHECK();
-    k_value_pool_nchw<<<blocks_for((size_t)n * c->Hv * 32, 128), 128, 0, s>>>(
-        tr->vg, tr->mask, n, HW, c->Hv, tr->pooled, tr->count);
+    k_value_pool_nchw<<<blocks_for((size_t)nb * c->Hv * 32, 128), 128, 0, s>>>(
+        tr->vg, tr->mask, nb, HW, c->Hv, tr->pooled, tr->count);
     LAUNCH_CHECK();
-    fc_forward(c->blas, n, tr->pooled, c->Hv, c->params + c->L.val_fc1_w, c->Vh, tr->h1);
-    size_t hv = (size_t)n * c->Vh;
+    fc_forward(c->blas, nb, tr->pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, tr->h1);
+    size_t hv = (size_t)nb * c->Vh;
     k_bias_act<float><<<blocks_for(hv, THREADS), THREADS, 0, s>>>(
-        tr->h1, c->params + c->L.val_fc1_b, NULL, NULL, tr->h1, hv, c->Vh, 1, 0, 1);
+        tr->h1, c->params + D->val_fc1_b, NULL, NULL, tr->h1, hv, c->Vh, 1, 0, 1);
     LAUNCH_CHECK();
-    fc_forward(c->blas, n, tr->h1, c->Vh, c->params + c->L.val_fc2_w, NN_VALUE_OUTPUTS, tr->vl);
-    k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(tr->vl, c->params + c->L.val_fc2_b, n,
-                                                       NULL, tr->vtarget, scale, tr->dvl, tr->lv);
+    fc_forward(c->blas, nb, tr->h1, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, tr->vl);
+    k_value_softmax<<<blocks_for(nb, 128), 128, 0, s>>>(tr->vl, c->params + D->val_fc2_b, nb,
+                                                        NULL, tr->vtarget, scale, tr->dvl, tr->lv);
     LAUNCH_CHECK();
 
     /* value head backward; FC: out (K x n) = W (K x J) in (J x n), column-major */
     const float one = 1.0f, zero = 0.0f;
     const int V = NN_VALUE_OUTPUTS;
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Vh, V, n, &one, tr->h1, c->Vh,
-                             tr->dvl, V, &zero, tr->grad + c->L.val_fc2_w, c->Vh));
-    k_bias_grad<<<V, THREADS, 0, s>>>(tr->dvl, n, V, 1, tr->grad + c->L.val_fc2_b);
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Vh, V, nb, &one, tr->h1, c->Vh,
+                             tr->dvl, V, &zero, tr->grad + D->val_fc2_w, c->Vh));
+    k_bias_grad<<<V, THREADS, 0, s>>>(tr->dvl, nb, V, 1, tr->grad + D->val_fc2_b);
     LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Vh, n, V, &one,
-                             c->params + c->L.val_fc2_w, c->Vh, tr->dvl, V, &zero, tr->dh1,
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Vh, nb, V, &one,
+                             c->params + D->val_fc2_w, c->Vh, tr->dvl, V, &zero, tr->dh1,
                              c->Vh));
     k_relu_grad<<<blocks_for(hv, THREADS), THREADS, 0, s>>>(tr->dh1, tr->h1, tr->dh1, hv);
     LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Hv, c->Vh, n, &one, tr->pooled,
-                             c->Hv, tr->dh1, c->Vh, &zero, tr->grad + c->L.val_fc1_w, c->Hv));
-    k_bias_grad<<<c->Vh, THREADS, 0, s>>>(tr->dh1, n, c->Vh, 1, tr->grad + c->L.val_fc1_b);
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Hv, c->Vh, nb, &one,
+                             tr->pooled, c->Hv, tr->dh1, c->Vh, &zero, tr->grad + D->val_fc1_w,
+                             c->Hv));
+    k_bias_grad<<<c->Vh, THREADS, 0, s>>>(tr->dh1, nb, c->Vh, 1, tr->grad + D->val_fc1_b);
     LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Hv, n, c->Vh, &one,
-                             c->params + c->L.val_fc1_w, c->Hv, tr->dh1, c->Vh, &zero,
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Hv, nb, c->Vh, &one,
+                             c->params + D->val_fc1_w, c->Hv, tr->dh1, c->Vh, &zero,
                              tr->dpooled, c->Hv));
     k_value_pool_back<<<blocks_for(vgp, THREADS), THREADS, 0, s>>>(
-        tr->dpooled, tr->mask, tr->count, tr->vg, n, HW, c->Hv, tr->dvg);
+        tr->dpooled, tr->mask, tr->count, tr->vg, nb, HW, c->Hv, tr->dvg);
     LAUNCH_CHECK();
-    k_bias_grad<<<c->Hv, THREADS, 0, s>>>(tr->dvg, n, c->Hv, HW, tr->grad + c->L.val_b1);
+    k_bias_grad<<<c->Hv, THREADS, 0, s>>>(tr->dvg, nb, c->Hv, HW, tr->grad + D->val_b1);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cv1, n, xB, tr->dvg, c->L.val_w1);
-    conv_bwd_data(c, cv1, n, tr->dvg, c->L.val_w1, 0.0f, tr->dx);
+    conv_bwd_filter(c, cv1, bi, nb, xB, tr->dvg, D->val_w1);
+    conv_bwd_data(c, cv1, bi, nb, tr->dvg, D->val_w1, 0.0f, tr->dx);
 
     /* policy head backward */
-    k_bias_grad<<<1, THREADS, 0, s>>>(tr->dplog, n, 1, HW, tr->grad + c->L.pol_b2);
+    k_bias_grad<<<1, THREADS, 0, s>>>(tr->dplog, nb, 1, HW, tr->grad + D->pol_b2);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cp2, n, tr->ph, tr->dplog, c->L.pol_w2);
-    conv_bwd_data(c, cp2, n, tr->dplog, c->L.pol_w2, 0.0f, tr->dph);
+    conv_bwd_filter(c, cp2, bi, nb, tr->ph, tr->dplog, D->pol_w2);
+    conv_bwd_data(c, cp2, bi, nb, tr->dplog, D->pol_w2, 0.0f, tr->dph);
     k_relu_grad<<<blocks_for(php, THREADS), THREADS, 0, s>>>(tr->dph, tr->ph, tr->dph, php);
     LAUNCH_CHECK();
-    k_bias_grad<<<c->Hp, THREADS, 0, s>>>(tr->dph, n, c->Hp, HW, tr->grad + c->L.pol_b1);
+    k_bias_grad<<<c->Hp, THREADS, 0, s>>>(tr->dph, nb, c->Hp, HW, tr->grad + D->pol_b1);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cp1, n, xB, tr->dph, c->L.pol_w1);
-    conv_bwd_data(c, cp1, n, tr->dph, c->L.pol_w1, 1.0f, tr->dx);
+    conv_bwd_filter(c, cp1, bi, nb, xB, tr->dph, D->pol_w1);
+    conv_bwd_data(c, cp1, bi, nb, tr->dph, D->pol_w1, 1.0f, tr->dx);
 
     /* trunk backward: dx holds dL/dx_{b+1} */
     float *dx = tr->dx, *dz = tr->dz;
@@ -1401,26 +1536,26 @@ static void train_pass(nn_ctx *c, int n, float wd)
         float *xb = tr->xs + (size_t)b * stride, *xn = xb + stride, *tb = tr->ts + (size_t)b * stride;
         k_relu_grad<<<blocks_for(act, THREADS), THREADS, 0, s>>>(dx, xn, dz, act);
         LAUNCH_CHECK();
-        k_bias_grad<<<C, THREADS, 0, s>>>(dz, n, C, HW, tr->grad + blk_b2(c, b));
+        k_bias_grad<<<C, THREADS, 0, s>>>(dz, nb, C, HW, tr->grad + blk_b2(c, b));
         LAUNCH_CHECK();
-        conv_bwd_filter(c, ctr, n, tb, dz, blk_w2(c, b));
-        conv_bwd_data(c, ctr, n, dz, blk_w2(c, b), 0.0f, tr->dt);
+        conv_bwd_filter(c, ctr, bi, nb, tb, dz, blk_w2(c, b));
+        conv_bwd_data(c, ctr, bi, nb, dz, blk_w2(c, b), 0.0f, tr->dt);
         k_relu_grad<<<blocks_for(act, THREADS), THREADS, 0, s>>>(tr->dt, tb, tr->dt, act);
         LAUNCH_CHECK();
-        k_bias_grad<<<C, THREADS, 0, s>>>(tr->dt, n, C, HW, tr->grad + blk_b1(c, b));
+        k_bias_grad<<<C, THREADS, 0, s>>>(tr->dt, nb, C, HW, tr->grad + blk_b1(c, b));
         LAUNCH_CHECK();
-        conv_bwd_filter(c, ctr, n, xb, tr->dt, blk_w1(c, b));
+        conv_bwd_filter(c, ctr, bi, nb, xb, tr->dt, blk_w1(c, b));
         /* dL/dx_b = dz (skip path) + conv1^T(dt) */
-        conv_bwd_data(c, ctr, n, tr->dt, blk_w1(c, b), 1.0f, dz);
+        conv_bwd_data(c, ctr, bi, nb, tr->dt, blk_w1(c, b), 1.0f, dz);
         float *t = dx;
         dx = dz;
         dz = t;
     }
     k_relu_grad<<<blocks_for(act, THREADS), THREADS, 0, s>>>(dx, x0, dz, act);
     LAUNCH_CHECK();
-    k_bias_grad<<<C, THREADS, 0, s>>>(dz, n, C, HW, tr->grad + c->L.in_b);
+    k_bias_grad<<<C, THREADS, 0, s>>>(dz, nb, C, HW, tr->grad + D->in_b);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cin, n, tr->in, dz, c->L.in_w);
+    conv_bwd_filter(c, cin, bi, nb, tr->in, dz, D->in_w);
 
     /* L2 term and the losses */
     dim3 grid(L2_CHUNKS, tr->nsegs);
@@ -1431,28 +1566,41 @@ static void train_pass(nn_ctx *c, int n, float wd)
     LAUNCH_CHECK();
 }
 
-/* Copy a training batch to the device (through pinned memory) and run the pass. */
-static void train_run(nn_ctx *c, const float *in, const float *pt, const float *vt, int n,
-                      float wd)
+/* Copy a training batch to the device (through pinned memory) and run the
+ * pass at its bucket size, padding rows zeroed. 0, or -1 with err (no
+ * memory for the training buffers, no algorithm). */
+static int train_run(nn_ctx *c, const float *in, const float *pt, const float *vt, int n,
+                     float wd, char *err, size_t errlen)
 {
-    assert(n >= 1 && n <= c->max_batch);
+    if (n < 0 || n > c->max_batch) {
+        snprintf(err, errlen, "cuda:%d: batch %d is outside 1..%d", c->device, n, c->max_batch);
+        return -1;
+    }
     CUDA_CHECK(cudaSetDevice(c->device));
-    if (!c->tr)
-        train_init(c);
+    if (!c->tr && train_init(c, err, errlen) != 0)
+        return -1;
     train_state *tr = c->tr;
-    size_t ni = (size_t)n * c->P * c->HW, np = (size_t)n * c->HW, nv = (size_t)n * NN_VALUE_OUTPUTS;
-    memcpy(tr->h_in, in, ni * sizeof(float));
-    memcpy(tr->h_pt, pt, np * sizeof(float));
-    memcpy(tr->h_vt, vt, nv * sizeof(float));
-    CUDA_CHECK(cudaMemcpyAsync(tr->in, tr->h_in, ni * sizeof(float), cudaMemcpyHostToDevice,
-                               c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(tr->ptarget, tr->h_pt, np * sizeof(float),
-                               cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaMemcpyAsync(tr->vtarget, tr->h_vt, nv * sizeof(float),
-                               cudaMemcpyHostToDevice, c->stream));
-    train_pass(c, n, wd);
+    int nb = nn_cuda_bucket(n, c->max_batch), bi = nn_cuda_bucket_index(nb, c->max_batch);
+    if (choose_train(c, bi, nb, err, errlen) != 0)
+        return -1;
+    size_t P = (size_t)c->P, HW = (size_t)c->HW, V = NN_VALUE_OUTPUTS;
+    memcpy(tr->h_in, in, (size_t)n * P * HW * sizeof(float));
+    memcpy(tr->h_pt, pt, (size_t)n * HW * sizeof(float));
+    memcpy(tr->h_vt, vt, (size_t)n * V * sizeof(float));
+    struct { float *dev, *host; size_t row; } cp[3] = {
+        {tr->in, tr->h_in, P * HW}, {tr->ptarget, tr->h_pt, HW}, {tr->vtarget, tr->h_vt, V}};
+    for (int i = 0; i < 3; i++) {
+        CUDA_CHECK(cudaMemcpyAsync(cp[i].dev, cp[i].host, (size_t)n * cp[i].row * sizeof(float),
+                                   cudaMemcpyHostToDevice, c->stream));
+        if (nb > n)
+            CUDA_CHECK(cudaMemsetAsync(cp[i].dev + (size_t)n * cp[i].row, 0,
+                                       (size_t)(nb - n) * cp[i].row * sizeof(float),
+                                       c->stream));
+    }
+    train_pass(c, bi, nb, n, wd);
     CUDA_CHECK(cudaMemcpyAsync(tr->h_loss, tr->loss, 4 * sizeof(float), cudaMemcpyDeviceToHost,
                                c->stream));
+    return 0;
 }
 
 static void losses_out(const nn_ctx *c, nn_losses_t *out)
@@ -1469,11 +1617,15 @@ static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const 
                            int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
                            size_t errlen)
 {
-    (void)err;
-    (void)errlen;
-    train_run(c, in, pt, vt, n, o->weight_decay);
-    k_sgd<<<blocks_for(c->nparams, THREADS), THREADS, 0, c->stream>>>(
-        c->params, c->tr->grad, c->tr->mom, c->nparams, o->lr, o->momentum);
+    if (n == 0) {
+        if (out)
+            memset(out, 0, sizeof *out);
+        return 0;
+    }
+    if (train_run(c, in, pt, vt, n, o->weight_decay, err, errlen) != 0)
+        return -1;
+    k_sgd<<<blocks_for(c->dparams, THREADS), THREADS, 0, c->stream>>>(
+        c->params, c->tr->grad, c->mom, c->dparams, o->lr, o->momentum);
     LAUNCH_CHECK();
     c->weights_dirty = true;
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
@@ -1484,13 +1636,19 @@ static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const 
 static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt, int n,
                           float wd, nn_losses_t *out, float *grad, char *err, size_t errlen)
 {
-    (void)err;
-    (void)errlen;
-    train_run(c, in, pt, vt, n, wd);
+    if (n == 0) {
+        if (out)
+            memset(out, 0, sizeof *out);
+        if (grad)
+            memset(grad, 0, c->nparams * sizeof(float));
+        return 0;
+    }
+    if (train_run(c, in, pt, vt, n, wd, err, errlen) != 0)
+        return -1;
     if (grad)
-        CUDA_CHECK(cudaMemcpyAsync(grad, c->tr->grad, c->nparams * sizeof(float),
-                                   cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+        params_download(c, grad, c->tr->grad);   /* synchronises */
+    else
+        CUDA_CHECK(cudaStreamSynchronize(c->stream));
     losses_out(c, out);
     return 0;
 }
@@ -1498,42 +1656,26 @@ static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
 static void cuda_get_weights(nn_ctx_t *c, float *params)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(cudaMemcpyAsync(params, c->params, c->nparams * sizeof(float),
-                               cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    params_download(c, params, c->params);
 }
 
 static void cuda_set_weights(nn_ctx_t *c, const float *params)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(cudaMemcpyAsync(c->params, params, c->nparams * sizeof(float),
-                               cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    params_upload(c, c->params, params);
     c->weights_dirty = true;
 }
 
-/* The momentum buffer lives with the training state: zero before the
- * first training call, which is when that state is made. */
 static void cuda_get_momentum(nn_ctx_t *c, float *m)
 {
-    if (!c->tr) {
-        memset(m, 0, c->nparams * sizeof(float));
-        return;
-    }
     CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(cudaMemcpyAsync(m, c->tr->mom, c->nparams * sizeof(float),
-                               cudaMemcpyDeviceToHost, c->stream));
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    params_download(c, m, c->mom);
 }
 
 static void cuda_set_momentum(nn_ctx_t *c, const float *m)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
-    if (!c->tr)
-        train_init(c);
-    CUDA_CHECK(cudaMemcpyAsync(c->tr->mom, m, c->nparams * sizeof(float),
-                               cudaMemcpyHostToDevice, c->stream));
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    params_upload(c, c->mom, m);
 }
 
 /* ---- create / free ---- */
@@ -1547,7 +1689,7 @@ static void cuda_free(nn_ctx_t *c)
         cudaStreamSynchronize(c->stream);
     train_free(c->tr);
     if (c->graphs) {
-        for (int i = 0; i <= c->max_batch; i++)
+        for (int i = 0; i < c->nbuckets; i++)
             if (c->graphs[i])
                 cudaGraphExecDestroy(c->graphs[i]);
         free(c->graphs);
@@ -1555,9 +1697,14 @@ static void cuda_free(nn_ctx_t *c)
     free(c->uses);
     free(c->alg_in);
     free(c->alg_trunk);
-    void *dev[] = {c->params, c->w_in, c->w_trunk, c->w_pol1, c->w_val1, c->in, c->x8, c->mask,
-                   c->legal, c->x, c->t, c->y, c->head, c->plog, c->pooled, c->vh, c->vl,
-                   c->policy, c->value, c->ws, c->blas_ws};
+    /* the handles first: cuBLAS still points at its workspace until destroyed */
+    if (c->blas)
+        cublasDestroy(c->blas);
+    if (c->dnn)
+        cudnnDestroy(c->dnn);
+    void *dev[] = {c->params, c->mom, c->w_in, c->w_trunk, c->w_pol1, c->w_val1, c->in, c->x8,
+                   c->mask, c->legal, c->x, c->t, c->y, c->head, c->plog, c->pooled, c->vh,
+                   c->vl, c->policy, c->value, c->ws, c->blas_ws};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             cudaFree(dev[i]);
@@ -1575,15 +1722,19 @@ static void cuda_free(nn_ctx_t *c)
         cudnnDestroyFilterDescriptor(c->wd_trunk);
     if (c->cd3)
         cudnnDestroyConvolutionDescriptor(c->cd3);
-    if (c->blas)
-        cublasDestroy(c->blas);
-    if (c->dnn)
-        cudnnDestroy(c->dnn);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c);
 }
 
+static bool env_off(const char *name)
+{
+    const char *v = getenv(name);
+    return v && strcmp(v, "0") == 0;
+}
+
+/* Every failure returns NULL with a message (no device, no memory, no
+ * cuDNN algorithm), so `--device auto` can fall back to the CPU. */
 static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int threads,
                              char *err, size_t errlen)
 {
@@ -1595,7 +1746,7 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
         snprintf(err, errlen, "batch size must be at least 1, got %d", max_batch);
         return NULL;
     }
-    int ndev = nn_cuda_device_count(why, sizeof why);
+    int ndev = cu_device_count(why, sizeof why);
     if (ndev <= 0) {
         snprintf(err, errlen, "cuda unavailable: %s", ndev < 0 ? why : "no CUDA device");
         return NULL;
@@ -1611,11 +1762,17 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
         return NULL;
     }
     c->cfg = m->cfg;
-    nn_param_layout(&c->cfg, &c->L);
-    c->nparams = c->L.total;
-    assert(c->nparams == m->nparams);
+    c->nparams = nn_param_count(&c->cfg);
+    if (c->nparams != m->nparams) {
+        snprintf(err, errlen, "model holds %zu parameters, its config %zu", m->nparams,
+                 c->nparams);
+        free(c);
+        return NULL;
+    }
+    dev_layout_init(c);
     c->device = device;
     c->max_batch = max_batch;
+    c->nbuckets = nn_cuda_bucket_index(max_batch, max_batch) + 1;
     c->M = m->cfg.board_max;
     c->HW = c->M * c->M;
     c->P = m->cfg.in_planes;
@@ -1624,19 +1781,19 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     c->Hp = m->cfg.policy_head;
     c->Hv = m->cfg.value_head;
     c->Vh = m->cfg.value_hidden;
-    assert(c->L.block_stride == 2 * ((size_t)c->C * c->C * 9 + c->C));
-    const char *g = getenv("GZ_CUDA_GRAPHS");
-    c->graphs_on = !(g && strcmp(g, "0") == 0);
+    c->graphs_on = !env_off("GZ_CUDA_GRAPHS");
+    c->tf32 = !env_off("GZ_CUDA_TF32");
 
     size_t N = (size_t)max_batch, HW = (size_t)c->HW, C = (size_t)c->C;
     size_t K = (size_t)(c->Hp > c->Hv ? c->Hp : c->Hv);
-    size_t wsz = C * 9 * C;
     const size_t blas_ws = 32u << 20;
+    size_t nbk = (size_t)c->nbuckets;
+    c->wstride = (C * 9 * C + 127) / 128 * 128;   /* 256 bytes of bf16 */
 
-    c->alg_in = (fwd_choice *)calloc(N + 1, sizeof(fwd_choice));
-    c->alg_trunk = (fwd_choice *)calloc(N + 1, sizeof(fwd_choice));
-    c->graphs = (cudaGraphExec_t *)calloc(N + 1, sizeof(cudaGraphExec_t));
-    c->uses = (unsigned char *)calloc(N + 1, 1);
+    c->alg_in = (fwd_choice *)calloc(nbk, sizeof(fwd_choice));
+    c->alg_trunk = (fwd_choice *)calloc(nbk, sizeof(fwd_choice));
+    c->graphs = (cudaGraphExec_t *)calloc(nbk, sizeof(cudaGraphExec_t));
+    c->uses = (unsigned char *)calloc(nbk, 1);
     if (!c->alg_in || !c->alg_trunk || !c->graphs || !c->uses) {
         snprintf(err, errlen, "out of memory");
         goto fail;
@@ -1653,9 +1810,10 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     TRY_CUBLAS(cublasSetWorkspace(c->blas, c->blas_ws, blas_ws));
 
 #define DEV(ptr, count) TRY_CUDA(cudaMalloc((void **)&(ptr), ((size_t)(count) + 1) * sizeof *(ptr)))
-    DEV(c->params, c->nparams);
+    DEV(c->params, c->dparams);
+    DEV(c->mom, c->dparams);
     DEV(c->w_in, C * 9 * 8);
-    DEV(c->w_trunk, (size_t)(2 * c->B) * wsz);
+    DEV(c->w_trunk, (size_t)(2 * c->B) * c->wstride);
     DEV(c->w_pol1, (size_t)c->Hp * C);
     DEV(c->w_val1, (size_t)c->Hv * C);
     DEV(c->in, N * c->P * HW);
@@ -1676,6 +1834,15 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     TRY_CUDA(cudaMallocHost((void **)&c->h_in, N * c->P * HW * sizeof(float)));
     TRY_CUDA(cudaMallocHost((void **)&c->h_policy, N * HW * sizeof(float)));
     TRY_CUDA(cudaMallocHost((void **)&c->h_value, N * NN_VALUE_OUTPUTS * sizeof(float)));
+    /* zeros: the padding of a tensor and the padding rows of a bucket stay finite */
+    memset(c->h_in, 0, N * c->P * HW * sizeof(float));
+    TRY_CUDA(cudaMemsetAsync(c->params, 0, c->dparams * sizeof(float), c->stream));
+    TRY_CUDA(cudaMemsetAsync(c->mom, 0, c->dparams * sizeof(float), c->stream));
+    TRY_CUDA(cudaMemsetAsync(c->x8, 0, N * HW * 8 * sizeof(bf16), c->stream));
+    TRY_CUDA(cudaMemsetAsync(c->x, 0, N * HW * C * sizeof(bf16), c->stream));
+    TRY_CUDA(cudaMemsetAsync(c->w_in, 0, C * 9 * 8 * sizeof(bf16), c->stream));
+    TRY_CUDA(cudaMemsetAsync(c->w_trunk, 0, (size_t)(2 * c->B) * c->wstride * sizeof(bf16),
+                             c->stream));
 
     TRY_CUDNN(cudnnCreateTensorDescriptor(&c->xd8));
     TRY_CUDNN(cudnnCreateTensorDescriptor(&c->xdc));
@@ -1690,36 +1857,37 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
                                               CUDNN_DATA_FLOAT));
     TRY_CUDNN(cudnnSetConvolutionMathType(c->cd3, CUDNN_TENSOR_OP_MATH));
 
-    /* workspace: what the best algorithms need at max_batch, at least 32 MiB */
+    /* workspace: what the heuristics' first choices need at max_batch, at
+     * least 32 MiB, at most 1 GiB (a larger ask falls to the next candidate) */
     {
-        size_t need = 32u << 20, w = 0;
-        cudnnConvolutionFwdAlgo_t a;
-        cudnnMathType_t mt;
+        size_t need = 32u << 20, w;
         TRY_CUDNN(set_nhwc_bf16(c->xd8, max_batch, 8, c->M));
         TRY_CUDNN(set_nhwc_bf16(c->xdc, max_batch, c->C, c->M));
-        if (pick_fwd(c->dnn, c->xd8, c->wd_in, c->cd3, c->xdc, (size_t)-1, &a, &mt, &w) &&
-            w > need)
-            need = w;
-        if (pick_fwd(c->dnn, c->xdc, c->wd_trunk, c->cd3, c->xdc, (size_t)-1, &a, &mt, &w) &&
-            w > need)
-            need = w;
+        w = ws_need(c->dnn, c->xd8, c->wd_in, c->cd3, c->xdc, false);
+        need = w > need ? w : need;
+        w = ws_need(c->dnn, c->xdc, c->wd_trunk, c->cd3, c->xdc, false);
+        need = w > need ? w : need;
         if (need > (1024u << 20))
             need = 1024u << 20;
         TRY_CUDA(cudaMalloc(&c->ws, need));
         c->ws_size = need;
     }
+    if (choose_fwd_all(c, err, errlen) != 0)
+        goto fail;
+    TRY_CUDA(cudaStreamSynchronize(c->stream));
+    TRY_CUDA(cudaGetLastError());
 
-    TRY_CUDA(cudaMemcpy(c->params, m->params, c->nparams * sizeof(float),
-                        cudaMemcpyHostToDevice));
+    params_upload(c, c->params, m->params);
     c->weights_dirty = true;
     return c;
 
 fail:
+    (void)cudaGetLastError();
     cuda_free(c);
     return NULL;
 }
 
-extern "C" const nn_backend_t nn_backend_cuda = {
+static const nn_backend_t backend_cuda = {
     "cuda",
     cuda_create,
     cuda_forward,
@@ -1734,10 +1902,10 @@ extern "C" const nn_backend_t nn_backend_cuda = {
 
 /* ---- benchmark helper ---- */
 
-double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen)
+static double cu_gemm_peak_tflops(int device, char *name, size_t namelen)
 {
     char why[128];
-    int ndev = nn_cuda_device_count(why, sizeof why);
+    int ndev = cu_device_count(why, sizeof why);
     if (ndev <= 0) {
         snprintf(name, namelen, "unavailable: %s", ndev < 0 ? why : "no CUDA device");
         return -1.0;
@@ -1751,40 +1919,53 @@ double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen)
         snprintf(name, namelen, "unavailable: cannot select device %d", device);
         return -1.0;
     }
-    snprintf(name, namelen, "%s", p.name);
     const int n = 8192, iters = 20;
     size_t bytes = (size_t)n * n * sizeof(bf16);
     bf16 *a = NULL, *b = NULL, *cm = NULL;
     cublasHandle_t h = NULL;
+    cudaStream_t st = NULL;
     cudaEvent_t e0 = NULL, e1 = NULL;
     double tflops = -1.0;
     float ms = 0.0f;
     const float one = 1.0f, zero = 0.0f;
+    const char *fail = NULL;
     if (cudaMalloc(&a, bytes) != cudaSuccess || cudaMalloc(&b, bytes) != cudaSuccess ||
         cudaMalloc(&cm, bytes) != cudaSuccess) {
-        snprintf(name, namelen, "unavailable: out of device memory for the GEMM");
+        fail = "out of device memory for the GEMM";
+        goto out;
+    }
+    if (cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) != cudaSuccess ||
+        cublasCreate(&h) != CUBLAS_STATUS_SUCCESS || cublasSetStream(h, st) ||
+        cudaEventCreate(&e0) != cudaSuccess || cudaEventCreate(&e1) != cudaSuccess) {
+        fail = "cannot create a cuBLAS handle";
         goto out;
     }
     /* non-zero operands: all-zero data draws less power and would flatter the peak */
-    k_fill_bf16<<<blocks_for((size_t)n * n, THREADS), THREADS>>>(a, (size_t)n * n, 1u);
+    k_fill_bf16<<<blocks_for((size_t)n * n, THREADS), THREADS, 0, st>>>(a, (size_t)n * n, 1u);
     LAUNCH_CHECK();
-    k_fill_bf16<<<blocks_for((size_t)n * n, THREADS), THREADS>>>(b, (size_t)n * n, 2u);
+    k_fill_bf16<<<blocks_for((size_t)n * n, THREADS), THREADS, 0, st>>>(b, (size_t)n * n, 2u);
     LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasCreate(&h));
-    CUDA_CHECK(cudaEventCreate(&e0));
-    CUDA_CHECK(cudaEventCreate(&e1));
     for (int i = 0; i < 3 + iters; i++) {
         if (i == 3)
-            CUDA_CHECK(cudaEventRecord(e0));
-        CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16BF, n,
-                                  b, CUDA_R_16BF, n, &zero, cm, CUDA_R_16BF, n,
-                                  CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            CUDA_CHECK(cudaEventRecord(e0, st));
+        if (cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, a, CUDA_R_16BF, n, b,
+                         CUDA_R_16BF, n, &zero, cm, CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                         CUBLAS_GEMM_DEFAULT) != CUBLAS_STATUS_SUCCESS) {
+            fail = "cublasGemmEx refused the bf16 GEMM";
+            goto out;
+        }
     }
-    CUDA_CHECK(cudaEventRecord(e1));
+    CUDA_CHECK(cudaEventRecord(e1, st));
     CUDA_CHECK(cudaEventSynchronize(e1));
     CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     tflops = 2.0 * n * (double)n * n * iters / (ms * 1e-3) / 1e12;
 out:
+    if (st)
+        cudaStreamSynchronize(st);
+    if (fail)
+        snprintf(name, namelen, "unavailable: %s", fail);
+    else
+        snprintf(name, namelen, "%s", p.name);
     if (e0)
         cudaEventDestroy(e0);
     if (e1)
@@ -1794,5 +1975,38 @@ out:
     cudaFree(a);
     cudaFree(b);
     cudaFree(cm);
+    if (st)
+        cudaStreamDestroy(st);
     return tflops;
+}
+
+static int cu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why,
+                       size_t whylen)
+{
+    int n = cu_device_count(why, whylen);
+    if (n <= 0 || dev < 0 || dev >= n) {
+        if (n >= 0)
+            snprintf(why, whylen, "no device %d (%d present)", dev, n);
+        return -1;
+    }
+    cudaError_t e = cudaSetDevice(dev);
+    if (e == cudaSuccess)
+        e = cudaMemGetInfo(free_bytes, total_bytes);
+    if (e != cudaSuccess) {
+        snprintf(why, whylen, "cudaMemGetInfo: %s", cudaGetErrorName(e));
+        return -1;
+    }
+    return 0;
+}
+
+/* ---- the module's one entry point ---- */
+
+static const nn_cuda_module_t module = {
+    NN_CUDA_MODULE_ABI, sizeof(nn_cuda_module_t), &backend_cuda,    cu_device_count,
+    cu_device_describe, cu_gemm_peak_tflops,      cu_check_shapes, cu_mem_info,
+};
+
+extern "C" __attribute__((visibility("default"))) const nn_cuda_module_t *gomoku_cuda_module(void)
+{
+    return &module;
 }

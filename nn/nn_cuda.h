@@ -1,11 +1,17 @@
-/* CUDA-only helpers next to nn_backend_cuda (nn.h): device listing for
- * `gomoku device`, a cuBLAS peak figure for benchmarks, and a shape check
- * that needs no GPU (for the device-free part of the GPU test suite).
- * Declared only in a CUDA build (GZ_HAVE_CUDA). */
+/* The CUDA backend as a module loaded on first use.
+ *
+ * nn_cuda.cu (cuDNN + cuBLAS) is built into a shared module, gomoku-cuda.so,
+ * so the program itself links no CUDA library: it starts as fast as a
+ * CPU-only build and runs where the CUDA libraries are missing. The first
+ * call of any function below dlopens the module (once, cached, thread-safe)
+ * from, in order: $GOMOKU_CUDA_MODULE; gomoku-cuda.so next to the running
+ * executable (/proc/self/exe); the install directory (libdir/gomoku). When
+ * it cannot load, every function fails with the reason ("cannot load
+ * /path/gomoku-cuda.so: libcudnn.so.9: cannot open shared object file").
+ *
+ * Plain C: no CUDA header is needed to use this. */
 #ifndef GZ_NN_CUDA_H
 #define GZ_NN_CUDA_H
-
-#ifdef GZ_HAVE_CUDA
 
 #include <stddef.h>
 
@@ -15,31 +21,119 @@
 extern "C" {
 #endif
 
-/* Number of CUDA devices, or -1 with the reason (the CUDA error name, as
- * nn_cuda_available gives it). */
+/* The module's vtable, or NULL with the reason (module missing, no driver,
+ * no device). Shares nn_cuda_available's cached answer. */
+const nn_backend_t *nn_cuda_backend(char *why, size_t whylen);
+
+/* Number of CUDA devices, or -1 with the reason. */
 int nn_cuda_device_count(char *why, size_t whylen);
 
 /* One line about device dev: "NVIDIA H100 80GB HBM3, compute 9.0, 79.1 GiB,
- * driver 13.0, runtime 13.0, cuDNN 91900, cuBLAS 130000". 0, or -1 with
- * the reason in buf. */
+ * 132 SMs, driver 13.0, runtime 13.0, cuDNN 9.19.0, cuBLAS 13.0". 0, or -1
+ * with the reason in buf. */
 int nn_cuda_device_describe(int dev, char *buf, size_t len);
 
 /* bf16 cuBLAS GEMM peak (8192^3, fp32 accumulate) on device dev in
- * TFLOP/s, and the device name in name. -1 with the reason in name when
- * the device cannot run it. Allocates ~400 MiB on the device for the run. */
+ * TFLOP/s, and the device name in name. -1 with "unavailable: <reason>" in
+ * name when the device cannot run it. Allocates ~400 MiB on the device. */
 double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen);
 
 /* Shape logic of the backend, without a device: builds every cuDNN
  * descriptor the backend uses for cfg at batch n (NHWC bf16 inference,
  * NCHW fp32 training) and checks that each convolution keeps the M x M
- * plane and has the expected channel counts. Also applies the backend's
- * config rules (channels a multiple of 8, at most 8 input planes).
- * 0, or -1 with a one-line message. */
+ * plane and has the expected channel counts; also the backend's config
+ * rules (channels a multiple of 8, at most 8 input planes). Needs the
+ * module (not a device). 0, or -1 with a one-line message. */
 int nn_cuda_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen);
+
+/* Free and total memory of device dev in bytes (cudaMemGetInfo): 0, or -1
+ * with the reason in why. For tests and `gomoku device`. */
+int nn_cuda_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why, size_t whylen);
+
+/* Path of the module that was loaded, or the reason it was not ("not
+ * built", "cannot load ..."): for `gomoku device`. Loads it when needed.
+ * 0 when loaded, -1 otherwise. */
+int nn_cuda_module_info(char *buf, size_t len);
+
+/* ---- the module's side ---- */
+
+#define NN_CUDA_MODULE_FILE "gomoku-cuda.so"
+#define NN_CUDA_MODULE_ENTRY "gomoku_cuda_module"
+#define NN_CUDA_MODULE_ABI 1
+
+/* What the module's one exported function returns. The loader rejects a
+ * module whose abi or size differs (a stale build next to a new binary). */
+typedef struct nn_cuda_module {
+    int abi;                 /* NN_CUDA_MODULE_ABI */
+    size_t size;             /* sizeof(nn_cuda_module_t) */
+    const nn_backend_t *backend;
+    int (*device_count)(char *why, size_t whylen);
+    int (*device_describe)(int dev, char *buf, size_t len);
+    double (*gemm_peak_tflops)(int device, char *name, size_t namelen);
+    int (*check_shapes)(const nn_config_t *cfg, int n, char *err, size_t errlen);
+    int (*mem_info)(int dev, size_t *free_bytes, size_t *total_bytes, char *why, size_t whylen);
+} nn_cuda_module_t;
+
+typedef const nn_cuda_module_t *(*nn_cuda_module_fn)(void);
+
+/* ---- device layout and batch buckets (plain arithmetic, shared by the
+ * module and the tests) ---- */
+
+/* Every parameter tensor starts on a 256-byte boundary on the device
+ * (tensor-core kernels and vectorised loads need aligned operands). */
+#define NN_CUDA_ALIGN_FLOATS 64
+
+static inline size_t nn_cuda_align(size_t floats)
+{
+    return (floats + NN_CUDA_ALIGN_FLOATS - 1) / NN_CUDA_ALIGN_FLOATS * NN_CUDA_ALIGN_FLOATS;
+}
+
+/* Device offset of each parameter tensor (dev_off has nn_param_tensors(cfg)
+ * entries): the flat host order, each tensor start rounded up to
+ * NN_CUDA_ALIGN_FLOATS, zero padding between. Returns the device size in
+ * floats. */
+static inline size_t nn_cuda_dev_layout(const nn_config_t *cfg, size_t *dev_off)
+{
+    size_t at = 0;
+    int nt = nn_param_tensors(cfg);
+    for (int i = 0; i < nt; i++) {
+        dev_off[i] = at;
+        at = nn_cuda_align(at + nn_param_tensor(cfg, i).count);
+    }
+    return at;
+}
+
+/* Batch sizes are run at one of a few bucket sizes, so cuDNN plans and
+ * CUDA graphs are made a handful of times, not once per size: the
+ * smallest of 1, 2, 3, 4, 6, 8, 12, 16, ... (2^k and 3 * 2^k) that holds
+ * n, capped at max_batch (which is always a bucket). Padding rows are
+ * zeros and masked out. n in 1..max_batch. */
+static inline int nn_cuda_bucket_next(int b)
+{
+    if (b < 2)
+        return 2;
+    return (b & (b - 1)) == 0 ? b + b / 2 : b / 3 * 4;   /* 2^k -> 3*2^(k-1), 3*2^k -> 2^(k+2) */
+}
+static inline int nn_cuda_bucket(int n, int max_batch)
+{
+    int b = 1;
+    while (b < n && b < max_batch)
+        b = nn_cuda_bucket_next(b);
+    return b < max_batch ? b : max_batch;
+}
+
+/* Index of bucket b among the buckets up to max_batch (0 for 1, 1 for 2,
+ * 2 for 3, 3 for 4, 4 for 6, ...); the number of buckets is
+ * nn_cuda_bucket_index(max_batch, max_batch) + 1. */
+static inline int nn_cuda_bucket_index(int b, int max_batch)
+{
+    int i = 0;
+    for (int s = 1; s < b && s < max_batch; s = nn_cuda_bucket_next(s))
+        i++;
+    return i;
+}
 
 #ifdef __cplusplus
 }
-#endif
-
 #endif
 #endif

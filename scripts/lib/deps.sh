@@ -33,5 +33,5 @@ gz_build() {
     else
         meson setup "$dir" >/dev/null
     fi
-    ninja -C "$dir" -j "$(nproc)" gomoku >/dev/null
+    ninja -C "$dir" -j "$(nproc)" prog >/dev/null   # the program and its CUDA module
 }
