@@ -482,7 +482,7 @@ void broker_state(const broker_t *b, char *out, size_t outlen)
 
 int broker_publish_settings(broker_t *b, const broker_settings_t *s, char *err, size_t errlen)
 {
-    char v[10][40];
+    char v[11][40];
     snprintf(v[0], 40, "%d", BROKER_SETTINGS_VERSION);
     snprintf(v[1], 40, "%016" PRIx64, s->run_id);
     snprintf(v[2], 40, "%s", rule_name(s->rule));
@@ -493,13 +493,14 @@ int broker_publish_settings(broker_t *b, const broker_settings_t *s, char *err, 
     snprintf(v[7], 40, "%.17g", s->full_frac);
     snprintf(v[8], 40, "%.17g", s->resign);
     snprintf(v[9], 40, "%" PRIu64 ":%" PRIu64, s->seed, s->stream_max);
-    const char *names[10] = {"version", "run_id", "rule", "size", "parallel", "visits",
-                             "cheap_visits", "full_frac", "resign", "seed_streammax"};
-    const char *av[22];
+    snprintf(v[10], 40, "%.17g", s->dirichlet_alpha);
+    const char *names[11] = {"version", "run_id", "rule", "size", "parallel", "visits",
+                             "cheap_visits", "full_frac", "resign", "seed_streammax", "alpha"};
+    const char *av[24];
     int ac = 0;
     av[ac++] = "HSET";
     av[ac++] = b->k_settings;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 11; i++) {
         av[ac++] = names[i];
         av[ac++] = v[i];
     }
@@ -542,18 +543,19 @@ static int parse_double_field(const char *name, const char *s, double lo, double
 int broker_fetch_settings(broker_t *b, broker_settings_t *s, char *err, size_t errlen)
 {
     const char *av[] = {"HMGET", b->k_settings, "version", "run_id", "rule", "size", "parallel",
-                        "visits", "cheap_visits", "full_frac", "resign", "seed_streammax"};
-    redisReply *r = cmd(b, 12, av, NULL, err, errlen);
+                        "visits", "cheap_visits", "full_frac", "resign", "seed_streammax",
+                        "alpha"};
+    redisReply *r = cmd(b, 13, av, NULL, err, errlen);
     if (!r)
         return -1;
     int rc = -1;
-    const char *f[10];
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 10) {
+    const char *f[11];
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != 11) {
         snprintf(err, errlen, "broker: unexpected reply to HMGET %s", b->k_settings);
         goto out_free_reply;
     }
     int present = 0;
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < 11; i++) {
         redisReply *e = r->element[i];
         f[i] = e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL;
         present += f[i] != NULL;
@@ -604,6 +606,9 @@ int broker_fetch_settings(broker_t *b, broker_settings_t *s, char *err, size_t e
     }
     s->seed = seed;
     s->stream_max = smax;
+    s->dirichlet_alpha = 0;
+    if (f[10] && parse_double_field("alpha", f[10], 0, 10, &s->dirichlet_alpha, err, errlen) != 0)
+        goto out_free_reply;
     rc = 0;
 out_free_reply:
     freeReplyObject(r);

@@ -89,6 +89,7 @@ typedef struct broker_settings {
     int parallel;
     int visits, cheap_visits;
     double full_frac, resign;
+    double dirichlet_alpha; /* root noise; 0: the board's default (absent in older runs) */
     uint64_t seed;
     uint64_t stream_max;  /* workers hold games back while the stream is longer */
 } broker_settings_t;

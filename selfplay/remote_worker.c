@@ -358,9 +358,12 @@ int remote_worker_run(const remote_worker_opts_t *o, char *err, size_t errlen)
     so.device = o->device;
     so.threads = o->threads;
     so.seed = o->seed ? o->seed : w->wid;
-    so.dirichlet_alpha = 10.0 / (so.size * so.size);
-    if (so.dirichlet_alpha > 0.5)
-        so.dirichlet_alpha = 0.5;
+    so.dirichlet_alpha = w->set.dirichlet_alpha;
+    if (so.dirichlet_alpha <= 0) {   /* a run published before the setting was */
+        so.dirichlet_alpha = 10.0 / (so.size * so.size);
+        if (so.dirichlet_alpha > 0.5)
+            so.dirichlet_alpha = 0.5;
+    }
     char note[256] = "";
     w->sp = selfplay_create(&so, w->model, w->gen, note, sizeof note, err, errlen);
     if (!w->sp)

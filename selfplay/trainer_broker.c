@@ -48,7 +48,8 @@ static void on_connect(trainer_t *t)
         .run_id = t->run_id, .rule = t->cfg.rule, .size = t->cfg.size,
         .parallel = t->cfg.parallel, .visits = t->cfg.visits,
         .cheap_visits = t->cfg.cheap_visits, .full_frac = t->cfg.full_frac,
-        .resign = t->cfg.resign, .seed = t->cfg.seed, .stream_max = (uint64_t)t->o->stream_max,
+        .resign = t->cfg.resign, .dirichlet_alpha = run_config_alpha(&t->cfg),
+        .seed = t->cfg.seed, .stream_max = (uint64_t)t->o->stream_max,
     };
     if (broker_publish_settings(t->broker, &s, e, sizeof e) != 0 ||
         broker_group_create(t->broker, e, sizeof e) != 0 ||

@@ -631,6 +631,9 @@ START_TEST(test_cluster_survives_faults_exactly_once)
     /* bad entries: garbage from one worker id, a game of another run */
     broker_settings_t s;
     ck_assert_int_eq(broker_fetch_settings(b, &s, err, sizeof err), 0);
+    /* remote workers play with the run's own root noise (7x7: 10 / 49) */
+    ck_assert_msg(s.dirichlet_alpha > 0.2040 && s.dirichlet_alpha < 0.2041, "alpha %g",
+                  s.dirichlet_alpha);
     uint8_t junk[40];
     memset(junk, 0x5a, sizeof junk);
     for (int i = 0; i < 3; i++)
