@@ -7,6 +7,7 @@
 #include "cli/cmds.h"
 #include "cli/player.h"
 #include "engine/board.h"
+#include "engine/vcf.h"
 
 static const cmd_help_t help = {
     "play",
@@ -17,8 +18,50 @@ static const cmd_help_t help = {
     "A person types a move as x,y (Gomocup, 0-based from the top left) or h8\n"
     "(column letter, row number from the bottom), 'undo' (back to their\n"
     "previous turn) or 'quit'. Illegal and forbidden moves are refused with the\n"
-    "reason. The last move is shown in brackets: [X].",
+    "reason. The last move is shown in brackets: [X].\n"
+    "After each move of a model player its view is shown: win rate, visits,\n"
+    "best line, and its winning line of fours (VCF) when it has one. --hint\n"
+    "shows the same for a person's side before each of their moves (from the\n"
+    "model in the game, else bot:vcf's choice).",
 };
+
+#define VIEW_VCF_NODES 20000   /* a few ms; deep enough for the lines people miss */
+
+/* " h8 i9 j10" for up to n moves of a line. */
+static void print_line(const board_t *b, const int *mv, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char al[16];
+        move_format_alpha(mv[i], b->size, al, sizeof al);
+        printf(" %s", al);
+    }
+}
+
+/* The side to move's winning line of fours on b, if the solver finds one. */
+static void print_vcf(const char *who, const board_t *b, vcf_t *vcf)
+{
+    if (!vcf || board_over(b))
+        return;
+    vcf_limits_t lim = {.nodes = VIEW_VCF_NODES};
+    vcf_result_t r;
+    if (vcf_solve(vcf, b, &lim, &r) != VCF_WIN)
+        return;
+    printf("  %s VCF (%d four%s):", who, r.nfours, r.nfours == 1 ? "" : "s");
+    print_line(b, r.line, r.nline);
+    printf("\n");
+}
+
+/* A searching player's view of the move it just chose on b (before it). */
+static void print_view(const char *who, const board_t *b, const player_t *p)
+{
+    player_analysis_t a;
+    if (!player_analysis(p, &a))
+        return;
+    printf("  %s: win rate %.1f%%%s, %u visits, best line:", who, 100.0 * a.winrate,
+           a.proven > 0 ? " (proven win)" : a.proven < 0 ? " (proven loss)" : "", a.visits);
+    print_line(b, a.pv, a.npv);
+    printf("\n");
+}
 
 static void print_board(const board_t *b)
 {
@@ -74,7 +117,7 @@ int cmd_play(int argc, char **argv)
     const char *rule_s = "freestyle", *device = "auto";
     int size = BOARD_DEFAULT, visits = 800, time_ms = 0, threads = 1;
     uint64_t seed = 1;
-    bool quiet = false;
+    bool quiet = false, hint = false;
     arg_spec_t specs[] = {
         {"black", ARG_STR, &black, 0, 0, "P  black player (default human)"},
         {"white", ARG_STR, &white, 0, 0, "P  white player (default bot:greedy)"},
@@ -87,6 +130,7 @@ int cmd_play(int argc, char **argv)
         {"time", ARG_INT, &time_ms, 0, 86400000, "MS  model players: time per move when --visits 0"},
         {"threads", ARG_INT, &threads, 1, 16, "T  model players: search threads on one tree, each with its own net, 1..16 (default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
+        {"hint", ARG_FLAG, &hint, 0, 0, "show a suggested move and its line before each move of a person"},
         {"quiet", ARG_FLAG, &quiet, 0, 0, "no notes on stderr"},
     };
     int nspecs = (int)(sizeof specs / sizeof specs[0]);
@@ -122,6 +166,7 @@ int cmd_play(int argc, char **argv)
 
     char err[256];
     player_t *pl[3] = {NULL, NULL, NULL};
+    int status = 0;
     o.seed = seed;
     pl[STONE_BLACK] = player_create(black, rule, size, &o, err, sizeof err);
     if (!pl[STONE_BLACK]) {
@@ -140,6 +185,34 @@ int cmd_play(int argc, char **argv)
         return 1;
     }
     bool show = pl[STONE_BLACK]->is_human || pl[STONE_WHITE]->is_human;
+    /* Hints come from the model in the game (its own search, not the
+     * opponent's tree), else from bot:vcf. */
+    player_t *hinter = NULL;
+    vcf_t *vcf = NULL;
+    if (show) {
+        vcf = vcf_create((size_t)4 << 20, err, sizeof err);
+        if (!vcf) {
+            fprintf(stderr, "gomoku play: %s\n", err);
+            status = 1;
+            goto out_free_players;
+        }
+    }
+    if (hint && show) {
+        const char *spec = "bot:vcf";
+        for (int c = STONE_BLACK; c <= STONE_WHITE; c++) {
+            const char *ps = c == STONE_BLACK ? black : white;
+            if (!pl[c]->is_human && strncmp(ps, "bot:", 4) != 0 && strncmp(ps, "pbrain:", 7) != 0)
+                spec = ps;
+        }
+        o.seed = seed + 2;
+        o.quiet = true;
+        hinter = player_create(spec, rule, size, &o, err, sizeof err);
+        if (!hinter) {
+            fprintf(stderr, "gomoku play: hint player %s: %s\n", spec, err);
+            status = 1;
+            goto out_free_players;
+        }
+    }
 
     board_t b;
     board_init(&b, size, rule);
@@ -148,13 +221,24 @@ int cmd_play(int argc, char **argv)
     printf("%s %dx%d: black (X) %s, white (O) %s\n", rule_name(rule), size, size,
            pl[STONE_BLACK]->name, pl[STONE_WHITE]->name);
 
-    int status = 0;
     const char *why = NULL;
     while (!board_over(&b)) {
         if (show)
             print_board(&b);
         int c = b.to_move, m;
         player_t *p = pl[c];
+        if (hinter && p->is_human) {
+            int hm;
+            player_new_game(hinter, &b);
+            if (player_genmove(hinter, &b, &hm, err, sizeof err) == 0) {
+                char al[16];
+                move_format_alpha(hm, size, al, sizeof al);
+                printf("  hint for %s: %s\n", color_name(c), al);
+                print_view("hint", &b, hinter);
+            }
+            print_vcf("your", &b, vcf);
+        }
+        board_t before = b;
         if (player_genmove(p, &b, &m, err, sizeof err) != 0) {
             if (p->is_human && strcmp(err, "undo") == 0) {
                 if (undo_to_human(&b, pl) == 0) {
@@ -192,6 +276,10 @@ int cmd_play(int argc, char **argv)
         move_format_xy(m, size, xy, sizeof xy);
         move_format_alpha(m, size, al, sizeof al);
         printf("move %d: %s %s (%s)\n", b.nmoves, color_name(c), al, xy);
+        if (show && !p->is_human) {
+            print_view("engine", &before, p);
+            print_vcf("its", &before, vcf);
+        }
         player_notify(pl[STONE_BLACK], &b, m);
         player_notify(pl[STONE_WHITE], &b, m);
     }
@@ -205,6 +293,9 @@ int cmd_play(int argc, char **argv)
         else
             printf("result: none (%s) after %d moves\n", why ? why : "stopped", b.nmoves);
     }
+out_free_players:
+    player_free(hinter);
+    vcf_free(vcf);
     player_free(pl[STONE_BLACK]);
     player_free(pl[STONE_WHITE]);
     return status;

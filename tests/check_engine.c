@@ -942,6 +942,22 @@ START_TEST(program_play_scripted)
                              0, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "refused: 6,7 is forbidden for black in renju (double-three)"),
                   "got: %s", out);
+    /* --hint: a suggestion before each of the person's moves, and their
+     * winning line of fours once black has an open three (d5 or h5) */
+    ck_assert_int_eq(run_bin("play --white bot:random --size 9 --hint --seed 1",
+                             "e5\\nf5\\ng5\\nquit\\n", 0, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "hint for black: e5"), "got: %s", out);
+    ck_assert_msg(strstr(out, "your VCF (1 four): d5") || strstr(out, "your VCF (1 four): h5"),
+                  "got: %s", out);
+    /* a model player's view after its move: win rate, visits, best line */
+    const char *src = getenv("GOMOKU_SRC");
+    ck_assert(src != NULL);
+    char args[1024];
+    snprintf(args, sizeof args, "play --model %s/models/freestyle9-2x32.gzm --size 9 --visits 40 "
+             "--device cpu --quiet", src);
+    ck_assert_int_eq(run_bin(args, "e5\\nquit\\n", 0, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "engine: win rate ") && strstr(out, "visits, best line: "),
+                  "got: %s", out);
     /* unknown bot: usage error */
     ck_assert_int_eq(run_bin("play --white bot:smart", NULL, 1, out, sizeof out), 2);
     ck_assert_msg(strstr(out, "bot:random, bot:greedy"), "got: %s", out);
