@@ -13,7 +13,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,8 +22,8 @@
 #include <unistd.h>
 
 #include "cli/player.h"
+#include "engine/util.h"
 
-extern char **environ;
 
 #define START_TIMEOUT_MS 30000   /* START: the engine may be loading a model */
 #define GRACE_MS 1000            /* on top of timeout_turn for a move */
@@ -401,29 +400,14 @@ player_t *player_pbrain_create(const char *command, rule_t rule, int size, const
         close(in[1]);
         goto out_free;
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-    if (o && o->quiet)
-        posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-    posix_spawnattr_init(&attr);
-    sigset_t none, dfl;
-    sigemptyset(&none);
-    sigemptyset(&dfl);
-    sigaddset(&dfl, SIGPIPE);
-    sigaddset(&dfl, SIGINT);
-    sigaddset(&dfl, SIGTERM);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &dfl);
-    posix_spawnattr_setpgroup(&attr, 0);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF |
-                                        POSIX_SPAWN_SETPGROUP);
+    util_spawn_fd_t fds[3] = {
+        {0, in[0], NULL, 0},
+        {1, out[1], NULL, 0},
+        {2, -1, "/dev/null", O_WRONLY},
+    };
     char *argv[] = {"sh", "-c", (char *)command, NULL};
-    int rc = posix_spawn(&e->pid, "/bin/sh", &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
+    /* its own process group, so that a stop reaches whatever sh started */
+    int rc = util_spawn(&e->pid, "/bin/sh", argv, fds, o && o->quiet ? 3 : 2, true);
     close(in[0]);
     close(out[1]);
     e->to_fd = in[1];

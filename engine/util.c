@@ -3,6 +3,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -139,4 +141,45 @@ const char *util_json_str(const char *s, char *buf, size_t len)
     buf[n++] = '"';
     buf[n] = '\0';
     return buf;
+}
+
+int util_spawn(pid_t *pid, const char *exe, char *const argv[], const util_spawn_fd_t *fds,
+               int nfds, bool new_pgroup)
+{
+    extern char **environ;
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    int rc = posix_spawn_file_actions_init(&fa);
+    if (rc != 0)
+        return rc;
+    rc = posix_spawnattr_init(&attr);
+    if (rc != 0)
+        goto out_free_actions;
+    for (int i = 0; i < nfds && rc == 0; i++)
+        rc = fds[i].path ? posix_spawn_file_actions_addopen(&fa, fds[i].target, fds[i].path,
+                                                            fds[i].flags, 0644)
+                         : posix_spawn_file_actions_adddup2(&fa, fds[i].fd, fds[i].target);
+    sigset_t none, deflt;
+    sigemptyset(&none);
+    sigemptyset(&deflt);
+    sigaddset(&deflt, SIGPIPE);
+    sigaddset(&deflt, SIGINT);
+    sigaddset(&deflt, SIGTERM);
+    short flags = POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+    if (rc == 0)
+        rc = posix_spawnattr_setsigmask(&attr, &none);
+    if (rc == 0)
+        rc = posix_spawnattr_setsigdefault(&attr, &deflt);
+    if (rc == 0 && new_pgroup) {
+        rc = posix_spawnattr_setpgroup(&attr, 0);
+        flags |= POSIX_SPAWN_SETPGROUP;
+    }
+    if (rc == 0)
+        rc = posix_spawnattr_setflags(&attr, flags);
+    if (rc == 0)
+        rc = posix_spawn(pid, exe, &fa, &attr, argv, environ);
+    posix_spawnattr_destroy(&attr);
+out_free_actions:
+    posix_spawn_file_actions_destroy(&fa);
+    return rc;
 }

@@ -4,8 +4,10 @@
 #ifndef GZ_ENGINE_UTIL_H
 #define GZ_ENGINE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* splitmix64: the next value of the generator whose state is *s. Any seed
  * (0 included) gives a good stream; the state is the caller's. */
@@ -39,5 +41,24 @@ int util_fsync_dir(const char *dir);
  * is cut at a character boundary and still closed with a quote. Returns
  * buf. len >= 3. */
 const char *util_json_str(const char *s, char *buf, size_t len);
+
+/* One descriptor of a child started by util_spawn: its fd `target` becomes
+ * a duplicate of `fd` (the child's fd of that number, as the actions so
+ * far left it) when path is NULL, else `path` opened with flags (mode 0644). */
+typedef struct util_spawn_fd {
+    int target;
+    int fd;
+    const char *path;
+    int flags;
+} util_spawn_fd_t;
+
+/* Start exe with argv by posix_spawn (never fork: the parent may own a
+ * CUDA context), its descriptors set up by fds[0..nfds) in order, other
+ * descriptors as they are (open ours with O_CLOEXEC), the signal mask
+ * cleared and SIGPIPE, SIGINT and SIGTERM back to their default action
+ * (the parent may ignore or handle them), in a process group of its own
+ * when new_pgroup. 0 with *pid set, or an errno value. */
+int util_spawn(pid_t *pid, const char *exe, char *const argv[], const util_spawn_fd_t *fds,
+               int nfds, bool new_pgroup);
 
 #endif

@@ -6,7 +6,6 @@
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +21,6 @@
 #include "selfplay/trainer_int.h"
 #include "selfplay/wire.h"
 
-extern char **environ;
 
 const char *trainer_wstate_name(wstate_t s)
 {
@@ -83,31 +81,18 @@ int trainer_spawn_worker(trainer_t *t, wslot_t *w)
     }
     argv[ac] = NULL;
 
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&attr);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
     char logp[4096];
     snprintf(logp, sizeof logp, "%s/workers.log", t->dir);
-    posix_spawn_file_actions_addopen(&fa, 2, logp, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&fa, 2, 1);
-    posix_spawn_file_actions_adddup2(&fa, child_rec, 3);
-    posix_spawn_file_actions_adddup2(&fa, child_ctl, 4);
-    sigset_t none, deflt;
-    sigemptyset(&none);
-    sigemptyset(&deflt);
-    sigaddset(&deflt, SIGPIPE);
-    sigaddset(&deflt, SIGTERM);
-    sigaddset(&deflt, SIGINT);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &deflt);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    const util_spawn_fd_t sfds[] = {
+        {0, -1, "/dev/null", O_RDONLY},
+        {2, -1, logp, O_WRONLY | O_CREAT | O_APPEND},
+        {1, 2, NULL, 0},
+        {3, child_rec, NULL, 0},
+        {4, child_ctl, NULL, 0},
+    };
     const char *exe = t->o->exe ? t->o->exe : "/proc/self/exe";
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, &attr, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
+    int rc = util_spawn(&pid, exe, argv, sfds, (int)(sizeof sfds / sizeof sfds[0]), false);
     if (rc != 0) {
         errno = rc;
         goto out_fail;

@@ -1025,7 +1025,8 @@ START_TEST(test_binary_stop_and_end_during_search)
     proc_send(&p, "INFO timeout_turn 60000");
     proc_send(&p, "TURN 7,7");
     proc_send(&p, "ABOUT");   /* queued: answered after the move */
-    usleep(300 * 1000);
+    /* a second, so that a loaded machine still gets well into the search */
+    usleep(1000 * 1000);
     double t0 = now_ms();
     proc_send(&p, "YXSTOP");
     const char *a = proc_reply(&p, line, sizeof line, 20000, msg, sizeof msg);
