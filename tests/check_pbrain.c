@@ -1015,8 +1015,16 @@ END_TEST
  * take a minute. */
 START_TEST(test_binary_stop_and_end_during_search)
 {
+    /* a net (random, 2x32) keeps the search slow enough that it is still
+     * running when the stop comes: the uniform evaluator fills the tree in
+     * about 0.15 s on a quiet machine and then ends the search itself */
+    char model[256], cmd[1024];
+    snprintf(model, sizeof model, "/tmp/check_pbrain_stop_%ld.gzm", (long)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 --out %s "
+             ">/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
+    ck_assert_int_eq(system(cmd), 0);
     proc_t p;
-    const char *args[] = {"pbrain", "--model", "mcts:uniform", NULL};
+    const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
     proc_start(&p, args);
     char line[4096], msg[1024];
     double bound = asan() ? 10000 : 1000;
@@ -1056,6 +1064,7 @@ START_TEST(test_binary_stop_and_end_during_search)
     double end_ms = now_ms() - t0;
     ck_assert_int_eq(rc, 0);
     ck_assert_msg(end_ms < bound, "END during a search: exit after %.1f ms", end_ms);
+    unlink(model);
     fprintf(stderr, "pbrain stop: YXSTOP to move %.1f ms, END to exit %.1f ms (60 s searches)\n",
             stop_ms, end_ms);
 }
