@@ -183,3 +183,21 @@ out_free_actions:
     posix_spawn_file_actions_destroy(&fa);
     return rc;
 }
+
+uint64_t util_random_u64(void)
+{
+    uint64_t v = 0;
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
+            v = 0;
+        close(fd);
+    }
+    if (v == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        v = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec ^
+            ((uint64_t)getpid() << 32);
+    }
+    return v | 1;
+}

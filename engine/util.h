@@ -42,6 +42,11 @@ int util_fsync_dir(const char *dir);
  * buf. len >= 3. */
 const char *util_json_str(const char *s, char *buf, size_t len);
 
+/* A random nonzero 64-bit value from the kernel (/dev/urandom), or from
+ * the clock and pid when that cannot be read: for ids that other runs,
+ * workers or clients must not share, not for secrets. */
+uint64_t util_random_u64(void);
+
 /* One descriptor of a child started by util_spawn: its fd `target` becomes
  * a duplicate of `fd` (the child's fd of that number, as the actions so
  * far left it) when path is NULL, else `path` opened with flags (mode 0644). */

@@ -158,20 +158,7 @@ int broker_run_id(const char *run_dir, uint64_t *id, char *err, size_t errlen)
         *id = v;
         return 0;
     }
-    uint64_t v = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
-            v = 0;
-        close(fd);
-    }
-    if (v == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        v = ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^
-            ((uint64_t)getpid() << 40);
-    }
-    v |= 1; /* never 0 */
+    uint64_t v = util_random_u64();
     char text[32];
     int n = snprintf(text, sizeof text, "%016" PRIx64 "\n", v);
     if (util_write_atomic(path, text, (size_t)n, err, errlen) != 0)

@@ -67,23 +67,6 @@ void remote_worker_opts_default(remote_worker_opts_t *o)
     o->spool_max = 10000;
 }
 
-static uint64_t random_u64(void)
-{
-    uint64_t v = 0;
-    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
-    if (fd >= 0) {
-        if (read(fd, &v, sizeof v) != (ssize_t)sizeof v)
-            v = 0;
-        close(fd);
-    }
-    if (v == 0) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        v = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)ts.tv_sec ^
-            ((uint64_t)getpid() << 32);
-    }
-    return v | 1;
-}
 
 static void set_state(rworker_t *w, const char *state)
 {
@@ -296,7 +279,7 @@ int remote_worker_run(const remote_worker_opts_t *o, char *err, size_t errlen)
         return -1;
     }
     w->o = o;
-    w->wid = random_u64();
+    w->wid = util_random_u64();
     record_init(&w->rec);
     int rc = -1;
     struct sigaction sa;
