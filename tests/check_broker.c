@@ -28,6 +28,7 @@
 
 #include <hiredis/hiredis.h>
 
+#include "tests/run_files.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "selfplay/broker.h"
@@ -51,52 +52,12 @@ static double now_s(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *s = malloc(cap);
-    for (;;) {
-        if (n + 1024 > cap)
-            s = realloc(s, cap *= 2);
-        size_t r = fread(s + n, 1, cap - n - 1, f);
-        if (r == 0)
-            break;
-        n += r;
-    }
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
 static int file_contains(const char *path, const char *needle)
 {
     char *s = slurp(path);
     int r = s && strstr(s, needle) != NULL;
     free(s);
     return r;
-}
-
-static long long json_num(const char *s, const char *key)
-{
-    if (!s)
-        return -1;
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(s, pat);
-    return p ? atoll(p + strlen(pat)) : -1;
-}
-
-static long long status_num(const char *run, const char *key)
-{
-    char p[1024];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
-    long long v = json_num(s, key);
-    free(s);
-    return v;
 }
 
 static int wait_status(const char *run, const char *key, long long v, double timeout_s)

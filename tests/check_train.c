@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tests/run_files.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "engine/util.h"
@@ -39,47 +40,6 @@ static void make_tmpdir(char *out, size_t len)
 {
     snprintf(out, len, "/tmp/check_train_XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(out));
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return NULL;
-    size_t cap = 4096, n = 0;
-    char *s = malloc(cap);
-    for (;;) {
-        if (n + 1024 > cap)
-            s = realloc(s, cap *= 2);
-        size_t r = fread(s + n, 1, cap - n - 1, f);
-        if (r == 0)
-            break;
-        n += r;
-    }
-    s[n] = '\0';
-    fclose(f);
-    return s;
-}
-
-/* The number after "key": in a JSON text (first occurrence at or after from); -1 if absent. */
-static long long json_num(const char *s, const char *key)
-{
-    if (!s)
-        return -1;
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\": ", key);
-    const char *p = strstr(s, pat);
-    return p ? atoll(p + strlen(pat)) : -1;
-}
-
-static long long status_num(const char *run, const char *key)
-{
-    char p[512];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
-    long long v = json_num(s, key);
-    free(s);
-    return v;
 }
 
 /* The workers' pids from status.json; returns how many. */
