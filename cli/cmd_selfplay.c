@@ -153,6 +153,7 @@ int cmd_selfplay(int argc, char **argv)
         {"no-resign-frac", ARG_DOUBLE, &o.no_resign_frac, 0, 1, "F  games that never resign (default 0.1)"},
         {"temp-moves", ARG_INT, &o.temp_moves, 0, 400, "K  plies sampled at temperature 1 (default 8)"},
         {"alpha", ARG_DOUBLE, &o.dirichlet_alpha, 0, 100, "A  Dirichlet noise alpha, 0: none (default 0.05)"},
+        {"forced-k", ARG_DOUBLE, &o.forced_k, 0, 10, "K  forced playouts in full searches, pruned from the policy target (default 0: off)"},
         {"leaves", ARG_INT, &o.leaves_per_game, 1, 64, "L  leaves per game per NN call, virtual loss (default 1)"},
         {"cache-mb", ARG_INT, &o.cache_mb, 0, 65536, "MB NN cache size (default 64)"},
         {"shard-games", ARG_INT, &shard_games, 1, 10000000, "N  games per shard file (default 1000)"},

@@ -119,6 +119,7 @@ int cmd_worker(int argc, char **argv)
     o.sp.resign_threshold = cfg.resign;
     o.sp.device = cfg.device;
     o.sp.dirichlet_alpha = run_config_alpha(&cfg);
+    o.sp.forced_k = cfg.forced_k;
     o.parent_pid = (long)parent;
     if (worker_run(&o, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku worker: %s\n", err);

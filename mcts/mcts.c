@@ -325,6 +325,10 @@ static void backup(mcts_t *t, const uint32_t *path, int depth, float v, bool had
     t->playouts++;
 }
 
+/* Added to the PUCT score of a child below its forced playouts: such
+ * children come first, in PUCT order among themselves. */
+#define FORCED_BONUS 1e6f
+
 /* Pick the child to descend into; returns the edge index within the node. */
 static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
 {
@@ -337,12 +341,19 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
     float best_score = -1e30f;
     float visited_prior = 0.0f;
     int nv = nd->nvisited;
+    /* forced playouts: k * total child visits / PRIOR_ONE, so that a child
+     * is forced while its visits^2 < kn * prior (0: none) */
+    float kn = 0.0f;
+    if (is_root && t->root_noised && t->p.forced_k > 0.0f)
+        kn = t->p.forced_k * (parent_n - 1.0f) / PRIOR_ONE;
     for (int i = 0; i < nv; i++) {
         const node_t *c = CN(t, ed[i].child);
         float cn = (float)(c->n + c->vl);
         float q = cn > 0.0f ? (c->w - (float)c->vl) / cn : parent_q;
         float score = q + cp * (float)ed[i].prior / (1.0f + cn);
         visited_prior += (float)ed[i].prior;
+        if (cn * cn < kn * (float)ed[i].prior && c->state != NS_TERMINAL)
+            score += FORCED_BONUS;
         if (score > best_score) {
             best_score = score;
             best = i;
@@ -352,6 +363,8 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
         float red = is_root ? t->p.fpu_root : t->p.fpu_reduction;
         float q = parent_q - red * sqrtf(visited_prior / PRIOR_ONE);
         float score = q + cp * (float)ed[nv].prior;
+        if (0.0f < kn * (float)ed[nv].prior)
+            score += FORCED_BONUS;
         if (score > best_score)
             best = nv;
     }
@@ -594,8 +607,10 @@ void mcts_set_probe(mcts_t *t, mcts_probe_fn probe, void *user)
 mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
 {
     if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
-        !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f)) {
-        snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, 1 <= max_pending <= 4096)");
+        !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
+        !(p->forced_k >= 0.0f && p->forced_k <= 100.0f)) {
+        snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
+                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100)");
         return NULL;
     }
     size_t half = p->mem_bytes / 2;
@@ -808,6 +823,50 @@ int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max)
         if (n == 0)
             continue;
         out[k].move = e->move;
+        out[k].count = (uint16_t)(n > 65535 ? 65535 : n);
+        k++;
+    }
+    return k;
+}
+
+static int best_edge(const mcts_t *t, const node_t *nd);
+
+int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max)
+{
+    const node_t *r = CN(t, t->root);
+    if (!(t->p.forced_k > 0.0f) || !t->root_noised || r->state != NS_EXPANDED)
+        return mcts_root_visits(t, out, max);
+    const edge_t *ed = CE(t, r->edge);
+    int b = best_edge(t, r);
+    const node_t *bc = ed[b].child ? CN(t, ed[b].child) : NULL;
+    if (!bc || bc->n == 0)
+        return mcts_root_visits(t, out, max);
+    /* PUCT as select_edge scores it, with the root's final visit count */
+    double cp = t->p.c_puct * sqrt((double)r->n) / PRIOR_ONE;
+    double total = (double)r->n - 1.0;
+    double best_u = bc->w / bc->n + cp * ed[b].prior / (1.0 + bc->n);
+    int k = 0;
+    for (int i = 0; i < r->nvisited && k < max; i++) {
+        const node_t *c = CN(t, ed[i].child);
+        uint32_t n = c->n;
+        if (n == 0)
+            continue;
+        if (i != b) {
+            double forced = sqrt(t->p.forced_k * ed[i].prior / PRIOR_ONE * total);
+            double keep = ceil((double)n - forced);   /* at most the forced visits go */
+            double gap = best_u - c->w / n;
+            /* fewest visits whose PUCT value stays below the best child's:
+             * q + a / (1 + n') < best_u  <=>  n' > a / gap - 1 */
+            double a = cp * ed[i].prior;
+            double puct_floor = gap > 0.0 ? floor(a / gap - 1.0) + 1.0 : (double)n;
+            if (puct_floor > keep)
+                keep = puct_floor;
+            if (keep < (double)n)
+                n = keep > 0.0 ? (uint32_t)keep : 0;
+            if (n <= 1)
+                continue;
+        }
+        out[k].move = ed[i].move;
         out[k].count = (uint16_t)(n > 65535 ? 65535 : n);
         k++;
     }

@@ -82,10 +82,13 @@ typedef struct mcts_params {
     uint32_t vcf_nodes;    /* VCF check (engine/vcf.h) at each new leaf: solver node budget, 0: off */
     uint32_t vcf_root_nodes; /* the same once per root (deeper), 0: off */
     size_t vcf_tt_bytes;   /* the tree's VCF solver table (made only when a budget is set) */
+    float forced_k;        /* forced playouts (KataGo): at a root with noise, a child with
+                            * fewer than sqrt(k * P * total child visits) visits is selected
+                            * first; 0: off (the search is then exactly plain PUCT) */
 } mcts_params_t;
 
 /* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 5000
- * at the root, 256 KiB VCF table. */
+ * at the root, 256 KiB VCF table, forced playouts off. */
 void mcts_params_default(mcts_params_t *p);
 
 typedef struct mcts mcts_t;
@@ -180,6 +183,13 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out);
 /* Root children with visits > 0 as (move, count), in edge order; returns
  * the count (<= max). Counts above 65535 are clipped. */
 int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
+/* The policy training target: mcts_root_visits, less the forced playouts
+ * PUCT would not have given (KataGo's policy target pruning). When the
+ * root had forced playouts (forced_k > 0 and noise), every child but the
+ * most visited one loses up to its sqrt(k * P * N) forced visits, as long
+ * as its PUCT value stays below the best child's; a child left with 1
+ * visit or fewer is dropped. Otherwise exactly mcts_root_visits. */
+int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max);
 /* Root child statistics for analysis: move, visits, Q (root side's view), prior. */
 typedef struct mcts_child_info { int move; uint32_t visits; float q; float prior; } mcts_child_info_t;
 int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max);

@@ -32,6 +32,11 @@ const setting_t run_settings[] = {
      "self-play resigns below root value -T; 0: never"},
     {"dirichlet_alpha", SET_DOUBLE, F(dirichlet_alpha), 0, 10, "0", 0, "A",
      "root noise alpha; 0: 10 / board points, at most 0.5"},
+    {"forced_k", SET_DOUBLE, F(forced_k), 0, 10, "0", 1, "K",
+     "forced playouts in full searches: a root child gets sqrt(K * prior * visits) visits, "
+     "pruned from the policy target (KataGo); 0: off"},
+    {"policy_heads", SET_INT, F(policy_heads), 1, 3, "1", 0, "K",
+     "policy outputs: 1 the policy, 2 also the opponent's reply, 3 also a soft policy (KataGo)"},
     {"batch", SET_INT, F(batch), 1, 65536, "256", 0, "N", "minibatch size"},
     {"lr", SET_DOUBLE, F(lr), 1e-7, 10, "0.02", 0, "X", "learning rate"},
     {"momentum", SET_DOUBLE, F(momentum), 0, 0.999, "0.9", 0, "M", "Nesterov momentum"},
@@ -320,6 +325,10 @@ int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
     if (rc == 0 && c->version == 0) {
         snprintf(err, errlen, "%s: no version line (not a gomoku run config?)", path);
         rc = -1;
+    }
+    if (rc == 0 && c->version < 3) {   /* runs made before these methods existed */
+        c->forced_k = 0.0;
+        c->policy_heads = 1;
     }
     fclose(f);
     return rc;

@@ -21,7 +21,8 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 2   /* 2: optimizer, noise, retention and fault settings */
+#define RUN_CONFIG_VERSION 3   /* 2: optimizer, noise, retention and fault settings;
+                                  * 3: forced_k, policy_heads (0 and 1 in older files) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The one table of settings (run_settings) names,
@@ -39,6 +40,8 @@ typedef struct run_config {
     double full_frac;   /* fraction of moves searched fully (only those train the policy) */
     double resign;      /* resign below -resign root value (0: never) */
     double dirichlet_alpha; /* root noise; 0: 10 / points, at most 0.5 */
+    double forced_k;    /* forced playouts + policy target pruning in full searches (0: off) */
+    int policy_heads;   /* policy head outputs K: 1 policy, 2 + opponent reply, 3 + soft policy */
     int batch;          /* training minibatch */
     double lr;
     double momentum;    /* Nesterov momentum */

@@ -61,6 +61,7 @@ void selfplay_opts_default(selfplay_opts_t *o)
         .cache_mb = 64,
         .quiet = 0,
         .leaves_per_game = 1,
+        .forced_k = 0.0,
     };
 }
 
@@ -92,6 +93,8 @@ static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
         bad = "resign threshold or no-resign fraction outside 0..1";
     else if (o->cache_mb < 0 || o->leaves_per_game < 0 || o->leaves_per_game > 64)
         bad = "cache size < 0 or leaves per game outside 0..64";
+    else if (!(o->forced_k >= 0.0 && o->forced_k <= 10.0))
+        bad = "forced playouts k outside 0..10";
     if (bad) {
         snprintf(err, errlen, "self-play options: %s", bad);
         return -1;
@@ -134,6 +137,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     so.visits = (uint32_t)(o->visits > o->cheap_visits ? o->visits : o->cheap_visits);
     so.cache_bytes = (size_t)o->cache_mb << 20;
     so.mcts.fpu_root = 0.0f;
+    so.mcts.forced_k = (float)o->forced_k;   /* active only at a noised (full-search) root */
     so.mcts.seed = o->seed * 1000003u;
     sp->search = searcher_create(model, &so, note, notelen, err, errlen);
     if (!sp->search)
@@ -243,7 +247,9 @@ static int finish_move(selfplay_t *sp, game_t *g, selfplay_game_fn on_game, void
         if (!g->would_resign)
             g->would_resign = me;
     }
-    int nv = mcts_root_visits(g->tree, sp->visits, BOARD_CELLS);
+    /* the policy target: forced playouts pruned (the move is chosen from
+     * the unpruned visits) */
+    int nv = mcts_root_policy_visits(g->tree, sp->visits, BOARD_CELLS);
     double temp = g->board.nmoves < sp->o.temp_moves ? 1.0 : sp->o.temp_final;
     int move = mcts_pick_move(g->tree, temp);
     if (move == MOVE_NONE) {   /* renju: black has only forbidden points */

@@ -33,6 +33,8 @@ typedef struct selfplay_opts {
     int cache_mb;            /* NN cache size */
     int quiet;               /* no device note on stderr */
     int leaves_per_game;     /* leaves per tree per step, with virtual loss (0: 1) */
+    double forced_k;         /* forced playouts in full searches, pruned from the recorded
+                              * policy target (mcts_params_t.forced_k); 0: off */
 } selfplay_opts_t;
 
 void selfplay_opts_default(selfplay_opts_t *o);

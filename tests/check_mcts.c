@@ -489,6 +489,169 @@ START_TEST(test_same_seed_same_output)
 }
 END_TEST
 
+
+/* Forced playouts (KataGo sec. 3.1). The crafted evaluator: priors fall
+ * off geometrically with the point index (point p gets 0.5^(p % 8 + 1)
+ * over the legal points), and the value (side to move) is -0.9 when the
+ * side to move has a stone on point 40, the centre of 9x9, +0.9 when the
+ * opponent has, else about -0.2: so the centre (prior about 0.04) is a
+ * losing move that PUCT looks at once. */
+static void eval_crafted(void *user, const board_t *const *boards, int n, float *policy,
+                         float *value)
+{
+    (void)user;
+    for (int i = 0; i < n; i++) {
+        float *row = policy + (size_t)i * BOARD_CELLS;
+        int np = board_npoints(boards[i]);
+        for (int p = 0; p < np; p++)
+            row[p] = ldexpf(1.0f, -(p % 8 + 1));
+        int c40 = boards[i]->cells[40];
+        value[i] = c40 == 0 ? -0.2f : c40 == boards[i]->to_move ? -0.9f : 0.9f;
+        uint64_t h = boards[i]->hash;   /* a little position-dependent spread */
+        value[i] += (float)(h % 7) * 0.01f;
+    }
+}
+
+/* A noised 9x9 root searched for `visits` with forced playouts k (0: off);
+ * the tree is the caller's. */
+static mcts_t *forced_search(float k, uint32_t visits, uint64_t seed)
+{
+    mcts_params_t p;
+    mcts_params_default(&p);
+    p.mem_bytes = 16 << 20;
+    p.seed = seed;
+    p.forced_k = k;
+    char err[128];
+    mcts_t *t = mcts_create(&p, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 1, .batch = 1};
+    mcts_result_t r;
+    mcts_search(t, eval_crafted, NULL, &lim, &r);
+    mcts_add_noise(t, 0.3, 0.25);
+    lim.visits = visits;
+    lim.batch = 4;
+    mcts_search(t, eval_crafted, NULL, &lim, &r);
+    return t;
+}
+
+static uint64_t fnv_visits(const record_visit_t *v, int n, uint64_t h)
+{
+    for (int i = 0; i < n; i++) {
+        h = (h ^ (uint64_t)(uint16_t)v[i].move) * 0x100000001b3ull;
+        h = (h ^ v[i].count) * 0x100000001b3ull;
+    }
+    return h;
+}
+
+/* Root visits of `move` in v[0..n), 0 when absent. */
+static uint32_t visits_of(const record_visit_t *v, int n, int move)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i].move == move)
+            return v[i].count;
+    return 0;
+}
+
+/* Off (k = 0) the search is the plain PUCT search of before the option
+ * existed: these hashes of the root visits were taken with that build. */
+START_TEST(test_forced_off_identical)
+{
+    const uint64_t golden[2] = {0xfe09814b68e71533ull, 0xaa29ac5b2219a865ull};
+    for (int s = 1; s <= 2; s++) {
+        mcts_t *t = forced_search(0.0f, 300, (uint64_t)s);
+        record_visit_t v[BOARD_CELLS], pv[BOARD_CELLS];
+        int n = mcts_root_visits(t, v, BOARD_CELLS);
+        ck_assert_uint_eq(fnv_visits(v, n, 0xcbf29ce484222325ull), golden[s - 1]);
+        ck_assert_uint_eq(visits_of(v, n, 40), 1);   /* the bad centre: one look */
+        int np = mcts_root_policy_visits(t, pv, BOARD_CELLS);
+        ck_assert_int_eq(np, n);
+        ck_assert_mem_eq(pv, v, (size_t)n * sizeof v[0]);
+        mcts_free(t);
+    }
+}
+END_TEST
+
+/* k = 2: the centre (prior about 0.04, a losing move for the mover) gets its
+ * sqrt(2 P N) visits; so does every other child; no child is forced
+ * without noise. */
+START_TEST(test_forced_playouts_happen)
+{
+    mcts_t *t = forced_search(2.0f, 300, 1);
+    mcts_child_info_t c[BOARD_CELLS];
+    int k = mcts_root_children(t, c, BOARD_CELLS);
+    double total = (double)mcts_root_n(t) - 1.0;
+    int checked = 0;
+    for (int i = 0; i < k; i++) {
+        double forced = sqrt(2.0 * c[i].prior * total);
+        /* the count is checked while the search runs (4 leaves in flight) */
+        ck_assert_msg(c[i].visits + 1 >= (uint32_t)floor(forced * 0.98),
+                      "move %d: %u visits, %.2f forced", c[i].move, c[i].visits, forced);
+        if (c[i].move == 40) {
+            ck_assert_uint_ge(c[i].visits, 4);
+            checked = 1;
+        }
+    }
+    ck_assert(checked);
+    mcts_free(t);
+    /* the same tree without noise searches as with k = 0 */
+    mcts_params_t p;
+    mcts_params_default(&p);
+    p.mem_bytes = 16 << 20;
+    char err[128];
+    record_visit_t v[2][BOARD_CELLS];
+    int n[2];
+    for (int j = 0; j < 2; j++) {
+        p.forced_k = j ? 2.0f : 0.0f;
+        t = mcts_create(&p, err, sizeof err);
+        ck_assert_msg(t != NULL, "%s", err);
+        board_t b;
+        board_init(&b, 9, RULE_FREESTYLE);
+        mcts_set_root(t, &b);
+        mcts_limits_t lim = {.visits = 200, .batch = 4};
+        mcts_result_t r;
+        mcts_search(t, eval_crafted, NULL, &lim, &r);
+        n[j] = mcts_root_visits(t, v[j], BOARD_CELLS);
+        mcts_free(t);
+    }
+    ck_assert_int_eq(n[0], n[1]);
+    ck_assert_mem_eq(v[0], v[1], (size_t)n[0] * sizeof v[0][0]);
+    p.forced_k = -1.0f;
+    ck_assert_ptr_null(mcts_create(&p, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "forced_k"));
+}
+END_TEST
+
+/* Pruning: the target loses the forced visits (the centre is dropped),
+ * the best child keeps its count, no child is raised, none is left with
+ * 1 visit. */
+START_TEST(test_forced_pruned_from_target)
+{
+    mcts_t *t = forced_search(2.0f, 300, 1);
+    record_visit_t v[BOARD_CELLS], pv[BOARD_CELLS];
+    int n = mcts_root_visits(t, v, BOARD_CELLS);
+    int np = mcts_root_policy_visits(t, pv, BOARD_CELLS);
+    mcts_result_t r;
+    mcts_get_result(t, &r);
+    ck_assert_uint_ge(visits_of(v, n, 40), 4);
+    ck_assert_uint_eq(visits_of(pv, np, 40), 0);
+    ck_assert_uint_eq(visits_of(pv, np, r.best_move), visits_of(v, n, r.best_move));
+    ck_assert_int_lt(np, n);
+    uint32_t sum = 0, psum = 0;
+    for (int i = 0; i < n; i++)
+        sum += v[i].count;
+    for (int i = 0; i < np; i++) {
+        ck_assert_uint_gt(pv[i].count, 1);
+        ck_assert_uint_le(pv[i].count, visits_of(v, n, pv[i].move));
+        psum += pv[i].count;
+    }
+    ck_assert_uint_lt(psum, sum);
+    mcts_free(t);
+}
+END_TEST
+
 START_TEST(test_tree_reuse)
 {
     /* small arena so that advancing compacts the subtree into the spare half */
@@ -738,6 +901,9 @@ int main(void)
     tcase_add_test(tc, test_terminal_exact);
     tcase_add_test(tc, test_same_seed_same_output);
     tcase_add_test(tc, test_tree_reuse);
+    tcase_add_test(tc, test_forced_off_identical);
+    tcase_add_test(tc, test_forced_playouts_happen);
+    tcase_add_test(tc, test_forced_pruned_from_target);
     tcase_add_test(tc, test_probe_transposition);
     tcase_add_test(tc, test_renju_forbidden_not_searched);
     tcase_add_test(tc, test_time_and_stop);
