@@ -88,7 +88,7 @@ int bench_train(int argc, char **argv)
     }
     if (note[0])
         fprintf(stderr, "gomoku bench train: %s\n", note);
-    replay_t *rp = replay_create(1 << 30, RULE_FREESTYLE, size, size);
+    replay_t *rp = replay_create(1 << 30, RULE_FREESTYLE, size, size, 1);
     if (!rp) {
         fprintf(stderr, "gomoku bench train: out of memory\n");
         goto out_free_net;
@@ -104,7 +104,7 @@ int bench_train(int argc, char **argv)
 
     /* assembly alone, one thread */
     replay_batch_t b;
-    if (replay_batch_alloc(&b, batch, size) != 0) {
+    if (replay_batch_alloc(&b, batch, size, 1) != 0) {
         fprintf(stderr, "gomoku bench train: out of memory\n");
         goto out_free_replay;
     }

@@ -121,7 +121,9 @@ static int model_info(int argc, char **argv)
     printf("channels      %d\n", c->channels);
     printf("board max     %d\n", M);
     printf("input planes  %d\n", c->in_planes);
-    printf("policy head   %d\n", c->policy_head);
+    printf("policy head   %d (%d output%s: policy%s%s)\n", c->policy_head, c->policy_outputs,
+           c->policy_outputs > 1 ? "s" : "", c->policy_outputs > 1 ? ", opponent reply" : "",
+           c->policy_outputs > 2 ? ", soft policy" : "");
     printf("value head    %d (hidden %d)\n", c->value_head, c->value_hidden);
     printf("parameters    %zu\n", m->nparams);
     printf("rule          %s\n", rule_name((rule_t)m->rule));

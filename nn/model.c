@@ -16,6 +16,13 @@ void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max
     cfg->policy_head = 32;
     cfg->value_head = 32;
     cfg->value_hidden = 64;
+    cfg->policy_outputs = 1;
+}
+
+float nn_policy_loss_weight(int k)
+{
+    static const float w[NN_MAX_POLICY_OUTPUTS] = {1.0f, 0.15f, 8.0f};
+    return k >= 0 && k < NN_MAX_POLICY_OUTPUTS ? w[k] : 0.0f;
 }
 
 int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
@@ -44,6 +51,11 @@ int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
             snprintf(err, errlen, "%s %d out of range 1..%d", names[i], heads[i], NN_MAX_HEAD);
             return -1;
         }
+    if (cfg->policy_outputs < 1 || cfg->policy_outputs > NN_MAX_POLICY_OUTPUTS) {
+        snprintf(err, errlen, "policy outputs %d out of range 1..%d", cfg->policy_outputs,
+                 NN_MAX_POLICY_OUTPUTS);
+        return -1;
+    }
     return 0;
 }
 
@@ -69,8 +81,8 @@ void nn_param_layout(const nn_config_t *cfg, nn_layout_t *o)
     off += (size_t)cfg->blocks * o->block_stride;
     o->pol_w1 = off; off += Hp * C;
     o->pol_b1 = off; off += Hp;
-    o->pol_w2 = off; off += Hp;
-    o->pol_b2 = off; off += 1;
+    o->pol_w2 = off; off += (size_t)cfg->policy_outputs * Hp;
+    o->pol_b2 = off; off += (size_t)cfg->policy_outputs;
     o->val_w1 = off; off += Hv * C;
     o->val_b1 = off; off += Hv;
     o->val_fc1_w = off; off += Vh * Hv;
@@ -127,7 +139,8 @@ double nn_flops_per_eval(const nn_config_t *cfg, int size)
     double hw = (double)size * size;
     double C = cfg->channels, P = cfg->in_planes;
     double Hp = cfg->policy_head, Hv = cfg->value_head, Vh = cfg->value_hidden;
-    double per_point = C * P * 9 + cfg->blocks * 2.0 * C * C * 9 + C * Hp + Hp + C * Hv;
+    double per_point = C * P * 9 + cfg->blocks * 2.0 * C * C * 9 + C * Hp +
+                       Hp * cfg->policy_outputs + C * Hv;
     return 2.0 * (hw * per_point + Hv * Vh + Vh * NN_VALUE_OUTPUTS);
 }
 
@@ -184,6 +197,9 @@ nn_model_t *nn_model_create(const nn_config_t *cfg, uint64_t seed, char *err, si
     fill_normal(m->params + l.val_w1, Hv * C, sqrt(2.0 / (double)C), &s);
     fill_normal(m->params + l.val_fc1_w, Vh * Hv, sqrt(2.0 / (double)Hv), &s);
     fill_normal(m->params + l.val_fc2_w, NN_VALUE_OUTPUTS * Vh, sqrt(1.0 / (double)Vh), &s);
+    /* extra policy channels last, so channel 0 and the rest are those of K = 1 */
+    fill_normal(m->params + l.pol_w2 + Hp, (size_t)(cfg->policy_outputs - 1) * Hp,
+                sqrt(1.0 / (double)Hp), &s);
     return m;
 
 out_free_model:

@@ -8,9 +8,14 @@
  *          x = relu(x + conv3x3(relu(conv3x3(x) + b1)) + b2)
  *   every conv output is multiplied by the on-board mask, so a net sized
  *   for M plays an s x s board exactly as a net sized for s would.
- *   policy head: conv1x1 C->Hp + bias, ReLU, conv1x1 Hp->1 + bias -> one
- *          logit per point; illegal points (off board, occupied, forbidden:
- *          all read from the input planes) are masked out.
+ *   policy head: conv1x1 C->Hp + bias, ReLU, conv1x1 Hp->K + bias -> K
+ *          logits per point; illegal points (off board, occupied, forbidden:
+ *          all read from the input planes) are masked out. Channel 0 is the
+ *          policy the search uses; with K >= 2 channel 1 predicts the
+ *          opponent's reply to the move played (KataGo's auxiliary head),
+ *          with K = 3 channel 2 the soft policy target (the visit
+ *          distribution ^ 1/4, renormalized). The extra channels only train
+ *          the trunk: forward gives channel 0 alone.
  *   value head: conv1x1 C->Hv + bias, ReLU, mean over on-board points,
  *          FC Hv->Vh + bias, ReLU, FC Vh->3 -> win/draw/loss logits.
  *   All outputs are from the point of view of the side to move.
@@ -18,7 +23,7 @@
  * Flat parameter layout (nn_param_layout gives offsets), in this order:
  *   in_w (C,P,3,3) in_b (C)
  *   per block: w1 (C,C,3,3) b1 (C) w2 (C,C,3,3) b2 (C)
- *   pol_w1 (Hp,C) pol_b1 (Hp) pol_w2 (1,Hp) pol_b2 (1)
+ *   pol_w1 (Hp,C) pol_b1 (Hp) pol_w2 (K,Hp) pol_b2 (K)
  *   val_w1 (Hv,C) val_b1 (Hv) val_fc1_w (Vh,Hv) val_fc1_b (Vh)
  *   val_fc2_w (3,Vh) val_fc2_b (3)
  */
@@ -47,6 +52,20 @@ enum {
 
 #define NN_VALUE_OUTPUTS 3   /* win, draw, loss for the side to move */
 
+/* Policy head output channels (nn_config_t.policy_outputs). */
+enum {
+    NN_POLICY_MAIN = 0,     /* the policy: visit distribution of the search */
+    NN_POLICY_OPP = 1,      /* the opponent's reply (the next move of the game) */
+    NN_POLICY_SOFT = 2,     /* soft policy: visits ^ NN_SOFT_POWER, renormalized */
+    NN_MAX_POLICY_OUTPUTS = 3
+};
+#define NN_SOFT_POWER 0.25
+
+/* Weight of channel k's cross-entropy in the total loss (KataGo's: 1 for
+ * the policy, 0.15 for the opponent's reply, 8 for the soft policy, whose
+ * flatter target gives a loss that moves much less). */
+float nn_policy_loss_weight(int k);
+
 /* Limits nn_config_check enforces (and the weights file accepts). */
 #define NN_MAX_BLOCKS 40
 #define NN_MAX_CHANNELS 512
@@ -60,9 +79,11 @@ typedef struct nn_config {
     int policy_head;    /* Hp */
     int value_head;     /* Hv */
     int value_hidden;   /* Vh */
+    int policy_outputs;  /* K: policy head channels, 1..NN_MAX_POLICY_OUTPUTS */
 } nn_config_t;
 
-/* Fill head sizes and planes with defaults for a trunk of B x C on M. */
+/* Fill head sizes and planes with defaults for a trunk of B x C on M
+ * (one policy output). */
 void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max);
 /* 0 when every field is in range, else -1 and a message. */
 int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen);
@@ -113,8 +134,9 @@ void nn_model_free(nn_model_t *m);
  * generation, param count), little-endian fp32 tensors, CRC32 of all
  * preceding bytes. Save is atomic (temp file in the same dir, fsync,
  * rename, fsync dir). Both return 0, or -1 with a one-line message that
- * names the problem (bad magic, unknown version, dims, truncated, CRC). */
-#define NN_FILE_VERSION 1
+ * names the problem (bad magic, unknown version, dims, truncated, CRC).
+ * Version 2 adds the policy output count; version 1 files load as K = 1. */
+#define NN_FILE_VERSION 2
 int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen);
 nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);
 /* CRC32 (zlib) of a whole file (for `model info`); 0, or -1 with err set. */
@@ -137,7 +159,9 @@ typedef struct nn_losses {
     float policy;   /* mean cross-entropy against the visit distribution */
     float value;    /* mean cross-entropy against the W/D/L target */
     float l2;       /* c * sum(w^2) */
-    float total;
+    float total;    /* every term, the extra policy channels weighted by nn_policy_loss_weight */
+    float opp_policy;   /* channel 1: mean cross-entropy against the next move (0 when K < 2) */
+    float soft_policy;  /* channel 2: mean cross-entropy against the soft target (0 when K < 3) */
 } nn_losses_t;
 
 /* Learning-rate schedule: linear warmup, then cosine from lr to lr*final_frac. */
@@ -163,8 +187,9 @@ typedef struct nn_backend {
     /* in (n, P, M, M); policy (n, M*M) probabilities, 0 at illegal points;
      * value (n, 3) W/D/L probabilities. */
     void (*forward)(nn_ctx_t *c, const float *in, int n, float *policy, float *value);
-    /* One SGD step on n samples: policy target (n, M*M) sums to 1 over
-     * legal points, value target (n, 3). Fills *out (may be NULL) with the
+    /* One SGD step on n samples: policy target (n, K, M*M), each channel
+     * summing to 1 over legal points or all zero (no target: that channel
+     * of that sample adds no loss), value target (n, 3). Fills *out (may be NULL) with the
      * losses before the update. 0, or -1 with err set (e.g. out of memory
      * for the training workspace); the weights are unchanged on -1. */
     int (*train_step)(nn_ctx_t *c, const float *in, const float *policy_target,

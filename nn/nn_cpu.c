@@ -44,9 +44,9 @@ static int ref_ws_init(ref_ws_t *w, const nn_config_t *c)
     size_t hw = (size_t)c->board_max * c->board_max, C = (size_t)c->channels;
     size_t B = (size_t)c->blocks, P = (size_t)c->in_planes;
     size_t Hp = (size_t)c->policy_head, Hv = (size_t)c->value_head;
-    size_t Vh = (size_t)c->value_hidden;
-    size_t sizes[] = {P * hw, hw, hw, C * hw, B * C * hw, B * C * hw, Hp * hw, hw, hw,
-                      Hv * hw, Hv, Vh, 3, 3, C * hw, C * hw, Hp * hw, Hv * hw, hw, Vh,
+    size_t Vh = (size_t)c->value_hidden, K = (size_t)c->policy_outputs;
+    size_t sizes[] = {P * hw, hw, hw, C * hw, B * C * hw, B * C * hw, Hp * hw, K * hw, hw,
+                      Hv * hw, Hv, Vh, 3, 3, C * hw, C * hw, Hp * hw, Hv * hw, K * hw, Vh,
                       Hv, 3, P * hw};
     double **ptrs[] = {&w->x0, &w->mask, &w->legal, &w->a0, &w->h, &w->y, &w->p1,
                        &w->logit, &w->prob, &w->v1, &w->pooled, &w->f1, &w->vl, &w->q,
@@ -181,8 +181,8 @@ static void ref_forward(const nn_config_t *c, const nn_layout_t *L, const double
     /* policy head */
     ref_conv1(x, C, W + L->pol_w1, W + L->pol_b1, Hp, hw, w->p1);
     ref_relu_mask(w->p1, Hp, hw, w->mask);
-    ref_conv1(w->p1, Hp, W + L->pol_w2, W + L->pol_b2, 1, hw, w->logit);
-    double mx = -INFINITY, sum = 0.0;
+    ref_conv1(w->p1, Hp, W + L->pol_w2, W + L->pol_b2, c->policy_outputs, hw, w->logit);
+    double mx = -INFINITY, sum = 0.0;   /* probabilities of channel 0 */
     for (int q = 0; q < hw; q++)
         if (w->legal[q] > 0 && w->logit[q] > mx)
             mx = w->logit[q];
@@ -221,31 +221,39 @@ static void ref_forward(const nn_config_t *c, const nn_layout_t *L, const double
         w->q[o] /= vs;
 }
 
-/* Losses of one forwarded sample; backward when G != NULL (scaled by
- * `scale`, accumulated into G; input gradient written to w->dx0). */
+/* Losses of one forwarded sample, lp[k] per policy channel; backward when
+ * G != NULL (scaled by `scale`, accumulated into G; input gradient written
+ * to w->dx0). pt is the sample's (K, hw) policy target. */
 static void ref_backward(const nn_config_t *c, const nn_layout_t *L, const double *W,
                          const float *pt, const float *vt, double scale, ref_ws_t *w,
                          double *G, double *lp, double *lv)
 {
     int M = c->board_max, hw = M * M, C = c->channels, P = c->in_planes;
     int Hp = c->policy_head, Hv = c->value_head, Vh = c->value_hidden;
-    /* policy CE over legal points: -sum t log p; target mass at illegal points is ignored */
-    double mx = -INFINITY, sum = 0.0, T = 0.0, dot = 0.0;
     int non = 0;
-    for (int q = 0; q < hw; q++) {
+    for (int q = 0; q < hw; q++)
         non += w->mask[q] > 0;
-        if (w->legal[q] > 0) {
-            mx = w->logit[q] > mx ? w->logit[q] : mx;
-            T += pt[q];
-            dot += pt[q] * w->logit[q];
-        }
-    }
-    bool any = mx > -INFINITY;
-    if (any) {
+    /* policy CE over legal points: -sum t log p; target mass at illegal points is ignored */
+    for (int k = 0; k < c->policy_outputs; k++) {
+        const double *lg = w->logit + (size_t)k * hw;
+        const float *tk = pt + (size_t)k * hw;
+        double mx = -INFINITY, sum = 0.0, T = 0.0, dot = 0.0;
         for (int q = 0; q < hw; q++)
-            if (w->legal[q] > 0)
-                sum += exp(w->logit[q] - mx);
-        *lp += T * (mx + log(sum)) - dot;
+            if (w->legal[q] > 0) {
+                mx = lg[q] > mx ? lg[q] : mx;
+                T += tk[q];
+                dot += tk[q] * lg[q];
+            }
+        if (mx > -INFINITY) {
+            for (int q = 0; q < hw; q++)
+                if (w->legal[q] > 0)
+                    sum += exp(lg[q] - mx);
+            lp[k] += T * (mx + log(sum)) - dot;
+        }
+        double sk = scale * nn_policy_loss_weight(k);
+        for (int q = 0; q < hw; q++)
+            w->dlogit[(size_t)k * hw + q] =
+                w->legal[q] > 0 ? sk * (exp(lg[q] - mx) / sum * T - tk[q]) : 0.0;
     }
     double vmx = fmax(w->vl[0], fmax(w->vl[1], w->vl[2])), vs = 0.0, Tv = 0.0, vdot = 0.0;
     for (int o = 0; o < 3; o++) {
@@ -257,15 +265,14 @@ static void ref_backward(const nn_config_t *c, const nn_layout_t *L, const doubl
     if (!G)
         return;
 
-    for (int q = 0; q < hw; q++)
-        w->dlogit[q] = w->legal[q] > 0 ? scale * (w->prob[q] * T - pt[q]) : 0.0;
     for (int o = 0; o < 3; o++)
         w->dvl[o] = scale * (w->q[o] * Tv - vt[o]);
     const double *x = c->blocks ? w->y + (size_t)(c->blocks - 1) * C * hw : w->a0;
     memset(w->dA, 0, sizeof(double) * (size_t)C * hw);
     /* policy head */
     memset(w->dp1, 0, sizeof(double) * (size_t)Hp * hw);
-    ref_conv1_back(w->p1, Hp, W + L->pol_w2, 1, hw, w->dlogit, G + L->pol_w2, G + L->pol_b2, w->dp1);
+    ref_conv1_back(w->p1, Hp, W + L->pol_w2, c->policy_outputs, hw, w->dlogit, G + L->pol_w2,
+                   G + L->pol_b2, w->dp1);
     for (int i = 0; i < Hp * hw; i++)
         w->dp1[i] = w->p1[i] > 0 ? w->dp1[i] : 0.0;
     ref_conv1_back(x, C, W + L->pol_w1, Hp, hw, w->dp1, G + L->pol_w1, G + L->pol_b1, w->dA);
@@ -329,6 +336,24 @@ static double ref_l2(const nn_config_t *c, const double *W, double wd, double *G
     return wd * s;
 }
 
+/* Means of the per-channel policy loss sums lp over n samples into *out
+ * (may be NULL); returns the total loss (nn_losses_t.total). */
+static double losses_total(const nn_config_t *c, double *lp, double lv, double l2, int n,
+                           nn_losses_t *out)
+{
+    double total = lv + l2;
+    for (int k = 0; k < c->policy_outputs; k++) {
+        lp[k] = n ? lp[k] / n : 0.0;
+        total += nn_policy_loss_weight(k) * lp[k];
+    }
+    if (out)
+        *out = (nn_losses_t){.policy = (float)lp[0], .value = (float)lv, .l2 = (float)l2,
+                             .total = (float)total,
+                             .opp_policy = c->policy_outputs > 1 ? (float)lp[1] : 0.0f,
+                             .soft_policy = c->policy_outputs > 2 ? (float)lp[2] : 0.0f};
+    return total;
+}
+
 static double ref_loss_grad(const nn_config_t *c, const double *W, ref_ws_t *ws,
                             const float *in, const float *pt, const float *vt, int n, double wd,
                             nn_losses_t *out, double *G, double *gin)
@@ -336,22 +361,20 @@ static double ref_loss_grad(const nn_config_t *c, const double *W, ref_ws_t *ws,
     nn_layout_t L;
     nn_param_layout(c, &L);
     size_t hw = (size_t)c->board_max * c->board_max, ps = (size_t)c->in_planes * hw;
+    size_t pts = (size_t)c->policy_outputs * hw;
     if (G)
         memset(G, 0, sizeof(double) * L.total);
-    double lp = 0.0, lv = 0.0;
+    double lp[NN_MAX_POLICY_OUTPUTS] = {0}, lv = 0.0;
     for (int s = 0; s < n; s++) {
         ref_forward(c, &L, W, in + s * ps, ws);
-        ref_backward(c, &L, W, pt + s * hw, vt + 3 * s, 1.0 / n, ws, (G || gin) ? G : NULL,
-                     &lp, &lv);
+        ref_backward(c, &L, W, pt + s * pts, vt + 3 * s, 1.0 / n, ws, (G || gin) ? G : NULL,
+                     lp, &lv);
         if (gin)
             memcpy(gin + s * ps, ws->dx0, sizeof(double) * ps);
     }
-    lp = n ? lp / n : 0.0;
     lv = n ? lv / n : 0.0;
     double l2 = ref_l2(c, W, wd, G);
-    if (out)
-        *out = (nn_losses_t){(float)lp, (float)lv, (float)l2, (float)(lp + lv + l2)};
-    return lp + lv + l2;
+    return losses_total(c, lp, lv, l2, n, out);
 }
 
 double nn_ref_loss_grad64(const nn_config_t *cfg, const double *params, const float *in,
@@ -546,7 +569,7 @@ typedef struct lane {
     float *actall;   /* training: a0, then h, y per block, each (C, cap*hw) */
     float *col;      /* (max(P,C)*9, sub*hw) im2col */
     float *p1;       /* (Hp, cap*hw) */
-    float *logit;    /* (cap*hw) logits, then probabilities */
+    float *logit;    /* (K, cap*hw) logits, then d(loss)/d(logit) */
     float *v1;       /* (Hv, cap*hw) */
     float *pooled;   /* (cap, Hv) */
     float *f1;       /* (cap, Vh) */
@@ -557,7 +580,7 @@ typedef struct lane {
     float *dv1;      /* (Hv, cap*hw) */
     float *small;    /* dpooled (cap, Hv), df1 (cap, Vh), dvl (cap, 3) */
     float *grad;     /* nparams: this thread's gradient sum */
-    double lp, lv;   /* loss sums over the chunk */
+    double lp[NN_MAX_POLICY_OUTPUTS], lv;   /* loss sums over the chunk */
     int i0, n;       /* chunk: samples [i0, i0 + n) of the batch */
 } lane_t;
 
@@ -756,18 +779,20 @@ static void fast_forward_chunk(lane_t *w, bool all)
     /* policy head */
     sgemm_run(false, false, Hp, ld, C, 1.0f, W + L->pol_w1, C, x, ld, 0.0f, w->p1, ld);
     bias_relu_mask(w->p1, Hp, ld, ld, W + L->pol_b1, w->mask);
-    sgemm_run(false, false, 1, ld, Hp, 1.0f, W + L->pol_w2, Hp, w->p1, ld, 0.0f, w->logit, ld);
-    for (int s = 0; s < ns; s++) {
+    int K = f->job == JOB_FORWARD ? 1 : cf->policy_outputs;   /* the search needs channel 0 */
+    sgemm_run(false, false, K, ld, Hp, 1.0f, W + L->pol_w2, Hp, w->p1, ld, 0.0f, w->logit, ld);
+    for (int k = 0; k < K; k++) {
+        float *lg = w->logit + (size_t)k * ld, b2 = W[L->pol_b2 + k];
+        for (int i = 0; i < ld; i++)
+            lg[i] += b2;
+    }
+    for (int s = 0; s < ns && f->job == JOB_FORWARD; s++) {
         float *lg = w->logit + s * hw;
         const float *lm = w->legal + s * hw;
-        float b2 = W[L->pol_b2], mx = -INFINITY, sum = 0.0f;
-        for (int q = 0; q < hw; q++) {
-            lg[q] += b2;
+        float mx = -INFINITY, sum = 0.0f;
+        for (int q = 0; q < hw; q++)
             if (lm[q] > 0 && lg[q] > mx)
                 mx = lg[q];
-        }
-        if (f->job != JOB_FORWARD)
-            continue;   /* the loss needs logits; backward turns them into probabilities */
         float *pol = f->policy + (size_t)(w->i0 + s) * hw;
         for (int q = 0; q < hw; q++) {
             pol[q] = lm[q] > 0 ? expf(lg[q] - mx) : 0.0f;
@@ -830,28 +855,32 @@ static void fast_backward_chunk(lane_t *w, bool backward)
     size_t csz = (size_t)C * f->pcap * hw;
     float scale = 1.0f / (float)f->n;
     float *dlogit = w->logit;   /* turned into d(loss)/d(logit) in place */
-    double lp = 0.0, lv = 0.0;
+    int K = cf->policy_outputs;
+    double lp[NN_MAX_POLICY_OUTPUTS] = {0}, lv = 0.0;
     for (int s = 0; s < ns; s++) {
-        float *lg = w->logit + s * hw;
         const float *lm = w->legal + s * hw;
-        const float *pt = f->pt + (size_t)(w->i0 + s) * hw;
-        float mx = -INFINITY;
-        double sum = 0.0, T = 0.0, dot = 0.0;
-        for (int q = 0; q < hw; q++)
-            if (lm[q] > 0) {
-                mx = lg[q] > mx ? lg[q] : mx;
-                T += pt[q];
-                dot += (double)pt[q] * lg[q];
-            }
-        if (mx > -INFINITY) {
+        for (int k = 0; k < K; k++) {
+            float *lg = w->logit + (size_t)k * ld + s * hw;
+            const float *pt = f->pt + ((size_t)(w->i0 + s) * K + k) * hw;
+            float mx = -INFINITY;
+            double sum = 0.0, T = 0.0, dot = 0.0;
             for (int q = 0; q < hw; q++)
-                if (lm[q] > 0)
-                    sum += expf(lg[q] - mx);
-            lp += T * (mx + log(sum)) - dot;
+                if (lm[q] > 0) {
+                    mx = lg[q] > mx ? lg[q] : mx;
+                    T += pt[q];
+                    dot += (double)pt[q] * lg[q];
+                }
+            if (mx > -INFINITY) {
+                for (int q = 0; q < hw; q++)
+                    if (lm[q] > 0)
+                        sum += expf(lg[q] - mx);
+                lp[k] += T * (mx + log(sum)) - dot;
+            }
+            float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f, Tf = (float)T;
+            float sk = scale * nn_policy_loss_weight(k);
+            for (int q = 0; q < hw; q++)
+                lg[q] = lm[q] > 0 ? sk * (expf(lg[q] - mx) * inv * Tf - pt[q]) : 0.0f;
         }
-        float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f, Tf = (float)T;
-        for (int q = 0; q < hw; q++)
-            lg[q] = lm[q] > 0 ? scale * (expf(lg[q] - mx) * inv * Tf - pt[q]) : 0.0f;
         float *vl = w->vl + 3 * s;
         const float *vt = f->vt + 3 * (size_t)(w->i0 + s);
         float vmx = fmaxf(vl[0], fmaxf(vl[1], vl[2])), e[3], es = 0.0f, Tv = 0.0f;
@@ -865,7 +894,8 @@ static void fast_backward_chunk(lane_t *w, bool backward)
         for (int o = 0; o < 3; o++)
             vl[o] = scale * (e[o] / es * Tv - vt[o]);   /* d(loss)/d(value logit) */
     }
-    w->lp += lp;
+    for (int k = 0; k < K; k++)
+        w->lp[k] += lp[k];
     w->lv += lv;
     if (!backward)
         return;
@@ -874,17 +904,23 @@ static void fast_backward_chunk(lane_t *w, bool backward)
     const float *x = cf->blocks ? act_y(w, all, cf->blocks - 1, csz) : act_a0(w, all);
     float *dA = w->dA, *dB = w->dB;
     /* policy head */
-    for (int k = 0; k < Hp; k++) {
-        const float *r = w->p1 + (size_t)k * ld;
-        float *dr = w->dp1 + (size_t)k * ld, wk = W[L->pol_w2 + k], gs = 0.0f;
-        for (int i = 0; i < ld; i++) {
-            gs += r[i] * dlogit[i];
-            dr[i] = r[i] > 0.0f ? wk * dlogit[i] : 0.0f;
+    for (int j = 0; j < Hp; j++) {
+        const float *r = w->p1 + (size_t)j * ld;
+        float *dr = w->dp1 + (size_t)j * ld;
+        for (int k = 0; k < K; k++) {
+            const float *dl = dlogit + (size_t)k * ld;
+            float wk = W[L->pol_w2 + (size_t)k * Hp + j], gs = 0.0f;
+            for (int i = 0; i < ld; i++) {
+                gs += r[i] * dl[i];
+                float d = r[i] > 0.0f ? wk * dl[i] : 0.0f;
+                dr[i] = k ? dr[i] + d : d;
+            }
+            G[L->pol_w2 + (size_t)k * Hp + j] += gs;
         }
-        G[L->pol_w2 + k] += gs;
     }
-    for (int i = 0; i < ld; i++)
-        G[L->pol_b2] += dlogit[i];
+    for (int k = 0; k < K; k++)
+        for (int i = 0; i < ld; i++)
+            G[L->pol_b2 + k] += dlogit[(size_t)k * ld + i];
     for (int k = 0; k < Hp; k++) {
         const float *dr = w->dp1 + (size_t)k * ld;
         float gs = 0.0f;
@@ -959,8 +995,9 @@ static void fast_backward_chunk(lane_t *w, bool backward)
 static void lane_run(lane_t *w)
 {
     struct fast *f = w->ctx->fast;
+    memset(w->lp, 0, sizeof w->lp);
+    w->lv = 0.0;
     if (w->n <= 0) {
-        w->lp = w->lv = 0.0;
         if (f->job == JOB_GRAD)
             memset(w->grad, 0, sizeof(float) * w->ctx->lay.total);
         return;
@@ -970,7 +1007,6 @@ static void lane_run(lane_t *w)
     int i0 = w->i0, n = w->n;
     bool train = f->job != JOB_FORWARD;
     int piece = train ? f->tpiece : f->piece;
-    w->lp = w->lv = 0.0;
     if (f->job == JOB_GRAD)
         memset(w->grad, 0, sizeof(float) * w->ctx->lay.total);
     for (int k = 0; k < n; k += piece) {
@@ -1063,7 +1099,8 @@ static int lane_alloc_forward(lane_t *w, const nn_config_t *cf, int cap)
     float **ptrs[] = {&w->x0, &w->mask, &w->legal, &w->cnt, &w->act3, &w->col, &w->p1,
                       &w->logit, &w->v1, &w->pooled, &w->f1, &w->vl};
     size_t sizes[] = {P * nhw, nhw, nhw, (size_t)cap, 3 * C * nhw, kmax * nhw,
-                      (size_t)cf->policy_head * nhw, nhw, (size_t)cf->value_head * nhw,
+                      (size_t)cf->policy_head * nhw, (size_t)cf->policy_outputs * nhw,
+                      (size_t)cf->value_head * nhw,
                       (size_t)cap * cf->value_head, (size_t)cap * cf->value_hidden,
                       (size_t)cap * 3};
     return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
@@ -1213,9 +1250,10 @@ static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     if (fast_train_ready(c, err, errlen) != 0)
         return -1;
     fast_run(c, grad ? JOB_GRAD : JOB_LOSS, in, pt, vt, n, NULL, NULL);
-    double lp = 0.0, lv = 0.0, l2 = 0.0;
+    double lp[NN_MAX_POLICY_OUTPUTS] = {0}, lv = 0.0, l2 = 0.0;
     for (int t = 0; t < f->nthreads; t++) {
-        lp += f->w[t].lp;
+        for (int k = 0; k < NN_MAX_POLICY_OUTPUTS; k++)
+            lp[k] += f->w[t].lp[k];
         lv += f->w[t].lv;
     }
     size_t np = c->lay.total;
@@ -1238,10 +1276,8 @@ static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
         }
     }
     l2 *= wd;
-    lp = n ? lp / n : 0.0;
     lv = n ? lv / n : 0.0;
-    if (out)
-        *out = (nn_losses_t){(float)lp, (float)lv, (float)l2, (float)(lp + lv + l2)};
+    losses_total(&c->cfg, lp, lv, l2, n, out);
     return 0;
 }
 

@@ -310,16 +310,29 @@ __global__ void k_policy_logits(const float *h, const float *b1, const float *w2
     logits[r] = s;
 }
 
-/* One block per sample. probs (n, HW): softmax of the logits over legal
- * points, 0 elsewhere (all 0 when nothing is legal). With a target
- * (n, HW): loss[s] = -sum t log p over legal points and
- * dlogits = scale * (p * sum(t) - t) at legal points, 0 elsewhere. */
-__global__ void k_policy_softmax(const float *logits, const float *legal, int HW,
+/* Loss weights of the policy channels (nn_policy_loss_weight), by value. */
+struct policy_weights { float w[NN_MAX_POLICY_OUTPUTS]; };
+
+static policy_weights policy_weights_of(void)
+{
+    policy_weights pw;
+    for (int k = 0; k < NN_MAX_POLICY_OUTPUTS; k++)
+        pw.w[k] = nn_policy_loss_weight(k);
+    return pw;
+}
+
+/* One block per (sample, channel) row of logits (n, K, HW). probs (n*K,
+ * HW): softmax of the logits over the sample's legal points, 0 elsewhere
+ * (all 0 when nothing is legal). With a target (n, K, HW): loss[row] =
+ * -sum t log p over legal points and dlogits = scale * weight[channel] *
+ * (p * sum(t) - t) at legal points, 0 elsewhere. */
+__global__ void k_policy_softmax(const float *logits, const float *legal, int HW, int K,
                                  float *probs, const float *target, float scale,
-                                 float *dlogits, float *loss)
+                                 policy_weights pw, float *dlogits, float *loss)
 {
     int s = blockIdx.x;
-    const float *lg = logits + (size_t)s * HW, *lm = legal + (size_t)s * HW;
+    scale *= pw.w[s % K];
+    const float *lg = logits + (size_t)s * HW, *lm = legal + (size_t)(s / K) * HW;
     float mx = -INFINITY;
     for (int p = threadIdx.x; p < HW; p += blockDim.x)
         if (lm[p] > 0.5f)
@@ -494,25 +507,33 @@ __global__ void k_l2(const float *w, float *grad, const unsigned long long *segs
         partials[blockIdx.y * gridDim.x + blockIdx.x] = acc;
 }
 
-/* out[0..3] = policy, value, l2, total (means over the n samples). One block. */
-__global__ void k_losses(const float *lp, const float *lv, int n, const float *partials,
-                         int npart, float c, float *out)
+/* out[0..3] = policy, value, l2, total, out[4..5] = the opponent-reply
+ * and soft policy losses (means over the n samples; lp holds n * K, the
+ * channels of a sample together). One block. */
+__global__ void k_losses(const float *lp, const float *lv, int n, int K, policy_weights pw,
+                         const float *partials, int npart, float c, float *out)
 {
-    float a = 0.0f, b = 0.0f, q = 0.0f;
+    float a[NN_MAX_POLICY_OUTPUTS] = {0.0f}, b = 0.0f, q = 0.0f;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
-        a += lp[i];
+        for (int k = 0; k < K; k++)
+            a[k] += lp[(size_t)i * K + k];
         b += lv[i];
     }
     for (int i = threadIdx.x; i < npart; i += blockDim.x)
         q += partials[i];
-    a = block_sum(a);
+    for (int k = 0; k < NN_MAX_POLICY_OUTPUTS; k++)
+        a[k] = block_sum(a[k]);
     b = block_sum(b);
     q = block_sum(q);
     if (threadIdx.x == 0) {
-        out[0] = a / n;
+        out[0] = a[0] / n;
         out[1] = b / n;
         out[2] = c * q;
         out[3] = out[0] + out[1] + out[2];
+        for (int k = 1; k < NN_MAX_POLICY_OUTPUTS; k++) {
+            out[3 + k] = a[k] / n;
+            out[3] += pw.w[k] * out[3 + k];
+        }
     }
 }
 
@@ -616,6 +637,7 @@ struct nn_ctx {
     nn_layout_t D;              /* head offsets in the device layout (blocks: see blk_*) */
     int device, max_batch, nbuckets;
     int M, HW, P, C, B, Hp, Hv, Vh;
+    int K;                      /* policy outputs; forward uses channel 0 */
     bool tf32;                  /* training convs may use TF32 tensor cores */
 
     cudaStream_t stream;
@@ -739,7 +761,7 @@ static void conv_dims(const nn_config_t *cfg, int s, int *cin, int *cout)
     case CONV_IN: *cin = cfg->in_planes; *cout = cfg->channels; break;
     case CONV_TRUNK: *cin = cfg->channels; *cout = cfg->channels; break;
     case CONV_P1: *cin = cfg->channels; *cout = cfg->policy_head; break;
-    case CONV_P2: *cin = cfg->policy_head; *cout = 1; break;
+    case CONV_P2: *cin = cfg->policy_head; *cout = cfg->policy_outputs; break;
     default: *cin = cfg->channels; *cout = cfg->value_head; break;
     }
 }
@@ -1045,8 +1067,8 @@ static void fwd_enqueue(nn_ctx *c, int bi, int n)
         c->head, c->params + D->pol_b1, c->params + D->pol_w2, c->params + D->pol_b2, c->Hp,
         rows, c->plog);
     LAUNCH_CHECK();
-    k_policy_softmax<<<n, THREADS, 0, s>>>(c->plog, c->legal, HW, c->policy, NULL, 0.0f, NULL,
-                                           NULL);
+    k_policy_softmax<<<n, THREADS, 0, s>>>(c->plog, c->legal, HW, 1, c->policy, NULL, 0.0f,
+                                           policy_weights_of(), NULL, NULL);
     LAUNCH_CHECK();
     /* value head */
     head_gemm(c, rows, c->w_val1, c->Hv, c->head);
@@ -1317,12 +1339,12 @@ static int train_init(nn_ctx *c, char *err, size_t errlen)
         return -1;
     }
     c->tr = tr;
-    size_t N = (size_t)c->max_batch, HW = (size_t)c->HW, C = (size_t)c->C;
+    size_t N = (size_t)c->max_batch, HW = (size_t)c->HW, C = (size_t)c->C, K = (size_t)c->K;
     size_t act = N * C * HW, stride = nn_cuda_align(act);
     DALLOC(tr->grad, c->dparams, "gradients");
     CUDA_CHECK(cudaMemsetAsync(tr->grad, 0, c->dparams * sizeof(float), c->stream));
     DALLOC(tr->in, N * c->P * HW, "input");
-    DALLOC(tr->ptarget, N * HW, "policy target");
+    DALLOC(tr->ptarget, N * K * HW, "policy target");
     DALLOC(tr->vtarget, N * NN_VALUE_OUTPUTS, "value target");
     DALLOC(tr->mask, N * HW, "mask");
     DALLOC(tr->legal, N * HW, "legal");
@@ -1334,23 +1356,23 @@ static int train_init(nn_ctx *c, char *err, size_t errlen)
     DALLOC(tr->dph, N * c->Hp * HW, "policy head grad");
     DALLOC(tr->vg, N * c->Hv * HW, "value head");
     DALLOC(tr->dvg, N * c->Hv * HW, "value head grad");
-    DALLOC(tr->plog, N * HW, "policy logits");
-    DALLOC(tr->dplog, N * HW, "policy logits grad");
+    DALLOC(tr->plog, N * K * HW, "policy logits");
+    DALLOC(tr->dplog, N * K * HW, "policy logits grad");
     DALLOC(tr->pooled, N * c->Hv, "pooled");
     DALLOC(tr->dpooled, N * c->Hv, "pooled grad");
     DALLOC(tr->h1, N * c->Vh, "value hidden");
     DALLOC(tr->dh1, N * c->Vh, "value hidden grad");
     DALLOC(tr->vl, N * NN_VALUE_OUTPUTS, "value logits");
     DALLOC(tr->dvl, N * NN_VALUE_OUTPUTS, "value logits grad");
-    DALLOC(tr->lp, N, "policy loss");
+    DALLOC(tr->lp, N * K, "policy loss");
     DALLOC(tr->lv, N, "value loss");
     DALLOC(tr->dx, act, "trunk grad");
     DALLOC(tr->dz, act, "trunk grad");
     DALLOC(tr->dt, act, "trunk grad");
-    DALLOC(tr->loss, 4, "losses");
+    DALLOC(tr->loss, 6, "losses");
     /* every row starts as zeros: padding rows of a bucket stay finite */
     CUDA_CHECK(cudaMemsetAsync(tr->in, 0, N * c->P * HW * sizeof(float), c->stream));
-    CUDA_CHECK(cudaMemsetAsync(tr->ptarget, 0, N * HW * sizeof(float), c->stream));
+    CUDA_CHECK(cudaMemsetAsync(tr->ptarget, 0, N * K * HW * sizeof(float), c->stream));
     CUDA_CHECK(cudaMemsetAsync(tr->vtarget, 0, N * NN_VALUE_OUTPUTS * sizeof(float), c->stream));
 
     {
@@ -1375,9 +1397,9 @@ static int train_init(nn_ctx *c, char *err, size_t errlen)
     }
 
     HALLOC(tr->h_in, N * c->P * HW, "pinned input");
-    HALLOC(tr->h_pt, N * HW, "pinned policy target");
+    HALLOC(tr->h_pt, N * K * HW, "pinned policy target");
     HALLOC(tr->h_vt, N * NN_VALUE_OUTPUTS, "pinned value target");
-    HALLOC(tr->h_loss, 4, "pinned losses");
+    HALLOC(tr->h_loss, 6, "pinned losses");
 
     {
         /* descriptors, and a workspace that fits the heuristics' first
@@ -1464,12 +1486,13 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
         tr->ph, c->params + D->pol_b1, NULL, tr->mask, tr->ph, php, c->Hp, HW, 0, 1);
     LAUNCH_CHECK();
     conv_fwd_f32(c, cp2, bi, nb, tr->ph, D->pol_w2, tr->plog);
-    size_t pl = (size_t)nb * HW;
+    int K = c->K;
+    size_t pl = (size_t)nb * K * HW;
     k_bias_act<float><<<blocks_for(pl, THREADS), THREADS, 0, s>>>(
-        tr->plog, c->params + D->pol_b2, NULL, NULL, tr->plog, pl, 1, HW, 0, 0);
+        tr->plog, c->params + D->pol_b2, NULL, NULL, tr->plog, pl, K, HW, 0, 0);
     LAUNCH_CHECK();
-    k_policy_softmax<<<nb, THREADS, 0, s>>>(tr->plog, tr->legal, HW, NULL, tr->ptarget, scale,
-                                            tr->dplog, tr->lp);
+    k_policy_softmax<<<nb * K, THREADS, 0, s>>>(tr->plog, tr->legal, HW, K, NULL, tr->ptarget,
+                                                scale, policy_weights_of(), tr->dplog, tr->lp);
     LAUNCH_CHECK();
     /* value head */
     size_t vgp = (size_t)nb * c->Hv * HW;
@@ -1519,7 +1542,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
     conv_bwd_data(c, cv1, bi, nb, tr->dvg, D->val_w1, 0.0f, tr->dx);
 
     /* policy head backward */
-    k_bias_grad<<<1, THREADS, 0, s>>>(tr->dplog, nb, 1, HW, tr->grad + D->pol_b2);
+    k_bias_grad<<<K, THREADS, 0, s>>>(tr->dplog, nb, K, HW, tr->grad + D->pol_b2);
     LAUNCH_CHECK();
     conv_bwd_filter(c, cp2, bi, nb, tr->ph, tr->dplog, D->pol_w2);
     conv_bwd_data(c, cp2, bi, nb, tr->dplog, D->pol_w2, 0.0f, tr->dph);
@@ -1561,8 +1584,8 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
     dim3 grid(L2_CHUNKS, tr->nsegs);
     k_l2<<<grid, THREADS, 0, s>>>(c->params, tr->grad, tr->segs, wd, tr->partials);
     LAUNCH_CHECK();
-    k_losses<<<1, THREADS, 0, s>>>(tr->lp, tr->lv, n, tr->partials, tr->nsegs * L2_CHUNKS, wd,
-                                   tr->loss);
+    k_losses<<<1, THREADS, 0, s>>>(tr->lp, tr->lv, n, K, policy_weights_of(), tr->partials,
+                                   tr->nsegs * L2_CHUNKS, wd, tr->loss);
     LAUNCH_CHECK();
 }
 
@@ -1585,10 +1608,10 @@ static int train_run(nn_ctx *c, const float *in, const float *pt, const float *v
         return -1;
     size_t P = (size_t)c->P, HW = (size_t)c->HW, V = NN_VALUE_OUTPUTS;
     memcpy(tr->h_in, in, (size_t)n * P * HW * sizeof(float));
-    memcpy(tr->h_pt, pt, (size_t)n * HW * sizeof(float));
+    memcpy(tr->h_pt, pt, (size_t)n * c->K * HW * sizeof(float));
     memcpy(tr->h_vt, vt, (size_t)n * V * sizeof(float));
     struct { float *dev, *host; size_t row; } cp[3] = {
-        {tr->in, tr->h_in, P * HW}, {tr->ptarget, tr->h_pt, HW}, {tr->vtarget, tr->h_vt, V}};
+        {tr->in, tr->h_in, P * HW}, {tr->ptarget, tr->h_pt, c->K * HW}, {tr->vtarget, tr->h_vt, V}};
     for (int i = 0; i < 3; i++) {
         CUDA_CHECK(cudaMemcpyAsync(cp[i].dev, cp[i].host, (size_t)n * cp[i].row * sizeof(float),
                                    cudaMemcpyHostToDevice, c->stream));
@@ -1598,7 +1621,7 @@ static int train_run(nn_ctx *c, const float *in, const float *pt, const float *v
                                        c->stream));
     }
     train_pass(c, bi, nb, n, wd);
-    CUDA_CHECK(cudaMemcpyAsync(tr->h_loss, tr->loss, 4 * sizeof(float), cudaMemcpyDeviceToHost,
+    CUDA_CHECK(cudaMemcpyAsync(tr->h_loss, tr->loss, 6 * sizeof(float), cudaMemcpyDeviceToHost,
                                c->stream));
     return 0;
 }
@@ -1611,6 +1634,8 @@ static void losses_out(const nn_ctx *c, nn_losses_t *out)
     out->value = c->tr->h_loss[1];
     out->l2 = c->tr->h_loss[2];
     out->total = c->tr->h_loss[3];
+    out->opp_policy = c->K > 1 ? c->tr->h_loss[4] : 0.0f;
+    out->soft_policy = c->K > 2 ? c->tr->h_loss[5] : 0.0f;
 }
 
 static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
@@ -1779,6 +1804,7 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     c->C = m->cfg.channels;
     c->B = m->cfg.blocks;
     c->Hp = m->cfg.policy_head;
+    c->K = m->cfg.policy_outputs;
     c->Hv = m->cfg.value_head;
     c->Vh = m->cfg.value_hidden;
     c->graphs_on = !env_off("GZ_CUDA_GRAPHS");

@@ -4,7 +4,8 @@
  *     0     4  magic "GZM1"
  *     4     4  version (NN_FILE_VERSION)
  *     8    36  board_max, in_planes, blocks, channels, policy_head,
- *              value_head, value_hidden, rule, reserved (0)   (u32 each)
+ *              value_head, value_hidden, rule, policy_outputs   (u32 each;
+ *              version 1 has 0 there, read as 1 policy output)
  *    44     8  step (u64)
  *    52     8  generation (u64)
  *    60     8  nparams (u64)
@@ -57,7 +58,8 @@ static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
     const uint32_t dims[9] = {(uint32_t)c->board_max, (uint32_t)c->in_planes,
                               (uint32_t)c->blocks, (uint32_t)c->channels,
                               (uint32_t)c->policy_head, (uint32_t)c->value_head,
-                              (uint32_t)c->value_hidden, m->rule, 0};
+                              (uint32_t)c->value_hidden, m->rule,
+                              (uint32_t)c->policy_outputs};
     for (int i = 0; i < 9; i++)
         put32(buf + 8 + 4 * i, dims[i]);
     put64(buf + 44, m->step);
@@ -159,9 +161,9 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
         goto out_free_buf;
     }
     uint32_t version = get32(buf + 4);
-    if (version != NN_FILE_VERSION) {
+    if (version != 1 && version != NN_FILE_VERSION) {
         snprintf(err, errlen,
-                 "%s: unknown model file version %u (this build reads version %d; "
+                 "%s: unknown model file version %u (this build reads versions 1..%d; "
                  "use the gomoku that wrote it, or re-create the model)",
                  path, version, NN_FILE_VERSION);
         goto out_free_buf;
@@ -190,6 +192,15 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
     cfg.policy_head = (int)d[4];
     cfg.value_head = (int)d[5];
     cfg.value_hidden = (int)d[6];
+    if (version == 1)
+        cfg.policy_outputs = 1;   /* the field was reserved (0) */
+    else if (d[8] >= 1 && d[8] <= NN_MAX_POLICY_OUTPUTS)
+        cfg.policy_outputs = (int)d[8];
+    else {
+        snprintf(err, errlen, "%s: dims out of range: policy outputs %u (1..%d)", path, d[8],
+                 NN_MAX_POLICY_OUTPUTS);
+        goto out_free_buf;
+    }
     char why[160];
     if (nn_config_check(&cfg, why, sizeof why) != 0) {
         snprintf(err, errlen, "%s: dims out of range: %s", path, why);

@@ -1,6 +1,7 @@
 #include "selfplay/replay.h"
 
 #include <assert.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,15 +21,17 @@ struct replay {
     int window;
     rule_t rule;
     int size, board_max;
+    int policy_outputs;   /* K */
     entry_t *ring;      /* cap slots, count used from head */
     size_t cap, head, count;
     uint64_t end;       /* global index one past the newest position */
     uint64_t npos;      /* positions in the window */
 };
 
-replay_t *replay_create(int window, rule_t rule, int size, int board_max)
+replay_t *replay_create(int window, rule_t rule, int size, int board_max, int policy_outputs)
 {
     assert(window > 0 && size >= BOARD_MIN && size <= board_max && board_max <= BOARD_MAX);
+    assert(policy_outputs >= 1 && policy_outputs <= NN_MAX_POLICY_OUTPUTS);
     replay_t *r = calloc(1, sizeof *r);
     if (!r)
         return NULL;
@@ -42,6 +45,7 @@ replay_t *replay_create(int window, rule_t rule, int size, int board_max)
     r->rule = rule;
     r->size = size;
     r->board_max = board_max;
+    r->policy_outputs = policy_outputs;
     return r;
 }
 
@@ -140,14 +144,15 @@ uint64_t replay_games(replay_t *r)
     return n;
 }
 
-int replay_batch_alloc(replay_batch_t *b, int n, int board_max)
+int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs)
 {
     size_t mm = (size_t)board_max * board_max;
     memset(b, 0, sizeof *b);
     b->n = n;
     b->board_max = board_max;
+    b->policy_outputs = policy_outputs;
     b->in = malloc((size_t)n * NN_PLANES * mm * sizeof(float));
-    b->policy = malloc((size_t)n * mm * sizeof(float));
+    b->policy = malloc((size_t)n * policy_outputs * mm * sizeof(float));
     b->value = malloc((size_t)n * 3 * sizeof(float));
     if (!b->in || !b->policy || !b->value) {
         replay_batch_release_buffers(b);
@@ -186,8 +191,9 @@ static void build_sample(const replay_t *r, const entry_t *e, uint32_t pos, int 
     }
     nn_encode(&bd, m, b->in + (size_t)i * NN_PLANES * mm);
 
-    float *pt = b->policy + (size_t)i * mm;
-    memset(pt, 0, mm * sizeof(float));
+    int K = b->policy_outputs;
+    float *pt = b->policy + (size_t)i * K * mm;
+    memset(pt, 0, (size_t)K * mm * sizeof(float));
     const record_ply_t *p = &g->plies[ply];
     double sum = 0;
     for (uint16_t k = 0; k < p->nvisits; k++)
@@ -200,6 +206,17 @@ static void build_sample(const replay_t *r, const entry_t *e, uint32_t pos, int 
         }
     } else {
         pt[nn_policy_index(sym_point(sym, p->move, size), size, m)] = 1.0f;
+    }
+    if (K > NN_POLICY_OPP && ply + 1 < g->nplies)   /* the reply, side to move's view */
+        pt[mm + nn_policy_index(sym_point(sym, g->plies[ply + 1].move, size), size, m)] = 1.0f;
+    if (K > NN_POLICY_SOFT) {
+        float *soft = pt + NN_POLICY_SOFT * mm;
+        double ssum = 0.0;
+        for (size_t q = 0; q < mm; q++)
+            if (pt[q] > 0.0f)
+                ssum += (soft[q] = (float)pow(pt[q], NN_SOFT_POWER));
+        for (size_t q = 0; q < mm; q++)
+            soft[q] = ssum > 0.0 ? (float)(soft[q] / ssum) : 0.0f;
     }
 
     float *vt = b->value + (size_t)i * 3;
@@ -329,7 +346,7 @@ replay_batcher_t *replay_batcher_create(replay_t *r, int batch, int threads, int
     if (!bt->bufs || !bt->state || !bt->order || !bt->threads)
         goto out_free;
     for (int i = 0; i < nbuf; i++)
-        if (replay_batch_alloc(&bt->bufs[i], batch, r->board_max) != 0)
+        if (replay_batch_alloc(&bt->bufs[i], batch, r->board_max, r->policy_outputs) != 0)
             goto out_free;
     for (int i = 0; i < threads; i++) {
         thread_arg_t *a = malloc(sizeof *a);

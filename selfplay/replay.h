@@ -6,7 +6,10 @@
  * window under a random one of the 8 symmetries: the game is replayed up
  * to that ply with every move transformed, encoded with nn_encode, and
  * paired with its targets (the visit distribution, transformed; the game's
- * result for the side to move as win/draw/loss).
+ * result for the side to move as win/draw/loss). With K policy outputs
+ * (nn.h) the policy target has K channels: the visit distribution; the
+ * opponent's reply, the game's next move (all zero after the last ply);
+ * the soft target, the visit distribution ^ NN_SOFT_POWER renormalized.
  *
  * replay_batcher_t runs CPU threads that keep a few minibatches ready in
  * host buffers it allocates up front. They never touch a device (design
@@ -24,8 +27,9 @@
 
 typedef struct replay replay_t;
 
-/* window: positions kept. board_max: the net's input size M (>= size). */
-replay_t *replay_create(int window, rule_t rule, int size, int board_max);
+/* window: positions kept. board_max: the net's input size M (>= size).
+ * policy_outputs: K, channels of the policy target (1..NN_MAX_POLICY_OUTPUTS). */
+replay_t *replay_create(int window, rule_t rule, int size, int board_max, int policy_outputs);
 void replay_free(replay_t *r);
 
 /* Copy rec into the window (the caller keeps rec). Returns the training
@@ -41,13 +45,16 @@ uint64_t replay_games(replay_t *r);
 typedef struct replay_batch {
     int n;           /* samples */
     int board_max;   /* M */
+    int policy_outputs;  /* K */
     float *in;       /* (n, NN_PLANES, M, M) */
-    float *policy;   /* (n, M*M) visit distribution, sums to 1 */
+    float *policy;   /* (n, K, M*M): visit distribution (sums to 1), opponent's reply
+                      * (one-hot or all zero), soft target (sums to 1) */
     float *value;    /* (n, 3) win/draw/loss for the side to move */
 } replay_batch_t;
 
-/* Allocate / free the buffers of a batch of n. 0 or -1 (out of memory). */
-int replay_batch_alloc(replay_batch_t *b, int n, int board_max);
+/* Allocate / free the buffers of a batch of n with K policy channels. 0
+ * or -1 (out of memory). */
+int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs);
 void replay_batch_release_buffers(replay_batch_t *b);
 
 /* Fill b->n samples drawn from the window, with random symmetries, using

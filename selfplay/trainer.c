@@ -154,6 +154,7 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
 {
     nn_config_t want;
     nn_config_default(&want, t->cfg.blocks, t->cfg.channels, t->cfg.size);
+    want.policy_outputs = t->cfg.policy_heads;
     char dir[3200];
     snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
@@ -171,11 +172,13 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
             continue;
         }
         if (m->cfg.blocks != want.blocks || m->cfg.channels != want.channels ||
-            m->cfg.board_max != want.board_max || m->rule != (uint32_t)t->cfg.rule) {
-            snprintf(err, errlen, "%s is a %dx%d net for %dx%d %s, but the run's config says "
-                     "%dx%d for %dx%d %s", t->model_path, m->cfg.blocks, m->cfg.channels,
-                     m->cfg.board_max, m->cfg.board_max, rule_name((rule_t)m->rule),
-                     want.blocks, want.channels, want.board_max, want.board_max,
+            m->cfg.board_max != want.board_max || m->rule != (uint32_t)t->cfg.rule ||
+            m->cfg.policy_outputs != want.policy_outputs) {
+            snprintf(err, errlen, "%s is a %dx%d net with %d policy outputs for %dx%d %s, but "
+                     "the run's config says %dx%d with %d for %dx%d %s", t->model_path,
+                     m->cfg.blocks, m->cfg.channels, m->cfg.policy_outputs, m->cfg.board_max,
+                     m->cfg.board_max, rule_name((rule_t)m->rule), want.blocks, want.channels,
+                     want.policy_outputs, want.board_max, want.board_max,
                      rule_name(t->cfg.rule));
             nn_model_free(m);
             free(nums);
@@ -293,6 +296,8 @@ static int train_one(trainer_t *t, char *err, size_t errlen)
     t->loss_sum[1] += l.value;
     t->loss_sum[2] += l.l2;
     t->loss_sum[3] += l.total;
+    t->loss_sum[4] += l.opp_policy;
+    t->loss_sum[5] += l.soft_policy;
     t->loss_n++;
     t->step++;
     t->session_samples += (uint64_t)t->cfg.batch;
@@ -335,7 +340,8 @@ static int setup(trainer_t *t, char *err, size_t errlen)
     if (note[0])
         trainer_log(t, "%s", note);
 
-    t->replay = replay_create(t->cfg.window, t->cfg.rule, t->cfg.size, t->cfg.size);
+    t->replay = replay_create(t->cfg.window, t->cfg.rule, t->cfg.size, t->cfg.size,
+                              t->cfg.policy_heads);
     if (!t->replay) {
         snprintf(err, errlen, "out of memory for the replay window");
         return -1;

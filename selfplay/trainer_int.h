@@ -62,7 +62,7 @@ typedef struct trainer {
     uint64_t generation;
     char model_path[4096]; /* newest checkpoint */
     nn_losses_t last;      /* losses of the newest step */
-    double loss_sum[4];
+    double loss_sum[6];   /* policy, value, l2, total, opponent reply, soft policy */
     int loss_n;
     uint64_t min_positions;
 

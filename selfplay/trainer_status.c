@@ -140,15 +140,22 @@ void trainer_metrics_row(trainer_t *t)
         trainer_log(t, "cannot append to %s: %s", p, strerror(errno));
         return;
     }
+    /* runs with extra policy outputs have two more columns (older runs' files
+     * keep their header) */
+    bool aux = t->cfg.policy_heads > 1;
     if (fresh)
         fprintf(f, "unix_time,step,generation,lr,loss_policy,loss_value,loss_l2,loss_total,"
-                   "games,positions,games_per_s,samples_per_s,rejected_frames\n");
+                   "games,positions,games_per_s,samples_per_s,rejected_frames%s\n",
+                aux ? ",loss_opp_policy,loss_soft_policy" : "");
     double k = 1.0 / t->loss_n;
     fprintf(f, "%ld,%" PRIu64 ",%" PRIu64 ",%.6g,%.5f,%.5f,%.5f,%.5f,%" PRIu64 ",%" PRIu64
-            ",%.3f,%.1f,%" PRIu64 "\n", (long)time(NULL), t->step, t->generation,
+            ",%.3f,%.1f,%" PRIu64, (long)time(NULL), t->step, t->generation,
             nn_schedule_lr(&t->sched, t->step), t->loss_sum[0] * k, t->loss_sum[1] * k,
             t->loss_sum[2] * k, t->loss_sum[3] * k, t->games, t->positions, t->rate_games,
             t->rate_samples, t->rejected);
+    if (aux)
+        fprintf(f, ",%.5f,%.5f", t->loss_sum[4] * k, t->loss_sum[5] * k);
+    fputc('\n', f);
     fclose(f);
     memset(t->loss_sum, 0, sizeof t->loss_sum);
     t->loss_n = 0;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "nn/eval.h"
 #include "nn/nn.h"
@@ -77,11 +78,36 @@ static void random_targets(const float *in, int M, float *pt, float *vt, bool on
     vt[2] = 1 - a - b;
 }
 
-static nn_model_t *make_model(int B, int C, int M, int Hp, int Hv, int Vh, uint64_t seed,
-                              double jitter)
+/* Targets of the extra policy channels of sample pt (K, hw), channel 0
+ * already there: channel 1 one-hot at a legal point (none when `none`),
+ * channel 2 the soft target of channel 0. */
+static void extra_targets(const float *in, int M, int K, float *pt, bool none)
+{
+    int hw = M * M;
+    if (K > 1) {
+        memset(pt + hw, 0, sizeof(float) * hw);
+        int legal[BOARD_CELLS], nl = 0;
+        for (int q = 0; q < hw; q++)
+            if (legal_point(in, hw, q))
+                legal[nl++] = q;
+        if (nl && !none)
+            pt[hw + legal[rnd() % nl]] = 1;
+    }
+    if (K > 2) {
+        double s = 0;
+        for (int q = 0; q < hw; q++)
+            s += (pt[2 * hw + q] = (float)pow(pt[q], NN_SOFT_POWER));
+        for (int q = 0; q < hw; q++)
+            pt[2 * hw + q] = s > 0 ? (float)(pt[2 * hw + q] / s) : 0.0f;
+    }
+}
+
+static nn_model_t *make_model_k(int B, int C, int M, int Hp, int Hv, int Vh, int K,
+                                uint64_t seed, double jitter)
 {
     nn_config_t cfg;
     nn_config_default(&cfg, B, C, M);
+    cfg.policy_outputs = K;
     if (Hp) {
         cfg.policy_head = Hp;
         cfg.value_head = Hv;
@@ -95,6 +121,12 @@ static nn_model_t *make_model(int B, int C, int M, int Hp, int Hv, int Vh, uint6
     for (size_t i = 0; i < m->nparams; i++)
         m->params[i] += (float)(jitter * rnd_sym());
     return m;
+}
+
+static nn_model_t *make_model(int B, int C, int M, int Hp, int Hv, int Vh, uint64_t seed,
+                              double jitter)
+{
+    return make_model_k(B, C, M, Hp, Hv, Vh, 1, seed, jitter);
 }
 
 START_TEST(test_layout)
@@ -168,17 +200,21 @@ END_TEST
 /* Central differences on the float64 reference: every parameter tensor
  * and the input. Tolerance: |fd - analytic| <= 1e-7 + 1e-5 * |analytic|
  * per element (eps 1e-6 in float64: truncation ~1e-12, rounding ~1e-10). */
-START_TEST(test_gradcheck)
+/* Finite differences of the float64 reference against its backward, for
+ * every parameter and input, with K policy outputs (K = 3: sample 1 has
+ * no opponent-reply target). */
+static void gradcheck(int K)
 {
     rng_state = 7;
     int M = 7, n = 3;
-    nn_model_t *m = make_model(2, 8, M, 4, 4, 8, 11, 0.2);
+    nn_model_t *m = make_model_k(2, 8, M, 4, 4, 8, K, 11, 0.2);
     const nn_config_t *cfg = &m->cfg;
-    int hw = M * M, ps = NN_PLANES * hw;
-    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw), vt[9];
+    int hw = M * M, ps = NN_PLANES * hw, pts = K * hw;
+    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * pts), vt[9];
     for (int s = 0; s < n; s++) {
         random_position(in + s * ps, s == 2 ? 6 : M, M, 0.3);   /* one 6x6 board in 7x7 */
-        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
+        random_targets(in + s * ps, M, pt + s * pts, vt + 3 * s, false);
+        extra_targets(in + s * ps, M, K, pt + s * pts, s == 1);
     }
     size_t np = m->nparams;
     double *W = malloc(sizeof(double) * np), *G = malloc(sizeof(double) * np);
@@ -189,7 +225,12 @@ START_TEST(test_gradcheck)
     nn_losses_t l;
     double L0 = nn_ref_loss_grad64(cfg, W, in, pt, vt, n, wd, &l, G, Gin);
     ck_assert(isfinite(L0) && L0 > 0);
-    ck_assert(fabs(l.total - (l.policy + l.value + l.l2)) < 1e-4);
+    double aux = nn_policy_loss_weight(1) * l.opp_policy + nn_policy_loss_weight(2) * l.soft_policy;
+    ck_assert(fabs(l.total - (l.policy + aux + l.value + l.l2)) < 1e-4);
+    if (K > 1)
+        ck_assert(l.opp_policy > 0.1f);
+    if (K > 2)
+        ck_assert(l.soft_policy > l.policy);   /* the flatter target costs more */
     int stride = asan() ? 7 : 1;   /* under ASan check every 7th element */
     for (int t = 0; t <= nn_param_tensors(cfg); t++) {
         bool is_in = t == nn_param_tensors(cfg);
@@ -226,8 +267,8 @@ START_TEST(test_gradcheck)
             ck_assert_msg(diff <= 1e-7 + 1e-5 * fabs(an),
                           "%s[%zu]: finite difference %.10g, backward %.10g", ti.name, k, fd, an);
         }
-        printf("gradcheck %-10s largest relative difference %.2e (max |grad| %.2e)\n", ti.name,
-               worst, gmax);
+        printf("gradcheck K=%d %-10s largest relative difference %.2e (max |grad| %.2e)\n", K,
+               ti.name, worst, gmax);
         if (strcmp(ti.name, "pol_b2") == 0)   /* softmax ignores a constant shift */
             ck_assert_msg(gmax < 1e-12, "pol_b2 gradient %g, should be 0", gmax);
         else
@@ -240,6 +281,10 @@ START_TEST(test_gradcheck)
     free(pt);
     nn_model_free(m);
 }
+
+START_TEST(test_gradcheck) { gradcheck(1); }
+END_TEST
+START_TEST(test_gradcheck_policy_outputs) { gradcheck(3); }
 END_TEST
 
 /* |x - ref| <= atol + rtol * |ref| with rtol 1e-4 and atol 1e-6 times the
@@ -258,17 +303,18 @@ static void compare(const char *what, const float *x, const float *ref, size_t n
     printf("fast vs ref %-12s largest relative difference %.2e\n", what, worst);
 }
 
-static void fast_vs_ref(int threads, int max_batch, int n)
+static void fast_vs_ref_k(int threads, int max_batch, int n, int K)
 {
     rng_state = 99 + (uint64_t)threads;
     int M = 9;
-    nn_model_t *m = make_model(2, 16, M, 0, 0, 0, 5, 0.05);
-    int hw = M * M, ps = NN_PLANES * hw;
-    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
+    nn_model_t *m = make_model_k(2, 16, M, 32, 32, 64, K, 5, 0.05);
+    int hw = M * M, ps = NN_PLANES * hw, pts = K * hw;
+    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * pts);
     float *vt = malloc(sizeof(float) * n * 3);
     for (int s = 0; s < n; s++) {
         random_position(in + s * ps, s % 3 == 1 ? 7 : M, M, 0.25);
-        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
+        random_targets(in + s * ps, M, pt + s * pts, vt + 3 * s, false);
+        extra_targets(in + s * ps, M, K, pt + s * pts, s == 2);
     }
     char err[256];
     nn_net_t *fast = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
@@ -291,11 +337,16 @@ static void fast_vs_ref(int threads, int max_batch, int n)
     ck_assert(fabsf(lf.policy - lr.policy) <= 1e-4f * lr.policy);
     ck_assert(fabsf(lf.value - lr.value) <= 1e-4f * lr.value);
     ck_assert(fabsf(lf.l2 - lr.l2) <= 1e-4f * lr.l2);
+    ck_assert(fabsf(lf.opp_policy - lr.opp_policy) <= 1e-4f * lr.opp_policy);
+    ck_assert(fabsf(lf.soft_policy - lr.soft_policy) <= 1e-4f * lr.soft_policy);
+    ck_assert((lr.opp_policy > 0) == (K > 1) && (lr.soft_policy > 0) == (K > 2));
     for (int t = 0; t < nn_param_tensors(&m->cfg); t++) {
         nn_tensor_info_t ti = nn_param_tensor(&m->cfg, t);
         if (strcmp(ti.name, "pol_b2") == 0) {
             /* softmax ignores a constant shift: this gradient is 0 up to rounding */
-            ck_assert_msg(fabsf(gf[ti.offset]) < 1e-6f, "pol_b2 gradient %g", gf[ti.offset]);
+            for (size_t k = 0; k < ti.count; k++)
+                ck_assert_msg(fabsf(gf[ti.offset + k]) < 1e-6f, "pol_b2 gradient %g",
+                              gf[ti.offset + k]);
             continue;
         }
         compare(ti.name, gf + ti.offset, gr + ti.offset, ti.count);
@@ -323,9 +374,17 @@ static void fast_vs_ref(int threads, int max_batch, int n)
     nn_model_free(m);
 }
 
+static void fast_vs_ref(int threads, int max_batch, int n)
+{
+    fast_vs_ref_k(threads, max_batch, n, 1);
+}
+
 START_TEST(test_fast_vs_ref_1thread) { fast_vs_ref(1, 8, 5); }
 END_TEST
 START_TEST(test_fast_vs_ref_2threads) { fast_vs_ref(2, 7, 7); }
+END_TEST
+/* three policy outputs: forward is channel 0's, every channel trains */
+START_TEST(test_fast_vs_ref_policy_outputs) { fast_vs_ref_k(2, 7, 7, 3); }
 END_TEST
 /* chunks of several pieces (9 samples forward, 12 training on 9x9), uneven split */
 START_TEST(test_fast_vs_ref_big) { fast_vs_ref(2, asan() ? 30 : 60, asan() ? 29 : 57); }
@@ -486,7 +545,11 @@ START_TEST(test_damaged_files)
     expect_damage(buf, len, 0, 'X', "bad magic");
     expect_damage((const unsigned char *)"hello world, not a model at all", 31, -1, 0,
                   "bad magic");
-    expect_damage(buf, len, 4, 2, "unknown model file version");
+    expect_damage(buf, len, 4, 3, "unknown model file version");
+    expect_damage(buf, len, 4, 0, "unknown model file version");
+    expect_damage(buf, len, 40, 0, "dims out of range");       /* policy outputs 0 */
+    expect_damage(buf, len, 40, 4, "dims out of range");       /* policy outputs 4 */
+    expect_damage(buf, len, 40, 3, "parameter count");         /* 3 outputs, 1 output's weights */
     expect_damage(buf, len, 16, 200, "dims out of range");     /* blocks = 200 */
     expect_damage(buf, len, 8, 30, "dims out of range");       /* board max 30 */
     expect_damage(buf, len, 23, 0x7f, "dims out of range");    /* huge head size */
@@ -501,6 +564,73 @@ START_TEST(test_damaged_files)
     buf[len] = 0;
     expect_damage(buf, len + 1, -1, 0, "trailing bytes");
     free(buf);
+    nn_model_free(m);
+}
+END_TEST
+
+/* Version 1 files (before the policy output count) load as K = 1: the
+ * shipped 9x9 model, written by that build, and a file this test turns
+ * into one (version 1, the field 0, the CRC redone). A K = 3 model saves
+ * and loads with its three outputs, and plays as its channel 0. */
+START_TEST(test_version1_files)
+{
+    char path[4200], err[512];
+    const char *src = getenv("GOMOKU_SRC");
+    snprintf(path, sizeof path, "%s/models/freestyle9-2x32.gzm", src ? src : ".");
+    size_t len;
+    unsigned char *buf = slurp(path, &len);
+    ck_assert_uint_eq(buf[4], 1);   /* still a version 1 file */
+    free(buf);
+    nn_model_t *m = nn_model_load(path, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    ck_assert_int_eq(m->cfg.policy_outputs, 1);
+    nn_model_free(m);
+
+    m = make_model_k(1, 8, 9, 0, 0, 0, 1, 9, 0.0);
+    snprintf(path, sizeof path, "%s/v1.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    buf = slurp(path, &len);
+    ck_assert_uint_eq(buf[4], NN_FILE_VERSION);
+    ck_assert_uint_eq(buf[40], 1);
+    buf[4] = 1;
+    buf[40] = 0;
+    uint32_t crc = (uint32_t)crc32(0L, buf, (uInt)(len - 4));
+    for (int i = 0; i < 4; i++)
+        buf[len - 4 + i] = (unsigned char)(crc >> (8 * i));
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+    fclose(f);
+    free(buf);
+    nn_model_t *b = nn_model_load(path, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_int_eq(memcmp(&b->cfg, &m->cfg, sizeof m->cfg), 0);
+    ck_assert_int_eq(memcmp(b->params, m->params, m->nparams * sizeof(float)), 0);
+    nn_model_free(b);
+
+    /* K = 3 from the same seed: the K = 1 model's tensors plus two more
+     * output rows (drawn last), so it plays exactly as the K = 1 model */
+    nn_model_t *m3 = make_model_k(1, 8, 9, 0, 0, 0, 3, 9, 0.0);
+    ck_assert_uint_eq(m3->nparams, m->nparams + 2 * 32 + 2);
+    snprintf(path, sizeof path, "%s/k3.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(m3, path, err, sizeof err), 0);
+    b = nn_model_load(path, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_int_eq(b->cfg.policy_outputs, 3);
+    ck_assert_int_eq(memcmp(b->params, m3->params, m3->nparams * sizeof(float)), 0);
+    float in[NN_PLANES * 81], p1[81], p3[81], v1[3], v3[3];
+    random_position(in, 9, 9, 0.2);
+    nn_net_t *n1 = nn_net_create(m, "cpu", 1, 1, NULL, 0, err, sizeof err);
+    nn_net_t *n3 = nn_net_create(b, "cpu", 1, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(n1 && n3, "%s", err);
+    nn_net_forward(n1, in, 1, p1, v1);
+    nn_net_forward(n3, in, 1, p3, v3);
+    ck_assert_int_eq(memcmp(p1, p3, sizeof p1), 0);
+    ck_assert_int_eq(memcmp(v1, v3, sizeof v1), 0);
+    nn_net_free(n1);
+    nn_net_free(n3);
+    nn_model_free(b);
+    nn_model_free(m3);
     nn_model_free(m);
 }
 END_TEST
@@ -882,8 +1012,10 @@ int main(void)
     TCase *tg = tcase_create("math");
     tcase_set_timeout(tg, 120);
     tcase_add_test(tg, test_gradcheck);
+    tcase_add_test(tg, test_gradcheck_policy_outputs);
     tcase_add_test(tg, test_fast_vs_ref_1thread);
     tcase_add_test(tg, test_fast_vs_ref_2threads);
+    tcase_add_test(tg, test_fast_vs_ref_policy_outputs);
     tcase_add_test(tg, test_fast_vs_ref_big);
     tcase_add_test(tg, test_overfit);
     tcase_add_test(tg, test_masking_board_sizes);
@@ -894,6 +1026,7 @@ int main(void)
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     tcase_add_test(tf, test_save_load);
     tcase_add_test(tf, test_damaged_files);
+    tcase_add_test(tf, test_version1_files);
     suite_add_tcase(s, tf);
     TCase *te = tcase_create("encode");
     tcase_add_test(te, test_encode);

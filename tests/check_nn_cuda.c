@@ -854,7 +854,7 @@ START_TEST(test_zero_batch)
     ck_assert(w);
     CU->forward(gpu, NULL, 0, p, v);
     nn_train_opts_t o = {0.1f, 0.9f, 1e-3f};
-    nn_losses_t l = {1, 1, 1, 1};
+    nn_losses_t l = {.policy = 1, .value = 1, .l2 = 1, .total = 1};
     TRAIN_OK(CU->train_step(gpu, NULL, NULL, NULL, 0, &o, &l, err_, sizeof err_));
     ck_assert(l.total == 0.0f);
     CU->get_weights(gpu, w);

@@ -378,10 +378,62 @@ START_TEST(test_wire_lines)
 }
 END_TEST
 
+/* Three policy channels (game_in_a_row: visits 30 on the move played, 10
+ * on another point): channel 0 is 0.75 / 0.25; channel 1 the next move
+ * of the game under the same symmetry (all zero at the last ply); channel
+ * 2 the soft target 0.75^(1/4) : 0.25^(1/4), renormalized. */
+START_TEST(test_replay_policy_outputs)
+{
+    const int size = 7, m = 9, K = 3;
+    size_t mm = (size_t)m * m;
+    replay_t *rp = replay_create(1000, RULE_FREESTYLE, size, m, K);
+    game_record_t g;
+    record_init(&g);
+    game_in_a_row(&g, size);
+    ck_assert_int_eq(replay_add(rp, &g), 8);
+    replay_batch_t b;
+    ck_assert_int_eq(replay_batch_alloc(&b, 200, m, K), 0);
+    uint64_t rng = 7;
+    ck_assert_int_eq(replay_sample(rp, &b, &rng), 0);
+    double hi = pow(0.75, 0.25), lo = pow(0.25, 0.25);
+    int last = 0;
+    for (int i = 0; i < b.n; i++) {
+        const float *in = b.in + (size_t)i * NN_PLANES * mm;
+        const float *pt = b.policy + (size_t)i * K * mm;
+        int ply = 0;
+        for (size_t q = 0; q < mm; q++)
+            ply += in[NN_PLANE_OWN * mm + q] != 0 || in[NN_PLANE_OPP * mm + q] != 0;
+        int mv = ply % 2 == 0 ? ply / 2 : size + ply / 2;
+        int next = (ply + 1) % 2 == 0 ? (ply + 1) / 2 : size + (ply + 1) / 2;
+        bool is_last = (uint32_t)ply + 1 == g.nplies;
+        last += is_last;
+        double s1 = 0;
+        for (size_t q = 0; q < mm; q++)
+            s1 += pt[mm + q];
+        ck_assert(s1 == (is_last ? 0.0 : 1.0));
+        int found = 0;
+        for (int sym = 0; sym < 8 && !found; sym++) {
+            int a = nn_policy_index(sym_point(sym, mv, size), size, m);
+            int o = nn_policy_index(sym_point(sym, 2 * size + ply, size), size, m);
+            int r = nn_policy_index(sym_point(sym, next, size), size, m);
+            found = fabsf(pt[a] - 0.75f) < 1e-6f && fabsf(pt[o] - 0.25f) < 1e-6f &&
+                    (is_last || pt[mm + r] == 1.0f) &&
+                    fabs(pt[2 * mm + a] - hi / (hi + lo)) < 1e-6 &&
+                    fabs(pt[2 * mm + o] - lo / (hi + lo)) < 1e-6;
+        }
+        ck_assert_msg(found, "sample %d (ply %d): targets do not match the game", i, ply);
+    }
+    ck_assert_int_gt(last, 0);
+    replay_batch_release_buffers(&b);
+    record_free(&g);
+    replay_free(rp);
+}
+END_TEST
+
 START_TEST(test_replay_window_and_samples)
 {
     const int size = 7, m = 9; /* a net for 9x9 serving 7x7 */
-    replay_t *rp = replay_create(40, RULE_FREESTYLE, size, m);
+    replay_t *rp = replay_create(40, RULE_FREESTYLE, size, m, 1);
     game_record_t g;
     record_init(&g);
     game_in_a_row(&g, size);
@@ -398,7 +450,7 @@ START_TEST(test_replay_window_and_samples)
     ck_assert_int_eq(replay_add(rp, &other), -1); /* wrong rule */
 
     replay_batch_t b;
-    ck_assert_int_eq(replay_batch_alloc(&b, 256, m), 0);
+    ck_assert_int_eq(replay_batch_alloc(&b, 256, m, 1), 0);
     uint64_t rng = 99;
     ck_assert_int_eq(replay_sample(rp, &b, &rng), 0);
     int wins = 0, losses = 0, syms = 0;
@@ -1081,6 +1133,7 @@ int main(void)
     tcase_add_test(unit, test_wire_stream);
     tcase_add_test(unit, test_wire_lines);
     tcase_add_test(unit, test_replay_window_and_samples);
+    tcase_add_test(unit, test_replay_policy_outputs);
     tcase_add_test(unit, test_config_roundtrip);
     tcase_add_test(unit, test_nonfinite_model_refused);
     tcase_add_test(unit, test_exact_resume);
