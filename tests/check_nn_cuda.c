@@ -414,11 +414,12 @@ static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 90071
 
 /* A net with every tensor non-zero: the fixup init leaves each block's
  * second conv at zero, which would hide the block path from the checks. */
-static nn_model_t *test_model(int blocks, int channels, int board_max, uint64_t seed)
+static nn_model_t *test_model_k(int blocks, int channels, int board_max, int K, uint64_t seed)
 {
     char err[256];
     nn_config_t cfg;
     nn_config_default(&cfg, blocks, channels, board_max);
+    cfg.policy_outputs = K;
     nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
     ck_assert_msg(m, "%s", err);
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -432,6 +433,11 @@ static nn_model_t *test_model(int blocks, int channels, int board_max, uint64_t 
             m->params[ti.offset + i] += (float)(a * (2.0 * rng_unit(&s) - 1.0));
     }
     return m;
+}
+
+static nn_model_t *test_model(int blocks, int channels, int board_max, uint64_t seed)
+{
+    return test_model_k(blocks, channels, board_max, 1, seed);
 }
 
 /* Positions for a board_max net: sample i on a size x size board (sizes
@@ -845,6 +851,59 @@ static bool fwd_match(nn_ctx_t *cpu, nn_ctx_t *gpu, const batch_t *b, int n, con
     return ok;
 }
 
+/* Three policy outputs: the GPU's forward is channel 0 (as the CPU's),
+ * and its losses and gradients of all three channels match the float64
+ * reference. Targets (n, 3, HW): make_batch's policy; the opponent's
+ * reply one-hot on its first point (none for every 4th sample); the soft
+ * target of the policy. */
+START_TEST(test_policy_outputs_match_cpu)
+{
+    const int M = 9, n = 12, K = 3, HW = M * M;
+    nn_model_t *m = test_model_k(2, 16, M, K, 29);
+    nn_ctx_t *gpu = cuda_ctx(m, n);
+    static const int sizes[] = {9, 7};
+    batch_t b = make_batch(n, M, sizes, 2, 9);
+    float *pk = calloc((size_t)n * K * HW, sizeof(float));
+    ck_assert(pk);
+    for (int i = 0; i < n; i++) {
+        const float *p = b.pt + (size_t)i * HW;
+        float *t = pk + (size_t)i * K * HW;
+        double s = 0;
+        int first = -1;
+        for (int q = 0; q < HW; q++) {
+            t[q] = p[q];
+            if (p[q] > 0 && first < 0)
+                first = q;
+            s += (t[2 * HW + q] = p[q] > 0 ? powf(p[q], (float)NN_SOFT_POWER) : 0.0f);
+        }
+        for (int q = 0; q < HW; q++)
+            t[2 * HW + q] = s > 0 ? (float)(t[2 * HW + q] / s) : 0.0f;
+        if (first >= 0 && i % 4 != 3)
+            t[HW + first] = 1.0f;
+    }
+    nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
+    ck_assert(fwd_match(cpu, gpu, &b, n, "K = 3 forward"));
+    nn_backend_cpu.free(cpu);
+    free(b.pt);
+    b.pt = pk;
+    ck_assert_msg(grads_match(m, gpu, &b, n, 1e-3f),
+                  "GPU gradients differ from the reference (see the lines above)");
+    nn_ctx_t *ref = cpu_ctx(&nn_backend_cpu_ref, m, n);
+    nn_losses_t lr, lg;
+    TRAIN_OK(nn_backend_cpu_ref.loss_grad(ref, b.in, b.pt, b.vt, n, 1e-3f, &lr, NULL, err_,
+                                          sizeof err_));
+    TRAIN_OK(CU->loss_grad(gpu, b.in, b.pt, b.vt, n, 1e-3f, &lg, NULL, err_, sizeof err_));
+    printf("  opponent reply ref %.6f gpu %.6f, soft ref %.6f gpu %.6f\n", lr.opp_policy,
+           lg.opp_policy, lr.soft_policy, lg.soft_policy);
+    ck_assert(fabs(lg.opp_policy - lr.opp_policy) <= 5e-3 * (1 + fabs(lr.opp_policy)));
+    ck_assert(fabs(lg.soft_policy - lr.soft_policy) <= 5e-3 * (1 + fabs(lr.soft_policy)));
+    nn_backend_cpu_ref.free(ref);
+    free_batch(&b);
+    CU->free(gpu);
+    nn_model_free(m);
+}
+END_TEST
+
 /* n = 0 is a no-op everywhere, as on the CPU. */
 START_TEST(test_zero_batch)
 {
@@ -1238,6 +1297,7 @@ int main(void)
     tcase_set_timeout(gt, 900);
     tcase_add_test(gt, test_forward_matches_cpu);
     tcase_add_test(gt, test_gradients_match_cpu);
+    tcase_add_test(gt, test_policy_outputs_match_cpu);
     tcase_add_test(gt, test_boards_and_no_blocks);
     tcase_add_test(gt, test_graphs);
     tcase_add_test(gt, test_one_step_matches_cpu);
