@@ -116,7 +116,7 @@ static int model_info(int argc, char **argv)
     printf("file          %s\n", path);
     printf("size          %lld bytes\n", (long long)st.st_size);
     printf("crc32         %08x\n", crc);
-    printf("format        GZM1 version %d\n", NN_FILE_VERSION);
+    printf("format        GZM1 version %d\n", nn_file_version(c));
     printf("blocks        %d\n", c->blocks);
     printf("channels      %d\n", c->channels);
     printf("board max     %d\n", M);

@@ -135,8 +135,13 @@ void nn_model_free(nn_model_t *m);
  * preceding bytes. Save is atomic (temp file in the same dir, fsync,
  * rename, fsync dir). Both return 0, or -1 with a one-line message that
  * names the problem (bad magic, unknown version, dims, truncated, CRC).
- * Version 2 adds the policy output count; version 1 files load as K = 1. */
+ * Version 2 adds the policy output count (in the field version 1 keeps
+ * reserved, 0): a model with one output is still written as version 1,
+ * byte for byte what older builds write and read; version 1 files load
+ * as K = 1. */
 #define NN_FILE_VERSION 2
+/* The version nn_model_save writes for cfg: 1 for one policy output, else 2. */
+int nn_file_version(const nn_config_t *cfg);
 int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen);
 nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);
 /* CRC32 (zlib) of a whole file (for `model info`); 0, or -1 with err set. */

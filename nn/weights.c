@@ -5,7 +5,7 @@
  *     4     4  version (NN_FILE_VERSION)
  *     8    36  board_max, in_planes, blocks, channels, policy_head,
  *              value_head, value_hidden, rule, policy_outputs   (u32 each;
- *              version 1 has 0 there, read as 1 policy output)
+ *              version 1, written for one output, has 0 there)
  *    44     8  step (u64)
  *    52     8  generation (u64)
  *    60     8  nparams (u64)
@@ -45,6 +45,8 @@ static uint32_t get32(const unsigned char *p)
 }
 static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
+int nn_file_version(const nn_config_t *cfg) { return cfg->policy_outputs > 1 ? 2 : 1; }
+
 /* Serialise the whole file into one buffer (owned by the caller). */
 static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
 {
@@ -54,12 +56,13 @@ static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
         return NULL;
     const nn_config_t *c = &m->cfg;
     memcpy(buf, MAGIC, 4);
-    put32(buf + 4, NN_FILE_VERSION);
+    int version = nn_file_version(c);
+    put32(buf + 4, (uint32_t)version);
     const uint32_t dims[9] = {(uint32_t)c->board_max, (uint32_t)c->in_planes,
                               (uint32_t)c->blocks, (uint32_t)c->channels,
                               (uint32_t)c->policy_head, (uint32_t)c->value_head,
                               (uint32_t)c->value_hidden, m->rule,
-                              (uint32_t)c->policy_outputs};
+                              version == 1 ? 0 : (uint32_t)c->policy_outputs};
     for (int i = 0; i < 9; i++)
         put32(buf + 8 + 4 * i, dims[i]);
     put64(buf + 44, m->step);

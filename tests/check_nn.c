@@ -547,9 +547,6 @@ START_TEST(test_damaged_files)
                   "bad magic");
     expect_damage(buf, len, 4, 3, "unknown model file version");
     expect_damage(buf, len, 4, 0, "unknown model file version");
-    expect_damage(buf, len, 40, 0, "dims out of range");       /* policy outputs 0 */
-    expect_damage(buf, len, 40, 4, "dims out of range");       /* policy outputs 4 */
-    expect_damage(buf, len, 40, 3, "parameter count");         /* 3 outputs, 1 output's weights */
     expect_damage(buf, len, 16, 200, "dims out of range");     /* blocks = 200 */
     expect_damage(buf, len, 8, 30, "dims out of range");       /* board max 30 */
     expect_damage(buf, len, 23, 0x7f, "dims out of range");    /* huge head size */
@@ -565,13 +562,25 @@ START_TEST(test_damaged_files)
     expect_damage(buf, len + 1, -1, 0, "trailing bytes");
     free(buf);
     nn_model_free(m);
+    /* version 2 (three policy outputs): the count is checked */
+    cfg.policy_outputs = 3;
+    m = nn_model_create(&cfg, 1, err, sizeof err);
+    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    buf = slurp(path, &len);
+    ck_assert_uint_eq(buf[4], 2);
+    ck_assert_uint_eq(buf[40], 3);
+    expect_damage(buf, len, 40, 0, "dims out of range");       /* policy outputs 0 */
+    expect_damage(buf, len, 40, 4, "dims out of range");       /* policy outputs 4 */
+    expect_damage(buf, len, 40, 1, "parameter count");         /* 1 output, 3 outputs' weights */
+    free(buf);
+    nn_model_free(m);
 }
 END_TEST
 
 /* Version 1 files (before the policy output count) load as K = 1: the
- * shipped 9x9 model, written by that build, and a file this test turns
- * into one (version 1, the field 0, the CRC redone). A K = 3 model saves
- * and loads with its three outputs, and plays as its channel 0. */
+ * shipped 9x9 model, written by the build before, and what this build
+ * writes for one output (version 1, the field 0). A K = 3 model saves (as
+ * version 2) and loads with its three outputs, and plays as its channel 0. */
 START_TEST(test_version1_files)
 {
     char path[4200], err[512];
@@ -590,17 +599,11 @@ START_TEST(test_version1_files)
     snprintf(path, sizeof path, "%s/v1.gzm", tmpdir);
     ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
     buf = slurp(path, &len);
-    ck_assert_uint_eq(buf[4], NN_FILE_VERSION);
-    ck_assert_uint_eq(buf[40], 1);
-    buf[4] = 1;
-    buf[40] = 0;
-    uint32_t crc = (uint32_t)crc32(0L, buf, (uInt)(len - 4));
-    for (int i = 0; i < 4; i++)
-        buf[len - 4 + i] = (unsigned char)(crc >> (8 * i));
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
-    fclose(f);
+    ck_assert_uint_eq(buf[4], 1);
+    ck_assert_uint_eq(buf[40], 0);
+    uint32_t stored = (uint32_t)buf[len - 4] | (uint32_t)buf[len - 3] << 8 |
+                      (uint32_t)buf[len - 2] << 16 | (uint32_t)buf[len - 1] << 24;
+    ck_assert_uint_eq(stored, (uint32_t)crc32(0L, buf, (uInt)(len - 4)));
     free(buf);
     nn_model_t *b = nn_model_load(path, err, sizeof err);
     ck_assert_msg(b != NULL, "%s", err);
