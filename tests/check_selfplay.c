@@ -166,6 +166,75 @@ START_TEST(test_playout_cap_flags)
 }
 END_TEST
 
+/* Recorded targets of full searches: entries, entries of one visit, and
+ * the visits they hold. */
+typedef struct target_sums { long entries, singles, visits, plies; } target_sums_t;
+
+static int sum_targets(void *user, const game_record_t *rec)
+{
+    target_sums_t *t = user;
+    for (uint32_t i = 0; i < rec->nplies; i++) {
+        const record_ply_t *p = &rec->plies[i];
+        if (!p->full)
+            continue;
+        t->plies++;
+        for (int k = 0; k < p->nvisits; k++) {
+            uint16_t n = rec->visits[p->visit_off + (uint32_t)k].count;
+            t->entries++;
+            t->singles += n == 1;
+            t->visits += n;
+        }
+    }
+    return 0;
+}
+
+/* Forced playouts (k = 2) with pruning: the recorded targets lose the
+ * forced visits (fewer visits per ply than without, no 1-visit entries
+ * at a noised root), while the games are still played out. */
+START_TEST(test_forced_playouts_targets)
+{
+    target_sums_t t[2] = {{0}};
+    nn_model_t *m = tiny_model(7);
+    for (int on = 0; on < 2; on++) {
+        selfplay_opts_t o;
+        selfplay_opts_default(&o);
+        o.size = 7;
+        o.parallel = 4;
+        o.visits = 48;
+        o.full_frac = 1.0;
+        o.resign_threshold = 0.0;
+        o.dirichlet_alpha = 0.3;
+        o.forced_k = on ? 2.0 : 0.0;
+        o.device = "cpu";
+        o.threads = 1;
+        o.quiet = 1;
+        char err[256], note[256];
+        selfplay_t *sp = selfplay_create(&o, m, 1, note, sizeof note, err, sizeof err);
+        ck_assert_msg(sp != NULL, "%s", err);
+        selfplay_set_max_games(sp, 4);
+        for (int steps = 0; selfplay_active(sp) > 0 || steps == 0; steps++)
+            ck_assert_int_ge(selfplay_step(sp, sum_targets, &t[on], err, sizeof err), 0);
+        selfplay_free(sp);
+    }
+    printf("forced playouts: off %ld plies %.1f visits %.1f entries %ld singles; "
+           "on %ld plies %.1f visits %.1f entries %ld singles\n", t[0].plies,
+           (double)t[0].visits / t[0].plies, (double)t[0].entries / t[0].plies, t[0].singles,
+           t[1].plies, (double)t[1].visits / t[1].plies, (double)t[1].entries / t[1].plies,
+           t[1].singles);
+    ck_assert(t[0].plies > 20 && t[1].plies > 20);
+    ck_assert_int_gt(t[0].singles, 0);
+    ck_assert(t[1].singles * 10 < t[0].singles);   /* only from roots without noise */
+    ck_assert((double)t[1].visits / t[1].plies < (double)t[0].visits / t[0].plies);
+    selfplay_opts_t bad;
+    selfplay_opts_default(&bad);
+    bad.forced_k = -1.0;
+    char err[256];
+    ck_assert_ptr_null(selfplay_create(&bad, m, 1, NULL, 0, err, sizeof err));
+    ck_assert_ptr_nonnull(strstr(err, "forced"));
+    nn_model_free(m);
+}
+END_TEST
+
 START_TEST(test_resign_bookkeeping)
 {
     /* half the games may resign (at a root value below -0.3), half never:
@@ -618,6 +687,7 @@ int main(void)
     tcase_set_timeout(tc, 60);
     tcase_add_test(tc, test_twenty_games_every_rule);
     tcase_add_test(tc, test_playout_cap_flags);
+    tcase_add_test(tc, test_forced_playouts_targets);
     tcase_add_test(tc, test_resign_bookkeeping);
     tcase_add_test(tc, test_bad_model_size);
     suite_add_tcase(s, tc);
