@@ -30,6 +30,23 @@ static const cmd_help_t help = {
     "RUN_DIR/metrics.csv."};
 
 /* Is dir missing or empty (but for our own lock/log files)? */
+/* An empty directory (a mount point, say): 1; anything else: 0. */
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int empty = 1;
+    while (empty && (de = readdir(d)))
+        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+                !strcmp(de->d_name, "lost+found");
+    closedir(d);
+    return empty;
+}
+
+/* A directory a new run may be created in: nothing but our lock and log,
+ * and games/ or models/ only while empty (a separate disk mounted there). */
 static int dir_is_fresh(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -37,10 +54,14 @@ static int dir_is_fresh(const char *dir)
         return 1;
     struct dirent *de;
     int fresh = 1;
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "lock") &&
-            strcmp(de->d_name, "train.log"))
-            fresh = 0;
+    char sub[4200];
+    while (fresh && (de = readdir(d))) {
+        const char *n = de->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lock") || !strcmp(n, "train.log"))
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, n);
+        fresh = (!strcmp(n, "games") || !strcmp(n, "models")) && dir_is_empty(sub);
+    }
     closedir(d);
     return fresh;
 }
