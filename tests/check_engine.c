@@ -9,16 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "engine/board.h"
 #include "engine/bot.h"
-
-static int asan(void)
-{
-    const char *s = getenv("GOMOKU_ASAN");
-    return s && *s && strcmp(s, "0") != 0;
-}
+#include "tests/testkit.h"
 
 /* Set up a position with `to_move` to play; returns the '*' point or -1. */
 static int setup(board_t *b, rule_t rule, int to_move, const char *diagram)
@@ -862,21 +856,7 @@ END_TEST
  * the exit status and fills out with stdout (and stderr when merge). */
 static int run_bin(const char *args, const char *input, int merge, char *out, size_t outlen)
 {
-    const char *bin = getenv("GOMOKU_BIN");
-    ck_assert_msg(bin != NULL, "GOMOKU_BIN is not set");
-    char cmd[4096];
-    if (input)
-        snprintf(cmd, sizeof cmd, "printf '%s' | '%s' %s %s", input, bin, args,
-                 merge ? "2>&1" : "2>/dev/null");
-    else
-        snprintf(cmd, sizeof cmd, "'%s' %s %s </dev/null", bin, args,
-                 merge ? "2>&1" : "2>/dev/null");
-    FILE *f = popen(cmd, "r");
-    ck_assert(f != NULL);
-    size_t n = fread(out, 1, outlen - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_gomoku(args, input, merge ? CAPTURE_BOTH : CAPTURE_OUT, out, outlen);
 }
 
 START_TEST(program_rules_output)
@@ -980,68 +960,29 @@ END_TEST
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
-    TCase *t = tcase_create("renju");
-    tcase_add_test(t, renju_open_double_three);
-    tcase_add_test(t, renju_three_blocked_one_end);
-    tcase_add_test(t, renju_split_three);
-    tcase_add_test(t, renju_far_split_not_three);
-    tcase_add_test(t, renju_double_four_one_line);
-    tcase_add_test(t, renju_straight_four_is_one_four);
-    tcase_add_test(t, renju_double_four_two_lines);
-    tcase_add_test(t, renju_four_three_allowed);
-    tcase_add_test(t, renju_overline);
-    tcase_add_test(t, renju_five_beats_forbidden);
-    tcase_add_test(t, renju_five_with_overline_elsewhere);
-    tcase_add_test(t, renju_double_four_with_five);
-    tcase_add_test(t, renju_false_double_three);
-    tcase_add_test(t, renju_true_double_three_control);
-    tcase_add_test(t, renju_false_three_double_four_point);
-    tcase_add_test(t, renju_false_three_five_point_playable);
-    tcase_add_test(t, renju_white_unrestricted);
-    tcase_add_test(t, renju_black_overline_refused);
-    tcase_add_test(t, renju_forbidden_list_by_replay);
-    tcase_add_test(t, renju_split_four_shapes);
-    tcase_add_test(t, renju_three_next_to_overline_end);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "renju", -1, renju_open_double_three, renju_three_blocked_one_end,
+             renju_split_three, renju_far_split_not_three, renju_double_four_one_line,
+             renju_straight_four_is_one_four, renju_double_four_two_lines, renju_four_three_allowed,
+             renju_overline, renju_five_beats_forbidden, renju_five_with_overline_elsewhere,
+             renju_double_four_with_five, renju_false_double_three, renju_true_double_three_control,
+             renju_false_three_double_four_point, renju_false_three_five_point_playable,
+             renju_white_unrestricted, renju_black_overline_refused, renju_forbidden_list_by_replay,
+             renju_split_four_shapes, renju_three_next_to_overline_end);
 
-    t = tcase_create("board");
-    tcase_add_test(t, freestyle_five_and_six_win);
-    tcase_add_test(t, standard_exact_five);
-    tcase_add_test(t, win_at_edges_and_corners);
-    tcase_add_test(t, draw_full_board);
-    tcase_add_test(t, move_status_and_undo);
-    tcase_add_test(t, hash_incremental_matches_full);
-    tcase_add_test(t, symmetry_round_trips);
-    tcase_add_test(t, symmetry_transform_boards);
-    tcase_add_test(t, notation_round_trips);
-    tcase_add_test(t, notation_rejects_bad_text);
-    tcase_set_timeout(t, 60);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "board", 60, freestyle_five_and_six_win, standard_exact_five,
+             win_at_edges_and_corners, draw_full_board, move_status_and_undo,
+             hash_incremental_matches_full, symmetry_round_trips, symmetry_transform_boards,
+             notation_round_trips, notation_rejects_bad_text);
 
-    t = tcase_create("bots");
-    tcase_add_test(t, bot_greedy_takes_win);
-    tcase_add_test(t, bot_greedy_blocks_four);
-    tcase_add_test(t, bot_renju_black_avoids_forbidden);
-    tcase_add_test(t, bot_greedy_beats_random);
-    tcase_add_test(t, bot_deterministic_per_seed);
-    tcase_set_timeout(t, 120);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "bots", 120, bot_greedy_takes_win, bot_greedy_blocks_four,
+             bot_renju_black_avoids_forbidden, bot_greedy_beats_random, bot_deterministic_per_seed);
 
-    t = tcase_create("program");
-    tcase_add_test(t, program_rules_output);
-    tcase_add_test(t, program_rules_errors);
-    tcase_add_test(t, program_play_scripted);
-    tcase_add_test(t, program_bench_rules);
-    tcase_set_timeout(t, 60);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "program", 60, program_rules_output, program_rules_errors, program_play_scripted,
+             program_bench_rules);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(engine_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(engine_suite());
 }

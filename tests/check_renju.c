@@ -28,6 +28,7 @@
 
 #include "engine/board.h"
 #include "engine/util.h"
+#include "tests/testkit.h"
 
 static const int ref_dx[4] = {1, 0, 1, 1};
 static const int ref_dy[4] = {0, 1, 1, -1};
@@ -658,30 +659,17 @@ END_TEST
 static Suite *renju_suite(void)
 {
     Suite *s = suite_create("renju");
-    TCase *t = tcase_create("textbook");
-    tcase_add_test(t, textbook_basic_shapes);
-    tcase_add_test(t, textbook_false_three_five_point);
-    tcase_add_test(t, textbook_false_three_overline_point);
-    tcase_add_test(t, textbook_false_three_double_four_point);
-    tcase_add_test(t, textbook_false_three_double_three_point);
-    tcase_add_test(t, textbook_deeper_real_double_three);
-    tcase_add_test(t, textbook_four_three_three);
-    tcase_add_test(t, textbook_double_four_one_line);
-    tcase_add_test(t, textbook_five_beats_forbidden);
-    suite_add_tcase(s, t);
-    t = tcase_create("cross-check");
-    tcase_set_timeout(t, 0);   /* meson's timeout applies */
-    tcase_add_test(t, cross_check_random_positions);
-    tcase_add_test(t, random_games_refuse_only_forbidden);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "textbook", -1, textbook_basic_shapes, textbook_false_three_five_point,
+             textbook_false_three_overline_point, textbook_false_three_double_four_point,
+             textbook_false_three_double_three_point, textbook_deeper_real_double_three,
+             textbook_four_three_three, textbook_double_four_one_line,
+             textbook_five_beats_forbidden);
+    /* meson's timeout applies */
+    ADD_CASE(s, "cross-check", 0, cross_check_random_positions, random_games_refuse_only_forbidden);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(renju_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(renju_suite());
 }

@@ -17,7 +17,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/run_files.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "engine/util.h"
@@ -25,22 +24,7 @@
 #include "selfplay/replay.h"
 #include "selfplay/rundir.h"
 #include "selfplay/wire.h"
-
-/* ---- helpers ---------------------------------------------------------- */
-
-static int asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
-
-static const char *bin(void)
-{
-    const char *b = getenv("GOMOKU_BIN");
-    return b ? b : "./gomoku";
-}
-
-static void make_tmpdir(char *out, size_t len)
-{
-    snprintf(out, len, "/tmp/check_train_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(out));
-}
+#include "tests/testkit.h"
 
 /* The workers' pids from status.json; returns how many. */
 static int worker_pids(const char *run, long *pids, int max)
@@ -76,13 +60,6 @@ static long long worker_num(const char *run, int k, const char *key)
     return v;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 /* Start `gomoku train RUN [args]` with the tiny test settings; stderr to RUN.err. */
 static pid_t start_train(const char *run, const char *fmt, ...)
 {
@@ -110,43 +87,7 @@ static pid_t start_train(const char *run, const char *fmt, ...)
     argv[ac] = NULL;
     char errp[512];
     snprintf(errp, sizeof errp, "%s.err", run);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fd = open(errp, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 2);
-        dup2(fd, 1);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_exit(pid_t pid, double timeout_s)
-{
-    double end = now_s() + timeout_s;
-    int st;
-    while (now_s() < end) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        usleep(20000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    return -1;
-}
-
-/* Wait until status.json's key reaches at least v; false on timeout. */
-static int wait_status(const char *run, const char *key, long long v, double timeout_s)
-{
-    double end = now_s() + timeout_s;
-    while (now_s() < end) {
-        if (status_num(run, key) >= v)
-            return 1;
-        usleep(50000);
-    }
-    return 0;
+    return spawn_logged(argv, errp);
 }
 
 /* Frames in RUN/games: good and bad. */
@@ -223,19 +164,13 @@ static int process_alive(long pid)
     return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }
 
-static void rm_rf(const char *path)
+/* A run directory and the RUN.err log start_train writes beside it. */
+static void rm_rf(const char *run)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", path, path);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int file_contains(const char *path, const char *needle)
-{
-    char *s = slurp(path);
-    int r = s && strstr(s, needle) != NULL;
-    free(s);
-    return r;
+    char err[600];
+    snprintf(err, sizeof err, "%s.err", run);
+    remove_tree(run);
+    remove_tree(err);
 }
 
 /* ---- in-process: wire and replay -------------------------------------- */
@@ -1077,34 +1012,13 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("train");
-    TCase *unit = tcase_create("unit");
-    tcase_add_test(unit, test_wire_stream);
-    tcase_add_test(unit, test_wire_lines);
-    tcase_add_test(unit, test_replay_window_and_samples);
-    tcase_add_test(unit, test_config_roundtrip);
-    tcase_add_test(unit, test_nonfinite_model_refused);
-    tcase_add_test(unit, test_exact_resume);
-    tcase_set_timeout(unit, 30);
-    suite_add_tcase(s, unit);
-    TCase *proc = tcase_create("process");
-    tcase_add_test(proc, test_bad_arguments);
-    tcase_add_test(proc, test_train_steps_and_checkpoint);
-    tcase_add_test(proc, test_worker_killed_is_restarted);
-    tcase_add_test(proc, test_sigterm_then_resume);
-    tcase_add_test(proc, test_garbage_frames_rejected);
-    tcase_add_test(proc, test_second_trainer_refused);
-    tcase_add_test(proc, test_killed_trainer_leaves_no_workers_and_resumes);
-    tcase_add_test(proc, test_resume_with_only_invalid_games);
-    tcase_add_test(proc, test_nonfinite_loss_stops_run);
-    tcase_add_test(proc, test_bad_run_paths);
-    tcase_add_test(proc, test_checkpoint_retention);
-    tcase_add_test(proc, test_disk_full_pauses_and_drops_counted);
-    tcase_add_test(proc, test_stalled_worker_restarted);
-    tcase_set_timeout(proc, asan() ? 240 : 120);
-    suite_add_tcase(s, proc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    ADD_CASE(s, "unit", 30, test_wire_stream, test_wire_lines, test_replay_window_and_samples,
+             test_config_roundtrip, test_nonfinite_model_refused, test_exact_resume);
+    ADD_CASE(s, "process", asan() ? 240 : 120, test_bad_arguments, test_train_steps_and_checkpoint,
+             test_worker_killed_is_restarted, test_sigterm_then_resume,
+             test_garbage_frames_rejected, test_second_trainer_refused,
+             test_killed_trainer_leaves_no_workers_and_resumes, test_resume_with_only_invalid_games,
+             test_nonfinite_loss_stops_run, test_bad_run_paths, test_checkpoint_retention,
+             test_disk_full_pauses_and_drops_counted, test_stalled_worker_restarted);
+    return run_suite(s);
 }

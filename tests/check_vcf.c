@@ -12,6 +12,7 @@
 #include "engine/bot.h"
 #include "engine/util.h"
 #include "engine/vcf.h"
+#include "tests/testkit.h"
 
 static vcf_t *solver(void)
 {
@@ -442,16 +443,7 @@ END_TEST
 
 static int run_bin(const char *args, char *out, size_t outlen)
 {
-    const char *bin = getenv("GOMOKU_BIN");
-    ck_assert_msg(bin != NULL, "GOMOKU_BIN is not set");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    ck_assert(p != NULL);
-    size_t n = fread(out, 1, outlen - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_gomoku(args, NULL, CAPTURE_BOTH, out, outlen);
 }
 
 START_TEST(test_cli_rules_vcf)
@@ -502,25 +494,10 @@ END_TEST
 int main(void)
 {
     Suite *su = suite_create("vcf");
-    TCase *tc = tcase_create("vcf");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_five_queries);
-    tcase_add_test(tc, test_immediate_five_and_game_over);
-    tcase_add_test(tc, test_two_fours);
-    tcase_add_test(tc, test_counter_four_breaks_line);
-    tcase_add_test(tc, test_renju_black_four_on_forbidden_point);
-    tcase_add_test(tc, test_renju_white_forces_forbidden_block);
-    tcase_add_test(tc, test_long_vcf);
-    tcase_add_test(tc, test_random_against_brute_force);
-    tcase_add_test(tc, test_defend);
-    tcase_add_test(tc, test_bot_vcf);
-    tcase_add_test(tc, test_bot_vcf_beats_greedy);
-    tcase_add_test(tc, test_cli_rules_vcf);
-    tcase_add_test(tc, test_cli_bench_vcf);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(su, "vcf", 60, test_five_queries, test_immediate_five_and_game_over, test_two_fours,
+             test_counter_four_breaks_line, test_renju_black_four_on_forbidden_point,
+             test_renju_white_forces_forbidden_block, test_long_vcf,
+             test_random_against_brute_force, test_defend, test_bot_vcf, test_bot_vcf_beats_greedy,
+             test_cli_rules_vcf, test_cli_bench_vcf);
+    return run_suite(su);
 }
