@@ -79,8 +79,8 @@ START_TEST(test_args_errors)
         char *pos[2], *argv[4];
         int np;
         memcpy(argv, bad[i].argv, sizeof argv);
-        ck_assert_msg(parse(&o, pos, &np, bad[i].argc, argv) == ARGS_ERROR, "case %zu (%s) accepted",
-                      i, argv[1]);
+        ck_assert_msg(parse(&o, pos, &np, bad[i].argc, argv) == ARGS_ERROR,
+                      "case %zu (%s) accepted", i, argv[1]);
     }
 }
 END_TEST

@@ -67,6 +67,18 @@ static void replay(board_t *b, rule_t rule, int size, const char *moves)
     }
 }
 
+/* The '*' point of DIAGRAM, TO_MOVE to play, is a win: not forbidden, a
+ * winning move, and playing it ends the game won by TO_MOVE. */
+static void expect_win(rule_t rule, int to_move, const char *diagram)
+{
+    board_t b;
+    int m = setup(&b, rule, to_move, diagram);
+    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
+    ck_assert(board_is_winning_move(&b, m));
+    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
+    ck_assert_int_eq(b.result, to_move == STONE_BLACK ? RESULT_BLACK : RESULT_WHITE);
+}
+
 /* ---------- renju forbidden points ---------- */
 
 START_TEST(renju_open_double_three)
@@ -216,17 +228,12 @@ START_TEST(renju_five_beats_forbidden)
 {
     /* Row 3: .XX*XX. is exactly five. Column 3 (X at y=1,2) and diagonal
      * (X at (1,1),(2,2)) would make a double-three, but five wins. */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK, "..........\n"
-                                               ".X.X......\n"
-                                               "..XX......\n"
-                                               ".XX*XX....\n"
-                                               "..........\n"
-                                               "..........\n");
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
-    ck_assert(board_is_winning_move(&b, m));
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
+    expect_win(RULE_RENJU, STONE_BLACK, "..........\n"
+                                        ".X.X......\n"
+                                        "..XX......\n"
+                                        ".XX*XX....\n"
+                                        "..........\n"
+                                        "..........\n");
 }
 END_TEST
 
@@ -234,17 +241,13 @@ START_TEST(renju_five_with_overline_elsewhere)
 {
     /* Row 3 exactly five through *, column 3 a six through *: the five
      * wins (five takes precedence over the overline). */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK, "...X......\n"
-                                               "...X......\n"
-                                               "...X......\n"
-                                               ".XX*XX....\n"
-                                               "...X......\n"
-                                               "...X......\n"
-                                               "..........\n");
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
+    expect_win(RULE_RENJU, STONE_BLACK, "...X......\n"
+                                        "...X......\n"
+                                        "...X......\n"
+                                        ".XX*XX....\n"
+                                        "...X......\n"
+                                        "...X......\n"
+                                        "..........\n");
 }
 END_TEST
 
@@ -370,12 +373,9 @@ START_TEST(renju_white_unrestricted)
                                                "..........\n");
     ck_assert(!board_is_forbidden(&b, m));
     ck_assert_int_eq(board_check_move(&b, m), MOVE_OK);
-    m = setup(&b, RULE_RENJU, STONE_WHITE, "..........\n"
-                                           ".OOO*OO...\n"
-                                           "..........\n");
-    ck_assert(board_is_winning_move(&b, m));
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_WHITE);
+    expect_win(RULE_RENJU, STONE_WHITE, "..........\n"
+                                        ".OOO*OO...\n"
+                                        "..........\n");
 }
 END_TEST
 
@@ -470,18 +470,12 @@ END_TEST
 
 START_TEST(freestyle_five_and_six_win)
 {
-    board_t b;
-    int m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XX*XX...\n");
-    ck_assert(board_is_winning_move(&b, m));
-    m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XXX*XX...\n");
-    ck_assert(board_is_winning_move(&b, m));
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    m = setup(&b, RULE_FREESTYLE, STONE_WHITE, ".OOO*OO...\n");
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_WHITE);
+    expect_win(RULE_FREESTYLE, STONE_BLACK, ".XX*XX...\n");
+    expect_win(RULE_FREESTYLE, STONE_BLACK, ".XXX*XX...\n");
+    expect_win(RULE_FREESTYLE, STONE_WHITE, ".OOO*OO...\n");
     /* four is not five */
-    m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XX*X....\n");
+    board_t b;
+    int m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XX*X....\n");
     ck_assert(!board_is_winning_move(&b, m));
     /* double-three is fine in freestyle */
     m = setup(&b, RULE_FREESTYLE, STONE_BLACK, "..........\n...X......\n...X......\n.XX*......\n");
@@ -491,12 +485,10 @@ END_TEST
 
 START_TEST(standard_exact_five)
 {
-    board_t b;
-    int m = setup(&b, RULE_STANDARD, STONE_BLACK, ".XX*XX...\n");
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
+    expect_win(RULE_STANDARD, STONE_BLACK, ".XX*XX...\n");
     /* overline does not win for black ... */
-    m = setup(&b, RULE_STANDARD, STONE_BLACK, ".XXX*XX...\n");
+    board_t b;
+    int m = setup(&b, RULE_STANDARD, STONE_BLACK, ".XXX*XX...\n");
     ck_assert(!board_is_winning_move(&b, m));
     ck_assert_int_eq(board_play(&b, m), MOVE_OK);
     ck_assert_int_eq(b.result, RESULT_NONE);
@@ -517,28 +509,33 @@ END_TEST
 
 START_TEST(win_at_edges_and_corners)
 {
+    static const struct {
+        rule_t rule;
+        int size;
+        const char *moves;
+        result_t result;
+    } games[] = {
+        /* row 0 from the corner */
+        {RULE_STANDARD, 15, "0,0 0,5 1,0 1,5 2,0 2,5 3,0 3,5 4,0", RESULT_BLACK},
+        /* main diagonal into the corner (0,0) */
+        {RULE_FREESTYLE, 15, "4,4 9,9 3,3 9,10 2,2 9,11 1,1 9,12 0,0", RESULT_BLACK},
+        /* anti-diagonal into the corner (14,0), white wins */
+        {RULE_RENJU, 15, "7,7 14,0 7,9 13,1 9,7 12,2 5,11 11,3 3,12 10,4", RESULT_WHITE},
+        /* right edge column, bottom corner (14,14) */
+        {RULE_FREESTYLE, 15, "14,14 0,0 14,13 0,2 14,12 0,4 14,11 0,6 14,10", RESULT_BLACK},
+        /* bottom row of a 5x5 board, the whole row */
+        {RULE_STANDARD, 5, "0,4 0,0 1,4 1,0 2,4 2,0 3,4 3,0 4,4", RESULT_BLACK},
+        /* anti-diagonal of a 20x20 board through the lower-left corner */
+        {RULE_FREESTYLE, 20, "0,19 10,10 1,18 10,11 2,17 10,12 3,16 10,13 4,15", RESULT_BLACK},
+        /* four at the edge is not five */
+        {RULE_FREESTYLE, 15, "0,0 5,5 0,1 5,6 0,2 5,7 0,3", RESULT_NONE},
+    };
     board_t b;
-    /* row 0 from the corner, by replay */
-    replay(&b, RULE_STANDARD, 15, "0,0 0,5 1,0 1,5 2,0 2,5 3,0 3,5 4,0");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* main diagonal into the corner (0,0) */
-    replay(&b, RULE_FREESTYLE, 15, "4,4 9,9 3,3 9,10 2,2 9,11 1,1 9,12 0,0");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* anti-diagonal into the corner (14,0), white wins */
-    replay(&b, RULE_RENJU, 15, "7,7 14,0 7,9 13,1 9,7 12,2 5,11 11,3 3,12 10,4");
-    ck_assert_int_eq(b.result, RESULT_WHITE);
-    /* right edge column, bottom corner (14,14) */
-    replay(&b, RULE_FREESTYLE, 15, "14,14 0,0 14,13 0,2 14,12 0,4 14,11 0,6 14,10");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* bottom row of a 5x5 board, the whole row */
-    replay(&b, RULE_STANDARD, 5, "0,4 0,0 1,4 1,0 2,4 2,0 3,4 3,0 4,4");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* anti-diagonal of a 20x20 board through the lower-left corner */
-    replay(&b, RULE_FREESTYLE, 20, "0,19 10,10 1,18 10,11 2,17 10,12 3,16 10,13 4,15");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* four at the edge is not five */
-    replay(&b, RULE_FREESTYLE, 15, "0,0 5,5 0,1 5,6 0,2 5,7 0,3");
-    ck_assert_int_eq(b.result, RESULT_NONE);
+    for (size_t i = 0; i < sizeof games / sizeof games[0]; i++) {
+        replay(&b, games[i].rule, games[i].size, games[i].moves);
+        ck_assert_msg(b.result == games[i].result, "%s: result %d, want %d", games[i].moves,
+                      (int)b.result, (int)games[i].result);
+    }
     /* a game that is over refuses moves */
     replay(&b, RULE_FREESTYLE, 15, "0,0 5,5 0,1 5,6 0,2 5,7 0,3 5,8 0,4");
     ck_assert_int_eq(board_check_move(&b, 100), MOVE_GAME_OVER);

@@ -26,12 +26,27 @@
 #include "selfplay/wire.h"
 #include "tests/testkit.h"
 
+/* The file RUN SUFFIX (SUFFIX "/train.log", ".err", ...) as a string, or NULL. */
+static char *run_slurp(const char *run, const char *suffix)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s%s", run, suffix);
+    return slurp(p);
+}
+
+/* The file RUN SUFFIX contains NEEDLE. */
+static bool run_has(const char *run, const char *suffix, const char *needle)
+{
+    char *s = run_slurp(run, suffix);
+    bool r = s && strstr(s, needle);
+    free(s);
+    return r;
+}
+
 /* The workers' pids from status.json; returns how many. */
 static int worker_pids(const char *run, long *pids, int max)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
+    char *s = run_slurp(run, "/status.json");
     if (!s)
         return 0;
     int n = 0;
@@ -47,9 +62,7 @@ static int worker_pids(const char *run, long *pids, int max)
 /* A worker's numeric field (k-th worker's "key"). */
 static long long worker_num(const char *run, int k, const char *key)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
+    char *s = run_slurp(run, "/status.json");
     if (!s)
         return -1;
     const char *q = strstr(s, "\"workers\"");
@@ -88,6 +101,14 @@ static pid_t start_train(const char *run, const char *fmt, ...)
     char errp[512];
     snprintf(errp, sizeof errp, "%s.err", run);
     return spawn_logged(argv, errp);
+}
+
+/* A fresh run directory into RUN (LEN bytes) trained with ARGS (as for
+ * start_train) to its end; returns wait_exit's answer after TIMEOUT_S. */
+static int train_fresh(char *run, size_t len, double timeout_s, const char *args)
+{
+    make_tmpdir(run, len);
+    return wait_exit(start_train(run, "%s", args), timeout_s);
 }
 
 /* Frames in RUN/games: good and bad. */
@@ -537,9 +558,7 @@ START_TEST(test_sigterm_then_resume)
     ck_assert_int_ge(g2, g1);
     ck_assert_int_eq(bad, 0);
     ck_assert_int_eq(status_num(run, "games"), g2); /* the saved games were counted in */
-    char p[128];
-    snprintf(p, sizeof p, "%s.err", run);
-    ck_assert(file_contains(p, "resuming from"));
+    ck_assert(run_has(run, ".err", "resuming from"));
     rm_rf(run);
 }
 END_TEST
@@ -653,9 +672,7 @@ END_TEST
 START_TEST(test_resume_with_only_invalid_games)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--steps 5");
-    ck_assert_int_eq(wait_exit(pid, 50), 0);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 50, "--steps 5"), 0);
     long good, bad;
     count_frames(run, &good, &bad);
     ck_assert_int_gt(good, 0);
@@ -678,11 +695,10 @@ START_TEST(test_resume_with_only_invalid_games)
     count_frames(run, &good, &bad);
     ck_assert_int_eq(good, 0);
     /* the trainer says so and waits for new games instead of training on nothing */
-    pid = start_train(run, "--steps +3");
+    pid_t pid = start_train(run, "--steps +3");
     ck_assert_int_eq(wait_exit(pid, 50), 0);
-    snprintf(p, sizeof p, "%s.err", run);
-    ck_assert(file_contains(p, "saved frames in"));
-    ck_assert(file_contains(p, "are invalid: training waits for new games"));
+    ck_assert(run_has(run, ".err", "saved frames in"));
+    ck_assert(run_has(run, ".err", "are invalid: training waits for new games"));
     ck_assert_int_eq(newest_step(run), 8);
     ck_assert_int_ge(status_num(run, "bad_frames_on_load"), 1);
     rm_rf(run);
@@ -828,24 +844,27 @@ static int json_all_finite(const char *s)
            !strstr(s, "Inf");
 }
 
+/* After a run with non-finite steps: SKIPPED of them skipped, status.json
+ * valid JSON (no NaN/Inf) at STEP, and the newest checkpoint that step's. */
+static void expect_nonfinite_outcome(const char *run, long long skipped, long long step)
+{
+    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), skipped);
+    ck_assert_int_eq(status_num(run, "step"), step);
+    char *s = run_slurp(run, "/status.json");
+    ck_assert_msg(json_all_finite(s), "status.json is not valid JSON: %s", s);
+    free(s);
+    ck_assert_int_eq(newest_step(run), step);
+}
+
 START_TEST(test_nonfinite_loss_stops_run)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--fault nan-loss --nonfinite-limit 3 --steps 20");
-    ck_assert_int_eq(wait_exit(pid, 90), 1);
-    char p[256];
-    snprintf(p, sizeof p, "%s.err", run);
-    ck_assert_msg(file_contains(p, "3 training steps in a row gave a non-finite loss"),
-                  "no stop message in %s", p);
-    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), 3);
-    ck_assert_int_eq(status_num(run, "step"), 0);
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
-    ck_assert_msg(json_all_finite(s), "status.json is not valid JSON: %s", s);
-    free(s);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 90,
+                                 "--fault nan-loss --nonfinite-limit 3 --steps 20"), 1);
+    ck_assert_msg(run_has(run, ".err", "3 training steps in a row gave a non-finite loss"),
+                  "no stop message in %s.err", run);
     /* the checkpoint left behind is the finite one */
-    ck_assert_int_eq(newest_step(run), 0);
+    expect_nonfinite_outcome(run, 3, 0);
     rm_rf(run);
 }
 END_TEST
@@ -856,17 +875,8 @@ END_TEST
 START_TEST(test_nonfinite_step_rolled_back)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--fault nan-once --steps 30");
-    ck_assert_int_eq(wait_exit(pid, 120), 0);
-    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), 1);
-    ck_assert_int_eq(status_num(run, "step"), 30);
-    char p[256];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
-    ck_assert_msg(json_all_finite(s), "non-finite numbers after the rollback: %s", s);
-    free(s);
-    ck_assert_int_eq(newest_step(run), 30);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 120, "--fault nan-once --steps 30"), 0);
+    expect_nonfinite_outcome(run, 1, 30);
     rm_rf(run);
 }
 END_TEST
@@ -926,10 +936,9 @@ static int count_files(const char *dir, const char *suffix)
 START_TEST(test_checkpoint_retention)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
-                                 "--steps 30 --workers 1");
-    ck_assert_int_eq(wait_exit(pid, 90), 0);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 90, "--checkpoint-every 1 --keep-checkpoints 3 "
+                                                      "--keep-every 10 --steps 30 --workers 1"),
+                     0);
     char models[128], p[256];
     snprintf(models, sizeof models, "%s/models", run);
     /* the newest 3 (28, 29, 30) and every 10th (0, 10, 20, 30) */
@@ -944,12 +953,11 @@ START_TEST(test_checkpoint_retention)
     FILE *f = fopen(p, "w");
     fputs("torn", f);
     fclose(f);
-    pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
-                           "--steps +1 --workers 1");
+    pid_t pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
+                                 "--steps +1 --workers 1");
     ck_assert_int_eq(wait_exit(pid, 90), 0);
     ck_assert_int_eq(access(p, F_OK), -1);
-    snprintf(p, sizeof p, "%s/train.log", run);
-    ck_assert(file_contains(p, "removed 1 stale temporary files"));
+    ck_assert(run_has(run, "/train.log", "removed 1 stale temporary files"));
     rm_rf(run);
 }
 END_TEST
@@ -964,12 +972,9 @@ START_TEST(test_disk_full_pauses_and_drops_counted)
     unsetenv("GOMOKU_FAULT_ENOSPC");
     ck_assert_int_eq(wait_exit(pid, 120), 0);
     ck_assert_int_eq(status_num(run, "games_dropped"), 3);
-    char p[256];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    ck_assert(file_contains(p, "\"games_dir_writable\": true"));
-    snprintf(p, sizeof p, "%s/train.log", run);
-    ck_assert(file_contains(p, "No space left on device; workers paused"));
-    ck_assert(file_contains(p, "writable again"));
+    ck_assert(run_has(run, "/status.json", "\"games_dir_writable\": true"));
+    ck_assert(run_has(run, "/train.log", "No space left on device; workers paused"));
+    ck_assert(run_has(run, "/train.log", "writable again"));
     /* the torn halves were cut off: every saved frame is whole */
     long good, bad;
     count_frames(run, &good, &bad);
@@ -994,9 +999,7 @@ START_TEST(test_stalled_worker_restarted)
     while (now_s() < end && worker_num(run, 0, "restarts") < 1)
         usleep(100000);
     ck_assert_int_ge(worker_num(run, 0, "restarts"), 1);
-    char p[256];
-    snprintf(p, sizeof p, "%s/train.log", run);
-    ck_assert(file_contains(p, "stalled: no game and no heartbeat"));
+    ck_assert(run_has(run, "/train.log", "stalled: no game and no heartbeat"));
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid, 40), 0);
     rm_rf(run);
