@@ -296,18 +296,16 @@ START_TEST(renju_true_double_three_control)
 {
     /* The same shape without the column-8 stones: (8,7) is harmless now,
      * so both threes are real: double-three. */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK,
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  ".......X.......\n"
-                  ".......X.......\n"
-                  "...O.XX*.......\n"
-                  "...............\n");
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_DOUBLE_THREE);
+    ck_assert_int_eq(kind_of("...............\n"
+                             "...............\n"
+                             "...............\n"
+                             "...............\n"
+                             "...............\n"
+                             ".......X.......\n"
+                             ".......X.......\n"
+                             "...O.XX*.......\n"
+                             "...............\n"),
+                     FORBID_DOUBLE_THREE);
 }
 END_TEST
 

@@ -489,6 +489,29 @@ static size_t frame_from_serial(const uint8_t *serial, size_t slen, uint8_t *out
     return FRAME_HEADER_BYTES + n;
 }
 
+/* SERIAL (SLEN bytes, changed by a test) with its trailing CRC made valid
+ * again, framed into OUT (CAP bytes); returns the frame's length. */
+static size_t reframe_serial(uint8_t *serial, size_t slen, uint8_t *out, size_t cap)
+{
+    put32(serial + slen - SER_CRC_BYTES,
+          (uint32_t)crc32(0L, serial, (uInt)(slen - SER_CRC_BYTES)));
+    return frame_from_serial(serial, slen, out, cap);
+}
+
+/* A random game (SEED) encoded: its frame into *FRAME (*LEN bytes; malloc'd)
+ * and the frame's serialised record returned (*SLEN bytes; malloc'd). */
+static uint8_t *random_serial(uint64_t seed, uint8_t **frame, size_t *len, size_t *slen)
+{
+    game_record_t r;
+    record_init(&r);
+    random_game(&r, &seed);
+    size_t cap = 0;
+    *frame = NULL;
+    *len = encode(&r, frame, &cap);
+    record_free(&r);
+    return frame_serial(*frame, *len, slen);
+}
+
 static void fix_frame_crc(uint8_t *frame, size_t len)
 {
     put32(frame + 8, (uint32_t)crc32(0L, frame + FRAME_HEADER_BYTES,
@@ -722,8 +745,7 @@ START_TEST(test_forged_records_keep_invariants)
             else
                 ser[at] = (uint8_t)rng_next(&s);
         }
-        put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
-        size_t wl = frame_from_serial(ser, slen, w, wcap);
+        size_t wl = reframe_serial(ser, slen, w, wcap);
         free(ser);
         size_t used;
         char err[256] = "";
@@ -805,30 +827,24 @@ END_TEST
 
 START_TEST(test_version_and_magic_checked)
 {
-    uint64_t s = 5;
-    game_record_t r, d;
-    record_init(&r);
+    game_record_t d;
     record_init(&d);
-    random_game(&r, &s);
-    uint8_t *buf = NULL;
-    size_t cap = 0, slen, used;
-    size_t len = encode(&r, &buf, &cap);
-    uint8_t *ser = frame_serial(buf, len, &slen);
+    uint8_t *buf;
+    size_t len, slen, used;
+    uint8_t *ser = random_serial(5, &buf, &len, &slen);
     uint8_t *w = malloc(len + 4096);
     ck_assert_ptr_nonnull(w);
     char err[256];
     /* A future version, with every checksum valid. */
     ser[SER_VERSION_OFF] = RECORD_VERSION + 1;
-    put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
-    size_t wl = frame_from_serial(ser, slen, w, len + 4096);
+    size_t wl = reframe_serial(ser, slen, w, len + 4096);
     ck_assert_int_eq(record_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_msg(strstr(err, "version") != NULL, "message '%s'", err);
     ck_assert_uint_eq(used, wl);
     /* Not a record at all. */
     ser[SER_VERSION_OFF] = RECORD_VERSION;
     ser[0] ^= 0xff;
-    put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
-    wl = frame_from_serial(ser, slen, w, len + 4096);
+    wl = reframe_serial(ser, slen, w, len + 4096);
     ck_assert_int_eq(record_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_msg(strstr(err, "magic") != NULL, "message '%s'", err);
     /* Bad frame magic, bad length: rejected from the header alone. */
@@ -848,7 +864,6 @@ START_TEST(test_version_and_magic_checked)
     free(w);
     free(ser);
     free(buf);
-    record_free(&r);
     record_free(&d);
 }
 END_TEST
@@ -857,15 +872,11 @@ END_TEST
  * inflating it all (memory stays flat). */
 START_TEST(test_zip_bomb_rejected)
 {
-    uint64_t s = 11;
-    game_record_t r, d;
-    record_init(&r);
+    game_record_t d;
     record_init(&d);
-    random_game(&r, &s);
-    uint8_t *buf = NULL;
-    size_t cap = 0, slen, used;
-    size_t len = encode(&r, &buf, &cap);
-    uint8_t *ser = frame_serial(buf, len, &slen);
+    uint8_t *buf;
+    size_t len, slen, used;
+    uint8_t *ser = random_serial(11, &buf, &len, &slen);
     size_t pcap = 1 << 20;
     uint8_t *frame = malloc(FRAME_HEADER_BYTES + pcap);
     ck_assert_ptr_nonnull(frame);
@@ -903,7 +914,6 @@ START_TEST(test_zip_bomb_rejected)
     free(frame);
     free(ser);
     free(buf);
-    record_free(&r);
     record_free(&d);
 }
 END_TEST

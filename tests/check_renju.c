@@ -358,10 +358,13 @@ static const char *dt_point = "...............\n"
                               ".........%c.....\n"
                               "........%c......\n";
 
-static void dt_diagram(char *d, size_t len, char p, char q, bool deep)
+/* check_diagram of dt_point with P at (7,7), Q at (8,7); DEEP: the
+ * anti-diagonal stones that make (11,10) an overline point. */
+static void check_dt(const char *what, char p, char q, bool deep)
 {
-    char s = deep ? 'X' : '.';
-    snprintf(d, len, dt_point, p, q, s, s, deep ? '6' : '.', s, s, s);
+    char d[512], s = deep ? 'X' : '.';
+    snprintf(d, sizeof d, dt_point, p, q, s, s, deep ? '6' : '.', s, s, s);
+    check_diagram(what, d);
 }
 
 START_TEST(textbook_false_three_double_three_point)
@@ -369,11 +372,8 @@ START_TEST(textbook_false_three_double_three_point)
     /* The diagonal three is real ((11,10) is a harmless point), so (8,7)
      * is four-three-three, a double-three: the row is no three and (7,7)
      * is allowed. */
-    char d[512];
-    dt_diagram(d, sizeof d, 'a', '.', false);
-    check_diagram("three whose straight-four point is a double-three", d);
-    dt_diagram(d, sizeof d, 'X', '3', false);
-    check_diagram("that point with (7,7) played", d);
+    check_dt("three whose straight-four point is a double-three", 'a', '.', false);
+    check_dt("that point with (7,7) played", 'X', '3', false);
 }
 END_TEST
 
@@ -384,11 +384,8 @@ START_TEST(textbook_deeper_real_double_three)
      * would be a double-four anyway), and (11,10) makes six on the
      * anti-diagonal (8,13)-(13,8). So (8,7) is a four-three, allowed; the
      * row three of (7,7) is real and (7,7) is a double-three. */
-    char d[512];
-    dt_diagram(d, sizeof d, '3', '.', true);
-    check_diagram("double-three two levels deep", d);
-    dt_diagram(d, sizeof d, 'X', 'a', true);
-    check_diagram("its straight-four point with (7,7) played", d);
+    check_dt("double-three two levels deep", '3', '.', true);
+    check_dt("its straight-four point with (7,7) played", 'X', 'a', true);
 }
 END_TEST
 
