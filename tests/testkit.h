@@ -20,8 +20,8 @@ TCase *add_case(Suite *s, const char *name, double timeout_s, const TTest *const
 #define ADD_CASE(s, name, timeout_s, ...) \
     add_case((s), (name), (timeout_s), (const TTest *const[]){__VA_ARGS__, NULL})
 
-/* Runs every test of S (freed here), forking each; returns main's exit
- * status: 0 when all passed, 1 otherwise. */
+/* Runs every test of S (freed here), each in a fork unless CK_FORK=no;
+ * returns main's exit status: 0 when all passed, 1 otherwise. */
 int run_suite(Suite *s);
 
 /* ---- the build under test ---- */
@@ -64,9 +64,9 @@ int run_argv(char *const argv[], int what, char *out, size_t outlen, double time
  * to LOGPATH; the child is killed when the calling thread dies. */
 pid_t spawn_logged(char *const argv[], const char *logpath);
 
-/* Waits up to TIMEOUT_S * slow() seconds for PID to end. Returns its exit status,
- * 128 + the signal that ended it, or -1 after killing it (SIGKILL) at the
- * time limit. */
+/* Waits up to TIMEOUT_S * slow() seconds for PID to end. Returns its exit
+ * status, 128 + the signal that ended it, or -1 after killing it (SIGKILL)
+ * at the time limit. */
 int wait_exit(pid_t pid, double timeout_s);
 
 /* ---- files ---- */
