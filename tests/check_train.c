@@ -73,6 +73,19 @@ static long long worker_num(const char *run, int k, const char *key)
     return v;
 }
 
+/* Polls until worker K's KEY is at least V: true, or false after
+ * TIMEOUT_S * slow() seconds. */
+static bool wait_worker_num(const char *run, int k, const char *key, long long v, double timeout_s)
+{
+    double end = now_s() + timeout_s * slow();
+    while (now_s() < end) {
+        if (worker_num(run, k, key) >= v)
+            return true;
+        usleep(50000);
+    }
+    return false;
+}
+
 /* Start `gomoku train RUN [args]` with the tiny test settings; stderr to RUN.err. */
 static pid_t start_train(const char *run, const char *fmt, ...)
 {
@@ -512,10 +525,7 @@ START_TEST(test_worker_killed_is_restarted)
     long long games_at_kill = status_num(run, "games");
     ck_assert_int_eq(kill((pid_t)pids[0], SIGKILL), 0);
     /* restarted with a new pid, and games keep coming */
-    double end = now_s() + 30;
-    while (now_s() < end && worker_num(run, 0, "restarts") < 1)
-        usleep(50000);
-    ck_assert_int_ge(worker_num(run, 0, "restarts"), 1);
+    ck_assert_msg(wait_worker_num(run, 0, "restarts", 1, 30), "worker 0: no restart");
     long npids[2];
     ck_assert_int_eq(worker_pids(run, npids, 2), 2);
     ck_assert_int_ne(npids[0], pids[0]);
@@ -585,10 +595,7 @@ START_TEST(test_garbage_frames_rejected)
     char run2[64];
     make_tmpdir(run2, sizeof run2);
     pid = start_train(run2, "--worker-fault garbage --bad-frame-limit 4 --workers 1");
-    double end = now_s() + 40;
-    while (now_s() < end && worker_num(run2, 0, "restarts") < 1)
-        usleep(50000);
-    ck_assert_int_ge(worker_num(run2, 0, "restarts"), 1);
+    ck_assert_msg(wait_worker_num(run2, 0, "restarts", 1, 40), "worker 0: no restart");
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid, 40), 0);
     count_frames(run2, &good, &bad);
@@ -991,14 +998,8 @@ START_TEST(test_stalled_worker_restarted)
     pid_t pid = start_train(run, "--worker-fault stall --stall-s 1 --workers 1 "
                                  "--stop-timeout 1");
     ck_assert(wait_status(run, "pid", 1, 30));
-    double end = now_s() + 30;
-    while (now_s() < end && worker_num(run, 0, "stalls") < 1)
-        usleep(100000);
-    ck_assert_int_ge(worker_num(run, 0, "stalls"), 1);
-    end = now_s() + 30;
-    while (now_s() < end && worker_num(run, 0, "restarts") < 1)
-        usleep(100000);
-    ck_assert_int_ge(worker_num(run, 0, "restarts"), 1);
+    ck_assert_msg(wait_worker_num(run, 0, "stalls", 1, 30), "worker 0: no stall");
+    ck_assert_msg(wait_worker_num(run, 0, "restarts", 1, 30), "worker 0: no restart");
     ck_assert(run_has(run, "/train.log", "stalled: no game and no heartbeat"));
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid, 40), 0);
