@@ -33,6 +33,7 @@
 #include "selfplay/broker.h"
 #include "selfplay/spool.h"
 #include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 static char g_tmp[256];
 
@@ -384,13 +385,9 @@ END_TEST
 
 static void tiny_model(const char *path, uint64_t gen)
 {
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, 7);
-    char err[512];
-    nn_model_t *m = nn_model_create(&cfg, 7, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    nn_model_t *m = small_model(1, 8, 7, 7);
     m->generation = gen;
-    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    save_model(m, path);
     nn_model_free(m);
 }
 

@@ -12,6 +12,7 @@
 #include "mcts/mcts.h"
 #include "nn/nn.h"
 #include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 /* probe: NULL, or an mcts_probe_fn called with user NULL */
 static mcts_t *make_tree(float fpu_root, size_t mem, mcts_probe_fn probe, uint64_t seed)
@@ -651,14 +652,8 @@ END_TEST
  * random net, keeps its tree across notify, and refuses what it cannot do. */
 START_TEST(test_model_player)
 {
-    char path[256];
-    make_tmpfile(path, sizeof path);
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, 9);
-    char err[256];
-    nn_model_t *m = nn_model_create(&cfg, 5, err, sizeof err);
-    ck_assert_msg(m && nn_model_save(m, path, err, sizeof err) == 0, "%s", err);
-    nn_model_free(m);
+    char path[256], err[256];
+    small_model_file(path, sizeof path, 1, 8, 9, 5);
     player_opts_t o;
     player_opts_default(&o);
     o.visits = 40;

@@ -21,6 +21,7 @@
 #include "nn/nn.h"
 #include "engine/util.h"
 #include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 extern char **environ;
 
@@ -618,14 +619,7 @@ static void model_file_cases(const char *path, int threads)
 START_TEST(test_model_file)
 {
     char path[256];
-    make_tmpfile(path, sizeof path);
-    nn_config_t cfg;
-    char err[256];
-    nn_config_default(&cfg, 1, 8, 15);
-    nn_model_t *model = nn_model_create(&cfg, 3, err, sizeof err);
-    ck_assert_msg(model != NULL, "%s", err);
-    ck_assert_msg(nn_model_save(model, path, err, sizeof err) == 0, "%s", err);
-    nn_model_free(model);
+    small_model_file(path, sizeof path, 1, 8, 15, 3);
     model_file_cases(path, 1);
     model_file_cases(path, 2);
     unlink(path);

@@ -14,16 +14,9 @@
 #include "selfplay/searcher.h"
 #include "selfplay/selfplay.h"
 #include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
-static nn_model_t *tiny_model(int size)
-{
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, size);
-    char err[256];
-    nn_model_t *m = nn_model_create(&cfg, 11, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    return m;
-}
+static nn_model_t *tiny_model(int size) { return small_model(1, 8, size, 11); }
 
 typedef struct collect {
     int games;
