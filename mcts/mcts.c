@@ -352,7 +352,7 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
         float q = cn > 0.0f ? (c->w - (float)c->vl) / cn : parent_q;
         float score = q + cp * (float)ed[i].prior / (1.0f + cn);
         visited_prior += (float)ed[i].prior;
-        if (cn * cn < kn * (float)ed[i].prior && c->state != NS_TERMINAL)
+        if (kn > 0.0f && cn * cn < kn * (float)ed[i].prior && c->state != NS_TERMINAL)
             score += FORCED_BONUS;
         if (score > best_score) {
             best_score = score;
@@ -363,7 +363,7 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
         float red = is_root ? t->p.fpu_root : t->p.fpu_reduction;
         float q = parent_q - red * sqrtf(visited_prior / PRIOR_ONE);
         float score = q + cp * (float)ed[nv].prior;
-        if (0.0f < kn * (float)ed[nv].prior)
+        if (kn > 0.0f && ed[nv].prior > 0)
             score += FORCED_BONUS;
         if (score > best_score)
             best = nv;
