@@ -261,8 +261,8 @@ void nn_net_get_momentum(nn_net_t *net, float *m);
 void nn_net_set_momentum(nn_net_t *net, const float *m);
 /* Set the net's inference precision (a new net runs fp32). auto never
  * fails: it writes what it chose and why to *note (may be NULL), e.g.
- * "bf16 (accuracy check: policy 0.004, value 0.002)" or "fp32 (bf16:
- * this CPU lacks AVX-512 BF16 (vdpbf16ps))". bf16 fails with err set when
+ * "bf16 (bf16 accuracy check: policy 0.0008, value 0.0001)" or "fp32
+ * (bf16: this CPU lacks AVX-512 BF16 (vdpbf16ps))". bf16 fails with err set when
  * the CPU cannot. Backends that choose their own (CUDA) keep it, with a
  * note. Allocates; not for hot paths. 0, or -1 with err set. */
 int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t notelen,
