@@ -110,7 +110,7 @@ int cmd_match(int argc, char **argv)
         "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
         "score the Elo is infinite and only the finite bound is given, from the\n"
         "exact binomial bound (all N won: score >= 0.025^(1/N))."};
-    const char *rule_s = "freestyle", *device = "auto";
+    const char *rule_s = "freestyle", *device = "auto", *prec_s = "auto";
     int games = 10, size = BOARD_DEFAULT, visits = -1, time_ms = 0, threads = 1, openings = 2;
     int vcf_nodes = -1;
     uint64_t seed = 1;
@@ -123,6 +123,7 @@ int cmd_match(int argc, char **argv)
         {"time", ARG_INT, &time_ms, 0, 86400000, "MS model players: time per move when --visits 0"},
         {"threads", ARG_INT, &threads, 1, 16, "T  model players: search threads on one tree, each with its own net, 1..16 (default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"vcf-nodes", ARG_INT, &vcf_nodes, 0, 1000000, "N  model players: VCF check per new leaf, solver nodes (0: off; root 100N; default the search's)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed for openings and players (default 1)"},
         {"openings", ARG_INT, &openings, 0, 20, "K  random opening moves (default 2)"},
@@ -156,6 +157,8 @@ int cmd_match(int argc, char **argv)
     o.threads = threads;
     o.vcf_nodes = vcf_nodes;
     o.device = device;
+    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
+        return 2;
     o.seed = seed;
     o.quiet = quiet;
     char err[512];

@@ -114,7 +114,7 @@ static int undo_to_human(board_t *b, player_t *pl[3])
 int cmd_play(int argc, char **argv)
 {
     const char *black = NULL, *white = NULL, *model = NULL, *human_color = "black";
-    const char *rule_s = "freestyle", *device = "auto";
+    const char *rule_s = "freestyle", *device = "auto", *prec_s = "auto";
     int size = BOARD_DEFAULT, visits = 800, time_ms = 0, threads = 1;
     uint64_t seed = 1;
     bool quiet = false, hint = false;
@@ -130,6 +130,7 @@ int cmd_play(int argc, char **argv)
         {"time", ARG_INT, &time_ms, 0, 86400000, "MS  model players: time per move when --visits 0"},
         {"threads", ARG_INT, &threads, 1, 16, "T  model players: search threads on one tree, each with its own net, 1..16 (default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"hint", ARG_FLAG, &hint, 0, 0, "show a suggested move and its line before each move of a person"},
         {"quiet", ARG_FLAG, &quiet, 0, 0, "no notes on stderr"},
     };
@@ -162,6 +163,8 @@ int cmd_play(int argc, char **argv)
     o.time_ms = time_ms;
     o.threads = threads;
     o.device = device;
+    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
+        return 2;
     o.quiet = quiet;
 
     char err[256];

@@ -131,7 +131,7 @@ int cmd_selfplay(int argc, char **argv)
         "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
     selfplay_opts_t o;
     selfplay_opts_default(&o);
-    const char *model_path = NULL, *out = NULL, *rule_s = "freestyle";
+    const char *model_path = NULL, *out = NULL, *rule_s = "freestyle", *prec_s = "auto";
     bool random_net = false;
     int games = 100, blocks = 6, channels = 64, shard_games = 1000;
     o.threads = 0;
@@ -145,6 +145,7 @@ int cmd_selfplay(int argc, char **argv)
         {"full-frac", ARG_DOUBLE, &o.full_frac, 0, 1, "F  fraction of moves searched fully (default 0.25)"},
         {"parallel", ARG_INT, &o.parallel, 1, 65536, "G  concurrent games (default 16)"},
         {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"threads", ARG_INT, &o.threads, 0, 256, "T  CPU backend threads (default 0: all cores)"},
         {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &o.size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
@@ -174,6 +175,8 @@ int cmd_selfplay(int argc, char **argv)
         return args_fail(&help, "--out DIR is required");
     if (!rule_parse(rule_s, &o.rule))
         return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
+        return 2;
 
     char err[512], note[256];
     nn_model_t *m = NULL;

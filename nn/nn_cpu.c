@@ -9,6 +9,7 @@
  * (C, samples * M * M), so every 3x3 conv is one im2col + one SGEMM over
  * many samples and every 1x1 conv is one SGEMM. Gradients are summed per
  * thread and reduced at the end. */
+#include "nn/gemm_bf16.h"
 #include "nn/nn.h"
 #include "nn/sgemm.h"
 
@@ -412,6 +413,8 @@ struct nn_ctx {
     float *mom;            /* nparams, Nesterov momentum buffer */
     /* fast path: below */
     struct fast *fast;
+    gemm_bf16_t *bf16;     /* inference convs in bf16 (nn/gemm_bf16.h); NULL: fp32 */
+    bool bf16_stale;       /* params changed since bf16 packed them */
 };
 
 static void sgd_update(nn_ctx_t *c, const nn_train_opts_t *o)
@@ -522,6 +525,7 @@ static void cpu_get_weights(nn_ctx_t *c, float *params)
 static void cpu_set_weights(nn_ctx_t *c, const float *params)
 {
     memcpy(c->params, params, c->lay.total * sizeof(float));
+    c->bf16_stale = true;
 }
 
 static void cpu_get_momentum(nn_ctx_t *c, float *m)
@@ -689,6 +693,10 @@ static void fast_conv3(lane_t *w, const float *x, int cin, const float *wt, int 
                        float *out, int ns)
 {
     int M = w->ctx->cfg.board_max, ld = ns * M * M;
+    if (w->ctx->bf16 && w->ctx->fast->job == JOB_FORWARD) {
+        gemm_bf16_conv3(w->ctx->bf16, w->idx, (size_t)(wt - w->ctx->params), cin, cout, x, out, ns);
+        return;
+    }
     im2col3(x, cin, ld, M, 0, ns, w->col);
     sgemm_run(false, false, cout, ld, cin * 9, 1.0f, wt, cin * 9, w->col, ld, 0.0f, out, ld);
 }
@@ -1147,6 +1155,7 @@ static void fast_free(nn_ctx_t *c)
         free(f->w);
         free(f);
     }
+    gemm_bf16_free(c->bf16);
     free(c->params);
     free(c->grad);
     free(c->mom);
@@ -1222,6 +1231,9 @@ out_nomem:
 
 static void fast_forward(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
 {
+    if (c->bf16 && c->bf16_stale)
+        gemm_bf16_sync(c->bf16, c->params);
+    c->bf16_stale = false;
     fast_run(c, JOB_FORWARD, in, NULL, NULL, n, policy, value);
 }
 
@@ -1292,7 +1304,18 @@ static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const f
     if (rc != 0)
         return -1;
     sgd_update(c, o);
+    c->bf16_stale = true;
     return 0;
+}
+
+static int fast_set_precision(nn_ctx_t *c, nn_precision_t p, char *err, size_t errlen)
+{
+    gemm_bf16_free(c->bf16);
+    c->bf16 = p == NN_PRECISION_BF16 ? gemm_bf16_create(&c->cfg, c->params, c->fast->nthreads,
+                                                        c->fast->piece, err, errlen)
+                                     : NULL;
+    c->bf16_stale = false;
+    return p == NN_PRECISION_BF16 && !c->bf16 ? -1 : 0;
 }
 
 const nn_backend_t nn_backend_cpu = {
@@ -1306,4 +1329,5 @@ const nn_backend_t nn_backend_cpu = {
     .get_momentum = cpu_get_momentum,
     .set_momentum = cpu_set_momentum,
     .free = fast_free,
+    .set_precision = fast_set_precision,
 };
