@@ -52,12 +52,9 @@ int cmd_pbrain(int argc, char **argv)
         {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda, cuda:N (default auto)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
     };
-    int npos = 0;
-    int rc = args_parse(&help, specs, 4, argc, argv, NULL, 0, &npos);
-    if (rc == ARGS_HELP)
-        return 0;
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     char buf[4096];
     int installed = strncmp(argv[0], "pbrain-", 7) == 0 || strstr(argv[0], "/pbrain-") != NULL;
     if (!o.model && installed) {

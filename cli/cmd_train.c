@@ -91,10 +91,8 @@ int cmd_train(int argc, char **argv)
     char *pos[1];
     int npos = 0;
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 1, &npos);
-    if (rc == ARGS_HELP)
-        return 0;
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     if (npos != 1)
         return args_fail(&help, "missing RUN_DIR");
     const char *dir = pos[0];
