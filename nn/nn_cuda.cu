@@ -142,18 +142,21 @@ static int cu_device_count(char *why, size_t whylen)
     return avail_count;
 }
 
+/* 0 when dev is one of the devices present, else -1 with why set. */
+static int cu_device_valid(int dev, char *why, size_t whylen)
+{
+    int n = cu_device_count(why, whylen);
+    if (n == 0)
+        snprintf(why, whylen, "no CUDA device");
+    else if (n > 0 && (dev < 0 || dev >= n))
+        snprintf(why, whylen, "no device %d (%d present)", dev, n);
+    return n > 0 && dev >= 0 && dev < n ? 0 : -1;
+}
+
 static int cu_device_describe(int dev, char *buf, size_t len)
 {
-    char why[128];
-    int n = cu_device_count(why, sizeof why);
-    if (n <= 0) {
-        snprintf(buf, len, "%s", n < 0 ? why : "no CUDA device");
+    if (cu_device_valid(dev, buf, len) != 0)
         return -1;
-    }
-    if (dev < 0 || dev >= n) {
-        snprintf(buf, len, "no device %d (%d present)", dev, n);
-        return -1;
-    }
     cudaDeviceProp p;
     cudaError_t e = cudaGetDeviceProperties(&p, dev);
     if (e != cudaSuccess) {
@@ -714,6 +717,26 @@ static cudnnStatus_t set_nchw_f32(cudnnTensorDescriptor_t d, int n, int ch, int 
     return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, M, M);
 }
 
+/* Destroy *d when set and clear it: one overload per descriptor kind. */
+static void desc_destroy(cudnnTensorDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyTensorDescriptor(*d);
+    *d = NULL;
+}
+static void desc_destroy(cudnnFilterDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyFilterDescriptor(*d);
+    *d = NULL;
+}
+static void desc_destroy(cudnnConvolutionDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyConvolutionDescriptor(*d);
+    *d = NULL;
+}
+
 /* Point d's activations at batch n of C channels on M x M boards. */
 static cudnnStatus_t infer_desc_batch(infer_desc *d, int C, int n, int M)
 {
@@ -744,17 +767,11 @@ static cudnnStatus_t infer_desc_init(infer_desc *d, int C, int n, int M)
 
 static void infer_desc_free(infer_desc *d)
 {
-    if (d->xd8)
-        cudnnDestroyTensorDescriptor(d->xd8);
-    if (d->xdc)
-        cudnnDestroyTensorDescriptor(d->xdc);
-    if (d->wd_in)
-        cudnnDestroyFilterDescriptor(d->wd_in);
-    if (d->wd_trunk)
-        cudnnDestroyFilterDescriptor(d->wd_trunk);
-    if (d->cd3)
-        cudnnDestroyConvolutionDescriptor(d->cd3);
-    memset(d, 0, sizeof *d);
+    desc_destroy(&d->xd8);
+    desc_destroy(&d->xdc);
+    desc_destroy(&d->wd_in);
+    desc_destroy(&d->wd_trunk);
+    desc_destroy(&d->cd3);
 }
 
 static const int conv_k[CONV_SHAPES] = {3, 3, 1, 1, 1};
@@ -791,14 +808,10 @@ static cudnnStatus_t conv_shape_init(conv_shape *cs, const nn_config_t *cfg, int
 
 static void conv_shape_free(conv_shape *cs)
 {
-    if (cs->wd)
-        cudnnDestroyFilterDescriptor(cs->wd);
-    if (cs->cd)
-        cudnnDestroyConvolutionDescriptor(cs->cd);
-    if (cs->xd)
-        cudnnDestroyTensorDescriptor(cs->xd);
-    if (cs->yd)
-        cudnnDestroyTensorDescriptor(cs->yd);
+    desc_destroy(&cs->wd);
+    desc_destroy(&cs->cd);
+    desc_destroy(&cs->xd);
+    desc_destroy(&cs->yd);
     free(cs->choice);
     memset(cs, 0, sizeof *cs);
 }
@@ -1018,6 +1031,19 @@ static void fc_forward(cublasHandle_t h, int n, const float *in, int J, const fl
                              K));
 }
 
+/* The value head's FC layers on the stream: pooled (n, Hv) -> h1 (n, Vh)
+ * = relu(fc1) -> vl (n, 3) logits (fc2 without its bias). */
+static void value_fc(nn_ctx *c, int n, const float *pooled, float *h1, float *vl)
+{
+    const nn_layout_t *D = &c->D;
+    size_t total = (size_t)n * c->Vh;
+    fc_forward(c->blas, n, pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, h1);
+    k_bias_act<float><<<blocks_for(total, THREADS), THREADS, 0, c->stream>>>(
+        h1, c->params + D->val_fc1_b, NULL, NULL, h1, total, c->Vh, 1, 0, 1);
+    LAUNCH_CHECK();
+    fc_forward(c->blas, n, h1, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, vl);
+}
+
 /* The whole forward for bucket bi of n rows, from the pinned input to the
  * pinned outputs, enqueued on the stream (also what a CUDA graph captures). */
 static void fwd_enqueue(nn_ctx *c, int bi, int n)
@@ -1054,12 +1080,7 @@ static void fwd_enqueue(nn_ctx *c, int bi, int n)
     k_value_pool_rows<<<n, 128, 0, s>>>(c->head, c->params + D->val_b1, c->mask, HW, c->Hv,
                                         c->pooled);
     LAUNCH_CHECK();
-    fc_forward(c->blas, n, c->pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, c->vh);
-    size_t tv = (size_t)n * c->Vh;
-    k_bias_act<float><<<blocks_for(tv, THREADS), THREADS, 0, s>>>(
-        c->vh, c->params + D->val_fc1_b, NULL, NULL, c->vh, tv, c->Vh, 1, 0, 1);
-    LAUNCH_CHECK();
-    fc_forward(c->blas, n, c->vh, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, c->vl);
+    value_fc(c, n, c->pooled, c->vh, c->vl);
     k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(c->vl, c->params + D->val_fc2_b, n,
                                                        c->value, NULL, 0.0f, NULL, NULL);
     LAUNCH_CHECK();
@@ -1481,12 +1502,8 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
     k_value_pool_nchw<<<blocks_for((size_t)nb * c->Hv * 32, 128), 128, 0, s>>>(
         tr->vg, tr->mask, nb, HW, c->Hv, tr->pooled, tr->count);
     LAUNCH_CHECK();
-    fc_forward(c->blas, nb, tr->pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, tr->h1);
+    value_fc(c, nb, tr->pooled, tr->h1, tr->vl);
     size_t hv = (size_t)nb * c->Vh;
-    k_bias_act<float><<<blocks_for(hv, THREADS), THREADS, 0, s>>>(
-        tr->h1, c->params + D->val_fc1_b, NULL, NULL, tr->h1, hv, c->Vh, 1, 0, 1);
-    LAUNCH_CHECK();
-    fc_forward(c->blas, nb, tr->h1, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, tr->vl);
     k_value_softmax<<<blocks_for(nb, 128), 128, 0, s>>>(tr->vl, c->params + D->val_fc2_b, nb,
                                                         NULL, tr->vtarget, scale, tr->dvl, tr->lv);
     LAUNCH_CHECK();
@@ -1884,13 +1901,8 @@ static const nn_backend_t backend_cuda = {
 static double cu_gemm_peak_tflops(int device, char *name, size_t namelen)
 {
     char why[128];
-    int ndev = cu_device_count(why, sizeof why);
-    if (ndev <= 0) {
-        snprintf(name, namelen, "unavailable: %s", ndev < 0 ? why : "no CUDA device");
-        return -1.0;
-    }
-    if (device < 0 || device >= ndev) {
-        snprintf(name, namelen, "unavailable: no device %d", device);
+    if (cu_device_valid(device, why, sizeof why) != 0) {
+        snprintf(name, namelen, "unavailable: %s", why);
         return -1.0;
     }
     cudaDeviceProp p;
@@ -1962,12 +1974,8 @@ out:
 static int cu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why,
                        size_t whylen)
 {
-    int n = cu_device_count(why, whylen);
-    if (n <= 0 || dev < 0 || dev >= n) {
-        if (n >= 0)
-            snprintf(why, whylen, "no device %d (%d present)", dev, n);
+    if (cu_device_valid(dev, why, whylen) != 0)
         return -1;
-    }
     cudaError_t e = cudaSetDevice(dev);
     if (e == cudaSuccess)
         e = cudaMemGetInfo(free_bytes, total_bytes);
