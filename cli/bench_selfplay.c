@@ -42,20 +42,15 @@ int bench_selfplay(int argc, char **argv)
     int rc = args_parse(&h, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    char err[512], note[256];
+    char err[512];
     nn_model_t *m = options_model_open(NULL, blocks, channels, o.size, o.seed, err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku bench selfplay: %s\n", err);
         return 1;
     }
-    selfplay_t *sp = selfplay_create(&o, m, 0, note, sizeof note, err, sizeof err);
-    nn_model_free(m);
-    if (!sp) {
-        fprintf(stderr, "gomoku bench selfplay: %s\n", err);
+    selfplay_t *sp = options_selfplay_create(&o, m, "bench selfplay");
+    if (!sp)
         return 1;
-    }
-    if (note[0])
-        fprintf(stderr, "%s\n", note);
     uint64_t plies = 0;
     double t0 = util_now_ms() * 1e-3, secs = 0.0;
     while ((secs = util_now_ms() * 1e-3 - t0) < seconds) {

@@ -161,7 +161,7 @@ int cmd_selfplay(int argc, char **argv)
     if (!out || !out[0])
         return args_fail(&help, "--out DIR is required");
 
-    char err[512], note[256];
+    char err[512];
     nn_model_t *m = options_model_open(model_path, blocks, channels, o.size, o.seed, err,
                                        sizeof err);
     if (!m) {
@@ -179,24 +179,13 @@ int cmd_selfplay(int argc, char **argv)
         nn_model_free(m);
         return 1;
     }
-    selfplay_t *sp = selfplay_create(&o, m, m->generation, note, sizeof note, err,
-                                     sizeof err);
-    nn_model_free(m);
-    if (!sp) {
-        fprintf(stderr, "gomoku selfplay: %s\n", err);
+    selfplay_t *sp = options_selfplay_create(&o, m, "selfplay");
+    if (!sp)
         return 1;
-    }
-    if (note[0])
-        fprintf(stderr, "%s\n", note);
     selfplay_set_max_games(sp, (uint64_t)games);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    struct sigaction old_int, old_term;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    struct sigaction old_sigs[2];
+    util_catch_stop_signals(on_signal, old_sigs);
     g_stop = 0;
 
     shard_writer_t w = {.dir = out, .seed = o.seed, .per_shard = shard_games};
@@ -229,8 +218,7 @@ int cmd_selfplay(int argc, char **argv)
         fprintf(stderr, "gomoku selfplay: %s\n", w.err);
         status = 1;
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    util_restore_stop_signals(old_sigs);
     double avg = st.batches ? (double)st.evals / (double)st.batches : 0.0;
     printf("{\"out\":");
     args_json_str(stdout, out);

@@ -1,5 +1,7 @@
 #include "cli/options.h"
 
+#include <stdio.h>
+
 int options_selfplay(arg_spec_t *out, selfplay_opts_t *o)
 {
     const arg_spec_t rows[] = {
@@ -51,4 +53,18 @@ nn_model_t *options_model_open(const char *path, int blocks, int channels, int s
     nn_config_t cfg;
     nn_config_default(&cfg, blocks, channels, size);
     return nn_model_create(&cfg, seed, err, errlen);
+}
+
+selfplay_t *options_selfplay_create(const selfplay_opts_t *o, nn_model_t *m, const char *cmd)
+{
+    char err[512], note[256];
+    selfplay_t *sp = selfplay_create(o, m, m->generation, note, sizeof note, err, sizeof err);
+    nn_model_free(m);
+    if (!sp) {
+        fprintf(stderr, "gomoku %s: %s\n", cmd, err);
+        return NULL;
+    }
+    if (note[0])
+        fprintf(stderr, "%s\n", note);
+    return sp;
 }

@@ -33,4 +33,9 @@ int options_net(arg_spec_t *out, int *blocks, int *channels);
 nn_model_t *options_model_open(const char *path, int blocks, int channels, int size,
                                uint64_t seed, char *err, size_t errlen);
 
+/* Self-play with o on model m (its generation goes into the records),
+ * which this frees. NULL after printing "gomoku CMD: why" to stderr; a
+ * note on the device chosen goes to stderr too. */
+selfplay_t *options_selfplay_create(const selfplay_opts_t *o, nn_model_t *m, const char *cmd);
+
 #endif

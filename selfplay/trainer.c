@@ -71,7 +71,7 @@ static int cmp_u64_desc(const void *a, const void *b)
 }
 
 /* Numbers N of the files "<prefix>NNNNNN<suffix>" in dir, sorted descending. */
-int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix,
+static int list_numbered(const char *dir, const char *prefix, const char *suffix,
                          uint64_t **out, size_t *n)
 {
     *out = NULL;
@@ -110,6 +110,16 @@ int trainer_list_numbered(const char *dir, const char *prefix, const char *suffi
     return 0;
 }
 
+int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix,
+                          uint64_t **out, size_t *n, char *err, size_t errlen)
+{
+    if (list_numbered(dir, prefix, suffix, out, n) == 0)
+        return 0;
+    if (err)
+        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+    return -1;
+}
+
 /* Keep the newest keep_checkpoints checkpoints and those at multiples of
  * keep_every steps; remove the rest (the newest is never removed). */
 static void prune_checkpoints(trainer_t *t)
@@ -118,7 +128,7 @@ static void prune_checkpoints(trainer_t *t)
     snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n) != 0)
+    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n, NULL, 0) != 0)
         return;
     for (size_t i = (size_t)t->cfg.keep_checkpoints; i < n; i++) {
         if (t->cfg.keep_every > 0 && nums[i] % (uint64_t)t->cfg.keep_every == 0)
@@ -158,10 +168,8 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n) != 0) {
-        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n, err, errlen) != 0)
         return -1;
-    }
     for (size_t i = 0; i < n && !t->model; i++) {
         char lerr[512];
         snprintf(t->model_path, sizeof t->model_path, "%s/%06" PRIu64 ".gzm", dir, nums[i]);
@@ -410,12 +418,7 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     snprintf(t->state, sizeof t->state, "starting");
     int rc = -1;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    util_catch_stop_signals(on_stop_signal, NULL);
     signal(SIGPIPE, SIG_IGN);
     g_stop_signal = 0;
 
