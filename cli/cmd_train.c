@@ -87,7 +87,7 @@ int cmd_train(int argc, char **argv)
     specs[ns++] = (arg_spec_t){"worker-fault", ARG_STR, &o.worker_fault, 0, 0,
                                "F  tests only: workers send corrupt frames (garbage) or stall"};
     specs[ns++] = (arg_spec_t){"fault", ARG_STR, &o.fault, 0, 0,
-                               "F  tests only: nan-loss (every step's loss is NaN)"};
+                               "F  tests only: nan-loss (every step's loss is NaN), nan-once (step 6's only)"};
     char *pos[1];
     int npos = 0;
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 1, &npos);
@@ -122,8 +122,9 @@ int cmd_train(int argc, char **argv)
         strcmp(o.worker_fault, "stall") != 0 && strcmp(o.worker_fault, "none") != 0)
         return args_fail(&help, "--worker-fault must be none, garbage or stall, got '%s'",
                          o.worker_fault);
-    if (o.fault && strcmp(o.fault, "nan-loss") != 0 && strcmp(o.fault, "none") != 0)
-        return args_fail(&help, "--fault must be none or nan-loss, got '%s'", o.fault);
+    if (o.fault && strcmp(o.fault, "nan-loss") != 0 && strcmp(o.fault, "nan-once") != 0 &&
+        strcmp(o.fault, "none") != 0)
+        return args_fail(&help, "--fault must be none, nan-loss or nan-once, got '%s'", o.fault);
 
     for (int i = 0; i < run_nsettings; i++)
         if (given[i] && strcmp(run_settings[i].name, "workers") == 0 && strcmp(given[i], "0") == 0 &&

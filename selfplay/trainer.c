@@ -257,21 +257,30 @@ static int losses_finite(const nn_losses_t *l)
     return isfinite(l->policy) && isfinite(l->value) && isfinite(l->l2) && isfinite(l->total);
 }
 
+/* Steps between weight snapshots for the NaN rollback: copying the weights
+ * off the device every step would cost a full download per step (a 20x256
+ * net is 94 MB), and a rollback of a few steps is as good as one. */
+#define SNAPSHOT_EVERY 16
+
 /* One step; 0, or -1 with err when the backend fails. A step whose loss is
  * not finite is skipped and counted, and the weights go back to the newest
- * ones proven finite: a finite loss (its l2 term included) proves the
- * weights it was computed with, so a step that turned finite weights into
- * NaN is caught by the next one. nonfinite_limit of them in a row stop the
- * run. */
+ * snapshot proven finite (at most SNAPSHOT_EVERY steps old): a finite loss
+ * (its l2 term included) proves the weights it was computed with, so a step
+ * that turned finite weights into NaN is caught by the next one.
+ * nonfinite_limit of them in a row stop the run. */
 static int train_one(trainer_t *t, char *err, size_t errlen)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
     o.lr = nn_schedule_lr(&t->sched, t->step);
     nn_losses_t l;
-    if (t->o->fault && strcmp(t->o->fault, "nan-loss") == 0)
+    if (t->o->fault && (strcmp(t->o->fault, "nan-loss") == 0 ||
+                        (strcmp(t->o->fault, "nan-once") == 0 && t->step == 5 &&
+                         t->nonfinite_skipped == 0)))
         b->value[0] = NAN; /* tests: a poisoned target */
-    nn_net_get_weights(t->net, t->snapshot);
+    int take = !t->have_good || t->step % SNAPSHOT_EVERY == 0;
+    if (take)
+        nn_net_get_weights(t->net, t->snapshot);
     int rc = nn_net_train_step(t->net, b->in, b->policy, b->value, b->n, &o, &l, err, errlen);
     replay_batcher_release(t->batcher, b);
     if (rc != 0)
@@ -291,10 +300,12 @@ static int train_one(trainer_t *t, char *err, size_t errlen)
             t->stop_nonfinite = 1;
         return 0;
     }
-    float *tmp = t->good;
-    t->good = t->snapshot;
-    t->snapshot = tmp;
-    t->have_good = 1;
+    if (take) {
+        float *tmp = t->good;
+        t->good = t->snapshot;
+        t->snapshot = tmp;
+        t->have_good = 1;
+    }
     t->nonfinite_run = 0;
     t->last = l;
     t->loss_sum[0] += l.policy;

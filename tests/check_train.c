@@ -915,6 +915,27 @@ START_TEST(test_nonfinite_loss_stops_run)
 }
 END_TEST
 
+/* One poisoned step (step 6, between two weight snapshots) poisons the
+ * weights; the rollback to the last snapshot proven finite lets the run go
+ * on with finite losses to its target. */
+START_TEST(test_nonfinite_step_rolled_back)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--fault nan-once --steps 30");
+    ck_assert_int_eq(wait_exit(pid, 120), 0);
+    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), 1);
+    ck_assert_int_eq(status_num(run, "step"), 30);
+    char p[256];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    ck_assert_msg(json_all_finite(s), "non-finite numbers after the rollback: %s", s);
+    free(s);
+    ck_assert_int_eq(newest_step(run), 30);
+    rm_rf(run);
+}
+END_TEST
+
 START_TEST(test_bad_run_paths)
 {
     char dir[64];
@@ -1096,6 +1117,7 @@ int main(void)
     tcase_add_test(proc, test_killed_trainer_leaves_no_workers_and_resumes);
     tcase_add_test(proc, test_resume_with_only_invalid_games);
     tcase_add_test(proc, test_nonfinite_loss_stops_run);
+    tcase_add_test(proc, test_nonfinite_step_rolled_back);
     tcase_add_test(proc, test_bad_run_paths);
     tcase_add_test(proc, test_checkpoint_retention);
     tcase_add_test(proc, test_disk_full_pauses_and_drops_counted);
