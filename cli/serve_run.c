@@ -219,18 +219,27 @@ static void csv_row(csv_tail_t *t, char *line)
     t->nrows++;
 }
 
+/* path opened read-only, with its status in st; -1 when either fails. */
+static int open_stat(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, st) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 /* Read the complete lines appended since the last poll. */
 static bool poll_csv(serve_run_t *r, csv_tail_t *t)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/%s", r->dir, t->name);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = open_stat(p, &st);
     if (fd < 0)
         return false;
-    struct stat st;
     bool changed = false;
-    if (fstat(fd, &st) != 0)
-        goto out_close;
     if (st.st_ino != t->ino || st.st_size < t->off) {   /* replaced or truncated */
         if (t->off > 0 || t->nrows > 0)
             changed = true;
@@ -279,7 +288,6 @@ static bool poll_csv(serve_run_t *r, csv_tail_t *t)
     }
     if (t->bad != bad0)
         note(r, NOTE_CSV, "%s: %" PRIu64 " unreadable lines skipped", t->name, t->bad);
-out_close:
     close(fd);
     return changed;
 }
@@ -390,14 +398,12 @@ static bool read_shard(serve_run_t *r, game_record_t *g, off_t *size_out)
 {
     char p[4400];
     snprintf(p, sizeof p, "%s/games/shard-%06" PRIu64 ".gzr", r->dir, r->shard);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = open_stat(p, &st);
     *size_out = 0;
     if (fd < 0)
         return false;
-    struct stat st;
     bool added = false;
-    if (fstat(fd, &st) != 0)
-        goto out_close;
     *size_out = st.st_size;
     if (st.st_size < r->shard_off) {   /* truncated: start the shard over */
         r->shard_off = 0;
@@ -423,7 +429,6 @@ static bool read_shard(serve_run_t *r, game_record_t *g, off_t *size_out)
         budget -= (size_t)k;
         added |= decode_frames(r, g);
     }
-out_close:
     close(fd);
     return added;
 }

@@ -118,15 +118,13 @@ int record_copy(game_record_t *dst, const game_record_t *src)
 {
     if (record_reserve(dst, src->nplies, src->nvisits) != 0)
         return -1;
-    dst->rule = src->rule;
-    dst->size = src->size;
-    dst->result = src->result;
-    dst->flags = src->flags;
-    dst->model_gen = src->model_gen;
-    dst->worker_id = src->worker_id;
-    dst->game_seq = src->game_seq;
-    dst->nplies = src->nplies;
-    dst->nvisits = src->nvisits;
+    /* every field of src but the arrays, which stay dst's own */
+    game_record_t own = *dst;
+    *dst = *src;
+    dst->plies = own.plies;
+    dst->visits = own.visits;
+    dst->cap_plies = own.cap_plies;
+    dst->cap_visits = own.cap_visits;
     if (src->nplies)
         memcpy(dst->plies, src->plies, (size_t)src->nplies * sizeof *src->plies);
     if (src->nvisits)
