@@ -21,6 +21,7 @@
 #include "cli/args.h"
 #include "cli/serve.h"
 #include "engine/record.h"
+#include "selfplay/rundir.h"
 
 #define CSV_MAX_COLS 8
 #define CSV_MAX_ROWS 20000
@@ -302,18 +303,10 @@ static int list_numbered(const char *dir, const char *prefix, const char *suffix
     if (!d)
         return -1;
     int n = 0;
-    size_t pl = strlen(prefix), sl = strlen(suffix);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len <= pl + sl || len > pl + sl + 12 || strncmp(e->d_name, prefix, pl) != 0 ||
-            strcmp(e->d_name + len - sl, suffix) != 0)
-            continue;
-        uint64_t v = 0;
-        size_t i = pl;
-        for (; i < len - sl && e->d_name[i] >= '0' && e->d_name[i] <= '9'; i++)
-            v = v * 10 + (uint64_t)(e->d_name[i] - '0');
-        if (i != len - sl)
+        uint64_t v;
+        if (!run_numbered_name(e->d_name, prefix, suffix, &v))
             continue;
         int at = n < max ? n++ : -1;
         if (at < 0) {   /* full: replace the smallest if v is newer */
@@ -328,7 +321,7 @@ static int list_numbered(const char *dir, const char *prefix, const char *suffix
         out[at] = v;
         if (bytes || mtime) {
             struct stat st;
-            char p[4400];
+            char p[4480];   /* a dir of up to 4200 bytes, a name of up to 255 */
             snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
             bool ok = stat(p, &st) == 0;
             if (bytes)

@@ -22,6 +22,7 @@
 #include "nn/nn.h"
 #include "selfplay/checkpoint.h"
 #include "selfplay/replay.h"
+#include "selfplay/rundir.h"
 #include "selfplay/trainer_int.h"
 #include "selfplay/wire.h"
 #include "engine/util.h"
@@ -80,18 +81,10 @@ static int list_numbered(const char *dir, const char *prefix, const char *suffix
     if (!d)
         return errno == ENOENT ? 0 : -1;
     size_t cap = 0;
-    size_t pl = strlen(prefix), sl = strlen(suffix);
     struct dirent *de;
     while ((de = readdir(d))) {
-        const char *nm = de->d_name;
-        size_t l = strlen(nm);
-        if (l <= pl + sl || strncmp(nm, prefix, pl) != 0 || strcmp(nm + l - sl, suffix) != 0)
-            continue;
-        uint64_t v = 0;
-        size_t i = pl;
-        for (; i < l - sl && nm[i] >= '0' && nm[i] <= '9'; i++)
-            v = v * 10 + (uint64_t)(nm[i] - '0');
-        if (i != l - sl)
+        uint64_t v;
+        if (!run_numbered_name(de->d_name, prefix, suffix, &v))
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 64;
