@@ -54,8 +54,29 @@ int cmd_train(int argc, char **argv)
     char names[64][40], helps[64][200];
     assert(run_nsettings <= 64);
     const char *steps = NULL;
-    arg_spec_t specs[64 + 12];
-    int ns = 0;
+    arg_spec_t specs[64 + 12] = {
+        {"broker", ARG_STR, &o.broker_url, 0, 0,
+         "URL  also take games from remote workers: redis://[:password@]host:port[/db], or @FILE holding it"},
+        {"run-name", ARG_STR, &o.run_name, 0, 0,
+         "NAME  the run's name on the broker (default: RUN_DIR's base name)"},
+        {"stream-max", ARG_INT, &o.stream_max, 16, 100000000,
+         "N  games the broker's stream may hold before workers hold back (default 10000)"},
+        {"steps", ARG_STR, &steps, 0, 0, "S|+N  stop at step S, or after N more steps"},
+        {"threads", ARG_INT, &o.threads, 0, 256, "T  CPU threads for training (default 1; 0: all)"},
+        {"assemble-threads", ARG_INT, &o.assemble_threads, 1, 64,
+         "T  minibatch assembly threads (default 1)"},
+        {"metrics-every", ARG_INT, &o.metrics_every, 1, 1000000,
+         "N  steps per metrics.csv row (default 10)"},
+        {"bad-frame-limit", ARG_INT, &o.bad_frame_limit, 0, 1000000000,
+         "N  corrupt frames before a worker is restarted (default 50; 0: never)"},
+        {"stop-timeout", ARG_INT, &o.stop_timeout_s, 1, 3600,
+         "S  seconds to wait for workers to stop (default 20)"},
+        {"worker-fault", ARG_STR, &o.worker_fault, 0, 0,
+         "F  tests only: workers send corrupt frames (garbage) or stall"},
+        {"fault", ARG_STR, &o.fault, 0, 0,
+         "F  tests only: nan-loss (every step's loss is NaN), nan-once (step 6's only)"},
+    };
+    int ns = args_count(specs, ARGS_COUNT(specs));
     for (int i = 0; i < run_nsettings; i++) {
         const setting_t *s = &run_settings[i];
         snprintf(names[i], sizeof names[i], "%s", s->name);
@@ -66,28 +87,6 @@ int cmd_train(int argc, char **argv)
                  s->may_change ? "; may change on resume" : "");
         specs[ns++] = (arg_spec_t){names[i], ARG_STR, &given[i], 0, 0, helps[i]};
     }
-    specs[ns++] = (arg_spec_t){"broker", ARG_STR, &o.broker_url, 0, 0,
-                               "URL  also take games from remote workers: redis://[:password@]host:port[/db], or @FILE holding it"};
-    specs[ns++] = (arg_spec_t){"run-name", ARG_STR, &o.run_name, 0, 0,
-                               "NAME  the run's name on the broker (default: RUN_DIR's base name)"};
-    specs[ns++] = (arg_spec_t){"stream-max", ARG_INT, &o.stream_max, 16, 100000000,
-                               "N  games the broker's stream may hold before workers hold back (default 10000)"};
-    specs[ns++] = (arg_spec_t){"steps", ARG_STR, &steps, 0, 0,
-                               "S|+N  stop at step S, or after N more steps"};
-    specs[ns++] = (arg_spec_t){"threads", ARG_INT, &o.threads, 0, 256,
-                               "T  CPU threads for training (default 1; 0: all)"};
-    specs[ns++] = (arg_spec_t){"assemble-threads", ARG_INT, &o.assemble_threads, 1, 64,
-                               "T  minibatch assembly threads (default 1)"};
-    specs[ns++] = (arg_spec_t){"metrics-every", ARG_INT, &o.metrics_every, 1, 1000000,
-                               "N  steps per metrics.csv row (default 10)"};
-    specs[ns++] = (arg_spec_t){"bad-frame-limit", ARG_INT, &o.bad_frame_limit, 0, 1000000000,
-                               "N  corrupt frames before a worker is restarted (default 50; 0: never)"};
-    specs[ns++] = (arg_spec_t){"stop-timeout", ARG_INT, &o.stop_timeout_s, 1, 3600,
-                               "S  seconds to wait for workers to stop (default 20)"};
-    specs[ns++] = (arg_spec_t){"worker-fault", ARG_STR, &o.worker_fault, 0, 0,
-                               "F  tests only: workers send corrupt frames (garbage) or stall"};
-    specs[ns++] = (arg_spec_t){"fault", ARG_STR, &o.fault, 0, 0,
-                               "F  tests only: nan-loss (every step's loss is NaN), nan-once (step 6's only)"};
     char *pos[1];
     int npos = 0;
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 1, &npos);

@@ -48,6 +48,11 @@ const char *util_json_str(const char *s, char *buf, size_t len);
  * workers or clients must not share, not for secrets. */
 uint64_t util_random_u64(void);
 
+/* Names of an enum's values as a table: names[k] for 0 <= k < n, else "?";
+ * and the value named s (-1 when none; s may be NULL). */
+const char *util_name_of(const char *const names[], int n, int k);
+int util_name_find(const char *const names[], int n, const char *s);
+
 /* Send SIGINT and SIGTERM to handler (calls interrupted, not restarted),
  * keeping the actions they had in old[0..1] when old is not NULL, for
  * util_restore_stop_signals. */
