@@ -153,6 +153,21 @@ static void remove_stale_tmp(trainer_t *t, const char *dir)
         trainer_log(t, "removed %d stale temporary files in %s (left by a killed write)", removed, dir);
 }
 
+/* 0 if m (read from path) is a net of the run's shape and rule; else -1
+ * with a message naming both. */
+static int model_fits(const trainer_t *t, const nn_model_t *m, const nn_config_t *want,
+                      const char *path, char *err, size_t errlen)
+{
+    if (m->cfg.blocks == want->blocks && m->cfg.channels == want->channels &&
+        m->cfg.board_max == want->board_max && m->rule == (uint32_t)t->cfg.rule)
+        return 0;
+    snprintf(err, errlen, "%s is a %dx%d net for %dx%d %s, but the run's config says "
+             "%dx%d for %dx%d %s", path, m->cfg.blocks, m->cfg.channels, m->cfg.board_max,
+             m->cfg.board_max, rule_name((rule_t)m->rule), want->blocks, want->channels,
+             want->board_max, want->board_max, rule_name(t->cfg.rule));
+    return -1;
+}
+
 static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
 {
     nn_config_t want;
@@ -171,13 +186,7 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
             trainer_log(t, "skipping checkpoint %s: %s", t->model_path, lerr);
             continue;
         }
-        if (m->cfg.blocks != want.blocks || m->cfg.channels != want.channels ||
-            m->cfg.board_max != want.board_max || m->rule != (uint32_t)t->cfg.rule) {
-            snprintf(err, errlen, "%s is a %dx%d net for %dx%d %s, but the run's config says "
-                     "%dx%d for %dx%d %s", t->model_path, m->cfg.blocks, m->cfg.channels,
-                     m->cfg.board_max, m->cfg.board_max, rule_name((rule_t)m->rule),
-                     want.blocks, want.channels, want.board_max, want.board_max,
-                     rule_name(t->cfg.rule));
+        if (model_fits(t, m, &want, t->model_path, err, errlen) != 0) {
             nn_model_free(m);
             free(nums);
             return -1;
@@ -197,10 +206,21 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
              t->step, t->generation);
         return 0;
     }
-    t->model = nn_model_create(&want, t->cfg.seed, err, errlen);
-    if (!t->model)
-        return -1;
+    uint64_t init_step = 0;
+    if (t->o->init_model) {
+        t->model = nn_model_load(t->o->init_model, err, errlen);
+        if (!t->model)
+            return -1;
+        if (model_fits(t, t->model, &want, t->o->init_model, err, errlen) != 0)
+            return -1;
+        init_step = t->model->step;
+    } else {
+        t->model = nn_model_create(&want, t->cfg.seed, err, errlen);
+        if (!t->model)
+            return -1;
+    }
     t->model->rule = (uint32_t)t->cfg.rule;
+    /* steps count this run's own (the replay ratio is per run) */
     t->model->step = 0;
     t->model->generation = 0;
     snprintf(t->model_path, sizeof t->model_path, "%s/%06d.gzm", dir, 0);
@@ -208,6 +228,9 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
         return -1;
     trainer_log(t, "new run: %d blocks x %d channels, %dx%d %s, initial model %s", want.blocks,
          want.channels, t->cfg.size, t->cfg.size, rule_name(t->cfg.rule), t->model_path);
+    if (t->o->init_model)
+        trainer_log(t, "initial weights from %s (trained %" PRIu64 " steps before)",
+                    t->o->init_model, init_step);
     return 0;
 }
 
