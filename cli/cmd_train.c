@@ -30,42 +30,42 @@ static const cmd_help_t help = {
     "stops the workers and exits 0). Watch RUN_DIR/status.json and\n"
     "RUN_DIR/metrics.csv."};
 
-/* Is dir missing or empty (but for our own lock/log files)? */
-/* An empty directory (a mount point, say): 1; anything else: 0. */
-static int dir_is_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    struct dirent *de;
-    int empty = 1;
-    while (empty && (de = readdir(d)))
-        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-                !strcmp(de->d_name, "lost+found");
-    closedir(d);
-    return empty;
-}
-
-/* A directory a new run may be created in: nothing but our lock and log,
- * and games/ or models/ only while empty (a separate disk mounted there). */
-static int dir_is_fresh(const char *dir)
+/* Whether ok(dir, name) holds for every entry of dir but "." and ".."; a
+ * directory that cannot be opened gives if_missing. */
+static int dir_all(const char *dir, int (*ok)(const char *dir, const char *name), int if_missing)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return 1;
+        return if_missing;
     struct dirent *de;
-    int fresh = 1;
-    char sub[4200];
-    while (fresh && (de = readdir(d))) {
-        const char *n = de->d_name;
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lock") || !strcmp(n, "train.log"))
-            continue;
-        snprintf(sub, sizeof sub, "%s/%s", dir, n);
-        fresh = (!strcmp(n, "games") || !strcmp(n, "models")) && dir_is_empty(sub);
-    }
+    int all = 1;
+    while (all && (de = readdir(d)))
+        all = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ok(dir, de->d_name);
     closedir(d);
-    return fresh;
+    return all;
 }
+
+static int is_lost_found(const char *dir, const char *name)
+{
+    (void)dir;
+    return !strcmp(name, "lost+found");
+}
+
+/* An empty directory (a mount point, say): 1; anything else: 0. */
+static int dir_is_empty(const char *path) { return dir_all(path, is_lost_found, 0); }
+
+/* Our lock and log, or games/ or models/ while empty (a separate disk mounted there). */
+static int may_be_in_new_run(const char *dir, const char *name)
+{
+    char sub[4200];
+    if (!strcmp(name, "lock") || !strcmp(name, "train.log"))
+        return 1;
+    snprintf(sub, sizeof sub, "%s/%s", dir, name);
+    return (!strcmp(name, "games") || !strcmp(name, "models")) && dir_is_empty(sub);
+}
+
+/* A directory a new run may be created in (or a missing one). */
+static int dir_is_fresh(const char *dir) { return dir_all(dir, may_be_in_new_run, 1); }
 
 /* A new run from an initial model takes the model's shape and rule; a
  * setting given on the command line must agree. 0, or -1 with err. */
