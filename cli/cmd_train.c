@@ -57,11 +57,13 @@ static int dir_is_empty(const char *path) { return dir_all(path, is_lost_found, 
 /* Our lock and log, or games/ or models/ while empty (a separate disk mounted there). */
 static int may_be_in_new_run(const char *dir, const char *name)
 {
-    char sub[4200];
     if (!strcmp(name, "lock") || !strcmp(name, "train.log"))
         return 1;
+    if (strcmp(name, "games") && strcmp(name, "models"))
+        return 0;
+    char sub[4200];
     snprintf(sub, sizeof sub, "%s/%s", dir, name);
-    return (!strcmp(name, "games") || !strcmp(name, "models")) && dir_is_empty(sub);
+    return dir_is_empty(sub);
 }
 
 /* A directory a new run may be created in (or a missing one). */
