@@ -612,19 +612,17 @@ record_reader_t *record_reader_open(const char *path, char *err, size_t errlen)
     rr->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (rr->fd < 0) {
         util_errf(err, errlen, "%s: %s", path, strerror(errno));
-        goto out_free_rr;
+        goto out_free_reader;
     }
     rr->fs = frame_stream_create();
     if (!rr->fs) {
         util_errf(err, errlen, "%s: out of memory", path);
-        goto out_close;
+        goto out_free_reader;
     }
     return rr;
 
-out_close:
-    close(rr->fd);
-out_free_rr:
-    free(rr);
+out_free_reader:   /* the free handles what is not open yet */
+    record_reader_free(rr);
     return NULL;
 }
 
