@@ -1,0 +1,350 @@
+/* Winograd F(4x4, 3x3): transforms and the 36 batched products.
+ *
+ * The transforms work on blocks of VL channels at a time (channels are the
+ * innermost dimension), written as plain loops over the VL lanes that the
+ * compiler turns into vector code. On x86-64 each transform is also built
+ * for AVX-512 and AVX2 and the loader picks the best the CPU has
+ * (target_clones), so a generic build runs vector code too; elsewhere the
+ * plain loops run as they are.
+ *
+ * Matrices (Lavin and Gray, points 0, 1, -1, 2, -2, inf):
+ *   B^T = [4  0 -5  0 1 0]   G = [ 1/4     0    0 ]   A^T = [1 1  1 1  1 0]
+ *         [0 -4 -4  1 1 0]       [-1/6 -1/6 -1/6 ]         [0 1 -1 2 -2 0]
+ *         [0  4 -4 -1 1 0]       [-1/6  1/6 -1/6 ]         [0 1  1 4  4 0]
+ *         [0 -2 -1  2 1 0]       [1/24 1/12  1/6 ]         [0 1 -1 8 -8 1]
+ *         [0  2 -1 -2 1 0]       [1/24 -1/12 1/6 ]
+ *         [0  4  0 -5 0 1]       [ 0      0    1 ] */
+#include "nn/winograd.h"
+#include "nn/sgemm.h"
+
+#include <string.h>
+
+enum { VL = 16 };
+typedef float lanes_t[VL];
+
+
+/* dst[0..n) = src[0..n), n <= VL; the full-width case is a fixed-size copy
+ * the compiler turns into vector moves. */
+static inline void copy_lanes(float *dst, const float *src, int n)
+{
+    if (n == VL)
+        for (int l = 0; l < VL; l++)
+            dst[l] = src[l];
+    else
+        memcpy(dst, src, sizeof(float) * n);
+}
+/* The same into a full lanes_t, zero past n. */
+static inline void load_lanes(float *dst, const float *src, int n)
+{
+    if (n < VL)
+        memset(dst, 0, sizeof(lanes_t));
+    copy_lanes(dst, src, n);
+}
+
+/* o[k * so] = (B^T x)[k], x[k * sx], k = 0..5, lane by lane. */
+static inline void bt6(const lanes_t *x, int sx, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float x0 = x[0][l], x1 = x[sx][l], x2 = x[2 * sx][l], x3 = x[3 * sx][l];
+        float x4 = x[4 * sx][l], x5 = x[5 * sx][l];
+        o[0][l] = 4.0f * x0 - 5.0f * x2 + x4;
+        o[so][l] = -4.0f * (x1 + x2) + x3 + x4;
+        o[2 * so][l] = 4.0f * (x1 - x2) - x3 + x4;
+        o[3 * so][l] = 2.0f * (x3 - x1) - x2 + x4;
+        o[4 * so][l] = 2.0f * (x1 - x3) - x2 + x4;
+        o[5 * so][l] = 4.0f * x1 - 5.0f * x3 + x5;
+    }
+}
+
+/* o = B g: the adjoint of bt6. */
+static inline void b6(const lanes_t *g, int sg, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float g0 = g[0][l], g1 = g[sg][l], g2 = g[2 * sg][l], g3 = g[3 * sg][l];
+        float g4 = g[4 * sg][l], g5 = g[5 * sg][l];
+        o[0][l] = 4.0f * g0;
+        o[so][l] = 4.0f * (g2 - g1 + g5) + 2.0f * (g4 - g3);
+        o[2 * so][l] = -5.0f * g0 - 4.0f * (g1 + g2) - g3 - g4;
+        o[3 * so][l] = g1 - g2 + 2.0f * (g3 - g4) - 5.0f * g5;
+        o[4 * so][l] = g0 + g1 + g2 + g3 + g4;
+        o[5 * so][l] = g5;
+    }
+}
+
+/* o[k * so] = (A^T m)[k], k = 0..3. */
+static inline void at6(const lanes_t *m, int sm, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float m0 = m[0][l], m1 = m[sm][l], m2 = m[2 * sm][l], m3 = m[3 * sm][l];
+        float m4 = m[4 * sm][l], m5 = m[5 * sm][l];
+        float p12 = m1 + m2, d12 = m1 - m2, p34 = m3 + m4, d34 = m3 - m4;
+        o[0][l] = m0 + p12 + p34;
+        o[so][l] = d12 + 2.0f * d34;
+        o[2 * so][l] = p12 + 4.0f * p34;
+        o[3 * so][l] = d12 + 8.0f * d34 + m5;
+    }
+}
+
+/* o[k * so] = (A y)[k], k = 0..5: the adjoint of at6. */
+static inline void a4(const lanes_t *y, int sy, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float y0 = y[0][l], y1 = y[sy][l], y2 = y[2 * sy][l], y3 = y[3 * sy][l];
+        float e = y0 + y2, f = y1 + y3, e4 = y0 + 4.0f * y2, f8 = 2.0f * y1 + 8.0f * y3;
+        o[0][l] = y0;
+        o[so][l] = e + f;
+        o[2 * so][l] = e - f;
+        o[3 * so][l] = e4 + f8;
+        o[4 * so][l] = e4 - f8;
+        o[5 * so][l] = y3;
+    }
+}
+
+void wino_filter(const float *w, int cin, int cout, float *u)
+{
+    size_t fs = (size_t)cin * cout;
+    for (int co = 0; co < cout; co++)
+        for (int ci = 0; ci < cin; ci++) {
+            const float *g = w + ((size_t)co * cin + ci) * 9;
+            float t[6][3];   /* G g: rows of the 6 x 3 half product */
+            for (int k = 0; k < 3; k++) {
+                float g0 = g[k], g1 = g[3 + k], g2 = g[6 + k];
+                t[0][k] = g0 / 4.0f;
+                t[1][k] = -(g0 + g1 + g2) / 6.0f;
+                t[2][k] = -(g0 - g1 + g2) / 6.0f;
+                t[3][k] = g0 / 24.0f + g1 / 12.0f + g2 / 6.0f;
+                t[4][k] = g0 / 24.0f - g1 / 12.0f + g2 / 6.0f;
+                t[5][k] = g2;
+            }
+            for (int i = 0; i < 6; i++) {
+                float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
+                float r[6] = {g0 / 4.0f, -(g0 + g1 + g2) / 6.0f, -(g0 - g1 + g2) / 6.0f,
+                              g0 / 24.0f + g1 / 12.0f + g2 / 6.0f,
+                              g0 / 24.0f - g1 / 12.0f + g2 / 6.0f, g2};
+                for (int j = 0; j < 6; j++)
+                    u[(size_t)(6 * i + j) * fs + (size_t)ci * cout + co] = r[j];
+            }
+        }
+}
+
+/* (G^T d)[0..2] of d[0..5]. */
+static inline void gt6(const float *d, int sd, float *o, int so)
+{
+    float d0 = d[0], d1 = d[sd], d2 = d[2 * sd], d3 = d[3 * sd], d4 = d[4 * sd], d5 = d[5 * sd];
+    o[0] = d0 / 4.0f - (d1 + d2) / 6.0f + (d3 + d4) / 24.0f;
+    o[so] = (d2 - d1) / 6.0f + (d3 - d4) / 12.0f;
+    o[2 * so] = (d3 + d4 - d1 - d2) / 6.0f + d5;
+}
+
+void wino_filter_adjoint(const float *du, int cin, int cout, float *dw)
+{
+    size_t fs = (size_t)cin * cout;
+    for (int co = 0; co < cout; co++)
+        for (int ci = 0; ci < cin; ci++) {
+            float d[36], t[6][3], r[3];
+            for (int xi = 0; xi < 36; xi++)
+                d[xi] = du[(size_t)xi * fs + (size_t)ci * cout + co];
+            for (int i = 0; i < 6; i++)
+                gt6(d + 6 * i, 1, t[i], 1);
+            float *g = dw + ((size_t)co * cin + ci) * 9;
+            for (int k = 0; k < 3; k++) {
+                gt6(&t[0][k], 3, r, 1);
+                for (int y = 0; y < 3; y++)
+                    g[3 * y + k] += r[y];
+            }
+        }
+}
+
+void wino_input(const float *xt, int ch, int M, int ns, float *v)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t d[36], t[36], o[36];
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int i = 0; i < 6; i++)
+                        for (int j = 0; j < 6; j++) {
+                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
+                            if (y < 0 || y >= M || x < 0 || x >= M)
+                                memset(d[6 * i + j], 0, sizeof(lanes_t));
+                            else
+                                load_lanes(d[6 * i + j],
+                                           xt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
+                        }
+                    for (int j = 0; j < 6; j++)
+                        bt6(d + j, 6, t + j, 6);
+                    for (int i = 0; i < 6; i++)
+                        bt6(t + 6 * i, 1, o + 6 * i, 1);
+                    for (int xi = 0; xi < 36; xi++)
+                        copy_lanes(v + xi * fs + tile * ch + c0, o[xi], nc);
+                }
+            }
+}
+
+void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t g[36], t[36], o[36];
+    memset(dxt, 0, sizeof(float) * (size_t)ns * hw * ch);
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int xi = 0; xi < 36; xi++)
+                        load_lanes(g[xi], dv + xi * fs + tile * ch + c0, nc);
+                    for (int j = 0; j < 6; j++)
+                        b6(g + j, 6, t + j, 6);
+                    for (int i = 0; i < 6; i++)
+                        b6(t + 6 * i, 1, o + 6 * i, 1);
+                    for (int i = 0; i < 6; i++)
+                        for (int j = 0; j < 6; j++) {
+                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
+                            if (y < 0 || y >= M || x < 0 || x >= M)
+                                continue;
+                            float *dst = dxt + ((size_t)s * hw + y * M + x) * ch + c0;
+                            const float *src = o[6 * i + j];
+                            if (nc == VL)
+                                for (int l = 0; l < VL; l++)
+                                    dst[l] += src[l];
+                            else
+                                for (int l = 0; l < nc; l++)
+                                    dst[l] += src[l];
+                        }
+                }
+            }
+}
+
+void wino_output(const float *m, int ch, int M, int ns, float *yt)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t a[36], t[24], o[16];
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int xi = 0; xi < 36; xi++)
+                        load_lanes(a[xi], m + xi * fs + tile * ch + c0, nc);
+                    for (int j = 0; j < 6; j++)
+                        at6(a + j, 6, t + j, 6);
+                    for (int i = 0; i < 4; i++)
+                        at6(t + 6 * i, 1, o + 4 * i, 1);
+                    for (int i = 0; i < 4; i++)
+                        for (int j = 0; j < 4; j++) {
+                            int y = 4 * ty + i, x = 4 * tx + j;
+                            if (y >= M || x >= M)
+                                continue;
+                            copy_lanes(yt + ((size_t)s * hw + y * M + x) * ch + c0, o[4 * i + j],
+                                       nc);
+                        }
+                }
+            }
+}
+
+void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t g[16], t[24], o[36];
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int i = 0; i < 4; i++)
+                        for (int j = 0; j < 4; j++) {
+                            int y = 4 * ty + i, x = 4 * tx + j;
+                            if (y >= M || x >= M)
+                                memset(g[4 * i + j], 0, sizeof(lanes_t));
+                            else
+                                load_lanes(g[4 * i + j],
+                                           dyt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
+                        }
+                    for (int j = 0; j < 4; j++)
+                        a4(g + j, 4, t + j, 4);
+                    for (int i = 0; i < 6; i++)
+                        a4(t + 4 * i, 1, o + 6 * i, 1);
+                    for (int xi = 0; xi < 36; xi++)
+                        copy_lanes(dm + xi * fs + tile * ch + c0, o[xi], nc);
+                }
+            }
+}
+
+void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
+{
+    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++)
+        sgemm_run(false, false, nt, cout, cin, 1.0f, v + xi * fi, cin,
+                  u + (size_t)xi * cin * cout, cout, 0.0f, m + xi * fo, cout);
+}
+
+void wino_gemm_data(const float *dm, const float *u, int nt, int cin, int cout, float *dv)
+{
+    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++)
+        sgemm_run(false, true, nt, cin, cout, 1.0f, dm + xi * fo, cout,
+                  u + (size_t)xi * cin * cout, cout, 0.0f, dv + xi * fi, cin);
+}
+
+void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout, float *du)
+{
+    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++)
+        sgemm_run(true, false, cin, cout, nt, 1.0f, v + xi * fi, cin, dm + xi * fo, cout,
+                  1.0f, du + (size_t)xi * cin * cout, cout);
+}
+
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+typedef int v8i __attribute__((vector_size(32)));
+
+/* The 8 x 8 block at a (stride lda) transposed into b (stride ldb), or
+ * added to it: three rounds of shuffles (the AVX unpack / shuffle /
+ * permute2f128 pattern), written with vector extensions. */
+static inline void transpose8(const float *a, size_t lda, float *b, size_t ldb, bool add)
+{
+    v8f r[8], t[8], q[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = *(const v8f *)(a + i * lda);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], (v8i){0, 8, 1, 9, 4, 12, 5, 13});
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], (v8i){2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int k = 0; k < 2; k++) {
+            q[i + 2 * k] = __builtin_shuffle(t[i + k], t[i + k + 2], (v8i){0, 1, 8, 9, 4, 5, 12, 13});
+            q[i + 2 * k + 1] =
+                __builtin_shuffle(t[i + k], t[i + k + 2], (v8i){2, 3, 10, 11, 6, 7, 14, 15});
+        }
+    for (int j = 0; j < 4; j++) {
+        v8f lo = __builtin_shuffle(q[j], q[j + 4], (v8i){0, 1, 2, 3, 8, 9, 10, 11});
+        v8f hi = __builtin_shuffle(q[j], q[j + 4], (v8i){4, 5, 6, 7, 12, 13, 14, 15});
+        v8f *d0 = (v8f *)(b + j * ldb), *d4 = (v8f *)(b + (j + 4) * ldb);
+        *d0 = add ? *d0 + lo : lo;
+        *d4 = add ? *d4 + hi : hi;
+    }
+}
+
+void wino_transpose(const float *a, int rows, int cols, float *b, bool add)
+{
+    int r8 = rows & ~7, c8 = cols & ~7;
+    for (int i0 = 0; i0 < r8; i0 += 8)
+        for (int j0 = 0; j0 < c8; j0 += 8)
+            transpose8(a + (size_t)i0 * cols + j0, (size_t)cols, b + (size_t)j0 * rows + i0,
+                       (size_t)rows, add);
+    /* the ragged edges: rows past r8 for every column, columns past c8 */
+    for (int j = 0; j < cols; j++) {
+        float *dst = b + (size_t)j * rows;
+        for (int i = j < c8 ? r8 : 0; i < rows; i++)
+            dst[i] = (add ? dst[i] : 0.0f) + a[(size_t)i * cols + j];
+    }
+}
