@@ -583,6 +583,7 @@ struct fast {
     int nconv;            /* 3x3 convs: the input conv, then two per block */
     conv_algo_t *algo;    /* (nconv) */
     float *u;             /* (nconv, 36, max(P,C), C) Winograd filters, from params */
+    float *ut;            /* the same with each (cin, C) matrix transposed */
     size_t ustride;       /* floats per conv in u and in each lane's du */
     lane_t *w;
     bool train_ready;
@@ -709,9 +710,14 @@ static void fast_prepare(nn_ctx_t *c)
         return;
     int C = c->cfg.channels;
     for (int l = 0; l < f->nconv; l++)
-        if (f->algo[l] == CONV_WINOGRAD)
-            wino_filter(c->params + conv_offset(c, l), l ? C : c->cfg.in_planes, C,
-                        f->u + (size_t)l * f->ustride);
+        if (f->algo[l] == CONV_WINOGRAD) {
+            int cin = l ? C : c->cfg.in_planes;
+            float *u = f->u + (size_t)l * f->ustride, *ut = f->ut + (size_t)l * f->ustride;
+            wino_filter(c->params + conv_offset(c, l), cin, C, u);
+            for (int xi = 0; xi < WINO_FREQS; xi++)
+                wino_transpose(u + (size_t)xi * cin * C, cin, C, ut + (size_t)xi * cin * C,
+                               false);
+        }
     c->params_changed = false;
 }
 
@@ -763,7 +769,7 @@ static void fast_conv3_back(lane_t *w, const float *x, int cin, const float *wt,
         wino_gemm_filter(w->wv, w->wm, nt, cin, cout, w->du + (size_t)layer * f->ustride);
         if (!dx)
             return;
-        wino_gemm_data(w->wm, f->u + (size_t)layer * f->ustride, nt, cin, cout, w->wv);
+        wino_gemm_data(w->wm, f->ut + (size_t)layer * f->ustride, nt, cin, cout, w->wv);
         wino_input_adjoint(w->wv, cin, M, ns, w->xt);
         wino_transpose(w->xt, ld, cin, dx, true);
         return;
@@ -1222,6 +1228,7 @@ static void fast_free(nn_ctx_t *c)
         free(f->w);
         free(f->algo);
         free(f->u);
+        free(f->ut);
         free(f);
     }
     free(c->params);
@@ -1268,7 +1275,8 @@ static int conv_plan(nn_ctx_t *c, char *err, size_t errlen)
     if (any_winograd(f)) {
         f->ustride = (size_t)WINO_FREQS * (P > C ? P : C) * C;
         f->u = malloc(sizeof(float) * f->ustride * f->nconv);
-        if (!f->u)
+        f->ut = malloc(sizeof(float) * f->ustride * f->nconv);
+        if (!f->u || !f->ut)
             goto out_nomem;
     }
     c->params_changed = true;

@@ -100,50 +100,57 @@ static inline void a4(const lanes_t *y, int sy, lanes_t *o, int so)
     }
 }
 
-void wino_filter(const float *w, int cin, int cout, float *u)
+/* (G g)[0..5] of g[0..2] (stride sg). */
+static inline void g3(const float *g, int sg, float *o, int so)
 {
-    size_t fs = (size_t)cin * cout;
-    for (int co = 0; co < cout; co++)
-        for (int ci = 0; ci < cin; ci++) {
-            const float *g = w + ((size_t)co * cin + ci) * 9;
-            float t[6][3];   /* G g: rows of the 6 x 3 half product */
-            for (int k = 0; k < 3; k++) {
-                float g0 = g[k], g1 = g[3 + k], g2 = g[6 + k];
-                t[0][k] = g0 / 4.0f;
-                t[1][k] = -(g0 + g1 + g2) / 6.0f;
-                t[2][k] = -(g0 - g1 + g2) / 6.0f;
-                t[3][k] = g0 / 24.0f + g1 / 12.0f + g2 / 6.0f;
-                t[4][k] = g0 / 24.0f - g1 / 12.0f + g2 / 6.0f;
-                t[5][k] = g2;
-            }
-            for (int i = 0; i < 6; i++) {
-                float g0 = t[i][0], g1 = t[i][1], g2 = t[i][2];
-                float r[6] = {g0 / 4.0f, -(g0 + g1 + g2) / 6.0f, -(g0 - g1 + g2) / 6.0f,
-                              g0 / 24.0f + g1 / 12.0f + g2 / 6.0f,
-                              g0 / 24.0f - g1 / 12.0f + g2 / 6.0f, g2};
-                for (int j = 0; j < 6; j++)
-                    u[(size_t)(6 * i + j) * fs + (size_t)ci * cout + co] = r[j];
-            }
-        }
+    const float c4 = 1.0f / 4.0f, c6 = 1.0f / 6.0f, c12 = 1.0f / 12.0f, c24 = 1.0f / 24.0f;
+    float g0 = g[0], g1 = g[sg], g2 = g[2 * sg];
+    o[0] = c4 * g0;
+    o[so] = -c6 * (g0 + g1 + g2);
+    o[2 * so] = -c6 * (g0 - g1 + g2);
+    o[3 * so] = c24 * g0 + c12 * g1 + c6 * g2;
+    o[4 * so] = c24 * g0 - c12 * g1 + c6 * g2;
+    o[5 * so] = g2;
 }
 
 /* (G^T d)[0..2] of d[0..5]. */
 static inline void gt6(const float *d, int sd, float *o, int so)
 {
+    const float c4 = 1.0f / 4.0f, c6 = 1.0f / 6.0f, c12 = 1.0f / 12.0f, c24 = 1.0f / 24.0f;
     float d0 = d[0], d1 = d[sd], d2 = d[2 * sd], d3 = d[3 * sd], d4 = d[4 * sd], d5 = d[5 * sd];
-    o[0] = d0 / 4.0f - (d1 + d2) / 6.0f + (d3 + d4) / 24.0f;
-    o[so] = (d2 - d1) / 6.0f + (d3 - d4) / 12.0f;
-    o[2 * so] = (d3 + d4 - d1 - d2) / 6.0f + d5;
+    o[0] = c4 * d0 - c6 * (d1 + d2) + c24 * (d3 + d4);
+    o[so] = c6 * (d2 - d1) + c12 * (d3 - d4);
+    o[2 * so] = c6 * (d3 + d4 - d1 - d2) + d5;
+}
+
+/* Both loops run channel pairs (ci, co) with co innermost, so the 36
+ * frequency rows of u / du are read and written in runs. */
+void wino_filter(const float *w, int cin, int cout, float *u)
+{
+    size_t fs = (size_t)cin * cout;
+    for (int ci = 0; ci < cin; ci++)
+        for (int co = 0; co < cout; co++) {
+            const float *g = w + ((size_t)co * cin + ci) * 9;
+            float t[6][3], r[36];   /* G g (6 x 3), then G g G^T */
+            for (int k = 0; k < 3; k++)
+                g3(g + k, 3, &t[0][k], 3);
+            for (int i = 0; i < 6; i++)
+                g3(t[i], 1, r + 6 * i, 1);
+            float *dst = u + (size_t)ci * cout + co;
+            for (int xi = 0; xi < 36; xi++)
+                dst[xi * fs] = r[xi];
+        }
 }
 
 void wino_filter_adjoint(const float *du, int cin, int cout, float *dw)
 {
     size_t fs = (size_t)cin * cout;
-    for (int co = 0; co < cout; co++)
-        for (int ci = 0; ci < cin; ci++) {
+    for (int ci = 0; ci < cin; ci++)
+        for (int co = 0; co < cout; co++) {
             float d[36], t[6][3], r[3];
+            const float *src = du + (size_t)ci * cout + co;
             for (int xi = 0; xi < 36; xi++)
-                d[xi] = du[(size_t)xi * fs + (size_t)ci * cout + co];
+                d[xi] = src[xi * fs];
             for (int i = 0; i < 6; i++)
                 gt6(d + 6 * i, 1, t[i], 1);
             float *g = dw + ((size_t)co * cin + ci) * 9;
@@ -280,28 +287,126 @@ void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
             }
 }
 
+#ifdef __AVX512F__
+/* The 36 products are small (k = 64 channels, n = 64, m = a few hundred
+ * tiles): OpenBLAS spends a fifth of their time packing. This kernel
+ * packs nothing: a block of 6 rows x 64 columns of C lives in 24 vector
+ * registers while k runs, each step broadcasting 6 elements of A and
+ * loading one row of B (which stays in L1: 16 KiB at 64 x 64). Built
+ * where the compiler targets AVX-512 (32 vector registers); elsewhere the
+ * products go to sgemm_run. */
+typedef float v16f __attribute__((vector_size(64), aligned(4)));
+
+/* c (mr, 16 nv) (= or +=) A (mr, k) x b (k, 16 nv); A(i, p) = a[i sa + p sp]. */
+static inline __attribute__((always_inline)) void
+kern(const int mr, const int nv, int k, const float *a, size_t sa, size_t sp, const float *b,
+     int ldb, float *c, int ldc, bool acc)
+{
+    v16f r[6][4];
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++)
+            r[i][j] = (v16f){0};
+    for (int p = 0; p < k; p++) {
+        const float *bp = b + (size_t)p * ldb, *ap = a + p * sp;
+        v16f bv[4];
+        for (int j = 0; j < nv; j++)
+            bv[j] = *(const v16f *)(bp + 16 * j);
+        for (int i = 0; i < mr; i++) {
+            float ai = ap[i * sa];
+            for (int j = 0; j < nv; j++)
+                r[i][j] += ai * bv[j];
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++) {
+            v16f *d = (v16f *)(c + (size_t)i * ldc + 16 * j);
+            *d = acc ? *d + r[i][j] : r[i][j];
+        }
+}
+
+#define KERN_MR(nv)                                                                        \
+    switch (mr) {                                                                          \
+    case 6: kern(6, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 5: kern(5, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 4: kern(4, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 3: kern(3, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 2: kern(2, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    default: kern(1, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                        \
+    }
+
+static void kern_block(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
+                       const float *b, int ldb, float *c, int ldc, bool acc)
+{
+    switch (nv) {
+    case 4: KERN_MR(4) break;
+    case 3: KERN_MR(3) break;
+    case 2: KERN_MR(2) break;
+    default: KERN_MR(1) break;
+    }
+}
+
+/* c (m, n) (= or +=) A (m, k) x b (k, n), n a multiple of 16. */
+static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp, const float *b,
+                       int ldb, float *c, int ldc, bool acc)
+{
+    for (int j0 = 0; j0 < n; j0 += 64) {
+        int nv = (n - j0 < 64 ? n - j0 : 64) / 16;
+        for (int i0 = 0; i0 < m; i0 += 6)
+            kern_block(m - i0 < 6 ? m - i0 : 6, nv, k, a + (size_t)i0 * sa, sa, sp, b + j0, ldb,
+                       c + (size_t)i0 * ldc + j0, ldc, acc);
+    }
+}
+#define HAVE_GEMM_BCAST 1
+#else
+#define HAVE_GEMM_BCAST 0
+#endif
+
+const char *wino_gemm_name(void) { return HAVE_GEMM_BCAST ? "own-avx512" : sgemm_impl_name(); }
+
 void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
 {
     size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
-    for (int xi = 0; xi < WINO_FREQS; xi++)
-        sgemm_run(false, false, nt, cout, cin, 1.0f, v + xi * fi, cin,
-                  u + (size_t)xi * cin * cout, cout, 0.0f, m + xi * fo, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++) {
+        const float *a = v + xi * fi, *b = u + (size_t)xi * cin * cout;
+#if HAVE_GEMM_BCAST
+        if (cout % 16 == 0) {
+            gemm_bcast(nt, cout, cin, a, (size_t)cin, 1, b, cout, m + xi * fo, cout, false);
+            continue;
+        }
+#endif
+        sgemm_run(false, false, nt, cout, cin, 1.0f, a, cin, b, cout, 0.0f, m + xi * fo, cout);
+    }
 }
 
-void wino_gemm_data(const float *dm, const float *u, int nt, int cin, int cout, float *dv)
+void wino_gemm_data(const float *dm, const float *ut, int nt, int cin, int cout, float *dv)
 {
     size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
-    for (int xi = 0; xi < WINO_FREQS; xi++)
-        sgemm_run(false, true, nt, cin, cout, 1.0f, dm + xi * fo, cout,
-                  u + (size_t)xi * cin * cout, cout, 0.0f, dv + xi * fi, cin);
+    for (int xi = 0; xi < WINO_FREQS; xi++) {
+        const float *a = dm + xi * fo, *b = ut + (size_t)xi * cin * cout;
+#if HAVE_GEMM_BCAST
+        if (cin % 16 == 0) {
+            gemm_bcast(nt, cin, cout, a, (size_t)cout, 1, b, cin, dv + xi * fi, cin, false);
+            continue;
+        }
+#endif
+        sgemm_run(false, false, nt, cin, cout, 1.0f, a, cout, b, cin, 0.0f, dv + xi * fi, cin);
+    }
 }
 
 void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout, float *du)
 {
     size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
-    for (int xi = 0; xi < WINO_FREQS; xi++)
-        sgemm_run(true, false, cin, cout, nt, 1.0f, v + xi * fi, cin, dm + xi * fo, cout,
-                  1.0f, du + (size_t)xi * cin * cout, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++) {
+        const float *a = v + xi * fi, *b = dm + xi * fo;
+        float *c = du + (size_t)xi * cin * cout;
+#if HAVE_GEMM_BCAST
+        if (cout % 16 == 0) {
+            gemm_bcast(cin, cout, nt, a, 1, (size_t)cin, b, cout, c, cout, true);
+            continue;
+        }
+#endif
+        sgemm_run(true, false, cin, cout, nt, 1.0f, a, cin, b, cout, 1.0f, c, cout);
+    }
 }
 
 typedef float v8f __attribute__((vector_size(32), aligned(4)));

@@ -61,13 +61,18 @@ void wino_output(const float *m, int ch, int M, int ns, float *yt);
  * adjoint of wino_output (outputs past M count as 0). */
 void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm);
 
-/* The 36 products of one conv, on the calling thread (sgemm_run):
+/* The 36 products of one conv, on the calling thread (an own AVX-512
+ * kernel where the build targets AVX-512 and the width is a multiple of
+ * 16, else sgemm_run):
  * forward    m (36, nt, cout)   = v (36, nt, cin) x u (36, cin, cout)
- * data grad  dv (36, nt, cin)   = dm (36, nt, cout) x u^T
+ * data grad  dv (36, nt, cin)   = dm (36, nt, cout) x ut (36, cout, cin)
+ *            (ut: u with each frequency's matrix transposed)
  * filter     du (36, cin, cout) += v^T x dm */
 void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m);
-void wino_gemm_data(const float *dm, const float *u, int nt, int cin, int cout, float *dv);
+void wino_gemm_data(const float *dm, const float *ut, int nt, int cin, int cout, float *dv);
 void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout, float *du);
+/* Which kernel the products use: "own-avx512", or sgemm_impl_name(). */
+const char *wino_gemm_name(void);
 
 /* b (cols, rows) = a^T, or += when add; a is (rows, cols), both dense. */
 void wino_transpose(const float *a, int rows, int cols, float *b, bool add);
