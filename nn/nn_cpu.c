@@ -569,6 +569,8 @@ typedef struct lane {
     float *wv;       /* (36, tiles, max(P,C)): transformed input tiles */
     float *wm;       /* (36, tiles, C): transformed output tiles */
     float *du;       /* training: (convs, 36, max(P,C), C) filter gradients, Winograd domain */
+    float *vall;     /* training: each Winograd conv's transformed input (wv) from the
+                      * forward, kept for its filter gradient; vstride floats apart */
     double lp, lv;   /* loss sums over the chunk */
     int i0, n;       /* chunk: samples [i0, i0 + n) of the batch */
 } lane_t;
@@ -585,6 +587,7 @@ struct fast {
     float *u;             /* (nconv, 36, max(P,C), C) Winograd filters, from params */
     float *ut;            /* the same with each (cin, C) matrix transposed */
     size_t ustride;       /* floats per conv in u and in each lane's du */
+    size_t vstride;       /* floats per conv in each lane's vall */
     lane_t *w;
     bool train_ready;
     pthread_mutex_t mu;
@@ -729,20 +732,38 @@ static void fast_conv3(lane_t *w, const float *x, int cin, const float *wt, int 
     const struct fast *f = w->ctx->fast;
     int M = w->ctx->cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
     switch (f->algo[layer]) {
-    case CONV_WINOGRAD:
+    case CONV_WINOGRAD: {
+        /* gradients need the transformed input again: keep it */
+        float *v = f->job == JOB_GRAD ? w->vall + (size_t)layer * f->vstride : w->wv;
         wino_transpose(x, cin, ld, w->xt, false);
-        wino_input(w->xt, cin, M, ns, w->wv);
-        wino_gemm_forward(w->wv, f->u + (size_t)layer * f->ustride, wino_tiles(M, ns), cin,
-                          cout, w->wm);
+        wino_input(w->xt, cin, M, ns, v);
+        wino_gemm_forward(v, f->u + (size_t)layer * f->ustride, wino_tiles(M, ns), cin, cout,
+                          w->wm);
         wino_output(w->wm, cout, M, ns, w->yt);
         wino_transpose(w->yt, ld, cout, out, false);
         return;
+    }
     case CONV_DIRECT:
         im2col3(x, cin, ld, M, 0, ns, w->col);
         sgemm_run(false, false, cout, ld, cin * 9, 1.0f, wt, cin * 9, w->col, ld, 0.0f, out,
                   ld);
         return;
     }
+}
+
+/* Sum of r[0..n), in 16 partial sums (so it vectorizes). */
+static float row_sum(const float *r, int n)
+{
+    float acc[16] = {0}, s = 0.0f;
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; l++)
+            acc[l] += r[i + l];
+    for (; i < n; i++)
+        s += r[i];
+    for (int l = 0; l < 16; l++)
+        s += acc[l];
+    return s;
 }
 
 /* Gradients of fast_conv3 given dz (cout, ld): dw (cout, cin*9) += ...
@@ -753,20 +774,15 @@ static void fast_conv3_back(lane_t *w, const float *x, int cin, const float *wt,
 {
     const struct fast *f = w->ctx->fast;
     int M = w->ctx->cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
-    for (int co = 0; co < cout; co++) {
-        float s = 0.0f;
-        const float *r = dz + (size_t)co * ld;
-        for (int i = 0; i < ld; i++)
-            s += r[i];
-        db[co] += s;
-    }
+    for (int co = 0; co < cout; co++)
+        db[co] += row_sum(dz + (size_t)co * ld, ld);
     if (f->algo[layer] == CONV_WINOGRAD) {
+        /* x's transformed tiles are in vall, from the forward of this piece */
         int nt = wino_tiles(M, ns);
         wino_transpose(dz, cout, ld, w->yt, false);
         wino_output_adjoint(w->yt, cout, M, ns, w->wm);
-        wino_transpose(x, cin, ld, w->xt, false);
-        wino_input(w->xt, cin, M, ns, w->wv);
-        wino_gemm_filter(w->wv, w->wm, nt, cin, cout, w->du + (size_t)layer * f->ustride);
+        wino_gemm_filter(w->vall + (size_t)layer * f->vstride, w->wm, nt, cin, cout,
+                         w->du + (size_t)layer * f->ustride);
         if (!dx)
             return;
         wino_gemm_data(w->wm, f->ut + (size_t)layer * f->ustride, nt, cin, cout, w->wv);
@@ -974,15 +990,9 @@ static void fast_backward_chunk(lane_t *w, bool backward)
         }
         G[L->pol_w2 + k] += gs;
     }
-    for (int i = 0; i < ld; i++)
-        G[L->pol_b2] += dlogit[i];
-    for (int k = 0; k < Hp; k++) {
-        const float *dr = w->dp1 + (size_t)k * ld;
-        float gs = 0.0f;
-        for (int i = 0; i < ld; i++)
-            gs += dr[i];
-        G[L->pol_b1 + k] += gs;
-    }
+    G[L->pol_b2] += row_sum(dlogit, ld);
+    for (int k = 0; k < Hp; k++)
+        G[L->pol_b1 + k] += row_sum(w->dp1 + (size_t)k * ld, ld);
     sgemm_run(false, true, Hp, C, ld, 1.0f, w->dp1, ld, x, ld, 1.0f, G + L->pol_w1, C);
     sgemm_run(true, false, C, ld, Hp, 1.0f, W + L->pol_w1, C, w->dp1, ld, 0.0f, dA, ld);
     /* value head */
@@ -1017,13 +1027,8 @@ static void fast_backward_chunk(lane_t *w, bool backward)
                 dr[q] = r[q] > 0.0f ? g : 0.0f;
         }
     }
-    for (int k = 0; k < Hv; k++) {
-        const float *dr = w->dv1 + (size_t)k * ld;
-        float gs = 0.0f;
-        for (int i = 0; i < ld; i++)
-            gs += dr[i];
-        G[L->val_b1 + k] += gs;
-    }
+    for (int k = 0; k < Hv; k++)
+        G[L->val_b1 + k] += row_sum(w->dv1 + (size_t)k * ld, ld);
     sgemm_run(false, true, Hv, C, ld, 1.0f, w->dv1, ld, x, ld, 1.0f, G + L->val_w1, C);
     sgemm_run(true, false, C, ld, Hv, 1.0f, W + L->val_w1, C, w->dv1, ld, 1.0f, dA, ld);
     /* trunk, last block first; dA holds d(block output) */
@@ -1190,11 +1195,11 @@ static int lane_alloc_train(lane_t *w, const nn_config_t *cf, const struct fast 
     size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)f->pcap * hw;
     size_t C = (size_t)cf->channels, cap = (size_t)f->pcap;
     float **ptrs[] = {&w->actall, &w->dA, &w->dB, &w->dp1, &w->dv1, &w->small, &w->grad,
-                      &w->du};
+                      &w->du, &w->vall};
     size_t sizes[] = {(1 + 2 * (size_t)cf->blocks) * C * nhw, C * nhw, C * nhw,
                       (size_t)cf->policy_head * nhw, (size_t)cf->value_head * nhw,
                       cap * (cf->value_head + cf->value_hidden + 3), nparams,
-                      any_winograd(f) ? f->ustride * f->nconv : 0};
+                      any_winograd(f) ? f->ustride * f->nconv : 0, f->vstride * f->nconv};
     return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
 }
 
@@ -1202,7 +1207,8 @@ static void lane_release(lane_t *w)
 {
     float *all[] = {w->x0, w->mask, w->legal, w->cnt, w->act3, w->actall, w->col, w->p1,
                     w->logit, w->v1, w->pooled, w->f1, w->vl, w->dA, w->dB, w->dp1,
-                    w->dv1, w->small, w->grad, w->xt, w->yt, w->wv, w->wm, w->du};
+                    w->dv1, w->small, w->grad, w->xt, w->yt, w->wv, w->wm, w->du,
+                    w->vall};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]);
 }
@@ -1242,7 +1248,7 @@ static void fast_free(nn_ctx_t *c)
 #define WINO_MIN_CHANNELS 16
 /* Columns (samples * M * M) per piece when Winograd runs. */
 #ifndef WINO_PIECE_COLS
-#define WINO_PIECE_COLS 3600
+#define WINO_PIECE_COLS 1800
 #endif
 
 /* Which algorithm each 3x3 conv uses: env GOMOKU_CONV=direct|winograd|auto
@@ -1338,6 +1344,10 @@ static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int
     f->piece = f->piece > f->cap ? f->cap : f->piece;
     f->tpiece = f->tpiece > f->cap ? f->cap : f->tpiece;
     f->pcap = f->piece > f->tpiece ? f->piece : f->tpiece;
+    if (any_winograd(f)) {
+        int P = m->cfg.in_planes, C = m->cfg.channels;
+        f->vstride = WINO_FREQS * wino_fstride(wino_tiles(m->cfg.board_max, f->pcap), P > C ? P : C);
+    }
     f->w = calloc((size_t)t, sizeof *f->w);
     if (!f->w)
         goto out_free_ctx;
