@@ -294,14 +294,16 @@ void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
             }
 }
 
-#ifdef __AVX512F__
+#if defined(__x86_64__) && defined(__GNUC__)
 /* The 36 products are small (k = 64 channels, n = 64, m = a few hundred
  * tiles): OpenBLAS spends a fifth of their time packing. This kernel
  * packs nothing: a block of 6 rows x 64 columns of C lives in 24 vector
  * registers while k runs, each step broadcasting 6 elements of A and
- * loading one row of B (which stays in L1: 16 KiB at 64 x 64). Built
- * where the compiler targets AVX-512 (32 vector registers); elsewhere the
- * products go to sgemm_run. */
+ * loading one row of B (which stays in L1: 16 KiB at 64 x 64). It needs
+ * AVX-512's 32 vector registers: compiled for it whatever the build
+ * targets, and used when the CPU has it (asked once at run time); other
+ * CPUs send the products to sgemm_run (OpenBLAS picks its own kernel). */
+#define GEMM_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma")))
 typedef float v16f __attribute__((vector_size(64), aligned(4)));
 
 /* c (mr, 16 nv) (= or +=) A (mr, k) x b (k, 16 nv); A(i, p) = a[i sa + p sp]. */
@@ -341,7 +343,7 @@ kern(const int mr, const int nv, int k, const float *a, size_t sa, size_t sp, co
     default: kern(1, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                        \
     }
 
-static void kern_block(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
+GEMM_TARGET static void kern_block(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
                        const float *b, int ldb, float *c, int ldc, bool acc)
 {
     switch (nv) {
@@ -353,7 +355,7 @@ static void kern_block(int mr, int nv, int k, const float *a, size_t sa, size_t 
 }
 
 /* c (m, n) (= or +=) A (m, k) x b (k, n), n a multiple of 16. */
-static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp, const float *b,
+GEMM_TARGET static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp, const float *b,
                        int ldb, float *c, int ldc, bool acc)
 {
     for (int j0 = 0; j0 < n; j0 += 64) {
@@ -363,12 +365,21 @@ static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp
                        c + (size_t)i0 * ldc + j0, ldc, acc);
     }
 }
+static bool gemm_bcast_ok(void)
+{
+    static int ok = -1;   /* benign race: every thread computes the same answer */
+    if (ok < 0)
+        ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+    return ok;
+}
 #define HAVE_GEMM_BCAST 1
 #else
 #define HAVE_GEMM_BCAST 0
+static bool gemm_bcast_ok(void) { return false; }
 #endif
 
-const char *wino_gemm_name(void) { return HAVE_GEMM_BCAST ? "own-avx512" : sgemm_impl_name(); }
+const char *wino_gemm_name(void) { return gemm_bcast_ok() ? "own-avx512" : sgemm_impl_name(); }
 
 void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
 {
@@ -376,7 +387,7 @@ void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout
     for (int xi = 0; xi < WINO_FREQS; xi++) {
         const float *a = v + xi * fi, *b = u + (size_t)xi * cin * cout;
 #if HAVE_GEMM_BCAST
-        if (cout % 16 == 0) {
+        if (cout % 16 == 0 && gemm_bcast_ok()) {
             gemm_bcast(nt, cout, cin, a, (size_t)cin, 1, b, cout, m + xi * fo, cout, false);
             continue;
         }
@@ -391,7 +402,7 @@ void wino_gemm_data(const float *dm, const float *ut, int nt, int cin, int cout,
     for (int xi = 0; xi < WINO_FREQS; xi++) {
         const float *a = dm + xi * fo, *b = ut + (size_t)xi * cin * cout;
 #if HAVE_GEMM_BCAST
-        if (cin % 16 == 0) {
+        if (cin % 16 == 0 && gemm_bcast_ok()) {
             gemm_bcast(nt, cin, cout, a, (size_t)cout, 1, b, cin, dv + xi * fi, cin, false);
             continue;
         }
@@ -407,7 +418,7 @@ void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout
         const float *a = v + xi * fi, *b = dm + xi * fo;
         float *c = du + (size_t)xi * cin * cout;
 #if HAVE_GEMM_BCAST
-        if (cout % 16 == 0) {
+        if (cout % 16 == 0 && gemm_bcast_ok()) {
             gemm_bcast(cin, cout, nt, a, 1, (size_t)cin, b, cout, c, cout, true);
             continue;
         }
