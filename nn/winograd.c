@@ -365,21 +365,17 @@ GEMM_TARGET static void gemm_bcast(int m, int n, int k, const float *a, size_t s
                        c + (size_t)i0 * ldc + j0, ldc, acc);
     }
 }
+/* __builtin_cpu_supports reads flags set once at program start: cheap. */
 static bool gemm_bcast_ok(void)
 {
-    static int ok = -1;   /* benign race: every thread computes the same answer */
-    if (ok < 0)
-        ok = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
-             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
-    return ok;
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
 }
 #define HAVE_GEMM_BCAST 1
 #else
 #define HAVE_GEMM_BCAST 0
 static bool gemm_bcast_ok(void) { return false; }
 #endif
-
-const char *wino_gemm_name(void) { return gemm_bcast_ok() ? "own-avx512" : sgemm_impl_name(); }
 
 void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
 {

@@ -71,8 +71,6 @@ void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm);
 void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m);
 void wino_gemm_data(const float *dm, const float *ut, int nt, int cin, int cout, float *dv);
 void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout, float *du);
-/* Which kernel the products use: "own-avx512", or sgemm_impl_name(). */
-const char *wino_gemm_name(void);
 
 /* b (cols, rows) = a^T, or += when add; a is (rows, cols), both dense. */
 void wino_transpose(const float *a, int rows, int cols, float *b, bool add);
