@@ -10,6 +10,7 @@
 #include "cli/args.h"
 #include "selfplay/broker.h"
 #include "cli/cmds.h"
+#include "nn/nn.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
 #include "engine/util.h"
@@ -30,6 +31,23 @@ static const cmd_help_t help = {
     "RUN_DIR/metrics.csv."};
 
 /* Is dir missing or empty (but for our own lock/log files)? */
+/* An empty directory (a mount point, say): 1; anything else: 0. */
+static int dir_is_empty(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int empty = 1;
+    while (empty && (de = readdir(d)))
+        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
+                !strcmp(de->d_name, "lost+found");
+    closedir(d);
+    return empty;
+}
+
+/* A directory a new run may be created in: nothing but our lock and log,
+ * and games/ or models/ only while empty (a separate disk mounted there). */
 static int dir_is_fresh(const char *dir)
 {
     DIR *d = opendir(dir);
@@ -37,12 +55,50 @@ static int dir_is_fresh(const char *dir)
         return 1;
     struct dirent *de;
     int fresh = 1;
-    while ((de = readdir(d)))
-        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "lock") &&
-            strcmp(de->d_name, "train.log"))
-            fresh = 0;
+    char sub[4200];
+    while (fresh && (de = readdir(d))) {
+        const char *n = de->d_name;
+        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lock") || !strcmp(n, "train.log"))
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, n);
+        fresh = (!strcmp(n, "games") || !strcmp(n, "models")) && dir_is_empty(sub);
+    }
     closedir(d);
     return fresh;
+}
+
+/* A new run from an initial model takes the model's shape and rule; a
+ * setting given on the command line must agree. 0, or -1 with err. */
+static int take_model_shape(run_config_t *cfg, const char *const *given, const char *path,
+                            char *err, size_t errlen)
+{
+    nn_model_t *m = nn_model_load(path, err, errlen);
+    if (!m)
+        return -1;
+    const struct { const char *name; int *field; int value; } dims[] = {
+        {"blocks", &cfg->blocks, m->cfg.blocks},
+        {"channels", &cfg->channels, m->cfg.channels},
+        {"size", &cfg->size, m->cfg.board_max},
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0] && rc == 0; i++) {
+        int k = (int)(run_setting_find(dims[i].name) - run_settings);
+        if (given[k] && *dims[i].field != dims[i].value) {
+            snprintf(err, errlen, "--%s %d, but --init-model %s has %s %d", dims[i].name,
+                     *dims[i].field, path, dims[i].name, dims[i].value);
+            rc = -1;
+        }
+        *dims[i].field = dims[i].value;
+    }
+    int kr = (int)(run_setting_find("rule") - run_settings);
+    if (rc == 0 && given[kr] && cfg->rule != (rule_t)m->rule) {
+        snprintf(err, errlen, "--rule %s, but --init-model %s was trained for %s",
+                 rule_name(cfg->rule), path, rule_name((rule_t)m->rule));
+        rc = -1;
+    }
+    cfg->rule = (rule_t)m->rule;
+    nn_model_free(m);
+    return rc;
 }
 
 int cmd_train(int argc, char **argv)
@@ -86,8 +142,11 @@ int cmd_train(int argc, char **argv)
                                "S  seconds to wait for workers to stop (default 20)"};
     specs[ns++] = (arg_spec_t){"worker-fault", ARG_STR, &o.worker_fault, 0, 0,
                                "F  tests only: workers send corrupt frames (garbage) or stall"};
+    specs[ns++] = (arg_spec_t){"init-model", ARG_STR, &o.init_model, 0, 0,
+                               "FILE  a new run starts from this model (its blocks, channels, "
+                               "size and rule) instead of random weights"};
     specs[ns++] = (arg_spec_t){"fault", ARG_STR, &o.fault, 0, 0,
-                               "F  tests only: nan-loss (every step's loss is NaN)"};
+                               "F  tests only: nan-loss (every step's loss is NaN), nan-once (step 6's only)"};
     char *pos[1];
     int npos = 0;
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 1, &npos);
@@ -124,8 +183,9 @@ int cmd_train(int argc, char **argv)
         strcmp(o.worker_fault, "stall") != 0 && strcmp(o.worker_fault, "none") != 0)
         return args_fail(&help, "--worker-fault must be none, garbage or stall, got '%s'",
                          o.worker_fault);
-    if (o.fault && strcmp(o.fault, "nan-loss") != 0 && strcmp(o.fault, "none") != 0)
-        return args_fail(&help, "--fault must be none or nan-loss, got '%s'", o.fault);
+    if (o.fault && strcmp(o.fault, "nan-loss") != 0 && strcmp(o.fault, "nan-once") != 0 &&
+        strcmp(o.fault, "none") != 0)
+        return args_fail(&help, "--fault must be none, nan-loss or nan-once, got '%s'", o.fault);
 
     for (int i = 0; i < run_nsettings; i++)
         if (given[i] && strcmp(run_settings[i].name, "workers") == 0 && strcmp(given[i], "0") == 0 &&
@@ -173,6 +233,11 @@ int cmd_train(int argc, char **argv)
             fprintf(stderr, "gomoku train: %s\n", err);
             goto out_unlock;
         }
+        if (o.init_model) {
+            fprintf(stderr, "gomoku train: --init-model ignored: %s is a run already (it "
+                            "resumes from its own models)\n", dir);
+            o.init_model = NULL;
+        }
     } else {
         if (!dir_is_fresh(dir)) {
             fprintf(stderr, "gomoku train: %s is not empty and has no config: not a run "
@@ -180,6 +245,10 @@ int cmd_train(int argc, char **argv)
             goto out_unlock;
         }
         cfg = cli;
+        if (o.init_model && take_model_shape(&cfg, given, o.init_model, err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku train: %s\n", err);
+            goto out_unlock;
+        }
     }
     int changed = fresh;
     for (int i = 0; i < run_nsettings && !fresh; i++) {

@@ -110,15 +110,8 @@ int cmd_worker(int argc, char **argv)
         fprintf(stderr, "gomoku worker: %s\n", err);
         return 1;
     }
-    o.sp.rule = cfg.rule;
-    o.sp.size = cfg.size;
-    o.sp.parallel = cfg.parallel;
-    o.sp.visits = cfg.visits;
-    o.sp.cheap_visits = cfg.cheap_visits;
-    o.sp.full_frac = cfg.full_frac;
-    o.sp.resign_threshold = cfg.resign;
+    run_config_selfplay_opts(&cfg, &o.sp);
     o.sp.device = cfg.device;
-    o.sp.dirichlet_alpha = run_config_alpha(&cfg);
     o.parent_pid = (long)parent;
     if (worker_run(&o, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku worker: %s\n", err);

@@ -469,133 +469,118 @@ void broker_state(const broker_t *b, char *out, size_t outlen)
 
 int broker_publish_settings(broker_t *b, const broker_settings_t *s, char *err, size_t errlen)
 {
-    char v[11][40];
-    snprintf(v[0], 40, "%d", BROKER_SETTINGS_VERSION);
-    snprintf(v[1], 40, "%016" PRIx64, s->run_id);
-    snprintf(v[2], 40, "%s", rule_name(s->rule));
-    snprintf(v[3], 40, "%d", s->size);
-    snprintf(v[4], 40, "%d", s->parallel);
-    snprintf(v[5], 40, "%d", s->visits);
-    snprintf(v[6], 40, "%d", s->cheap_visits);
-    snprintf(v[7], 40, "%.17g", s->full_frac);
-    snprintf(v[8], 40, "%.17g", s->resign);
-    snprintf(v[9], 40, "%" PRIu64 ":%" PRIu64, s->seed, s->stream_max);
-    snprintf(v[10], 40, "%.17g", s->dirichlet_alpha);
-    const char *names[11] = {"version", "run_id", "rule", "size", "parallel", "visits",
-                             "cheap_visits", "full_frac", "resign", "seed_streammax", "alpha"};
-    const char *av[24];
-    int ac = 0;
-    av[ac++] = "HSET";
-    av[ac++] = b->k_settings;
-    for (int i = 0; i < 11; i++) {
-        av[ac++] = names[i];
-        av[ac++] = v[i];
-    }
-    redisReply *r = cmd(b, ac, av, NULL, err, errlen);
+    char ver[24], rid[24], smax[24], text[RUN_CONFIG_TEXT_MAX];
+    snprintf(ver, sizeof ver, "%d", BROKER_SETTINGS_VERSION);
+    snprintf(rid, sizeof rid, "%016" PRIx64, s->run_id);
+    snprintf(smax, sizeof smax, "%" PRIu64, s->stream_max);
+    run_config_format(&s->cfg, text, sizeof text);
+    const char *av[] = {"HSET", b->k_settings, "version", ver, "run_id", rid,
+                        "stream_max", smax, "config", text};
+    redisReply *r = cmd(b, 10, av, NULL, err, errlen);
     if (!r)
         return -1;
     freeReplyObject(r);
     return 0;
 }
 
-static int parse_int_field(const char *name, const char *s, long lo, long hi, long *out,
-                           char *err, size_t errlen)
+/* Version 1 kept a fixed list of fields: read them through the settings
+ * table (same names and ranges) into s->cfg. f: the fields after run_id. */
+static int settings_v1(broker_settings_t *s, const char *const *f, char *err, size_t errlen)
 {
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || end == s || *end || errno || v < lo || v > hi) {
-        snprintf(err, errlen, "run settings on the broker: %s '%.32s' is not in %ld..%ld", name,
-                 s ? s : "(missing)", lo, hi);
+    static const char *const keys[] = {"rule", "size", "parallel", "visits", "cheap_visits",
+                                       "full_frac", "resign"};
+    char why[300];
+    run_config_default(&s->cfg);
+    for (int i = 0; i < 7; i++)
+        if (!f[i] || run_setting_parse(run_setting_find(keys[i]), &s->cfg, f[i], why,
+                                       sizeof why) != 0) {
+            snprintf(err, errlen, "run settings on the broker: %s", f[i] ? why : keys[i]);
+            return -1;
+        }
+    unsigned long long seed, smax;
+    char tail;
+    if (!f[7] || sscanf(f[7], "%llu:%llu%c", &seed, &smax, &tail) != 2 || smax == 0) {
+        snprintf(err, errlen, "run settings on the broker: bad seed_streammax");
         return -1;
     }
-    *out = v;
-    return 0;
-}
-
-static int parse_double_field(const char *name, const char *s, double lo, double hi,
-                              double *out, char *err, size_t errlen)
-{
-    char *end;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || end == s || *end || !isfinite(v) || v < lo || v > hi) {
-        snprintf(err, errlen, "run settings on the broker: %s '%.32s' is not in %g..%g", name,
-                 s ? s : "(missing)", lo, hi);
+    s->cfg.seed = seed;
+    s->stream_max = smax;
+    if (f[8] && run_setting_parse(run_setting_find("dirichlet_alpha"), &s->cfg, f[8], why,
+                                  sizeof why) != 0) {
+        snprintf(err, errlen, "run settings on the broker: %s", why);
         return -1;
     }
-    *out = v;
     return 0;
 }
 
 int broker_fetch_settings(broker_t *b, broker_settings_t *s, char *err, size_t errlen)
 {
-    const char *av[] = {"HMGET", b->k_settings, "version", "run_id", "rule", "size", "parallel",
-                        "visits", "cheap_visits", "full_frac", "resign", "seed_streammax",
-                        "alpha"};
-    redisReply *r = cmd(b, 13, av, NULL, err, errlen);
+    enum { NF = 13 };
+    const char *av[2 + NF] = {"HMGET", b->k_settings, "version", "run_id", "stream_max",
+                              "config", "rule", "size", "parallel", "visits", "cheap_visits",
+                              "full_frac", "resign", "seed_streammax", "alpha"};
+    redisReply *r = cmd(b, 2 + NF, av, NULL, err, errlen);
     if (!r)
         return -1;
     int rc = -1;
-    const char *f[11];
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 11) {
+    const char *f[NF];
+    size_t flen[NF];
+    if (r->type != REDIS_REPLY_ARRAY || r->elements != NF) {
         snprintf(err, errlen, "broker: unexpected reply to HMGET %s", b->k_settings);
         goto out_free_reply;
     }
     int present = 0;
-    for (int i = 0; i < 11; i++) {
+    for (int i = 0; i < NF; i++) {
         redisReply *e = r->element[i];
-        f[i] = e->type == REDIS_REPLY_STRING && strlen(e->str) == e->len ? e->str : NULL;
+        f[i] = e->type == REDIS_REPLY_STRING ? e->str : NULL;
+        flen[i] = f[i] ? e->len : 0;
+        /* a text field with a NUL inside is not ours (the config is checked by length) */
+        if (f[i] && i != 3 && strlen(f[i]) != e->len)
+            f[i] = NULL;
         present += f[i] != NULL;
     }
     if (present == 0) {
         rc = 1;
         goto out_free_reply;
     }
-    long v;
-    if (parse_int_field("version", f[0], 1, 1000000, &v, err, errlen) != 0)
-        goto out_free_reply;
-    if (v != BROKER_SETTINGS_VERSION) {
-        snprintf(err, errlen, "run settings on the broker are version %ld, this build reads "
-                 "version %d: use the trainer's build for the worker", v, BROKER_SETTINGS_VERSION);
+    char *end;
+    errno = 0;
+    long v = f[0] ? strtol(f[0], &end, 10) : 0;
+    if (!f[0] || end == f[0] || *end || errno || v < 1 || v > 1000000) {
+        snprintf(err, errlen, "run settings on the broker: bad version '%.32s'",
+                 f[0] ? f[0] : "(missing)");
         goto out_free_reply;
     }
-    char *end;
+    if (v > BROKER_SETTINGS_VERSION) {
+        snprintf(err, errlen, "run settings on the broker are version %ld, this build reads "
+                 "up to version %d: use the trainer's build for the worker", v,
+                 BROKER_SETTINGS_VERSION);
+        goto out_free_reply;
+    }
     s->run_id = f[1] ? strtoull(f[1], &end, 16) : 0;
     if (!f[1] || *end || s->run_id == 0) {
         snprintf(err, errlen, "run settings on the broker: bad run_id");
         goto out_free_reply;
     }
-    if (!f[2] || !rule_parse(f[2], &s->rule)) {
-        snprintf(err, errlen, "run settings on the broker: unknown rule '%.32s'",
-                 f[2] ? f[2] : "(missing)");
-        goto out_free_reply;
+    if (v == 1) {
+        if (settings_v1(s, f + 4, err, errlen) != 0)
+            goto out_free_reply;
+    } else {
+        errno = 0;
+        s->stream_max = f[2] ? strtoull(f[2], &end, 10) : 0;
+        if (!f[2] || *end || errno || s->stream_max == 0) {
+            snprintf(err, errlen, "run settings on the broker: bad stream_max '%.32s'",
+                     f[2] ? f[2] : "(missing)");
+            goto out_free_reply;
+        }
+        if (!f[3]) {
+            snprintf(err, errlen, "run settings on the broker: no config");
+            goto out_free_reply;
+        }
+        if (run_config_parse(&s->cfg, f[3], flen[3], "run settings on the broker (config)",
+                             err, errlen) != 0)
+            goto out_free_reply;
     }
-    if (parse_int_field("size", f[3], BOARD_MIN, BOARD_MAX, &v, err, errlen) != 0)
-        goto out_free_reply;
-    s->size = (int)v;
-    if (parse_int_field("parallel", f[4], 1, 4096, &v, err, errlen) != 0)
-        goto out_free_reply;
-    s->parallel = (int)v;
-    if (parse_int_field("visits", f[5], 1, 1000000, &v, err, errlen) != 0)
-        goto out_free_reply;
-    s->visits = (int)v;
-    if (parse_int_field("cheap_visits", f[6], 1, 1000000, &v, err, errlen) != 0)
-        goto out_free_reply;
-    s->cheap_visits = (int)v;
-    if (parse_double_field("full_frac", f[7], 0.0001, 1, &s->full_frac, err, errlen) != 0 ||
-        parse_double_field("resign", f[8], 0, 1, &s->resign, err, errlen) != 0)
-        goto out_free_reply;
-    unsigned long long seed, smax;
-    char tail;
-    if (!f[9] || sscanf(f[9], "%llu:%llu%c", &seed, &smax, &tail) != 2 || smax == 0) {
-        snprintf(err, errlen, "run settings on the broker: bad seed_streammax");
-        goto out_free_reply;
-    }
-    s->seed = seed;
-    s->stream_max = smax;
-    s->dirichlet_alpha = 0;
-    if (f[10] && parse_double_field("alpha", f[10], 0, 10, &s->dirichlet_alpha, err, errlen) != 0)
-        goto out_free_reply;
     rc = 0;
 out_free_reply:
     freeReplyObject(r);

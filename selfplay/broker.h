@@ -3,7 +3,8 @@
  * One run on the broker (NAME = the trainer's --run-name) uses these keys:
  *   gz:NAME:games     stream; each entry: run RUNID | w WORKERID | f FRAME
  *                     (FRAME: the same bytes a pipe or a .gzr file carries)
- *   gz:NAME:settings  hash: the run's self-play settings and its run id
+ *   gz:NAME:settings  hash: version, run_id, stream_max, config (the run's
+ *                     RUN_DIR/config text)
  *   gz:NAME:model     hash: gen, crc (CRC32 of data), size, path, data (.gzm bytes)
  *   gz:NAME:workers   hash: worker id (hex) -> one-line state of that worker
  * The trainer reads the stream through the consumer group "trainer" and
@@ -22,10 +23,13 @@
 #include <stdint.h>
 
 #include "engine/board.h"
+#include "selfplay/rundir.h"
 
 #define BROKER_GROUP "trainer"
 #define BROKER_RUN_MAX 64           /* run names: [A-Za-z0-9._-]{1,64} */
-#define BROKER_SETTINGS_VERSION 1
+/* 1: a fixed list of self-play fields; 2: the run's config text (every
+ * setting of the table). Version 1 still reads. */
+#define BROKER_SETTINGS_VERSION 2
 
 /* redis://[:password@]host[:port][/db]; port defaults to 6379, db to 0. */
 typedef struct broker_url {
@@ -84,14 +88,8 @@ void broker_disconnect(broker_t *b);
 
 typedef struct broker_settings {
     uint64_t run_id;      /* this run's identity; an old run has another */
-    rule_t rule;
-    int size;
-    int parallel;
-    int visits, cheap_visits;
-    double full_frac, resign;
-    double dirichlet_alpha; /* root noise; 0: the board's default (absent in older runs) */
-    uint64_t seed;
     uint64_t stream_max;  /* workers hold games back while the stream is longer */
+    run_config_t cfg;     /* the run's settings, the same table RUN_DIR/config holds */
 } broker_settings_t;
 
 int broker_publish_settings(broker_t *b, const broker_settings_t *s, char *err, size_t errlen);

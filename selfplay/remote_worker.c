@@ -331,22 +331,12 @@ int remote_worker_run(const remote_worker_opts_t *o, char *err, size_t errlen)
 
     selfplay_opts_t so;
     selfplay_opts_default(&so);
-    so.rule = w->set.rule;
-    so.size = w->set.size;
-    so.parallel = o->parallel > 0 ? o->parallel : w->set.parallel;
-    so.visits = w->set.visits;
-    so.cheap_visits = w->set.cheap_visits;
-    so.full_frac = w->set.full_frac;
-    so.resign_threshold = w->set.resign;
+    run_config_selfplay_opts(&w->set.cfg, &so);
+    if (o->parallel > 0)
+        so.parallel = o->parallel;
     so.device = o->device;
     so.threads = o->threads;
     so.seed = o->seed ? o->seed : w->wid;
-    so.dirichlet_alpha = w->set.dirichlet_alpha;
-    if (so.dirichlet_alpha <= 0) {   /* a run published before the setting was */
-        so.dirichlet_alpha = 10.0 / (so.size * so.size);
-        if (so.dirichlet_alpha > 0.5)
-            so.dirichlet_alpha = 0.5;
-    }
     char note[256] = "";
     w->sp = selfplay_create(&so, w->model, w->gen, note, sizeof note, err, errlen);
     if (!w->sp)

@@ -1,5 +1,6 @@
 #include "selfplay/rundir.h"
 #include "engine/util.h"
+#include "selfplay/selfplay.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -242,85 +243,144 @@ void run_unlock(int fd)
         close(fd);
 }
 
-int run_config_save(const run_config_t *c, const char *path, char *err, size_t errlen)
+size_t run_config_format(const run_config_t *c, char *buf, size_t len)
 {
-    char buf[8192], val[256];
-    size_t n = (size_t)snprintf(buf, sizeof buf,
+    char val[256];
+    size_t n = (size_t)snprintf(buf, len,
                                 "# gomoku train run settings (see `gomoku train --help`)\n"
                                 "version=%d\n", RUN_CONFIG_VERSION);
-    for (int i = 0; i < run_nsettings && n < sizeof buf; i++) {
+    for (int i = 0; i < run_nsettings && n < len; i++) {
         run_setting_format(&run_settings[i], c, val, sizeof val);
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s=%s\n", run_settings[i].name, val);
+        n += (size_t)snprintf(buf + n, len - n, "%s=%s\n", run_settings[i].name, val);
     }
-    assert(n < sizeof buf);
+    assert(n < len);
+    return n;
+}
+
+int run_config_save(const run_config_t *c, const char *path, char *err, size_t errlen)
+{
+    char buf[RUN_CONFIG_TEXT_MAX];
+    size_t n = run_config_format(c, buf, sizeof buf);
     return util_write_atomic(path, buf, n, err, errlen);
+}
+
+/* One key=value line of a config text (line is NUL-terminated, no newline);
+ * 0, or -1 with "ORIGIN:LINE: why". */
+static int parse_line(run_config_t *c, char *line, const char *origin, int lineno, char *err,
+                      size_t errlen)
+{
+    size_t len = strlen(line);
+    if (len > 0 && line[len - 1] == '\r')
+        line[--len] = '\0';
+    if (len == 0 || line[0] == '#')
+        return 0;
+    char *eq = strchr(line, '=');
+    if (!eq) {
+        snprintf(err, errlen, "%s:%d: expected key=value", origin, lineno);
+        return -1;
+    }
+    *eq = '\0';
+    const char *k = line, *val = eq + 1;
+    if (strcmp(k, "version") == 0) {
+        char *end;
+        errno = 0;
+        long v = strtol(val, &end, 10);
+        if (errno || end == val || *end || v < 1) {
+            snprintf(err, errlen, "%s:%d: bad version '%.32s'", origin, lineno, val);
+            return -1;
+        }
+        if (v > RUN_CONFIG_VERSION) {
+            snprintf(err, errlen, "%s: config version %ld is newer than this program's %d",
+                     origin, v, RUN_CONFIG_VERSION);
+            return -1;
+        }
+        c->version = (int)v;
+        return 0;
+    }
+    const setting_t *st = run_setting_find(k);
+    if (!st || strchr(k, '-')) {
+        snprintf(err, errlen, "%s:%d: unknown key '%.64s'", origin, lineno, k);
+        return -1;
+    }
+    char why[256];
+    if (run_setting_parse(st, c, val, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s:%d: %s", origin, lineno, why);
+        return -1;
+    }
+    return 0;
+}
+
+int run_config_parse(run_config_t *c, const char *text, size_t len, const char *origin,
+                     char *err, size_t errlen)
+{
+    run_config_default(c);
+    c->version = 0;
+    char line[512];
+    int lineno = 0;
+    size_t i = 0;
+    while (i < len) {
+        size_t j = i;
+        while (j < len && text[j] != '\n')
+            j++;
+        lineno++;
+        if (j - i >= sizeof line) {
+            snprintf(err, errlen, "%s:%d: line too long", origin, lineno);
+            return -1;
+        }
+        if (memchr(text + i, '\0', j - i)) {
+            snprintf(err, errlen, "%s:%d: NUL byte", origin, lineno);
+            return -1;
+        }
+        memcpy(line, text + i, j - i);
+        line[j - i] = '\0';
+        if (parse_line(c, line, origin, lineno, err, errlen) != 0)
+            return -1;
+        i = j + 1;
+    }
+    if (c->version == 0) {
+        snprintf(err, errlen, "%s: no version line (not a gomoku run config?)", origin);
+        return -1;
+    }
+    return 0;
 }
 
 int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
 {
-    run_config_default(c);
-    c->version = 0;
-    FILE *f = fopen(path, "re");
-    if (!f) {
+    char buf[RUN_CONFIG_TEXT_MAX];
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
         snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
         return -1;
     }
-    char line[512];
-    int lineno = 0, rc = 0;
-    while (fgets(line, sizeof line, f)) {
-        lineno++;
-        size_t len = strlen(line);
-        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
-            line[--len] = '\0';
-        if (len == 0 || line[0] == '#')
+    size_t n = 0;
+    ssize_t r;
+    while (n < sizeof buf && (r = read(fd, buf + n, sizeof buf - n)) != 0) {
+        if (r < 0 && errno == EINTR)
             continue;
-        char *eq = strchr(line, '=');
-        if (!eq) {
-            snprintf(err, errlen, "%s:%d: expected key=value", path, lineno);
-            rc = -1;
-            break;
+        if (r < 0) {
+            snprintf(err, errlen, "%s: read error: %s", path, strerror(errno));
+            close(fd);
+            return -1;
         }
-        *eq = '\0';
-        const char *k = line, *val = eq + 1;
-        if (strcmp(k, "version") == 0) {
-            char *end;
-            errno = 0;
-            long v = strtol(val, &end, 10);
-            if (errno || end == val || *end || v < 1) {
-                snprintf(err, errlen, "%s:%d: bad version '%s'", path, lineno, val);
-                rc = -1;
-                break;
-            }
-            if (v > RUN_CONFIG_VERSION) {
-                snprintf(err, errlen, "%s: config version %ld is newer than this program's %d",
-                         path, v, RUN_CONFIG_VERSION);
-                rc = -1;
-                break;
-            }
-            c->version = (int)v;
-            continue;
-        }
-        const setting_t *st = run_setting_find(k);
-        if (!st || strchr(k, '-')) {
-            snprintf(err, errlen, "%s:%d: unknown key '%s'", path, lineno, k);
-            rc = -1;
-            break;
-        }
-        char why[256];
-        if (run_setting_parse(st, c, val, why, sizeof why) != 0) {
-            snprintf(err, errlen, "%s:%d: %s", path, lineno, why);
-            rc = -1;
-            break;
-        }
+        n += (size_t)r;
     }
-    if (rc == 0 && ferror(f)) {
-        snprintf(err, errlen, "%s: read error", path);
-        rc = -1;
+    close(fd);
+    if (n == sizeof buf) {
+        snprintf(err, errlen, "%s: larger than %d bytes (not a gomoku run config?)", path,
+                 RUN_CONFIG_TEXT_MAX - 1);
+        return -1;
     }
-    if (rc == 0 && c->version == 0) {
-        snprintf(err, errlen, "%s: no version line (not a gomoku run config?)", path);
-        rc = -1;
-    }
-    fclose(f);
-    return rc;
+    return run_config_parse(c, buf, n, path, err, errlen);
+}
+
+void run_config_selfplay_opts(const run_config_t *c, selfplay_opts_t *so)
+{
+    so->rule = c->rule;
+    so->size = c->size;
+    so->parallel = c->parallel;
+    so->visits = c->visits;
+    so->cheap_visits = c->cheap_visits;
+    so->full_frac = c->full_frac;
+    so->resign_threshold = c->resign;
+    so->dirichlet_alpha = run_config_alpha(c);
 }

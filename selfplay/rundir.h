@@ -84,6 +84,19 @@ void run_config_default(run_config_t *c);
 /* The Dirichlet alpha the workers use: the setting, or the board's default. */
 double run_config_alpha(const run_config_t *c);
 
+/* Largest config text (file or broker field), bytes. */
+#define RUN_CONFIG_TEXT_MAX 8192
+/* c as config text into buf (NUL-terminated); returns its length. */
+size_t run_config_format(const run_config_t *c, char *buf, size_t len);
+/* Parse config text (len bytes, not NUL-terminated) into c, starting from
+ * defaults; 0 or -1 with a message naming origin and line. Unknown keys,
+ * values out of range and a newer version are errors. */
+int run_config_parse(run_config_t *c, const char *text, size_t len, const char *origin,
+                     char *err, size_t errlen);
+/* The self-play settings of a run (rule, size, search, noise) into so; the
+ * caller sets device, threads and seed. */
+struct selfplay_opts;
+void run_config_selfplay_opts(const run_config_t *c, struct selfplay_opts *so);
 /* Write c to path atomically; 0 or -1 with err. */
 int run_config_save(const run_config_t *c, const char *path, char *err, size_t errlen);
 /* Read path into c (starting from defaults); 0 or -1 with a message that

@@ -150,6 +150,21 @@ static void remove_stale_tmp(trainer_t *t, const char *dir)
         trainer_log(t, "removed %d stale temporary files in %s (left by a killed write)", removed, dir);
 }
 
+/* 0 if m (read from path) is a net of the run's shape and rule; else -1
+ * with a message naming both. */
+static int model_fits(const trainer_t *t, const nn_model_t *m, const nn_config_t *want,
+                      const char *path, char *err, size_t errlen)
+{
+    if (m->cfg.blocks == want->blocks && m->cfg.channels == want->channels &&
+        m->cfg.board_max == want->board_max && m->rule == (uint32_t)t->cfg.rule)
+        return 0;
+    snprintf(err, errlen, "%s is a %dx%d net for %dx%d %s, but the run's config says "
+             "%dx%d for %dx%d %s", path, m->cfg.blocks, m->cfg.channels, m->cfg.board_max,
+             m->cfg.board_max, rule_name((rule_t)m->rule), want->blocks, want->channels,
+             want->board_max, want->board_max, rule_name(t->cfg.rule));
+    return -1;
+}
+
 static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
 {
     nn_config_t want;
@@ -170,13 +185,7 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
             trainer_log(t, "skipping checkpoint %s: %s", t->model_path, lerr);
             continue;
         }
-        if (m->cfg.blocks != want.blocks || m->cfg.channels != want.channels ||
-            m->cfg.board_max != want.board_max || m->rule != (uint32_t)t->cfg.rule) {
-            snprintf(err, errlen, "%s is a %dx%d net for %dx%d %s, but the run's config says "
-                     "%dx%d for %dx%d %s", t->model_path, m->cfg.blocks, m->cfg.channels,
-                     m->cfg.board_max, m->cfg.board_max, rule_name((rule_t)m->rule),
-                     want.blocks, want.channels, want.board_max, want.board_max,
-                     rule_name(t->cfg.rule));
+        if (model_fits(t, m, &want, t->model_path, err, errlen) != 0) {
             nn_model_free(m);
             free(nums);
             return -1;
@@ -196,10 +205,21 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
              t->step, t->generation);
         return 0;
     }
-    t->model = nn_model_create(&want, t->cfg.seed, err, errlen);
-    if (!t->model)
-        return -1;
+    uint64_t init_step = 0;
+    if (t->o->init_model) {
+        t->model = nn_model_load(t->o->init_model, err, errlen);
+        if (!t->model)
+            return -1;
+        if (model_fits(t, t->model, &want, t->o->init_model, err, errlen) != 0)
+            return -1;
+        init_step = t->model->step;
+    } else {
+        t->model = nn_model_create(&want, t->cfg.seed, err, errlen);
+        if (!t->model)
+            return -1;
+    }
     t->model->rule = (uint32_t)t->cfg.rule;
+    /* steps count this run's own (the replay ratio is per run) */
     t->model->step = 0;
     t->model->generation = 0;
     snprintf(t->model_path, sizeof t->model_path, "%s/%06d.gzm", dir, 0);
@@ -207,6 +227,9 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
         return -1;
     trainer_log(t, "new run: %d blocks x %d channels, %dx%d %s, initial model %s", want.blocks,
          want.channels, t->cfg.size, t->cfg.size, rule_name(t->cfg.rule), t->model_path);
+    if (t->o->init_model)
+        trainer_log(t, "initial weights from %s (trained %" PRIu64 " steps before)",
+                    t->o->init_model, init_step);
     return 0;
 }
 
@@ -249,21 +272,30 @@ static int losses_finite(const nn_losses_t *l)
     return isfinite(l->policy) && isfinite(l->value) && isfinite(l->l2) && isfinite(l->total);
 }
 
+/* Steps between weight snapshots for the NaN rollback: copying the weights
+ * off the device every step would cost a full download per step (a 20x256
+ * net is 94 MB), and a rollback of a few steps is as good as one. */
+#define SNAPSHOT_EVERY 16
+
 /* One step; 0, or -1 with err when the backend fails. A step whose loss is
  * not finite is skipped and counted, and the weights go back to the newest
- * ones proven finite: a finite loss (its l2 term included) proves the
- * weights it was computed with, so a step that turned finite weights into
- * NaN is caught by the next one. nonfinite_limit of them in a row stop the
- * run. */
+ * snapshot proven finite (at most SNAPSHOT_EVERY steps old): a finite loss
+ * (its l2 term included) proves the weights it was computed with, so a step
+ * that turned finite weights into NaN is caught by the next one.
+ * nonfinite_limit of them in a row stop the run. */
 static int train_one(trainer_t *t, char *err, size_t errlen)
 {
     replay_batch_t *b = replay_batcher_take(t->batcher);
     nn_train_opts_t o = t->topts;
     o.lr = nn_schedule_lr(&t->sched, t->step);
     nn_losses_t l;
-    if (t->o->fault && strcmp(t->o->fault, "nan-loss") == 0)
+    if (t->o->fault && (strcmp(t->o->fault, "nan-loss") == 0 ||
+                        (strcmp(t->o->fault, "nan-once") == 0 && t->step == 5 &&
+                         t->nonfinite_skipped == 0)))
         b->value[0] = NAN; /* tests: a poisoned target */
-    nn_net_get_weights(t->net, t->snapshot);
+    int take = !t->have_good || t->step % SNAPSHOT_EVERY == 0;
+    if (take)
+        nn_net_get_weights(t->net, t->snapshot);
     int rc = nn_net_train_step(t->net, b->in, b->policy, b->value, b->n, &o, &l, err, errlen);
     replay_batcher_release(t->batcher, b);
     if (rc != 0)
@@ -283,10 +315,12 @@ static int train_one(trainer_t *t, char *err, size_t errlen)
             t->stop_nonfinite = 1;
         return 0;
     }
-    float *tmp = t->good;
-    t->good = t->snapshot;
-    t->snapshot = tmp;
-    t->have_good = 1;
+    if (take) {
+        float *tmp = t->good;
+        t->good = t->snapshot;
+        t->snapshot = tmp;
+        t->have_good = 1;
+    }
     t->nonfinite_run = 0;
     t->last = l;
     t->loss_sum[0] += l.policy;

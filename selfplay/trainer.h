@@ -42,6 +42,7 @@ typedef struct trainer_opts {
     int stop_timeout_s;        /* wait this long for workers after "stop" */
     const char *worker_fault;  /* tests: passed to workers as --fault */
     const char *fault;         /* tests: "nan-loss" poisons every minibatch */
+    const char *init_model;    /* a new run starts from this model's weights (NULL: random) */
     const char *exe;           /* program to spawn; NULL: /proc/self/exe */
     const char *broker_url;    /* NULL: no broker; else also take games from remote workers */
     const char *run_name;      /* the run's name on the broker */

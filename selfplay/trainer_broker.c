@@ -44,13 +44,8 @@ static rstat_t *remote_stat(trainer_t *t, uint64_t id)
 static void on_connect(trainer_t *t)
 {
     char e[512];
-    broker_settings_t s = {
-        .run_id = t->run_id, .rule = t->cfg.rule, .size = t->cfg.size,
-        .parallel = t->cfg.parallel, .visits = t->cfg.visits,
-        .cheap_visits = t->cfg.cheap_visits, .full_frac = t->cfg.full_frac,
-        .resign = t->cfg.resign, .dirichlet_alpha = run_config_alpha(&t->cfg),
-        .seed = t->cfg.seed, .stream_max = (uint64_t)t->o->stream_max,
-    };
+    broker_settings_t s = {.run_id = t->run_id, .stream_max = (uint64_t)t->o->stream_max,
+                           .cfg = t->cfg};
     if (broker_publish_settings(t->broker, &s, e, sizeof e) != 0 ||
         broker_group_create(t->broker, e, sizeof e) != 0 ||
         broker_publish_model(t->broker, t->generation, t->model_path, e, sizeof e) != 0) {

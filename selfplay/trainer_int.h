@@ -79,6 +79,7 @@ typedef struct trainer {
     /* games/ writes: a failed write pauses the workers (their pipes fill
      * and they block) until a retry succeeds */
     int disk_full;
+    int stopping;   /* stopping the workers: read them even while games/ is full */
     double disk_retry_at;
     uint64_t games_dropped;
     char disk_err[256];

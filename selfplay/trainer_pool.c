@@ -140,6 +140,7 @@ void trainer_worker_gone(trainer_t *t, wslot_t *w, int stopping)
         kill(w->pid, SIGKILL);
         r = waitpid(w->pid, &st, 0);
     }
+    trainer_worker_frames(t, w); /* whole frames still held are games, not a partial one */
     size_t pend = frame_stream_pending(w->fs);
     if (pend > 0) {
         w->partial++;
@@ -183,7 +184,7 @@ void trainer_worker_send(trainer_t *t, wslot_t *w, const char *line)
 void trainer_worker_frames(trainer_t *t, wslot_t *w)
 {
     for (;;) {
-        if (t->disk_full)
+        if (t->disk_full && !t->stopping)
             return;
         const uint8_t *frame;
         size_t flen;
@@ -209,8 +210,11 @@ void trainer_worker_frames(trainer_t *t, wslot_t *w)
             }
         }
         if (st > 0) {
-            if (trainer_store_game(t, frame, flen) != 0)
+            if (trainer_store_game(t, frame, flen) != 0) {
+                if (t->stopping)
+                    continue; /* dropped and counted: the worker must be read to its end */
                 return;
+            }
             w->games++;
             continue;
         }
@@ -241,8 +245,11 @@ void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping)
             if (t->w[i].rec_fd >= 0)
                 trainer_worker_frames(t, &t->w[i]);
     }
-    if (t->disk_full) {
-        /* paused: leave the pipes unread, so the workers block on them */
+    if (t->disk_full && !t->stopping) {
+        /* paused: leave the pipes unread, so the workers block on them (not
+         * while stopping: a worker blocked on its pipe cannot hear "stop",
+         * and a killed one's EOF must be read; what cannot be written then
+         * is dropped and counted) */
         if (timeout_ms > 0)
             usleep((useconds_t)timeout_ms * 1000);
         return;
@@ -270,7 +277,7 @@ void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping)
             ssize_t r = frame_stream_fill(w->fs, w->rec_fd);
             if (r > 0) {
                 trainer_worker_frames(t, w);
-                if (t->disk_full)
+                if (t->disk_full && !t->stopping)
                     break;
                 continue;
             }
@@ -307,6 +314,7 @@ void trainer_restart_due(trainer_t *t)
 
 void trainer_stop_workers(trainer_t *t)
 {
+    t->stopping = 1;
     for (int i = 0; i < t->nw; i++)
         if (t->w[i].state == W_RUNNING) {
             trainer_worker_send(t, &t->w[i], "stop\n");

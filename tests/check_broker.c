@@ -477,6 +477,72 @@ static void tiny_model(const char *path, uint64_t gen)
     nn_model_free(m);
 }
 
+/* Settings: every setting of the run's table travels (version 2); a
+ * version 1 hash an older trainer wrote still reads; a newer version, a bad
+ * config line or a missing field is refused with a message naming it. */
+START_TEST(test_settings_versions)
+{
+    redis_t r;
+    redis_init(&r, "settings", NULL);
+    broker_t *b = connect_run(&r, "st");
+    char err[512];
+    broker_settings_t s = {.run_id = 0x5eed, .stream_max = 777};
+    run_config_default(&s.cfg);
+    s.cfg.size = 11;
+    s.cfg.lr = 0.003;
+    s.cfg.dirichlet_alpha = 0.11;
+    ck_assert_int_eq(broker_publish_settings(b, &s, err, sizeof err), 0);
+    broker_settings_t g;
+    ck_assert_int_eq(broker_fetch_settings(b, &g, err, sizeof err), 0);
+    ck_assert_uint_eq(g.run_id, 0x5eed);
+    ck_assert_uint_eq(g.stream_max, 777);
+    ck_assert_int_eq(g.cfg.size, 11);
+    ck_assert_double_eq(g.cfg.lr, 0.003);
+    ck_assert_double_eq(g.cfg.dirichlet_alpha, 0.11);
+
+    redisContext *rc = redisConnect("127.0.0.1", r.port);
+    ck_assert(rc && !rc->err);
+    redisReply *rep = redisCommand(rc, "DEL gz:st:settings");
+    freeReplyObject(rep);
+    rep = redisCommand(rc, "HSET gz:st:settings version 1 run_id 00000000000000aa rule renju "
+                           "size 13 parallel 5 visits 40 cheap_visits 10 full_frac 0.5 "
+                           "resign 0.8 seed_streammax 9:1234 alpha 0.07");
+    freeReplyObject(rep);
+    ck_assert_int_eq(broker_fetch_settings(b, &g, err, sizeof err), 0);
+    ck_assert_uint_eq(g.run_id, 0xaa);
+    ck_assert_uint_eq(g.stream_max, 1234);
+    ck_assert_int_eq(g.cfg.rule, RULE_RENJU);
+    ck_assert_int_eq(g.cfg.size, 13);
+    ck_assert_int_eq(g.cfg.parallel, 5);
+    ck_assert_int_eq(g.cfg.visits, 40);
+    ck_assert_int_eq(g.cfg.cheap_visits, 10);
+    ck_assert_uint_eq(g.cfg.seed, 9);
+    ck_assert_double_eq(g.cfg.dirichlet_alpha, 0.07);
+
+    static const struct { const char *cmd, *want; } bad[] = {
+        {"HSET gz:st:settings size 99", "size"},
+        {"HSET gz:st:settings size 13 version 3", "version 3"},
+        {"HSET gz:st:settings version 2 stream_max 5 config version=2\nvisits=-4\n",
+         "visits"},
+        {"HSET gz:st:settings config version=2\nnosuch=1\n", "unknown key 'nosuch'"},
+        {"HDEL gz:st:settings config", "no config"},
+        {"HSET gz:st:settings config version=2 stream_max 0", "stream_max"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        rep = redisCommand(rc, bad[i].cmd);
+        ck_assert_ptr_nonnull(rep);
+        freeReplyObject(rep);
+        ck_assert_int_eq(broker_fetch_settings(b, &g, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, bad[i].want) && strstr(err, "run settings on the broker"),
+                      "case %zu: %s", i, err);
+        ck_assert(!strchr(err, '\n'));
+    }
+    redisFree(rc);
+    broker_free(b);
+    redis_stop(&r);
+}
+END_TEST
+
 /* A worker verifies each model's CRC (keeps the last good one and says so)
  * and stops when its run is replaced by a new run under the same name. */
 START_TEST(test_worker_bad_model_and_old_run)
@@ -489,9 +555,14 @@ START_TEST(test_worker_bad_model_and_old_run)
     snprintf(log, sizeof log, "%s/worker.log", r.dir);
     snprintf(spool, sizeof spool, "%s/spool", r.dir);
     tiny_model(mp, 0);
-    broker_settings_t s = {.run_id = 0x1111, .rule = RULE_FREESTYLE, .size = 7, .parallel = 2,
-                           .visits = 4, .cheap_visits = 2, .full_frac = 0.5, .resign = 0,
-                           .seed = 1, .stream_max = 100000};
+    broker_settings_t s = {.run_id = 0x1111, .stream_max = 100000};
+    run_config_default(&s.cfg);
+    s.cfg.size = 7;
+    s.cfg.parallel = 2;
+    s.cfg.visits = 4;
+    s.cfg.cheap_visits = 2;
+    s.cfg.full_frac = 0.5;
+    s.cfg.resign = 0;
     ck_assert_int_eq(broker_publish_settings(b, &s, err, sizeof err), 0);
     ck_assert_int_eq(broker_publish_model(b, 0, mp, err, sizeof err), 0);
     broker_model_t m;
@@ -592,9 +663,14 @@ START_TEST(test_cluster_survives_faults_exactly_once)
     /* bad entries: garbage from one worker id, a game of another run */
     broker_settings_t s;
     ck_assert_int_eq(broker_fetch_settings(b, &s, err, sizeof err), 0);
-    /* remote workers play with the run's own root noise (7x7: 10 / 49) */
-    ck_assert_msg(s.dirichlet_alpha > 0.2040 && s.dirichlet_alpha < 0.2041, "alpha %g",
-                  s.dirichlet_alpha);
+    /* remote workers get every setting of the run's table, its own root
+     * noise (7x7: 0 = 10 / 49) among them */
+    ck_assert_int_eq(s.cfg.size, 7);
+    ck_assert_int_eq(s.cfg.visits, 8);
+    ck_assert_int_eq(s.cfg.cheap_visits, 4);
+    ck_assert_int_eq(s.cfg.batch, 32);
+    double alpha = run_config_alpha(&s.cfg);
+    ck_assert_msg(alpha > 0.2040 && alpha < 0.2041, "alpha %g", alpha);
     uint8_t junk[40];
     memset(junk, 0x5a, sizeof junk);
     for (int i = 0; i < 3; i++)
@@ -739,6 +815,7 @@ int main(void)
     TCase *redis = tcase_create("redis");
     tcase_add_test(redis, test_password_refused_clearly);
     tcase_add_test(redis, test_stream_pending_ack_trim);
+    tcase_add_test(redis, test_settings_versions);
     tcase_add_test(redis, test_worker_bad_model_and_old_run);
     tcase_add_test(redis, test_cluster_survives_faults_exactly_once);
     tcase_set_timeout(redis, asan() ? 600 : 150);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -915,6 +917,79 @@ START_TEST(test_nonfinite_loss_stops_run)
 }
 END_TEST
 
+/* One poisoned step (step 6, between two weight snapshots) poisons the
+ * weights; the rollback to the last snapshot proven finite lets the run go
+ * on with finite losses to its target. */
+START_TEST(test_nonfinite_step_rolled_back)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    pid_t pid = start_train(run, "--fault nan-once --steps 30");
+    ck_assert_int_eq(wait_exit(pid, 120), 0);
+    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), 1);
+    ck_assert_int_eq(status_num(run, "step"), 30);
+    char p[256];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    ck_assert_msg(json_all_finite(s), "non-finite numbers after the rollback: %s", s);
+    free(s);
+    ck_assert_int_eq(newest_step(run), 30);
+    rm_rf(run);
+}
+END_TEST
+
+/* --init-model: a new run starts from the given weights and takes the
+ * model's shape; a contradicting setting is refused; a resumed run says it
+ * ignores the option. */
+START_TEST(test_init_model)
+{
+    char dir[64], run[128], mp[128], out[128], cmd[1024];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(run, sizeof run, "%s/r", dir);
+    snprintf(mp, sizeof mp, "%s/init.gzm", dir);
+    snprintf(out, sizeof out, "%s/out", dir);
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, 7);
+    char err[512];
+    nn_model_t *m = nn_model_create(&cfg, 99, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    m->rule = RULE_STANDARD;
+    m->step = 1234;
+    ck_assert_int_eq(nn_model_save(m, mp, err, sizeof err), 0);
+
+    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --blocks 2 --device cpu 2>'%s'",
+             bin(), run, mp, out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    ck_assert_msg(file_contains(out, "--blocks 2, but --init-model"), "no reason in %s", out);
+    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --rule renju --device cpu 2>'%s'",
+             bin(), run, mp, out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    ck_assert_msg(file_contains(out, "trained for standard"), "no reason in %s", out);
+
+    pid_t pid = start_train(run, "--init-model %s --blocks 1 --steps 1", mp);
+    ck_assert_int_eq(wait_exit(pid, 60), 0);
+    char p[256];
+    snprintf(p, sizeof p, "%s/config", run);
+    ck_assert(file_contains(p, "rule=standard"));
+    snprintf(p, sizeof p, "%s/models/000000.gzm", run);
+    nn_model_t *first = nn_model_load(p, err, sizeof err);
+    ck_assert_msg(first != NULL, "%s", err);
+    ck_assert_uint_eq(first->step, 0);
+    ck_assert_uint_eq(first->nparams, m->nparams);
+    ck_assert_int_eq(memcmp(first->params, m->params, m->nparams * sizeof *m->params), 0);
+    nn_model_free(first);
+    snprintf(p, sizeof p, "%s/train.log", run);
+    ck_assert(file_contains(p, "trained 1234 steps before"));
+
+    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --steps +1 --device cpu "
+             ">/dev/null 2>'%s'", bin(), run, mp, out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
+    ck_assert_msg(file_contains(out, "--init-model ignored"), "no note in %s", out);
+    nn_model_free(m);
+    rm_rf(dir);
+}
+END_TEST
+
 START_TEST(test_bad_run_paths)
 {
     char dir[64];
@@ -1023,6 +1098,54 @@ START_TEST(test_disk_full_pauses_and_drops_counted)
 }
 END_TEST
 
+/* A real full disk: games/ is a 16 KiB tmpfs (mounted in this test's own
+ * mount namespace, so it goes away with the test whatever happens). The
+ * trainer pauses the workers and counts what it drops; when the tmpfs grows
+ * it goes on, and every frame on disk is whole. Needs CAP_SYS_ADMIN (root):
+ * without it the test says so and checks nothing. */
+START_TEST(test_real_disk_full_tmpfs)
+{
+    char run[64], games[128];
+    make_tmpdir(run, sizeof run);
+    snprintf(games, sizeof games, "%s/games", run);
+    ck_assert_int_eq(mkdir(games, 0755), 0);
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", games, "tmpfs", 0, "size=16k") != 0) {
+        fprintf(stderr, "test_real_disk_full_tmpfs: cannot mount a tmpfs here (%s): not run\n",
+                strerror(errno));
+        rm_rf(run);
+        return;
+    }
+    pid_t pid = start_train(run, NULL);
+    char p[256];
+    snprintf(p, sizeof p, "%s/train.log", run);
+    double end = now_s() + 90;
+    while (now_s() < end && !file_contains(p, "No space left on device; workers paused"))
+        usleep(100000);
+    ck_assert_msg(file_contains(p, "No space left on device; workers paused"), "never full");
+    ck_assert(wait_status(run, "games_dropped", 1, 10));
+    snprintf(p, sizeof p, "%s/status.json", run);
+    end = now_s() + 10;
+    while (now_s() < end && !file_contains(p, "\"games_dir_writable\": false"))
+        usleep(50000);
+    ck_assert(file_contains(p, "\"games_dir_writable\": false"));
+    long long saved = status_num(run, "games");
+    /* the disk gets room again: the run goes on */
+    ck_assert_int_eq(mount("tmpfs", games, "tmpfs", MS_REMOUNT, "size=4m"), 0);
+    ck_assert(wait_status(run, "games", saved + 20, 60));
+    snprintf(p, sizeof p, "%s/train.log", run);
+    ck_assert(file_contains(p, "writable again"));
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, status_num(run, "games"));
+    umount2(games, MNT_DETACH);
+    rm_rf(run);
+}
+END_TEST
+
 START_TEST(test_stalled_worker_restarted)
 {
     char run[64];
@@ -1096,9 +1219,12 @@ int main(void)
     tcase_add_test(proc, test_killed_trainer_leaves_no_workers_and_resumes);
     tcase_add_test(proc, test_resume_with_only_invalid_games);
     tcase_add_test(proc, test_nonfinite_loss_stops_run);
+    tcase_add_test(proc, test_nonfinite_step_rolled_back);
+    tcase_add_test(proc, test_init_model);
     tcase_add_test(proc, test_bad_run_paths);
     tcase_add_test(proc, test_checkpoint_retention);
     tcase_add_test(proc, test_disk_full_pauses_and_drops_counted);
+    tcase_add_test(proc, test_real_disk_full_tmpfs);
     tcase_add_test(proc, test_stalled_worker_restarted);
     tcase_set_timeout(proc, asan() ? 240 : 120);
     suite_add_tcase(s, proc);
