@@ -355,8 +355,8 @@ GEMM_TARGET static void kern_block(int mr, int nv, int k, const float *a, size_t
 }
 
 /* c (m, n) (= or +=) A (m, k) x b (k, n), n a multiple of 16. */
-GEMM_TARGET static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp, const float *b,
-                       int ldb, float *c, int ldc, bool acc)
+GEMM_TARGET static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp,
+                                   const float *b, int ldb, float *c, int ldc, bool acc)
 {
     for (int j0 = 0; j0 < n; j0 += 64) {
         int nv = (n - j0 < 64 ? n - j0 : 64) / 16;
@@ -440,7 +440,8 @@ static inline void transpose8(const float *a, size_t lda, float *b, size_t ldb, 
     }
     for (int i = 0; i < 8; i += 4)
         for (int k = 0; k < 2; k++) {
-            q[i + 2 * k] = __builtin_shuffle(t[i + k], t[i + k + 2], (v8i){0, 1, 8, 9, 4, 5, 12, 13});
+            q[i + 2 * k] =
+                __builtin_shuffle(t[i + k], t[i + k + 2], (v8i){0, 1, 8, 9, 4, 5, 12, 13});
             q[i + 2 * k + 1] =
                 __builtin_shuffle(t[i + k], t[i + k + 2], (v8i){2, 3, 10, 11, 6, 7, 14, 15});
         }
