@@ -28,79 +28,14 @@
 
 #include <hiredis/hiredis.h>
 
-#include "tests/run_files.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "selfplay/broker.h"
 #include "selfplay/spool.h"
+#include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 static char g_tmp[256];
-
-static int asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
-static double slow(void) { return asan() ? 4.0 : 1.0; }
-
-static const char *bin(void)
-{
-    const char *b = getenv("GOMOKU_BIN");
-    return b ? b : "./gomoku";
-}
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int file_contains(const char *path, const char *needle)
-{
-    char *s = slurp(path);
-    int r = s && strstr(s, needle) != NULL;
-    free(s);
-    return r;
-}
-
-static int wait_status(const char *run, const char *key, long long v, double timeout_s)
-{
-    double end = now_s() + timeout_s * slow();
-    while (now_s() < end) {
-        if (status_num(run, key) >= v)
-            return 1;
-        usleep(50000);
-    }
-    return 0;
-}
-
-/* Start argv with stdout+stderr appended to logpath; it dies with us. */
-static pid_t spawn(char **argv, const char *logpath)
-{
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 2);
-        dup2(fd, 1);
-        execvp(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
-}
-
-static int wait_exit(pid_t pid, double timeout_s)
-{
-    double end = now_s() + timeout_s * slow();
-    int st;
-    while (now_s() < end) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        usleep(20000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    return -1;
-}
 
 static void subdir(char *out, size_t len, const char *name)
 {
@@ -134,27 +69,10 @@ static void redis_start(redis_t *r)
 {
     char port[16];
     snprintf(port, sizeof port, "%d", r->port);
-    char *argv[24];
-    int ac = 0;
-    argv[ac++] = "redis-server";
-    argv[ac++] = "--port";
-    argv[ac++] = port;
-    argv[ac++] = "--bind";
-    argv[ac++] = "127.0.0.1";
-    argv[ac++] = "--dir";
-    argv[ac++] = r->dir;
-    argv[ac++] = "--appendonly";
-    argv[ac++] = "yes";
-    argv[ac++] = "--appendfsync";
-    argv[ac++] = "always";
-    argv[ac++] = "--save";
-    argv[ac++] = "";
-    if (r->pass[0]) {
-        argv[ac++] = "--requirepass";
-        argv[ac++] = r->pass;
-    }
-    argv[ac] = NULL;
-    r->pid = spawn(argv, r->log);
+    char *argv[] = {"redis-server", "--port", port, "--bind", "127.0.0.1", "--dir", r->dir,
+                    "--appendonly", "yes", "--appendfsync", "always", "--save", "",
+                    r->pass[0] ? "--requirepass" : NULL, r->pass, NULL};
+    r->pid = spawn_logged(argv, r->log);
     broker_url_t u;
     char err[512];
     ck_assert_int_eq(broker_url_parse(r->url, &u, err, sizeof err), 0);
@@ -307,7 +225,7 @@ static int run_cmd(char **argv, char **out)
     char log[600];
     snprintf(log, sizeof log, "%s/cmd.log", g_tmp);
     unlink(log);
-    int rc = wait_exit(spawn(argv, log), 20);
+    int rc = wait_exit(spawn_logged(argv, log), 20);
     *out = slurp(log);
     if (!*out)
         *out = strdup("");
@@ -387,7 +305,7 @@ START_TEST(test_password_refused_clearly)
     snprintf(at, sizeof at, "@%s", urlfile);
     char *argv[] = {(char *)bin(), "worker", "--broker", at, "--run", "run", "--spool", spool,
                     NULL};
-    ck_assert_int_eq(wait_exit(spawn(argv, log), 20), 1);
+    ck_assert_int_eq(wait_exit(spawn_logged(argv, log), 20), 1);
     ck_assert(file_contains(log, "refused the password"));
     ck_assert(!file_contains(log, "WrongPass9"));
     redis_stop(&r);
@@ -467,13 +385,9 @@ END_TEST
 
 static void tiny_model(const char *path, uint64_t gen)
 {
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, 7);
-    char err[512];
-    nn_model_t *m = nn_model_create(&cfg, 7, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    nn_model_t *m = small_model(1, 8, 7, 7);
     m->generation = gen;
-    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    save_model(m, path);
     nn_model_free(m);
 }
 
@@ -572,7 +486,7 @@ START_TEST(test_worker_bad_model_and_old_run)
     free(m.data);
     char *argv[] = {(char *)bin(), "worker", "--broker", r.url, "--run", "r2", "--spool", spool,
                     "--device", "cpu", NULL};
-    pid_t w = spawn(argv, log);
+    pid_t w = spawn_logged(argv, log);
     double end = now_s() + 30 * slow();
     while (broker_stream_len(b, err, sizeof err) < 3)
         ck_assert_msg(now_s() < end, "no games from the worker"), usleep(50000);
@@ -614,7 +528,7 @@ typedef struct cluster {
 
 static pid_t start_trainer(cluster_t *c)
 {
-    return spawn(c->targv, c->log);
+    return spawn_logged(c->targv, c->log);
 }
 
 static pid_t start_worker(cluster_t *c, int k)
@@ -625,7 +539,7 @@ static pid_t start_worker(cluster_t *c, int k)
     snprintf(wlog[k], sizeof wlog[k], "%s/worker%d.log", g_tmp, k);
     char *argv[] = {(char *)bin(), "worker", "--broker", c->r.url, "--run", "clu", "--spool",
                     spool[k], "--games-log", glog[k], "--device", "cpu", "--parallel", "3", NULL};
-    return spawn(argv, wlog[k]);
+    return spawn_logged(argv, wlog[k]);
 }
 
 typedef struct gid { uint64_t w, s; } gid_t_;
@@ -805,28 +719,15 @@ int main(void)
         return 1;
     }
     Suite *s = suite_create("broker");
-    TCase *unit = tcase_create("unit");
-    tcase_add_test(unit, test_url_parse_and_redaction);
-    tcase_add_test(unit, test_spool_bounded_ordered_locked);
-    tcase_add_test(unit, test_game_id_set);
-    tcase_add_test(unit, test_bad_arguments);
-    tcase_set_timeout(unit, 30);
-    suite_add_tcase(s, unit);
-    TCase *redis = tcase_create("redis");
-    tcase_add_test(redis, test_password_refused_clearly);
-    tcase_add_test(redis, test_stream_pending_ack_trim);
-    tcase_add_test(redis, test_settings_versions);
-    tcase_add_test(redis, test_worker_bad_model_and_old_run);
-    tcase_add_test(redis, test_cluster_survives_faults_exactly_once);
-    tcase_set_timeout(redis, asan() ? 600 : 150);
-    suite_add_tcase(s, redis);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
+    ADD_CASE(s, "unit", 30, test_url_parse_and_redaction, test_spool_bounded_ordered_locked,
+             test_game_id_set, test_bad_arguments);
+    ADD_CASE(s, "redis", asan() ? 600 : 150, test_password_refused_clearly,
+             test_stream_pending_ack_trim, test_settings_versions,
+             test_worker_bad_model_and_old_run, test_cluster_survives_faults_exactly_once);
+    int rc = run_suite(s);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);
     if (system(cmd) != 0)
         fprintf(stderr, "check_broker: could not remove %s\n", g_tmp);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return rc;
 }

@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "cli/args.h"
+#include "tests/testkit.h"
 
 static const cmd_help_t help = {"demo", "gomoku demo [--games N] FILE", "A demo command."};
 
@@ -59,29 +59,29 @@ END_TEST
 
 START_TEST(test_args_errors)
 {
-    opts_t o;
-    char *pos[2];
-    int np;
-    char *unknown[] = {"demo", "--gmaes", "3"};
-    ck_assert_int_eq(parse(&o, pos, &np, 3, unknown), ARGS_ERROR);
-    char *missing[] = {"demo", "--games"};
-    ck_assert_int_eq(parse(&o, pos, &np, 2, missing), ARGS_ERROR);
-    char *notint[] = {"demo", "--games", "12x"};
-    ck_assert_int_eq(parse(&o, pos, &np, 3, notint), ARGS_ERROR);
-    char *range[] = {"demo", "--games", "0"};
-    ck_assert_int_eq(parse(&o, pos, &np, 3, range), ARGS_ERROR);
-    char *huge[] = {"demo", "--games", "99999999999999999999"};
-    ck_assert_int_eq(parse(&o, pos, &np, 3, huge), ARGS_ERROR);
-    char *nan[] = {"demo", "--temp", "nan"};
-    ck_assert_int_eq(parse(&o, pos, &np, 3, nan), ARGS_ERROR);
-    char *flagval[] = {"demo", "--fast=1"};
-    ck_assert_int_eq(parse(&o, pos, &np, 2, flagval), ARGS_ERROR);
-    char *negseed[] = {"demo", "--seed", "-1"};
-    ck_assert_int_eq(parse(&o, pos, &np, 3, negseed), ARGS_ERROR);
-    char *toomany[] = {"demo", "a", "b", "c"};
-    ck_assert_int_eq(parse(&o, pos, &np, 4, toomany), ARGS_ERROR);
-    char *shortopt[] = {"demo", "-x"};
-    ck_assert_int_eq(parse(&o, pos, &np, 2, shortopt), ARGS_ERROR);
+    static const struct {
+        int argc;
+        char *argv[4];
+    } bad[] = {
+        {3, {"demo", "--gmaes", "3"}},                   /* unknown */
+        {2, {"demo", "--games"}},                        /* missing value */
+        {3, {"demo", "--games", "12x"}},                 /* not an integer */
+        {3, {"demo", "--games", "0"}},                   /* out of range */
+        {3, {"demo", "--games", "99999999999999999999"}},
+        {3, {"demo", "--temp", "nan"}},
+        {2, {"demo", "--fast=1"}},                       /* a flag with a value */
+        {3, {"demo", "--seed", "-1"}},
+        {4, {"demo", "a", "b", "c"}},                    /* too many positionals */
+        {2, {"demo", "-x"}},                             /* short option */
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        opts_t o;
+        char *pos[2], *argv[4];
+        int np;
+        memcpy(argv, bad[i].argv, sizeof argv);
+        ck_assert_msg(parse(&o, pos, &np, bad[i].argc, argv) == ARGS_ERROR,
+                      "case %zu (%s) accepted", i, argv[1]);
+    }
 }
 END_TEST
 
@@ -104,26 +104,20 @@ START_TEST(test_args_dashdash_and_help)
 }
 END_TEST
 
-/* Run the program; returns its exit status, stderr's line count in *lines. */
+/* Run the program; returns its exit status, stderr's line count in *lines
+ * and its first line in FIRST. */
 static int run_bin(const char *args, int *lines, char *first, size_t firstlen)
 {
-    const char *bin = getenv("GOMOKU_BIN");
-    ck_assert_msg(bin != NULL, "GOMOKU_BIN is not set");
-    char cmd[1024];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1 >/dev/null", bin, args);
-    FILE *p = popen(cmd, "r");
-    ck_assert(p != NULL);
-    char buf[1024];
+    char err[8192];
+    int rc = run_gomoku(args, NULL, CAPTURE_ERR, err, sizeof err);
     *lines = 0;
-    if (first && firstlen)
-        first[0] = '\0';
-    while (fgets(buf, sizeof buf, p)) {
-        if (*lines == 0 && first)
-            snprintf(first, firstlen, "%s", buf);
+    for (const char *p = err; *p; p += *p == '\n') {
         (*lines)++;
+        p += strcspn(p, "\n");
     }
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    if (first && firstlen)
+        snprintf(first, firstlen, "%.*s", (int)strcspn(err, "\n"), err);
+    return rc;
 }
 
 START_TEST(test_program_errors)
@@ -167,19 +161,7 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("cli");
-    TCase *tc = tcase_create("args");
-    tcase_add_test(tc, test_args_values);
-    tcase_add_test(tc, test_args_errors);
-    tcase_add_test(tc, test_args_dashdash_and_help);
-    suite_add_tcase(s, tc);
-    TCase *tp = tcase_create("program");
-    tcase_set_timeout(tp, 60);
-    tcase_add_test(tp, test_program_errors);
-    tcase_add_test(tp, test_each_command_options);
-    suite_add_tcase(s, tp);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(s, "args", -1, test_args_values, test_args_errors, test_args_dashdash_and_help);
+    ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options);
+    return run_suite(s);
 }

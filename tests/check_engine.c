@@ -9,16 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 
 #include "engine/board.h"
 #include "engine/bot.h"
-
-static int asan(void)
-{
-    const char *s = getenv("GOMOKU_ASAN");
-    return s && *s && strcmp(s, "0") != 0;
-}
+#include "tests/testkit.h"
 
 /* Set up a position with `to_move` to play; returns the '*' point or -1. */
 static int setup(board_t *b, rule_t rule, int to_move, const char *diagram)
@@ -71,6 +65,18 @@ static void replay(board_t *b, rule_t rule, int size, const char *moves)
         ck_assert_msg(move_parse(tok, size, &m), "bad move %s", tok);
         ck_assert_msg(board_play(b, m) == MOVE_OK, "move %s refused", tok);
     }
+}
+
+/* The '*' point of DIAGRAM, TO_MOVE to play, is a win: not forbidden, a
+ * winning move, and playing it ends the game won by TO_MOVE. */
+static void expect_win(rule_t rule, int to_move, const char *diagram)
+{
+    board_t b;
+    int m = setup(&b, rule, to_move, diagram);
+    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
+    ck_assert(board_is_winning_move(&b, m));
+    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
+    ck_assert_int_eq(b.result, to_move == STONE_BLACK ? RESULT_BLACK : RESULT_WHITE);
 }
 
 /* ---------- renju forbidden points ---------- */
@@ -222,17 +228,12 @@ START_TEST(renju_five_beats_forbidden)
 {
     /* Row 3: .XX*XX. is exactly five. Column 3 (X at y=1,2) and diagonal
      * (X at (1,1),(2,2)) would make a double-three, but five wins. */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK, "..........\n"
-                                               ".X.X......\n"
-                                               "..XX......\n"
-                                               ".XX*XX....\n"
-                                               "..........\n"
-                                               "..........\n");
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
-    ck_assert(board_is_winning_move(&b, m));
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
+    expect_win(RULE_RENJU, STONE_BLACK, "..........\n"
+                                        ".X.X......\n"
+                                        "..XX......\n"
+                                        ".XX*XX....\n"
+                                        "..........\n"
+                                        "..........\n");
 }
 END_TEST
 
@@ -240,17 +241,13 @@ START_TEST(renju_five_with_overline_elsewhere)
 {
     /* Row 3 exactly five through *, column 3 a six through *: the five
      * wins (five takes precedence over the overline). */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK, "...X......\n"
-                                               "...X......\n"
-                                               "...X......\n"
-                                               ".XX*XX....\n"
-                                               "...X......\n"
-                                               "...X......\n"
-                                               "..........\n");
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
+    expect_win(RULE_RENJU, STONE_BLACK, "...X......\n"
+                                        "...X......\n"
+                                        "...X......\n"
+                                        ".XX*XX....\n"
+                                        "...X......\n"
+                                        "...X......\n"
+                                        "..........\n");
 }
 END_TEST
 
@@ -299,18 +296,16 @@ START_TEST(renju_true_double_three_control)
 {
     /* The same shape without the column-8 stones: (8,7) is harmless now,
      * so both threes are real: double-three. */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK,
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  ".......X.......\n"
-                  ".......X.......\n"
-                  "...O.XX*.......\n"
-                  "...............\n");
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_DOUBLE_THREE);
+    ck_assert_int_eq(kind_of("...............\n"
+                             "...............\n"
+                             "...............\n"
+                             "...............\n"
+                             "...............\n"
+                             ".......X.......\n"
+                             ".......X.......\n"
+                             "...O.XX*.......\n"
+                             "...............\n"),
+                     FORBID_DOUBLE_THREE);
 }
 END_TEST
 
@@ -376,12 +371,9 @@ START_TEST(renju_white_unrestricted)
                                                "..........\n");
     ck_assert(!board_is_forbidden(&b, m));
     ck_assert_int_eq(board_check_move(&b, m), MOVE_OK);
-    m = setup(&b, RULE_RENJU, STONE_WHITE, "..........\n"
-                                           ".OOO*OO...\n"
-                                           "..........\n");
-    ck_assert(board_is_winning_move(&b, m));
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_WHITE);
+    expect_win(RULE_RENJU, STONE_WHITE, "..........\n"
+                                        ".OOO*OO...\n"
+                                        "..........\n");
 }
 END_TEST
 
@@ -476,18 +468,12 @@ END_TEST
 
 START_TEST(freestyle_five_and_six_win)
 {
-    board_t b;
-    int m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XX*XX...\n");
-    ck_assert(board_is_winning_move(&b, m));
-    m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XXX*XX...\n");
-    ck_assert(board_is_winning_move(&b, m));
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    m = setup(&b, RULE_FREESTYLE, STONE_WHITE, ".OOO*OO...\n");
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_WHITE);
+    expect_win(RULE_FREESTYLE, STONE_BLACK, ".XX*XX...\n");
+    expect_win(RULE_FREESTYLE, STONE_BLACK, ".XXX*XX...\n");
+    expect_win(RULE_FREESTYLE, STONE_WHITE, ".OOO*OO...\n");
     /* four is not five */
-    m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XX*X....\n");
+    board_t b;
+    int m = setup(&b, RULE_FREESTYLE, STONE_BLACK, ".XX*X....\n");
     ck_assert(!board_is_winning_move(&b, m));
     /* double-three is fine in freestyle */
     m = setup(&b, RULE_FREESTYLE, STONE_BLACK, "..........\n...X......\n...X......\n.XX*......\n");
@@ -497,12 +483,10 @@ END_TEST
 
 START_TEST(standard_exact_five)
 {
-    board_t b;
-    int m = setup(&b, RULE_STANDARD, STONE_BLACK, ".XX*XX...\n");
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
+    expect_win(RULE_STANDARD, STONE_BLACK, ".XX*XX...\n");
     /* overline does not win for black ... */
-    m = setup(&b, RULE_STANDARD, STONE_BLACK, ".XXX*XX...\n");
+    board_t b;
+    int m = setup(&b, RULE_STANDARD, STONE_BLACK, ".XXX*XX...\n");
     ck_assert(!board_is_winning_move(&b, m));
     ck_assert_int_eq(board_play(&b, m), MOVE_OK);
     ck_assert_int_eq(b.result, RESULT_NONE);
@@ -523,28 +507,33 @@ END_TEST
 
 START_TEST(win_at_edges_and_corners)
 {
+    static const struct {
+        rule_t rule;
+        int size;
+        const char *moves;
+        result_t result;
+    } games[] = {
+        /* row 0 from the corner */
+        {RULE_STANDARD, 15, "0,0 0,5 1,0 1,5 2,0 2,5 3,0 3,5 4,0", RESULT_BLACK},
+        /* main diagonal into the corner (0,0) */
+        {RULE_FREESTYLE, 15, "4,4 9,9 3,3 9,10 2,2 9,11 1,1 9,12 0,0", RESULT_BLACK},
+        /* anti-diagonal into the corner (14,0), white wins */
+        {RULE_RENJU, 15, "7,7 14,0 7,9 13,1 9,7 12,2 5,11 11,3 3,12 10,4", RESULT_WHITE},
+        /* right edge column, bottom corner (14,14) */
+        {RULE_FREESTYLE, 15, "14,14 0,0 14,13 0,2 14,12 0,4 14,11 0,6 14,10", RESULT_BLACK},
+        /* bottom row of a 5x5 board, the whole row */
+        {RULE_STANDARD, 5, "0,4 0,0 1,4 1,0 2,4 2,0 3,4 3,0 4,4", RESULT_BLACK},
+        /* anti-diagonal of a 20x20 board through the lower-left corner */
+        {RULE_FREESTYLE, 20, "0,19 10,10 1,18 10,11 2,17 10,12 3,16 10,13 4,15", RESULT_BLACK},
+        /* four at the edge is not five */
+        {RULE_FREESTYLE, 15, "0,0 5,5 0,1 5,6 0,2 5,7 0,3", RESULT_NONE},
+    };
     board_t b;
-    /* row 0 from the corner, by replay */
-    replay(&b, RULE_STANDARD, 15, "0,0 0,5 1,0 1,5 2,0 2,5 3,0 3,5 4,0");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* main diagonal into the corner (0,0) */
-    replay(&b, RULE_FREESTYLE, 15, "4,4 9,9 3,3 9,10 2,2 9,11 1,1 9,12 0,0");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* anti-diagonal into the corner (14,0), white wins */
-    replay(&b, RULE_RENJU, 15, "7,7 14,0 7,9 13,1 9,7 12,2 5,11 11,3 3,12 10,4");
-    ck_assert_int_eq(b.result, RESULT_WHITE);
-    /* right edge column, bottom corner (14,14) */
-    replay(&b, RULE_FREESTYLE, 15, "14,14 0,0 14,13 0,2 14,12 0,4 14,11 0,6 14,10");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* bottom row of a 5x5 board, the whole row */
-    replay(&b, RULE_STANDARD, 5, "0,4 0,0 1,4 1,0 2,4 2,0 3,4 3,0 4,4");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* anti-diagonal of a 20x20 board through the lower-left corner */
-    replay(&b, RULE_FREESTYLE, 20, "0,19 10,10 1,18 10,11 2,17 10,12 3,16 10,13 4,15");
-    ck_assert_int_eq(b.result, RESULT_BLACK);
-    /* four at the edge is not five */
-    replay(&b, RULE_FREESTYLE, 15, "0,0 5,5 0,1 5,6 0,2 5,7 0,3");
-    ck_assert_int_eq(b.result, RESULT_NONE);
+    for (size_t i = 0; i < sizeof games / sizeof games[0]; i++) {
+        replay(&b, games[i].rule, games[i].size, games[i].moves);
+        ck_assert_msg(b.result == games[i].result, "%s: result %d, want %d", games[i].moves,
+                      (int)b.result, (int)games[i].result);
+    }
     /* a game that is over refuses moves */
     replay(&b, RULE_FREESTYLE, 15, "0,0 5,5 0,1 5,6 0,2 5,7 0,3 5,8 0,4");
     ck_assert_int_eq(board_check_move(&b, 100), MOVE_GAME_OVER);
@@ -862,21 +851,7 @@ END_TEST
  * the exit status and fills out with stdout (and stderr when merge). */
 static int run_bin(const char *args, const char *input, int merge, char *out, size_t outlen)
 {
-    const char *bin = getenv("GOMOKU_BIN");
-    ck_assert_msg(bin != NULL, "GOMOKU_BIN is not set");
-    char cmd[4096];
-    if (input)
-        snprintf(cmd, sizeof cmd, "printf '%s' | '%s' %s %s", input, bin, args,
-                 merge ? "2>&1" : "2>/dev/null");
-    else
-        snprintf(cmd, sizeof cmd, "'%s' %s %s </dev/null", bin, args,
-                 merge ? "2>&1" : "2>/dev/null");
-    FILE *f = popen(cmd, "r");
-    ck_assert(f != NULL);
-    size_t n = fread(out, 1, outlen - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_gomoku(args, input, merge ? CAPTURE_BOTH : CAPTURE_OUT, out, outlen);
 }
 
 START_TEST(program_rules_output)
@@ -980,68 +955,29 @@ END_TEST
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
-    TCase *t = tcase_create("renju");
-    tcase_add_test(t, renju_open_double_three);
-    tcase_add_test(t, renju_three_blocked_one_end);
-    tcase_add_test(t, renju_split_three);
-    tcase_add_test(t, renju_far_split_not_three);
-    tcase_add_test(t, renju_double_four_one_line);
-    tcase_add_test(t, renju_straight_four_is_one_four);
-    tcase_add_test(t, renju_double_four_two_lines);
-    tcase_add_test(t, renju_four_three_allowed);
-    tcase_add_test(t, renju_overline);
-    tcase_add_test(t, renju_five_beats_forbidden);
-    tcase_add_test(t, renju_five_with_overline_elsewhere);
-    tcase_add_test(t, renju_double_four_with_five);
-    tcase_add_test(t, renju_false_double_three);
-    tcase_add_test(t, renju_true_double_three_control);
-    tcase_add_test(t, renju_false_three_double_four_point);
-    tcase_add_test(t, renju_false_three_five_point_playable);
-    tcase_add_test(t, renju_white_unrestricted);
-    tcase_add_test(t, renju_black_overline_refused);
-    tcase_add_test(t, renju_forbidden_list_by_replay);
-    tcase_add_test(t, renju_split_four_shapes);
-    tcase_add_test(t, renju_three_next_to_overline_end);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "renju", -1, renju_open_double_three, renju_three_blocked_one_end,
+             renju_split_three, renju_far_split_not_three, renju_double_four_one_line,
+             renju_straight_four_is_one_four, renju_double_four_two_lines, renju_four_three_allowed,
+             renju_overline, renju_five_beats_forbidden, renju_five_with_overline_elsewhere,
+             renju_double_four_with_five, renju_false_double_three, renju_true_double_three_control,
+             renju_false_three_double_four_point, renju_false_three_five_point_playable,
+             renju_white_unrestricted, renju_black_overline_refused, renju_forbidden_list_by_replay,
+             renju_split_four_shapes, renju_three_next_to_overline_end);
 
-    t = tcase_create("board");
-    tcase_add_test(t, freestyle_five_and_six_win);
-    tcase_add_test(t, standard_exact_five);
-    tcase_add_test(t, win_at_edges_and_corners);
-    tcase_add_test(t, draw_full_board);
-    tcase_add_test(t, move_status_and_undo);
-    tcase_add_test(t, hash_incremental_matches_full);
-    tcase_add_test(t, symmetry_round_trips);
-    tcase_add_test(t, symmetry_transform_boards);
-    tcase_add_test(t, notation_round_trips);
-    tcase_add_test(t, notation_rejects_bad_text);
-    tcase_set_timeout(t, 60);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "board", 60, freestyle_five_and_six_win, standard_exact_five,
+             win_at_edges_and_corners, draw_full_board, move_status_and_undo,
+             hash_incremental_matches_full, symmetry_round_trips, symmetry_transform_boards,
+             notation_round_trips, notation_rejects_bad_text);
 
-    t = tcase_create("bots");
-    tcase_add_test(t, bot_greedy_takes_win);
-    tcase_add_test(t, bot_greedy_blocks_four);
-    tcase_add_test(t, bot_renju_black_avoids_forbidden);
-    tcase_add_test(t, bot_greedy_beats_random);
-    tcase_add_test(t, bot_deterministic_per_seed);
-    tcase_set_timeout(t, 120);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "bots", 120, bot_greedy_takes_win, bot_greedy_blocks_four,
+             bot_renju_black_avoids_forbidden, bot_greedy_beats_random, bot_deterministic_per_seed);
 
-    t = tcase_create("program");
-    tcase_add_test(t, program_rules_output);
-    tcase_add_test(t, program_rules_errors);
-    tcase_add_test(t, program_play_scripted);
-    tcase_add_test(t, program_bench_rules);
-    tcase_set_timeout(t, 60);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "program", 60, program_rules_output, program_rules_errors, program_play_scripted,
+             program_bench_rules);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(engine_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    return run_suite(engine_suite());
 }

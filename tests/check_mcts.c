@@ -11,6 +11,8 @@
 #include "cli/player.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
+#include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 /* probe: NULL, or an mcts_probe_fn called with user NULL */
 static mcts_t *make_tree(float fpu_root, size_t mem, mcts_probe_fn probe, uint64_t seed)
@@ -39,6 +41,17 @@ static void setup(board_t *b, int size, rule_t rule, const int (*black)[2], int 
         if (i < nw)
             ck_assert_int_eq(board_play(b, board_xy(b, white[i][0], white[i][1])), MOVE_OK);
     }
+}
+
+/* A fresh tree of MEM bytes searched from B with the uniform evaluator for
+ * VISITS visits into *R; the caller frees the tree. */
+static mcts_t *search_uniform(const board_t *b, size_t mem, int visits, mcts_result_t *r)
+{
+    mcts_t *t = make_tree(0.0f, mem, NULL, 1);
+    mcts_set_root(t, b);
+    mcts_limits_t lim = {.visits = visits};
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, r);
+    return t;
 }
 
 /* One scripted evaluation: the single gathered leaf gets `value` (side to
@@ -152,16 +165,9 @@ START_TEST(test_takes_win)
     /* black four 3..6,7 (7,7 and 2,7 win); white has an open four too */
     const int w[4][2] = {{3, 2}, {4, 2}, {5, 2}, {6, 2}};
     board_t b;
-    board_init(&b, 15, RULE_FREESTYLE);
-    for (int i = 0; i < 4; i++) {
-        board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
-        board_play(&b, board_xy(&b, w[i][0], w[i][1]));
-    }
-    mcts_t *t = make_tree(0.0f, 8 << 20, NULL, 1);
-    mcts_set_root(t, &b);
-    mcts_limits_t lim = {.visits = 200};
+    setup(&b, 15, RULE_FREESTYLE, four_b, 4, w, 4);
     mcts_result_t r;
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    mcts_t *t = search_uniform(&b, 8 << 20, 200, &r);
     ck_assert(r.best_move == board_xy(&b, 7, 7) || r.best_move == board_xy(&b, 2, 7));
     ck_assert_int_eq(r.proven, 1);
     ck_assert_float_eq(r.value, 1.0f);   /* exact, not an average */
@@ -216,11 +222,7 @@ START_TEST(test_threads_one_tree)
 
     /* the immediate win is found and proven with 4 threads too */
     const int w[4][2] = {{3, 2}, {4, 2}, {5, 2}, {6, 2}};
-    board_init(&b, 15, RULE_FREESTYLE);
-    for (int i = 0; i < 4; i++) {
-        board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
-        board_play(&b, board_xy(&b, w[i][0], w[i][1]));
-    }
+    setup(&b, 15, RULE_FREESTYLE, four_b, 4, w, 4);
     mcts_set_root(t, &b);
     lim.visits = 400;
     mcts_search_threads(t, 4, evals, users, &lim, &r);
@@ -236,17 +238,10 @@ START_TEST(test_blocks_closed_four)
         /* white four 3..6,7 closed at 2,7 by black; black to move must take 7,7 */
         const int bl[5][2] = {{2, 7}, {10, 12}, {12, 1}, {1, 12}, {9, 3}};
         board_t b;
-        board_init(&b, 15, (rule_t)rule);
-        for (int i = 0; i < 4; i++) {
-            board_play(&b, board_xy(&b, bl[i][0], bl[i][1]));
-            board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
-        }
+        setup(&b, 15, (rule_t)rule, bl, 4, four_b, 4);
         ck_assert_int_eq(b.to_move, STONE_BLACK);
-        mcts_t *t = make_tree(0.0f, 8 << 20, NULL, 1);
-        mcts_set_root(t, &b);
-        mcts_limits_t lim = {.visits = 300};
         mcts_result_t r;
-        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        mcts_t *t = search_uniform(&b, 8 << 20, 300, &r);
         ck_assert_int_eq(r.best_move, board_xy(&b, 7, 7));
         ck_assert_int_eq(r.proven, 0);
         mcts_free(t);
@@ -259,16 +254,9 @@ START_TEST(test_blocks_open_four)
     /* white open four 3..6,7: black is lost, but still blocks one end */
     const int bl[4][2] = {{10, 12}, {12, 1}, {1, 12}, {9, 3}};
     board_t b;
-    board_init(&b, 15, RULE_FREESTYLE);
-    for (int i = 0; i < 4; i++) {
-        board_play(&b, board_xy(&b, bl[i][0], bl[i][1]));
-        board_play(&b, board_xy(&b, four_b[i][0], four_b[i][1]));
-    }
-    mcts_t *t = make_tree(0.0f, 8 << 20, NULL, 1);
-    mcts_set_root(t, &b);
-    mcts_limits_t lim = {.visits = 100};
+    setup(&b, 15, RULE_FREESTYLE, bl, 4, four_b, 4);
     mcts_result_t r;
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    mcts_t *t = search_uniform(&b, 8 << 20, 100, &r);
     ck_assert(r.best_move == board_xy(&b, 7, 7) || r.best_move == board_xy(&b, 2, 7));
     ck_assert_int_eq(r.proven, -1);
     ck_assert_float_eq(r.value, -1.0f);
@@ -284,11 +272,8 @@ START_TEST(test_finds_open_four)
     const int wh[3][2] = {{0, 0}, {14, 0}, {0, 14}};
     board_t b;
     setup(&b, 15, RULE_FREESTYLE, bl, 3, wh, 3);
-    mcts_t *t = make_tree(0.0f, 32 << 20, NULL, 1);
-    mcts_set_root(t, &b);
-    mcts_limits_t lim = {.visits = 3000};
     mcts_result_t r;
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    mcts_t *t = search_uniform(&b, 32 << 20, 3000, &r);
     ck_assert_msg(r.best_move == board_xy(&b, 4, 7) || r.best_move == board_xy(&b, 8, 7),
                   "best move %d", r.best_move);
     ck_assert_int_eq(r.proven, 1);
@@ -629,11 +614,8 @@ START_TEST(test_renju_forbidden_not_searched)
     setup(&b, 15, RULE_RENJU, bl, 4, wh, 4);
     int x = board_xy(&b, 7, 7);
     ck_assert(board_is_forbidden(&b, x));
-    mcts_t *t = make_tree(0.0f, 16 << 20, NULL, 1);
-    mcts_set_root(t, &b);
-    mcts_limits_t lim = {.visits = 500};
     mcts_result_t r;
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    mcts_t *t = search_uniform(&b, 16 << 20, 500, &r);
     int fp[BOARD_CELLS];
     int nf = board_forbidden_points(&b, fp);
     ck_assert_int_ge(nf, 1);
@@ -670,16 +652,8 @@ END_TEST
  * random net, keeps its tree across notify, and refuses what it cannot do. */
 START_TEST(test_model_player)
 {
-    char path[] = "/tmp/check_mcts_model_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert(fd >= 0);
-    close(fd);
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, 9);
-    char err[256];
-    nn_model_t *m = nn_model_create(&cfg, 5, err, sizeof err);
-    ck_assert_msg(m && nn_model_save(m, path, err, sizeof err) == 0, "%s", err);
-    nn_model_free(m);
+    char path[256], err[256];
+    small_model_file(path, sizeof path, 1, 8, 9, 5);
     player_opts_t o;
     player_opts_default(&o);
     o.visits = 40;
@@ -723,29 +697,11 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("mcts");
-    TCase *tc = tcase_create("search");
-    tcase_set_timeout(tc, 30);
-    tcase_add_test(tc, test_puct_by_hand);
-    tcase_add_test(tc, test_visits_add_up);
-    tcase_add_test(tc, test_takes_win);
-    tcase_add_test(tc, test_threads_one_tree);
-    tcase_add_test(tc, test_blocks_closed_four);
-    tcase_add_test(tc, test_blocks_open_four);
-    tcase_add_test(tc, test_finds_open_four);
-    tcase_add_test(tc, test_vcf_root_proven);
-    tcase_add_test(tc, test_vcf_reused_root);
-    tcase_add_test(tc, test_vcf_forced_block_proven_loss);
-    tcase_add_test(tc, test_terminal_exact);
-    tcase_add_test(tc, test_same_seed_same_output);
-    tcase_add_test(tc, test_tree_reuse);
-    tcase_add_test(tc, test_probe_transposition);
-    tcase_add_test(tc, test_renju_forbidden_not_searched);
-    tcase_add_test(tc, test_time_and_stop);
-    tcase_add_test(tc, test_model_player);
-    suite_add_tcase(s, tc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(s, "search", 30, test_puct_by_hand, test_visits_add_up, test_takes_win,
+             test_threads_one_tree, test_blocks_closed_four, test_blocks_open_four,
+             test_finds_open_four, test_vcf_root_proven, test_vcf_reused_root,
+             test_vcf_forced_block_proven_loss, test_terminal_exact, test_same_seed_same_output,
+             test_tree_reuse, test_probe_transposition, test_renju_forbidden_not_searched,
+             test_time_and_stop, test_model_player);
+    return run_suite(s);
 }

@@ -10,8 +10,7 @@
 
 #include "nn/eval.h"
 #include "nn/nn.h"
-
-static bool asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
+#include "tests/testkit.h"
 
 static uint64_t rng_state = 1;
 static uint32_t rnd(void)
@@ -463,17 +462,8 @@ END_TEST
 
 static char tmpdir[256];
 
-static void tmp_setup(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/check_nn.XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-static void tmp_teardown(void)
-{
-    char cmd[300];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
+static void tmp_setup(void) { make_tmpdir(tmpdir, sizeof tmpdir); }
+static void tmp_teardown(void) { remove_tree(tmpdir); }
 
 START_TEST(test_save_load)
 {
@@ -517,19 +507,6 @@ START_TEST(test_save_load)
 }
 END_TEST
 
-static unsigned char *slurp(const char *path, size_t *len)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    unsigned char *b = malloc(*len + 16);
-    ck_assert_uint_eq(fread(b, 1, *len, f), *len);
-    fclose(f);
-    return b;
-}
-
 /* Write `len` bytes of buf (with an optional byte change) and load it:
  * the error must contain `want`, and no other kind's phrase. */
 static void expect_damage(const unsigned char *buf, size_t len, long at, unsigned char val,
@@ -540,14 +517,11 @@ static void expect_damage(const unsigned char *buf, size_t len, long at, unsigne
                                         "parameter count", "trailing bytes"};
     char path[300], err[512];
     snprintf(path, sizeof path, "%s/bad.gzm", tmpdir);
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
     unsigned char *copy = malloc(len + 1);
     memcpy(copy, buf, len);
     if (at >= 0)
         copy[at] = val;
-    ck_assert_uint_eq(fwrite(copy, 1, len, f), len);
-    fclose(f);
+    write_file(path, copy, len, "wb");
     free(copy);
     err[0] = '\0';
     nn_model_t *m = nn_model_load(path, err, sizeof err);
@@ -569,7 +543,8 @@ START_TEST(test_damaged_files)
     snprintf(path, sizeof path, "%s/good.gzm", tmpdir);
     ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
     size_t len;
-    unsigned char *buf = slurp(path, &len);
+    unsigned char *buf = (unsigned char *)slurp_len(path, &len);
+    ck_assert_ptr_nonnull(buf);
     ck_assert_uint_eq(len, 68 + 4 * m->nparams + 4);
     expect_damage(buf, len, 0, 'X', "bad magic");
     expect_damage((const unsigned char *)"hello world, not a model at all", 31, -1, 0,
@@ -961,39 +936,12 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("nn");
-    TCase *tm = tcase_create("model");
-    tcase_add_test(tm, test_layout);
-    tcase_add_test(tm, test_init);
-    tcase_add_test(tm, test_schedule);
-    tcase_add_test(tm, test_devices);
-    suite_add_tcase(s, tm);
-    TCase *tg = tcase_create("math");
-    tcase_set_timeout(tg, 120);
-    tcase_add_test(tg, test_gradcheck);
-    tcase_add_test(tg, test_fast_vs_ref_1thread);
-    tcase_add_test(tg, test_fast_vs_ref_2threads);
-    tcase_add_test(tg, test_fast_vs_ref_big);
-    tcase_add_test(tg, test_winograd_vs_ref);
-    tcase_add_test(tg, test_winograd_vs_ref_big);
-    tcase_add_test(tg, test_conv_env);
-    tcase_add_test(tg, test_overfit);
-    tcase_add_test(tg, test_masking_board_sizes);
-    tcase_add_test(tg, test_no_legal_point);
-    tcase_add_test(tg, test_momentum_resume);
-    suite_add_tcase(s, tg);
-    TCase *tf = tcase_create("file");
+    ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices);
+    ADD_CASE(s, "math", 120, test_gradcheck, test_fast_vs_ref_1thread, test_fast_vs_ref_2threads,
+             test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_conv_env,
+             test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
+    TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
-    tcase_add_test(tf, test_save_load);
-    tcase_add_test(tf, test_damaged_files);
-    suite_add_tcase(s, tf);
-    TCase *te = tcase_create("encode");
-    tcase_add_test(te, test_encode);
-    tcase_add_test(te, test_encode_renju);
-    tcase_add_test(te, test_eval_and_cache);
-    suite_add_tcase(s, te);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(s, "encode", -1, test_encode, test_encode_renju, test_eval_and_cache);
+    return run_suite(s);
 }

@@ -40,66 +40,9 @@
 #include "engine/board.h"
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
-
-extern char **environ;
+#include "tests/testkit.h"
 
 /* ---- helpers ---- */
-
-/* Run argv, stdout and stderr into out (NUL-terminated, truncated), killed
- * after timeout_s. Exit status, or -1 when it did not exit normally. */
-static int run_capture(char *const argv[], char *out, size_t outlen, int timeout_s)
-{
-    int fd[2];
-    ck_assert_int_eq(pipe(fd), 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, fd[1], 2);
-    posix_spawn_file_actions_addclose(&fa, fd[0]);
-    pid_t pid;
-    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fd[1]);
-    ck_assert_msg(rc == 0, "posix_spawn %s: %s", argv[0], strerror(rc));
-    size_t len = 0;
-    time_t deadline = time(NULL) + timeout_s;
-    bool killed = false;
-    for (;;) {
-        struct pollfd p = {fd[0], POLLIN, 0};
-        int pr = poll(&p, 1, 1000);
-        if (pr > 0) {
-            char buf[4096];
-            ssize_t r = read(fd[0], buf, sizeof buf);
-            if (r <= 0)
-                break;
-            size_t room = outlen - 1 - len;
-            size_t k = (size_t)r < room ? (size_t)r : room;
-            memcpy(out + len, buf, k);
-            len += k;
-        }
-        if (!killed && time(NULL) > deadline) {
-            kill(pid, SIGTERM);
-            killed = true;
-            deadline = time(NULL) + 30;
-        } else if (killed && time(NULL) > deadline) {
-            kill(pid, SIGKILL);
-        }
-    }
-    out[len] = '\0';
-    close(fd[0]);
-    int st;
-    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-    if (killed)
-        fprintf(stderr, "  %s: killed after %d s\n", argv[0], timeout_s);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static const char *gomoku_bin(void)
-{
-    const char *b = getenv("GOMOKU_BIN");
-    ck_assert_msg(b && *b, "GOMOKU_BIN is not set (run through meson test)");
-    return b;
-}
 
 /* Does this machine have an NVIDIA GPU, whatever the build? */
 static bool gpu_present(void)
@@ -132,12 +75,12 @@ START_TEST(test_no_cuda_linked)
 {
     ck_assert_msg(!g_cuda_mapped_at_start,
                   "a CUDA library was mapped before the module was asked for");
-    char bin[1024], out[16384];
-    snprintf(bin, sizeof bin, "%s", gomoku_bin());
-    char *argv[] = {"/usr/bin/ldd", bin, NULL};
+    char exe[1024], out[16384];
+    snprintf(exe, sizeof exe, "%s", bin());
+    char *argv[] = {"/usr/bin/ldd", exe, NULL};
     if (access(argv[0], X_OK) != 0)
         return;
-    int rc = run_capture(argv, out, sizeof out, 60);
+    int rc = run_argv(argv, CAPTURE_BOTH, out, sizeof out, 60);
     ck_assert_int_eq(rc, 0);
     ck_assert_msg(!strstr(out, "libcudart") && !strstr(out, "libcudnn") &&
                       !strstr(out, "libcublas"),
@@ -211,8 +154,8 @@ END_TEST
  * with that reason, --device auto uses the CPU and says why in one line. */
 START_TEST(test_module_errors)
 {
-    char bin[1024], out[16384], tmp[] = "/tmp/gz_cuda_modXXXXXX";
-    snprintf(bin, sizeof bin, "%s", gomoku_bin());
+    char exe[1024], out[16384], tmp[] = "/tmp/gz_cuda_modXXXXXX";
+    snprintf(exe, sizeof exe, "%s", bin());
     ck_assert(mkdtemp(tmp));
     char bogus[1200], missing[1200];
     snprintf(bogus, sizeof bogus, "%s/gomoku-cuda.so", tmp);
@@ -234,8 +177,8 @@ START_TEST(test_module_errors)
         if (access(cases[i][0], F_OK) != 0 && i == 2)
             continue;   /* another libc layout */
         setenv("GOMOKU_CUDA_MODULE", cases[i][0], 1);
-        char *dev[] = {bin, "device", NULL};
-        int rc = run_capture(dev, out, sizeof out, 120);
+        char *dev[] = {exe, "device", NULL};
+        int rc = run_argv(dev, CAPTURE_BOTH, out, sizeof out, 120);
         printf("  GOMOKU_CUDA_MODULE=%s: gomoku device ->\n%s", cases[i][0], out);
         ck_assert_msg(rc == 0, "gomoku device exited %d without a module", rc);
 #ifdef GZ_HAVE_CUDA
@@ -245,15 +188,15 @@ START_TEST(test_module_errors)
 #endif
         ck_assert_msg(strstr(out, "cuda: unavailable: ") && strstr(out, want),
                       "no 'cuda: unavailable: ...%s' line", want);
-        char *cu[] = {bin, "bench", "nn", "--device", "cuda", "--blocks", "0", "--channels", "8",
+        char *cu[] = {exe, "bench", "nn", "--device", "cuda", "--blocks", "0", "--channels", "8",
                       "--size", "5", "--runs", "1", "--seconds", "0.01", NULL};
-        rc = run_capture(cu, out, sizeof out, 120);
+        rc = run_argv(cu, CAPTURE_BOTH, out, sizeof out, 120);
         printf("  --device cuda -> exit %d: %s", rc, out);
         ck_assert_msg(rc != 0 && strstr(out, "cuda unavailable") && strstr(out, want),
                       "--device cuda must fail with the reason");
-        char *au[] = {bin, "bench", "nn", "--device", "auto", "--blocks", "0", "--channels", "8",
+        char *au[] = {exe, "bench", "nn", "--device", "auto", "--blocks", "0", "--channels", "8",
                       "--size", "5", "--runs", "1", "--seconds", "0.01", NULL};
-        rc = run_capture(au, out, sizeof out, 120);
+        rc = run_argv(au, CAPTURE_BOTH, out, sizeof out, 120);
         ck_assert_msg(rc == 0 && strstr(out, "cuda unavailable") && strstr(out, want) &&
                           strstr(out, "using cpu") && strstr(out, "\"device\":\"cpu\""),
                       "--device auto must say why and use the CPU:\n%s", out);
@@ -269,10 +212,10 @@ END_TEST
 
 START_TEST(test_device_cmd)
 {
-    char bin[1024], out[16384];
-    snprintf(bin, sizeof bin, "%s", gomoku_bin());
-    char *argv[] = {bin, "device", NULL};
-    int rc = run_capture(argv, out, sizeof out, 300);
+    char exe[1024], out[16384];
+    snprintf(exe, sizeof exe, "%s", bin());
+    char *argv[] = {exe, "device", NULL};
+    int rc = run_argv(argv, CAPTURE_BOTH, out, sizeof out, 300);
     printf("  gomoku device ->\n%s", out);
     ck_assert_msg(rc == 0, "gomoku device exited %d:\n%s", rc, out);
     const char *cpu = strstr(out, "cpu: ");
@@ -1116,10 +1059,10 @@ START_TEST(test_spawn_after_cuda_init)
     batch_t bt = make_batch(4, 9, sizes, 1, 3);
     float p[4 * 81], v[12];
     CU->forward(gpu, bt.in, 4, p, v);
-    char bin[1024], out[16384];
-    snprintf(bin, sizeof bin, "%s", gomoku_bin());
-    char *argv[] = {bin, "device", NULL};
-    int rc = run_capture(argv, out, sizeof out, 300);
+    char exe[1024], out[16384];
+    snprintf(exe, sizeof exe, "%s", bin());
+    char *argv[] = {exe, "device", NULL};
+    int rc = run_argv(argv, CAPTURE_BOTH, out, sizeof out, 300);
     printf("  gomoku device (spawned with a live CUDA context) ->\n%s", out);
     ck_assert_msg(rc == 0, "exit %d", rc);
     const char *g = strstr(out, "cuda:0: ");
@@ -1139,10 +1082,10 @@ END_TEST
  * built. */
 START_TEST(test_train_cmd_gpu)
 {
-    char bin[1024], out[65536];
-    snprintf(bin, sizeof bin, "%s", gomoku_bin());
-    char *hargv[] = {bin, "train", "--help", NULL};
-    int rc = run_capture(hargv, out, sizeof out, 60);
+    char exe[1024], out[65536];
+    snprintf(exe, sizeof exe, "%s", bin());
+    char *hargv[] = {exe, "train", "--help", NULL};
+    int rc = run_argv(hargv, CAPTURE_BOTH, out, sizeof out, 60);
     if (strstr(out, "not built yet") || !strstr(out, "--device") || !strstr(out, "--steps")) {
         printf("  gomoku train is not built (or lacks --device/--steps): skipped\n");
         return;
@@ -1152,11 +1095,11 @@ START_TEST(test_train_cmd_gpu)
     ck_assert(mkdtemp(dir));
     char run[1100];
     snprintf(run, sizeof run, "%s/run", dir);
-    char *argv[] = {bin, "train", run, "--device", "cuda", "--workers", "2", "--parallel", "16",
+    char *argv[] = {exe, "train", run, "--device", "cuda", "--workers", "2", "--parallel", "16",
                     "--visits", "16", "--blocks", "2", "--channels", "32", "--size", "9",
                     "--batch", "64", "--steps", "60", "--checkpoint-every", "20", NULL};
     time_t t0 = time(NULL);
-    rc = run_capture(argv, out, sizeof out, 480);
+    rc = run_argv(argv, CAPTURE_BOTH, out, sizeof out, 480);
     size_t len = strlen(out);
     printf("  gomoku train (%ld s) exit %d, last output:\n%s\n", (long)(time(NULL) - t0), rc,
            len > 2000 ? out + len - 2000 : out);
@@ -1177,38 +1120,22 @@ START_TEST(test_train_cmd_gpu)
     snprintf(path, sizeof path, "%s/status.json", run);
     ck_assert_msg(stat(path, &st) == 0, "no %s", path);
     char *rm[] = {"/bin/rm", "-rf", dir, NULL};
-    run_capture(rm, out, sizeof out, 60);
+    run_argv(rm, CAPTURE_BOTH, out, sizeof out, 60);
 }
 END_TEST
-
-static int run_suite(Suite *s)
-{
-    SRunner *sr = srunner_create(s);
-    srunner_set_fork_status(sr, CK_NOFORK);
-    srunner_run_all(sr, CK_NORMAL);
-    int nf = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return nf;
-}
 
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
+    setenv("CK_FORK", "no", 1);   /* never fork after CUDA init */
     g_cuda_mapped_at_start = mapped("libcudart") || mapped("libcudnn") || mapped("libcublas");
     Suite *s = suite_create("nn_cuda_device_free");
-    TCase *tc = tcase_create("device_free");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, test_no_cuda_linked);
-    tcase_add_test(tc, test_dev_layout);
-    tcase_add_test(tc, test_buckets);
-    tcase_add_test(tc, test_module_errors);
+    TCase *tc = ADD_CASE(s, "device_free", 600, test_no_cuda_linked, test_dev_layout, test_buckets,
+                         test_module_errors, test_availability, test_device_cmd);
 #ifdef GZ_HAVE_CUDA
     tcase_add_test(tc, test_shapes);
     tcase_add_test(tc, test_config_rules);
 #endif
-    tcase_add_test(tc, test_availability);
-    tcase_add_test(tc, test_device_cmd);
-    suite_add_tcase(s, tc);
     if (run_suite(s) != 0)
         return 1;
 
@@ -1226,25 +1153,12 @@ int main(void)
     }
     CU = nn_cuda_backend(why, sizeof why);
     Suite *g = suite_create("nn_cuda_device");
-    TCase *quick = tcase_create("quick");   /* short: also run under compute-sanitizer */
-    tcase_set_timeout(quick, 900);
-    tcase_add_test(quick, test_bad_device);
-    tcase_add_test(quick, test_zero_batch);
-    tcase_add_test(quick, test_weights_roundtrip);
-    tcase_add_test(quick, test_momentum_roundtrip);
-    tcase_add_test(quick, test_batches_below_max);
-    suite_add_tcase(g, quick);
-    TCase *gt = tcase_create("device");
-    tcase_set_timeout(gt, 900);
-    tcase_add_test(gt, test_forward_matches_cpu);
-    tcase_add_test(gt, test_gradients_match_cpu);
-    tcase_add_test(gt, test_boards_and_no_blocks);
-    tcase_add_test(gt, test_graphs);
-    tcase_add_test(gt, test_one_step_matches_cpu);
-    tcase_add_test(gt, test_training_matches_cpu);
-    tcase_add_test(gt, test_create_free_no_growth);
-    tcase_add_test(gt, test_spawn_after_cuda_init);
-    tcase_add_test(gt, test_train_cmd_gpu);
-    suite_add_tcase(g, gt);
-    return run_suite(g) ? 1 : 0;
+    /* short: also run under compute-sanitizer */
+    ADD_CASE(g, "quick", 900, test_bad_device, test_zero_batch, test_weights_roundtrip,
+             test_momentum_roundtrip, test_batches_below_max);
+    ADD_CASE(g, "device", 900, test_forward_matches_cpu, test_gradients_match_cpu,
+             test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
+             test_training_matches_cpu, test_create_free_no_growth, test_spawn_after_cuda_init,
+             test_train_cmd_gpu);
+    return run_suite(g);
 }

@@ -20,21 +20,12 @@
 #include "engine/bot.h"
 #include "nn/nn.h"
 #include "engine/util.h"
+#include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 extern char **environ;
 
-static int asan(void)
-{
-    const char *a = getenv("GOMOKU_ASAN");
-    return a && *a && strcmp(a, "0") != 0;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+static double now_ms(void) { return now_s() * 1e3; }
 
 /* ---- in-process harness ---- */
 
@@ -119,6 +110,21 @@ static void h_silent(harness_t *h, const char *line)
     ck_assert_msg(h->nreply == 0, "'%s' answered '%s'", line, h->reply[0]);
 }
 
+static void h_silent_all(harness_t *h, const char *const *lines, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h_silent(h, lines[i]);
+}
+
+/* h_open, START 15, then INFO (one line, or NULL for none). */
+static void h_start(harness_t *h, const char *model, const char *info)
+{
+    h_open(h, model);
+    ck_assert_str_eq(h_cmd(h, "START 15"), "OK");
+    if (info)
+        h_silent(h, info);
+}
+
 static int starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -186,8 +192,7 @@ END_TEST
 START_TEST(test_turn_and_bad_turns)
 {
     harness_t h;
-    h_open(&h, "bot:greedy");
-    h_cmd(&h, "START 15");
+    h_start(&h, "bot:greedy", NULL);
     int m = as_move(h_cmd(&h, "TURN 7,7"), 15);
     ck_assert(m >= 0 && m != 7 * 15 + 7);
     const board_t *b = pbrain_board(h.pb);
@@ -214,13 +219,11 @@ END_TEST
 START_TEST(test_board_block)
 {
     harness_t h;
-    h_open(&h, "bot:greedy");
-    h_cmd(&h, "START 15");
+    h_start(&h, "bot:greedy", NULL);
     /* equal counts: we are black; greedy must complete its open four */
     const char *lines[] = {"BOARD", "5,7,1", "6,7,1", "7,7,1", "8,7,1", "0,0,2", "0,2,2",
                            "0,4,2", "14,14,2"};
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        h_silent(&h, lines[i]);
+    h_silent_all(&h, lines, sizeof lines / sizeof lines[0]);
     int m = as_move(h_cmd(&h, "DONE"), 15);
     ck_assert(m == 7 * 15 + 4 || m == 7 * 15 + 9);
     const board_t *b = pbrain_board(h.pb);
@@ -232,8 +235,7 @@ START_TEST(test_board_block)
     /* one more opponent stone: we are white and must block the four */
     h_silent(&h, "BOARD");
     const char *w[] = {"5,7,2", "6,7,2", "7,7,2", "8,7,2", "0,0,1", "0,2,1", "0,4,1"};
-    for (size_t i = 0; i < 7; i++)
-        h_silent(&h, w[i]);
+    h_silent_all(&h, w, 7);
     h_send(&h, "DONE");
     m = as_move(h_answer(&h), 15);
     ck_assert_msg(m == 7 * 15 + 4 || m == 7 * 15 + 9, "did not block: %s", h_answer(&h));
@@ -285,15 +287,12 @@ END_TEST
 static void field3_cases(const char *model)
 {
     harness_t h;
-    h_open(&h, model);
-    h_cmd(&h, "START 15");
-    h_silent(&h, "INFO timeout_turn 200");
+    h_start(&h, model, "INFO timeout_turn 200");
     /* our four on row 7 with its left end marked: only 9,7 wins; a marked
      * five of the opponent on row 0; 4 own and 1 opponent stone */
     const char *lines[] = {"BOARD", "5,7,1", "6,7,1", "7,7,1", "8,7,1", "4,7,3", "0,0,3",
                            "1,0,3", "2,0,3", "3,0,3", "4,0,3", "12,12,2"};
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        h_silent(&h, lines[i]);
+    h_silent_all(&h, lines, sizeof lines / sizeof lines[0]);
     const char *a = h_cmd(&h, "DONE");
     ck_assert_msg(as_move(a, 15) == 7 * 15 + 9, "%s: BOARD with field 3 answered '%s', want 9,7",
                   model, a);
@@ -304,8 +303,7 @@ static void field3_cases(const char *model)
      * opponent, never played by us; takeback of a set stone is refused */
     h_cmd(&h, "RESTART");
     const char *open[] = {"BOARD", "7,7,1", "6,6,2", "8,8,2", "0,0,3", "1,1,3"};
-    for (size_t i = 0; i < sizeof open / sizeof open[0]; i++)
-        h_silent(&h, open[i]);
+    h_silent_all(&h, open, sizeof open / sizeof open[0]);
     int m = as_move(h_cmd(&h, "DONE"), 15);
     ck_assert(m >= 0 && m != 0 && m != 16);
     expect_error(&h, "TURN 0,0");
@@ -340,9 +338,7 @@ END_TEST
 START_TEST(test_board_clock_starts_at_done)
 {
     harness_t h;
-    h_open(&h, "mcts:uniform");
-    h_cmd(&h, "START 15");
-    h_silent(&h, "INFO timeout_turn 100");
+    h_start(&h, "mcts:uniform", "INFO timeout_turn 100");
     h_silent(&h, "BOARD");
     h_silent(&h, "7,7,2");
     usleep(300 * 1000);   /* the manager is slow between lines */
@@ -362,9 +358,7 @@ END_TEST
 START_TEST(test_renju_board_order_and_rules)
 {
     harness_t h;
-    h_open(&h, "bot:greedy");
-    h_cmd(&h, "START 15");
-    h_silent(&h, "INFO rule 4");
+    h_start(&h, "bot:greedy", "INFO rule 4");
     ck_assert_int_eq(pbrain_board(h.pb)->rule, RULE_RENJU);
     /* renju: lines come in move order; the board keeps that order */
     const int order[][3] = {{7, 7, 2}, {8, 8, 1}, {6, 8, 2}, {8, 6, 1}, {9, 9, 2}};
@@ -417,9 +411,7 @@ END_TEST
 START_TEST(test_info_time_and_memory)
 {
     harness_t h;
-    h_open(&h, "mcts:uniform");
-    h_cmd(&h, "START 15");
-    h_silent(&h, "INFO timeout_turn 100");
+    h_start(&h, "mcts:uniform", "INFO timeout_turn 100");
     ck_assert_int_le(pbrain_margin_ms(h.pb), 45);   /* the margin's bound: 45% of the move */
     h_silent(&h, "INFO timeout_turn 1000");
     int b1 = pbrain_move_budget_ms(h.pb);
@@ -470,8 +462,7 @@ END_TEST
 START_TEST(test_takeback_and_play)
 {
     harness_t h;
-    h_open(&h, "bot:greedy");
-    h_cmd(&h, "START 15");
+    h_start(&h, "bot:greedy", NULL);
     int m = as_move(h_cmd(&h, "TURN 7,7"), 15);
     char l[32];
     expect_error(&h, "TAKEBACK 7,7");      /* not the side that moved last */
@@ -504,9 +495,7 @@ END_TEST
 static void swap2_cases(const char *model)
 {
     harness_t h;
-    h_open(&h, model);
-    h_cmd(&h, "START 15");
-    h_silent(&h, "INFO rule 1");
+    h_start(&h, model, "INFO rule 1");
     h_silent(&h, "INFO timeout_turn 300");
     h_silent(&h, "SWAP2BOARD");
     const char *a = h_cmd(&h, "DONE");
@@ -557,13 +546,10 @@ END_TEST
 START_TEST(test_search_finds_win_and_reports)
 {
     harness_t h;
-    h_open(&h, "mcts:uniform");
-    h_cmd(&h, "START 15");
-    h_silent(&h, "INFO timeout_turn 200");
+    h_start(&h, "mcts:uniform", "INFO timeout_turn 200");
     const char *lines[] = {"BOARD", "3,3,1", "4,4,1", "5,5,1", "6,6,1", "0,10,2", "2,10,2",
                            "4,10,2", "6,10,2"};
-    for (size_t i = 0; i < sizeof lines / sizeof lines[0]; i++)
-        h_silent(&h, lines[i]);
+    h_silent_all(&h, lines, sizeof lines / sizeof lines[0]);
     h_send(&h, "DONE");
     int m = as_move(h_answer(&h), 15);
     ck_assert(m == 2 * 15 + 2 || m == 7 * 15 + 7);
@@ -632,17 +618,8 @@ static void model_file_cases(const char *path, int threads)
 
 START_TEST(test_model_file)
 {
-    char path[] = "/tmp/check_pbrain_XXXXXX";
-    int fd = mkstemp(path);
-    ck_assert(fd >= 0);
-    close(fd);
-    nn_config_t cfg;
-    char err[256];
-    nn_config_default(&cfg, 1, 8, 15);
-    nn_model_t *model = nn_model_create(&cfg, 3, err, sizeof err);
-    ck_assert_msg(model != NULL, "%s", err);
-    ck_assert_msg(nn_model_save(model, path, err, sizeof err) == 0, "%s", err);
-    nn_model_free(model);
+    char path[256];
+    small_model_file(path, sizeof path, 1, 8, 15, 3);
     model_file_cases(path, 1);
     model_file_cases(path, 2);
     unlink(path);
@@ -701,8 +678,6 @@ typedef struct proc {
 
 static void proc_start(proc_t *p, const char *const *args)
 {
-    const char *bin = getenv("GOMOKU_BIN");
-    ck_assert_msg(bin != NULL, "GOMOKU_BIN is not set");
     int in[2], out[2];
     ck_assert(pipe2(in, O_CLOEXEC) == 0 && pipe2(out, O_CLOEXEC) == 0);
     posix_spawn_file_actions_t fa;
@@ -711,11 +686,11 @@ static void proc_start(proc_t *p, const char *const *args)
     posix_spawn_file_actions_adddup2(&fa, out[1], 1);
     char *argv[16];
     int n = 0;
-    argv[n++] = (char *)bin;
+    argv[n++] = (char *)bin();
     for (int i = 0; args[i] && n < 15; i++)
         argv[n++] = (char *)args[i];
     argv[n] = NULL;
-    ck_assert_int_eq(posix_spawn(&p->pid, bin, &fa, NULL, argv, environ), 0);
+    ck_assert_int_eq(posix_spawn(&p->pid, argv[0], &fa, NULL, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     close(in[0]);
     close(out[1]);
@@ -786,22 +761,10 @@ static const char *proc_answer(proc_t *p, char *line, size_t len, double timeout
 
 static int proc_wait(proc_t *p, double timeout_ms)
 {
-    double deadline = now_ms() + timeout_ms;
-    int st;
-    while (now_ms() < deadline) {
-        pid_t r = waitpid(p->pid, &st, WNOHANG);
-        if (r == p->pid) {
-            close(p->to);
-            close(p->from);
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        }
-        usleep(2000);
-    }
-    kill(p->pid, SIGKILL);
-    waitpid(p->pid, &st, 0);
+    int rc = wait_exit(p->pid, timeout_ms / 1e3);
     close(p->to);
     close(p->from);
-    return -1;
+    return rc;
 }
 
 START_TEST(test_binary_transcript)
@@ -1165,7 +1128,7 @@ END_TEST
 static char *engine_cmd(const char *model)
 {
     static char cmd[1024];
-    snprintf(cmd, sizeof cmd, "pbrain:%s pbrain --model %s", getenv("GOMOKU_BIN"), model);
+    snprintf(cmd, sizeof cmd, "pbrain:%s pbrain --model %s", bin(), model);
     return cmd;
 }
 
@@ -1287,37 +1250,14 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("pbrain");
-    TCase *tc = tcase_create("protocol");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_start_about_restart_end);
-    tcase_add_test(tc, test_turn_and_bad_turns);
-    tcase_add_test(tc, test_board_block);
-    tcase_add_test(tc, test_board_field3);
-    tcase_add_test(tc, test_board_clock_starts_at_done);
-    tcase_add_test(tc, test_renju_board_order_and_rules);
-    tcase_add_test(tc, test_info_time_and_memory);
-    tcase_add_test(tc, test_takeback_and_play);
-    tcase_add_test(tc, test_swap2);
-    tcase_add_test(tc, test_search_finds_win_and_reports);
-    tcase_add_test(tc, test_fuzz_lines);
-    suite_add_tcase(s, tc);
-    TCase *tt = tcase_create("time");
-    tcase_set_timeout(tt, 120);
-    tcase_add_test(tt, test_time_100_moves_in_process);
-    tcase_add_test(tt, test_binary_time_limit);
-    tcase_add_test(tt, test_binary_stall_then_search);
-    tcase_add_test(tt, test_binary_stop_and_end_during_search);
-    tcase_add_test(tt, test_model_file);
-    suite_add_tcase(s, tt);
-    TCase *tp = tcase_create("process");
-    tcase_set_timeout(tp, 60);
-    tcase_add_test(tp, test_binary_transcript);
-    tcase_add_test(tp, test_player_against_own_binary);
-    tcase_add_test(tp, test_player_broken_engines);
-    suite_add_tcase(s, tp);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(s, "protocol", 60, test_start_about_restart_end, test_turn_and_bad_turns,
+             test_board_block, test_board_field3, test_board_clock_starts_at_done,
+             test_renju_board_order_and_rules, test_info_time_and_memory, test_takeback_and_play,
+             test_swap2, test_search_finds_win_and_reports, test_fuzz_lines);
+    ADD_CASE(s, "time", 120, test_time_100_moves_in_process, test_binary_time_limit,
+             test_binary_stall_then_search, test_binary_stop_and_end_during_search,
+             test_model_file);
+    ADD_CASE(s, "process", 60, test_binary_transcript, test_player_against_own_binary,
+             test_player_broken_engines);
+    return run_suite(s);
 }

@@ -15,16 +15,11 @@
 
 #include "engine/board.h"
 #include "engine/record.h"
+#include "tests/testkit.h"
 
 /* Serialised-record layout facts the corruption tests rely on (record.c). */
 #define SER_VERSION_OFF 4
 #define SER_CRC_BYTES 4
-
-static int asan(void)
-{
-    const char *s = getenv("GOMOKU_ASAN");
-    return s && *s && strcmp(s, "0") != 0;
-}
 
 /* ---- random numbers (xorshift64*) ---- */
 
@@ -247,28 +242,6 @@ static void assert_same_scan(const scan_t *a, const scan_t *b)
 }
 
 static char tmpdir[256];
-
-static void make_tmpdir(void)
-{
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/check_record.XXXXXX", base && *base ? base : "/tmp");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-static void remove_tmpdir(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static void write_file(const char *path, const uint8_t *buf, size_t len)
-{
-    FILE *f = fopen(path, "wb");
-    ck_assert_ptr_nonnull(f);
-    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
-    ck_assert_int_eq(fclose(f), 0);
-}
 
 /* ---- round trips ---- */
 
@@ -516,6 +489,29 @@ static size_t frame_from_serial(const uint8_t *serial, size_t slen, uint8_t *out
     return FRAME_HEADER_BYTES + n;
 }
 
+/* SERIAL (SLEN bytes, changed by a test) with its trailing CRC made valid
+ * again, framed into OUT (CAP bytes); returns the frame's length. */
+static size_t reframe_serial(uint8_t *serial, size_t slen, uint8_t *out, size_t cap)
+{
+    put32(serial + slen - SER_CRC_BYTES,
+          (uint32_t)crc32(0L, serial, (uInt)(slen - SER_CRC_BYTES)));
+    return frame_from_serial(serial, slen, out, cap);
+}
+
+/* A random game (SEED) encoded: its frame into *FRAME (*LEN bytes; malloc'd)
+ * and the frame's serialised record returned (*SLEN bytes; malloc'd). */
+static uint8_t *random_serial(uint64_t seed, uint8_t **frame, size_t *len, size_t *slen)
+{
+    game_record_t r;
+    record_init(&r);
+    random_game(&r, &seed);
+    size_t cap = 0;
+    *frame = NULL;
+    *len = encode(&r, frame, &cap);
+    record_free(&r);
+    return frame_serial(*frame, *len, slen);
+}
+
 static void fix_frame_crc(uint8_t *frame, size_t len)
 {
     put32(frame + 8, (uint32_t)crc32(0L, frame + FRAME_HEADER_BYTES,
@@ -555,7 +551,7 @@ START_TEST(test_random_corruptions)
     scan_t *sc = malloc(sizeof *sc);
     ck_assert_ptr_nonnull(sc);
     scan_init(sc);
-    make_tmpdir();
+    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512];
     snprintf(path, sizeof path, "%s/c.gzr", tmpdir);
     int accepted[C_KINDS] = {0}, rejected[C_KINDS] = {0};
@@ -686,7 +682,7 @@ START_TEST(test_random_corruptions)
         }
         /* Every 13th also through the file reader: the same verdict. */
         if (it % 13 == 0) {
-            write_file(path, w, wl);
+            write_file(path, w, wl, "wb");
             scan_t *fs = malloc(sizeof *fs);
             ck_assert_ptr_nonnull(fs);
             scan_init(fs);
@@ -707,7 +703,7 @@ START_TEST(test_random_corruptions)
     }
     ck_assert_int_eq(accepted[C_TRUNCATE], 0);
     ck_assert_int_eq(accepted[C_LENGTH], 0);
-    remove_tmpdir();
+    remove_tree(tmpdir);
     scan_free(sc);
     free(sc);
     free(w);
@@ -749,8 +745,7 @@ START_TEST(test_forged_records_keep_invariants)
             else
                 ser[at] = (uint8_t)rng_next(&s);
         }
-        put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
-        size_t wl = frame_from_serial(ser, slen, w, wcap);
+        size_t wl = reframe_serial(ser, slen, w, wcap);
         free(ser);
         size_t used;
         char err[256] = "";
@@ -832,30 +827,24 @@ END_TEST
 
 START_TEST(test_version_and_magic_checked)
 {
-    uint64_t s = 5;
-    game_record_t r, d;
-    record_init(&r);
+    game_record_t d;
     record_init(&d);
-    random_game(&r, &s);
-    uint8_t *buf = NULL;
-    size_t cap = 0, slen, used;
-    size_t len = encode(&r, &buf, &cap);
-    uint8_t *ser = frame_serial(buf, len, &slen);
+    uint8_t *buf;
+    size_t len, slen, used;
+    uint8_t *ser = random_serial(5, &buf, &len, &slen);
     uint8_t *w = malloc(len + 4096);
     ck_assert_ptr_nonnull(w);
     char err[256];
     /* A future version, with every checksum valid. */
     ser[SER_VERSION_OFF] = RECORD_VERSION + 1;
-    put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
-    size_t wl = frame_from_serial(ser, slen, w, len + 4096);
+    size_t wl = reframe_serial(ser, slen, w, len + 4096);
     ck_assert_int_eq(record_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_msg(strstr(err, "version") != NULL, "message '%s'", err);
     ck_assert_uint_eq(used, wl);
     /* Not a record at all. */
     ser[SER_VERSION_OFF] = RECORD_VERSION;
     ser[0] ^= 0xff;
-    put32(ser + slen - SER_CRC_BYTES, (uint32_t)crc32(0L, ser, (uInt)(slen - SER_CRC_BYTES)));
-    wl = frame_from_serial(ser, slen, w, len + 4096);
+    wl = reframe_serial(ser, slen, w, len + 4096);
     ck_assert_int_eq(record_decode(w, wl, &used, &d, err, sizeof err), FRAME_BAD);
     ck_assert_msg(strstr(err, "magic") != NULL, "message '%s'", err);
     /* Bad frame magic, bad length: rejected from the header alone. */
@@ -875,7 +864,6 @@ START_TEST(test_version_and_magic_checked)
     free(w);
     free(ser);
     free(buf);
-    record_free(&r);
     record_free(&d);
 }
 END_TEST
@@ -884,15 +872,11 @@ END_TEST
  * inflating it all (memory stays flat). */
 START_TEST(test_zip_bomb_rejected)
 {
-    uint64_t s = 11;
-    game_record_t r, d;
-    record_init(&r);
+    game_record_t d;
     record_init(&d);
-    random_game(&r, &s);
-    uint8_t *buf = NULL;
-    size_t cap = 0, slen, used;
-    size_t len = encode(&r, &buf, &cap);
-    uint8_t *ser = frame_serial(buf, len, &slen);
+    uint8_t *buf;
+    size_t len, slen, used;
+    uint8_t *ser = random_serial(11, &buf, &len, &slen);
     size_t pcap = 1 << 20;
     uint8_t *frame = malloc(FRAME_HEADER_BYTES + pcap);
     ck_assert_ptr_nonnull(frame);
@@ -930,7 +914,6 @@ START_TEST(test_zip_bomb_rejected)
     free(frame);
     free(ser);
     free(buf);
-    record_free(&r);
     record_free(&d);
 }
 END_TEST
@@ -1053,10 +1036,10 @@ START_TEST(test_good_frames_among_garbage)
     mixed_t m;
     build_mixed(&m, &s);
     ck_assert_int_gt(m.nbad, 10);
-    make_tmpdir();
+    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512];
     snprintf(path, sizeof path, "%s/mixed.gzr", tmpdir);
-    write_file(path, m.buf, m.len);
+    write_file(path, m.buf, m.len, "wb");
     scan_t *a = malloc(sizeof *a);
     ck_assert_ptr_nonnull(a);
     scan_init(a);
@@ -1064,7 +1047,7 @@ START_TEST(test_good_frames_among_garbage)
     assert_scan_matches(a, &m);
     scan_free(a);
     free(a);
-    remove_tmpdir();
+    remove_tree(tmpdir);
     free_mixed(&m);
 }
 END_TEST
@@ -1098,10 +1081,10 @@ END_TEST
 
 START_TEST(test_reader_empty_and_missing)
 {
-    make_tmpdir();
+    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512], err[256];
     snprintf(path, sizeof path, "%s/empty.gzr", tmpdir);
-    write_file(path, (const uint8_t *)"", 0);
+    write_file(path, (const uint8_t *)"", 0, "wb");
     record_reader_t *fr = record_reader_open(path, err, sizeof err);
     ck_assert_ptr_nonnull(fr);
     game_record_t r;
@@ -1134,42 +1117,16 @@ START_TEST(test_reader_empty_and_missing)
     ck_assert_int_eq(record_reader_next(fr, &r, err, sizeof err), 0);
     record_reader_free(fr);
     record_free(&r);
-    remove_tmpdir();
+    remove_tree(tmpdir);
 }
 END_TEST
-
-/* ---- gomoku records, through the binary ---- */
-
-static const char *bin(void)
-{
-    const char *b = getenv("GOMOKU_BIN");
-    ck_assert_msg(b && *b, "GOMOKU_BIN is not set (run through meson test)");
-    return b;
-}
 
 /* Runs `gomoku records ARGS` with stdout and stderr to files; returns the exit status. */
 static int run_records(const char *args, const char *out, const char *errf)
 {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "'%s' records %s >'%s' 2>'%s'", bin(), args, out, errf);
-    int st = system(cmd);
-    ck_assert(st != -1 && WIFEXITED(st));
-    return WEXITSTATUS(st);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_msg(f != NULL, "cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    ck_assert_ptr_nonnull(s);
-    ck_assert_uint_eq(fread(s, 1, (size_t)n, f), (size_t)n);
-    s[n] = '\0';
-    fclose(f);
-    return s;
+    char cmd[4096], none[1];
+    snprintf(cmd, sizeof cmd, "records %s >'%s' 2>'%s'", args, out, errf);
+    return run_gomoku(cmd, NULL, CAPTURE_NONE, none, sizeof none);
 }
 
 static int count_lines(const char *s)
@@ -1212,7 +1169,7 @@ static void write_small_file(const char *path, game_record_t g[3])
 
 START_TEST(test_cli_dump_stats_psq)
 {
-    make_tmpdir();
+    make_tmpdir(tmpdir, sizeof tmpdir);
     char gz[512], out[512], errf[512], args[1600], dir[512];
     snprintf(gz, sizeof gz, "%s/small.gzr", tmpdir);
     snprintf(out, sizeof out, "%s/out.txt", tmpdir);
@@ -1224,7 +1181,7 @@ START_TEST(test_cli_dump_stats_psq)
 
     snprintf(args, sizeof args, "dump '%s'", gz);
     ck_assert_int_eq(run_records(args, out, errf), 0);
-    char *o = slurp(out), *e = slurp(errf);
+    char *o = must_slurp(out), *e = must_slurp(errf);
     ck_assert_str_eq(e, "");
     ck_assert_int_eq(count_lines(o), 3 + 9 + 2 + 1);
     ck_assert_msg(strstr(o, "game 1: rule freestyle, size 15, result black, gen 12, plies 9, flags none\n"),
@@ -1240,7 +1197,7 @@ START_TEST(test_cli_dump_stats_psq)
 
     snprintf(args, sizeof args, "stats '%s' '%s'", gz, gz);
     ck_assert_int_eq(run_records(args, out, errf), 0);
-    o = slurp(out);
+    o = must_slurp(out);
     ck_assert_int_eq(count_lines(o), 3);
     ck_assert_msg(strstr(o, "games 3, positions 12, full 58.3%, black 1, white 1, draw 0, "
                             "unfinished 1, resigned 1, avg length 4.0, bad frames 0\n"),
@@ -1253,13 +1210,13 @@ START_TEST(test_cli_dump_stats_psq)
     ck_assert_int_eq(run_records(args, out, errf), 0);
     char p[600];
     snprintf(p, sizeof p, "%s/game_000001.psq", dir);
-    o = slurp(p);
+    o = must_slurp(p);
     const char *head = "Piskvork 15x15, 11:11, 0\n4,8,0\n4,9,0\n5,8,0\n";
     ck_assert_msg(strncmp(o, head, strlen(head)) == 0, "psq:\n%s", o);
     ck_assert_int_eq(count_lines(o), 1 + 9 + 3);
     free(o);
     snprintf(p, sizeof p, "%s/game_000003.psq", dir);
-    o = slurp(p);
+    o = must_slurp(p);
     ck_assert_str_eq(o, "Piskvork 6x6, 11:11, 0\n1,1,0\ngomoku-zero gen 14\ngomoku-zero gen 14\n0\n");
     free(o);
 
@@ -1267,17 +1224,17 @@ START_TEST(test_cli_dump_stats_psq)
     uint8_t *enc = NULL;
     size_t cap = 0;
     size_t l0 = encode(&g[0], &enc, &cap);
-    char *raw = slurp(gz);
+    char *raw = must_slurp(gz);
     raw[l0 + FRAME_HEADER_BYTES + 2] ^= 0x40;
     snprintf(p, sizeof p, "%s/bad.gzr", tmpdir);
     struct stat st;
     ck_assert_int_eq(stat(gz, &st), 0);
-    write_file(p, (const uint8_t *)raw, (size_t)st.st_size);
+    write_file(p, (const uint8_t *)raw, (size_t)st.st_size, "wb");
     free(raw);
     snprintf(args, sizeof args, "dump '%s'", p);
     ck_assert_int_eq(run_records(args, out, errf), 1);
-    o = slurp(out);
-    e = slurp(errf);
+    o = must_slurp(out);
+    e = must_slurp(errf);
     char want[700];
     snprintf(want, sizeof want, "%s: bad frame at byte %zu: crc mismatch\n", p, l0);
     ck_assert_str_eq(e, want);
@@ -1287,19 +1244,19 @@ START_TEST(test_cli_dump_stats_psq)
     free(e);
     snprintf(args, sizeof args, "stats '%s'", p);
     ck_assert_int_eq(run_records(args, out, errf), 1);
-    o = slurp(out);
+    o = must_slurp(out);
     ck_assert_msg(strstr(o, "games 2,") && strstr(o, "bad frames 1\n"), "stats:\n%s", o);
     free(o);
 
     /* A missing file: one line, exit 1. Usage errors: exit 2. Help: exit 0. */
     snprintf(args, sizeof args, "dump '%s/nope.gzr'", tmpdir);
     ck_assert_int_eq(run_records(args, out, errf), 1);
-    e = slurp(errf);
+    e = must_slurp(errf);
     ck_assert_int_eq(count_lines(e), 1);
     ck_assert_msg(strstr(e, "nope.gzr"), "stderr: %s", e);
     free(e);
     ck_assert_int_eq(run_records("frobnicate x", out, errf), 2);
-    e = slurp(errf);
+    e = must_slurp(errf);
     const char *unk = "gomoku records: unknown action 'frobnicate'";
     ck_assert_msg(strncmp(e, unk, strlen(unk)) == 0, "stderr: %s", e);
     free(e);
@@ -1308,51 +1265,32 @@ START_TEST(test_cli_dump_stats_psq)
     ck_assert_int_eq(run_records("psq onlyone", out, errf), 2);
     ck_assert_int_eq(run_records("dump --bogus x", out, errf), 2);
     ck_assert_int_eq(run_records("--help", out, errf), 0);
-    o = slurp(out);
+    o = must_slurp(out);
     ck_assert_msg(strstr(o, "usage: gomoku records"), "help: %s", o);
     free(o);
 
     free(enc);
     for (int i = 0; i < 3; i++)
         record_free(&g[i]);
-    remove_tmpdir();
+    remove_tree(tmpdir);
 }
 END_TEST
 
 static Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
-    TCase *t = tcase_create("codec");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, test_roundtrip_random_games);
-    tcase_add_test(t, test_every_prefix_needs_more);
-    tcase_add_test(t, test_empty_game_and_limits);
-    tcase_add_test(t, test_encode_refuses_bad_records);
-    tcase_add_test(t, test_validate_replays_rules);
-    suite_add_tcase(s, t);
-    t = tcase_create("corruption");
-    tcase_set_timeout(t, 120);
-    tcase_add_test(t, test_random_corruptions);
-    tcase_add_test(t, test_forged_records_keep_invariants);
-    tcase_add_test(t, test_version_and_magic_checked);
-    tcase_add_test(t, test_version1_still_reads);
-    tcase_add_test(t, test_zip_bomb_rejected);
-    tcase_add_test(t, test_good_frames_among_garbage);
-    tcase_add_test(t, test_stream_one_byte_at_a_time);
-    tcase_add_test(t, test_reader_empty_and_missing);
-    suite_add_tcase(s, t);
-    t = tcase_create("cli");
-    tcase_set_timeout(t, 60);
-    tcase_add_test(t, test_cli_dump_stats_psq);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "codec", 120, test_roundtrip_random_games, test_every_prefix_needs_more,
+             test_empty_game_and_limits, test_encode_refuses_bad_records,
+             test_validate_replays_rules);
+    ADD_CASE(s, "corruption", 120, test_random_corruptions, test_forged_records_keep_invariants,
+             test_version_and_magic_checked, test_version1_still_reads, test_zip_bomb_rejected,
+             test_good_frames_among_garbage, test_stream_one_byte_at_a_time,
+             test_reader_empty_and_missing);
+    ADD_CASE(s, "cli", 60, test_cli_dump_stats_psq);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(record_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(record_suite());
 }

@@ -28,6 +28,7 @@
 
 #include "engine/board.h"
 #include "engine/util.h"
+#include "tests/testkit.h"
 
 static const int ref_dx[4] = {1, 0, 1, 1};
 static const int ref_dy[4] = {0, 1, 1, -1};
@@ -357,10 +358,13 @@ static const char *dt_point = "...............\n"
                               ".........%c.....\n"
                               "........%c......\n";
 
-static void dt_diagram(char *d, size_t len, char p, char q, bool deep)
+/* check_diagram of dt_point with P at (7,7), Q at (8,7); DEEP: the
+ * anti-diagonal stones that make (11,10) an overline point. */
+static void check_dt(const char *what, char p, char q, bool deep)
 {
-    char s = deep ? 'X' : '.';
-    snprintf(d, len, dt_point, p, q, s, s, deep ? '6' : '.', s, s, s);
+    char d[512], s = deep ? 'X' : '.';
+    snprintf(d, sizeof d, dt_point, p, q, s, s, deep ? '6' : '.', s, s, s);
+    check_diagram(what, d);
 }
 
 START_TEST(textbook_false_three_double_three_point)
@@ -368,11 +372,8 @@ START_TEST(textbook_false_three_double_three_point)
     /* The diagonal three is real ((11,10) is a harmless point), so (8,7)
      * is four-three-three, a double-three: the row is no three and (7,7)
      * is allowed. */
-    char d[512];
-    dt_diagram(d, sizeof d, 'a', '.', false);
-    check_diagram("three whose straight-four point is a double-three", d);
-    dt_diagram(d, sizeof d, 'X', '3', false);
-    check_diagram("that point with (7,7) played", d);
+    check_dt("three whose straight-four point is a double-three", 'a', '.', false);
+    check_dt("that point with (7,7) played", 'X', '3', false);
 }
 END_TEST
 
@@ -383,11 +384,8 @@ START_TEST(textbook_deeper_real_double_three)
      * would be a double-four anyway), and (11,10) makes six on the
      * anti-diagonal (8,13)-(13,8). So (8,7) is a four-three, allowed; the
      * row three of (7,7) is real and (7,7) is a double-three. */
-    char d[512];
-    dt_diagram(d, sizeof d, '3', '.', true);
-    check_diagram("double-three two levels deep", d);
-    dt_diagram(d, sizeof d, 'X', 'a', true);
-    check_diagram("its straight-four point with (7,7) played", d);
+    check_dt("double-three two levels deep", '3', '.', true);
+    check_dt("its straight-four point with (7,7) played", 'X', 'a', true);
 }
 END_TEST
 
@@ -658,30 +656,17 @@ END_TEST
 static Suite *renju_suite(void)
 {
     Suite *s = suite_create("renju");
-    TCase *t = tcase_create("textbook");
-    tcase_add_test(t, textbook_basic_shapes);
-    tcase_add_test(t, textbook_false_three_five_point);
-    tcase_add_test(t, textbook_false_three_overline_point);
-    tcase_add_test(t, textbook_false_three_double_four_point);
-    tcase_add_test(t, textbook_false_three_double_three_point);
-    tcase_add_test(t, textbook_deeper_real_double_three);
-    tcase_add_test(t, textbook_four_three_three);
-    tcase_add_test(t, textbook_double_four_one_line);
-    tcase_add_test(t, textbook_five_beats_forbidden);
-    suite_add_tcase(s, t);
-    t = tcase_create("cross-check");
-    tcase_set_timeout(t, 0);   /* meson's timeout applies */
-    tcase_add_test(t, cross_check_random_positions);
-    tcase_add_test(t, random_games_refuse_only_forbidden);
-    suite_add_tcase(s, t);
+    ADD_CASE(s, "textbook", -1, textbook_basic_shapes, textbook_false_three_five_point,
+             textbook_false_three_overline_point, textbook_false_three_double_four_point,
+             textbook_false_three_double_three_point, textbook_deeper_real_double_three,
+             textbook_four_three_three, textbook_double_four_one_line,
+             textbook_five_beats_forbidden);
+    /* meson's timeout applies */
+    ADD_CASE(s, "cross-check", 0, cross_check_random_positions, random_games_refuse_only_forbidden);
     return s;
 }
 
 int main(void)
 {
-    SRunner *sr = srunner_create(renju_suite());
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    return run_suite(renju_suite());
 }

@@ -13,16 +13,10 @@
 
 #include "selfplay/searcher.h"
 #include "selfplay/selfplay.h"
+#include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
-static nn_model_t *tiny_model(int size)
-{
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, size);
-    char err[256];
-    nn_model_t *m = nn_model_create(&cfg, 11, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    return m;
-}
+static nn_model_t *tiny_model(int size) { return small_model(1, 8, size, 11); }
 
 typedef struct collect {
     int games;
@@ -96,6 +90,17 @@ static int on_game(void *user, const game_record_t *rec)
     return 0;
 }
 
+/* Default options for a small board: SIZE, PARALLEL games, VISITS per
+ * full search and a quarter of that per cheap one. */
+static void small_opts(selfplay_opts_t *o, int size, int parallel, int visits)
+{
+    selfplay_opts_default(o);
+    o->size = size;
+    o->parallel = parallel;
+    o->visits = visits;
+    o->cheap_visits = visits / 4;
+}
+
 static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stats_t *st)
 {
     nn_model_t *m = tiny_model(o->size);
@@ -130,12 +135,8 @@ START_TEST(test_twenty_games_every_rule)
     int per_rule[RULE_COUNT] = {7, 7, 6};
     for (int r = 0; r < RULE_COUNT; r++) {
         selfplay_opts_t o;
-        selfplay_opts_default(&o);
+        small_opts(&o, r == RULE_RENJU ? 9 : 7, 4, 16);
         o.rule = (rule_t)r;
-        o.size = r == RULE_RENJU ? 9 : 7;
-        o.parallel = 4;
-        o.visits = 16;
-        o.cheap_visits = 4;
         o.full_frac = 0.5;
         o.seed = 100 + (uint64_t)r;
         collect_t c = {0};
@@ -152,11 +153,7 @@ START_TEST(test_playout_cap_flags)
 {
     for (int all_full = 0; all_full < 2; all_full++) {
         selfplay_opts_t o;
-        selfplay_opts_default(&o);
-        o.size = 7;
-        o.parallel = 3;
-        o.visits = 12;
-        o.cheap_visits = 3;
+        small_opts(&o, 7, 3, 12);
         o.full_frac = all_full ? 1.0 : 0.0;
         collect_t c = {0};
         selfplay_stats_t st;
@@ -171,11 +168,7 @@ START_TEST(test_resign_bookkeeping)
     /* half the games may resign (at a root value below -0.3), half never:
      * records, flags and counters must agree with each other */
     selfplay_opts_t o;
-    selfplay_opts_default(&o);
-    o.size = 9;
-    o.parallel = 6;
-    o.visits = 16;
-    o.cheap_visits = 4;
+    small_opts(&o, 9, 6, 16);
     o.resign_threshold = 0.3;
     o.no_resign_frac = 0.5;
     o.seed = 9;
@@ -456,25 +449,12 @@ END_TEST
 
 /* ---- the command ---- */
 
-static const char *bin(void)
-{
-    const char *b = getenv("GOMOKU_BIN");
-    ck_assert_msg(b != NULL, "GOMOKU_BIN is not set");
-    return b;
-}
-
+/* Runs `gomoku selfplay ARGS` with stdout to DIR.stdout; its stderr into ERRTEXT. */
 static int run_cmd(const char *args, const char *dir, char *errtext, size_t errlen)
 {
-    char cmd[2048], errfile[600];
-    snprintf(errfile, sizeof errfile, "%s.stderr", dir);
-    snprintf(cmd, sizeof cmd, "%s selfplay %s > %s.stdout 2> %s", bin(), args, dir, errfile);
-    int st = system(cmd);
-    FILE *f = fopen(errfile, "r");
-    size_t n = f ? fread(errtext, 1, errlen - 1, f) : 0;
-    errtext[n] = '\0';
-    if (f)
-        fclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "selfplay %s > %s.stdout", args, dir);
+    return run_gomoku(cmd, NULL, CAPTURE_ERR, errtext, errlen);
 }
 
 /* Games in every .gzr of dir; *tmp counts leftover .tmp files. */
@@ -511,16 +491,10 @@ static int count_games(const char *dir, int *files, int *tmp)
     return games;
 }
 
-static void temp_dir(char *buf, size_t len)
-{
-    snprintf(buf, len, "/tmp/check_selfplay_XXXXXX");
-    ck_assert(mkdtemp(buf) != NULL);
-}
-
 START_TEST(test_cmd_shards)
 {
     char dir[256], out[600], args[1024], err[2048];
-    temp_dir(dir, sizeof dir);
+    make_tmpdir(dir, sizeof dir);
     snprintf(out, sizeof out, "%s/games", dir);
     snprintf(args, sizeof args, "--random-net --blocks 1 --channels 8 --games 10 --out %s "
              "--visits 8 --cheap-visits 2 --parallel 4 --size 7 --device cpu --threads 1 "
@@ -558,7 +532,7 @@ START_TEST(test_cmd_bad_args)
         "--random-net --games three --out /tmp/x",
     };
     char dir[256], err[2048];
-    temp_dir(dir, sizeof dir);
+    make_tmpdir(dir, sizeof dir);
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         ck_assert_msg(run_cmd(bad[i], dir, err, sizeof err) == 2, "exit code for: %s", bad[i]);
         ck_assert_msg(strncmp(err, "gomoku selfplay: ", 17) == 0, "stderr: %s", err);
@@ -576,19 +550,13 @@ END_TEST
 START_TEST(test_cmd_sigint)
 {
     char dir[256], out[600];
-    temp_dir(dir, sizeof dir);
+    make_tmpdir(dir, sizeof dir);
     snprintf(out, sizeof out, "%s/games", dir);
-    pid_t pid = fork();
-    ck_assert(pid >= 0);
-    if (pid == 0) {
-        freopen("/dev/null", "w", stdout);
-        freopen("/dev/null", "w", stderr);
-        execl(bin(), bin(), "selfplay", "--random-net", "--blocks", "1", "--channels", "8",
-              "--games", "100000000", "--out", out, "--visits", "8", "--cheap-visits", "2",
-              "--parallel", "4", "--size", "7", "--device", "cpu", "--threads", "1",
-              "--shard-games", "1000000", (char *)NULL);
-        _exit(127);
-    }
+    char *argv[] = {(char *)bin(), "selfplay", "--random-net", "--blocks", "1", "--channels", "8",
+                    "--games", "100000000", "--out", out, "--visits", "8", "--cheap-visits", "2",
+                    "--parallel", "4", "--size", "7", "--device", "cpu", "--threads", "1",
+                    "--shard-games", "1000000", NULL};
+    pid_t pid = spawn_logged(argv, "/dev/null");
     /* wait until some games are written into the open shard, then interrupt */
     int files = 0, tmp = 0;
     for (int i = 0; i < 200; i++) {
@@ -614,29 +582,10 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("selfplay");
-    TCase *tc = tcase_create("games");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_twenty_games_every_rule);
-    tcase_add_test(tc, test_playout_cap_flags);
-    tcase_add_test(tc, test_resign_bookkeeping);
-    tcase_add_test(tc, test_bad_model_size);
-    suite_add_tcase(s, tc);
-    TCase *tsr = tcase_create("searcher");
-    tcase_set_timeout(tsr, 60);
-    tcase_add_test(tsr, test_searcher_threads_find_win);
-    tcase_add_test(tsr, test_searcher_set_model_clears_cache);
-    tcase_add_test(tsr, test_searcher_sizes);
-    tcase_add_test(tsr, test_searcher_step);
-    suite_add_tcase(s, tsr);
-    TCase *tcmd = tcase_create("command");
-    tcase_set_timeout(tcmd, 60);
-    tcase_add_test(tcmd, test_cmd_shards);
-    tcase_add_test(tcmd, test_cmd_bad_args);
-    tcase_add_test(tcmd, test_cmd_sigint);
-    suite_add_tcase(s, tcmd);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(s, "games", 60, test_twenty_games_every_rule, test_playout_cap_flags,
+             test_resign_bookkeeping, test_bad_model_size);
+    ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
+             test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step);
+    ADD_CASE(s, "command", 60, test_cmd_shards, test_cmd_bad_args, test_cmd_sigint);
+    return run_suite(s);
 }

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "engine/record.h"
+#include "tests/testkit.h"
 
 extern char **environ;
 
@@ -29,29 +30,6 @@ typedef struct server {
     int port;
     int out;   /* its stdout */
 } server_t;
-
-static const char *bin(void)
-{
-    const char *b = getenv("GOMOKU_BIN");
-    return b ? b : "build/gomoku";
-}
-
-/* Run gomoku with args; its stdout is a pipe. */
-static pid_t spawn(char *const *argv, int *out)
-{
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 1);
-    posix_spawn_file_actions_addclose(&fa, p[0]);
-    pid_t pid;
-    ck_assert_int_eq(posix_spawn(&pid, bin(), &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    *out = p[0];
-    return pid;
-}
 
 /* Start `gomoku serve EXTRA... --listen 127.0.0.1:0` and read its port. */
 static server_t serve_start(const char *const *extra)
@@ -62,7 +40,7 @@ static server_t serve_start(const char *const *extra)
         argv[n++] = (char *)extra[i];
     argv[n] = NULL;
     server_t s = {0};
-    s.pid = spawn(argv, &s.out);
+    s.pid = spawn_piped(argv, CAPTURE_OUT, &s.out);
     char line[512];
     size_t k = 0;
     struct pollfd pf = {s.out, POLLIN, 0};
@@ -156,49 +134,26 @@ static const char *body_of(void)
                       body_of());                                                              \
     } while (0)
 
-static int run_status(char *const *argv, char *err, size_t errlen)
-{
-    int p[2];
-    ck_assert_int_eq(pipe(p), 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, p[1], 2);
-    posix_spawn_file_actions_addclose(&fa, p[0]);
-    pid_t pid;
-    ck_assert_int_eq(posix_spawn(&pid, bin(), &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(p[1]);
-    size_t n = 0;
-    ssize_t k;
-    while ((k = read(p[0], err + n, errlen - 1 - n)) > 0)   /* to EOF: no SIGPIPE for it */
-        n += (size_t)k;
-    err[n] = '\0';
-    close(p[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 START_TEST(test_listen_refused)
 {
     char err[1024];
     char *open_net[] = {(char *)bin(), "serve", "--listen", "0.0.0.0:0", "--model", "bot:greedy", NULL};
-    ck_assert_int_eq(run_status(open_net, err, sizeof err), 2);
+    ck_assert_int_eq(run_argv(open_net, CAPTURE_ERR, err, sizeof err, 120), 2);
     ck_assert_msg(strstr(err, "--token"), "no hint about --token: %s", err);
     char *bad_port[] = {(char *)bin(), "serve", "--listen", "127.0.0.1:99999", NULL};
-    ck_assert_int_eq(run_status(bad_port, err, sizeof err), 2);
+    ck_assert_int_eq(run_argv(bad_port, CAPTURE_ERR, err, sizeof err, 120), 2);
     ck_assert_msg(strstr(err, "port"), "%s", err);
     char *no_port[] = {(char *)bin(), "serve", "--listen", "localhost", NULL};
-    ck_assert_int_eq(run_status(no_port, err, sizeof err), 2);
+    ck_assert_int_eq(run_argv(no_port, CAPTURE_ERR, err, sizeof err, 120), 2);
     char *short_token[] = {(char *)bin(), "serve", "--token", "abc", NULL};
-    ck_assert_int_eq(run_status(short_token, err, sizeof err), 2);
+    ck_assert_int_eq(run_argv(short_token, CAPTURE_ERR, err, sizeof err, 120), 2);
     char *bad_model[] = {(char *)bin(), "serve", "--listen", "127.0.0.1:0", "--model",
                          "/nonexistent.gzm", NULL};
-    ck_assert_int_eq(run_status(bad_model, err, sizeof err), 1);
+    ck_assert_int_eq(run_argv(bad_model, CAPTURE_ERR, err, sizeof err, 120), 1);
     ck_assert_msg(strstr(err, "nonexistent"), "%s", err);
     char *bad_run[] = {(char *)bin(), "serve", "--listen", "127.0.0.1:0", "--run",
                        "/nonexistent-run", NULL};
-    ck_assert_int_eq(run_status(bad_run, err, sizeof err), 1);
+    ck_assert_int_eq(run_argv(bad_run, CAPTURE_ERR, err, sizeof err, 120), 1);
 }
 END_TEST
 
@@ -344,12 +299,9 @@ END_TEST
 
 /* ---- watch ---- */
 
-static void write_file(const char *path, const char *text, const char *mode)
+static void write_text(const char *path, const char *text, const char *mode)
 {
-    FILE *f = fopen(path, mode);
-    ck_assert_ptr_nonnull(f);
-    fputs(text, f);
-    fclose(f);
+    write_file(path, text, strlen(text), mode);
 }
 
 /* Black wins along the top row of a 9x9 board; white answers on the next row. */
@@ -385,11 +337,11 @@ START_TEST(test_watch)
     snprintf(p, sizeof p, "%s/models", dir);
     ck_assert_int_eq(mkdir(p, 0755), 0);
     snprintf(p, sizeof p, "%s/models/000005.gzm", dir);
-    write_file(p, "not really a model", "w");
+    write_text(p, "not really a model", "w");
     snprintf(p, sizeof p, "%s/status.json", dir);
-    write_file(p, "{\n  \"state\": \"training\",\n  \"step\": 77,\n  \"workers\": []\n}\n", "w");
+    write_text(p, "{\n  \"state\": \"training\",\n  \"step\": 77,\n  \"workers\": []\n}\n", "w");
     snprintf(p, sizeof p, "%s/metrics.csv", dir);
-    write_file(p, "unix_time,step,loss_policy,loss_value,loss_total,games,games_per_s,"
+    write_text(p, "unix_time,step,loss_policy,loss_value,loss_total,games,games_per_s,"
                   "samples_per_s\n1,10,5,1,6,3,0.5,20\n2,20,4.5,0.9,5.4,6,0.5,20\n"
                   "garbage\n3,30,nan,0.8,5,9,0.5,20\n4,40,4,0.8,4.8,12,0.5,20\n5,50,3.9", "w");
     /* a shard: a game, garbage, a game, half a frame */
@@ -427,7 +379,7 @@ START_TEST(test_watch)
 
     /* the run goes on: the half line and the half frame are completed */
     snprintf(p, sizeof p, "%s/metrics.csv", dir);
-    write_file(p, ",0.8,4.7,15,0.5,20\n", "a");
+    write_text(p, ",0.8,4.7,15,0.5,20\n", "a");
     snprintf(p, sizeof p, "%s/shard-000000.gzr", games);
     f = fopen(p, "ab");
     fwrite(buf + len / 2, 1, len - len / 2, f);
@@ -465,11 +417,11 @@ START_TEST(test_watch)
     /* rewritten files: a truncated metrics.csv starts the curves over; a garbled
      * status.json keeps the last good one and says why */
     snprintf(p, sizeof p, "%s/metrics.csv", dir);
-    write_file(p, "unix_time,step,loss_policy,loss_value,loss_total,games,games_per_s,"
+    write_text(p, "unix_time,step,loss_policy,loss_value,loss_total,games,games_per_s,"
                   "samples_per_s\n9,90,1,1,2,3,0.5,20\n", "w");
     ck_assert(run_has(port, "\"rows\": [[90, 1, 1, 2, 3, 0.5, 20, 9]]"));
     snprintf(p, sizeof p, "%s/status.json", dir);
-    write_file(p, "{\"state\": \"trai", "w");
+    write_text(p, "{\"state\": \"trai", "w");
     ck_assert(run_has(port, "status.json: bad JSON"));
     ck_assert_ptr_nonnull(strstr(body_of(), "\"step\": 77"));
 
@@ -489,17 +441,7 @@ END_TEST
 int main(void)
 {
     Suite *su = suite_create("serve");
-    TCase *tc = tcase_create("serve");
-    tcase_set_timeout(tc, 120);
-    tcase_add_test(tc, test_listen_refused);
-    tcase_add_test(tc, test_token);
-    tcase_add_test(tc, test_bad_requests);
-    tcase_add_test(tc, test_play_bot);
-    tcase_add_test(tc, test_watch);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(su, "serve", 120, test_listen_refused, test_token, test_bad_requests, test_play_bot,
+             test_watch);
+    return run_suite(su);
 }

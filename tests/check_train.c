@@ -19,7 +19,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tests/run_files.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "engine/util.h"
@@ -27,29 +26,30 @@
 #include "selfplay/replay.h"
 #include "selfplay/rundir.h"
 #include "selfplay/wire.h"
+#include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
-/* ---- helpers ---------------------------------------------------------- */
-
-static int asan(void) { return getenv("GOMOKU_ASAN") != NULL; }
-
-static const char *bin(void)
+/* The file RUN SUFFIX (SUFFIX "/train.log", ".err", ...) as a string, or NULL. */
+static char *run_slurp(const char *run, const char *suffix)
 {
-    const char *b = getenv("GOMOKU_BIN");
-    return b ? b : "./gomoku";
+    char p[1024];
+    snprintf(p, sizeof p, "%s%s", run, suffix);
+    return slurp(p);
 }
 
-static void make_tmpdir(char *out, size_t len)
+/* The file RUN SUFFIX contains NEEDLE. */
+static bool run_has(const char *run, const char *suffix, const char *needle)
 {
-    snprintf(out, len, "/tmp/check_train_XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(out));
+    char *s = run_slurp(run, suffix);
+    bool r = s && strstr(s, needle);
+    free(s);
+    return r;
 }
 
 /* The workers' pids from status.json; returns how many. */
 static int worker_pids(const char *run, long *pids, int max)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
+    char *s = run_slurp(run, "/status.json");
     if (!s)
         return 0;
     int n = 0;
@@ -65,9 +65,7 @@ static int worker_pids(const char *run, long *pids, int max)
 /* A worker's numeric field (k-th worker's "key"). */
 static long long worker_num(const char *run, int k, const char *key)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
+    char *s = run_slurp(run, "/status.json");
     if (!s)
         return -1;
     const char *q = strstr(s, "\"workers\"");
@@ -78,11 +76,17 @@ static long long worker_num(const char *run, int k, const char *key)
     return v;
 }
 
-static double now_s(void)
+/* Polls until worker K's KEY is at least V: true, or false after
+ * TIMEOUT_S * slow() seconds. */
+static bool wait_worker_num(const char *run, int k, const char *key, long long v, double timeout_s)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+    double end = now_s() + timeout_s * slow();
+    while (now_s() < end) {
+        if (worker_num(run, k, key) >= v)
+            return true;
+        usleep(50000);
+    }
+    return false;
 }
 
 /* Start `gomoku train RUN [args]` with the tiny test settings; stderr to RUN.err. */
@@ -112,43 +116,15 @@ static pid_t start_train(const char *run, const char *fmt, ...)
     argv[ac] = NULL;
     char errp[512];
     snprintf(errp, sizeof errp, "%s.err", run);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        int fd = open(errp, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        dup2(fd, 2);
-        dup2(fd, 1);
-        execv(argv[0], argv);
-        _exit(127);
-    }
-    return pid;
+    return spawn_logged(argv, errp);
 }
 
-static int wait_exit(pid_t pid, double timeout_s)
+/* A fresh run directory into RUN (LEN bytes) trained with ARGS (as for
+ * start_train) to its end; returns wait_exit's answer after TIMEOUT_S. */
+static int train_fresh(char *run, size_t len, double timeout_s, const char *args)
 {
-    double end = now_s() + timeout_s;
-    int st;
-    while (now_s() < end) {
-        pid_t r = waitpid(pid, &st, WNOHANG);
-        if (r == pid)
-            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-        usleep(20000);
-    }
-    kill(pid, SIGKILL);
-    waitpid(pid, &st, 0);
-    return -1;
-}
-
-/* Wait until status.json's key reaches at least v; false on timeout. */
-static int wait_status(const char *run, const char *key, long long v, double timeout_s)
-{
-    double end = now_s() + timeout_s;
-    while (now_s() < end) {
-        if (status_num(run, key) >= v)
-            return 1;
-        usleep(50000);
-    }
-    return 0;
+    make_tmpdir(run, len);
+    return wait_exit(start_train(run, "%s", args), timeout_s);
 }
 
 /* Frames in RUN/games: good and bad. */
@@ -225,19 +201,13 @@ static int process_alive(long pid)
     return rp && rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
 }
 
-static void rm_rf(const char *path)
+/* A run directory and the RUN.err log start_train writes beside it. */
+static void rm_rf(const char *run)
 {
-    char cmd[600];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s' '%s.err'", path, path);
-    ck_assert_int_eq(system(cmd), 0);
-}
-
-static int file_contains(const char *path, const char *needle)
-{
-    char *s = slurp(path);
-    int r = s && strstr(s, needle) != NULL;
-    free(s);
-    return r;
+    char err[600];
+    snprintf(err, sizeof err, "%s.err", run);
+    remove_tree(run);
+    remove_tree(err);
 }
 
 /* ---- in-process: wire and replay -------------------------------------- */
@@ -558,10 +528,7 @@ START_TEST(test_worker_killed_is_restarted)
     long long games_at_kill = status_num(run, "games");
     ck_assert_int_eq(kill((pid_t)pids[0], SIGKILL), 0);
     /* restarted with a new pid, and games keep coming */
-    double end = now_s() + 30;
-    while (now_s() < end && worker_num(run, 0, "restarts") < 1)
-        usleep(50000);
-    ck_assert_int_ge(worker_num(run, 0, "restarts"), 1);
+    ck_assert_msg(wait_worker_num(run, 0, "restarts", 1, 30), "worker 0: no restart");
     long npids[2];
     ck_assert_int_eq(worker_pids(run, npids, 2), 2);
     ck_assert_int_ne(npids[0], pids[0]);
@@ -604,9 +571,7 @@ START_TEST(test_sigterm_then_resume)
     ck_assert_int_ge(g2, g1);
     ck_assert_int_eq(bad, 0);
     ck_assert_int_eq(status_num(run, "games"), g2); /* the saved games were counted in */
-    char p[128];
-    snprintf(p, sizeof p, "%s.err", run);
-    ck_assert(file_contains(p, "resuming from"));
+    ck_assert(run_has(run, ".err", "resuming from"));
     rm_rf(run);
 }
 END_TEST
@@ -633,10 +598,7 @@ START_TEST(test_garbage_frames_rejected)
     char run2[64];
     make_tmpdir(run2, sizeof run2);
     pid = start_train(run2, "--worker-fault garbage --bad-frame-limit 4 --workers 1");
-    double end = now_s() + 40;
-    while (now_s() < end && worker_num(run2, 0, "restarts") < 1)
-        usleep(50000);
-    ck_assert_int_ge(worker_num(run2, 0, "restarts"), 1);
+    ck_assert_msg(wait_worker_num(run2, 0, "restarts", 1, 40), "worker 0: no restart");
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid, 40), 0);
     count_frames(run2, &good, &bad);
@@ -720,9 +682,7 @@ END_TEST
 START_TEST(test_resume_with_only_invalid_games)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--steps 5");
-    ck_assert_int_eq(wait_exit(pid, 50), 0);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 50, "--steps 5"), 0);
     long good, bad;
     count_frames(run, &good, &bad);
     ck_assert_int_gt(good, 0);
@@ -745,11 +705,10 @@ START_TEST(test_resume_with_only_invalid_games)
     count_frames(run, &good, &bad);
     ck_assert_int_eq(good, 0);
     /* the trainer says so and waits for new games instead of training on nothing */
-    pid = start_train(run, "--steps +3");
+    pid_t pid = start_train(run, "--steps +3");
     ck_assert_int_eq(wait_exit(pid, 50), 0);
-    snprintf(p, sizeof p, "%s.err", run);
-    ck_assert(file_contains(p, "saved frames in"));
-    ck_assert(file_contains(p, "are invalid: training waits for new games"));
+    ck_assert(run_has(run, ".err", "saved frames in"));
+    ck_assert(run_has(run, ".err", "are invalid: training waits for new games"));
     ck_assert_int_eq(newest_step(run), 8);
     ck_assert_int_ge(status_num(run, "bad_frames_on_load"), 1);
     rm_rf(run);
@@ -863,10 +822,7 @@ START_TEST(test_nonfinite_model_refused)
     make_tmpdir(dir, sizeof dir);
     char p[128], err[512];
     snprintf(p, sizeof p, "%s/nan.gzm", dir);
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, 7);
-    nn_model_t *m = nn_model_create(&cfg, 1, err, sizeof err);
-    ck_assert_ptr_nonnull(m);
+    nn_model_t *m = small_model(1, 8, 7, 1);
     m->params[m->nparams / 2] = NAN;
     ck_assert_int_eq(nn_model_save(m, p, err, sizeof err), 0);
     ck_assert_ptr_null(nn_model_load(p, err, sizeof err));
@@ -895,24 +851,27 @@ static int json_all_finite(const char *s)
            !strstr(s, "Inf");
 }
 
+/* After a run with non-finite steps: SKIPPED of them skipped, status.json
+ * valid JSON (no NaN/Inf) at STEP, and the newest checkpoint that step's. */
+static void expect_nonfinite_outcome(const char *run, long long skipped, long long step)
+{
+    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), skipped);
+    ck_assert_int_eq(status_num(run, "step"), step);
+    char *s = run_slurp(run, "/status.json");
+    ck_assert_msg(json_all_finite(s), "status.json is not valid JSON: %s", s);
+    free(s);
+    ck_assert_int_eq(newest_step(run), step);
+}
+
 START_TEST(test_nonfinite_loss_stops_run)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--fault nan-loss --nonfinite-limit 3 --steps 20");
-    ck_assert_int_eq(wait_exit(pid, 90), 1);
-    char p[256];
-    snprintf(p, sizeof p, "%s.err", run);
-    ck_assert_msg(file_contains(p, "3 training steps in a row gave a non-finite loss"),
-                  "no stop message in %s", p);
-    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), 3);
-    ck_assert_int_eq(status_num(run, "step"), 0);
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
-    ck_assert_msg(json_all_finite(s), "status.json is not valid JSON: %s", s);
-    free(s);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 90,
+                                 "--fault nan-loss --nonfinite-limit 3 --steps 20"), 1);
+    ck_assert_msg(run_has(run, ".err", "3 training steps in a row gave a non-finite loss"),
+                  "no stop message in %s.err", run);
     /* the checkpoint left behind is the finite one */
-    ck_assert_int_eq(newest_step(run), 0);
+    expect_nonfinite_outcome(run, 3, 0);
     rm_rf(run);
 }
 END_TEST
@@ -923,17 +882,8 @@ END_TEST
 START_TEST(test_nonfinite_step_rolled_back)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--fault nan-once --steps 30");
-    ck_assert_int_eq(wait_exit(pid, 120), 0);
-    ck_assert_int_eq(status_num(run, "nonfinite_steps_skipped"), 1);
-    ck_assert_int_eq(status_num(run, "step"), 30);
-    char p[256];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    char *s = slurp(p);
-    ck_assert_msg(json_all_finite(s), "non-finite numbers after the rollback: %s", s);
-    free(s);
-    ck_assert_int_eq(newest_step(run), 30);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 120, "--fault nan-once --steps 30"), 0);
+    expect_nonfinite_outcome(run, 1, 30);
     rm_rf(run);
 }
 END_TEST
@@ -948,14 +898,11 @@ START_TEST(test_init_model)
     snprintf(run, sizeof run, "%s/r", dir);
     snprintf(mp, sizeof mp, "%s/init.gzm", dir);
     snprintf(out, sizeof out, "%s/out", dir);
-    nn_config_t cfg;
-    nn_config_default(&cfg, 1, 8, 7);
-    char err[512];
-    nn_model_t *m = nn_model_create(&cfg, 99, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
+    nn_model_t *m = small_model(1, 8, 7, 99);
     m->rule = RULE_STANDARD;
     m->step = 1234;
-    ck_assert_int_eq(nn_model_save(m, mp, err, sizeof err), 0);
+    save_model(m, mp);
+    char err[512];
 
     snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --blocks 2 --device cpu 2>'%s'",
              bin(), run, mp, out);
@@ -1045,10 +992,9 @@ static int count_files(const char *dir, const char *suffix)
 START_TEST(test_checkpoint_retention)
 {
     char run[64];
-    make_tmpdir(run, sizeof run);
-    pid_t pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
-                                 "--steps 30 --workers 1");
-    ck_assert_int_eq(wait_exit(pid, 90), 0);
+    ck_assert_int_eq(train_fresh(run, sizeof run, 90, "--checkpoint-every 1 --keep-checkpoints 3 "
+                                                      "--keep-every 10 --steps 30 --workers 1"),
+                     0);
     char models[128], p[256];
     snprintf(models, sizeof models, "%s/models", run);
     /* the newest 3 (28, 29, 30) and every 10th (0, 10, 20, 30) */
@@ -1063,12 +1009,11 @@ START_TEST(test_checkpoint_retention)
     FILE *f = fopen(p, "w");
     fputs("torn", f);
     fclose(f);
-    pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
-                           "--steps +1 --workers 1");
+    pid_t pid = start_train(run, "--checkpoint-every 1 --keep-checkpoints 3 --keep-every 10 "
+                                 "--steps +1 --workers 1");
     ck_assert_int_eq(wait_exit(pid, 90), 0);
     ck_assert_int_eq(access(p, F_OK), -1);
-    snprintf(p, sizeof p, "%s/train.log", run);
-    ck_assert(file_contains(p, "removed 1 stale temporary files"));
+    ck_assert(run_has(run, "/train.log", "removed 1 stale temporary files"));
     rm_rf(run);
 }
 END_TEST
@@ -1083,12 +1028,9 @@ START_TEST(test_disk_full_pauses_and_drops_counted)
     unsetenv("GOMOKU_FAULT_ENOSPC");
     ck_assert_int_eq(wait_exit(pid, 120), 0);
     ck_assert_int_eq(status_num(run, "games_dropped"), 3);
-    char p[256];
-    snprintf(p, sizeof p, "%s/status.json", run);
-    ck_assert(file_contains(p, "\"games_dir_writable\": true"));
-    snprintf(p, sizeof p, "%s/train.log", run);
-    ck_assert(file_contains(p, "No space left on device; workers paused"));
-    ck_assert(file_contains(p, "writable again"));
+    ck_assert(run_has(run, "/status.json", "\"games_dir_writable\": true"));
+    ck_assert(run_has(run, "/train.log", "No space left on device; workers paused"));
+    ck_assert(run_has(run, "/train.log", "writable again"));
     /* the torn halves were cut off: every saved frame is whole */
     long good, bad;
     count_frames(run, &good, &bad);
@@ -1153,17 +1095,9 @@ START_TEST(test_stalled_worker_restarted)
     pid_t pid = start_train(run, "--worker-fault stall --stall-s 1 --workers 1 "
                                  "--stop-timeout 1");
     ck_assert(wait_status(run, "pid", 1, 30));
-    double end = now_s() + 30;
-    while (now_s() < end && worker_num(run, 0, "stalls") < 1)
-        usleep(100000);
-    ck_assert_int_ge(worker_num(run, 0, "stalls"), 1);
-    end = now_s() + 30;
-    while (now_s() < end && worker_num(run, 0, "restarts") < 1)
-        usleep(100000);
-    ck_assert_int_ge(worker_num(run, 0, "restarts"), 1);
-    char p[256];
-    snprintf(p, sizeof p, "%s/train.log", run);
-    ck_assert(file_contains(p, "stalled: no game and no heartbeat"));
+    ck_assert_msg(wait_worker_num(run, 0, "stalls", 1, 30), "worker 0: no stall");
+    ck_assert_msg(wait_worker_num(run, 0, "restarts", 1, 30), "worker 0: no restart");
+    ck_assert(run_has(run, "/train.log", "stalled: no game and no heartbeat"));
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid, 40), 0);
     rm_rf(run);
@@ -1200,37 +1134,14 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("train");
-    TCase *unit = tcase_create("unit");
-    tcase_add_test(unit, test_wire_stream);
-    tcase_add_test(unit, test_wire_lines);
-    tcase_add_test(unit, test_replay_window_and_samples);
-    tcase_add_test(unit, test_config_roundtrip);
-    tcase_add_test(unit, test_nonfinite_model_refused);
-    tcase_add_test(unit, test_exact_resume);
-    tcase_set_timeout(unit, 30);
-    suite_add_tcase(s, unit);
-    TCase *proc = tcase_create("process");
-    tcase_add_test(proc, test_bad_arguments);
-    tcase_add_test(proc, test_train_steps_and_checkpoint);
-    tcase_add_test(proc, test_worker_killed_is_restarted);
-    tcase_add_test(proc, test_sigterm_then_resume);
-    tcase_add_test(proc, test_garbage_frames_rejected);
-    tcase_add_test(proc, test_second_trainer_refused);
-    tcase_add_test(proc, test_killed_trainer_leaves_no_workers_and_resumes);
-    tcase_add_test(proc, test_resume_with_only_invalid_games);
-    tcase_add_test(proc, test_nonfinite_loss_stops_run);
-    tcase_add_test(proc, test_nonfinite_step_rolled_back);
-    tcase_add_test(proc, test_init_model);
-    tcase_add_test(proc, test_bad_run_paths);
-    tcase_add_test(proc, test_checkpoint_retention);
-    tcase_add_test(proc, test_disk_full_pauses_and_drops_counted);
-    tcase_add_test(proc, test_real_disk_full_tmpfs);
-    tcase_add_test(proc, test_stalled_worker_restarted);
-    tcase_set_timeout(proc, asan() ? 240 : 120);
-    suite_add_tcase(s, proc);
-    SRunner *sr = srunner_create(s);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+    ADD_CASE(s, "unit", 30, test_wire_stream, test_wire_lines, test_replay_window_and_samples,
+             test_config_roundtrip, test_nonfinite_model_refused, test_exact_resume);
+    ADD_CASE(s, "process", asan() ? 240 : 120, test_bad_arguments, test_train_steps_and_checkpoint,
+             test_worker_killed_is_restarted, test_sigterm_then_resume,
+             test_garbage_frames_rejected, test_second_trainer_refused,
+             test_killed_trainer_leaves_no_workers_and_resumes, test_resume_with_only_invalid_games,
+             test_nonfinite_loss_stops_run, test_nonfinite_step_rolled_back, test_init_model,
+             test_bad_run_paths, test_checkpoint_retention, test_disk_full_pauses_and_drops_counted,
+             test_real_disk_full_tmpfs, test_stalled_worker_restarted);
+    return run_suite(s);
 }

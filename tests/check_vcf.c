@@ -12,6 +12,7 @@
 #include "engine/bot.h"
 #include "engine/util.h"
 #include "engine/vcf.h"
+#include "tests/testkit.h"
 
 static vcf_t *solver(void)
 {
@@ -120,6 +121,25 @@ static bool brute_vcf(board_t *b, int depth)
     return false;
 }
 
+/* The solver finds a VCF of NFOURS fours from B starting at (X,Y), and
+ * the line checks out. */
+static void expect_vcf(vcf_t *s, const board_t *b, int nfours, int x, int y)
+{
+    vcf_result_t r;
+    ck_assert_int_eq(vcf_solve(s, b, NULL, &r), VCF_WIN);
+    ck_assert_int_eq(r.nfours, nfours);
+    ck_assert_int_eq(r.line[0], board_xy(b, x, y));
+    check_line(b, &r);
+}
+
+/* Neither the solver nor brute force to DEPTH fours finds a VCF from B. */
+static void expect_no_vcf(vcf_t *s, board_t *b, int depth)
+{
+    vcf_result_t r;
+    ck_assert_int_eq(vcf_solve(s, b, NULL, &r), VCF_NONE);
+    ck_assert(!brute_vcf(b, depth));
+}
+
 START_TEST(test_five_queries)
 {
     board_t b;
@@ -213,9 +233,7 @@ START_TEST(test_counter_four_breaks_line)
     vcf_t *s = solver();
     board_t b;
     PLACE(&b, 15, RULE_FREESTYLE, STONE_BLACK, TWO_B, W);
-    vcf_result_t r;
-    ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_NONE);
-    ck_assert(!brute_vcf(&b, 3));
+    expect_no_vcf(s, &b, 3);
     vcf_free(s);
 }
 END_TEST
@@ -229,16 +247,11 @@ START_TEST(test_renju_black_four_on_forbidden_point)
     static const int W[][2] = {{3, 7}, {7, 3}, {0, 14}, {14, 14}, {14, 0}, {0, 0}};
     vcf_t *s = solver();
     board_t b;
-    vcf_result_t r;
     PLACE(&b, 15, RULE_FREESTYLE, STONE_BLACK, B, W);
-    ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_WIN);
-    ck_assert_int_eq(r.nfours, 1);
-    ck_assert_int_eq(r.line[0], board_xy(&b, 7, 7));
-    check_line(&b, &r);
+    expect_vcf(s, &b, 1, 7, 7);
     PLACE(&b, 15, RULE_RENJU, STONE_BLACK, B, W);
     ck_assert_int_eq(board_forbidden_kind(&b, board_xy(&b, 7, 7)), FORBID_DOUBLE_FOUR);
-    ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_NONE);
-    ck_assert(!brute_vcf(&b, 3));
+    expect_no_vcf(s, &b, 3);
     vcf_free(s);
 }
 END_TEST
@@ -252,18 +265,13 @@ START_TEST(test_renju_white_forces_forbidden_block)
     static const int W[][2] = {{3, 7}, {4, 7}, {5, 7}, {0, 0}, {14, 14}};
     vcf_t *s = solver();
     board_t b;
-    vcf_result_t r;
     PLACE(&b, 15, RULE_RENJU, STONE_WHITE, B, W);
     board_t black_view = b;
     black_view.to_move = STONE_BLACK;
     ck_assert_int_eq(board_forbidden_kind(&black_view, board_xy(&b, 7, 7)), FORBID_OVERLINE);
-    ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_WIN);
-    ck_assert_int_eq(r.nfours, 1);
-    ck_assert_int_eq(r.line[0], board_xy(&b, 6, 7));
-    check_line(&b, &r);
+    expect_vcf(s, &b, 1, 6, 7);
     PLACE(&b, 15, RULE_STANDARD, STONE_WHITE, B, W);
-    ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_NONE);
-    ck_assert(!brute_vcf(&b, 2));
+    expect_no_vcf(s, &b, 2);
     vcf_free(s);
 }
 END_TEST
@@ -442,16 +450,7 @@ END_TEST
 
 static int run_bin(const char *args, char *out, size_t outlen)
 {
-    const char *bin = getenv("GOMOKU_BIN");
-    ck_assert_msg(bin != NULL, "GOMOKU_BIN is not set");
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin, args);
-    FILE *p = popen(cmd, "r");
-    ck_assert(p != NULL);
-    size_t n = fread(out, 1, outlen - 1, p);
-    out[n] = '\0';
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return run_gomoku(args, NULL, CAPTURE_BOTH, out, outlen);
 }
 
 START_TEST(test_cli_rules_vcf)
@@ -502,25 +501,10 @@ END_TEST
 int main(void)
 {
     Suite *su = suite_create("vcf");
-    TCase *tc = tcase_create("vcf");
-    tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, test_five_queries);
-    tcase_add_test(tc, test_immediate_five_and_game_over);
-    tcase_add_test(tc, test_two_fours);
-    tcase_add_test(tc, test_counter_four_breaks_line);
-    tcase_add_test(tc, test_renju_black_four_on_forbidden_point);
-    tcase_add_test(tc, test_renju_white_forces_forbidden_block);
-    tcase_add_test(tc, test_long_vcf);
-    tcase_add_test(tc, test_random_against_brute_force);
-    tcase_add_test(tc, test_defend);
-    tcase_add_test(tc, test_bot_vcf);
-    tcase_add_test(tc, test_bot_vcf_beats_greedy);
-    tcase_add_test(tc, test_cli_rules_vcf);
-    tcase_add_test(tc, test_cli_bench_vcf);
-    suite_add_tcase(su, tc);
-    SRunner *sr = srunner_create(su);
-    srunner_run_all(sr, CK_NORMAL);
-    int failed = srunner_ntests_failed(sr);
-    srunner_free(sr);
-    return failed ? 1 : 0;
+    ADD_CASE(su, "vcf", 60, test_five_queries, test_immediate_five_and_game_over, test_two_fours,
+             test_counter_four_breaks_line, test_renju_black_four_on_forbidden_point,
+             test_renju_white_forces_forbidden_block, test_long_vcf,
+             test_random_against_brute_force, test_defend, test_bot_vcf, test_bot_vcf_beats_greedy,
+             test_cli_rules_vcf, test_cli_bench_vcf);
+    return run_suite(su);
 }

@@ -1,0 +1,274 @@
+/* Helpers shared by the Check suites; see testkit.h. */
+#include "tests/testkit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+TCase *add_case(Suite *s, const char *name, double timeout_s, const TTest *const *tests)
+{
+    TCase *tc = tcase_create(name);
+    if (timeout_s >= 0)
+        tcase_set_timeout(tc, timeout_s);
+    for (; *tests; tests++)
+        tcase_add_test(tc, *tests);
+    suite_add_tcase(s, tc);
+    return tc;
+}
+
+int run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed ? 1 : 0;
+}
+
+bool asan(void)
+{
+    const char *a = getenv("GOMOKU_ASAN");
+    return a && *a && strcmp(a, "0") != 0;
+}
+
+double slow(void) { return asan() ? 4.0 : 1.0; }
+
+const char *bin(void)
+{
+    const char *b = getenv("GOMOKU_BIN");
+    ck_assert_msg(b && *b, "GOMOKU_BIN is not set (run through meson test)");
+    return b;
+}
+
+double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int exit_status(int st) { return WIFEXITED(st) ? WEXITSTATUS(st) : -1; }
+
+int run_gomoku(const char *args, const char *input, int what, char *out, size_t outlen)
+{
+    static const char *redirect[] = {"", "2>/dev/null", "2>&1 >/dev/null", "2>&1"};
+    size_t n = strlen(args) + (input ? strlen(input) : 0) + strlen(bin()) + 64;
+    char *cmd = malloc(n);
+    ck_assert_ptr_nonnull(cmd);
+    if (input)
+        snprintf(cmd, n, "printf '%s' | '%s' %s %s", input, bin(), redirect[what & 3], args);
+    else
+        snprintf(cmd, n, "'%s' </dev/null %s %s", bin(), redirect[what & 3], args);
+    FILE *p = popen(cmd, "r");
+    free(cmd);
+    ck_assert_ptr_nonnull(p);
+    size_t len = 0, r;
+    while (len + 1 < outlen && (r = fread(out + len, 1, outlen - 1 - len, p)) > 0)
+        len += r;
+    out[len] = '\0';
+    return exit_status(pclose(p));   /* pclose waits: a longer output is dropped by the pipe */
+}
+
+pid_t spawn_piped(char *const argv[], int what, int *fd)
+{
+    int p[2];
+    ck_assert_int_eq(pipe(p), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (what & CAPTURE_OUT)
+        posix_spawn_file_actions_adddup2(&fa, p[1], 1);
+    if (what & CAPTURE_ERR)
+        posix_spawn_file_actions_adddup2(&fa, p[1], 2);
+    posix_spawn_file_actions_addclose(&fa, p[0]);
+    posix_spawn_file_actions_addclose(&fa, p[1]);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    close(p[1]);
+    ck_assert_msg(rc == 0, "posix_spawn %s: %s", argv[0], strerror(rc));
+    *fd = p[0];
+    return pid;
+}
+
+int run_argv(char *const argv[], int what, char *out, size_t outlen, double timeout_s)
+{
+    int fd;
+    pid_t pid = spawn_piped(argv, what, &fd);
+    size_t len = 0;
+    double deadline = now_s() + timeout_s;
+    bool killed = false;
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 1000) > 0) {
+            char buf[4096];
+            ssize_t r = read(fd, buf, sizeof buf);
+            if (r <= 0)
+                break;
+            size_t room = outlen - 1 - len;   /* read on to the end: no SIGPIPE for it */
+            size_t k = (size_t)r < room ? (size_t)r : room;
+            memcpy(out + len, buf, k);
+            len += k;
+        }
+        if (now_s() > deadline) {
+            kill(pid, killed ? SIGKILL : SIGTERM);
+            if (!killed)
+                fprintf(stderr, "  %s: killed after %.0f s\n", argv[0], timeout_s);
+            killed = true;
+            deadline = now_s() + 30;
+        }
+    }
+    out[len] = '\0';
+    close(fd);
+    int st;
+    ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+    return exit_status(st);
+}
+
+pid_t spawn_logged(char *const argv[], const char *logpath)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        dup2(fd, 2);
+        dup2(fd, 1);
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+int wait_exit(pid_t pid, double timeout_s)
+{
+    double end = now_s() + timeout_s * slow();
+    int st;
+    while (now_s() < end) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        usleep(2000);
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, &st, 0);
+    return -1;
+}
+
+/* OUT = $TMPDIR/PROGRAM.XXXXXX (check_train.XXXXXX), for mkdtemp/mkstemp. */
+static void tmp_template(char *out, size_t len)
+{
+    const char *base = getenv("TMPDIR");
+    int n = snprintf(out, len, "%s/%s.XXXXXX", base && *base ? base : "/tmp",
+                     program_invocation_short_name);
+    ck_assert_msg(n > 0 && (size_t)n < len, "temporary path too long: %s", out);
+}
+
+void make_tmpdir(char *out, size_t len)
+{
+    tmp_template(out, len);
+    ck_assert_msg(mkdtemp(out) != NULL, "mkdtemp %s failed", out);
+}
+
+void make_tmpfile(char *out, size_t len)
+{
+    tmp_template(out, len);
+    int fd = mkstemp(out);
+    ck_assert_msg(fd >= 0, "mkstemp %s failed", out);
+    close(fd);
+}
+
+void remove_tree(const char *path)
+{
+    char cmd[1200];
+    ck_assert_uint_lt((size_t)snprintf(cmd, sizeof cmd, "rm -rf '%s'", path), sizeof cmd);
+    ck_assert_int_eq(system(cmd), 0);
+}
+
+char *slurp_len(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    size_t cap = 4096, n = 0, r;
+    char *s = malloc(cap);
+    ck_assert_ptr_nonnull(s);
+    for (;;) {
+        if (n + 1024 > cap) {
+            s = realloc(s, cap *= 2);
+            ck_assert_ptr_nonnull(s);
+        }
+        if ((r = fread(s + n, 1, cap - n - 1, f)) == 0)
+            break;
+        n += r;
+    }
+    s[n] = '\0';
+    fclose(f);
+    if (len)
+        *len = n;
+    return s;
+}
+
+char *must_slurp(const char *path)
+{
+    char *s = slurp(path);
+    ck_assert_msg(s != NULL, "cannot open %s", path);
+    return s;
+}
+
+bool file_contains(const char *path, const char *needle)
+{
+    char *s = slurp(path);
+    bool r = s && strstr(s, needle) != NULL;
+    free(s);
+    return r;
+}
+
+void write_file(const char *path, const void *buf, size_t len, const char *mode)
+{
+    FILE *f = fopen(path, mode);
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert_uint_eq(fwrite(buf, 1, len, f), len);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+long long json_num(const char *s, const char *key)
+{
+    if (!s)
+        return -1;
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\": ", key);
+    const char *p = strstr(s, pat);
+    return p ? atoll(p + strlen(pat)) : -1;
+}
+
+long long status_num(const char *run, const char *key)
+{
+    char p[1024];
+    snprintf(p, sizeof p, "%s/status.json", run);
+    char *s = slurp(p);
+    long long v = json_num(s, key);
+    free(s);
+    return v;
+}
+
+bool wait_status(const char *run, const char *key, long long v, double timeout_s)
+{
+    double end = now_s() + timeout_s * slow();
+    while (now_s() < end) {
+        if (status_num(run, key) >= v)
+            return true;
+        usleep(50000);
+    }
+    return false;
+}

@@ -1,0 +1,104 @@
+/* One copy of what the Check suites (tests/check_*.c) share: the suite
+ * table and main(), the program under test ($GOMOKU_BIN) run with its
+ * output captured, child processes, temporary directories and the files a
+ * run writes. For tests only: helpers fail the running test through
+ * ck_assert where a test cannot go on (no pipe, no temporary directory). */
+#ifndef GZ_TESTS_TESTKIT_H
+#define GZ_TESTS_TESTKIT_H
+
+#include <check.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* ---- suites ---- */
+
+/* Adds to S a test case NAME running TESTS (NULL-terminated) with Check's
+ * time limit TIMEOUT_S seconds per test (0: none; < 0: Check's default).
+ * Returns the case, owned by S, for fixtures. */
+TCase *add_case(Suite *s, const char *name, double timeout_s, const TTest *const *tests);
+#define ADD_CASE(s, name, timeout_s, ...) \
+    add_case((s), (name), (timeout_s), (const TTest *const[]){__VA_ARGS__, NULL})
+
+/* Runs every test of S (freed here), each in a fork unless CK_FORK=no;
+ * returns main's exit status: 0 when all passed, 1 otherwise. */
+int run_suite(Suite *s);
+
+/* ---- the build under test ---- */
+
+/* True when the suites run under ASan/UBSan (GOMOKU_ASAN set, not "0"). */
+bool asan(void);
+/* How much longer waits for child processes may be: 4 under ASan, else 1. */
+double slow(void);
+/* $GOMOKU_BIN (set by meson test); fails the test when unset. */
+const char *bin(void);
+/* Seconds on the monotonic clock. */
+double now_s(void);
+
+/* ---- child processes ---- */
+
+/* Which of a child's output streams are captured. */
+enum { CAPTURE_NONE = 0, CAPTURE_OUT = 1, CAPTURE_ERR = 2, CAPTURE_BOTH = 3 };
+
+/* Runs `$GOMOKU_BIN ARGS` through /bin/sh (ARGS is shell text: quote what
+ * needs it). Its stdin is INPUT as a printf(1) format (so "\\n" is a
+ * newline), or /dev/null when INPUT is NULL. OUT (OUTLEN > 0) receives the
+ * streams WHAT selects, NUL-terminated and cut to OUTLEN - 1 bytes; the
+ * other stream is dropped, unless ARGS redirects it (ARGS' redirections
+ * come last, so they win). Returns the exit status; -1 when a signal
+ * ended it. */
+int run_gomoku(const char *args, const char *input, int what, char *out, size_t outlen);
+
+/* Starts ARGV (ARGV[0] a path) with the streams WHAT selects on a pipe
+ * whose read end goes to *FD (the caller closes it); the other stream is
+ * inherited. Returns the pid. */
+pid_t spawn_piped(char *const argv[], int what, int *fd);
+
+/* spawn_piped, then reads the pipe to its end into OUT (NUL-terminated,
+ * cut to OUTLEN - 1 bytes) and reaps the child. A child still writing
+ * after TIMEOUT_S seconds gets SIGTERM, and SIGKILL 30 s later. Returns
+ * the exit status; -1 when a signal ended it. */
+int run_argv(char *const argv[], int what, char *out, size_t outlen, double timeout_s);
+
+/* Starts ARGV (ARGV[0] looked up in PATH) with stdout and stderr appended
+ * to LOGPATH; the child is killed when the calling thread dies. */
+pid_t spawn_logged(char *const argv[], const char *logpath);
+
+/* Waits up to TIMEOUT_S * slow() seconds for PID to end. Returns its exit
+ * status, 128 + the signal that ended it, or -1 after killing it (SIGKILL)
+ * at the time limit. */
+int wait_exit(pid_t pid, double timeout_s);
+
+/* ---- files ---- */
+
+/* Creates a fresh directory under $TMPDIR (else /tmp) into OUT. */
+void make_tmpdir(char *out, size_t len);
+/* Creates a fresh empty file under $TMPDIR (else /tmp) into OUT. */
+void make_tmpfile(char *out, size_t len);
+/* rm -rf PATH; fails the test when that fails. */
+void remove_tree(const char *path);
+/* The whole file as a NUL-terminated string (malloc'd; the caller frees),
+ * or NULL when it cannot be opened. *LEN, when LEN is not NULL, gets its
+ * size (which may be more than strlen for binary files). */
+char *slurp_len(const char *path, size_t *len);
+#define slurp(path) slurp_len((path), NULL)
+/* slurp, failing the test when PATH cannot be read. */
+char *must_slurp(const char *path);
+/* True when the file PATH exists and contains NEEDLE. */
+bool file_contains(const char *path, const char *needle);
+/* Writes LEN bytes of BUF to PATH (MODE as for fopen: "wb", "ab"); fails
+ * the test when that fails. */
+void write_file(const char *path, const void *buf, size_t len, const char *mode);
+
+/* ---- run directories (gomoku train) ---- */
+
+/* The number after "key": in the JSON text S (first occurrence); -1 when
+ * absent or S is NULL. */
+long long json_num(const char *s, const char *key);
+/* json_num of RUN/status.json; -1 when absent. */
+long long status_num(const char *run, const char *key);
+/* Polls RUN/status.json until KEY is at least V: true, or false after
+ * TIMEOUT_S * slow() seconds. */
+bool wait_status(const char *run, const char *key, long long v, double timeout_s);
+
+#endif
