@@ -36,6 +36,14 @@ int args_fail(const cmd_help_t *h, const char *fmt, ...)
     return ARGS_ERROR;
 }
 
+int args_precision(const cmd_help_t *h, const char *s, nn_precision_t *out)
+{
+    char err[128];
+    if (nn_precision_parse(s, out, err, sizeof err) != 0)
+        return args_fail(h, "--precision: %s", err);
+    return ARGS_OK;
+}
+
 static bool in_range(const arg_spec_t *s, double v)
 {
     if (s->min == 0 && s->max == 0)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "engine/board.h"
+#include "nn/nn.h"
 
 /* ARG_RULE: a rule name (freestyle, standard, renju) into a rule_t. */
 typedef enum { ARG_FLAG, ARG_INT, ARG_DOUBLE, ARG_STR, ARG_U64, ARG_RULE } arg_kind_t;
@@ -53,6 +54,12 @@ void args_print_help(const cmd_help_t *h, const arg_spec_t *specs, int nspecs);
 /* One-line error + usage to stderr; returns 2 for `return args_fail(...)`. */
 int args_fail(const cmd_help_t *h, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* --precision: the option's help text, and its check: fp32, bf16 or auto
+ * into *out; ARGS_OK, or args_fail's code naming the valid values. */
+#define ARGS_PRECISION_HELP \
+    "P  inference precision: fp32, bf16 or auto (bf16 when the CPU has it and the net passes a check; default auto)"
+int args_precision(const cmd_help_t *h, const char *s, nn_precision_t *out);
 
 /* Write s to f as a JSON string literal (quotes, escapes). */
 void args_json_str(FILE *f, const char *s);

@@ -16,7 +16,7 @@
 #include "engine/util.h"
 
 static const cmd_help_t help = {
-    "bench nn", "gomoku bench nn [--device D --blocks B --channels C --batch N[,N...]]",
+    "bench nn", "gomoku bench nn [--device D --precision P --blocks B --channels C --batch N[,N...]]",
     "Measure the network on a device: forward evals/s and GFLOP/s, training samples/s,\n"
     "and this machine's SGEMM GFLOP/s on a square product (the peak the CPU path can\n"
     "approach), each the median of several runs. Prints one JSON line per batch size."};
@@ -104,11 +104,12 @@ static void fill_inputs(float *in, float *pt, float *vt, int n, int s)
 
 int bench_nn(int argc, char **argv)
 {
-    const char *device = "cpu", *batch_s = "64", *model_path = NULL;
+    const char *device = "cpu", *batch_s = "64", *model_path = NULL, *prec_s = "auto";
     int blocks = 6, channels = 64, size = 15, runs = 5, threads = 0, sgemm_n = 2048;
     double seconds = 1.0;
     arg_spec_t specs[ARGS_MAX] = {
         {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default cpu)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP " (training is fp32)"},
         {"batch", ARG_STR, &batch_s, 0, 0, "N[,N...]  batch sizes, one JSON line each (default 64)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "S  board size (default 15)"},
         {"model", ARG_STR, &model_path, 0, 0, "F  use this model's dims and weights instead"},
@@ -123,6 +124,9 @@ int bench_nn(int argc, char **argv)
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
+    nn_precision_t prec;
+    if (args_precision(&help, prec_s, &prec) != ARGS_OK)
+        return 2;
     int batches[32];
     int nb = parse_list(batch_s, batches, 32);
     if (nb <= 0)
@@ -194,6 +198,13 @@ int bench_nn(int argc, char **argv)
         }
         if (note[0] && bi == 0)
             fprintf(stderr, "gomoku bench nn: %s\n", note);
+        if (nn_net_set_precision(net, prec, note, sizeof note, err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku bench nn: %s\n", err);
+            nn_net_free(net);
+            goto out_free;
+        }
+        if (note[0] && bi == 0)
+            fprintf(stderr, "gomoku bench nn: precision %s\n", note);
         bool on_gpu = strncmp(nn_net_device_name(net), "cuda", 4) == 0;
         double bound = 0.0;   /* evals/s at the FLOP bound (GPU only) */
         /* GPU: the issue's FLOP bound, 2 x blocks x 2 x 9 x C^2 x size^2 flops
@@ -258,13 +269,13 @@ int bench_nn(int argc, char **argv)
         char bound_json[64] = "";
         if (bound > 0)
             snprintf(bound_json, sizeof bound_json, ",\"fraction_of_bound\":%.3f", fe / bound);
-        printf("{\"bench\":\"nn\",\"device\":\"%s\",\"blocks\":%d,\"channels\":%d,"
+        printf("{\"bench\":\"nn\",\"device\":\"%s\",\"precision\":\"%s\",\"blocks\":%d,\"channels\":%d,"
                "\"board_max\":%d,\"size\":%d,\"batch\":%d,\"threads\":%d,\"sgemm\":\"%s\","
                "\"gflop_per_eval\":%.6f,\"forward_evals_per_s\":%.1f,\"forward_gflops\":%.2f,"
                "\"train_samples_per_s\":%.1f,\"train_gflops_est\":%.2f,"
                "\"sgemm_n\":%d,\"sgemm_gflops\":%.2f,\"forward_vs_sgemm\":%.3f,\"runs\":%d,"
                "\"seconds\":%g%s%s}\n",
-               nn_net_device_name(net), cfg->blocks, cfg->channels, M, size, batch,
+               nn_net_device_name(net), nn_net_precision_name(net), cfg->blocks, cfg->channels, M, size, batch,
                used, sgemm_impl_name(), flops / 1e9, fe, gf, ts, 3.0 * ts * flops / 1e9,
                sgemm_n, peak, rel, runs, seconds, gpu_json, bound_json);
         fflush(stdout);

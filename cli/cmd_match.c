@@ -112,6 +112,7 @@ int cmd_match(int argc, char **argv)
         "score the Elo is infinite and only the finite bound is given, from the\n"
         "exact binomial bound (all N won: score >= 0.025^(1/N))."};
     rule_t rule = RULE_FREESTYLE;
+    const char *prec_s = "auto";
     int games = 10, size = BOARD_DEFAULT, openings = 2;
     uint64_t seed = 1;
     bool json = false, quiet = false;
@@ -122,6 +123,7 @@ int cmd_match(int argc, char **argv)
         {"games", ARG_INT, &games, 1, 1000000, "N  games (default 10)"},
         {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"vcf-nodes", ARG_INT, &o.vcf_nodes, 0, 1000000, "N  model players: VCF check per new leaf, solver nodes (0: off; root 100N; default the search's)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed for openings and players (default 1)"},
         {"openings", ARG_INT, &openings, 0, 20, "K  random opening moves (default 2)"},
@@ -145,6 +147,8 @@ int cmd_match(int argc, char **argv)
     if (openings * 2 >= size * size)
         return args_fail(&help, "--openings %d is too many for a %dx%d board", openings, size, size);
 
+    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
+        return 2;
     o.quiet = quiet;
     char err[512];
     player_t *pl[2];

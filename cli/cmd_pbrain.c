@@ -8,7 +8,7 @@
 
 static const cmd_help_t help = {
     "pbrain",
-    "gomoku pbrain --model M [--threads T] [--device D] [--seed S]",
+    "gomoku pbrain --model M [--threads T] [--device D] [--precision P] [--seed S]",
     "Play through the Gomocup (piskvork) protocol on stdin/stdout, as a brain for\n"
     "Piskvork, Yixin Board or a tournament manager. M is a model file (.gzm)\n"
     "searched with MCTS, bot:greedy or bot:random, or mcts:uniform (the search\n"
@@ -43,13 +43,14 @@ int cmd_pbrain(int argc, char **argv)
     pbrain_opts_default(&o);
     o.model = NULL;
     int threads = 1;
-    const char *device = "auto";
+    const char *device = "auto", *prec_s = "auto";
     uint64_t seed = 1;
     arg_spec_t specs[] = {
         {"model", ARG_STR, &o.model, 0, 0, "M  model file (.gzm), bot:greedy, bot:random or mcts:uniform"},
         {"threads", ARG_INT, &threads, 1, PBRAIN_MAX_THREADS,
          "T  search threads, each with its own net (1..16, default 1)"},
         {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda, cuda:N (default auto)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
@@ -66,6 +67,8 @@ int cmd_pbrain(int argc, char **argv)
         return args_fail(&help, "--model is required");
     o.threads = threads;
     o.device = device;
+    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
+        return 2;
     o.seed = seed;
     char err[512];
     pbrain_t *pb = pbrain_create(&o, err, sizeof err);

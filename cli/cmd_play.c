@@ -116,6 +116,7 @@ int cmd_play(int argc, char **argv)
 {
     const char *black = NULL, *white = NULL, *model = NULL, *human_color = "black";
     rule_t rule = RULE_FREESTYLE;
+    const char *prec_s = "auto";
     int size = BOARD_DEFAULT;
     uint64_t seed = 1;
     bool quiet = false, hint = false;
@@ -129,6 +130,7 @@ int cmd_play(int argc, char **argv)
         {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size 5..20 (default 15)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed of bots and searches (default 1)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"hint", ARG_FLAG, &hint, 0, 0, "show a suggested move and its line before each move of a person"},
         {"quiet", ARG_FLAG, &quiet, 0, 0, "no notes on stderr"},
     };
@@ -153,6 +155,8 @@ int cmd_play(int argc, char **argv)
         white = "bot:greedy";
     if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
+    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
+        return 2;
     o.quiet = quiet;
 
     char err[256];

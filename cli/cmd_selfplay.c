@@ -132,7 +132,7 @@ int cmd_selfplay(int argc, char **argv)
         "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
     selfplay_opts_t o;
     selfplay_opts_default(&o);
-    const char *model_path = NULL, *out = NULL;
+    const char *model_path = NULL, *out = NULL, *prec_s = "auto";
     bool random_net = false;
     int games = 100, blocks = 6, channels = 64, shard_games = 1000;
     o.threads = 0;
@@ -142,6 +142,7 @@ int cmd_selfplay(int argc, char **argv)
         {"games", ARG_INT, &games, 1, 100000000, "N  games to play (default 100)"},
         {"out", ARG_STR, &out, 0, 0, "DIR  output directory (made if missing)"},
         {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"resign", ARG_DOUBLE, &o.resign_threshold, 0, 1, "X  resign below root value -X (default 0.9; 0: never)"},
         {"no-resign-frac", ARG_DOUBLE, &o.no_resign_frac, 0, 1, "F  games that never resign (default 0.1)"},
         {"temp-moves", ARG_INT, &o.temp_moves, 0, 400, "K  plies sampled at temperature 1 (default 8)"},
@@ -160,6 +161,8 @@ int cmd_selfplay(int argc, char **argv)
         return args_fail(&help, "give exactly one of --model M and --random-net");
     if (!out || !out[0])
         return args_fail(&help, "--out DIR is required");
+    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
+        return 2;
 
     char err[512];
     nn_model_t *m = options_model_open(model_path, blocks, channels, o.size, o.seed, err,

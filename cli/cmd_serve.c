@@ -446,7 +446,7 @@ static int parse_listen(const char *spec, struct sockaddr_storage *addr, socklen
 int cmd_serve(int argc, char **argv)
 {
     const char *run = NULL, *model = NULL, *listen = "127.0.0.1:8080", *token = NULL;
-    const char *device = "auto";
+    const char *device = "auto", *prec_s = "auto";
     int visits = 400, games = 8, searches = 2;
     arg_spec_t specs[] = {
         {"run", ARG_STR, &run, 0, 0, "DIR  training run to watch (read only)"},
@@ -455,12 +455,16 @@ int cmd_serve(int argc, char **argv)
         {"token", ARG_STR, &token, 0, 0, "T  secret every request must carry (needed off loopback)"},
         {"visits", ARG_INT, &visits, 1, 1000000, "V  model playouts per move (default 400)"},
         {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda, ... (default auto)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"games", ARG_INT, &games, 1, 64, "N  games kept at once (default 8)"},
         {"searches", ARG_INT, &searches, 1, 16, "N  searches running at once (default 2)"},
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
+    nn_precision_t prec;
+    if (args_precision(&help, prec_s, &prec) != ARGS_OK)
+        return 2;
 #if GZ_HAVE_HTTP
     char err[512];
     struct sockaddr_storage addr;
@@ -491,7 +495,7 @@ int cmd_serve(int argc, char **argv)
         goto out_lock;
     }
     serve_play_opts_t po = {.model = model, .run_dir = run, .visits = visits, .device = device,
-                            .max_games = games, .max_searches = searches};
+                            .precision = prec, .max_games = games, .max_searches = searches};
     if (!(s.play = serve_play_create(&po, err, sizeof err))) {
         fprintf(stderr, "gomoku serve: %s\n", err);
         goto out_run;
@@ -545,6 +549,7 @@ out_lock:
     (void)listen;
     (void)token;
     (void)device;
+    (void)prec;
     fprintf(stderr, "gomoku serve: this build has no HTTP server (apt-get install "
                     "libmicrohttpd-dev, then meson setup --reconfigure with -Dhttp=enabled)\n");
     return 1;

@@ -213,6 +213,7 @@ void pbrain_opts_default(pbrain_opts_t *o)
     o->model = "bot:greedy";
     o->threads = 1;
     o->device = "auto";
+    o->precision = NN_PRECISION_AUTO;
     o->seed = 1;
 }
 
@@ -404,6 +405,7 @@ static int brain_load(pbrain_t *pb, char *err, size_t errlen)
     searcher_opts_t so;
     searcher_opts_default(&so);
     so.device = pb->opts.device;
+    so.precision = pb->opts.precision;
     so.search_threads = pb->nthreads;
     so.net_threads = 1;
     so.batch = SEARCH_BATCH;

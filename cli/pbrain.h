@@ -42,6 +42,7 @@
 #include <stdio.h>
 
 #include "engine/board.h"
+#include "nn/nn.h"
 
 #define PBRAIN_NAME "gomoku-zero"
 #define PBRAIN_LINE_MAX 4096   /* longer lines are refused with ERROR */
@@ -51,6 +52,7 @@ typedef struct pbrain_opts {
     const char *model;    /* "bot:greedy", "bot:random" or a .gzm path; not copied */
     int threads;          /* search threads, 1..PBRAIN_MAX_THREADS (each with its own net) */
     const char *device;   /* "auto", "cpu", "cuda", ...; not copied */
+    nn_precision_t precision;   /* inference precision of the nets */
     uint64_t seed;
     int quiet;            /* no notes on stderr */
 } pbrain_opts_t;

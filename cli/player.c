@@ -18,6 +18,7 @@ void player_opts_default(player_opts_t *o)
     o->threads = 1;
     o->vcf_nodes = -1;
     o->device = "auto";
+    o->precision = NN_PRECISION_AUTO;
     o->seed = 1;
     o->quiet = 0;
 }

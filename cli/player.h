@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "engine/board.h"
+#include "nn/nn.h"
 
 typedef struct player_opts {
     int visits;          /* model players: playouts per move (0: use time_ms) */
@@ -19,6 +20,7 @@ typedef struct player_opts {
     int threads;         /* model players: search threads */
     int vcf_nodes;       /* model players: VCF nodes per new leaf, root 100x (0: off, -1: mcts default) */
     const char *device;  /* model players: "auto", "cpu", "cuda", ... */
+    nn_precision_t precision;   /* model players: inference precision */
     uint64_t seed;
     int quiet;           /* no notes on stderr */
     size_t cache_bytes;  /* model players: NN cache size (0: 64 MiB) */

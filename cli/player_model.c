@@ -122,6 +122,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     searcher_opts_t so;
     searcher_opts_default(&so);
     so.device = o->device ? o->device : "auto";
+    so.precision = o->precision;
     so.search_threads = o->threads > 1 ? o->threads : 1;
     if (so.search_threads > SEARCHER_MAX_THREADS)
         so.search_threads = SEARCHER_MAX_THREADS;

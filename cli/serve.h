@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "nn/nn.h"
+
 /* ---- JSON (serve_json.c) ------------------------------------------------ */
 
 typedef enum { SJ_NULL, SJ_BOOL, SJ_NUM, SJ_STR, SJ_ARR, SJ_OBJ } sj_kind_t;
@@ -85,6 +87,7 @@ typedef struct serve_play_opts {
     const char *run_dir;   /* used when model is NULL */
     int visits;            /* model playouts per move */
     const char *device;
+    nn_precision_t precision;   /* of the model's nets */
     int max_games;         /* concurrent games kept (the oldest idle one is dropped for a new one) */
     int max_searches;      /* searches running at once */
 } serve_play_opts_t;

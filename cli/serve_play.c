@@ -298,6 +298,7 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
     player_opts_default(&po);
     po.visits = p->o.visits;
     po.device = p->o.device;
+    po.precision = p->o.precision;
     po.quiet = 1;
     po.cache_bytes = PLAY_CACHE_BYTES;
     player_t *pl = player_create(spec, rule, (int)size, &po, err, sizeof err);

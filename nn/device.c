@@ -3,10 +3,12 @@
  * use. */
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
+#include "engine/util.h"
 
 #include <assert.h>
 #include <dlfcn.h>
 #include <limits.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,6 +167,7 @@ struct nn_net {
     nn_config_t cfg;
     int max_batch;
     char device_name[64];   /* "cpu", "cuda:0", ... */
+    nn_precision_t prec;    /* FP32 or BF16 where the backend lets us choose */
 };
 
 static const char VALID[] = "auto, cpu, cpu-ref, cuda, cuda:N";
@@ -313,3 +316,138 @@ void nn_net_set_weights(nn_net_t *net, const float *params)
 }
 void nn_net_get_momentum(nn_net_t *net, float *m) { net->be->get_momentum(net->ctx, m); }
 void nn_net_set_momentum(nn_net_t *net, const float *m) { net->be->set_momentum(net->ctx, m); }
+
+/* ---- inference precision ---- */
+
+int nn_precision_parse(const char *s, nn_precision_t *out, char *err, size_t errlen)
+{
+    static const nn_precision_t all[] = {NN_PRECISION_FP32, NN_PRECISION_BF16, NN_PRECISION_AUTO};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (s && strcmp(s, nn_precision_name(all[i])) == 0) {
+            *out = all[i];
+            return 0;
+        }
+    snprintf(err, errlen, "unknown precision '%s' (valid: fp32, bf16, auto)", s ? s : "");
+    return -1;
+}
+
+const char *nn_precision_name(nn_precision_t p)
+{
+    return p == NN_PRECISION_BF16 ? "bf16" : p == NN_PRECISION_AUTO ? "auto" : "fp32";
+}
+
+const char *nn_net_precision_name(const nn_net_t *net)
+{
+    return net->be->set_precision ? nn_precision_name(net->prec) : "device";
+}
+
+/* The check's positions: position k has 3k stones played at random near
+ * the centre (a cluster, as in games), on board_max for even k and on a
+ * smaller board for odd k; freestyle. */
+enum { CHECK_POSITIONS = 8 };
+
+static void check_inputs(int board_max, float *in)
+{
+    uint64_t st = 20261123;
+    size_t ps = (size_t)NN_PLANES * board_max * board_max;
+    board_t b;
+    for (int k = 0; k < CHECK_POSITIONS; k++) {
+        int size = k % 2 == 0 || board_max <= BOARD_MIN ? board_max : board_max - 2;
+        size = size < BOARD_MIN ? BOARD_MIN : size;
+        board_init(&b, size, RULE_FREESTYLE);
+        int r = size / 2 < 3 ? size / 2 : 3;
+        for (int tries = 0; b.nmoves < 3 * k && tries < 1000 && !board_over(&b); tries++) {
+            int c = size / 2, grow = b.nmoves / 4;
+            int lo = c - r - grow < 0 ? 0 : c - r - grow;
+            int hi = c + r + grow >= size ? size - 1 : c + r + grow;
+            int x = lo + (int)(util_rng_next(&st) % (uint64_t)(hi - lo + 1));
+            int y = lo + (int)(util_rng_next(&st) % (uint64_t)(hi - lo + 1));
+            board_play(&b, board_xy(&b, x, y));   /* an occupied point is just refused */
+        }
+        nn_encode(&b, board_max, in + (size_t)k * ps);
+    }
+}
+
+/* Forward the check positions in batches of at most max_batch. */
+static void check_forward(nn_net_t *net, const float *in, float *pol, float *val)
+{
+    int M = net->cfg.board_max, hw = M * M;
+    for (int k = 0; k < CHECK_POSITIONS; k += net->max_batch) {
+        int n = CHECK_POSITIONS - k < net->max_batch ? CHECK_POSITIONS - k : net->max_batch;
+        nn_net_forward(net, in + (size_t)k * NN_PLANES * hw, n, pol + (size_t)k * hw,
+                       val + 3 * (size_t)k);
+    }
+}
+
+int nn_net_precision_check(nn_net_t *net, double *policy_diff, double *value_diff,
+                           char *err, size_t errlen)
+{
+    if (!net->be->set_precision) {
+        snprintf(err, errlen, "%s chooses its own precision", net->device_name);
+        return -1;
+    }
+    nn_precision_t was = net->prec;
+    int M = net->cfg.board_max;
+    size_t hw = (size_t)M * M, n = CHECK_POSITIONS;
+    float *in = malloc(sizeof(float) * n * NN_PLANES * hw);
+    float *pol = malloc(sizeof(float) * 2 * n * hw), *val = malloc(sizeof(float) * 2 * n * 3);
+    int rc = -1;
+    if (!in || !pol || !val) {
+        snprintf(err, errlen, "out of memory for the precision check");
+        goto out_free;
+    }
+    check_inputs(M, in);
+    if (nn_net_set_precision(net, NN_PRECISION_FP32, NULL, 0, err, errlen) != 0)
+        goto out_free;
+    check_forward(net, in, pol, val);
+    if (nn_net_set_precision(net, NN_PRECISION_BF16, NULL, 0, err, errlen) != 0)
+        goto out_restore;
+    check_forward(net, in, pol + n * hw, val + n * 3);
+    double dp = 0.0, dv = 0.0;
+    for (size_t i = 0; i < n * hw; i++)
+        dp = fmax(dp, fabs((double)pol[i] - pol[n * hw + i]));
+    for (size_t i = 0; i < n * 3; i++)
+        dv = fmax(dv, fabs((double)val[i] - val[n * 3 + i]));
+    *policy_diff = dp;
+    *value_diff = dv;
+    rc = 0;
+out_restore:
+    if (net->prec != was)
+        nn_net_set_precision(net, was, NULL, 0, err, errlen);
+out_free:
+    free(in);
+    free(pol);
+    free(val);
+    return rc;
+}
+
+int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t notelen,
+                         char *err, size_t errlen)
+{
+    if (note && notelen)
+        note[0] = '\0';
+    if (!net->be->set_precision) {
+        if (p != NN_PRECISION_AUTO && note && notelen)
+            snprintf(note, notelen, "precision %s ignored: %s chooses its own",
+                     nn_precision_name(p), net->device_name);
+        return 0;
+    }
+    if (p != NN_PRECISION_AUTO) {
+        int rc = net->be->set_precision(net->ctx, p, err, errlen);
+        net->prec = rc == 0 ? p : NN_PRECISION_FP32;
+        return rc;
+    }
+    char why[256];
+    double dp, dv;
+    if (nn_net_precision_check(net, &dp, &dv, why, sizeof why) != 0) {
+        if (note && notelen)
+            snprintf(note, notelen, "fp32 (%s)", why);
+        return nn_net_set_precision(net, NN_PRECISION_FP32, NULL, 0, err, errlen);
+    }
+    bool ok = dp <= NN_BF16_AUTO_TOLERANCE && dv <= NN_BF16_AUTO_TOLERANCE;
+    if (note && notelen)
+        snprintf(note, notelen, "%s (bf16 accuracy check: policy %.4f, value %.4f%s)",
+                 ok ? "bf16" : "fp32", dp, dv, ok ? "" : ": over the limit");
+    return nn_net_set_precision(net, ok ? NN_PRECISION_BF16 : NN_PRECISION_FP32, NULL, 0, err,
+                                errlen);
+}

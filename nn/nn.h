@@ -149,6 +149,21 @@ typedef struct nn_schedule {
 } nn_schedule_t;
 float nn_schedule_lr(const nn_schedule_t *s, uint64_t step);
 
+/* Inference precision. fp32: the reference-exact fast path. bf16: the CPU
+ * backend's 3x3 convs in bf16 with fp32 accumulation (AVX-512-BF16 CPUs;
+ * policy and value probabilities within 2e-2 of fp32, see README). auto:
+ * bf16 when the CPU has it and the net passes an accuracy check against
+ * its own fp32 forward, else fp32. Training is always fp32. */
+typedef enum nn_precision {
+    NN_PRECISION_FP32 = 0,
+    NN_PRECISION_BF16 = 1,
+    NN_PRECISION_AUTO = 2,
+} nn_precision_t;
+/* "fp32", "bf16", "auto" -> *out: 0, or -1 with a message naming the
+ * valid values. */
+int nn_precision_parse(const char *s, nn_precision_t *out, char *err, size_t errlen);
+const char *nn_precision_name(nn_precision_t p);
+
 /* Backend vtable. A context owns its copy of the weights, its optimizer
  * state and whatever device state it needs; it is used from one thread at
  * a time. Callers go through nn_net_* below; tests may call a backend
@@ -183,6 +198,10 @@ typedef struct nn_backend {
     void (*get_momentum)(nn_ctx_t *c, float *m);
     void (*set_momentum)(nn_ctx_t *c, const float *m);
     void (*free)(nn_ctx_t *c);
+    /* Inference precision of forward (NN_PRECISION_FP32 or _BF16; training
+     * stays fp32). 0, or -1 with err set (the CPU cannot), and then the
+     * precision is fp32. NULL: the backend keeps its own (CUDA: bf16). */
+    int (*set_precision)(nn_ctx_t *c, nn_precision_t p, char *err, size_t errlen);
 } nn_backend_t;
 
 /* CPU backends. Both take max_batch >= 1 and threads >= 0 (0: all cores;
@@ -190,7 +209,7 @@ typedef struct nn_backend {
  * path always runs on the calling thread). The fast path allocates its
  * forward workspace in create and its backward workspace on the first
  * train_step/loss_grad; nothing after that. */
-extern const nn_backend_t nn_backend_cpu;      /* fast path: im2col + SGEMM, threads */
+extern const nn_backend_t nn_backend_cpu;      /* fast path: Winograd / im2col + SGEMM, threads */
 extern const nn_backend_t nn_backend_cpu_ref;  /* reference: plain loops */
 /* The CUDA backend lives in a module loaded on first use (nn/nn_cuda.h):
  * nn_cuda_backend() gives its vtable, or NULL with the reason. */
@@ -240,6 +259,23 @@ void nn_net_get_weights(nn_net_t *net, float *params);
 void nn_net_set_weights(nn_net_t *net, const float *params);
 void nn_net_get_momentum(nn_net_t *net, float *m);
 void nn_net_set_momentum(nn_net_t *net, const float *m);
+/* Set the net's inference precision (a new net runs fp32). auto never
+ * fails: it writes what it chose and why to *note (may be NULL), e.g.
+ * "bf16 (bf16 accuracy check: policy 0.0008, value 0.0001)" or "fp32
+ * (bf16: this CPU lacks AVX-512 BF16 (vdpbf16ps))". bf16 fails with err set when
+ * the CPU cannot. Backends that choose their own (CUDA) keep it, with a
+ * note. Allocates; not for hot paths. 0, or -1 with err set. */
+int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t notelen,
+                         char *err, size_t errlen);
+/* "fp32" or "bf16" (CPU backends), "device" where the backend chooses. */
+const char *nn_net_precision_name(const nn_net_t *net);
+/* The auto check's figures: max |bf16 - fp32| over policy and over value
+ * probabilities of a fixed set of positions (random stones near the
+ * centre, board_max and a smaller board), and the limit auto uses. */
+#define NN_BF16_AUTO_TOLERANCE 0.05
+int nn_net_precision_check(nn_net_t *net, double *policy_diff, double *value_diff,
+                           char *err, size_t errlen);
+
 /* Is a CUDA device usable? Loads the CUDA module and asks once, cached
  * (the error sticks). Writes the reason when not ("built without CUDA",
  * "cannot load <path>: ...", "cudaErrorInsufficientDriver", ...). */

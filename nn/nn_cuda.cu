@@ -1894,6 +1894,7 @@ static const nn_backend_t backend_cuda = {
     cuda_get_momentum,
     cuda_set_momentum,
     cuda_free,
+    NULL,   /* set_precision: inference is bf16 (tensor cores), training fp32 */
 };
 
 /* ---- benchmark helper ---- */

@@ -33,6 +33,7 @@ void searcher_opts_default(searcher_opts_t *o)
 {
     *o = (searcher_opts_t){
         .device = "auto",
+        .precision = NN_PRECISION_AUTO,
         .search_threads = 1,
         .net_threads = 0,
         .trees = 1,
@@ -129,6 +130,25 @@ out_drop:
     return -1;
 }
 
+/* Net 0 decides (auto runs its accuracy check once), the others follow;
+ * its note is appended to *note after "; ". */
+static int set_precision(searcher_t *s, char *note, size_t notelen, char *err, size_t errlen)
+{
+    char pn[256];
+    if (nn_net_set_precision(s->net[0], s->o.precision, pn, sizeof pn, err, errlen) != 0)
+        return -1;
+    nn_precision_t got = strcmp(nn_net_precision_name(s->net[0]), "bf16") == 0
+                             ? NN_PRECISION_BF16 : NN_PRECISION_FP32;
+    for (int i = 1; i < s->nthreads; i++)
+        if (nn_net_set_precision(s->net[i], got, NULL, 0, err, errlen) != 0)
+            return -1;
+    if (pn[0] && note && notelen) {
+        size_t used = strlen(note);
+        snprintf(note + used, notelen - used, "%sprecision %s", used ? "; " : "", pn);
+    }
+    return 0;
+}
+
 searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, char *note,
                             size_t notelen, char *err, size_t errlen)
 {
@@ -167,6 +187,8 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
                 goto out_free_searcher;
         }
         snprintf(s->device_name, sizeof s->device_name, "%s", nn_net_device_name(s->net[0]));
+        if (set_precision(s, note, notelen, err, errlen) != 0)
+            goto out_free_searcher;
     }
     size_t tree_bytes = o->tree_bytes;
     if (tree_bytes == 0)
@@ -218,7 +240,7 @@ int searcher_set_model(searcher_t *s, const nn_model_t *model, char *err, size_t
         nn_net_set_weights(s->net[i], model->params);
     if (s->cache)
         nn_eval_cache_clear(s->cache);
-    return 0;
+    return s->o.precision == NN_PRECISION_AUTO ? set_precision(s, NULL, 0, err, errlen) : 0;
 }
 
 int searcher_set_memory(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char *err,

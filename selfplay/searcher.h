@@ -36,6 +36,7 @@
 
 typedef struct searcher_opts {
     const char *device;     /* "auto", "cpu", "cpu-ref", "cuda", "cuda:N" (copied) */
+    nn_precision_t precision; /* inference precision of the nets (nn_net_set_precision) */
     int search_threads;     /* T: threads on one tree, 1..SEARCHER_MAX_THREADS (1 when trees > 1) */
     int net_threads;        /* CPU backend threads per net (0: all cores) */
     int trees;              /* G: 1 for play, one per game for self-play */
@@ -48,7 +49,7 @@ typedef struct searcher_opts {
                              * max_pending are set by the searcher */
 } searcher_opts_t;
 
-/* device auto, 1 search thread, all cores per net, 1 tree, batch 8, 15x15,
+/* device auto, precision auto, 1 search thread, all cores per net, 1 tree, batch 8, 15x15,
  * visits 0, tree_bytes 0, 64 MiB cache, mcts_params_default. */
 void searcher_opts_default(searcher_opts_t *o);
 
@@ -57,7 +58,8 @@ typedef struct searcher searcher_t;
 /* Nets (one per search thread; max batch trees * batch), evaluators, cache
  * and trees, each tree's root an empty board of o->size, freestyle.
  * model NULL: the uniform evaluator, no net. *note (may be NULL) gets the
- * device choice line of nn_net_create ("" when there is nothing to say).
+ * device choice line of nn_net_create and the precision one of
+ * nn_net_set_precision, joined by "; " ("" when there is nothing to say).
  * NULL with err set on a bad option, a model for boards smaller than
  * o->size, a device that cannot run, or no memory. */
 searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, char *note,
@@ -65,8 +67,9 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
 void searcher_free(searcher_t *s);
 
 /* New weights of the same shape for every net; the cache is cleared (the
- * trees are kept: the caller decides whether to restart them). 0, or -1
- * with err (another shape, or the searcher has no net). */
+ * trees are kept: the caller decides whether to restart them); precision
+ * auto is decided again for the new weights. 0, or -1 with err (another
+ * shape, or the searcher has no net). */
 int searcher_set_model(searcher_t *s, const nn_model_t *model, char *err, size_t errlen);
 
 /* Remake the trees with tree_bytes each and the cache with cache_bytes (0:

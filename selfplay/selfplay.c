@@ -57,6 +57,7 @@ void selfplay_opts_default(selfplay_opts_t *o)
         .no_resign_frac = 0.1,
         .seed = 1,
         .device = "auto",
+        .precision = NN_PRECISION_AUTO,
         .threads = 0,
         .cache_mb = 64,
         .quiet = 0,
@@ -127,6 +128,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     searcher_opts_t so;
     searcher_opts_default(&so);
     so.device = sp->device;
+    so.precision = o->precision;
     so.net_threads = o->threads;
     so.trees = o->parallel;
     so.batch = o->leaves_per_game > 0 ? o->leaves_per_game : 1;

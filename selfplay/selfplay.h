@@ -29,6 +29,7 @@ typedef struct selfplay_opts {
     double no_resign_frac;   /* fraction of games that never resign */
     uint64_t seed;
     const char *device;      /* "auto", "cpu", "cuda", ... */
+    nn_precision_t precision; /* inference precision of the net */
     int threads;             /* CPU backend threads (0: all cores) */
     int cache_mb;            /* NN cache size */
     int quiet;               /* no device note on stderr */

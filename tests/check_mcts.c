@@ -10,6 +10,7 @@
 
 #include "cli/player.h"
 #include "mcts/mcts.h"
+#include "nn/gemm_bf16.h"
 #include "nn/nn.h"
 #include "tests/testkit.h"
 #include "tests/testkit_nn.h"
@@ -694,6 +695,90 @@ START_TEST(test_model_player)
 }
 END_TEST
 
+/* Quiet position k of the bf16 agreement test: 2 + 3k stones scattered
+ * near the centre (the side not to move has as many or one more), no
+ * three in a row of one colour, so neither side has a forced win. */
+static void quiet_position(board_t *b, int size, int k, uint64_t *st)
+{
+    int n = 2 + 3 * (k % 8), c = size / 2;
+    board_init(b, size, RULE_FREESTYLE);
+    if (n % 2 == 0)
+        n++;   /* board_play alternates: an odd count leaves white to move, black one ahead */
+    while (b->nmoves < n) {
+        int r = 3 + b->nmoves / 3;
+        *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+        int x = c - r + (int)((*st >> 33) % (uint64_t)(2 * r + 1));
+        *st = *st * 6364136223846793005ull + 1442695040888963407ull;
+        int y = c - r + (int)((*st >> 33) % (uint64_t)(2 * r + 1));
+        x = x < 0 ? 0 : x >= size ? size - 1 : x;
+        y = y < 0 ? 0 : y >= size ? size - 1 : y;
+        int mv = board_xy(b, x, y);
+        if (b->cells[mv] != STONE_EMPTY)
+            continue;
+        bool three = false;
+        static const int dirs[4][2] = {{1, 0}, {0, 1}, {1, 1}, {1, -1}};
+        for (int d = 0; d < 4 && !three; d++) {
+            int run = 1;
+            for (int sg = -1; sg <= 1; sg += 2)
+                for (int j = 1;; j++) {
+                    int xx = x + sg * j * dirs[d][0], yy = y + sg * j * dirs[d][1];
+                    if (xx < 0 || yy < 0 || xx >= size || yy >= size ||
+                        b->cells[board_xy(b, xx, yy)] != b->to_move)
+                        break;
+                    run++;
+                }
+            three = run >= 3;
+        }
+        if (!three)
+            board_play(b, mv);
+    }
+}
+
+/* The search-level check of the bf16 forward: the shipped 15x15 model at
+ * 200 visits (1 thread, deterministic) picks the same move with bf16 as
+ * with fp32 in most quiet positions (measured: see the printed line and
+ * README). */
+START_TEST(test_bf16_player_agrees)
+{
+    char why[128];
+    if (!gemm_bf16_supported(why, sizeof why)) {
+        printf("test_bf16_player_agrees: skipped: %s\n", why);
+        return;
+    }
+    const char *src = getenv("GOMOKU_SRC");
+    char path[1024], err[256];
+    snprintf(path, sizeof path, "%s/models/freestyle15-4x48.gzm", src ? src : ".");
+    player_opts_t o;
+    player_opts_default(&o);
+    o.visits = 200;
+    o.device = "cpu";
+    o.quiet = 1;
+    player_t *pl[2];
+    for (int i = 0; i < 2; i++) {
+        o.precision = i ? NN_PRECISION_BF16 : NN_PRECISION_FP32;
+        pl[i] = player_create(path, RULE_FREESTYLE, 15, &o, err, sizeof err);
+        ck_assert_msg(pl[i] != NULL, "%s", err);
+    }
+    int n = asan() ? 6 : 24, same = 0;
+    uint64_t st = 2026;
+    for (int k = 0; k < n; k++) {
+        board_t b;
+        quiet_position(&b, 15, k, &st);
+        int mv[2];
+        for (int i = 0; i < 2; i++) {
+            player_new_game(pl[i], &b);
+            ck_assert_int_eq(player_genmove(pl[i], &b, &mv[i], err, sizeof err), 0);
+        }
+        same += mv[0] == mv[1];
+    }
+    printf("bf16 player vs fp32 player, freestyle15-4x48 at 200 visits: same move in %d of %d "
+           "positions\n", same, n);
+    ck_assert_msg(same * 4 >= n * 3, "bf16 agrees with fp32 in only %d of %d positions", same, n);
+    player_free(pl[0]);
+    player_free(pl[1]);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -703,5 +788,6 @@ int main(void)
              test_vcf_forced_block_proven_loss, test_terminal_exact, test_same_seed_same_output,
              test_tree_reuse, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player);
+    ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     return run_suite(s);
 }

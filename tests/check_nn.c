@@ -1,6 +1,8 @@
 /* nn: layout, float64 reference vs finite differences, fast path vs
  * reference, overfitting, weights file round trip and damage, encoder,
- * masking across board sizes, device strings, LR schedule. */
+ * masking across board sizes, device strings, LR schedule; the bf16
+ * forward (kernel, accuracy vs the reference, weight sync, precision
+ * setting and its fp32 fallback). */
 #include <check.h>
 #include <math.h>
 #include <stdio.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include "nn/eval.h"
+#include "nn/gemm_bf16.h"
 #include "nn/nn.h"
 #include "tests/testkit.h"
 
@@ -241,54 +244,82 @@ START_TEST(test_gradcheck)
 }
 END_TEST
 
-/* |x - ref| <= atol + rtol * |ref| with rtol 1e-4 and atol 1e-6 times the
- * tensor's largest |ref| (float sums in another order vs float64). */
-static void compare(const char *what, const float *x, const float *ref, size_t n)
+/* Tolerance of the fast path against the float64 reference:
+ * |x - ref| <= atol * (the tensor's largest |ref|) + rtol * |ref|.
+ * Direct conv (im2col + SGEMM): float sums in another order, atol 1e-6,
+ * rtol 1e-4. Winograd F(4x4, 3x3) rounds more: its transforms scale values
+ * by up to 10 and cancel, and the filter gradient is a sum over whole
+ * batches in the transformed domain; atol 1e-4, rtol 1e-3 (measured
+ * worst case over the cases below: 8e-6 of the tensor's largest value). */
+typedef struct tol {
+    double atol, rtol;
+} tol_t;
+static const tol_t TOL_DIRECT = {1e-6, 1e-4}, TOL_WINOGRAD = {1e-4, 1e-3};
+
+static void compare(const char *what, const float *x, const float *ref, size_t n, tol_t tol)
 {
-    double amax = 0, worst = 0;
+    double amax = 0, worst = 0, worst_abs = 0;
     for (size_t i = 0; i < n; i++)
         amax = fmax(amax, fabs(ref[i]));
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)x[i] - ref[i]);
         worst = fmax(worst, d / (fabs(ref[i]) + 1e-6 * amax + 1e-30));
-        ck_assert_msg(d <= 1e-6 * amax + 1e-4 * fabs(ref[i]), "%s[%zu]: fast %.9g, reference %.9g",
-                      what, i, x[i], ref[i]);
+        worst_abs = fmax(worst_abs, d / (amax + 1e-30));
+        ck_assert_msg(d <= tol.atol * amax + tol.rtol * fabs(ref[i]),
+                      "%s[%zu]: fast %.9g, reference %.9g (largest |ref| %.3g)", what, i, x[i],
+                      ref[i], amax);
     }
-    printf("fast vs ref %-12s largest relative difference %.2e\n", what, worst);
+    printf("fast vs ref %-12s largest difference: %.2e relative, %.2e of the largest |ref|\n",
+           what, worst, worst_abs);
 }
 
-static void fast_vs_ref(int threads, int max_batch, int n)
+/* One comparison of the fast path (conv algorithm `conv`) against the
+ * reference: blocks x channels on board_max M, n positions on the boards
+ * sizes[s % nsizes], forward, losses, gradients, 3 SGD steps. */
+typedef struct vs_ref {
+    const char *conv;   /* GOMOKU_CONV */
+    int threads, max_batch, n, blocks, channels, M;
+    int sizes[3], nsizes;
+} vs_ref_t;
+
+static void fast_vs_ref_case(const vs_ref_t *k)
 {
-    rng_state = 99 + (uint64_t)threads;
-    int M = 9;
-    nn_model_t *m = make_model(2, 16, M, 0, 0, 0, 5, 0.05);
+    rng_state = 99 + (uint64_t)k->threads + 7 * (uint64_t)k->M + (uint64_t)k->channels;
+    int M = k->M, n = k->n;
+    tol_t tol = strcmp(k->conv, "winograd") == 0 ? TOL_WINOGRAD : TOL_DIRECT;
+    printf("fast (%s) vs ref: %dx%d net, board max %d, batch %d of %d, %d threads\n", k->conv,
+           k->blocks, k->channels, M, n, k->max_batch, k->threads);
+    nn_model_t *m = make_model(k->blocks, k->channels, M, 0, 0, 0, 5, 0.05);
     int hw = M * M, ps = NN_PLANES * hw;
     float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
     float *vt = malloc(sizeof(float) * n * 3);
     for (int s = 0; s < n; s++) {
-        random_position(in + s * ps, s % 3 == 1 ? 7 : M, M, 0.25);
+        random_position(in + s * ps, k->sizes[s % k->nsizes], M, 0.25);
         random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
     }
     char err[256];
-    nn_net_t *fast = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
+    ck_assert_int_eq(setenv("GOMOKU_CONV", k->conv, 1), 0);
+    nn_net_t *fast = nn_net_create(m, "cpu", k->max_batch, k->threads, NULL, 0, err, sizeof err);
+    unsetenv("GOMOKU_CONV");
     ck_assert_msg(fast != NULL, "%s", err);
-    nn_net_t *ref = nn_net_create(m, "cpu-ref", max_batch, 1, NULL, 0, err, sizeof err);
+    nn_net_t *ref = nn_net_create(m, "cpu-ref", k->max_batch, 1, NULL, 0, err, sizeof err);
     ck_assert_msg(ref != NULL, "%s", err);
     float *pf = malloc(sizeof(float) * n * hw), *pr = malloc(sizeof(float) * n * hw);
-    float vf[3 * 64], vr[3 * 64];
+    float *vf = malloc(sizeof(float) * n * 3), *vr = malloc(sizeof(float) * n * 3);
     nn_net_forward(fast, in, n, pf, vf);
     nn_net_forward(ref, in, n, pr, vr);
-    compare("policy", pf, pr, (size_t)n * hw);
-    compare("value", vf, vr, (size_t)n * 3);
+    compare("policy", pf, pr, (size_t)n * hw, tol);
+    compare("value", vf, vr, (size_t)n * 3, tol);
     size_t np = m->nparams;
     float *gf = malloc(sizeof(float) * np), *gr = malloc(sizeof(float) * np);
     nn_losses_t lf, lr;
+    float rl = (float)tol.rtol;
     ck_assert_int_eq(nn_net_loss_grad(fast, in, pt, vt, n, 1e-4f, &lf, gf, err, sizeof err), 0);
     ck_assert_int_eq(nn_net_loss_grad(ref, in, pt, vt, n, 1e-4f, &lr, gr, err, sizeof err), 0);
-    ck_assert_msg(fabsf(lf.total - lr.total) <= 1e-4f * lr.total, "loss %g vs %g", lf.total,
+    ck_assert_msg(fabsf(lf.total - lr.total) <= rl * lr.total, "loss %g vs %g", lf.total,
                   lr.total);
-    ck_assert(fabsf(lf.policy - lr.policy) <= 1e-4f * lr.policy);
-    ck_assert(fabsf(lf.value - lr.value) <= 1e-4f * lr.value);
+    ck_assert(fabsf(lf.policy - lr.policy) <= rl * lr.policy);
+    ck_assert(fabsf(lf.value - lr.value) <= rl * lr.value);
     ck_assert(fabsf(lf.l2 - lr.l2) <= 1e-4f * lr.l2);
     for (int t = 0; t < nn_param_tensors(&m->cfg); t++) {
         nn_tensor_info_t ti = nn_param_tensor(&m->cfg, t);
@@ -297,23 +328,30 @@ static void fast_vs_ref(int threads, int max_batch, int n)
             ck_assert_msg(fabsf(gf[ti.offset]) < 1e-6f, "pol_b2 gradient %g", gf[ti.offset]);
             continue;
         }
-        compare(ti.name, gf + ti.offset, gr + ti.offset, ti.count);
+        compare(ti.name, gf + ti.offset, gr + ti.offset, ti.count, tol);
     }
     /* a few SGD steps on each: the weights stay together */
     nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
-    for (int k = 0; k < 3; k++) {
+    for (int s = 0; s < 3; s++) {
         ck_assert_int_eq(nn_net_train_step(fast, in, pt, vt, n, &o, &lf, err, sizeof err), 0);
         ck_assert_int_eq(nn_net_train_step(ref, in, pt, vt, n, &o, &lr, err, sizeof err), 0);
-        ck_assert(fabsf(lf.total - lr.total) <= 1e-4f * lr.total);
+        ck_assert(fabsf(lf.total - lr.total) <= rl * lr.total);
     }
     nn_net_get_weights(fast, gf);
     nn_net_get_weights(ref, gr);
-    compare("weights after 3 steps", gf, gr, np);
+    compare("weights after 3 steps", gf, gr, np, tol);
     ck_assert_int_ne(memcmp(gf, m->params, np * sizeof(float)), 0);
+    /* the forward after the steps uses the updated (re-transformed) weights */
+    nn_net_forward(fast, in, n, pf, vf);
+    nn_net_forward(ref, in, n, pr, vr);
+    compare("policy after", pf, pr, (size_t)n * hw, tol);
+    compare("value after", vf, vr, (size_t)n * 3, tol);
     free(gf);
     free(gr);
     free(pf);
     free(pr);
+    free(vf);
+    free(vr);
     free(in);
     free(pt);
     free(vt);
@@ -322,12 +360,65 @@ static void fast_vs_ref(int threads, int max_batch, int n)
     nn_model_free(m);
 }
 
+static void fast_vs_ref(int threads, int max_batch, int n)
+{
+    vs_ref_t k = {"direct", threads, max_batch, n, 2, 16, 9, {9, 7}, 2};
+    fast_vs_ref_case(&k);
+}
+
 START_TEST(test_fast_vs_ref_1thread) { fast_vs_ref(1, 8, 5); }
 END_TEST
 START_TEST(test_fast_vs_ref_2threads) { fast_vs_ref(2, 7, 7); }
 END_TEST
 /* chunks of several pieces (9 samples forward, 12 training on 9x9), uneven split */
 START_TEST(test_fast_vs_ref_big) { fast_vs_ref(2, asan() ? 30 : 60, asan() ? 29 : 57); }
+END_TEST
+
+/* Winograd against the reference: every board size class (tiles that
+ * cover the board exactly, 20 = 5 x 4, and ones that overhang, 5, 9, 15),
+ * boards smaller than board_max (masks), odd channel counts (partial
+ * vector blocks), batch 1, ragged batches over 2 threads, and a batch of
+ * several pieces per thread (15 x 15: 16 samples per piece). */
+START_TEST(test_winograd_vs_ref)
+{
+    static const vs_ref_t cases[] = {
+        {"winograd", 1, 1, 1, 1, 7, 5, {5}, 1},
+        {"winograd", 2, 8, 7, 2, 16, 9, {9, 7, 5}, 3},
+        {"winograd", 2, 5, 3, 1, 17, 15, {15, 9, 13}, 3},
+        {"winograd", 1, 4, 4, 1, 12, 20, {20, 15, 19}, 3},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        fast_vs_ref_case(&cases[i]);
+}
+END_TEST
+
+START_TEST(test_winograd_vs_ref_big)
+{
+    vs_ref_t k = {"winograd", 2, 40, asan() ? 19 : 37, 1, 16, 15, {15, 11}, 2};
+    fast_vs_ref_case(&k);
+}
+END_TEST
+
+/* GOMOKU_CONV takes direct, winograd or auto; anything else is refused
+ * with a message naming the variable. */
+START_TEST(test_conv_env)
+{
+    nn_model_t *m = make_model(1, 16, 9, 0, 0, 0, 5, 0.0);
+    char err[256] = "";
+    ck_assert_int_eq(setenv("GOMOKU_CONV", "fft", 1), 0);
+    nn_net_t *net = nn_net_create(m, "cpu", 4, 1, NULL, 0, err, sizeof err);
+    ck_assert_ptr_null(net);
+    ck_assert_msg(strstr(err, "GOMOKU_CONV") && strstr(err, "fft"), "%s", err);
+    for (int i = 0; i < 3; i++) {
+        const char *v[] = {"direct", "winograd", "auto"};
+        ck_assert_int_eq(setenv("GOMOKU_CONV", v[i], 1), 0);
+        net = nn_net_create(m, "cpu", 4, 1, NULL, 0, err, sizeof err);
+        ck_assert_msg(net != NULL, "%s: %s", v[i], err);
+        nn_net_free(net);
+    }
+    unsetenv("GOMOKU_CONV");
+    nn_model_free(m);
+}
 END_TEST
 
 /* 64 fixed positions with one-hot targets (so the loss floor is 0):
@@ -823,6 +914,370 @@ START_TEST(test_devices)
 }
 END_TEST
 
+/* ---- bf16 forward ---- */
+
+/* false (and a note on stdout) when this CPU cannot run the bf16 kernel:
+ * the bf16 tests then check nothing but the fallback, and pass. */
+static bool bf16_here(const char *test)
+{
+    char why[128];
+    if (gemm_bf16_supported(why, sizeof why))
+        return true;
+    printf("%s: skipped: %s\n", test, why);
+    return false;
+}
+
+/* The kernel alone: gemm_bf16_conv3 against a float64 3x3 conv of the
+ * bf16-rounded weights and inputs (so only the fp32 accumulation order
+ * differs), for odd input channels (the 5 input planes), output channels
+ * that do not fill a row block of 8, boards 5..20 and several samples. */
+START_TEST(test_bf16_conv_kernel)
+{
+    if (!bf16_here("test_bf16_conv_kernel"))
+        return;
+    static const int cases[][3] = {{5, 7, 4}, {9, 16, 2}, {15, 20, 3}, {20, 32, 1}, {12, 8, 5}};
+    rng_state = 404;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int M = cases[k][0], C = cases[k][1], ns = cases[k][2], hw = M * M;
+        nn_model_t *m = make_model(1, C, M, 0, 0, 0, 3, 0.5);
+        nn_layout_t L;
+        nn_param_layout(&m->cfg, &L);
+        char err[256];
+        gemm_bf16_t *g = gemm_bf16_create(&m->cfg, m->params, 2, ns, err, sizeof err);
+        ck_assert_msg(g != NULL, "%s", err);
+        size_t ld = (size_t)ns * hw;
+        float *x = malloc(sizeof(float) * C * ld), *out = malloc(sizeof(float) * C * ld);
+        for (int which = 0; which < 2; which++) {
+            int cin = which ? C : NN_PLANES;
+            size_t woff = which ? L.blocks : L.in_w;
+            for (size_t i = 0; i < (size_t)cin * ld; i++)
+                x[i] = (float)rnd_sym();
+            gemm_bf16_conv3(g, 1, woff, cin, C, x, out, ns);
+            const float *w = m->params + woff;
+            double worst = 0;
+            for (int co = 0; co < C; co++)
+                for (int sm = 0; sm < ns; sm++)
+                    for (int q = 0; q < hw; q++) {
+                        int y = q / M, xx = q % M;
+                        double acc = 0, mag = 0;
+                        for (int ci = 0; ci < cin; ci++)
+                            for (int t = 0; t < 9; t++) {
+                                int yy = y + t / 3 - 1, x2 = xx + t % 3 - 1;
+                                if (yy < 0 || yy >= M || x2 < 0 || x2 >= M)
+                                    continue;
+                                double a = gemm_bf16_round(w[(co * cin + ci) * 9 + t]) *
+                                           (double)gemm_bf16_round(x[ci * ld + sm * hw + yy * M + x2]);
+                                acc += a;
+                                mag += fabs(a);
+                            }
+                        double d = fabs(acc - out[co * ld + sm * hw + q]);
+                        ck_assert_msg(d <= 1e-5 * mag + 1e-30, "M %d C %d cin %d: out[%d][%d][%d] %g vs %g",
+                                      M, C, cin, co, sm, q, out[co * ld + sm * hw + q], acc);
+                        worst = fmax(worst, d / (mag + 1e-30));
+                    }
+            printf("bf16 conv M %2d cin %2d cout %2d: largest difference %.1e of sum |terms|\n",
+                   M, cin, C, worst);
+        }
+        free(x);
+        free(out);
+        gemm_bf16_free(g);
+        nn_model_free(m);
+    }
+    gemm_bf16_free(NULL);
+    ck_assert(gemm_bf16_round(1.0f + 1.0f / 256) == 1.0f);             /* tie: to even */
+    ck_assert(gemm_bf16_round(1.0f + 3.0f / 256) == 1.0f + 4.0f / 256);  /* tie: to even */
+    ck_assert(gemm_bf16_round(1.0f + 1.0f / 200) == 1.0f + 1.0f / 128);
+    ck_assert(isnan(gemm_bf16_round(NAN)) && isinf(gemm_bf16_round(INFINITY)));
+}
+END_TEST
+
+/* Max |a - b| over n values. */
+static double max_abs_diff(const float *a, const float *b, size_t n)
+{
+    double d = 0;
+    for (size_t i = 0; i < n; i++)
+        d = fmax(d, fabs((double)a[i] - b[i]));
+    return d;
+}
+
+/* The stated tolerance: policy and value probabilities of the bf16
+ * forward within BF16_TOL of the float64 reference (measured: 0.006-0.008
+ * policy, 0.003 value on the shipped models; see README). */
+#define BF16_TOL 0.02
+
+/* Forward n positions on "cpu" in bf16 and on "cpu-ref"; checks the
+ * tolerance, that bf16 did run (it differs from fp32 somewhere), and the
+ * masks (0 at illegal points, sums of 1). Returns the largest policy
+ * probability seen (how peaked the net is). */
+static double bf16_vs_ref(const nn_model_t *m, const float *in, int n, int max_batch,
+                          int threads, const char *what)
+{
+    int M = m->cfg.board_max, hw = M * M;
+    char err[256];
+    nn_net_t *b = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
+    nn_net_t *f = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
+    nn_net_t *r = nn_net_create(m, "cpu-ref", max_batch, 1, NULL, 0, err, sizeof err);
+    ck_assert(b && f && r);
+    ck_assert_int_eq(nn_net_set_precision(b, NN_PRECISION_BF16, NULL, 0, err, sizeof err), 0);
+    ck_assert_str_eq(nn_net_precision_name(b), "bf16");
+    ck_assert_str_eq(nn_net_precision_name(f), "fp32");
+    size_t np = (size_t)n * hw;
+    float *pb = malloc(sizeof(float) * np), *pf = malloc(sizeof(float) * np);
+    float *pr = malloc(sizeof(float) * np), *vb = malloc(sizeof(float) * 3 * n);
+    float *vf = malloc(sizeof(float) * 3 * n), *vr = malloc(sizeof(float) * 3 * n);
+    for (int k = 0; k < n; k += max_batch) {   /* the whole set, max_batch at a time */
+        int c = n - k < max_batch ? n - k : max_batch;
+        nn_net_forward(b, in + (size_t)k * NN_PLANES * hw, c, pb + (size_t)k * hw, vb + 3 * k);
+        nn_net_forward(f, in + (size_t)k * NN_PLANES * hw, c, pf + (size_t)k * hw, vf + 3 * k);
+        nn_net_forward(r, in + (size_t)k * NN_PLANES * hw, c, pr + (size_t)k * hw, vr + 3 * k);
+    }
+    double dp = max_abs_diff(pb, pr, np), dv = max_abs_diff(vb, vr, 3 * (size_t)n);
+    double df = fmax(max_abs_diff(pb, pf, np), max_abs_diff(vb, vf, 3 * (size_t)n));
+    double peak = 0;
+    for (int k = 0; k < n; k++) {
+        const float *x = in + (size_t)k * NN_PLANES * hw;
+        double sum = 0;
+        for (int q = 0; q < hw; q++) {
+            if (!legal_point(x, hw, q))
+                ck_assert_msg(pb[k * hw + q] == 0, "%s: sample %d point %d illegal but %g", what,
+                              k, q, pb[k * hw + q]);
+            sum += pb[k * hw + q];
+            peak = fmax(peak, pr[k * hw + q]);
+        }
+        ck_assert_msg(fabs(sum - 1) < 1e-4, "%s: sample %d policy sums to %g", what, k, sum);
+    }
+    printf("bf16 vs ref %-34s n %3d: policy %.4f value %.4f (largest p %.3f; bf16 vs fp32 %.4f)\n",
+           what, n, dp, dv, peak, df);
+    ck_assert_msg(dp <= BF16_TOL && dv <= BF16_TOL, "%s: bf16 policy diff %g value diff %g > %g",
+                  what, dp, dv, BF16_TOL);
+    ck_assert_msg(df > 0, "%s: bf16 output equals fp32 to the bit: bf16 did not run", what);
+    free(pb);
+    free(pf);
+    free(pr);
+    free(vb);
+    free(vf);
+    free(vr);
+    nn_net_free(b);
+    nn_net_free(f);
+    nn_net_free(r);
+    return peak;
+}
+
+/* Random nets, sharpened (policy and value logits x8) so the outputs are
+ * peaked like a trained net's: boards 5..20 (and smaller boards inside
+ * them), batches 1..13, 1 and 2 threads, channels that do not fill a row
+ * block. */
+START_TEST(test_bf16_vs_ref_random)
+{
+    if (!bf16_here("test_bf16_vs_ref_random"))
+        return;
+    /* blocks, channels, M, n, max_batch, threads */
+    static const int cases[][6] = {
+        {2, 16, 9, 5, 8, 1}, {2, 20, 15, 13, 13, 2}, {1, 32, 20, 3, 3, 2}, {0, 8, 5, 4, 4, 1},
+        {3, 24, 11, 7, 4, 2}, {1, 16, 15, 1, 1, 1},
+    };
+    rng_state = 1616;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        const int *c = cases[k];
+        int M = c[2], n = c[3], hw = M * M;
+        nn_model_t *m = make_model(c[0], c[1], M, 0, 0, 0, 40 + k, 0.05);
+        nn_layout_t L;
+        nn_param_layout(&m->cfg, &L);
+        for (int i = 0; i < m->cfg.policy_head; i++)
+            m->params[L.pol_w2 + i] *= 8;
+        for (int i = 0; i < 3 * m->cfg.value_hidden; i++)
+            m->params[L.val_fc2_w + i] *= 8;
+        float *in = malloc(sizeof(float) * n * NN_PLANES * hw);
+        for (int s = 0; s < n; s++)
+            random_position(in + (size_t)s * NN_PLANES * hw, s % 3 == 1 && M > 5 ? M - 2 : M, M,
+                            0.1 + 0.05 * (s % 4));
+        char what[64];
+        snprintf(what, sizeof what, "%dx%d M %d batch %d threads %d", c[0], c[1], M, c[4], c[5]);
+        bf16_vs_ref(m, in, n, c[4], c[5], what);
+        free(in);
+        nn_model_free(m);
+    }
+}
+END_TEST
+
+/* The shipped trained models on positions of a game's density, at batch 1
+ * and 16. */
+START_TEST(test_bf16_vs_ref_models)
+{
+    if (!bf16_here("test_bf16_vs_ref_models"))
+        return;
+    const char *src = getenv("GOMOKU_SRC");
+    static const char *const files[] = {"freestyle15-4x48.gzm", "freestyle9-2x32.gzm"};
+    rng_state = 1717;
+    for (int f = 0; f < 2; f++) {
+        char path[1024], err[256];
+        snprintf(path, sizeof path, "%s/models/%s", src ? src : ".", files[f]);
+        nn_model_t *m = nn_model_load(path, err, sizeof err);
+        ck_assert_msg(m != NULL, "%s", err);
+        int M = m->cfg.board_max, hw = M * M, n = asan() ? 8 : 32;
+        float *in = malloc(sizeof(float) * n * NN_PLANES * hw);
+        for (int s = 0; s < n; s++)
+            random_position(in + (size_t)s * NN_PLANES * hw, s % 4 == 3 ? M - 2 : M, M,
+                            0.04 + 0.02 * (s % 8));
+        for (int batch = 1; batch <= 16; batch += 15) {
+            char what[64];
+            snprintf(what, sizeof what, "%s batch %d", files[f], batch);
+            double peak = bf16_vs_ref(m, in, n, batch, 2, what);
+            ck_assert(peak > 0.5);   /* a trained net is sure somewhere: the check is not vacuous */
+        }
+        free(in);
+        nn_model_free(m);
+    }
+}
+END_TEST
+
+/* The bf16 copy follows the fp32 weights: set_weights and train_step
+ * (which stays fp32: the same losses to the bit as an fp32 net) are seen
+ * by the next bf16 forward. */
+START_TEST(test_bf16_weight_sync)
+{
+    if (!bf16_here("test_bf16_weight_sync"))
+        return;
+    rng_state = 1818;
+    int M = 9, hw = 81, n = 6;
+    nn_model_t *a = make_model(2, 16, M, 0, 0, 0, 7, 0.05);
+    nn_model_t *b = make_model(2, 16, M, 0, 0, 0, 8, 0.05);
+    float in[6 * NN_PLANES * 81], pt[6 * 81], vt[18];
+    for (int s = 0; s < n; s++) {
+        random_position(in + s * NN_PLANES * hw, M, M, 0.2);
+        random_targets(in + s * NN_PLANES * hw, M, pt + s * hw, vt + 3 * s, false);
+    }
+    char err[256];
+    nn_net_t *nb = nn_net_create(a, "cpu", n, 2, NULL, 0, err, sizeof err);
+    nn_net_t *nf = nn_net_create(a, "cpu", n, 2, NULL, 0, err, sizeof err);
+    nn_net_t *rb = nn_net_create(b, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
+    ck_assert(nb && nf && rb);
+    ck_assert_int_eq(nn_net_set_precision(nb, NN_PRECISION_BF16, NULL, 0, err, sizeof err), 0);
+    float p1[6 * 81], v1[18], p2[6 * 81], v2[18];
+    nn_net_forward(nb, in, n, p1, v1);
+    nn_net_set_weights(nb, b->params);
+    nn_net_forward(nb, in, n, p2, v2);
+    float pr[6 * 81], vr[18];
+    nn_net_forward(rb, in, n, pr, vr);
+    ck_assert(max_abs_diff(p1, p2, (size_t)n * hw) > 1e-3);   /* new weights took effect */
+    ck_assert(max_abs_diff(p2, pr, (size_t)n * hw) <= BF16_TOL);
+    ck_assert(max_abs_diff(v2, vr, 3 * (size_t)n) <= BF16_TOL);
+    nn_net_set_weights(nf, b->params);
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+    nn_losses_t lb, lf;
+    for (int k = 0; k < 2; k++) {
+        ck_assert_int_eq(nn_net_train_step(nb, in, pt, vt, n, &o, &lb, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(nf, in, pt, vt, n, &o, &lf, err, sizeof err), 0);
+        ck_assert(memcmp(&lb, &lf, sizeof lb) == 0);   /* training is fp32 */
+    }
+    float *w = malloc(sizeof(float) * b->nparams);
+    nn_net_get_weights(nf, w);
+    nn_net_set_weights(rb, w);
+    nn_net_forward(rb, in, n, pr, vr);
+    nn_net_forward(nb, in, n, p1, v1);
+    ck_assert(max_abs_diff(p1, p2, (size_t)n * hw) > 1e-4);   /* trained weights took effect */
+    ck_assert(max_abs_diff(p1, pr, (size_t)n * hw) <= BF16_TOL);
+    ck_assert(max_abs_diff(v1, vr, 3 * (size_t)n) <= BF16_TOL);
+    free(w);
+    nn_net_free(nb);
+    nn_net_free(nf);
+    nn_net_free(rb);
+    nn_model_free(a);
+    nn_model_free(b);
+}
+END_TEST
+
+/* The precision setting: names, bad strings, auto's check (passes on a
+ * sane net, fails on one whose logits bf16 cannot hold), backends that
+ * choose their own, and the fp32 fallback on a CPU without bf16 (forced
+ * here with gemm_bf16_pretend_unsupported): bf16 is refused with the
+ * reason, auto falls back to fp32 and says why, and fp32 output is the
+ * fp32 path's to the bit. */
+START_TEST(test_bf16_precision_setting)
+{
+    char err[256], note[256];
+    nn_precision_t p;
+    ck_assert(nn_precision_parse("bf16", &p, err, sizeof err) == 0 && p == NN_PRECISION_BF16);
+    ck_assert(nn_precision_parse("fp32", &p, err, sizeof err) == 0 && p == NN_PRECISION_FP32);
+    ck_assert(nn_precision_parse("auto", &p, err, sizeof err) == 0 && p == NN_PRECISION_AUTO);
+    const char *bad[] = {"BF16", "fp16", "", "bf16 ", "int8"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        ck_assert_int_eq(nn_precision_parse(bad[i], &p, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "unknown precision") && strstr(err, "fp32, bf16, auto"), "%s",
+                      err);
+    }
+    ck_assert_int_eq(nn_precision_parse(NULL, &p, err, sizeof err), -1);
+
+    rng_state = 1919;
+    int M = 9, hw = 81;
+    nn_model_t *m = make_model(2, 16, M, 0, 0, 0, 9, 0.05);
+    float in[4 * NN_PLANES * 81], p1[4 * 81], v1[12], p2[4 * 81], v2[12];
+    for (int s = 0; s < 4; s++)
+        random_position(in + s * NN_PLANES * hw, M, M, 0.2);
+    nn_net_t *ref = nn_net_create(m, "cpu-ref", 4, 1, NULL, 0, err, sizeof err);
+    ck_assert_int_eq(nn_net_set_precision(ref, NN_PRECISION_BF16, note, sizeof note, err,
+                                          sizeof err), 0);
+    ck_assert_str_eq(note, "precision bf16 ignored: cpu-ref chooses its own");
+    ck_assert_str_eq(nn_net_precision_name(ref), "device");
+    nn_net_free(ref);
+
+    nn_net_t *n = nn_net_create(m, "cpu", 4, 2, NULL, 0, err, sizeof err);
+    nn_net_t *f = nn_net_create(m, "cpu", 4, 2, NULL, 0, err, sizeof err);
+    ck_assert(n && f);
+    nn_net_forward(f, in, 4, p2, v2);
+    if (gemm_bf16_supported(NULL, 0)) {
+        ck_assert_int_eq(nn_net_set_precision(n, NN_PRECISION_AUTO, note, sizeof note, err,
+                                              sizeof err), 0);
+        ck_assert_msg(strncmp(note, "bf16 (bf16 accuracy check: policy ", 34) == 0, "%s", note);
+        ck_assert_str_eq(nn_net_precision_name(n), "bf16");
+        /* A net bf16 cannot hold: channel 0 = relu((1 + 2^-9) * (own stone to the
+         * right) - 1), 2^-9 in fp32 but 0 in bf16 (1 + 2^-9 rounds to 1), and the
+         * policy logit is 4096 x channel 0: +8 next to own stones, or not. */
+        nn_model_t *wild = make_model(0, 8, M, 0, 0, 0, 10, 0.0);
+        nn_layout_t L;
+        nn_param_layout(&wild->cfg, &L);
+        memset(wild->params, 0, sizeof(float) * wild->nparams);
+        wild->params[L.in_w + NN_PLANE_OWN * 9 + 5] = 1.0f + 1.0f / 512;
+        wild->params[L.in_b] = -1.0f;
+        wild->params[L.pol_w1] = 4096.0f;
+        wild->params[L.pol_w2] = 1.0f;
+        nn_net_t *w = nn_net_create(wild, "cpu", 4, 1, NULL, 0, err, sizeof err);
+        double dp, dv;
+        ck_assert_int_eq(nn_net_precision_check(w, &dp, &dv, err, sizeof err), 0);
+        ck_assert_msg(dp > NN_BF16_AUTO_TOLERANCE, "policy diff %g", dp);
+        ck_assert_str_eq(nn_net_precision_name(w), "fp32");   /* the check leaves it as it was */
+        ck_assert_int_eq(nn_net_set_precision(w, NN_PRECISION_AUTO, note, sizeof note, err,
+                                              sizeof err), 0);
+        ck_assert_msg(strncmp(note, "fp32 (bf16 accuracy check: policy ", 34) == 0 &&
+                          strstr(note, "over the limit"), "%s", note);
+        ck_assert_str_eq(nn_net_precision_name(w), "fp32");
+        nn_net_free(w);
+        nn_model_free(wild);
+    }
+    /* a CPU without bf16 */
+    gemm_bf16_pretend_unsupported(true);
+    ck_assert_int_eq(nn_net_set_precision(n, NN_PRECISION_BF16, note, sizeof note, err,
+                                          sizeof err), -1);
+    ck_assert_msg(strstr(err, "bf16") != NULL, "%s", err);
+    ck_assert_str_eq(nn_net_precision_name(n), "fp32");
+    ck_assert_int_eq(nn_net_set_precision(n, NN_PRECISION_AUTO, note, sizeof note, err,
+                                          sizeof err), 0);
+    ck_assert_str_eq(note, "fp32 (bf16: bf16 disabled for a test)");
+    ck_assert_str_eq(nn_net_precision_name(n), "fp32");
+    nn_net_forward(n, in, 4, p1, v1);
+    ck_assert(memcmp(p1, p2, sizeof p1) == 0 && memcmp(v1, v2, sizeof v1) == 0);
+    gemm_bf16_pretend_unsupported(false);
+    ck_assert_int_eq(nn_net_set_precision(n, NN_PRECISION_FP32, note, sizeof note, err,
+                                          sizeof err), 0);
+    ck_assert_str_eq(note, "");
+    nn_net_forward(n, in, 4, p1, v1);
+    ck_assert(memcmp(p1, p2, sizeof p1) == 0 && memcmp(v1, v2, sizeof v1) == 0);
+    nn_net_free(n);
+    nn_net_free(f);
+    nn_model_free(m);
+}
+END_TEST
+
 START_TEST(test_schedule)
 {
     nn_schedule_t s = {.lr = 0.1f, .final_frac = 0.01f, .warmup_steps = 10, .total_steps = 110};
@@ -850,10 +1305,12 @@ int main(void)
     Suite *s = suite_create("nn");
     ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices);
     ADD_CASE(s, "math", 120, test_gradcheck, test_fast_vs_ref_1thread, test_fast_vs_ref_2threads,
-             test_fast_vs_ref_big, test_overfit, test_masking_board_sizes, test_no_legal_point,
-             test_momentum_resume);
+             test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_conv_env,
+             test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
     TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     ADD_CASE(s, "encode", -1, test_encode, test_encode_renju, test_eval_and_cache);
+    ADD_CASE(s, "bf16", 120, test_bf16_conv_kernel, test_bf16_vs_ref_random,
+             test_bf16_vs_ref_models, test_bf16_weight_sync, test_bf16_precision_setting);
     return run_suite(s);
 }

@@ -311,9 +311,10 @@ START_TEST(test_searcher_set_model_clears_cache)
     searcher_get_stats(s, &st);
     ck_assert_uint_eq(st.evals, 2);
     ck_assert_uint_eq(st.cache_hits, 1);
-    /* the value is the new net's own */
+    /* the value is the new net's own (at the searcher's default precision, auto) */
     nn_net_t *net = nn_net_create(m2, "cpu", 1, 1, NULL, 0, err, sizeof err);
     ck_assert(net != NULL);
+    ck_assert_int_eq(nn_net_set_precision(net, NN_PRECISION_AUTO, NULL, 0, err, sizeof err), 0);
     float in[NN_PLANES * 81], pol[81], val[3];
     nn_encode(&b, 9, in);
     nn_net_forward(net, in, 1, pol, val);

@@ -10,11 +10,17 @@ Loss: policy cross-entropy over legal points + value cross-entropy (+ L2 as
 SGD weight decay), Nesterov SGD. Timing only: the weights are PyTorch's own
 init, the inputs random positions like `gomoku bench nn` makes.
 
+Forward precision (--precision): fp32, or bf16. CUDA always runs bf16
+autocast. CPU bf16 is timed two ways, autocast (fp32 weights, bf16 convs
+inside torch.autocast('cpu')) and the whole net cast to bfloat16 (inputs
+too), and the faster one is reported: "forward_dtype" says which.
+
 Prints one JSON line per batch size, like `gomoku bench nn`:
   {"bench":"nn_peer","framework":"torch 2.x",...,"forward_evals_per_s":..,
    "train_samples_per_s":..,"gflop_per_eval":..}
 """
 import argparse
+import copy
 import json
 import statistics
 import sys
@@ -109,6 +115,7 @@ def main():
     ap.add_argument("--threads", type=int, default=0)
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--precision", choices=("fp32", "bf16"), default="fp32")
     a = ap.parse_args()
     dev = torch.device("cuda" if a.device.startswith("cuda") else "cpu")
     if a.threads > 0:
@@ -127,10 +134,21 @@ def main():
         if cuda:
             x = x.contiguous(memory_format=torch.channels_last)
 
+        bf16 = cuda or a.precision == "bf16"
+
         def fwd():
             with torch.inference_mode(), torch.autocast(dev.type, dtype=torch.bfloat16,
-                                                        enabled=cuda):
+                                                        enabled=bf16):
                 logits, legal, v = net(x)
+                torch.softmax(logits.float(), 1)
+                torch.softmax(v.float(), 1)
+
+        net16 = copy.deepcopy(net).to(torch.bfloat16) if bf16 and not cuda else None
+        x16 = x.to(torch.bfloat16)
+
+        def fwd_cast():
+            with torch.inference_mode():
+                logits, legal, v = net16(x16)
                 torch.softmax(logits.float(), 1)
                 torch.softmax(v.float(), 1)
 
@@ -143,11 +161,18 @@ def main():
             opt.step()
 
         f = [timed(fwd, a.seconds, sync) * batch for _ in range(a.runs)]
+        dtype, other = ("bf16 autocast" if bf16 else "fp32"), {}
+        if net16 is not None:
+            fc = [timed(fwd_cast, a.seconds, sync) * batch for _ in range(a.runs)]
+            other = {"forward_evals_per_s_autocast": round(statistics.median(f), 1),
+                     "forward_evals_per_s_cast": round(statistics.median(fc), 1)}
+            if statistics.median(fc) > statistics.median(f):
+                f, dtype = fc, "bf16 weights"
         t = [timed(step, a.seconds, sync) * batch for _ in range(a.runs)]
         name = torch.cuda.get_device_name(dev) if cuda else "cpu"
         print(json.dumps({
             "bench": "nn_peer", "framework": "torch " + torch.__version__, "device": name,
-            "forward_dtype": "bf16" if cuda else "fp32", "blocks": a.blocks,
+            "forward_dtype": dtype, **other, "blocks": a.blocks,
             "channels": a.channels, "size": a.size, "batch": batch,
             "threads": torch.get_num_threads(), "gflop_per_eval": fl / 1e9,
             "forward_evals_per_s": round(statistics.median(f), 1),
