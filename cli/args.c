@@ -17,6 +17,14 @@ void args_print_help(const cmd_help_t *h, const arg_spec_t *specs, int nspecs)
     printf("  --%-14s %s\n", "help", "show this help");
 }
 
+int args_count(const arg_spec_t *specs, int max)
+{
+    int n = 0;
+    while (n < max && specs[n].name)
+        n++;
+    return n;
+}
+
 int args_fail(const cmd_help_t *h, const char *fmt, ...)
 {
     va_list ap;
@@ -53,6 +61,10 @@ static int set_value(const cmd_help_t *h, const arg_spec_t *s, const char *val)
         return ARGS_OK;
     case ARG_STR:
         *(const char **)s->dst = val;
+        return ARGS_OK;
+    case ARG_RULE:
+        if (!rule_parse(val, (rule_t *)s->dst))
+            return args_fail(h, "unknown rule '%s' (freestyle, standard, renju)", val);
         return ARGS_OK;
     case ARG_INT: {
         long v = strtol(val, &end, 10);

@@ -281,13 +281,9 @@ int bench_broker(int argc, char **argv)
                     "frames/s of each side, and the workers one trainer can take =\n"
                     "trainer-side broker frames/s * 3600 / (games/hour of one worker). Without --broker\n"
                     "it starts its own redis-server (must be on PATH) and removes it after."};
-    int npos = 0;
-    int rc = args_parse(&h, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, NULL, 0,
-                        &npos);
-    if (rc == ARGS_HELP)
-        return 0;
+    int rc = args_parse(&h, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     char err[512];
     broker_url_t u;
     if (url && broker_url_parse(url, &u, err, sizeof err) != 0)

@@ -5,25 +5,20 @@
 #include <string.h>
 
 #include "cli/args.h"
+#include "cli/bench.h"
 #include "cli/cmds.h"
 #include "engine/bot.h"
 #include "engine/util.h"
 #include "mcts/mcts.h"
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 int bench_mcts(int argc, char **argv)
 {
     int size = 15, visits = 20000, runs = 5, batch = 1, mem_mb = 512, vcf_nodes = 0, stones = 0;
-    const char *rule_s = "freestyle";
+    rule_t rule = RULE_FREESTYLE;
     uint64_t seed = 1;
     arg_spec_t specs[] = {
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle|standard|renju (default freestyle)"},
+        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle|standard|renju (default freestyle)"},
         {"visits", ARG_INT, &visits, 100, 2000000, "V  playouts per search (default 20000)"},
         {"runs", ARG_INT, &runs, 1, 100, "K  searches; the median is reported (default 5)"},
         {"batch", ARG_INT, &batch, 1, 256, "B  leaves per eval call, virtual loss (default 1)"},
@@ -42,16 +37,9 @@ int bench_mcts(int argc, char **argv)
                     "each opening is searched twice, without and with the VCF check, one\n"
                     "after the other; vcf_ratio is the median of the per-opening ratios\n"
                     "(with / without) and vcf_playouts_per_s is playouts_per_s times it."};
-    int nspecs = (int)(sizeof specs / sizeof specs[0]);
-    int npos = 0;
-    int rc = args_parse(&h, specs, nspecs, argc, argv, NULL, 0, &npos);
-    if (rc == ARGS_HELP)
-        return 0;
+    int rc = args_parse(&h, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return 2;
-    rule_t rule;
-    if (!rule_parse(rule_s, &rule))
-        return args_fail(&h, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+        return args_exit_status(rc);
 
     char err[256];
     mcts_params_t p;
@@ -119,8 +107,8 @@ int bench_mcts(int argc, char **argv)
             vrate[r] = res.playouts_per_s / rate[r];   /* paired: the same opening */
         }
     }
-    qsort(vrate, (size_t)runs, sizeof *vrate, cmp_double);
-    qsort(rate, (size_t)runs, sizeof *rate, cmp_double);
+    bench_sort(vrate, runs);
+    bench_sort(rate, runs);
     printf("{\"bench\":\"mcts\",\"rule\":\"%s\",\"size\":%d,\"stones\":%d,\"visits\":%d,\"runs\":%d,"
            "\"batch\":%d,\"threads\":1,\"playouts\":%llu,\"seconds\":%.3f,"
            "\"playouts_per_s\":%.0f,\"playouts_per_s_min\":%.0f,\"playouts_per_s_max\":%.0f,"

@@ -7,7 +7,9 @@
 #include <time.h>
 
 #include "cli/args.h"
+#include "cli/bench.h"
 #include "cli/cmds.h"
+#include "cli/options.h"
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
 #include "nn/sgemm.h"
@@ -18,18 +20,6 @@ static const cmd_help_t help = {
     "Measure the network on a device: forward evals/s and GFLOP/s, training samples/s,\n"
     "and this machine's SGEMM GFLOP/s on a square product (the peak the CPU path can\n"
     "approach), each the median of several runs. Prints one JSON line per batch size."};
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 /* SGEMM GFLOP/s on an n x n x n product, `threads` threads, median of runs
  * of at least `seconds` each. */
@@ -62,7 +52,7 @@ static double sgemm_peak(int n, int threads, int runs, double seconds)
     free(a);
     free(b);
     free(c);
-    return median(r, runs);
+    return bench_median(r, runs);
 }
 
 /* Parse "64" or "1,16,64" into out[]; count or -1. */
@@ -117,11 +107,9 @@ int bench_nn(int argc, char **argv)
     const char *device = "cpu", *batch_s = "64", *model_path = NULL, *prec_s = "auto";
     int blocks = 6, channels = 64, size = 15, runs = 5, threads = 0, sgemm_n = 2048;
     double seconds = 1.0;
-    const arg_spec_t specs[] = {
+    arg_spec_t specs[ARGS_MAX] = {
         {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default cpu)"},
         {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP " (training is fp32)"},
-        {"blocks", ARG_INT, &blocks, 0, NN_MAX_BLOCKS, "B  residual blocks (default 6)"},
-        {"channels", ARG_INT, &channels, 1, NN_MAX_CHANNELS, "C  channels (default 64)"},
         {"batch", ARG_STR, &batch_s, 0, 0, "N[,N...]  batch sizes, one JSON line each (default 64)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "S  board size (default 15)"},
         {"model", ARG_STR, &model_path, 0, 0, "F  use this model's dims and weights instead"},
@@ -131,10 +119,11 @@ int bench_nn(int argc, char **argv)
         {"sgemm-size", ARG_INT, &sgemm_n, 64, 8192,
          "N  square SGEMM for the peak figure (default 2048)"},
     };
-    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, NULL, 0,
-                        NULL);
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_net(specs + ns, &blocks, &channels);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
+        return args_exit_status(rc);
     nn_precision_t prec;
     if (args_precision(&help, prec_s, &prec) != ARGS_OK)
         return 2;
@@ -147,19 +136,12 @@ int bench_nn(int argc, char **argv)
     for (int i = 0; i < nb; i++)
         maxb = batches[i] > maxb ? batches[i] : maxb;
     char err[512], note[512];
-    nn_model_t *m;
-    if (model_path) {
-        m = nn_model_load(model_path, err, sizeof err);
-        if (m && size > m->cfg.board_max) {
-            fprintf(stderr, "gomoku bench nn: --size %d is larger than the model's board max %d\n",
-                    size, m->cfg.board_max);
-            nn_model_free(m);
-            return 1;
-        }
-    } else {
-        nn_config_t cfg;
-        nn_config_default(&cfg, blocks, channels, size);
-        m = nn_model_create(&cfg, 1, err, sizeof err);
+    nn_model_t *m = options_model_open(model_path, blocks, channels, size, 1, err, sizeof err);
+    if (m && size > m->cfg.board_max) {
+        fprintf(stderr, "gomoku bench nn: --size %d is larger than the model's board max %d\n",
+                size, m->cfg.board_max);
+        nn_model_free(m);
+        return 1;
     }
     if (!m) {
         fprintf(stderr, "gomoku bench nn: %s\n", err);
@@ -277,8 +259,8 @@ int bench_nn(int argc, char **argv)
             } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
             tr[k] = (double)calls * batch / t;
         }
-        double fe = median(fr, runs), ts = median(tr, runs), gf = fe * flops / 1e9;
-        double peak = median(pk, runs), rel = median(ratio, runs);
+        double fe = bench_median(fr, runs), ts = bench_median(tr, runs), gf = fe * flops / 1e9;
+        double peak = bench_median(pk, runs), rel = bench_median(ratio, runs);
         int used = nthreads;   /* the fast path uses at most one thread per sample */
         if (strcmp(nn_net_device_name(net), "cpu-ref") == 0)
             used = 1;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli/args.h"
+#include "cli/bench.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/bot.h"
@@ -45,12 +46,6 @@ static long playout(board_t *b, rule_t rule, uint64_t *rng)
     return b->nmoves;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 int bench_rules(int argc, char **argv)
 {
     int runs = 5;
@@ -61,9 +56,9 @@ int bench_rules(int argc, char **argv)
         {"seconds", ARG_DOUBLE, &seconds, 0.01, 3600, "S  seconds per run (default 1)"},
         {"seed", ARG_U64, &seed, 0, 0, "N  random seed (default 1)"},
     };
-    int rc = args_parse(&help, specs, 3, argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
+        return args_exit_status(rc);
     double *rate = malloc(sizeof *rate * (size_t)runs);
     double *sorted = malloc(sizeof *sorted * (size_t)runs);
     if (!rate || !sorted) {
@@ -88,9 +83,7 @@ int bench_rules(int argc, char **argv)
         }
         for (int k = 0; k < runs; k++)
             sorted[k] = rate[k];
-        qsort(sorted, (size_t)runs, sizeof *sorted, cmp_double);
-        double median = runs % 2 ? sorted[runs / 2]
-                                 : 0.5 * (sorted[runs / 2 - 1] + sorted[runs / 2]);
+        double median = bench_median(sorted, runs);
         printf("{\"bench\":\"rules\",\"rule\":\"%s\",\"size\":%d,\"moves_per_s\":%.0f,"
                "\"runs\":[", rule_name((rule_t)r), BOARD_DEFAULT, median);
         for (int k = 0; k < runs; k++)

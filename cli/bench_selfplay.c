@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "cli/options.h"
 #include "selfplay/selfplay.h"
 #include "engine/util.h"
 
@@ -24,21 +25,13 @@ int bench_selfplay(int argc, char **argv)
     o.quiet = 1;
     int blocks = 6, channels = 64;
     double seconds = 60.0;
-    const char *rule_s = "freestyle";
-    arg_spec_t specs[] = {
+    arg_spec_t specs[ARGS_MAX] = {
         {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cuda, ... (default cpu)"},
-        {"blocks", ARG_INT, &blocks, 0, 64, "B  residual blocks (default 6)"},
-        {"channels", ARG_INT, &channels, 1, 1024, "C  channels (default 64)"},
-        {"visits", ARG_INT, &o.visits, 1, 1000000, "V  full search visits (default 200)"},
-        {"cheap-visits", ARG_INT, &o.cheap_visits, 0, 1000000, "V  cheap search visits (default 50)"},
-        {"full-frac", ARG_DOUBLE, &o.full_frac, 0, 1, "F  fraction of full searches (default 0.25)"},
-        {"parallel", ARG_INT, &o.parallel, 1, 65536, "G  concurrent games (default 16)"},
-        {"threads", ARG_INT, &o.threads, 0, 256, "T  CPU backend threads (default 0: all cores)"},
         {"seconds", ARG_DOUBLE, &seconds, 0.1, 86400, "S  how long to run (default 60)"},
-        {"rule", ARG_STR, &rule_s, 0, 0, "R  rule (default freestyle)"},
-        {"size", ARG_INT, &o.size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"seed", ARG_U64, &o.seed, 0, 0, "S  seed (default 1)"},
     };
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_net(specs + ns, &blocks, &channels);
+    ns += options_selfplay(specs + ns, &o);
     cmd_help_t h = {"bench selfplay",
                     "gomoku bench selfplay [--device D --blocks 6 --channels 64 --visits 200 "
                     "--parallel G --seconds S]",
@@ -46,31 +39,18 @@ int bench_selfplay(int argc, char **argv)
                     "for S seconds and prints one JSON line: moves/s, evals/s, average batch\n"
                     "and games/hour = moves/s * 3600 / mean plies of the games finished (the\n"
                     "games under way at the end count only through their moves)."};
-    int npos = 0;
-    int rc = args_parse(&h, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, NULL, 0,
-                        &npos);
-    if (rc == ARGS_HELP)
-        return 0;
+    int rc = args_parse(&h, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return 2;
-    if (!rule_parse(rule_s, &o.rule))
-        return args_fail(&h, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
-    char err[512], note[256];
-    nn_config_t cfg;
-    nn_config_default(&cfg, blocks, channels, o.size);
-    nn_model_t *m = nn_model_create(&cfg, o.seed, err, sizeof err);
+        return args_exit_status(rc);
+    char err[512];
+    nn_model_t *m = options_model_open(NULL, blocks, channels, o.size, o.seed, err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku bench selfplay: %s\n", err);
         return 1;
     }
-    selfplay_t *sp = selfplay_create(&o, m, 0, note, sizeof note, err, sizeof err);
-    nn_model_free(m);
-    if (!sp) {
-        fprintf(stderr, "gomoku bench selfplay: %s\n", err);
+    selfplay_t *sp = options_selfplay_create(&o, m, "bench selfplay");
+    if (!sp)
         return 1;
-    }
-    if (note[0])
-        fprintf(stderr, "%s\n", note);
     uint64_t plies = 0;
     double t0 = util_now_ms() * 1e-3, secs = 0.0;
     while ((secs = util_now_ms() * 1e-3 - t0) < seconds) {

@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "cli/options.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "selfplay/replay.h"
@@ -54,10 +55,8 @@ int bench_train(int argc, char **argv)
     const char *device = "auto";
     int blocks = 6, channels = 64, batch = 256, size = 15, steps = 20, threads = 1,
         games = 300, nthreads = 1;
-    arg_spec_t specs[] = {
+    arg_spec_t specs[ARGS_MAX] = {
         {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
-        {"blocks", ARG_INT, &blocks, 0, 64, "B  residual blocks (default 6)"},
-        {"channels", ARG_INT, &channels, 1, 1024, "C  trunk channels (default 64)"},
         {"batch", ARG_INT, &batch, 1, 65536, "N  minibatch (default 256)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "S  board size (default 15)"},
         {"steps", ARG_INT, &steps, 1, 100000, "N  timed training steps (default 20)"},
@@ -65,17 +64,14 @@ int bench_train(int argc, char **argv)
         {"assemble-threads", ARG_INT, &nthreads, 1, 64, "T  assembly threads (default 1)"},
         {"games", ARG_INT, &games, 1, 100000, "N  random games in the window (default 300)"},
     };
-    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, NULL, 0,
-                        NULL);
-    if (rc == ARGS_HELP)
-        return 0;
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_net(specs + ns, &blocks, &channels);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
 
     char err[512], note[256] = "";
-    nn_config_t cfg;
-    nn_config_default(&cfg, blocks, channels, size);
-    nn_model_t *m = nn_model_create(&cfg, 1, err, sizeof err);
+    nn_model_t *m = options_model_open(NULL, blocks, channels, size, 1, err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku bench train: %s\n", err);
         return 1;

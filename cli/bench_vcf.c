@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "cli/args.h"
+#include "cli/bench.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/bot.h"
@@ -38,18 +39,6 @@ static void make_position(board_t *b, uint64_t *rng)
     }
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 int bench_vcf(int argc, char **argv)
 {
     int npos = 200, runs = 3;
@@ -60,9 +49,9 @@ int bench_vcf(int argc, char **argv)
         {"runs", ARG_INT, &runs, 1, 1000, "R  runs over the set (default 3)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed of the position set (default 1)"},
     };
-    int rc = args_parse(&help, specs, 4, argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
+        return args_exit_status(rc);
     board_t *pos = malloc(sizeof *pos * (size_t)npos);
     double *pps = malloc(sizeof *pps * (size_t)runs), *nps = malloc(sizeof *nps * (size_t)runs);
     char err[128];
@@ -97,7 +86,8 @@ int bench_vcf(int argc, char **argv)
     printf("{\"bench\":\"vcf\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"positions_per_s\":%.0f,\"nodes_per_s\":%.0f,"
            "\"solved\":%.3f,\"won\":%.3f,\"nodes_per_position\":%.1f,\"runs\":%d}\n",
-           BOARD_DEFAULT, npos, (unsigned long long)nodes, median(pps, runs), median(nps, runs),
+           BOARD_DEFAULT, npos, (unsigned long long)nodes, bench_median(pps, runs),
+           bench_median(nps, runs),
            (double)solved / npos, (double)won / npos, (double)total_nodes / npos, runs);
     rc = 0;
 out_free:

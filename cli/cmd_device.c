@@ -149,7 +149,7 @@ int cmd_device(int argc, char **argv)
 {
     int rc = args_parse(&help, NULL, 0, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
+        return args_exit_status(rc);
 
     char err[256];
     tiny_t *t = tiny_create(err, sizeof err);

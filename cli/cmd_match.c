@@ -7,6 +7,7 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "cli/options.h"
 #include "cli/player.h"
 #include "engine/util.h"
 
@@ -110,21 +111,20 @@ int cmd_match(int argc, char **argv)
         "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
         "score the Elo is infinite and only the finite bound is given, from the\n"
         "exact binomial bound (all N won: score >= 0.025^(1/N))."};
-    const char *rule_s = "freestyle", *device = "auto", *prec_s = "auto";
-    int games = 10, size = BOARD_DEFAULT, visits = -1, time_ms = 0, threads = 1, openings = 2;
-    int vcf_nodes = -1;
+    rule_t rule = RULE_FREESTYLE;
+    const char *prec_s = "auto";
+    int games = 10, size = BOARD_DEFAULT, openings = 2;
     uint64_t seed = 1;
     bool json = false, quiet = false;
-    arg_spec_t specs[] = {
+    player_opts_t o;
+    player_opts_default(&o);
+    o.visits = -1;   /* not given: 200, or 0 with --time */
+    arg_spec_t specs[ARGS_MAX] = {
         {"games", ARG_INT, &games, 1, 1000000, "N  games (default 10)"},
-        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
+        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"visits", ARG_INT, &visits, 0, 10000000, "V  model players: visits per move (default 200, or 0 with --time)"},
-        {"time", ARG_INT, &time_ms, 0, 86400000, "MS model players: time per move when --visits 0"},
-        {"threads", ARG_INT, &threads, 1, 16, "T  model players: search threads on one tree, each with its own net, 1..16 (default 1)"},
-        {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
         {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"vcf-nodes", ARG_INT, &vcf_nodes, 0, 1000000, "N  model players: VCF check per new leaf, solver nodes (0: off; root 100N; default the search's)"},
+        {"vcf-nodes", ARG_INT, &o.vcf_nodes, 0, 1000000, "N  model players: VCF check per new leaf, solver nodes (0: off; root 100N; default the search's)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed for openings and players (default 1)"},
         {"openings", ARG_INT, &openings, 0, 20, "K  random opening moves (default 2)"},
         {"json", ARG_FLAG, &json, 0, 0, "   also print the result as one JSON line"},
@@ -132,34 +132,23 @@ int cmd_match(int argc, char **argv)
     };
     char *pos[2];
     int npos = 0;
-    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, pos, 2,
-                        &npos);
-    if (rc == ARGS_HELP)
-        return 0;
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_player(specs + ns, &o,
+                         "V  model players: visits per move (default 200, or 0 with --time)");
+    int rc = args_parse(&help, specs, ns, argc, argv, pos, 2, &npos);
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     if (npos != 2)
         return args_fail(&help, "want two players A and B, got %d", npos);
-    rule_t rule;
-    if (!rule_parse(rule_s, &rule))
-        return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
-    if (visits < 0)
-        visits = time_ms > 0 ? 0 : 200;   /* --time alone: a pure time budget */
-    if (visits == 0 && time_ms == 0)
+    if (o.visits < 0)
+        o.visits = o.time_ms > 0 ? 0 : 200;   /* --time alone: a pure time budget */
+    if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
     if (openings * 2 >= size * size)
         return args_fail(&help, "--openings %d is too many for a %dx%d board", openings, size, size);
 
-    player_opts_t o;
-    player_opts_default(&o);
-    o.visits = visits;
-    o.time_ms = time_ms;
-    o.threads = threads;
-    o.vcf_nodes = vcf_nodes;
-    o.device = device;
     if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
         return 2;
-    o.seed = seed;
     o.quiet = quiet;
     char err[512];
     player_t *pl[2];

@@ -27,7 +27,8 @@ static const cmd_help_t help_info = {
 static int model_init(int argc, char **argv)
 {
     int blocks = -1, channels = -1, board_max = BOARD_DEFAULT, hp = 0, hv = 0, vh = 0;
-    const char *rule_s = "freestyle", *out = NULL;
+    const char *out = NULL;
+    rule_t rule = RULE_FREESTYLE;
     uint64_t seed = 1;
     bool force = false;
     const arg_spec_t specs[] = {
@@ -35,7 +36,7 @@ static int model_init(int argc, char **argv)
         {"channels", ARG_INT, &channels, 1, NN_MAX_CHANNELS, "C  trunk channels (required)"},
         {"board-max", ARG_INT, &board_max, BOARD_MIN, BOARD_MAX,
          "M  largest board the net serves (default 15)"},
-        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
+        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
         {"policy-head", ARG_INT, &hp, 1, NN_MAX_HEAD, "N  policy head channels (default 32)"},
         {"value-head", ARG_INT, &hv, 1, NN_MAX_HEAD, "N  value head channels (default 32)"},
@@ -43,20 +44,15 @@ static int model_init(int argc, char **argv)
         {"out", ARG_STR, &out, 0, 0, "F  file to write (required)"},
         {"force", ARG_FLAG, &force, 0, 0, "overwrite F if it exists"},
     };
-    int rc = args_parse(&help_init, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv,
-                        NULL, 0, NULL);
+    int rc = args_parse(&help_init, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
+        return args_exit_status(rc);
     if (blocks < 0)
         return args_fail(&help_init, "--blocks is required");
     if (channels < 0)
         return args_fail(&help_init, "--channels is required");
     if (!out || !*out)
         return args_fail(&help_init, "--out is required");
-    rule_t rule;
-    if (!rule_parse(rule_s, &rule))
-        return args_fail(&help_init, "--rule must be freestyle, standard or renju, got '%s'",
-                         rule_s);
     struct stat st;
     if (!force && stat(out, &st) == 0) {
         fprintf(stderr, "gomoku model init: %s exists (use --force to overwrite)\n", out);
@@ -94,7 +90,7 @@ static int model_info(int argc, char **argv)
     int npos = 0;
     int rc = args_parse(&help_info, NULL, 0, argc, argv, pos, 1, &npos);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
+        return args_exit_status(rc);
     if (npos != 1)
         return args_fail(&help_info, "a model file is required");
     const char *path = pos[0];

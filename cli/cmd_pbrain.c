@@ -53,13 +53,9 @@ int cmd_pbrain(int argc, char **argv)
         {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
     };
-    int npos = 0;
-    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, NULL, 0,
-                        &npos);
-    if (rc == ARGS_HELP)
-        return 0;
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     char buf[4096];
     int installed = strncmp(argv[0], "pbrain-", 7) == 0 || strstr(argv[0], "/pbrain-") != NULL;
     if (!o.model && installed) {

@@ -5,6 +5,7 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "cli/options.h"
 #include "cli/player.h"
 #include "engine/board.h"
 #include "engine/vcf.h"
@@ -114,33 +115,31 @@ static int undo_to_human(board_t *b, player_t *pl[3])
 int cmd_play(int argc, char **argv)
 {
     const char *black = NULL, *white = NULL, *model = NULL, *human_color = "black";
-    const char *rule_s = "freestyle", *device = "auto", *prec_s = "auto";
-    int size = BOARD_DEFAULT, visits = 800, time_ms = 0, threads = 1;
+    rule_t rule = RULE_FREESTYLE;
+    const char *prec_s = "auto";
+    int size = BOARD_DEFAULT;
     uint64_t seed = 1;
     bool quiet = false, hint = false;
-    arg_spec_t specs[] = {
+    player_opts_t o;
+    player_opts_default(&o);
+    arg_spec_t specs[ARGS_MAX] = {
         {"black", ARG_STR, &black, 0, 0, "P  black player (default human)"},
         {"white", ARG_STR, &white, 0, 0, "P  white player (default bot:greedy)"},
         {"model", ARG_STR, &model, 0, 0, "M  play a person against model M"},
         {"human-color", ARG_STR, &human_color, 0, 0, "C  with --model: black or white (default black)"},
-        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
+        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size 5..20 (default 15)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  seed of bots and searches (default 1)"},
-        {"visits", ARG_INT, &visits, 0, 10000000, "V  model players: playouts per move (default 800; 0: use --time)"},
-        {"time", ARG_INT, &time_ms, 0, 86400000, "MS  model players: time per move when --visits 0"},
-        {"threads", ARG_INT, &threads, 1, 16, "T  model players: search threads on one tree, each with its own net, 1..16 (default 1)"},
-        {"device", ARG_STR, &device, 0, 0, "D  model players: auto, cpu, cuda (default auto)"},
         {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
         {"hint", ARG_FLAG, &hint, 0, 0, "show a suggested move and its line before each move of a person"},
         {"quiet", ARG_FLAG, &quiet, 0, 0, "no notes on stderr"},
     };
-    int nspecs = (int)(sizeof specs / sizeof specs[0]);
-    int rc = args_parse(&help, specs, nspecs, argc, argv, NULL, 0, NULL);
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_player(specs + ns, &o,
+                         "V  model players: playouts per move (default 800; 0: use --time)");
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
-    rule_t rule;
-    if (!rule_parse(rule_s, &rule))
-        return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+        return args_exit_status(rc);
     if (strcmp(human_color, "black") != 0 && strcmp(human_color, "white") != 0)
         return args_fail(&help, "--human-color must be black or white, got '%s'", human_color);
     if (model) {
@@ -154,15 +153,8 @@ int cmd_play(int argc, char **argv)
         black = "human";
     if (!white)
         white = "bot:greedy";
-    if (visits == 0 && time_ms == 0)
+    if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
-
-    player_opts_t o;
-    player_opts_default(&o);
-    o.visits = visits;
-    o.time_ms = time_ms;
-    o.threads = threads;
-    o.device = device;
     if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
         return 2;
     o.quiet = quiet;

@@ -211,7 +211,7 @@ int cmd_records(int argc, char **argv)
     const arg_spec_t specs[] = {
         {"top", ARG_INT, &top, 0, BOARD_CELLS, "N  dump: most visited points shown per ply (default 5)"},
     };
-    const int nspecs = (int)(sizeof specs / sizeof specs[0]);
+    const int nspecs = ARGS_COUNT(specs);
     char **pos = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *pos);
     if (!pos) {
         fprintf(stderr, "gomoku records: out of memory\n");
@@ -220,7 +220,7 @@ int cmd_records(int argc, char **argv)
     int npos = 0, rc;
     rc = args_parse(&help, specs, nspecs, argc, argv, pos, argc, &npos);
     if (rc != ARGS_OK) {
-        rc = rc == ARGS_HELP ? 0 : 2;
+        rc = args_exit_status(rc);
         goto out_free_pos;
     }
     if (npos == 0) {

@@ -79,24 +79,22 @@ static int print_vcf(const board_t *b, uint64_t nodes)
 
 int cmd_rules(int argc, char **argv)
 {
-    const char *rule_s = "freestyle", *moves_s = "";
+    const char *moves_s = "";
+    rule_t rule = RULE_FREESTYLE;
     int size = BOARD_DEFAULT;
     bool vcf = false;
     uint64_t vcf_nodes = 0;
     arg_spec_t specs[] = {
-        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
+        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
         {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size 5..20 (default 15)"},
         {"moves", ARG_STR, &moves_s, 0, 0, "\"x,y x,y ...\"  moves to replay, black first"},
         {"vcf", ARG_FLAG, &vcf, 0, 0, "print the VCF line (or the defences against one)"},
         {"vcf-nodes", ARG_U64, &vcf_nodes, 1, 1e12,
          "N  solver node budget per solve (default 1000000)"},
     };
-    int rc = args_parse(&help, specs, 5, argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
-    rule_t rule;
-    if (!rule_parse(rule_s, &rule))
-        return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
+        return args_exit_status(rc);
     if (vcf_nodes && !vcf)
         return args_fail(&help, "--vcf-nodes needs --vcf");
 

@@ -17,6 +17,7 @@
 
 #include "cli/args.h"
 #include "cli/cmds.h"
+#include "cli/options.h"
 #include "selfplay/selfplay.h"
 #include "engine/util.h"
 
@@ -131,25 +132,17 @@ int cmd_selfplay(int argc, char **argv)
         "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
     selfplay_opts_t o;
     selfplay_opts_default(&o);
-    const char *model_path = NULL, *out = NULL, *rule_s = "freestyle", *prec_s = "auto";
+    const char *model_path = NULL, *out = NULL, *prec_s = "auto";
     bool random_net = false;
     int games = 100, blocks = 6, channels = 64, shard_games = 1000;
     o.threads = 0;
-    arg_spec_t specs[] = {
+    arg_spec_t specs[ARGS_MAX] = {
         {"model", ARG_STR, &model_path, 0, 0, "M  weights file (.gzm)"},
         {"random-net", ARG_FLAG, &random_net, 0, 0, "   a freshly initialised net instead of --model"},
         {"games", ARG_INT, &games, 1, 100000000, "N  games to play (default 100)"},
         {"out", ARG_STR, &out, 0, 0, "DIR  output directory (made if missing)"},
-        {"visits", ARG_INT, &o.visits, 1, 1000000, "V  root visits of a full search (default 200)"},
-        {"cheap-visits", ARG_INT, &o.cheap_visits, 0, 1000000, "V  visits of a cheap search (default 50; 0: every search full)"},
-        {"full-frac", ARG_DOUBLE, &o.full_frac, 0, 1, "F  fraction of moves searched fully (default 0.25)"},
-        {"parallel", ARG_INT, &o.parallel, 1, 65536, "G  concurrent games (default 16)"},
         {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
         {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"threads", ARG_INT, &o.threads, 0, 256, "T  CPU backend threads (default 0: all cores)"},
-        {"rule", ARG_STR, &rule_s, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
-        {"size", ARG_INT, &o.size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"seed", ARG_U64, &o.seed, 0, 0, "S  random seed (default 1)"},
         {"resign", ARG_DOUBLE, &o.resign_threshold, 0, 1, "X  resign below root value -X (default 0.9; 0: never)"},
         {"no-resign-frac", ARG_DOUBLE, &o.no_resign_frac, 0, 1, "F  games that never resign (default 0.1)"},
         {"temp-moves", ARG_INT, &o.temp_moves, 0, 400, "K  plies sampled at temperature 1 (default 8)"},
@@ -158,35 +151,23 @@ int cmd_selfplay(int argc, char **argv)
         {"leaves", ARG_INT, &o.leaves_per_game, 1, 64, "L  leaves per game per NN call, virtual loss (default 1)"},
         {"cache-mb", ARG_INT, &o.cache_mb, 0, 65536, "MB NN cache size (default 64)"},
         {"shard-games", ARG_INT, &shard_games, 1, 10000000, "N  games per shard file (default 1000)"},
-        {"blocks", ARG_INT, &blocks, 0, 64, "B  --random-net: residual blocks (default 6)"},
-        {"channels", ARG_INT, &channels, 1, 1024, "C  --random-net: channels (default 64)"},
     };
-    char *pos[1];
-    int npos = 0;
-    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, pos, 0,
-                        &npos);
-    if (rc == ARGS_HELP)
-        return 0;
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_selfplay(specs + ns, &o);
+    ns += options_net(specs + ns, &blocks, &channels);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     if (!model_path == !random_net)
         return args_fail(&help, "give exactly one of --model M and --random-net");
     if (!out || !out[0])
         return args_fail(&help, "--out DIR is required");
-    if (!rule_parse(rule_s, &o.rule))
-        return args_fail(&help, "unknown rule '%s' (freestyle, standard, renju)", rule_s);
     if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
         return 2;
 
-    char err[512], note[256];
-    nn_model_t *m = NULL;
-    if (random_net) {
-        nn_config_t cfg;
-        nn_config_default(&cfg, blocks, channels, o.size);
-        m = nn_model_create(&cfg, o.seed, err, sizeof err);
-    } else {
-        m = nn_model_load(model_path, err, sizeof err);
-    }
+    char err[512];
+    nn_model_t *m = options_model_open(model_path, blocks, channels, o.size, o.seed, err,
+                                       sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku selfplay: %s\n", err);
         return 1;
@@ -202,24 +183,13 @@ int cmd_selfplay(int argc, char **argv)
         nn_model_free(m);
         return 1;
     }
-    selfplay_t *sp = selfplay_create(&o, m, m->generation, note, sizeof note, err,
-                                     sizeof err);
-    nn_model_free(m);
-    if (!sp) {
-        fprintf(stderr, "gomoku selfplay: %s\n", err);
+    selfplay_t *sp = options_selfplay_create(&o, m, "selfplay");
+    if (!sp)
         return 1;
-    }
-    if (note[0])
-        fprintf(stderr, "%s\n", note);
     selfplay_set_max_games(sp, (uint64_t)games);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    struct sigaction old_int, old_term;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    struct sigaction old_sigs[2];
+    util_catch_stop_signals(on_signal, old_sigs);
     g_stop = 0;
 
     shard_writer_t w = {.dir = out, .seed = o.seed, .per_shard = shard_games};
@@ -252,8 +222,7 @@ int cmd_selfplay(int argc, char **argv)
         fprintf(stderr, "gomoku selfplay: %s\n", w.err);
         status = 1;
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
+    util_restore_stop_signals(old_sigs);
     double avg = st.batches ? (double)st.evals / (double)st.batches : 0.0;
     printf("{\"out\":");
     args_json_str(stdout, out);

@@ -459,11 +459,9 @@ int cmd_serve(int argc, char **argv)
         {"games", ARG_INT, &games, 1, 64, "N  games kept at once (default 8)"},
         {"searches", ARG_INT, &searches, 1, 16, "N  searches running at once (default 2)"},
     };
-    int nspecs = (int)(sizeof specs / sizeof specs[0]);
-    int npos = 0;
-    int rc = args_parse(&help, specs, nspecs, argc, argv, NULL, 0, &npos);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
-        return rc == ARGS_HELP ? 0 : 2;
+        return args_exit_status(rc);
     nn_precision_t prec;
     if (args_precision(&help, prec_s, &prec) != ARGS_OK)
         return 2;

@@ -30,42 +30,44 @@ static const cmd_help_t help = {
     "stops the workers and exits 0). Watch RUN_DIR/status.json and\n"
     "RUN_DIR/metrics.csv."};
 
-/* Is dir missing or empty (but for our own lock/log files)? */
-/* An empty directory (a mount point, say): 1; anything else: 0. */
-static int dir_is_empty(const char *path)
-{
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    struct dirent *de;
-    int empty = 1;
-    while (empty && (de = readdir(d)))
-        empty = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") ||
-                !strcmp(de->d_name, "lost+found");
-    closedir(d);
-    return empty;
-}
-
-/* A directory a new run may be created in: nothing but our lock and log,
- * and games/ or models/ only while empty (a separate disk mounted there). */
-static int dir_is_fresh(const char *dir)
+/* Whether ok(dir, name) holds for every entry of dir but "." and ".."; a
+ * directory that cannot be opened gives if_missing. */
+static int dir_all(const char *dir, int (*ok)(const char *dir, const char *name), int if_missing)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return 1;
+        return if_missing;
     struct dirent *de;
-    int fresh = 1;
-    char sub[4200];
-    while (fresh && (de = readdir(d))) {
-        const char *n = de->d_name;
-        if (!strcmp(n, ".") || !strcmp(n, "..") || !strcmp(n, "lock") || !strcmp(n, "train.log"))
-            continue;
-        snprintf(sub, sizeof sub, "%s/%s", dir, n);
-        fresh = (!strcmp(n, "games") || !strcmp(n, "models")) && dir_is_empty(sub);
-    }
+    int all = 1;
+    while (all && (de = readdir(d)))
+        all = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ok(dir, de->d_name);
     closedir(d);
-    return fresh;
+    return all;
 }
+
+static int is_lost_found(const char *dir, const char *name)
+{
+    (void)dir;
+    return !strcmp(name, "lost+found");
+}
+
+/* An empty directory (a mount point, say): 1; anything else: 0. */
+static int dir_is_empty(const char *path) { return dir_all(path, is_lost_found, 0); }
+
+/* Our lock and log, or games/ or models/ while empty (a separate disk mounted there). */
+static int may_be_in_new_run(const char *dir, const char *name)
+{
+    if (!strcmp(name, "lock") || !strcmp(name, "train.log"))
+        return 1;
+    if (strcmp(name, "games") && strcmp(name, "models"))
+        return 0;
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/%s", dir, name);
+    return dir_is_empty(sub);
+}
+
+/* A directory a new run may be created in (or a missing one). */
+static int dir_is_fresh(const char *dir) { return dir_all(dir, may_be_in_new_run, 1); }
 
 /* A new run from an initial model takes the model's shape and rule; a
  * setting given on the command line must agree. 0, or -1 with err. */
@@ -111,8 +113,32 @@ int cmd_train(int argc, char **argv)
     char names[64][40], helps[64][200];
     assert(run_nsettings <= 64);
     const char *steps = NULL;
-    arg_spec_t specs[64 + 12];
-    int ns = 0;
+    arg_spec_t specs[64 + 16] = {
+        {"broker", ARG_STR, &o.broker_url, 0, 0,
+         "URL  also take games from remote workers: redis://[:password@]host:port[/db], or @FILE holding it"},
+        {"run-name", ARG_STR, &o.run_name, 0, 0,
+         "NAME  the run's name on the broker (default: RUN_DIR's base name)"},
+        {"stream-max", ARG_INT, &o.stream_max, 16, 100000000,
+         "N  games the broker's stream may hold before workers hold back (default 10000)"},
+        {"steps", ARG_STR, &steps, 0, 0, "S|+N  stop at step S, or after N more steps"},
+        {"threads", ARG_INT, &o.threads, 0, 256, "T  CPU threads for training (default 1; 0: all)"},
+        {"assemble-threads", ARG_INT, &o.assemble_threads, 1, 64,
+         "T  minibatch assembly threads (default 1)"},
+        {"metrics-every", ARG_INT, &o.metrics_every, 1, 1000000,
+         "N  steps per metrics.csv row (default 10)"},
+        {"bad-frame-limit", ARG_INT, &o.bad_frame_limit, 0, 1000000000,
+         "N  corrupt frames before a worker is restarted (default 50; 0: never)"},
+        {"stop-timeout", ARG_INT, &o.stop_timeout_s, 1, 3600,
+         "S  seconds to wait for workers to stop (default 20)"},
+        {"worker-fault", ARG_STR, &o.worker_fault, 0, 0,
+         "F  tests only: workers send corrupt frames (garbage) or stall"},
+        {"init-model", ARG_STR, &o.init_model, 0, 0,
+         "FILE  a new run starts from this model (its blocks, channels, size and rule) instead "
+         "of random weights"},
+        {"fault", ARG_STR, &o.fault, 0, 0,
+         "F  tests only: nan-loss (every step's loss is NaN), nan-once (step 6's only)"},
+    };
+    int ns = args_count(specs, ARGS_COUNT(specs));
     for (int i = 0; i < run_nsettings; i++) {
         const setting_t *s = &run_settings[i];
         snprintf(names[i], sizeof names[i], "%s", s->name);
@@ -123,38 +149,11 @@ int cmd_train(int argc, char **argv)
                  s->may_change ? "; may change on resume" : "");
         specs[ns++] = (arg_spec_t){names[i], ARG_STR, &given[i], 0, 0, helps[i]};
     }
-    specs[ns++] = (arg_spec_t){"broker", ARG_STR, &o.broker_url, 0, 0,
-                               "URL  also take games from remote workers: redis://[:password@]host:port[/db], or @FILE holding it"};
-    specs[ns++] = (arg_spec_t){"run-name", ARG_STR, &o.run_name, 0, 0,
-                               "NAME  the run's name on the broker (default: RUN_DIR's base name)"};
-    specs[ns++] = (arg_spec_t){"stream-max", ARG_INT, &o.stream_max, 16, 100000000,
-                               "N  games the broker's stream may hold before workers hold back (default 10000)"};
-    specs[ns++] = (arg_spec_t){"steps", ARG_STR, &steps, 0, 0,
-                               "S|+N  stop at step S, or after N more steps"};
-    specs[ns++] = (arg_spec_t){"threads", ARG_INT, &o.threads, 0, 256,
-                               "T  CPU threads for training (default 1; 0: all)"};
-    specs[ns++] = (arg_spec_t){"assemble-threads", ARG_INT, &o.assemble_threads, 1, 64,
-                               "T  minibatch assembly threads (default 1)"};
-    specs[ns++] = (arg_spec_t){"metrics-every", ARG_INT, &o.metrics_every, 1, 1000000,
-                               "N  steps per metrics.csv row (default 10)"};
-    specs[ns++] = (arg_spec_t){"bad-frame-limit", ARG_INT, &o.bad_frame_limit, 0, 1000000000,
-                               "N  corrupt frames before a worker is restarted (default 50; 0: never)"};
-    specs[ns++] = (arg_spec_t){"stop-timeout", ARG_INT, &o.stop_timeout_s, 1, 3600,
-                               "S  seconds to wait for workers to stop (default 20)"};
-    specs[ns++] = (arg_spec_t){"worker-fault", ARG_STR, &o.worker_fault, 0, 0,
-                               "F  tests only: workers send corrupt frames (garbage) or stall"};
-    specs[ns++] = (arg_spec_t){"init-model", ARG_STR, &o.init_model, 0, 0,
-                               "FILE  a new run starts from this model (its blocks, channels, "
-                               "size and rule) instead of random weights"};
-    specs[ns++] = (arg_spec_t){"fault", ARG_STR, &o.fault, 0, 0,
-                               "F  tests only: nan-loss (every step's loss is NaN), nan-once (step 6's only)"};
     char *pos[1];
     int npos = 0;
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 1, &npos);
-    if (rc == ARGS_HELP)
-        return 0;
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     if (npos != 1)
         return args_fail(&help, "missing RUN_DIR");
     const char *dir = pos[0];

@@ -57,12 +57,10 @@ int cmd_worker(int argc, char **argv)
     };
     char *pos[1];
     int npos = 0;
-    int rc = args_parse(&help, specs, (int)(sizeof specs / sizeof specs[0]), argc, argv, pos, 0,
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, pos, 0,
                         &npos);
-    if (rc == ARGS_HELP)
-        return 0;
     if (rc != ARGS_OK)
-        return 2;
+        return args_exit_status(rc);
     if (ro.url || ro.run) {
         if (!ro.url || !ro.run)
             return args_fail(&help, "--broker and --run go together");

@@ -1082,23 +1082,38 @@ static int need_start(pbrain_t *pb, FILE *out, const char *cmd)
     return -1;
 }
 
+/* X,Y of command cmd, which needs a board: 0, or -1 after replying the error. */
+static int command_xy(pbrain_t *pb, const char *cmd, const char *args, FILE *out, int *x, int *y)
+{
+    char err[160];
+    if (need_start(pb, out, cmd))
+        return -1;
+    if (parse_xy(args, pb->size, x, y, err, sizeof err)) {
+        reply(out, "ERROR %s: %s", cmd, err);
+        return -1;
+    }
+    return 0;
+}
+
+/* Whether move m (at x,y) may be played now; when not, the error is replied. */
+static bool move_ok(pbrain_t *pb, const char *cmd, FILE *out, int x, int y, int m)
+{
+    move_status_t st = pb->blocked[m] ? MOVE_OCCUPIED : board_check_move(&pb->board, m);
+    if (st == MOVE_OK)
+        return true;
+    reply(out, "ERROR %s %d,%d: %s", cmd, x, y,
+          st == MOVE_GAME_OVER ? "the game is over" : move_status_str(st));
+    return false;
+}
+
 static void turn(pbrain_t *pb, const char *args, FILE *out, double t0)
 {
     int x, y;
-    char err[160];
-    if (need_start(pb, out, "TURN"))
+    if (command_xy(pb, "TURN", args, out, &x, &y))
         return;
-    if (parse_xy(args, pb->size, &x, &y, err, sizeof err)) {
-        reply(out, "ERROR TURN: %s", err);
-        return;
-    }
     int m = board_xy(&pb->board, x, y);
-    move_status_t st = pb->blocked[m] ? MOVE_OCCUPIED : board_check_move(&pb->board, m);
-    if (st != MOVE_OK) {
-        reply(out, "ERROR TURN %d,%d: %s", x, y,
-              st == MOVE_GAME_OVER ? "the game is over" : move_status_str(st));
+    if (!move_ok(pb, "TURN", out, x, y, m))
         return;
-    }
     board_play(&pb->board, m);
     if (answer_move(pb, out, t0))
         board_undo(&pb->board);   /* refused: the position stays as it was */
@@ -1108,12 +1123,8 @@ static void takeback(pbrain_t *pb, const char *args, FILE *out)
 {
     int x, y;
     char err[160];
-    if (need_start(pb, out, "TAKEBACK"))
+    if (command_xy(pb, "TAKEBACK", args, out, &x, &y))
         return;
-    if (parse_xy(args, pb->size, &x, &y, err, sizeof err)) {
-        reply(out, "ERROR TAKEBACK: %s", err);
-        return;
-    }
     int m = board_xy(&pb->board, x, y);
     if (pb->board.cells[m] == STONE_EMPTY) {
         reply(out, "ERROR TAKEBACK %d,%d: no stone there", x, y);
@@ -1138,23 +1149,15 @@ static void takeback(pbrain_t *pb, const char *args, FILE *out)
 static void play(pbrain_t *pb, const char *args, FILE *out, double t0)
 {
     int x, y;
-    char err[160];
-    if (need_start(pb, out, "PLAY"))
+    if (command_xy(pb, "PLAY", args, out, &x, &y))
         return;
-    if (parse_xy(args, pb->size, &x, &y, err, sizeof err)) {
-        reply(out, "ERROR PLAY: %s", err);
-        return;
-    }
     board_t saved = pb->board;
     int m = board_xy(&pb->board, x, y);
     int ours = pb->me && pb->board.nmoves > 0 && pb->board.to_move != pb->me;
     if (ours)
         board_undo(&pb->board);
-    move_status_t st = pb->blocked[m] ? MOVE_OCCUPIED : board_check_move(&pb->board, m);
-    if (st != MOVE_OK) {
+    if (!move_ok(pb, "PLAY", out, x, y, m)) {
         pb->board = saved;
-        reply(out, "ERROR PLAY %d,%d: %s", x, y,
-              st == MOVE_GAME_OVER ? "the game is over" : move_status_str(st));
         return;
     }
     pb->me = pb->board.to_move;

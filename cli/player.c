@@ -2,6 +2,7 @@
  * on stdin) and the built-in bots. Model and pbrain players live in
  * player_model.c and player_pbrain.c. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -54,6 +55,26 @@ static void player_plain_free(player_t *p)
 {
     free(p->impl);
     free(p);
+}
+
+player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, size_t errlen,
+                       const char *name_fmt, ...)
+{
+    player_t *p = calloc(1, sizeof *p);
+    void *impl = impl_size ? calloc(1, impl_size) : NULL;
+    if (!p || (impl_size && !impl)) {
+        free(p);
+        free(impl);
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    p->ops = ops;
+    p->impl = impl;
+    va_list ap;
+    va_start(ap, name_fmt);
+    vsnprintf(p->name, sizeof p->name, name_fmt, ap);
+    va_end(ap);
+    return p;
 }
 
 /* ---- human ---- */
@@ -113,14 +134,9 @@ static const player_ops_t human_ops = {
 
 player_t *player_human_create(char *err, size_t errlen)
 {
-    player_t *p = calloc(1, sizeof *p);
-    if (!p) {
-        snprintf(err, errlen, "out of memory");
-        return NULL;
-    }
-    p->ops = &human_ops;
-    p->is_human = 1;
-    snprintf(p->name, sizeof p->name, "human");
+    player_t *p = player_alloc(&human_ops, 0, err, errlen, "human");
+    if (p)
+        p->is_human = 1;
     return p;
 }
 
@@ -157,18 +173,12 @@ player_t *player_bot_create(const char *name, uint64_t seed, char *err, size_t e
         snprintf(err, errlen, "unknown bot '%s' (bots: %s)", name, BOT_LIST);
         return NULL;
     }
-    player_t *p = calloc(1, sizeof *p);
-    bot_player_t *bp = calloc(1, sizeof *bp);
-    if (!p || !bp) {
-        free(p);
-        free(bp);
-        snprintf(err, errlen, "out of memory");
+    player_t *p = player_alloc(&bot_ops, sizeof(bot_player_t), err, errlen, "bot:%s",
+                               bot_name(kind));
+    if (!p)
         return NULL;
-    }
+    bot_player_t *bp = p->impl;
     bp->kind = kind;
     bp->rng = seed;
-    p->ops = &bot_ops;
-    p->impl = bp;
-    snprintf(p->name, sizeof p->name, "bot:%s", bot_name(kind));
     return p;
 }

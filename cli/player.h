@@ -70,6 +70,12 @@ player_t *player_create(const char *spec, rule_t rule, int size, const player_op
                         char *err, size_t errlen);
 void player_free(player_t *p);
 
+/* For the kinds' create functions: a player of kind ops, its impl a zeroed
+ * block of impl_size bytes (none when 0), its name printf'd from name_fmt.
+ * NULL with "out of memory" in err. */
+player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, size_t errlen,
+                       const char *name_fmt, ...) __attribute__((format(printf, 5, 6)));
+
 /* Kinds implemented in their own files; player_create dispatches to them. */
 player_t *player_human_create(char *err, size_t errlen);                        /* player.c */
 player_t *player_bot_create(const char *name, uint64_t seed, char *err, size_t errlen); /* player.c */

@@ -107,17 +107,10 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
         snprintf(err, errlen, "%s", e);
         return NULL;
     }
-    player_t *p = calloc(1, sizeof *p);
-    model_player_t *mp = calloc(1, sizeof *mp);
-    if (!p || !mp) {
-        free(p);
-        free(mp);
-        snprintf(err, errlen, "out of memory");
+    player_t *p = player_alloc(&model_ops, sizeof(model_player_t), err, errlen, "%s", path);
+    if (!p)
         goto out_free_model;
-    }
-    p->ops = &model_ops;
-    p->impl = mp;
-    snprintf(p->name, sizeof p->name, "%s", path);
+    model_player_t *mp = p->impl;
     mp->visits = o->visits;
     mp->time_ms = o->visits > 0 ? 0 : o->time_ms;
     mp->rule = rule;

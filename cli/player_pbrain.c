@@ -372,17 +372,10 @@ player_t *player_pbrain_create(const char *command, rule_t rule, int size, const
         snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
         return NULL;
     }
-    player_t *p = calloc(1, sizeof *p);
-    pbp_t *e = calloc(1, sizeof *e);
-    if (!p || !e) {
-        free(p);
-        free(e);
-        snprintf(err, errlen, "out of memory");
+    player_t *p = player_alloc(&pbp_ops, sizeof(pbp_t), err, errlen, "pbrain:%s", command);
+    if (!p)
         return NULL;
-    }
-    p->ops = &pbp_ops;
-    p->impl = e;
-    snprintf(p->name, sizeof p->name, "pbrain:%s", command);
+    pbp_t *e = p->impl;
     snprintf(e->cmd, sizeof e->cmd, "%s", command);
     e->to_fd = e->from_fd = -1;
     e->size = size;

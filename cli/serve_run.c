@@ -21,6 +21,7 @@
 #include "cli/args.h"
 #include "cli/serve.h"
 #include "engine/record.h"
+#include "selfplay/rundir.h"
 
 #define CSV_MAX_COLS 8
 #define CSV_MAX_ROWS 20000
@@ -219,18 +220,27 @@ static void csv_row(csv_tail_t *t, char *line)
     t->nrows++;
 }
 
+/* path opened read-only, with its status in st; -1 when either fails. */
+static int open_stat(const char *path, struct stat *st)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 && fstat(fd, st) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+}
+
 /* Read the complete lines appended since the last poll. */
 static bool poll_csv(serve_run_t *r, csv_tail_t *t)
 {
     char p[4200];
     snprintf(p, sizeof p, "%s/%s", r->dir, t->name);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = open_stat(p, &st);
     if (fd < 0)
         return false;
-    struct stat st;
     bool changed = false;
-    if (fstat(fd, &st) != 0)
-        goto out_close;
     if (st.st_ino != t->ino || st.st_size < t->off) {   /* replaced or truncated */
         if (t->off > 0 || t->nrows > 0)
             changed = true;
@@ -279,7 +289,6 @@ static bool poll_csv(serve_run_t *r, csv_tail_t *t)
     }
     if (t->bad != bad0)
         note(r, NOTE_CSV, "%s: %" PRIu64 " unreadable lines skipped", t->name, t->bad);
-out_close:
     close(fd);
     return changed;
 }
@@ -294,18 +303,10 @@ static int list_numbered(const char *dir, const char *prefix, const char *suffix
     if (!d)
         return -1;
     int n = 0;
-    size_t pl = strlen(prefix), sl = strlen(suffix);
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-        size_t len = strlen(e->d_name);
-        if (len <= pl + sl || len > pl + sl + 12 || strncmp(e->d_name, prefix, pl) != 0 ||
-            strcmp(e->d_name + len - sl, suffix) != 0)
-            continue;
-        uint64_t v = 0;
-        size_t i = pl;
-        for (; i < len - sl && e->d_name[i] >= '0' && e->d_name[i] <= '9'; i++)
-            v = v * 10 + (uint64_t)(e->d_name[i] - '0');
-        if (i != len - sl)
+        uint64_t v;
+        if (!run_numbered_name(e->d_name, prefix, suffix, &v))
             continue;
         int at = n < max ? n++ : -1;
         if (at < 0) {   /* full: replace the smallest if v is newer */
@@ -320,7 +321,7 @@ static int list_numbered(const char *dir, const char *prefix, const char *suffix
         out[at] = v;
         if (bytes || mtime) {
             struct stat st;
-            char p[4400];
+            char p[4480];   /* a dir of up to 4200 bytes, a name of up to 255 */
             snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
             bool ok = stat(p, &st) == 0;
             if (bytes)
@@ -390,14 +391,12 @@ static bool read_shard(serve_run_t *r, game_record_t *g, off_t *size_out)
 {
     char p[4400];
     snprintf(p, sizeof p, "%s/games/shard-%06" PRIu64 ".gzr", r->dir, r->shard);
-    int fd = open(p, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    int fd = open_stat(p, &st);
     *size_out = 0;
     if (fd < 0)
         return false;
-    struct stat st;
     bool added = false;
-    if (fstat(fd, &st) != 0)
-        goto out_close;
     *size_out = st.st_size;
     if (st.st_size < r->shard_off) {   /* truncated: start the shard over */
         r->shard_off = 0;
@@ -423,7 +422,6 @@ static bool read_shard(serve_run_t *r, game_record_t *g, off_t *size_out)
         budget -= (size_t)k;
         added |= decode_frames(r, g);
     }
-out_close:
     close(fd);
     return added;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine/board.h"
+#include "engine/util.h"
 #include "engine/line.h"
 
 void board_init(board_t *b, int size, rule_t rule)
@@ -140,45 +141,33 @@ int board_forbidden_points(const board_t *b, int *out)
     return n;
 }
 
-const char *rule_name(rule_t r)
-{
-    switch (r) {
-    case RULE_FREESTYLE: return "freestyle";
-    case RULE_STANDARD: return "standard";
-    case RULE_RENJU: return "renju";
-    default: return "?";
-    }
-}
+static const char *const rule_names[RULE_COUNT] = {
+    [RULE_FREESTYLE] = "freestyle", [RULE_STANDARD] = "standard", [RULE_RENJU] = "renju",
+};
+static const char *const move_status_names[] = {
+    [MOVE_OK] = "ok", [MOVE_OFF_BOARD] = "off the board", [MOVE_OCCUPIED] = "occupied",
+    [MOVE_FORBIDDEN] = "forbidden", [MOVE_GAME_OVER] = "the game is over",
+};
+static const char *const result_names[] = {
+    [RESULT_NONE] = "none", [RESULT_BLACK] = "black", [RESULT_WHITE] = "white",
+    [RESULT_DRAW] = "draw",
+};
+#define NAMES(t) t, (int)(sizeof t / sizeof t[0])
+
+const char *rule_name(rule_t r) { return util_name_of(NAMES(rule_names), (int)r); }
 
 bool rule_parse(const char *s, rule_t *out)
 {
-    for (int r = 0; r < RULE_COUNT; r++)
-        if (s && strcmp(s, rule_name((rule_t)r)) == 0) {
-            *out = (rule_t)r;
-            return true;
-        }
-    return false;
+    int k = util_name_find(NAMES(rule_names), s);
+    if (k >= 0)
+        *out = (rule_t)k;
+    return k >= 0;
 }
 
 const char *move_status_str(move_status_t s)
 {
-    switch (s) {
-    case MOVE_OK: return "ok";
-    case MOVE_OFF_BOARD: return "off the board";
-    case MOVE_OCCUPIED: return "occupied";
-    case MOVE_FORBIDDEN: return "forbidden";
-    case MOVE_GAME_OVER: return "the game is over";
-    }
-    return "?";
+    return util_name_of(NAMES(move_status_names), (int)s);
 }
 
-const char *result_str(result_t r)
-{
-    switch (r) {
-    case RESULT_BLACK: return "black";
-    case RESULT_WHITE: return "white";
-    case RESULT_DRAW: return "draw";
-    case RESULT_NONE: return "none";
-    }
-    return "?";
-}
+const char *result_str(result_t r) { return util_name_of(NAMES(result_names), (int)r); }
+#undef NAMES

@@ -6,25 +6,19 @@
 #include "engine/line.h"
 #include "engine/util.h"
 
+static const char *const bot_names[BOT_COUNT] = {
+    [BOT_RANDOM] = "random", [BOT_GREEDY] = "greedy", [BOT_VCF] = "vcf",
+};
+
 bool bot_parse(const char *name, bot_kind_t *out)
 {
-    for (int k = 0; k < BOT_COUNT; k++)
-        if (name && strcmp(name, bot_name((bot_kind_t)k)) == 0) {
-            *out = (bot_kind_t)k;
-            return true;
-        }
-    return false;
+    int k = util_name_find(bot_names, BOT_COUNT, name);
+    if (k >= 0)
+        *out = (bot_kind_t)k;
+    return k >= 0;
 }
 
-const char *bot_name(bot_kind_t k)
-{
-    switch (k) {
-    case BOT_RANDOM: return "random";
-    case BOT_GREEDY: return "greedy";
-    case BOT_VCF: return "vcf";
-    default: return "?";
-    }
-}
+const char *bot_name(bot_kind_t k) { return util_name_of(bot_names, BOT_COUNT, (int)k); }
 
 static int rand_below(uint64_t *rng, int n)
 {

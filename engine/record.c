@@ -64,30 +64,33 @@ void record_clear(game_record_t *r, rule_t rule, int size, uint64_t model_gen)
     r->nvisits = 0;
 }
 
+/* Grow the array *buf of *cap elements of size elem to hold need, doubling
+ * from first; 0 or -1 (the array as it was). */
+static int grow(void **buf, uint32_t *cap, uint32_t need, uint32_t first, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    uint32_t c = *cap ? *cap : first;
+    while (c < need)
+        c *= 2;
+    void *p = realloc(*buf, (size_t)c * elem);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = c;
+    return 0;
+}
+
 /* Grow the arrays to hold nplies plies and nvisits visits; 0 or -1. */
 static int record_reserve(game_record_t *r, uint32_t nplies, uint32_t nvisits)
 {
-    if (nplies > r->cap_plies) {
-        uint32_t cap = r->cap_plies ? r->cap_plies : 64;
-        while (cap < nplies)
-            cap *= 2;
-        record_ply_t *p = realloc(r->plies, (size_t)cap * sizeof *p);
-        if (!p)
-            return -1;
-        r->plies = p;
-        r->cap_plies = cap;
-    }
-    if (nvisits > r->cap_visits) {
-        uint32_t cap = r->cap_visits ? r->cap_visits : 1024;
-        while (cap < nvisits)
-            cap *= 2;
-        record_visit_t *v = realloc(r->visits, (size_t)cap * sizeof *v);
-        if (!v)
-            return -1;
-        r->visits = v;
-        r->cap_visits = cap;
-    }
-    return 0;
+    void *plies = r->plies, *visits = r->visits;
+    int rc = grow(&plies, &r->cap_plies, nplies, 64, sizeof *r->plies);
+    r->plies = plies;
+    if (rc == 0)
+        rc = grow(&visits, &r->cap_visits, nvisits, 1024, sizeof *r->visits);
+    r->visits = visits;
+    return rc;
 }
 
 int record_add_ply(game_record_t *r, int move, int full, float root_value,
@@ -115,15 +118,13 @@ int record_copy(game_record_t *dst, const game_record_t *src)
 {
     if (record_reserve(dst, src->nplies, src->nvisits) != 0)
         return -1;
-    dst->rule = src->rule;
-    dst->size = src->size;
-    dst->result = src->result;
-    dst->flags = src->flags;
-    dst->model_gen = src->model_gen;
-    dst->worker_id = src->worker_id;
-    dst->game_seq = src->game_seq;
-    dst->nplies = src->nplies;
-    dst->nvisits = src->nvisits;
+    /* every field of src but the arrays, which stay dst's own */
+    game_record_t own = *dst;
+    *dst = *src;
+    dst->plies = own.plies;
+    dst->visits = own.visits;
+    dst->cap_plies = own.cap_plies;
+    dst->cap_visits = own.cap_visits;
     if (src->nplies)
         memcpy(dst->plies, src->plies, (size_t)src->nplies * sizeof *src->plies);
     if (src->nvisits)
@@ -611,19 +612,17 @@ record_reader_t *record_reader_open(const char *path, char *err, size_t errlen)
     rr->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (rr->fd < 0) {
         util_errf(err, errlen, "%s: %s", path, strerror(errno));
-        goto out_free_rr;
+        goto out_free_reader;
     }
     rr->fs = frame_stream_create();
     if (!rr->fs) {
         util_errf(err, errlen, "%s: out of memory", path);
-        goto out_close;
+        goto out_free_reader;
     }
     return rr;
 
-out_close:
-    close(rr->fd);
-out_free_rr:
-    free(rr);
+out_free_reader:   /* the free handles what is not open yet */
+    record_reader_free(rr);
     return NULL;
 }
 

@@ -201,3 +201,32 @@ uint64_t util_random_u64(void)
     }
     return v | 1;
 }
+
+void util_catch_stop_signals(void (*handler)(int), struct sigaction old[2])
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = handler;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, old ? &old[0] : NULL);
+    sigaction(SIGTERM, &sa, old ? &old[1] : NULL);
+}
+
+void util_restore_stop_signals(const struct sigaction old[2])
+{
+    sigaction(SIGINT, &old[0], NULL);
+    sigaction(SIGTERM, &old[1], NULL);
+}
+
+const char *util_name_of(const char *const names[], int n, int k)
+{
+    return k >= 0 && k < n && names[k] ? names[k] : "?";
+}
+
+int util_name_find(const char *const names[], int n, const char *s)
+{
+    for (int k = 0; s && k < n; k++)
+        if (names[k] && strcmp(s, names[k]) == 0)
+            return k;
+    return -1;
+}

@@ -4,6 +4,7 @@
 #ifndef GZ_ENGINE_UTIL_H
 #define GZ_ENGINE_UTIL_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,6 +47,17 @@ const char *util_json_str(const char *s, char *buf, size_t len);
  * the clock and pid when that cannot be read: for ids that other runs,
  * workers or clients must not share, not for secrets. */
 uint64_t util_random_u64(void);
+
+/* Names of an enum's values as a table: names[k] for 0 <= k < n, else "?";
+ * and the value named s (-1 when none; s may be NULL). */
+const char *util_name_of(const char *const names[], int n, int k);
+int util_name_find(const char *const names[], int n, const char *s);
+
+/* Send SIGINT and SIGTERM to handler (calls interrupted, not restarted),
+ * keeping the actions they had in old[0..1] when old is not NULL, for
+ * util_restore_stop_signals. */
+void util_catch_stop_signals(void (*handler)(int), struct sigaction old[2]);
+void util_restore_stop_signals(const struct sigaction old[2]);
 
 /* One descriptor of a child started by util_spawn: its fd `target` becomes
  * a duplicate of `fd` (the child's fd of that number, as the actions so

@@ -59,7 +59,7 @@ vcf_t *vcf_create(size_t tt_bytes, char *err, size_t errlen)
     s->tt_mask = n - 1;
     return s;
 out_free_solver:
-    free(s);
+    vcf_free(s);
 out_nomem:
     snprintf(err, errlen, "out of memory for a VCF solver of %zu bytes", tt_bytes);
     return NULL;

@@ -28,16 +28,16 @@ nn_eval_cache_t *nn_eval_cache_create(size_t mem_bytes, char *err, size_t errlen
     nn_eval_cache_t *c = calloc(1, sizeof *c);
     if (!c)
         goto out_nomem;
+    pthread_mutex_init(&c->lock, NULL);
     c->nslots = mem_bytes / sizeof(cache_slot_t);
     if (c->nslots < 1)
         c->nslots = 1;
     c->slots = calloc(c->nslots, sizeof(cache_slot_t));
     if (!c->slots)
         goto out_free_cache;
-    pthread_mutex_init(&c->lock, NULL);
     return c;
 out_free_cache:
-    free(c);
+    nn_eval_cache_free(c);
 out_nomem:
     snprintf(err, errlen, "out of memory for an NN cache of %zu bytes", mem_bytes);
     return NULL;

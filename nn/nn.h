@@ -239,7 +239,7 @@ typedef struct nn_backend {
  * path always runs on the calling thread). The fast path allocates its
  * forward workspace in create and its backward workspace on the first
  * train_step/loss_grad; nothing after that. */
-extern const nn_backend_t nn_backend_cpu;      /* fast path: im2col + SGEMM, threads */
+extern const nn_backend_t nn_backend_cpu;      /* fast path: Winograd / im2col + SGEMM, threads */
 extern const nn_backend_t nn_backend_cpu_ref;  /* reference: plain loops */
 /* The CUDA backend lives in a module loaded on first use (nn/nn_cuda.h):
  * nn_cuda_backend() gives its vtable, or NULL with the reason. */

@@ -8,10 +8,15 @@
  * per thread; each thread keeps its chunk's activations channel-major,
  * (C, samples * M * M), so every 3x3 conv is one im2col + one SGEMM over
  * many samples and every 1x1 conv is one SGEMM. Gradients are summed per
- * thread and reduced at the end. */
+ * thread and reduced at the end. 3x3 convs with enough channels run as
+ * Winograd F(4x4, 3x3) instead (nn/winograd.h: 4x fewer flops); the
+ * algorithm is chosen per conv at create time (fast_conv3 is the one place
+ * that dispatches on it). Inference at bf16 precision runs every 3x3 conv
+ * through nn/gemm_bf16.h instead. */
 #include "nn/gemm_bf16.h"
 #include "nn/nn.h"
 #include "nn/sgemm.h"
+#include "nn/winograd.h"
 
 #include <assert.h>
 #include <math.h>
@@ -411,6 +416,7 @@ struct nn_ctx {
     float *params;         /* nparams, owned */
     float *grad;           /* nparams */
     float *mom;            /* nparams, Nesterov momentum buffer */
+    bool params_changed;   /* since the fast path last derived data from params */
     /* fast path: below */
     struct fast *fast;
     gemm_bf16_t *bf16;     /* inference convs in bf16 (nn/gemm_bf16.h); NULL: fp32 */
@@ -526,6 +532,7 @@ static void cpu_set_weights(nn_ctx_t *c, const float *params)
 {
     memcpy(c->params, params, c->lay.total * sizeof(float));
     c->bf16_stale = true;
+    c->params_changed = true;
 }
 
 static void cpu_get_momentum(nn_ctx_t *c, float *m)
@@ -584,14 +591,31 @@ typedef struct lane {
     float *dv1;      /* (Hv, cap*hw) */
     float *small;    /* dpooled (cap, Hv), df1 (cap, Vh), dvl (cap, 3) */
     float *grad;     /* nparams: this thread's gradient sum */
+    /* Winograd convs (when any conv uses it) */
+    float *xt;       /* (cap*hw, max(P,C)): a conv input, pixel-major */
+    float *yt;       /* (cap*hw, C): a conv output or its gradient, pixel-major */
+    float *wv;       /* (36, tiles, max(P,C)): transformed input tiles */
+    float *wm;       /* (36, tiles, C): transformed output tiles */
+    float *du;       /* training: (convs, 36, max(P,C), C) filter gradients, Winograd domain */
+    float *vall;     /* training: each Winograd conv's transformed input (wv) from the
+                      * forward, kept for its filter gradient; vstride floats apart */
     double lp[NN_MAX_POLICY_OUTPUTS], lv;   /* loss sums over the chunk */
     int i0, n;       /* chunk: samples [i0, i0 + n) of the batch */
 } lane_t;
 
 typedef enum { JOB_FORWARD, JOB_LOSS, JOB_GRAD } job_t;
 
+/* How a 3x3 conv runs: im2col + SGEMM, or Winograd F(4x4, 3x3). */
+typedef enum { CONV_DIRECT, CONV_WINOGRAD } conv_algo_t;
+
 struct fast {
     int nthreads, cap, piece, tpiece, pcap;
+    int nconv;            /* 3x3 convs: the input conv, then two per block */
+    conv_algo_t *algo;    /* (nconv) */
+    float *u;             /* (nconv, 36, max(P,C), C) Winograd filters, from params */
+    float *ut;            /* the same with each (cin, C) matrix transposed */
+    size_t ustride;       /* floats per conv in u and in each lane's du */
+    size_t vstride;       /* floats per conv in each lane's vall */
     lane_t *w;
     bool train_ready;
     pthread_mutex_t mu;
@@ -688,31 +712,115 @@ static void col2im3(float *col, int cin, int ld, int M, int s0, int ns, float *d
         }
 }
 
-/* out (cout, ld) = conv3x3(x (cin, ld)) with weights w (cout, cin*9), no bias. */
+/* Offset in the parameters of 3x3 conv `layer`'s weights (0: the input
+ * conv, 1 + 2b and 2 + 2b: block b's first and second), and the inverse. */
+static size_t conv_offset(const nn_ctx_t *c, int layer)
+{
+    if (layer == 0)
+        return c->lay.in_w;
+    size_t C = (size_t)c->cfg.channels;
+    return c->lay.blocks + (size_t)((layer - 1) / 2) * c->lay.block_stride +
+           ((layer - 1) % 2 ? C * C * 9 + C : 0);
+}
+static int conv_layer(const nn_ctx_t *c, const float *wt)
+{
+    size_t off = (size_t)(wt - c->params);
+    if (off == c->lay.in_w)
+        return 0;
+    size_t b = (off - c->lay.blocks) / c->lay.block_stride;
+    int layer = 1 + 2 * (int)b + (off != c->lay.blocks + b * c->lay.block_stride);
+    assert(conv_offset(c, layer) == off);
+    return layer;
+}
+
+/* Winograd filters from the current parameters, when they changed. */
+static void fast_prepare(nn_ctx_t *c)
+{
+    struct fast *f = c->fast;
+    if (!c->params_changed)
+        return;
+    int C = c->cfg.channels;
+    for (int l = 0; l < f->nconv; l++)
+        if (f->algo[l] == CONV_WINOGRAD) {
+            int cin = l ? C : c->cfg.in_planes;
+            float *u = f->u + (size_t)l * f->ustride, *ut = f->ut + (size_t)l * f->ustride;
+            wino_filter(c->params + conv_offset(c, l), cin, C, u);
+            for (int xi = 0; xi < WINO_FREQS; xi++)
+                wino_transpose(u + (size_t)xi * cin * C, cin, C, ut + (size_t)xi * cin * C,
+                               false);
+        }
+    c->params_changed = false;
+}
+
+/* out (cout, ld) = conv3x3(x (cin, ld)) with weights wt (cout, cin*9) (a
+ * conv's weights inside the context's params), no bias. */
 static void fast_conv3(lane_t *w, const float *x, int cin, const float *wt, int cout,
                        float *out, int ns)
 {
-    int M = w->ctx->cfg.board_max, ld = ns * M * M;
-    if (w->ctx->bf16 && w->ctx->fast->job == JOB_FORWARD) {
+    const struct fast *f = w->ctx->fast;
+    if (w->ctx->bf16 && f->job == JOB_FORWARD) {
         gemm_bf16_conv3(w->ctx->bf16, w->idx, (size_t)(wt - w->ctx->params), cin, cout, x, out, ns);
         return;
     }
-    im2col3(x, cin, ld, M, 0, ns, w->col);
-    sgemm_run(false, false, cout, ld, cin * 9, 1.0f, wt, cin * 9, w->col, ld, 0.0f, out, ld);
+    int M = w->ctx->cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
+    switch (f->algo[layer]) {
+    case CONV_WINOGRAD: {
+        /* gradients need the transformed input again: keep it */
+        float *v = f->job == JOB_GRAD ? w->vall + (size_t)layer * f->vstride : w->wv;
+        wino_transpose(x, cin, ld, w->xt, false);
+        wino_input(w->xt, cin, M, ns, v);
+        wino_gemm_forward(v, f->u + (size_t)layer * f->ustride, wino_tiles(M, ns), cin, cout,
+                          w->wm);
+        wino_output(w->wm, cout, M, ns, w->yt);
+        wino_transpose(w->yt, ld, cout, out, false);
+        return;
+    }
+    case CONV_DIRECT:
+        im2col3(x, cin, ld, M, 0, ns, w->col);
+        sgemm_run(false, false, cout, ld, cin * 9, 1.0f, wt, cin * 9, w->col, ld, 0.0f, out,
+                  ld);
+        return;
+    }
 }
 
-/* Gradients of fast_conv3 given dz (cout, ld): dw (cout, cin*9) += ...,
- * db (cout) += row sums, dx (cin, ld) += ... when dx is not NULL. */
+/* Sum of r[0..n), in 16 partial sums (so it vectorizes). */
+static float row_sum(const float *r, int n)
+{
+    float acc[16] = {0}, s = 0.0f;
+    int i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (int l = 0; l < 16; l++)
+            acc[l] += r[i + l];
+    for (; i < n; i++)
+        s += r[i];
+    for (int l = 0; l < 16; l++)
+        s += acc[l];
+    return s;
+}
+
+/* Gradients of fast_conv3 given dz (cout, ld): dw (cout, cin*9) += ...
+ * (Winograd convs: into the lane's du, turned into dw at the end of the
+ * batch), db (cout) += row sums, dx (cin, ld) += ... when dx is not NULL. */
 static void fast_conv3_back(lane_t *w, const float *x, int cin, const float *wt, int cout,
                             const float *dz, float *dw, float *db, float *dx, int ns)
 {
-    int M = w->ctx->cfg.board_max, ld = ns * M * M;
-    for (int co = 0; co < cout; co++) {
-        float s = 0.0f;
-        const float *r = dz + (size_t)co * ld;
-        for (int i = 0; i < ld; i++)
-            s += r[i];
-        db[co] += s;
+    const struct fast *f = w->ctx->fast;
+    int M = w->ctx->cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
+    for (int co = 0; co < cout; co++)
+        db[co] += row_sum(dz + (size_t)co * ld, ld);
+    if (f->algo[layer] == CONV_WINOGRAD) {
+        /* x's transformed tiles are in vall, from the forward of this piece */
+        int nt = wino_tiles(M, ns);
+        wino_transpose(dz, cout, ld, w->yt, false);
+        wino_output_adjoint(w->yt, cout, M, ns, w->wm);
+        wino_gemm_filter(w->vall + (size_t)layer * f->vstride, w->wm, nt, cin, cout,
+                         w->du + (size_t)layer * f->ustride);
+        if (!dx)
+            return;
+        wino_gemm_data(w->wm, f->ut + (size_t)layer * f->ustride, nt, cin, cout, w->wv);
+        wino_input_adjoint(w->wv, cin, M, ns, w->xt);
+        wino_transpose(w->xt, ld, cin, dx, true);
+        return;
     }
     im2col3(x, cin, ld, M, 0, ns, w->col);
     sgemm_run(false, true, cout, cin * 9, ld, 1.0f, dz, ld, w->col, ld, 1.0f, dw, cin * 9);
@@ -927,15 +1035,9 @@ static void fast_backward_chunk(lane_t *w, bool backward)
         }
     }
     for (int k = 0; k < K; k++)
-        for (int i = 0; i < ld; i++)
-            G[L->pol_b2 + k] += dlogit[(size_t)k * ld + i];
-    for (int k = 0; k < Hp; k++) {
-        const float *dr = w->dp1 + (size_t)k * ld;
-        float gs = 0.0f;
-        for (int i = 0; i < ld; i++)
-            gs += dr[i];
-        G[L->pol_b1 + k] += gs;
-    }
+        G[L->pol_b2 + k] += row_sum(dlogit + (size_t)k * ld, ld);
+    for (int k = 0; k < Hp; k++)
+        G[L->pol_b1 + k] += row_sum(w->dp1 + (size_t)k * ld, ld);
     sgemm_run(false, true, Hp, C, ld, 1.0f, w->dp1, ld, x, ld, 1.0f, G + L->pol_w1, C);
     sgemm_run(true, false, C, ld, Hp, 1.0f, W + L->pol_w1, C, w->dp1, ld, 0.0f, dA, ld);
     /* value head */
@@ -970,13 +1072,8 @@ static void fast_backward_chunk(lane_t *w, bool backward)
                 dr[q] = r[q] > 0.0f ? g : 0.0f;
         }
     }
-    for (int k = 0; k < Hv; k++) {
-        const float *dr = w->dv1 + (size_t)k * ld;
-        float gs = 0.0f;
-        for (int i = 0; i < ld; i++)
-            gs += dr[i];
-        G[L->val_b1 + k] += gs;
-    }
+    for (int k = 0; k < Hv; k++)
+        G[L->val_b1 + k] += row_sum(w->dv1 + (size_t)k * ld, ld);
     sgemm_run(false, true, Hv, C, ld, 1.0f, w->dv1, ld, x, ld, 1.0f, G + L->val_w1, C);
     sgemm_run(true, false, C, ld, Hv, 1.0f, W + L->val_w1, C, w->dv1, ld, 1.0f, dA, ld);
     /* trunk, last block first; dA holds d(block output) */
@@ -1015,8 +1112,11 @@ static void lane_run(lane_t *w)
     int i0 = w->i0, n = w->n;
     bool train = f->job != JOB_FORWARD;
     int piece = train ? f->tpiece : f->piece;
-    if (f->job == JOB_GRAD)
+    if (f->job == JOB_GRAD) {
         memset(w->grad, 0, sizeof(float) * w->ctx->lay.total);
+        if (w->du)
+            memset(w->du, 0, sizeof(float) * f->ustride * f->nconv);
+    }
     for (int k = 0; k < n; k += piece) {
         w->i0 = i0 + k;
         w->n = n - k < piece ? n - k : piece;
@@ -1026,6 +1126,14 @@ static void lane_run(lane_t *w)
     }
     w->i0 = i0;
     w->n = n;
+    if (f->job == JOB_GRAD) {
+        int C = w->ctx->cfg.channels;
+        for (int l = 0; l < f->nconv; l++)
+            if (f->algo[l] == CONV_WINOGRAD)
+                wino_filter_adjoint(w->du + (size_t)l * f->ustride,
+                                    l ? C : w->ctx->cfg.in_planes, C,
+                                    w->grad + conv_offset(w->ctx, l));
+    }
 }
 
 static void *lane_main(void *arg)
@@ -1064,6 +1172,7 @@ static void fast_run(nn_ctx_t *c, job_t job, const float *in, const float *pt, c
     f->n = n;
     f->policy = policy;
     f->value = value;
+    fast_prepare(c);
     int per = (n + f->nthreads - 1) / f->nthreads;
     for (int t = 0; t < f->nthreads; t++) {
         int i0 = t * per;
@@ -1099,29 +1208,44 @@ static int alloc_all(float **ptrs[], const size_t *sizes, int n)
     return 0;
 }
 
-static int lane_alloc_forward(lane_t *w, const nn_config_t *cf, int cap)
+static bool any_winograd(const struct fast *f)
 {
+    for (int l = 0; l < f->nconv; l++)
+        if (f->algo[l] == CONV_WINOGRAD)
+            return true;
+    return false;
+}
+
+static int lane_alloc_forward(lane_t *w, const nn_config_t *cf, const struct fast *f)
+{
+    int cap = f->pcap;
     size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)cap * hw;
-    size_t C = (size_t)cf->channels, P = (size_t)cf->in_planes;
-    size_t kmax = (P > C ? P : C) * 9;
+    size_t C = (size_t)cf->channels, P = (size_t)cf->in_planes, cmax = P > C ? P : C;
+    size_t tiles = any_winograd(f) ? (size_t)wino_tiles(cf->board_max, cap) : 0;
     float **ptrs[] = {&w->x0, &w->mask, &w->legal, &w->cnt, &w->act3, &w->col, &w->p1,
-                      &w->logit, &w->v1, &w->pooled, &w->f1, &w->vl};
-    size_t sizes[] = {P * nhw, nhw, nhw, (size_t)cap, 3 * C * nhw, kmax * nhw,
+                      &w->logit, &w->v1, &w->pooled, &w->f1, &w->vl, &w->xt, &w->yt,
+                      &w->wv, &w->wm};
+    size_t sizes[] = {P * nhw, nhw, nhw, (size_t)cap, 3 * C * nhw, cmax * 9 * nhw,
                       (size_t)cf->policy_head * nhw, (size_t)cf->policy_outputs * nhw,
                       (size_t)cf->value_head * nhw,
                       (size_t)cap * cf->value_head, (size_t)cap * cf->value_hidden,
-                      (size_t)cap * 3};
+                      (size_t)cap * 3, tiles ? cmax * nhw : 0, tiles ? C * nhw : 0,
+                      tiles ? WINO_FREQS * wino_fstride((int)tiles, (int)cmax) : 0,
+                      tiles ? WINO_FREQS * wino_fstride((int)tiles, (int)C) : 0};
     return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
 }
 
-static int lane_alloc_train(lane_t *w, const nn_config_t *cf, int cap, size_t nparams)
+static int lane_alloc_train(lane_t *w, const nn_config_t *cf, const struct fast *f,
+                            size_t nparams)
 {
-    size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)cap * hw;
-    size_t C = (size_t)cf->channels;
-    float **ptrs[] = {&w->actall, &w->dA, &w->dB, &w->dp1, &w->dv1, &w->small, &w->grad};
+    size_t hw = (size_t)cf->board_max * cf->board_max, nhw = (size_t)f->pcap * hw;
+    size_t C = (size_t)cf->channels, cap = (size_t)f->pcap;
+    float **ptrs[] = {&w->actall, &w->dA, &w->dB, &w->dp1, &w->dv1, &w->small, &w->grad,
+                      &w->du, &w->vall};
     size_t sizes[] = {(1 + 2 * (size_t)cf->blocks) * C * nhw, C * nhw, C * nhw,
                       (size_t)cf->policy_head * nhw, (size_t)cf->value_head * nhw,
-                      (size_t)cap * (cf->value_head + cf->value_hidden + 3), nparams};
+                      cap * (cf->value_head + cf->value_hidden + 3), nparams,
+                      any_winograd(f) ? f->ustride * f->nconv : 0, f->vstride * f->nconv};
     return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
 }
 
@@ -1129,7 +1253,8 @@ static void lane_release(lane_t *w)
 {
     float *all[] = {w->x0, w->mask, w->legal, w->cnt, w->act3, w->actall, w->col, w->p1,
                     w->logit, w->v1, w->pooled, w->f1, w->vl, w->dA, w->dB, w->dp1,
-                    w->dv1, w->small, w->grad};
+                    w->dv1, w->small, w->grad, w->xt, w->yt, w->wv, w->wm, w->du,
+                    w->vall};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         free(all[i]);
 }
@@ -1153,6 +1278,9 @@ static void fast_free(nn_ctx_t *c)
         pthread_cond_destroy(&f->go);
         pthread_cond_destroy(&f->done);
         free(f->w);
+        free(f->algo);
+        free(f->u);
+        free(f->ut);
         free(f);
     }
     gemm_bf16_free(c->bf16);
@@ -1160,6 +1288,56 @@ static void fast_free(nn_ctx_t *c)
     free(c->grad);
     free(c->mom);
     free(c);
+}
+
+/* Auto picks Winograd for convs with at least this many input and output
+ * channels. */
+#define WINO_MIN_CHANNELS 16
+/* Columns (samples * M * M) per piece when Winograd runs. */
+#ifndef WINO_PIECE_COLS
+#define WINO_PIECE_COLS 1800
+#endif
+
+/* Which algorithm each 3x3 conv uses: env GOMOKU_CONV=direct|winograd|auto
+ * (auto, the default: Winograd for the trunk convs, direct for the input
+ * conv, whose few input planes make Winograd's products too thin).
+ * Allocates the Winograd filters. 0, or -1 with err set. */
+static int conv_plan(nn_ctx_t *c, char *err, size_t errlen)
+{
+    struct fast *f = c->fast;
+    const char *env = getenv("GOMOKU_CONV");
+    int C = c->cfg.channels, P = c->cfg.in_planes;
+    bool all = false, none = false;
+    if (env && *env && strcmp(env, "auto") != 0) {
+        all = strcmp(env, "winograd") == 0;
+        none = strcmp(env, "direct") == 0;
+        if (!all && !none) {
+            snprintf(err, errlen, "cpu: GOMOKU_CONV=%s: expected direct, winograd or auto", env);
+            return -1;
+        }
+    }
+    f->nconv = 1 + 2 * c->cfg.blocks;
+    f->algo = calloc((size_t)f->nconv, sizeof *f->algo);
+    if (!f->algo)
+        goto out_nomem;
+    for (int l = 0; l < f->nconv; l++) {
+        int cin = l ? C : P;
+        bool wino = all || (!none && cin >= WINO_MIN_CHANNELS && C >= WINO_MIN_CHANNELS);
+        f->algo[l] = wino ? CONV_WINOGRAD : CONV_DIRECT;
+    }
+    if (any_winograd(f)) {
+        f->ustride = (size_t)WINO_FREQS * (P > C ? P : C) * C;
+        f->u = malloc(sizeof(float) * f->ustride * f->nconv);
+        f->ut = malloc(sizeof(float) * f->ustride * f->nconv);
+        if (!f->u || !f->ut)
+            goto out_nomem;
+    }
+    c->params_changed = true;
+    return 0;
+
+out_nomem:
+    snprintf(err, errlen, "cpu: out of memory for the conv plan");
+    return -1;
 }
 
 static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int threads,
@@ -1186,6 +1364,10 @@ static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int
     if (!c->params || !c->grad || !c->mom || !f)
         goto out_free_ctx;
     memcpy(c->params, m->params, np * sizeof(float));
+    if (conv_plan(c, err, errlen) != 0) {
+        fast_free(c);
+        return NULL;
+    }
     int t = threads > 0 ? threads : sgemm_cores();
     if (t > max_batch)
         t = max_batch;
@@ -1200,16 +1382,28 @@ static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int
     int hw = m->cfg.board_max * m->cfg.board_max;
     f->piece = 768 / hw < 1 ? 1 : 768 / hw;
     f->tpiece = 1024 / hw < 1 ? 1 : 1024 / hw;
+    if (any_winograd(f)) {
+        /* pieces of 8 samples on 15x15 for both: 900 to 3600 columns
+         * measured the same within noise, and training keeps every
+         * conv's transformed input of a piece (vall) */
+        f->piece = WINO_PIECE_COLS / hw < 1 ? 1 : WINO_PIECE_COLS / hw;
+        f->tpiece = f->piece;
+    }
     f->piece = f->piece > f->cap ? f->cap : f->piece;
     f->tpiece = f->tpiece > f->cap ? f->cap : f->tpiece;
     f->pcap = f->piece > f->tpiece ? f->piece : f->tpiece;
+    if (any_winograd(f)) {
+        int P = m->cfg.in_planes, C = m->cfg.channels;
+        int tiles = wino_tiles(m->cfg.board_max, f->pcap);
+        f->vstride = WINO_FREQS * wino_fstride(tiles, P > C ? P : C);
+    }
     f->w = calloc((size_t)t, sizeof *f->w);
     if (!f->w)
         goto out_free_ctx;
     for (int i = 0; i < t; i++) {
         f->w[i].ctx = c;
         f->w[i].idx = i;
-        if (lane_alloc_forward(&f->w[i], &m->cfg, f->pcap) != 0)
+        if (lane_alloc_forward(&f->w[i], &m->cfg, f) != 0)
             goto out_free_ctx;
     }
     for (int i = 1; i < t; i++) {
@@ -1245,7 +1439,7 @@ static int fast_train_ready(nn_ctx_t *c, char *err, size_t errlen)
     if (f->train_ready)
         return 0;
     for (int t = 0; t < f->nthreads; t++)
-        if (lane_alloc_train(&f->w[t], &c->cfg, f->pcap, c->lay.total) != 0) {
+        if (lane_alloc_train(&f->w[t], &c->cfg, f, c->lay.total) != 0) {
             snprintf(err, errlen, "cpu: out of memory for the training workspace (batch %d)",
                      c->max_batch);
             return -1;
@@ -1305,6 +1499,7 @@ static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const f
         return -1;
     sgd_update(c, o);
     c->bf16_stale = true;
+    c->params_changed = true;
     return 0;
 }
 

@@ -66,54 +66,45 @@ static void check_fail(const char *what, const char *call, const char *file, int
     abort();
 }
 
-#define CUDA_CHECK(x)                                                        \
+/* The name of a failed status, NULL for success: one overload per library,
+ * so one macro checks a call of any of them. */
+static const char *fail_name(cudaError_t e)
+{
+    return e == cudaSuccess ? NULL : cudaGetErrorName(e);
+}
+static const char *fail_name(cudnnStatus_t s)
+{
+    return s == CUDNN_STATUS_SUCCESS ? NULL : cudnnGetErrorString(s);
+}
+static const char *fail_name(cublasStatus_t s)
+{
+    return s == CUBLAS_STATUS_SUCCESS ? NULL : cublasGetStatusName(s);
+}
+
+#define GPU_CHECK(x)                                                         \
     do {                                                                     \
-        cudaError_t e_ = (x);                                                \
-        if (e_ != cudaSuccess)                                               \
-            check_fail(cudaGetErrorName(e_), #x, __FILE__, __LINE__);        \
+        const char *f_ = fail_name(x);                                       \
+        if (f_)                                                              \
+            check_fail(f_, #x, __FILE__, __LINE__);                          \
     } while (0)
-#define CUDNN_CHECK(x)                                                       \
-    do {                                                                     \
-        cudnnStatus_t s_ = (x);                                              \
-        if (s_ != CUDNN_STATUS_SUCCESS)                                      \
-            check_fail(cudnnGetErrorString(s_), #x, __FILE__, __LINE__);     \
-    } while (0)
-#define CUBLAS_CHECK(x)                                                      \
-    do {                                                                     \
-        cublasStatus_t s_ = (x);                                             \
-        if (s_ != CUBLAS_STATUS_SUCCESS)                                     \
-            check_fail(cublasGetStatusName(s_), #x, __FILE__, __LINE__);     \
-    } while (0)
+#define CUDA_CHECK(x) GPU_CHECK(x)
+#define CUDNN_CHECK(x) GPU_CHECK(x)
+#define CUBLAS_CHECK(x) GPU_CHECK(x)
 #define LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
 
 /* For create: a failure becomes a message and a jump to `fail`. */
-#define TRY_CUDA(x)                                                          \
+#define TRY_GPU(x)                                                           \
     do {                                                                     \
-        cudaError_t e_ = (x);                                                \
-        if (e_ != cudaSuccess) {                                             \
-            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x,     \
-                     cudaGetErrorName(e_), __FILE__, __LINE__);              \
+        const char *f_ = fail_name(x);                                       \
+        if (f_) {                                                            \
+            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x, f_, \
+                     __FILE__, __LINE__);                                    \
             goto fail;                                                       \
         }                                                                    \
     } while (0)
-#define TRY_CUDNN(x)                                                         \
-    do {                                                                     \
-        cudnnStatus_t s_ = (x);                                              \
-        if (s_ != CUDNN_STATUS_SUCCESS) {                                    \
-            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x,     \
-                     cudnnGetErrorString(s_), __FILE__, __LINE__);           \
-            goto fail;                                                       \
-        }                                                                    \
-    } while (0)
-#define TRY_CUBLAS(x)                                                        \
-    do {                                                                     \
-        cublasStatus_t s_ = (x);                                             \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                   \
-            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x,     \
-                     cublasGetStatusName(s_), __FILE__, __LINE__);           \
-            goto fail;                                                       \
-        }                                                                    \
-    } while (0)
+#define TRY_CUDA(x) TRY_GPU(x)
+#define TRY_CUDNN(x) TRY_GPU(x)
+#define TRY_CUBLAS(x) TRY_GPU(x)
 
 static unsigned blocks_for(size_t n, unsigned threads)
 {
@@ -151,18 +142,21 @@ static int cu_device_count(char *why, size_t whylen)
     return avail_count;
 }
 
+/* 0 when dev is one of the devices present, else -1 with why set. */
+static int cu_device_valid(int dev, char *why, size_t whylen)
+{
+    int n = cu_device_count(why, whylen);
+    if (n == 0)
+        snprintf(why, whylen, "no CUDA device");
+    else if (n > 0 && (dev < 0 || dev >= n))
+        snprintf(why, whylen, "no device %d (%d present)", dev, n);
+    return n > 0 && dev >= 0 && dev < n ? 0 : -1;
+}
+
 static int cu_device_describe(int dev, char *buf, size_t len)
 {
-    char why[128];
-    int n = cu_device_count(why, sizeof why);
-    if (n <= 0) {
-        snprintf(buf, len, "%s", n < 0 ? why : "no CUDA device");
+    if (cu_device_valid(dev, buf, len) != 0)
         return -1;
-    }
-    if (dev < 0 || dev >= n) {
-        snprintf(buf, len, "no device %d (%d present)", dev, n);
-        return -1;
-    }
     cudaDeviceProp p;
     cudaError_t e = cudaGetDeviceProperties(&p, dev);
     if (e != cudaSuccess) {
@@ -193,31 +187,33 @@ __device__ __forceinline__ float ld(bf16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ void st(float *p, float v) { *p = v; }
 __device__ __forceinline__ void st(bf16 *p, float v) { *p = __float2bfloat16(v); }
 
-__device__ __forceinline__ float warp_sum(float v)
+struct sum_op {
+    __device__ float operator()(float a, float b) const { return a + b; }
+};
+struct max_op {
+    __device__ float operator()(float a, float b) const { return fmaxf(a, b); }
+};
+template <class Op> __device__ __forceinline__ float warp_reduce(float v, Op op)
 {
     for (int o = 16; o > 0; o >>= 1)
-        v += __shfl_xor_sync(0xffffffffu, v, o);
+        v = op(v, __shfl_xor_sync(0xffffffffu, v, o));
     return v;
 }
-__device__ __forceinline__ float warp_max(float v)
-{
-    for (int o = 16; o > 0; o >>= 1)
-        v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
-    return v;
-}
-/* Sum / max over the block (blockDim.x a multiple of 32); every thread gets it. */
-__device__ float block_sum(float v)
+__device__ __forceinline__ float warp_sum(float v) { return warp_reduce(v, sum_op()); }
+/* op over the block (blockDim.x a multiple of 32), identity its neutral
+ * value; every thread gets the result. */
+template <class Op> __device__ float block_reduce(float v, Op op, float identity)
 {
     __shared__ float sh[32];
     int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    v = warp_sum(v);
+    v = warp_reduce(v, op);
     __syncthreads();
     if (lane == 0)
         sh[w] = v;
     __syncthreads();
-    v = threadIdx.x < nw ? sh[threadIdx.x] : 0.0f;
+    v = threadIdx.x < nw ? sh[threadIdx.x] : identity;
     if (w == 0)
-        v = warp_sum(v);
+        v = warp_reduce(v, op);
     if (threadIdx.x == 0)
         sh[0] = v;
     __syncthreads();
@@ -225,25 +221,8 @@ __device__ float block_sum(float v)
     __syncthreads();
     return v;
 }
-__device__ float block_max(float v)
-{
-    __shared__ float sh[32];
-    int lane = threadIdx.x & 31, w = threadIdx.x >> 5, nw = blockDim.x >> 5;
-    v = warp_max(v);
-    __syncthreads();
-    if (lane == 0)
-        sh[w] = v;
-    __syncthreads();
-    v = threadIdx.x < nw ? sh[threadIdx.x] : -INFINITY;
-    if (w == 0)
-        v = warp_max(v);
-    if (threadIdx.x == 0)
-        sh[0] = v;
-    __syncthreads();
-    v = sh[0];
-    __syncthreads();
-    return v;
-}
+__device__ float block_sum(float v) { return block_reduce(v, sum_op(), 0.0f); }
+__device__ float block_max(float v) { return block_reduce(v, max_op(), -INFINITY); }
 
 /* in (n, P, HW) planes -> mask (n, HW) on-board, legal (n, HW) 1 where a
  * stone may go (on board, empty, not forbidden); x8 (n, HW, 8) the planes
@@ -594,6 +573,14 @@ struct bwd_choice {
     cudnnMathType_t filt_math;
 };
 
+/* The inference path's NHWC bf16 descriptors: the 3x3 input conv (8
+ * padded planes -> C) and trunk conv (C -> C), for one batch size. */
+struct infer_desc {
+    cudnnTensorDescriptor_t xd8, xdc;   /* (n, 8, M, M), (n, C, M, M) */
+    cudnnFilterDescriptor_t wd_in, wd_trunk;
+    cudnnConvolutionDescriptor_t cd3;
+};
+
 /* A training-path convolution shape (NCHW fp32). */
 struct conv_shape {
     int cin, cout, k;
@@ -664,9 +651,7 @@ struct nn_ctx {
     float *h_in, *h_policy, *h_value;   /* pinned */
     void *ws;
     size_t ws_size;
-    cudnnTensorDescriptor_t xd8, xdc;
-    cudnnFilterDescriptor_t wd_in, wd_trunk;
-    cudnnConvolutionDescriptor_t cd3;
+    infer_desc inf;
     fwd_choice *alg_in, *alg_trunk;     /* [nbuckets] */
     cudaGraphExec_t *graphs;            /* [nbuckets] */
     unsigned char *uses;                /* [nbuckets] */
@@ -754,6 +739,63 @@ static cudnnStatus_t set_nchw_f32(cudnnTensorDescriptor_t d, int n, int ch, int 
     return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, M, M);
 }
 
+/* Destroy *d when set and clear it: one overload per descriptor kind. */
+static void desc_destroy(cudnnTensorDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyTensorDescriptor(*d);
+    *d = NULL;
+}
+static void desc_destroy(cudnnFilterDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyFilterDescriptor(*d);
+    *d = NULL;
+}
+static void desc_destroy(cudnnConvolutionDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyConvolutionDescriptor(*d);
+    *d = NULL;
+}
+
+/* Point d's activations at batch n of C channels on M x M boards. */
+static cudnnStatus_t infer_desc_batch(infer_desc *d, int C, int n, int M)
+{
+    cudnnStatus_t st = set_nhwc_bf16(d->xd8, n, 8, M);
+    return st ? st : set_nhwc_bf16(d->xdc, n, C, M);
+}
+
+/* Create d's descriptors for C channels and batch n on M x M boards. A
+ * failure leaves what was created for infer_desc_free. */
+static cudnnStatus_t infer_desc_init(infer_desc *d, int C, int n, int M)
+{
+    cudnnStatus_t st;
+    if ((st = cudnnCreateTensorDescriptor(&d->xd8)) ||
+        (st = cudnnCreateTensorDescriptor(&d->xdc)) ||
+        (st = cudnnCreateFilterDescriptor(&d->wd_in)) ||
+        (st = cudnnCreateFilterDescriptor(&d->wd_trunk)) ||
+        (st = cudnnCreateConvolutionDescriptor(&d->cd3)) ||
+        (st = infer_desc_batch(d, C, n, M)) ||
+        (st = cudnnSetFilter4dDescriptor(d->wd_in, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C, 8,
+                                         3, 3)) ||
+        (st = cudnnSetFilter4dDescriptor(d->wd_trunk, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C,
+                                         C, 3, 3)) ||
+        (st = cudnnSetConvolution2dDescriptor(d->cd3, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                              CUDNN_DATA_FLOAT)))
+        return st;
+    return cudnnSetConvolutionMathType(d->cd3, CUDNN_TENSOR_OP_MATH);
+}
+
+static void infer_desc_free(infer_desc *d)
+{
+    desc_destroy(&d->xd8);
+    desc_destroy(&d->xdc);
+    desc_destroy(&d->wd_in);
+    desc_destroy(&d->wd_trunk);
+    desc_destroy(&d->cd3);
+}
+
 static const int conv_k[CONV_SHAPES] = {3, 3, 1, 1, 1};
 static void conv_dims(const nn_config_t *cfg, int s, int *cin, int *cout)
 {
@@ -788,14 +830,10 @@ static cudnnStatus_t conv_shape_init(conv_shape *cs, const nn_config_t *cfg, int
 
 static void conv_shape_free(conv_shape *cs)
 {
-    if (cs->wd)
-        cudnnDestroyFilterDescriptor(cs->wd);
-    if (cs->cd)
-        cudnnDestroyConvolutionDescriptor(cs->cd);
-    if (cs->xd)
-        cudnnDestroyTensorDescriptor(cs->xd);
-    if (cs->yd)
-        cudnnDestroyTensorDescriptor(cs->yd);
+    desc_destroy(&cs->wd);
+    desc_destroy(&cs->cd);
+    desc_destroy(&cs->xd);
+    desc_destroy(&cs->yd);
     free(cs->choice);
     memset(cs, 0, sizeof *cs);
 }
@@ -836,28 +874,15 @@ static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errl
     }
     int M = cfg->board_max, C = cfg->channels, rc = -1;
     cudnnStatus_t st;
-    cudnnTensorDescriptor_t xd8 = NULL, xdc = NULL;
-    cudnnFilterDescriptor_t wd_in = NULL, wd_trunk = NULL;
-    cudnnConvolutionDescriptor_t cd3 = NULL;
+    infer_desc d = {};
     conv_shape cs[CONV_SHAPES];
     memset(cs, 0, sizeof cs);
-    if ((st = cudnnCreateTensorDescriptor(&xd8)) || (st = cudnnCreateTensorDescriptor(&xdc)) ||
-        (st = cudnnCreateFilterDescriptor(&wd_in)) ||
-        (st = cudnnCreateFilterDescriptor(&wd_trunk)) ||
-        (st = cudnnCreateConvolutionDescriptor(&cd3)) || (st = set_nhwc_bf16(xd8, n, 8, M)) ||
-        (st = set_nhwc_bf16(xdc, n, C, M)) ||
-        (st = cudnnSetFilter4dDescriptor(wd_in, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C, 8, 3,
-                                         3)) ||
-        (st = cudnnSetFilter4dDescriptor(wd_trunk, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C, C,
-                                         3, 3)) ||
-        (st = cudnnSetConvolution2dDescriptor(cd3, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
-                                              CUDNN_DATA_FLOAT)) ||
-        (st = cudnnSetConvolutionMathType(cd3, CUDNN_TENSOR_OP_MATH))) {
+    if ((st = infer_desc_init(&d, C, n, M))) {
         snprintf(err, errlen, "inference descriptors: %s", cudnnGetErrorString(st));
         goto out;
     }
-    if (check_out_dims(cd3, xd8, wd_in, n, C, M, "bf16 input conv", err, errlen) ||
-        check_out_dims(cd3, xdc, wd_trunk, n, C, M, "bf16 trunk conv", err, errlen))
+    if (check_out_dims(d.cd3, d.xd8, d.wd_in, n, C, M, "bf16 input conv", err, errlen) ||
+        check_out_dims(d.cd3, d.xdc, d.wd_trunk, n, C, M, "bf16 trunk conv", err, errlen))
         goto out;
     for (int s = 0; s < CONV_SHAPES; s++) {
         static const char *const names[CONV_SHAPES] = {"input conv", "trunk conv",
@@ -875,16 +900,7 @@ static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errl
 out:
     for (int s = 0; s < CONV_SHAPES; s++)
         conv_shape_free(&cs[s]);
-    if (cd3)
-        cudnnDestroyConvolutionDescriptor(cd3);
-    if (wd_trunk)
-        cudnnDestroyFilterDescriptor(wd_trunk);
-    if (wd_in)
-        cudnnDestroyFilterDescriptor(wd_in);
-    if (xdc)
-        cudnnDestroyTensorDescriptor(xdc);
-    if (xd8)
-        cudnnDestroyTensorDescriptor(xd8);
+    infer_desc_free(&d);
     return rc;
 }
 
@@ -924,36 +940,35 @@ static bool try_algos(Get get, Run run, cudnnConvolutionDescriptor_t cd, size_t 
     return false;
 }
 
+/* Workspace of the first feasible of got candidates (0 when none). */
+template <typename Perf> static size_t first_feasible_memory(const Perf *p, int got)
+{
+    for (int i = 0; i < got; i++)
+        if (p[i].status == CUDNN_STATUS_SUCCESS)
+            return p[i].memory;
+    return 0;
+}
+
 /* Largest workspace the heuristics' first feasible candidates want for
  * these descriptors (forward only when bwd is false). */
 static size_t ws_need(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
                       cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, bool bwd)
 {
-    size_t need = 0;
+    size_t need = 0, w;
     int got = 0;
     cudnnConvolutionFwdAlgoPerf_t pf[16];
     if (cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, 16, &got, pf) == 0)
-        for (int i = 0; i < got; i++)
-            if (pf[i].status == CUDNN_STATUS_SUCCESS) {
-                need = pf[i].memory > need ? pf[i].memory : need;
-                break;
-            }
+        need = first_feasible_memory(pf, got);
     if (!bwd)
         return need;
     cudnnConvolutionBwdDataAlgoPerf_t pd[16];
-    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, 16, &got, pd) == 0)
-        for (int i = 0; i < got; i++)
-            if (pd[i].status == CUDNN_STATUS_SUCCESS) {
-                need = pd[i].memory > need ? pd[i].memory : need;
-                break;
-            }
+    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, 16, &got, pd) == 0 &&
+        (w = first_feasible_memory(pd, got)) > need)
+        need = w;
     cudnnConvolutionBwdFilterAlgoPerf_t pw[16];
-    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, 16, &got, pw) == 0)
-        for (int i = 0; i < got; i++)
-            if (pw[i].status == CUDNN_STATUS_SUCCESS) {
-                need = pw[i].memory > need ? pw[i].memory : need;
-                break;
-            }
+    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, 16, &got, pw) == 0 &&
+        (w = first_feasible_memory(pw, got)) > need)
+        need = w;
     return need;
 }
 
@@ -979,9 +994,9 @@ static void conv_bf16(nn_ctx *c, const fwd_choice *a, cudnnTensorDescriptor_t xd
                       cudnnFilterDescriptor_t wd, const bf16 *w, bf16 *y)
 {
     const float one = 1.0f, zero = 0.0f;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(c->cd3, a->math));
-    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, xd, x, wd, w, c->cd3, a->algo, c->ws,
-                                        c->ws_size, &zero, c->xdc, y));
+    CUDNN_CHECK(cudnnSetConvolutionMathType(c->inf.cd3, a->math));
+    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, xd, x, wd, w, c->inf.cd3, a->algo, c->ws,
+                                        c->ws_size, &zero, c->inf.xdc, y));
 }
 
 /* Inference algorithms of every bucket, chosen in create: 0, or -1 with err. */
@@ -990,14 +1005,14 @@ static int choose_fwd_all(nn_ctx *c, char *err, size_t errlen)
     for (int bi = 0, n = 1;; bi++, n = nn_cuda_bucket_next(n)) {
         if (n > c->max_batch)
             n = c->max_batch;
-        CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
-        CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
+        CUDNN_CHECK(infer_desc_batch(&c->inf, c->C, n, c->M));
         fwd_choice *a = &c->alg_in[bi], *b = &c->alg_trunk[bi];
         /* no blocks: no trunk conv to choose (and no trunk weights to run it on) */
-        if (!pick_fwd(c->dnn, c->xd8, c->x8, c->wd_in, c->w_in, c->cd3, c->xdc, c->y, c->ws,
+        const infer_desc *d = &c->inf;
+        if (!pick_fwd(c->dnn, d->xd8, c->x8, d->wd_in, c->w_in, d->cd3, d->xdc, c->y, c->ws,
                       c->ws_size, -1, &a->algo, &a->math) ||
-            (c->B > 0 && !pick_fwd(c->dnn, c->xdc, c->x, c->wd_trunk, c->w_trunk, c->cd3,
-                                   c->xdc, c->y, c->ws, c->ws_size, -1, &b->algo, &b->math))) {
+            (c->B > 0 && !pick_fwd(c->dnn, d->xdc, c->x, d->wd_trunk, c->w_trunk, d->cd3, d->xdc,
+                                   c->y, c->ws, c->ws_size, -1, &b->algo, &b->math))) {
             snprintf(err, errlen,
                      "cuda:%d: no cuDNN bf16 convolution runs at batch %d within %zu MiB of "
                      "workspace",
@@ -1038,6 +1053,19 @@ static void fc_forward(cublasHandle_t h, int n, const float *in, int J, const fl
                              K));
 }
 
+/* The value head's FC layers on the stream: pooled (n, Hv) -> h1 (n, Vh)
+ * = relu(fc1) -> vl (n, 3) logits (fc2 without its bias). */
+static void value_fc(nn_ctx *c, int n, const float *pooled, float *h1, float *vl)
+{
+    const nn_layout_t *D = &c->D;
+    size_t total = (size_t)n * c->Vh;
+    fc_forward(c->blas, n, pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, h1);
+    k_bias_act<float><<<blocks_for(total, THREADS), THREADS, 0, c->stream>>>(
+        h1, c->params + D->val_fc1_b, NULL, NULL, h1, total, c->Vh, 1, 0, 1);
+    LAUNCH_CHECK();
+    fc_forward(c->blas, n, h1, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, vl);
+}
+
 /* The whole forward for bucket bi of n rows, from the pinned input to the
  * pinned outputs, enqueued on the stream (also what a CUDA graph captures). */
 static void fwd_enqueue(nn_ctx *c, int bi, int n)
@@ -1050,15 +1078,14 @@ static void fwd_enqueue(nn_ctx *c, int bi, int n)
     k_prep<<<blocks_for(rows, THREADS), THREADS, 0, s>>>(c->in, n, c->P, HW, c->x8, c->mask,
                                                          c->legal);
     LAUNCH_CHECK();
-    CUDNN_CHECK(set_nhwc_bf16(c->xd8, n, 8, c->M));
-    CUDNN_CHECK(set_nhwc_bf16(c->xdc, n, c->C, c->M));
-    conv_bf16(c, &c->alg_in[bi], c->xd8, c->x8, c->wd_in, c->w_in, c->y);
+    CUDNN_CHECK(infer_desc_batch(&c->inf, c->C, n, c->M));
+    conv_bf16(c, &c->alg_in[bi], c->inf.xd8, c->x8, c->inf.wd_in, c->w_in, c->y);
     bias_act_bf16(c, n, c->y, D->in_b, NULL, c->x);
     for (int b = 0; b < c->B; b++) {
         const bf16 *w1 = c->w_trunk + (size_t)(2 * b) * c->wstride, *w2 = w1 + c->wstride;
-        conv_bf16(c, &c->alg_trunk[bi], c->xdc, c->x, c->wd_trunk, w1, c->y);
+        conv_bf16(c, &c->alg_trunk[bi], c->inf.xdc, c->x, c->inf.wd_trunk, w1, c->y);
         bias_act_bf16(c, n, c->y, blk_b1(c, b), NULL, c->t);
-        conv_bf16(c, &c->alg_trunk[bi], c->xdc, c->t, c->wd_trunk, w2, c->y);
+        conv_bf16(c, &c->alg_trunk[bi], c->inf.xdc, c->t, c->inf.wd_trunk, w2, c->y);
         bias_act_bf16(c, n, c->y, blk_b2(c, b), c->x, c->x);
     }
     /* policy head */
@@ -1075,12 +1102,7 @@ static void fwd_enqueue(nn_ctx *c, int bi, int n)
     k_value_pool_rows<<<n, 128, 0, s>>>(c->head, c->params + D->val_b1, c->mask, HW, c->Hv,
                                         c->pooled);
     LAUNCH_CHECK();
-    fc_forward(c->blas, n, c->pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, c->vh);
-    size_t tv = (size_t)n * c->Vh;
-    k_bias_act<float><<<blocks_for(tv, THREADS), THREADS, 0, s>>>(
-        c->vh, c->params + D->val_fc1_b, NULL, NULL, c->vh, tv, c->Vh, 1, 0, 1);
-    LAUNCH_CHECK();
-    fc_forward(c->blas, n, c->vh, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, c->vl);
+    value_fc(c, n, c->pooled, c->vh, c->vl);
     k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(c->vl, c->params + D->val_fc2_b, n,
                                                        c->value, NULL, 0.0f, NULL, NULL);
     LAUNCH_CHECK();
@@ -1503,12 +1525,8 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
     k_value_pool_nchw<<<blocks_for((size_t)nb * c->Hv * 32, 128), 128, 0, s>>>(
         tr->vg, tr->mask, nb, HW, c->Hv, tr->pooled, tr->count);
     LAUNCH_CHECK();
-    fc_forward(c->blas, nb, tr->pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, tr->h1);
+    value_fc(c, nb, tr->pooled, tr->h1, tr->vl);
     size_t hv = (size_t)nb * c->Vh;
-    k_bias_act<float><<<blocks_for(hv, THREADS), THREADS, 0, s>>>(
-        tr->h1, c->params + D->val_fc1_b, NULL, NULL, tr->h1, hv, c->Vh, 1, 0, 1);
-    LAUNCH_CHECK();
-    fc_forward(c->blas, nb, tr->h1, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, tr->vl);
     k_value_softmax<<<blocks_for(nb, 128), 128, 0, s>>>(tr->vl, c->params + D->val_fc2_b, nb,
                                                         NULL, tr->vtarget, scale, tr->dvl, tr->lv);
     LAUNCH_CHECK();
@@ -1737,16 +1755,7 @@ static void cuda_free(nn_ctx_t *c)
     for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
         if (host[i])
             cudaFreeHost(host[i]);
-    if (c->xd8)
-        cudnnDestroyTensorDescriptor(c->xd8);
-    if (c->xdc)
-        cudnnDestroyTensorDescriptor(c->xdc);
-    if (c->wd_in)
-        cudnnDestroyFilterDescriptor(c->wd_in);
-    if (c->wd_trunk)
-        cudnnDestroyFilterDescriptor(c->wd_trunk);
-    if (c->cd3)
-        cudnnDestroyConvolutionDescriptor(c->cd3);
+    infer_desc_free(&c->inf);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c);
@@ -1870,28 +1879,15 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     TRY_CUDA(cudaMemsetAsync(c->w_trunk, 0, (size_t)(2 * c->B) * c->wstride * sizeof(bf16),
                              c->stream));
 
-    TRY_CUDNN(cudnnCreateTensorDescriptor(&c->xd8));
-    TRY_CUDNN(cudnnCreateTensorDescriptor(&c->xdc));
-    TRY_CUDNN(cudnnCreateFilterDescriptor(&c->wd_in));
-    TRY_CUDNN(cudnnCreateFilterDescriptor(&c->wd_trunk));
-    TRY_CUDNN(cudnnCreateConvolutionDescriptor(&c->cd3));
-    TRY_CUDNN(cudnnSetFilter4dDescriptor(c->wd_in, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, c->C,
-                                         8, 3, 3));
-    TRY_CUDNN(cudnnSetFilter4dDescriptor(c->wd_trunk, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC,
-                                         c->C, c->C, 3, 3));
-    TRY_CUDNN(cudnnSetConvolution2dDescriptor(c->cd3, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
-                                              CUDNN_DATA_FLOAT));
-    TRY_CUDNN(cudnnSetConvolutionMathType(c->cd3, CUDNN_TENSOR_OP_MATH));
+    TRY_CUDNN(infer_desc_init(&c->inf, c->C, max_batch, c->M));
 
     /* workspace: what the heuristics' first choices need at max_batch, at
      * least 32 MiB, at most 1 GiB (a larger ask falls to the next candidate) */
     {
         size_t need = 32u << 20, w;
-        TRY_CUDNN(set_nhwc_bf16(c->xd8, max_batch, 8, c->M));
-        TRY_CUDNN(set_nhwc_bf16(c->xdc, max_batch, c->C, c->M));
-        w = ws_need(c->dnn, c->xd8, c->wd_in, c->cd3, c->xdc, false);
+        w = ws_need(c->dnn, c->inf.xd8, c->inf.wd_in, c->inf.cd3, c->inf.xdc, false);
         need = w > need ? w : need;
-        w = ws_need(c->dnn, c->xdc, c->wd_trunk, c->cd3, c->xdc, false);
+        w = ws_need(c->dnn, c->inf.xdc, c->inf.wd_trunk, c->inf.cd3, c->inf.xdc, false);
         need = w > need ? w : need;
         if (need > (1024u << 20))
             need = 1024u << 20;
@@ -1932,13 +1928,8 @@ static const nn_backend_t backend_cuda = {
 static double cu_gemm_peak_tflops(int device, char *name, size_t namelen)
 {
     char why[128];
-    int ndev = cu_device_count(why, sizeof why);
-    if (ndev <= 0) {
-        snprintf(name, namelen, "unavailable: %s", ndev < 0 ? why : "no CUDA device");
-        return -1.0;
-    }
-    if (device < 0 || device >= ndev) {
-        snprintf(name, namelen, "unavailable: no device %d", device);
+    if (cu_device_valid(device, why, sizeof why) != 0) {
+        snprintf(name, namelen, "unavailable: %s", why);
         return -1.0;
     }
     cudaDeviceProp p;
@@ -2010,12 +2001,8 @@ out:
 static int cu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why,
                        size_t whylen)
 {
-    int n = cu_device_count(why, whylen);
-    if (n <= 0 || dev < 0 || dev >= n) {
-        if (n >= 0)
-            snprintf(why, whylen, "no device %d (%d present)", dev, n);
+    if (cu_device_valid(dev, why, whylen) != 0)
         return -1;
-    }
     cudaError_t e = cudaSetDevice(dev);
     if (e == cudaSuccess)
         e = cudaMemGetInfo(free_bytes, total_bytes);

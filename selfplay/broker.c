@@ -323,9 +323,10 @@ static int connect_now(broker_t *b, char *err, size_t errlen)
     redisSetTimeout(c, tt);
     redisEnableKeepAlive(c);
     b->c = c;
+    redisReply *r;
     if (b->u.password[0]) {
         const char *av[] = {"AUTH", b->u.password};
-        redisReply *r = redisCommandArgv(c, 2, av, NULL);
+        r = redisCommandArgv(c, 2, av, NULL);
         if (!r || r->type == REDIS_REPLY_ERROR) {
             int refused = r != NULL;
             snprintf(err, errlen, "broker %s %s%.*s", shown,
@@ -333,11 +334,7 @@ static int connect_now(broker_t *b, char *err, size_t errlen)
                      r ? (int)r->len : 0, r ? r->str : "");
             set_last(b, refused ? "password refused" : "connection lost");
             b->fatal = refused;
-            if (r)
-                freeReplyObject(r);
-            redisFree(c);
-            b->c = NULL;
-            return -1;
+            goto out_drop;
         }
         freeReplyObject(r);
     }
@@ -345,7 +342,7 @@ static int connect_now(broker_t *b, char *err, size_t errlen)
     snprintf(db, sizeof db, "%d", b->u.db);
     const char *sel[] = {"SELECT", db};
     const char *ping[] = {"PING"};
-    redisReply *r = redisCommandArgv(c, 2, sel, NULL);
+    r = redisCommandArgv(c, 2, sel, NULL);
     if (r && r->type != REDIS_REPLY_ERROR) {
         freeReplyObject(r);
         r = redisCommandArgv(c, 1, ping, NULL);
@@ -364,17 +361,19 @@ static int connect_now(broker_t *b, char *err, size_t errlen)
         /* a server still loading its data (LOADING) or busy is worth retrying */
         b->fatal = r && (strncmp(r->str, "NOAUTH", 6) == 0 || strstr(r->str, "DB index"));
         set_last(b, !r ? "connection lost" : b->fatal ? "refused" : r->str);
-        if (r)
-            freeReplyObject(r);
-        redisFree(c);
-        b->c = NULL;
-        return -1;
+        goto out_drop;
     }
     freeReplyObject(r);
     b->attempts = 0;
     b->backoff_s = 0;
     b->last_err[0] = '\0';
     return 0;
+out_drop:
+    if (r)
+        freeReplyObject(r);
+    redisFree(c);
+    b->c = NULL;
+    return -1;
 }
 
 broker_t *broker_create(const broker_url_t *u, const char *run, char *err, size_t errlen)

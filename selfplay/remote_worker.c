@@ -282,12 +282,7 @@ int remote_worker_run(const remote_worker_opts_t *o, char *err, size_t errlen)
     w->wid = util_random_u64();
     record_init(&w->rec);
     int rc = -1;
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    util_catch_stop_signals(on_stop, NULL);
     signal(SIGPIPE, SIG_IGN);
     g_stop = 0;
 

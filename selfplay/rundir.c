@@ -394,3 +394,19 @@ void run_config_selfplay_opts(const run_config_t *c, selfplay_opts_t *so)
     so->dirichlet_alpha = run_config_alpha(c);
     so->forced_k = c->forced_k;
 }
+
+bool run_numbered_name(const char *name, const char *prefix, const char *suffix, uint64_t *n)
+{
+    size_t len = strlen(name), pl = strlen(prefix), sl = strlen(suffix);
+    if (len <= pl + sl || len > pl + sl + 18 || strncmp(name, prefix, pl) != 0 ||
+        strcmp(name + len - sl, suffix) != 0)
+        return false;
+    uint64_t v = 0;
+    for (size_t i = pl; i < len - sl; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return false;
+        v = v * 10 + (uint64_t)(name[i] - '0');
+    }
+    *n = v;
+    return true;
+}

@@ -12,6 +12,7 @@
 #ifndef GZ_SELFPLAY_RUNDIR_H
 #define GZ_SELFPLAY_RUNDIR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -118,6 +119,11 @@ int run_check_path(const char *dir, char *err, size_t errlen);
  * lock lasts until run_unlock or the process dies. */
 int run_lock(const char *dir, char *err, size_t errlen);
 void run_unlock(int fd);
+
+/* Whether a file name in a run is "<prefix>N<suffix>" (checkpoints
+ * "NNNNNN.gzm", shards "shard-NNNNNN.gzr") with N of 1 to 18 decimal
+ * digits; *n = N when it is. */
+bool run_numbered_name(const char *name, const char *prefix, const char *suffix, uint64_t *n);
 
 /* mkdir -p for one level under an existing parent; 0 if it exists. */
 int run_mkdir(const char *path, char *err, size_t errlen);

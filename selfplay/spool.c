@@ -45,11 +45,11 @@ spool_t *spool_open(const char *dir, int max, char *err, size_t errlen)
     s->max = max;
     s->lock_fd = run_lock(dir, err, errlen);
     if (s->lock_fd < 0)
-        goto out_free;
+        goto out_free_spool;
     DIR *d = opendir(dir);
     if (!d) {
         snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
-        goto out_close_lock;
+        goto out_free_spool;
     }
     uint64_t lo = UINT64_MAX, hi = 0;
     struct dirent *de;
@@ -76,10 +76,8 @@ spool_t *spool_open(const char *dir, int max, char *err, size_t errlen)
     s->lo = s->count ? lo : 0;
     s->hi = s->count ? hi : 0;
     return s;
-out_close_lock:
-    close(s->lock_fd);
-out_free:
-    free(s);
+out_free_spool:   /* the free handles a lock not taken */
+    spool_free(s);
     return NULL;
 }
 
@@ -87,7 +85,7 @@ void spool_free(spool_t *s)
 {
     if (!s)
         return;
-    close(s->lock_fd);
+    run_unlock(s->lock_fd);   /* -1 (not taken): nothing */
     free(s);
 }
 

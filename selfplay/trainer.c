@@ -22,6 +22,7 @@
 #include "nn/nn.h"
 #include "selfplay/checkpoint.h"
 #include "selfplay/replay.h"
+#include "selfplay/rundir.h"
 #include "selfplay/trainer_int.h"
 #include "selfplay/wire.h"
 #include "engine/util.h"
@@ -71,7 +72,7 @@ static int cmp_u64_desc(const void *a, const void *b)
 }
 
 /* Numbers N of the files "<prefix>NNNNNN<suffix>" in dir, sorted descending. */
-int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix,
+static int list_numbered(const char *dir, const char *prefix, const char *suffix,
                          uint64_t **out, size_t *n)
 {
     *out = NULL;
@@ -80,18 +81,10 @@ int trainer_list_numbered(const char *dir, const char *prefix, const char *suffi
     if (!d)
         return errno == ENOENT ? 0 : -1;
     size_t cap = 0;
-    size_t pl = strlen(prefix), sl = strlen(suffix);
     struct dirent *de;
     while ((de = readdir(d))) {
-        const char *nm = de->d_name;
-        size_t l = strlen(nm);
-        if (l <= pl + sl || strncmp(nm, prefix, pl) != 0 || strcmp(nm + l - sl, suffix) != 0)
-            continue;
-        uint64_t v = 0;
-        size_t i = pl;
-        for (; i < l - sl && nm[i] >= '0' && nm[i] <= '9'; i++)
-            v = v * 10 + (uint64_t)(nm[i] - '0');
-        if (i != l - sl)
+        uint64_t v;
+        if (!run_numbered_name(de->d_name, prefix, suffix, &v))
             continue;
         if (*n == cap) {
             cap = cap ? cap * 2 : 64;
@@ -110,6 +103,16 @@ int trainer_list_numbered(const char *dir, const char *prefix, const char *suffi
     return 0;
 }
 
+int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix,
+                          uint64_t **out, size_t *n, char *err, size_t errlen)
+{
+    if (list_numbered(dir, prefix, suffix, out, n) == 0)
+        return 0;
+    if (err)
+        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+    return -1;
+}
+
 /* Keep the newest keep_checkpoints checkpoints and those at multiples of
  * keep_every steps; remove the rest (the newest is never removed). */
 static void prune_checkpoints(trainer_t *t)
@@ -118,7 +121,7 @@ static void prune_checkpoints(trainer_t *t)
     snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n) != 0)
+    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n, NULL, 0) != 0)
         return;
     for (size_t i = (size_t)t->cfg.keep_checkpoints; i < n; i++) {
         if (t->cfg.keep_every > 0 && nums[i] % (uint64_t)t->cfg.keep_every == 0)
@@ -176,10 +179,8 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n) != 0) {
-        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n, err, errlen) != 0)
         return -1;
-    }
     for (size_t i = 0; i < n && !t->model; i++) {
         char lerr[512];
         snprintf(t->model_path, sizeof t->model_path, "%s/%06" PRIu64 ".gzm", dir, nums[i]);
@@ -450,12 +451,7 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
     snprintf(t->state, sizeof t->state, "starting");
     int rc = -1;
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    util_catch_stop_signals(on_stop_signal, NULL);
     signal(SIGPIPE, SIG_IGN);
     g_stop_signal = 0;
 

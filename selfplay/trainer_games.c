@@ -71,10 +71,8 @@ int trainer_load_games(trainer_t *t, char *err, size_t errlen)
     snprintf(dir, sizeof dir, "%s/games", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "shard-", ".gzr", &nums, &n) != 0) {
-        snprintf(err, errlen, "cannot list %s: %s", dir, strerror(errno));
+    if (trainer_list_numbered(dir, "shard-", ".gzr", &nums, &n, err, errlen) != 0)
         return -1;
-    }
     t->shard_index = n > 0 ? nums[0] + 1 : 0;
     /* oldest first, so the window ends with the newest games */
     for (size_t k = n; k-- > 0;) {

@@ -289,55 +289,85 @@ END_TEST
 START_TEST(test_gradcheck_policy_outputs) { gradcheck(3); }
 END_TEST
 
-/* |x - ref| <= atol + rtol * |ref| with rtol 1e-4 and atol 1e-6 times the
- * tensor's largest |ref| (float sums in another order vs float64). */
-static void compare(const char *what, const float *x, const float *ref, size_t n)
+/* Tolerance of the fast path against the float64 reference:
+ * |x - ref| <= atol * (the tensor's largest |ref|) + rtol * |ref|.
+ * Direct conv (im2col + SGEMM): float sums in another order, atol 1e-6,
+ * rtol 1e-4. Winograd F(4x4, 3x3) rounds more: its transforms scale values
+ * by up to 10 and cancel, and the filter gradient is a sum over whole
+ * batches in the transformed domain; atol 1e-4, rtol 1e-3 (measured
+ * worst case over the cases below: 8e-6 of the tensor's largest value). */
+typedef struct tol {
+    double atol, rtol;
+} tol_t;
+static const tol_t TOL_DIRECT = {1e-6, 1e-4}, TOL_WINOGRAD = {1e-4, 1e-3};
+
+static void compare(const char *what, const float *x, const float *ref, size_t n, tol_t tol)
 {
-    double amax = 0, worst = 0;
+    double amax = 0, worst = 0, worst_abs = 0;
     for (size_t i = 0; i < n; i++)
         amax = fmax(amax, fabs(ref[i]));
     for (size_t i = 0; i < n; i++) {
         double d = fabs((double)x[i] - ref[i]);
         worst = fmax(worst, d / (fabs(ref[i]) + 1e-6 * amax + 1e-30));
-        ck_assert_msg(d <= 1e-6 * amax + 1e-4 * fabs(ref[i]), "%s[%zu]: fast %.9g, reference %.9g",
-                      what, i, x[i], ref[i]);
+        worst_abs = fmax(worst_abs, d / (amax + 1e-30));
+        ck_assert_msg(d <= tol.atol * amax + tol.rtol * fabs(ref[i]),
+                      "%s[%zu]: fast %.9g, reference %.9g (largest |ref| %.3g)", what, i, x[i],
+                      ref[i], amax);
     }
-    printf("fast vs ref %-12s largest relative difference %.2e\n", what, worst);
+    printf("fast vs ref %-12s largest difference: %.2e relative, %.2e of the largest |ref|\n",
+           what, worst, worst_abs);
 }
 
-static void fast_vs_ref_k(int threads, int max_batch, int n, int K)
+/* One comparison of the fast path (conv algorithm `conv`) against the
+ * reference: blocks x channels on board_max M, n positions on the boards
+ * sizes[s % nsizes], forward, losses, gradients, 3 SGD steps. */
+typedef struct vs_ref {
+    const char *conv;   /* GOMOKU_CONV */
+    int threads, max_batch, n, blocks, channels, M;
+    int sizes[3], nsizes;
+    int K;              /* policy outputs (0: 1) */
+} vs_ref_t;
+
+static void fast_vs_ref_case(const vs_ref_t *k)
 {
-    rng_state = 99 + (uint64_t)threads;
-    int M = 9;
-    nn_model_t *m = make_model_k(2, 16, M, 32, 32, 64, K, 5, 0.05);
+    rng_state = 99 + (uint64_t)k->threads + 7 * (uint64_t)k->M + (uint64_t)k->channels;
+    int M = k->M, n = k->n;
+    tol_t tol = strcmp(k->conv, "winograd") == 0 ? TOL_WINOGRAD : TOL_DIRECT;
+    printf("fast (%s) vs ref: %dx%d net, board max %d, batch %d of %d, %d threads\n", k->conv,
+           k->blocks, k->channels, M, n, k->max_batch, k->threads);
+    int K = k->K > 0 ? k->K : 1;
+    nn_model_t *m = make_model_k(k->blocks, k->channels, M, 0, 0, 0, K, 5, 0.05);
     int hw = M * M, ps = NN_PLANES * hw, pts = K * hw;
     float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * pts);
     float *vt = malloc(sizeof(float) * n * 3);
     for (int s = 0; s < n; s++) {
-        random_position(in + s * ps, s % 3 == 1 ? 7 : M, M, 0.25);
+        random_position(in + s * ps, k->sizes[s % k->nsizes], M, 0.25);
         random_targets(in + s * ps, M, pt + s * pts, vt + 3 * s, false);
         extra_targets(in + s * ps, M, K, pt + s * pts, s == 2);
     }
     char err[256];
-    nn_net_t *fast = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
+    ck_assert_int_eq(setenv("GOMOKU_CONV", k->conv, 1), 0);
+    nn_net_t *fast = nn_net_create(m, "cpu", k->max_batch, k->threads, NULL, 0, err, sizeof err);
+    unsetenv("GOMOKU_CONV");
     ck_assert_msg(fast != NULL, "%s", err);
-    nn_net_t *ref = nn_net_create(m, "cpu-ref", max_batch, 1, NULL, 0, err, sizeof err);
+    nn_net_t *ref = nn_net_create(m, "cpu-ref", k->max_batch, 1, NULL, 0, err, sizeof err);
     ck_assert_msg(ref != NULL, "%s", err);
     float *pf = malloc(sizeof(float) * n * hw), *pr = malloc(sizeof(float) * n * hw);
-    float vf[3 * 64], vr[3 * 64];
+    float *vf = malloc(sizeof(float) * n * 3), *vr = malloc(sizeof(float) * n * 3);
     nn_net_forward(fast, in, n, pf, vf);
     nn_net_forward(ref, in, n, pr, vr);
-    compare("policy", pf, pr, (size_t)n * hw);
-    compare("value", vf, vr, (size_t)n * 3);
+    compare("policy", pf, pr, (size_t)n * hw, tol);
+    compare("value", vf, vr, (size_t)n * 3, tol);
     size_t np = m->nparams;
     float *gf = malloc(sizeof(float) * np), *gr = malloc(sizeof(float) * np);
     nn_losses_t lf, lr;
+    float rl = (float)tol.rtol;
     ck_assert_int_eq(nn_net_loss_grad(fast, in, pt, vt, n, 1e-4f, &lf, gf, err, sizeof err), 0);
     ck_assert_int_eq(nn_net_loss_grad(ref, in, pt, vt, n, 1e-4f, &lr, gr, err, sizeof err), 0);
-    ck_assert_msg(fabsf(lf.total - lr.total) <= 1e-4f * lr.total, "loss %g vs %g", lf.total,
+    ck_assert_msg(fabsf(lf.total - lr.total) <= rl * lr.total, "loss %g vs %g", lf.total,
                   lr.total);
-    ck_assert(fabsf(lf.policy - lr.policy) <= 1e-4f * lr.policy);
-    ck_assert(fabsf(lf.value - lr.value) <= 1e-4f * lr.value);
+    ck_assert(fabsf(lf.policy - lr.policy) <= rl * lr.policy);
+    ck_assert(fabsf(lf.value - lr.value) <= rl * lr.value);
     ck_assert(fabsf(lf.l2 - lr.l2) <= 1e-4f * lr.l2);
     ck_assert(fabsf(lf.opp_policy - lr.opp_policy) <= 1e-4f * lr.opp_policy);
     ck_assert(fabsf(lf.soft_policy - lr.soft_policy) <= 1e-4f * lr.soft_policy);
@@ -346,28 +376,35 @@ static void fast_vs_ref_k(int threads, int max_batch, int n, int K)
         nn_tensor_info_t ti = nn_param_tensor(&m->cfg, t);
         if (strcmp(ti.name, "pol_b2") == 0) {
             /* softmax ignores a constant shift: this gradient is 0 up to rounding */
-            for (size_t k = 0; k < ti.count; k++)
-                ck_assert_msg(fabsf(gf[ti.offset + k]) < 1e-6f, "pol_b2 gradient %g",
-                              gf[ti.offset + k]);
+            for (size_t j = 0; j < ti.count; j++)
+                ck_assert_msg(fabsf(gf[ti.offset + j]) < 1e-6f, "pol_b2 gradient %g",
+                              gf[ti.offset + j]);
             continue;
         }
-        compare(ti.name, gf + ti.offset, gr + ti.offset, ti.count);
+        compare(ti.name, gf + ti.offset, gr + ti.offset, ti.count, tol);
     }
     /* a few SGD steps on each: the weights stay together */
     nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
-    for (int k = 0; k < 3; k++) {
+    for (int s = 0; s < 3; s++) {
         ck_assert_int_eq(nn_net_train_step(fast, in, pt, vt, n, &o, &lf, err, sizeof err), 0);
         ck_assert_int_eq(nn_net_train_step(ref, in, pt, vt, n, &o, &lr, err, sizeof err), 0);
-        ck_assert(fabsf(lf.total - lr.total) <= 1e-4f * lr.total);
+        ck_assert(fabsf(lf.total - lr.total) <= rl * lr.total);
     }
     nn_net_get_weights(fast, gf);
     nn_net_get_weights(ref, gr);
-    compare("weights after 3 steps", gf, gr, np);
+    compare("weights after 3 steps", gf, gr, np, tol);
     ck_assert_int_ne(memcmp(gf, m->params, np * sizeof(float)), 0);
+    /* the forward after the steps uses the updated (re-transformed) weights */
+    nn_net_forward(fast, in, n, pf, vf);
+    nn_net_forward(ref, in, n, pr, vr);
+    compare("policy after", pf, pr, (size_t)n * hw, tol);
+    compare("value after", vf, vr, (size_t)n * 3, tol);
     free(gf);
     free(gr);
     free(pf);
     free(pr);
+    free(vf);
+    free(vr);
     free(in);
     free(pt);
     free(vt);
@@ -378,7 +415,8 @@ static void fast_vs_ref_k(int threads, int max_batch, int n, int K)
 
 static void fast_vs_ref(int threads, int max_batch, int n)
 {
-    fast_vs_ref_k(threads, max_batch, n, 1);
+    vs_ref_t k = {"direct", threads, max_batch, n, 2, 16, 9, {9, 7}, 2, 1};
+    fast_vs_ref_case(&k);
 }
 
 START_TEST(test_fast_vs_ref_1thread) { fast_vs_ref(1, 8, 5); }
@@ -386,10 +424,61 @@ END_TEST
 START_TEST(test_fast_vs_ref_2threads) { fast_vs_ref(2, 7, 7); }
 END_TEST
 /* three policy outputs: forward is channel 0's, every channel trains */
-START_TEST(test_fast_vs_ref_policy_outputs) { fast_vs_ref_k(2, 7, 7, 3); }
+START_TEST(test_fast_vs_ref_policy_outputs)
+{
+    vs_ref_t k = {"direct", 2, 7, 7, 2, 16, 9, {9, 7}, 2, 3};
+    fast_vs_ref_case(&k);
+}
 END_TEST
 /* chunks of several pieces (9 samples forward, 12 training on 9x9), uneven split */
 START_TEST(test_fast_vs_ref_big) { fast_vs_ref(2, asan() ? 30 : 60, asan() ? 29 : 57); }
+END_TEST
+
+/* Winograd against the reference: every board size class (tiles that
+ * cover the board exactly, 20 = 5 x 4, and ones that overhang, 5, 9, 15),
+ * boards smaller than board_max (masks), odd channel counts (partial
+ * vector blocks), batch 1, ragged batches over 2 threads, and a batch of
+ * several pieces per thread (15 x 15: 16 samples per piece). */
+START_TEST(test_winograd_vs_ref)
+{
+    static const vs_ref_t cases[] = {
+        {"winograd", 1, 1, 1, 1, 7, 5, {5}, 1, 1},
+        {"winograd", 2, 8, 7, 2, 16, 9, {9, 7, 5}, 3, 1},
+        {"winograd", 2, 5, 3, 1, 17, 15, {15, 9, 13}, 3, 1},
+        {"winograd", 1, 4, 4, 1, 12, 20, {20, 15, 19}, 3, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        fast_vs_ref_case(&cases[i]);
+}
+END_TEST
+
+START_TEST(test_winograd_vs_ref_big)
+{
+    vs_ref_t k = {"winograd", 2, 40, asan() ? 19 : 37, 1, 16, 15, {15, 11}, 2, 1};
+    fast_vs_ref_case(&k);
+}
+END_TEST
+
+/* GOMOKU_CONV takes direct, winograd or auto; anything else is refused
+ * with a message naming the variable. */
+START_TEST(test_conv_env)
+{
+    nn_model_t *m = make_model(1, 16, 9, 0, 0, 0, 5, 0.0);
+    char err[256] = "";
+    ck_assert_int_eq(setenv("GOMOKU_CONV", "fft", 1), 0);
+    nn_net_t *net = nn_net_create(m, "cpu", 4, 1, NULL, 0, err, sizeof err);
+    ck_assert_ptr_null(net);
+    ck_assert_msg(strstr(err, "GOMOKU_CONV") && strstr(err, "fft"), "%s", err);
+    for (int i = 0; i < 3; i++) {
+        const char *v[] = {"direct", "winograd", "auto"};
+        ck_assert_int_eq(setenv("GOMOKU_CONV", v[i], 1), 0);
+        net = nn_net_create(m, "cpu", 4, 1, NULL, 0, err, sizeof err);
+        ck_assert_msg(net != NULL, "%s: %s", v[i], err);
+        nn_net_free(net);
+    }
+    unsetenv("GOMOKU_CONV");
+    nn_model_free(m);
+}
 END_TEST
 
 /* 64 fixed positions with one-hot targets (so the loss floor is 0):
@@ -1351,8 +1440,8 @@ int main(void)
     ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices);
     ADD_CASE(s, "math", 120, test_gradcheck, test_gradcheck_policy_outputs, test_fast_vs_ref_1thread,
              test_fast_vs_ref_2threads, test_fast_vs_ref_policy_outputs,
-             test_fast_vs_ref_big, test_overfit, test_masking_board_sizes, test_no_legal_point,
-             test_momentum_resume);
+             test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_conv_env,
+             test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
     TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files,
                          test_version1_files);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);

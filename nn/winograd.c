@@ -1,0 +1,470 @@
+/* Winograd F(4x4, 3x3): transforms and the 36 batched products.
+ *
+ * The transforms work on blocks of VL channels at a time (channels are the
+ * innermost dimension), written as plain loops over the VL lanes that the
+ * compiler turns into vector code. On x86-64 each transform is also built
+ * for AVX-512 and AVX2 and the loader picks the best the CPU has
+ * (target_clones), so a generic build runs vector code too; elsewhere the
+ * plain loops run as they are.
+ *
+ * Matrices (Lavin and Gray, points 0, 1, -1, 2, -2, inf):
+ *   B^T = [4  0 -5  0 1 0]   G = [ 1/4     0    0 ]   A^T = [1 1  1 1  1 0]
+ *         [0 -4 -4  1 1 0]       [-1/6 -1/6 -1/6 ]         [0 1 -1 2 -2 0]
+ *         [0  4 -4 -1 1 0]       [-1/6  1/6 -1/6 ]         [0 1  1 4  4 0]
+ *         [0 -2 -1  2 1 0]       [1/24 1/12  1/6 ]         [0 1 -1 8 -8 1]
+ *         [0  2 -1 -2 1 0]       [1/24 -1/12 1/6 ]
+ *         [0  4  0 -5 0 1]       [ 0      0    1 ] */
+#include "nn/winograd.h"
+#include "nn/sgemm.h"
+
+#include <string.h>
+
+enum { VL = 16 };
+typedef float lanes_t[VL];
+
+
+/* dst[0..n) = src[0..n), n <= VL; the full-width case is a fixed-size copy
+ * the compiler turns into vector moves. */
+static inline void copy_lanes(float *dst, const float *src, int n)
+{
+    if (n == VL)
+        for (int l = 0; l < VL; l++)
+            dst[l] = src[l];
+    else
+        memcpy(dst, src, sizeof(float) * n);
+}
+/* The same into a full lanes_t, zero past n. */
+static inline void load_lanes(float *dst, const float *src, int n)
+{
+    if (n < VL)
+        memset(dst, 0, sizeof(lanes_t));
+    copy_lanes(dst, src, n);
+}
+
+/* o[k * so] = (B^T x)[k], x[k * sx], k = 0..5, lane by lane. */
+static inline void bt6(const lanes_t *x, int sx, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float x0 = x[0][l], x1 = x[sx][l], x2 = x[2 * sx][l], x3 = x[3 * sx][l];
+        float x4 = x[4 * sx][l], x5 = x[5 * sx][l];
+        o[0][l] = 4.0f * x0 - 5.0f * x2 + x4;
+        o[so][l] = -4.0f * (x1 + x2) + x3 + x4;
+        o[2 * so][l] = 4.0f * (x1 - x2) - x3 + x4;
+        o[3 * so][l] = 2.0f * (x3 - x1) - x2 + x4;
+        o[4 * so][l] = 2.0f * (x1 - x3) - x2 + x4;
+        o[5 * so][l] = 4.0f * x1 - 5.0f * x3 + x5;
+    }
+}
+
+/* o = B g: the adjoint of bt6. */
+static inline void b6(const lanes_t *g, int sg, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float g0 = g[0][l], g1 = g[sg][l], g2 = g[2 * sg][l], g3 = g[3 * sg][l];
+        float g4 = g[4 * sg][l], g5 = g[5 * sg][l];
+        o[0][l] = 4.0f * g0;
+        o[so][l] = 4.0f * (g2 - g1 + g5) + 2.0f * (g4 - g3);
+        o[2 * so][l] = -5.0f * g0 - 4.0f * (g1 + g2) - g3 - g4;
+        o[3 * so][l] = g1 - g2 + 2.0f * (g3 - g4) - 5.0f * g5;
+        o[4 * so][l] = g0 + g1 + g2 + g3 + g4;
+        o[5 * so][l] = g5;
+    }
+}
+
+/* o[k * so] = (A^T m)[k], k = 0..3. */
+static inline void at6(const lanes_t *m, int sm, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float m0 = m[0][l], m1 = m[sm][l], m2 = m[2 * sm][l], m3 = m[3 * sm][l];
+        float m4 = m[4 * sm][l], m5 = m[5 * sm][l];
+        float p12 = m1 + m2, d12 = m1 - m2, p34 = m3 + m4, d34 = m3 - m4;
+        o[0][l] = m0 + p12 + p34;
+        o[so][l] = d12 + 2.0f * d34;
+        o[2 * so][l] = p12 + 4.0f * p34;
+        o[3 * so][l] = d12 + 8.0f * d34 + m5;
+    }
+}
+
+/* o[k * so] = (A y)[k], k = 0..5: the adjoint of at6. */
+static inline void a4(const lanes_t *y, int sy, lanes_t *o, int so)
+{
+    for (int l = 0; l < VL; l++) {
+        float y0 = y[0][l], y1 = y[sy][l], y2 = y[2 * sy][l], y3 = y[3 * sy][l];
+        float e = y0 + y2, f = y1 + y3, e4 = y0 + 4.0f * y2, f8 = 2.0f * y1 + 8.0f * y3;
+        o[0][l] = y0;
+        o[so][l] = e + f;
+        o[2 * so][l] = e - f;
+        o[3 * so][l] = e4 + f8;
+        o[4 * so][l] = e4 - f8;
+        o[5 * so][l] = y3;
+    }
+}
+
+/* (G g)[0..5] of g[0..2] (stride sg). */
+static inline void g3(const float *g, int sg, float *o, int so)
+{
+    const float c4 = 1.0f / 4.0f, c6 = 1.0f / 6.0f, c12 = 1.0f / 12.0f, c24 = 1.0f / 24.0f;
+    float g0 = g[0], g1 = g[sg], g2 = g[2 * sg];
+    o[0] = c4 * g0;
+    o[so] = -c6 * (g0 + g1 + g2);
+    o[2 * so] = -c6 * (g0 - g1 + g2);
+    o[3 * so] = c24 * g0 + c12 * g1 + c6 * g2;
+    o[4 * so] = c24 * g0 - c12 * g1 + c6 * g2;
+    o[5 * so] = g2;
+}
+
+/* (G^T d)[0..2] of d[0..5]. */
+static inline void gt6(const float *d, int sd, float *o, int so)
+{
+    const float c4 = 1.0f / 4.0f, c6 = 1.0f / 6.0f, c12 = 1.0f / 12.0f, c24 = 1.0f / 24.0f;
+    float d0 = d[0], d1 = d[sd], d2 = d[2 * sd], d3 = d[3 * sd], d4 = d[4 * sd], d5 = d[5 * sd];
+    o[0] = c4 * d0 - c6 * (d1 + d2) + c24 * (d3 + d4);
+    o[so] = c6 * (d2 - d1) + c12 * (d3 - d4);
+    o[2 * so] = c6 * (d3 + d4 - d1 - d2) + d5;
+}
+
+/* Both run 16 output channels at a time through a small buffer, so the 36
+ * frequency rows of u / du (cin * cout floats apart: often a multiple of
+ * 4 KiB, the same cache set) are read and written 16 floats at a time. */
+void wino_filter(const float *w, int cin, int cout, float *u)
+{
+    size_t fs = (size_t)cin * cout;
+    float buf[36][16];
+    for (int ci = 0; ci < cin; ci++)
+        for (int co0 = 0; co0 < cout; co0 += 16) {
+            int nc = cout - co0 < 16 ? cout - co0 : 16;
+            for (int k = 0; k < nc; k++) {
+                const float *g = w + ((size_t)(co0 + k) * cin + ci) * 9;
+                float t[6][3];   /* G g (6 x 3), then G g G^T by rows */
+                for (int x = 0; x < 3; x++)
+                    g3(g + x, 3, &t[0][x], 3);
+                for (int i = 0; i < 6; i++)
+                    g3(t[i], 1, &buf[6 * i][k], 16);
+            }
+            for (int xi = 0; xi < 36; xi++)
+                memcpy(u + xi * fs + (size_t)ci * cout + co0, buf[xi], sizeof(float) * nc);
+        }
+}
+
+void wino_filter_adjoint(const float *du, int cin, int cout, float *dw)
+{
+    size_t fs = (size_t)cin * cout;
+    float buf[36][16];
+    for (int ci = 0; ci < cin; ci++)
+        for (int co0 = 0; co0 < cout; co0 += 16) {
+            int nc = cout - co0 < 16 ? cout - co0 : 16;
+            for (int xi = 0; xi < 36; xi++)
+                memcpy(buf[xi], du + xi * fs + (size_t)ci * cout + co0, sizeof(float) * nc);
+            for (int k = 0; k < nc; k++) {
+                float t[6][3], r[3];
+                for (int i = 0; i < 6; i++)
+                    gt6(&buf[6 * i][k], 16, t[i], 1);
+                float *g = dw + ((size_t)(co0 + k) * cin + ci) * 9;
+                for (int x = 0; x < 3; x++) {
+                    gt6(&t[0][x], 3, r, 1);
+                    for (int y = 0; y < 3; y++)
+                        g[3 * y + x] += r[y];
+                }
+            }
+        }
+}
+
+void wino_input(const float *xt, int ch, int M, int ns, float *v)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t d[36], t[36], o[36];
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int i = 0; i < 6; i++)
+                        for (int j = 0; j < 6; j++) {
+                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
+                            if (y < 0 || y >= M || x < 0 || x >= M)
+                                memset(d[6 * i + j], 0, sizeof(lanes_t));
+                            else
+                                load_lanes(d[6 * i + j],
+                                           xt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
+                        }
+                    for (int j = 0; j < 6; j++)
+                        bt6(d + j, 6, t + j, 6);
+                    for (int i = 0; i < 6; i++)
+                        bt6(t + 6 * i, 1, o + 6 * i, 1);
+                    for (int xi = 0; xi < 36; xi++)
+                        copy_lanes(v + xi * fs + tile * ch + c0, o[xi], nc);
+                }
+            }
+}
+
+void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t g[36], t[36], o[36];
+    memset(dxt, 0, sizeof(float) * (size_t)ns * hw * ch);
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int xi = 0; xi < 36; xi++)
+                        load_lanes(g[xi], dv + xi * fs + tile * ch + c0, nc);
+                    for (int j = 0; j < 6; j++)
+                        b6(g + j, 6, t + j, 6);
+                    for (int i = 0; i < 6; i++)
+                        b6(t + 6 * i, 1, o + 6 * i, 1);
+                    for (int i = 0; i < 6; i++)
+                        for (int j = 0; j < 6; j++) {
+                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
+                            if (y < 0 || y >= M || x < 0 || x >= M)
+                                continue;
+                            float *dst = dxt + ((size_t)s * hw + y * M + x) * ch + c0;
+                            const float *src = o[6 * i + j];
+                            if (nc == VL)
+                                for (int l = 0; l < VL; l++)
+                                    dst[l] += src[l];
+                            else
+                                for (int l = 0; l < nc; l++)
+                                    dst[l] += src[l];
+                        }
+                }
+            }
+}
+
+void wino_output(const float *m, int ch, int M, int ns, float *yt)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t a[36], t[24], o[16];
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int xi = 0; xi < 36; xi++)
+                        load_lanes(a[xi], m + xi * fs + tile * ch + c0, nc);
+                    for (int j = 0; j < 6; j++)
+                        at6(a + j, 6, t + j, 6);
+                    for (int i = 0; i < 4; i++)
+                        at6(t + 6 * i, 1, o + 4 * i, 1);
+                    for (int i = 0; i < 4; i++)
+                        for (int j = 0; j < 4; j++) {
+                            int y = 4 * ty + i, x = 4 * tx + j;
+                            if (y >= M || x >= M)
+                                continue;
+                            copy_lanes(yt + ((size_t)s * hw + y * M + x) * ch + c0, o[4 * i + j],
+                                       nc);
+                        }
+                }
+            }
+}
+
+void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t g[16], t[24], o[36];
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int i = 0; i < 4; i++)
+                        for (int j = 0; j < 4; j++) {
+                            int y = 4 * ty + i, x = 4 * tx + j;
+                            if (y >= M || x >= M)
+                                memset(g[4 * i + j], 0, sizeof(lanes_t));
+                            else
+                                load_lanes(g[4 * i + j],
+                                           dyt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
+                        }
+                    for (int j = 0; j < 4; j++)
+                        a4(g + j, 4, t + j, 4);
+                    for (int i = 0; i < 6; i++)
+                        a4(t + 4 * i, 1, o + 6 * i, 1);
+                    for (int xi = 0; xi < 36; xi++)
+                        copy_lanes(dm + xi * fs + tile * ch + c0, o[xi], nc);
+                }
+            }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+/* The 36 products are small (k = 64 channels, n = 64, m = a few hundred
+ * tiles): OpenBLAS spends a fifth of their time packing. This kernel
+ * packs nothing: a block of 6 rows x 64 columns of C lives in 24 vector
+ * registers while k runs, each step broadcasting 6 elements of A and
+ * loading one row of B (which stays in L1: 16 KiB at 64 x 64). It needs
+ * AVX-512's 32 vector registers: compiled for it whatever the build
+ * targets, and used when the CPU has it (asked once at run time); other
+ * CPUs send the products to sgemm_run (OpenBLAS picks its own kernel). */
+#define GEMM_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma")))
+typedef float v16f __attribute__((vector_size(64), aligned(4)));
+
+/* c (mr, 16 nv) (= or +=) A (mr, k) x b (k, 16 nv); A(i, p) = a[i sa + p sp]. */
+static inline __attribute__((always_inline)) void
+kern(const int mr, const int nv, int k, const float *a, size_t sa, size_t sp, const float *b,
+     int ldb, float *c, int ldc, bool acc)
+{
+    v16f r[6][4];
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++)
+            r[i][j] = (v16f){0};
+    for (int p = 0; p < k; p++) {
+        const float *bp = b + (size_t)p * ldb, *ap = a + p * sp;
+        v16f bv[4];
+        for (int j = 0; j < nv; j++)
+            bv[j] = *(const v16f *)(bp + 16 * j);
+        for (int i = 0; i < mr; i++) {
+            float ai = ap[i * sa];
+            for (int j = 0; j < nv; j++)
+                r[i][j] += ai * bv[j];
+        }
+    }
+    for (int i = 0; i < mr; i++)
+        for (int j = 0; j < nv; j++) {
+            v16f *d = (v16f *)(c + (size_t)i * ldc + 16 * j);
+            *d = acc ? *d + r[i][j] : r[i][j];
+        }
+}
+
+#define KERN_MR(nv)                                                                        \
+    switch (mr) {                                                                          \
+    case 6: kern(6, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 5: kern(5, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 4: kern(4, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 3: kern(3, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    case 2: kern(2, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
+    default: kern(1, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                        \
+    }
+
+GEMM_TARGET static void kern_block(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
+                       const float *b, int ldb, float *c, int ldc, bool acc)
+{
+    switch (nv) {
+    case 4: KERN_MR(4) break;
+    case 3: KERN_MR(3) break;
+    case 2: KERN_MR(2) break;
+    default: KERN_MR(1) break;
+    }
+}
+
+/* c (m, n) (= or +=) A (m, k) x b (k, n), n a multiple of 16. */
+GEMM_TARGET static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp,
+                                   const float *b, int ldb, float *c, int ldc, bool acc)
+{
+    for (int j0 = 0; j0 < n; j0 += 64) {
+        int nv = (n - j0 < 64 ? n - j0 : 64) / 16;
+        for (int i0 = 0; i0 < m; i0 += 6)
+            kern_block(m - i0 < 6 ? m - i0 : 6, nv, k, a + (size_t)i0 * sa, sa, sp, b + j0, ldb,
+                       c + (size_t)i0 * ldc + j0, ldc, acc);
+    }
+}
+/* __builtin_cpu_supports reads flags set once at program start: cheap. */
+static bool gemm_bcast_ok(void)
+{
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+}
+#define HAVE_GEMM_BCAST 1
+#else
+#define HAVE_GEMM_BCAST 0
+static bool gemm_bcast_ok(void) { return false; }
+#endif
+
+void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
+{
+    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++) {
+        const float *a = v + xi * fi, *b = u + (size_t)xi * cin * cout;
+#if HAVE_GEMM_BCAST
+        if (cout % 16 == 0 && gemm_bcast_ok()) {
+            gemm_bcast(nt, cout, cin, a, (size_t)cin, 1, b, cout, m + xi * fo, cout, false);
+            continue;
+        }
+#endif
+        sgemm_run(false, false, nt, cout, cin, 1.0f, a, cin, b, cout, 0.0f, m + xi * fo, cout);
+    }
+}
+
+void wino_gemm_data(const float *dm, const float *ut, int nt, int cin, int cout, float *dv)
+{
+    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++) {
+        const float *a = dm + xi * fo, *b = ut + (size_t)xi * cin * cout;
+#if HAVE_GEMM_BCAST
+        if (cin % 16 == 0 && gemm_bcast_ok()) {
+            gemm_bcast(nt, cin, cout, a, (size_t)cout, 1, b, cin, dv + xi * fi, cin, false);
+            continue;
+        }
+#endif
+        sgemm_run(false, false, nt, cin, cout, 1.0f, a, cout, b, cin, 0.0f, dv + xi * fi, cin);
+    }
+}
+
+void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout, float *du)
+{
+    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
+    for (int xi = 0; xi < WINO_FREQS; xi++) {
+        const float *a = v + xi * fi, *b = dm + xi * fo;
+        float *c = du + (size_t)xi * cin * cout;
+#if HAVE_GEMM_BCAST
+        if (cout % 16 == 0 && gemm_bcast_ok()) {
+            gemm_bcast(cin, cout, nt, a, 1, (size_t)cin, b, cout, c, cout, true);
+            continue;
+        }
+#endif
+        sgemm_run(true, false, cin, cout, nt, 1.0f, a, cin, b, cout, 1.0f, c, cout);
+    }
+}
+
+typedef float v8f __attribute__((vector_size(32), aligned(4)));
+typedef int v8i __attribute__((vector_size(32)));
+
+/* The 8 x 8 block at a (stride lda) transposed into b (stride ldb), or
+ * added to it: three rounds of shuffles (the AVX unpack / shuffle /
+ * permute2f128 pattern), written with vector extensions. */
+static inline void transpose8(const float *a, size_t lda, float *b, size_t ldb, bool add)
+{
+    v8f r[8], t[8], q[8];
+    for (int i = 0; i < 8; i++)
+        r[i] = *(const v8f *)(a + i * lda);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = __builtin_shuffle(r[i], r[i + 1], (v8i){0, 8, 1, 9, 4, 12, 5, 13});
+        t[i + 1] = __builtin_shuffle(r[i], r[i + 1], (v8i){2, 10, 3, 11, 6, 14, 7, 15});
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int k = 0; k < 2; k++) {
+            q[i + 2 * k] =
+                __builtin_shuffle(t[i + k], t[i + k + 2], (v8i){0, 1, 8, 9, 4, 5, 12, 13});
+            q[i + 2 * k + 1] =
+                __builtin_shuffle(t[i + k], t[i + k + 2], (v8i){2, 3, 10, 11, 6, 7, 14, 15});
+        }
+    for (int j = 0; j < 4; j++) {
+        v8f lo = __builtin_shuffle(q[j], q[j + 4], (v8i){0, 1, 2, 3, 8, 9, 10, 11});
+        v8f hi = __builtin_shuffle(q[j], q[j + 4], (v8i){4, 5, 6, 7, 12, 13, 14, 15});
+        v8f *d0 = (v8f *)(b + j * ldb), *d4 = (v8f *)(b + (j + 4) * ldb);
+        *d0 = add ? *d0 + lo : lo;
+        *d4 = add ? *d4 + hi : hi;
+    }
+}
+
+void wino_transpose(const float *a, int rows, int cols, float *b, bool add)
+{
+    int r8 = rows & ~7, c8 = cols & ~7;
+    for (int i0 = 0; i0 < r8; i0 += 8)
+        for (int j0 = 0; j0 < c8; j0 += 8)
+            transpose8(a + (size_t)i0 * cols + j0, (size_t)cols, b + (size_t)j0 * rows + i0,
+                       (size_t)rows, add);
+    /* the ragged edges: rows past r8 for every column, columns past c8 */
+    for (int j = 0; j < cols; j++) {
+        float *dst = b + (size_t)j * rows;
+        for (int i = j < c8 ? r8 : 0; i < rows; i++)
+            dst[i] = (add ? dst[i] : 0.0f) + a[(size_t)i * cols + j];
+    }
+}
