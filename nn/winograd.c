@@ -377,50 +377,43 @@ static bool gemm_bcast_ok(void)
 static bool gemm_bcast_ok(void) { return false; }
 #endif
 
-void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
+/* For every frequency xi: c_xi (m, n) = a_xi (m, k) x b_xi (k, n), all
+ * row-major, or, with filter set, c_xi += a_xi^T x b_xi where a_xi is
+ * stored (k, m) (the filter gradient: V^T dM summed over the batch). */
+static void freq_products(const float *a, size_t astep, const float *b, size_t bstep, float *c,
+                          size_t cstep, int m, int n, int k, bool filter)
 {
-    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
     for (int xi = 0; xi < WINO_FREQS; xi++) {
-        const float *a = v + xi * fi, *b = u + (size_t)xi * cin * cout;
+        const float *ax = a + xi * astep, *bx = b + xi * bstep;
+        float *cx = c + xi * cstep;
 #if HAVE_GEMM_BCAST
-        if (cout % 16 == 0 && gemm_bcast_ok()) {
-            gemm_bcast(nt, cout, cin, a, (size_t)cin, 1, b, cout, m + xi * fo, cout, false);
+        if (n % 16 == 0 && gemm_bcast_ok()) {
+            gemm_bcast(m, n, k, ax, filter ? 1 : (size_t)k, filter ? (size_t)m : 1, bx, n, cx, n,
+                       filter);
             continue;
         }
 #endif
-        sgemm_run(false, false, nt, cout, cin, 1.0f, a, cin, b, cout, 0.0f, m + xi * fo, cout);
+        sgemm_run(filter, false, m, n, k, 1.0f, ax, filter ? m : k, bx, n, filter ? 1.0f : 0.0f,
+                  cx, n);
     }
+}
+
+void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
+{
+    freq_products(v, wino_fstride(nt, cin), u, (size_t)cin * cout, m, wino_fstride(nt, cout), nt,
+                  cout, cin, false);
 }
 
 void wino_gemm_data(const float *dm, const float *ut, int nt, int cin, int cout, float *dv)
 {
-    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
-    for (int xi = 0; xi < WINO_FREQS; xi++) {
-        const float *a = dm + xi * fo, *b = ut + (size_t)xi * cin * cout;
-#if HAVE_GEMM_BCAST
-        if (cin % 16 == 0 && gemm_bcast_ok()) {
-            gemm_bcast(nt, cin, cout, a, (size_t)cout, 1, b, cin, dv + xi * fi, cin, false);
-            continue;
-        }
-#endif
-        sgemm_run(false, false, nt, cin, cout, 1.0f, a, cout, b, cin, 0.0f, dv + xi * fi, cin);
-    }
+    freq_products(dm, wino_fstride(nt, cout), ut, (size_t)cin * cout, dv, wino_fstride(nt, cin),
+                  nt, cin, cout, false);
 }
 
 void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout, float *du)
 {
-    size_t fi = wino_fstride(nt, cin), fo = wino_fstride(nt, cout);
-    for (int xi = 0; xi < WINO_FREQS; xi++) {
-        const float *a = v + xi * fi, *b = dm + xi * fo;
-        float *c = du + (size_t)xi * cin * cout;
-#if HAVE_GEMM_BCAST
-        if (cout % 16 == 0 && gemm_bcast_ok()) {
-            gemm_bcast(cin, cout, nt, a, 1, (size_t)cin, b, cout, c, cout, true);
-            continue;
-        }
-#endif
-        sgemm_run(true, false, cin, cout, nt, 1.0f, a, cin, b, cout, 1.0f, c, cout);
-    }
+    freq_products(v, wino_fstride(nt, cin), dm, wino_fstride(nt, cout), du, (size_t)cin * cout,
+                  cin, cout, nt, true);
 }
 
 typedef float v8f __attribute__((vector_size(32), aligned(4)));
