@@ -77,18 +77,18 @@ static int take_model_shape(run_config_t *cfg, const char *const *given, const c
     nn_model_t *m = nn_model_load(path, err, errlen);
     if (!m)
         return -1;
-    const struct { const char *name; int *field; int value; } dims[] = {
-        {"blocks", &cfg->blocks, m->cfg.blocks},
-        {"channels", &cfg->channels, m->cfg.channels},
-        {"size", &cfg->size, m->cfg.board_max},
-        {"policy_heads", &cfg->policy_heads, m->cfg.policy_outputs},
+    const struct { const char *name, *opt; int *field; int value; } dims[] = {
+        {"blocks", "blocks", &cfg->blocks, m->cfg.blocks},
+        {"channels", "channels", &cfg->channels, m->cfg.channels},
+        {"size", "size", &cfg->size, m->cfg.board_max},
+        {"policy_heads", "policy-heads", &cfg->policy_heads, m->cfg.policy_outputs},
     };
     int rc = 0;
     for (size_t i = 0; i < sizeof dims / sizeof dims[0] && rc == 0; i++) {
         int k = (int)(run_setting_find(dims[i].name) - run_settings);
         if (given[k] && *dims[i].field != dims[i].value) {
-            snprintf(err, errlen, "--%s %d, but --init-model %s has %s %d", dims[i].name,
-                     *dims[i].field, path, dims[i].name, dims[i].value);
+            snprintf(err, errlen, "--%s %d, but --init-model %s has %s %d", dims[i].opt,
+                     *dims[i].field, path, dims[i].opt, dims[i].value);
             rc = -1;
         }
         *dims[i].field = dims[i].value;
