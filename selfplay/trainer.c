@@ -103,9 +103,11 @@ static int list_numbered(const char *dir, const char *prefix, const char *suffix
     return 0;
 }
 
-int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix,
-                          uint64_t **out, size_t *n, char *err, size_t errlen)
+int trainer_list_numbered(const trainer_t *t, const char *sub, const char *prefix,
+                          const char *suffix, char *dir, size_t dirlen, uint64_t **out, size_t *n,
+                          char *err, size_t errlen)
 {
+    snprintf(dir, dirlen, "%s/%s", t->dir, sub);
     if (list_numbered(dir, prefix, suffix, out, n) == 0)
         return 0;
     if (err)
@@ -118,10 +120,9 @@ int trainer_list_numbered(const char *dir, const char *prefix, const char *suffi
 static void prune_checkpoints(trainer_t *t)
 {
     char dir[3200];
-    snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n, NULL, 0) != 0)
+    if (trainer_list_numbered(t, "models", "", ".gzm", dir, sizeof dir, &nums, &n, NULL, 0) != 0)
         return;
     for (size_t i = (size_t)t->cfg.keep_checkpoints; i < n; i++) {
         if (t->cfg.keep_every > 0 && nums[i] % (uint64_t)t->cfg.keep_every == 0)
@@ -176,10 +177,9 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     nn_config_default(&want, t->cfg.blocks, t->cfg.channels, t->cfg.size);
     want.policy_outputs = t->cfg.policy_heads;
     char dir[3200];
-    snprintf(dir, sizeof dir, "%s/models", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "", ".gzm", &nums, &n, err, errlen) != 0)
+    if (trainer_list_numbered(t, "models", "", ".gzm", dir, sizeof dir, &nums, &n, err, errlen))
         return -1;
     for (size_t i = 0; i < n && !t->model; i++) {
         char lerr[512];

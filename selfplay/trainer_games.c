@@ -68,10 +68,10 @@ int trainer_check_record(trainer_t *t, const game_record_t *r, char *why, size_t
 int trainer_load_games(trainer_t *t, char *err, size_t errlen)
 {
     char dir[3200];
-    snprintf(dir, sizeof dir, "%s/games", t->dir);
     uint64_t *nums;
     size_t n;
-    if (trainer_list_numbered(dir, "shard-", ".gzr", &nums, &n, err, errlen) != 0)
+    if (trainer_list_numbered(t, "games", "shard-", ".gzr", dir, sizeof dir, &nums, &n, err,
+                              errlen) != 0)
         return -1;
     t->shard_index = n > 0 ? nums[0] + 1 : 0;
     /* oldest first, so the window ends with the newest games */

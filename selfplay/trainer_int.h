@@ -116,11 +116,12 @@ typedef struct trainer {
 void trainer_log(trainer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* RUN_DIR/<printf> in t's scratch buffer (valid until the next call). */
 const char *trainer_path(trainer_t *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Numbers N of the files "<prefix>NNNNNN<suffix>" in dir, sorted descending
- * (*out malloc'd); 0, or -1 with errno and, when err is not NULL,
- * "cannot list DIR: why" in err. */
-int trainer_list_numbered(const char *dir, const char *prefix, const char *suffix, uint64_t **out,
-                          size_t *n, char *err, size_t errlen);
+/* Numbers N of the files "<prefix>NNNNNN<suffix>" in RUN_DIR/sub (its path
+ * into dir), sorted descending (*out malloc'd); 0, or -1 with errno and,
+ * when err is not NULL, "cannot list DIR: why" in err. */
+int trainer_list_numbered(const trainer_t *t, const char *sub, const char *prefix,
+                          const char *suffix, char *dir, size_t dirlen, uint64_t **out, size_t *n,
+                          char *err, size_t errlen);
 
 /* trainer_games.c: the open shard of RUN_DIR/games, and loading saved games. */
 int trainer_shard_open(trainer_t *t, char *err, size_t errlen);

@@ -15,6 +15,15 @@
 #include "tests/testkit.h"
 #include "tests/testkit_nn.h"
 
+/* A tree with parameters p; the test fails with mcts_create's reason. */
+static mcts_t *tree_of(const mcts_params_t *p)
+{
+    char err[128];
+    mcts_t *t = mcts_create(p, err, sizeof err);
+    ck_assert_msg(t != NULL, "%s", err);
+    return t;
+}
+
 /* probe: NULL, or an mcts_probe_fn called with user NULL */
 static mcts_t *make_tree(float fpu_root, size_t mem, mcts_probe_fn probe, uint64_t seed)
 {
@@ -23,9 +32,7 @@ static mcts_t *make_tree(float fpu_root, size_t mem, mcts_probe_fn probe, uint64
     p.fpu_root = fpu_root;
     p.mem_bytes = mem;
     p.seed = seed;
-    char err[128];
-    mcts_t *t = mcts_create(&p, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
+    mcts_t *t = tree_of(&p);
     mcts_set_probe(t, probe, NULL);
     return t;
 }
@@ -161,6 +168,17 @@ END_TEST
 
 static const int four_b[4][2] = {{3, 7}, {4, 7}, {5, 7}, {6, 7}};
 
+/* A four on row 7 (3..6,7): the search plays one of its ends (7,7 or 2,7)
+ * with an exact value, not an average: proven 1 (the four is ours) or -1. */
+static mcts_t *search_four_ends(board_t *b, int visits, int proven, mcts_result_t *r)
+{
+    mcts_t *t = search_uniform(b, 8 << 20, visits, r);
+    ck_assert(r->best_move == board_xy(b, 7, 7) || r->best_move == board_xy(b, 2, 7));
+    ck_assert_int_eq(r->proven, proven);
+    ck_assert_float_eq(r->value, (float)proven);
+    return t;
+}
+
 START_TEST(test_takes_win)
 {
     /* black four 3..6,7 (7,7 and 2,7 win); white has an open four too */
@@ -168,10 +186,7 @@ START_TEST(test_takes_win)
     board_t b;
     setup(&b, 15, RULE_FREESTYLE, four_b, 4, w, 4);
     mcts_result_t r;
-    mcts_t *t = search_uniform(&b, 8 << 20, 200, &r);
-    ck_assert(r.best_move == board_xy(&b, 7, 7) || r.best_move == board_xy(&b, 2, 7));
-    ck_assert_int_eq(r.proven, 1);
-    ck_assert_float_eq(r.value, 1.0f);   /* exact, not an average */
+    mcts_t *t = search_four_ends(&b, 200, 1, &r);
     ck_assert(board_is_winning_move(&b, r.best_move));
     ck_assert_int_eq(mcts_pick_move(t, 1.0), r.best_move);
     mcts_free(t);
@@ -196,9 +211,7 @@ START_TEST(test_threads_one_tree)
     mcts_params_default(&p);
     p.max_pending = 32;
     p.mem_bytes = 32 << 20;
-    char err[128];
-    mcts_t *t = mcts_create(&p, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
+    mcts_t *t = tree_of(&p);
     counting_eval_t ce[4] = {{0}};
     mcts_eval_fn evals[4] = {eval_counting, eval_counting, eval_counting, eval_counting};
     void *users[4] = {&ce[0], &ce[1], &ce[2], &ce[3]};
@@ -257,10 +270,7 @@ START_TEST(test_blocks_open_four)
     board_t b;
     setup(&b, 15, RULE_FREESTYLE, bl, 4, four_b, 4);
     mcts_result_t r;
-    mcts_t *t = search_uniform(&b, 8 << 20, 100, &r);
-    ck_assert(r.best_move == board_xy(&b, 7, 7) || r.best_move == board_xy(&b, 2, 7));
-    ck_assert_int_eq(r.proven, -1);
-    ck_assert_float_eq(r.value, -1.0f);
+    mcts_t *t = search_four_ends(&b, 100, -1, &r);
     mcts_free(t);
 }
 END_TEST
@@ -296,9 +306,7 @@ static mcts_t *make_vcf_tree(uint32_t leaf, uint32_t root)
     p.mem_bytes = 32 << 20;
     p.vcf_nodes = leaf;
     p.vcf_root_nodes = root;
-    char err[128];
-    mcts_t *t = mcts_create(&p, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
+    mcts_t *t = tree_of(&p);
     return t;
 }
 
@@ -507,9 +515,7 @@ static mcts_t *forced_search(float k, uint32_t visits, uint64_t seed)
     p.mem_bytes = 16 << 20;
     p.seed = seed;
     p.forced_k = k;
-    char err[128];
-    mcts_t *t = mcts_create(&p, err, sizeof err);
-    ck_assert_msg(t != NULL, "%s", err);
+    mcts_t *t = tree_of(&p);
     board_t b;
     board_init(&b, 9, RULE_FREESTYLE);
     mcts_set_root(t, &b);

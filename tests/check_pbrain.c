@@ -130,6 +130,15 @@ static int starts(const char *s, const char *prefix)
     return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
+static int as_move(const char *s, int size);
+
+/* bot:greedy on 15x15 after "TURN 7,7": its answer (a move). */
+static int h_greedy_after_center(harness_t *h)
+{
+    h_start(h, "bot:greedy", NULL);
+    return as_move(h_cmd(h, "TURN 7,7"), 15);
+}
+
 /* "X,Y" -> move on board of size; -1 when it is not a move. */
 static int as_move(const char *s, int size)
 {
@@ -192,8 +201,7 @@ END_TEST
 START_TEST(test_turn_and_bad_turns)
 {
     harness_t h;
-    h_start(&h, "bot:greedy", NULL);
-    int m = as_move(h_cmd(&h, "TURN 7,7"), 15);
+    int m = h_greedy_after_center(&h);
     ck_assert(m >= 0 && m != 7 * 15 + 7);
     const board_t *b = pbrain_board(h.pb);
     ck_assert_int_eq(b->nmoves, 2);
@@ -462,8 +470,7 @@ END_TEST
 START_TEST(test_takeback_and_play)
 {
     harness_t h;
-    h_start(&h, "bot:greedy", NULL);
-    int m = as_move(h_cmd(&h, "TURN 7,7"), 15);
+    int m = h_greedy_after_center(&h);
     char l[32];
     expect_error(&h, "TAKEBACK 7,7");      /* not the side that moved last */
     expect_error(&h, "TAKEBACK 0,0");      /* empty */
