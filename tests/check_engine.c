@@ -263,35 +263,9 @@ START_TEST(renju_double_four_with_five)
 }
 END_TEST
 
-/* A false double-three: * = (7,7) makes an open three in column 7 and a
- * three in row 7 (O(3,7) . X(5,7) X(6,7) *). The row three can become a
- * straight four only at (8,7), because (4,7) leaves O at the end. But
- * (8,7) is an overline point (column 8 holds X at y=4,5,6 and 8,9), so it
- * is forbidden and the row is no real three: * is allowed. */
-static const char *false33 =
-    "...............\n"
-    "...............\n"
-    "...............\n"
-    "...............\n"
-    "........X......\n"
-    ".......XX......\n"
-    ".......XX......\n"
-    "...O.XX*.......\n"
-    "........X......\n"
-    "........X......\n"
-    "...............\n";
-
-START_TEST(renju_false_double_three)
-{
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK, false33);
-    ck_assert_int_eq(m, 7 * 15 + 7);
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
-    /* The completing point is itself an overline point. */
-    ck_assert_int_eq(board_forbidden_kind(&b, 7 * 15 + 8), FORBID_OVERLINE);
-}
-END_TEST
-
+/* The false double-three whose straight-four point is an overline point
+ * is check_renju's textbook_false_three_overline_point (engine and the
+ * independent checker); its control without the column-8 stones is here. */
 START_TEST(renju_true_double_three_control)
 {
     /* The same shape without the column-8 stones: (8,7) is harmless now,
@@ -959,7 +933,7 @@ static Suite *engine_suite(void)
              renju_split_three, renju_far_split_not_three, renju_double_four_one_line,
              renju_straight_four_is_one_four, renju_double_four_two_lines, renju_four_three_allowed,
              renju_overline, renju_five_beats_forbidden, renju_five_with_overline_elsewhere,
-             renju_double_four_with_five, renju_false_double_three, renju_true_double_three_control,
+             renju_double_four_with_five, renju_true_double_three_control,
              renju_false_three_double_four_point, renju_false_three_five_point_playable,
              renju_white_unrestricted, renju_black_overline_refused, renju_forbidden_list_by_replay,
              renju_split_four_shapes, renju_three_next_to_overline_end);

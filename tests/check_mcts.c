@@ -15,6 +15,15 @@
 #include "tests/testkit.h"
 #include "tests/testkit_nn.h"
 
+/* Default parameters with a tree of mem bytes. */
+static mcts_params_t params_mem(size_t mem)
+{
+    mcts_params_t p;
+    mcts_params_default(&p);
+    p.mem_bytes = mem;
+    return p;
+}
+
 /* A tree with parameters p; the test fails with mcts_create's reason. */
 static mcts_t *tree_of(const mcts_params_t *p)
 {
@@ -27,10 +36,8 @@ static mcts_t *tree_of(const mcts_params_t *p)
 /* probe: NULL, or an mcts_probe_fn called with user NULL */
 static mcts_t *make_tree(float fpu_root, size_t mem, mcts_probe_fn probe, uint64_t seed)
 {
-    mcts_params_t p;
-    mcts_params_default(&p);
+    mcts_params_t p = params_mem(mem);
     p.fpu_root = fpu_root;
-    p.mem_bytes = mem;
     p.seed = seed;
     mcts_t *t = tree_of(&p);
     mcts_set_probe(t, probe, NULL);
@@ -207,10 +214,8 @@ static void eval_counting(void *user, const board_t *const *boards, int n, float
 
 START_TEST(test_threads_one_tree)
 {
-    mcts_params_t p;
-    mcts_params_default(&p);
+    mcts_params_t p = params_mem(32 << 20);
     p.max_pending = 32;
-    p.mem_bytes = 32 << 20;
     mcts_t *t = tree_of(&p);
     counting_eval_t ce[4] = {{0}};
     mcts_eval_fn evals[4] = {eval_counting, eval_counting, eval_counting, eval_counting};
@@ -301,9 +306,7 @@ static const int vcf_wh[5][2] = {{4, 5}, {0, 14}, {14, 14}, {14, 0}, {2, 12}};
 
 static mcts_t *make_vcf_tree(uint32_t leaf, uint32_t root)
 {
-    mcts_params_t p;
-    mcts_params_default(&p);
-    p.mem_bytes = 32 << 20;
+    mcts_params_t p = params_mem(32 << 20);
     p.vcf_nodes = leaf;
     p.vcf_root_nodes = root;
     mcts_t *t = tree_of(&p);
@@ -510,9 +513,7 @@ static void eval_crafted(void *user, const board_t *const *boards, int n, float 
  * the tree is the caller's. */
 static mcts_t *forced_search(float k, uint32_t visits, uint64_t seed)
 {
-    mcts_params_t p;
-    mcts_params_default(&p);
-    p.mem_bytes = 16 << 20;
+    mcts_params_t p = params_mem(16 << 20);
     p.seed = seed;
     p.forced_k = k;
     mcts_t *t = tree_of(&p);
@@ -589,9 +590,7 @@ START_TEST(test_forced_playouts_happen)
     ck_assert(checked);
     mcts_free(t);
     /* the same tree without noise searches as with k = 0 */
-    mcts_params_t p;
-    mcts_params_default(&p);
-    p.mem_bytes = 16 << 20;
+    mcts_params_t p = params_mem(16 << 20);
     char err[128];
     record_visit_t v[2][BOARD_CELLS];
     int n[2];

@@ -132,6 +132,17 @@ static int starts(const char *s, const char *prefix)
 
 static int as_move(const char *s, int size);
 
+/* The opponent, a bot, moves on b (15x15) and its "TURN X,Y" goes into l:
+ * 0, or -1 when it cannot move or its move ends the game. */
+static int opponent_turn(board_t *b, bot_kind_t bot, uint64_t *rng, char *l, size_t n)
+{
+    int om = bot_move(bot, b, rng);
+    if (om == MOVE_NONE || board_play(b, om) != MOVE_OK || board_over(b))
+        return -1;
+    snprintf(l, n, "TURN %d,%d", om % 15, om / 15);
+    return 0;
+}
+
 /* bot:greedy on 15x15 after "TURN 7,7": its answer (a move). */
 static int h_greedy_after_center(harness_t *h)
 {
@@ -596,12 +607,9 @@ static void model_file_cases(const char *path, int threads)
     board_init(&b, 15, RULE_FREESTYLE);
     int moves = asan() ? 5 : 15;
     for (int i = 0; i < moves && !board_over(&b); i++) {
-        int om = bot_move(BOT_RANDOM, &b, &rng);
-        board_play(&b, om);
-        if (board_over(&b))
-            break;
         char l[32];
-        snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+        if (opponent_turn(&b, BOT_RANDOM, &rng, l, sizeof l) != 0)
+            break;
         double t0 = now_ms();
         h_send(&h, l);
         double dt = now_ms() - t0;
@@ -649,11 +657,9 @@ START_TEST(test_time_100_moves_in_process)
         board_t b;
         board_init(&b, 15, RULE_FREESTYLE);
         while (moves < 100) {
-            int om = bot_move(BOT_GREEDY, &b, &rng);
-            if (om == MOVE_NONE || board_play(&b, om) != MOVE_OK || board_over(&b))
-                break;
             char l[32];
-            snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+            if (opponent_turn(&b, BOT_GREEDY, &rng, l, sizeof l) != 0)
+                break;
             double t0 = now_ms();
             h_send(&h, l);
             double dt = now_ms() - t0;
@@ -876,12 +882,9 @@ START_TEST(test_binary_time_limit)
         board_t b;
         board_init(&b, 15, RULE_FREESTYLE);
         while (!board_over(&b) && moves < target) {
-            int om = bot_move(BOT_GREEDY, &b, &rng);
-            board_play(&b, om);
-            if (board_over(&b))
-                break;
             char l[32];
-            snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+            if (opponent_turn(&b, BOT_GREEDY, &rng, l, sizeof l) != 0)
+                break;
             double t0 = now_ms();
             proc_send(&p, l);
             const char *a = proc_answer(&p, line, sizeof line, 2000);
@@ -931,12 +934,9 @@ START_TEST(test_binary_stall_then_search)
         board_t b;
         board_init(&b, 15, RULE_FREESTYLE);
         while (!board_over(&b) && moves < stall_at + 1 + after) {
-            int om = bot_move(BOT_RANDOM, &b, &rng);
-            board_play(&b, om);
-            if (board_over(&b))
-                break;
             char l[32];
-            snprintf(l, sizeof l, "TURN %d,%d", om % 15, om / 15);
+            if (opponent_turn(&b, BOT_RANDOM, &rng, l, sizeof l) != 0)
+                break;
             double t0 = now_ms();
             proc_send(&p, l);
             if (moves == stall_at) {
