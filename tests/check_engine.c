@@ -264,51 +264,9 @@ START_TEST(renju_double_four_with_five)
 END_TEST
 
 /* The false double-three whose straight-four point is an overline point
- * is check_renju's textbook_false_three_overline_point (engine and the
- * independent checker); its control without the column-8 stones is here. */
-START_TEST(renju_true_double_three_control)
-{
-    /* The same shape without the column-8 stones: (8,7) is harmless now,
-     * so both threes are real: double-three. */
-    ck_assert_int_eq(kind_of("...............\n"
-                             "...............\n"
-                             "...............\n"
-                             "...............\n"
-                             "...............\n"
-                             ".......X.......\n"
-                             ".......X.......\n"
-                             "...O.XX*.......\n"
-                             "...............\n"),
-                     FORBID_DOUBLE_THREE);
-}
-END_TEST
-
-START_TEST(renju_false_three_double_four_point)
-{
-    /* Recursive case, with a double-four completing point: * = (7,7)
-     * makes the column-7 open three (X at y=5,6) and the row three
-     * O . X X *, whose only straight-four point is (8,7). With * placed,
-     * (8,7) makes the row straight four 5..8 and a four in column 8 (O at
-     * y=3, X at y=4..6, completion y=8): a double-four, forbidden. So the
-     * row is no real three and * is allowed. */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK,
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  "........O......\n"
-                  "........X......\n"
-                  ".......XX......\n"
-                  ".......XX......\n"
-                  "...O.XX*.......\n"
-                  "...............\n");
-    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_NONE);
-    board_t c = b;
-    c.cells[m] = STONE_BLACK;
-    ck_assert_int_eq(board_forbidden_kind(&c, 7 * 15 + 8), FORBID_DOUBLE_FOUR);
-}
-END_TEST
-
+ * or a double-four, and the real double-three control, are check_renju's
+ * textbook diagrams (checked against the engine and the independent
+ * checker there). */
 START_TEST(renju_false_three_five_point_playable)
 {
     /* * = (7,7) makes the column three and the row three O . X X *,
@@ -933,8 +891,8 @@ static Suite *engine_suite(void)
              renju_split_three, renju_far_split_not_three, renju_double_four_one_line,
              renju_straight_four_is_one_four, renju_double_four_two_lines, renju_four_three_allowed,
              renju_overline, renju_five_beats_forbidden, renju_five_with_overline_elsewhere,
-             renju_double_four_with_five, renju_true_double_three_control,
-             renju_false_three_double_four_point, renju_false_three_five_point_playable,
+             renju_double_four_with_five,
+             renju_false_three_five_point_playable,
              renju_white_unrestricted, renju_black_overline_refused, renju_forbidden_list_by_replay,
              renju_split_four_shapes, renju_three_next_to_overline_end);
 
