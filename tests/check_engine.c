@@ -263,35 +263,10 @@ START_TEST(renju_double_four_with_five)
 }
 END_TEST
 
-/* The false double-three whose straight-four point is an overline point
- * or a double-four, and the real double-three control, are check_renju's
- * textbook diagrams (checked against the engine and the independent
- * checker there). */
-START_TEST(renju_false_three_five_point_playable)
-{
-    /* * = (7,7) makes the column three and the row three O . X X *,
-     * whose only straight-four point (8,7) completes the anti-diagonal
-     * five (8,7)-(12,3). A stone there makes a five, not a straight four,
-     * so the row is no three: * is legal, played and not listed. */
-    board_t b;
-    int m = setup(&b, RULE_RENJU, STONE_BLACK,
-                  "...............\n"
-                  "...............\n"
-                  "...............\n"
-                  "............X..\n"
-                  "...........X...\n"
-                  ".......X..X....\n"
-                  ".......X.X.....\n"
-                  "...O.XX*.......\n");
-    int pts[BOARD_CELLS];
-    int n = board_forbidden_points(&b, pts);
-    for (int i = 0; i < n; i++)
-        ck_assert_int_ne(pts[i], m);
-    ck_assert_int_eq(board_play(&b, m), MOVE_OK);
-    ck_assert_int_eq(b.cells[m], STONE_BLACK);
-}
-END_TEST
-
+/* The false double-three whose straight-four point is an overline point,
+ * a double-four or a five, and the real double-three control, are
+ * check_renju's textbook diagrams (checked there against the engine, the
+ * independent checker, the forbidden-point list and board_check_move). */
 START_TEST(renju_white_unrestricted)
 {
     /* White's double-three and overline are fine; white's overline wins. */
@@ -892,7 +867,6 @@ static Suite *engine_suite(void)
              renju_straight_four_is_one_four, renju_double_four_two_lines, renju_four_three_allowed,
              renju_overline, renju_five_beats_forbidden, renju_five_with_overline_elsewhere,
              renju_double_four_with_five,
-             renju_false_three_five_point_playable,
              renju_white_unrestricted, renju_black_overline_refused, renju_forbidden_list_by_replay,
              renju_split_four_shapes, renju_three_next_to_overline_end);
 

@@ -24,6 +24,13 @@ static mcts_params_t params_mem(size_t mem)
     return p;
 }
 
+/* b: an empty 15x15 freestyle board, set as t's root. */
+static void empty_root(mcts_t *t, board_t *b)
+{
+    board_init(b, 15, RULE_FREESTYLE);
+    mcts_set_root(t, b);
+}
+
 /* A tree with parameters p; the test fails with mcts_create's reason. */
 static mcts_t *tree_of(const mcts_params_t *p)
 {
@@ -649,8 +656,7 @@ START_TEST(test_tree_reuse)
     for (int small = 0; small < 2; small++) {
         mcts_t *t = make_tree(0.0f, small ? (size_t)10 << 20 : (size_t)64 << 20, NULL, 5);
         board_t b;
-        board_init(&b, 15, RULE_FREESTYLE);
-        mcts_set_root(t, &b);
+        empty_root(t, &b);
         mcts_limits_t lim = {.visits = 2000};
         mcts_result_t r;
         mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
@@ -801,8 +807,7 @@ START_TEST(test_time_and_stop)
 {
     mcts_t *t = make_tree(0.0f, (size_t)256 << 20, NULL, 1);
     board_t b;
-    board_init(&b, 15, RULE_FREESTYLE);
-    mcts_set_root(t, &b);
+    empty_root(t, &b);
     mcts_limits_t lim = {.time_ms = 30};
     mcts_result_t r;
     mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);

@@ -143,6 +143,14 @@ static int opponent_turn(board_t *b, bot_kind_t bot, uint64_t *rng, char *l, siz
     return 0;
 }
 
+/* h_send, timed: the milliseconds until the brain has answered. */
+static double h_send_ms(harness_t *h, const char *line)
+{
+    double t0 = now_ms();
+    h_send(h, line);
+    return now_ms() - t0;
+}
+
 /* bot:greedy on 15x15 after "TURN 7,7": its answer (a move). */
 static int h_greedy_after_center(harness_t *h)
 {
@@ -610,9 +618,7 @@ static void model_file_cases(const char *path, int threads)
         char l[32];
         if (opponent_turn(&b, BOT_RANDOM, &rng, l, sizeof l) != 0)
             break;
-        double t0 = now_ms();
-        h_send(&h, l);
-        double dt = now_ms() - t0;
+        double dt = h_send_ms(&h, l);
         ck_assert_msg(dt <= 100.0, "%d threads: move %d took %.1f ms", threads, i, dt);
         const char *a = h_answer(&h);
         int m = as_move(a, 15);
@@ -660,9 +666,7 @@ START_TEST(test_time_100_moves_in_process)
             char l[32];
             if (opponent_turn(&b, BOT_GREEDY, &rng, l, sizeof l) != 0)
                 break;
-            double t0 = now_ms();
-            h_send(&h, l);
-            double dt = now_ms() - t0;
+            double dt = h_send_ms(&h, l);
             const char *a = h_answer(&h);
             ck_assert_msg(a && as_move(a, 15) >= 0, "move %d: '%s'", moves, a ? a : "(none)");
             ck_assert_int_eq(board_play(&b, as_move(a, 15)), MOVE_OK);

@@ -242,6 +242,14 @@ static void check_diagram(const char *name, const char *diagram)
         ck_assert_msg(board_is_winning_move(&b, m) == (want[i] == '5'),
                       "%s: point %d,%d: five expected %s", name, m % b.size, m / b.size,
                       want[i] == '5' ? "yes" : "no");
+        /* the list of forbidden points and playing the point agree */
+        int pts[BOARD_CELLS], n = board_forbidden_points(&b, pts), listed = 0;
+        for (int k = 0; k < n; k++)
+            listed |= pts[k] == m;
+        ck_assert_msg(listed == (expect != FORBID_NONE), "%s: point %d,%d listed: %d", name,
+                      m % b.size, m / b.size, listed);
+        ck_assert_int_eq(board_check_move(&b, m),
+                         expect != FORBID_NONE ? MOVE_FORBIDDEN : MOVE_OK);
     }
 }
 
