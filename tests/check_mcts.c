@@ -24,10 +24,10 @@ static mcts_params_t params_mem(size_t mem)
     return p;
 }
 
-/* b: an empty 15x15 freestyle board, set as t's root. */
-static void empty_root(mcts_t *t, board_t *b)
+/* b: an empty size x size freestyle board, set as t's root. */
+static void empty_root(mcts_t *t, board_t *b, int size)
 {
-    board_init(b, 15, RULE_FREESTYLE);
+    board_init(b, size, RULE_FREESTYLE);
     mcts_set_root(t, b);
 }
 
@@ -458,8 +458,7 @@ static void run_noisy(uint64_t seed, int *moves, record_visit_t *rv, int *nv)
 {
     mcts_t *t = make_tree(0.0f, 16 << 20, NULL, seed);
     board_t b;
-    board_init(&b, 9, RULE_FREESTYLE);
-    mcts_set_root(t, &b);
+    empty_root(t, &b, 9);
     for (int ply = 0; ply < 6; ply++) {
         mcts_limits_t lim = {.visits = 1, .batch = 1};
         mcts_result_t r;
@@ -525,8 +524,7 @@ static mcts_t *forced_search(float k, uint32_t visits, uint64_t seed)
     p.forced_k = k;
     mcts_t *t = tree_of(&p);
     board_t b;
-    board_init(&b, 9, RULE_FREESTYLE);
-    mcts_set_root(t, &b);
+    empty_root(t, &b, 9);
     mcts_limits_t lim = {.visits = 1, .batch = 1};
     mcts_result_t r;
     mcts_search(t, eval_crafted, NULL, &lim, &r);
@@ -606,8 +604,7 @@ START_TEST(test_forced_playouts_happen)
         t = mcts_create(&p, err, sizeof err);
         ck_assert_msg(t != NULL, "%s", err);
         board_t b;
-        board_init(&b, 9, RULE_FREESTYLE);
-        mcts_set_root(t, &b);
+        empty_root(t, &b, 9);
         mcts_limits_t lim = {.visits = 200, .batch = 4};
         mcts_result_t r;
         mcts_search(t, eval_crafted, NULL, &lim, &r);
@@ -656,7 +653,7 @@ START_TEST(test_tree_reuse)
     for (int small = 0; small < 2; small++) {
         mcts_t *t = make_tree(0.0f, small ? (size_t)10 << 20 : (size_t)64 << 20, NULL, 5);
         board_t b;
-        empty_root(t, &b);
+        empty_root(t, &b, 15);
         mcts_limits_t lim = {.visits = 2000};
         mcts_result_t r;
         mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
@@ -807,7 +804,7 @@ START_TEST(test_time_and_stop)
 {
     mcts_t *t = make_tree(0.0f, (size_t)256 << 20, NULL, 1);
     board_t b;
-    empty_root(t, &b);
+    empty_root(t, &b, 15);
     mcts_limits_t lim = {.time_ms = 30};
     mcts_result_t r;
     mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
