@@ -31,6 +31,15 @@ static void empty_root(mcts_t *t, board_t *b, int size)
     mcts_set_root(t, b);
 }
 
+/* A uniform-evaluator search of t from an empty 15x15 board (b) within
+ * lim; the tree must not fill up. */
+static void search_empty(mcts_t *t, board_t *b, mcts_limits_t lim, mcts_result_t *r)
+{
+    empty_root(t, b, 15);
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, r);
+    ck_assert(!r->mem_full);
+}
+
 /* A tree with parameters p; the test fails with mcts_create's reason. */
 static mcts_t *tree_of(const mcts_params_t *p)
 {
@@ -653,11 +662,8 @@ START_TEST(test_tree_reuse)
     for (int small = 0; small < 2; small++) {
         mcts_t *t = make_tree(0.0f, small ? (size_t)10 << 20 : (size_t)64 << 20, NULL, 5);
         board_t b;
-        empty_root(t, &b, 15);
-        mcts_limits_t lim = {.visits = 2000};
         mcts_result_t r;
-        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
-        ck_assert(!r.mem_full);
+        search_empty(t, &b, (mcts_limits_t){.visits = 2000}, &r);
         int mv = r.best_move;
         uint32_t n;
         child_q(t, mv, &n);
@@ -674,8 +680,8 @@ START_TEST(test_tree_reuse)
             sum += c[i].visits;
         ck_assert_uint_eq(sum + 1, n);
         /* sync_root to the position one ply ahead keeps that child's subtree */
-        lim.visits = n + 500;
-        mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+        mcts_limits_t more = {.visits = n + 500};
+        mcts_search(t, mcts_eval_uniform, NULL, &more, &r);
         ck_assert_uint_eq(r.root_visits, n + 500);
         int reply = r.best_move;
         board_t after = *mcts_root_board(t);
@@ -804,11 +810,8 @@ START_TEST(test_time_and_stop)
 {
     mcts_t *t = make_tree(0.0f, (size_t)256 << 20, NULL, 1);
     board_t b;
-    empty_root(t, &b, 15);
-    mcts_limits_t lim = {.time_ms = 30};
     mcts_result_t r;
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
-    ck_assert(!r.mem_full);
+    search_empty(t, &b, (mcts_limits_t){.time_ms = 30}, &r);
     ck_assert(r.seconds >= 0.03 && r.seconds < 1.0);
     ck_assert_uint_gt(r.playouts, 100);
     volatile int stop = 1;
