@@ -964,6 +964,14 @@ START_TEST(test_init_model)
              bin(), run, mp, out);
     ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
     ck_assert_msg(file_contains(out, "trained for standard"), "no reason in %s", out);
+    /* a model file that is not one: refused with the loader's reason */
+    char junk[160];
+    snprintf(junk, sizeof junk, "%s/junk.gzm", dir);
+    write_file(junk, "not a model\n", 12, "wb");
+    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --device cpu 2>'%s'", bin(), run, junk,
+             out);
+    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    ck_assert_msg(file_contains(out, "junk.gzm"), "no reason in %s", out);
 
     pid_t pid = start_train(run, "--init-model %s --blocks 1 --steps 1", mp);
     ck_assert_int_eq(wait_exit(pid, 60), 0);
