@@ -612,6 +612,11 @@ struct fast {
     int nthreads, cap, piece, tpiece, pcap;
     int nconv;            /* 3x3 convs: the input conv, then two per block */
     conv_algo_t *algo;    /* (nconv) */
+    bool pm_trunk;        /* every block conv is Winograd (and blocks > 0): fp32
+                           * forward runs keep the trunk pixel-major, (ns*hw, C),
+                           * from the input conv to the heads, with bias,
+                           * residual, ReLU and mask done in each conv's output
+                           * transform: no transposes or passes between convs */
     float *u;             /* (nconv, 36, max(P,C), C) Winograd filters, from params */
     float *ut;            /* the same with each (cin, C) matrix transposed */
     size_t ustride;       /* floats per conv in u and in each lane's du */
@@ -752,6 +757,20 @@ static void fast_prepare(nn_ctx_t *c)
     c->params_changed = false;
 }
 
+/* yt (ns*hw, cout) = Winograd conv `layer` of xt (ns*hw, cin), both
+ * pixel-major, with the epilogue ep when not NULL (nn/winograd.h). A
+ * gradient job keeps the transformed input for the filter gradient. */
+static void wino_conv(lane_t *w, int layer, const float *xt, int cin, int cout,
+                      const wino_epilogue_t *ep, float *yt, int ns)
+{
+    const struct fast *f = w->ctx->fast;
+    int M = w->ctx->cfg.board_max;
+    float *v = f->job == JOB_GRAD ? w->vall + (size_t)layer * f->vstride : w->wv;
+    wino_input(xt, cin, M, ns, v);
+    wino_gemm_forward(v, f->u + (size_t)layer * f->ustride, wino_tiles(M, ns), cin, cout, w->wm);
+    wino_output(w->wm, cout, M, ns, ep, yt);
+}
+
 /* out (cout, ld) = conv3x3(x (cin, ld)) with weights wt (cout, cin*9) (a
  * conv's weights inside the context's params), no bias. */
 static void fast_conv3(lane_t *w, const float *x, int cin, const float *wt, int cout,
@@ -764,17 +783,11 @@ static void fast_conv3(lane_t *w, const float *x, int cin, const float *wt, int 
     }
     int M = w->ctx->cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
     switch (f->algo[layer]) {
-    case CONV_WINOGRAD: {
-        /* gradients need the transformed input again: keep it */
-        float *v = f->job == JOB_GRAD ? w->vall + (size_t)layer * f->vstride : w->wv;
+    case CONV_WINOGRAD:
         wino_transpose(x, cin, ld, w->xt, false);
-        wino_input(w->xt, cin, M, ns, v);
-        wino_gemm_forward(v, f->u + (size_t)layer * f->ustride, wino_tiles(M, ns), cin, cout,
-                          w->wm);
-        wino_output(w->wm, cout, M, ns, w->yt);
+        wino_conv(w, layer, w->xt, cin, cout, NULL, w->yt, ns);
         wino_transpose(w->yt, ld, cout, out, false);
         return;
-    }
     case CONV_DIRECT:
         im2col3(x, cin, ld, M, 0, ns, w->col);
         sgemm_run(false, false, cout, ld, cin * 9, 1.0f, wt, cin * 9, w->col, ld, 0.0f, out,
@@ -871,14 +884,26 @@ static void fast_forward_chunk(lane_t *w, bool all)
         }
         w->cnt[s] = (float)cnt;
     }
-    float *a0 = act_a0(w, all);
-    fast_conv3(w, w->x0, P, W + L->in_w, C, a0, ns);
-    bias_relu_mask(a0, C, ld, ld, W + L->in_b, w->mask);
+    /* pm: the trunk is pixel-major (see struct fast); the input conv's
+     * channel-major output goes through the h slot, free until block 0 */
+    bool pm = f->pm_trunk && !all && !c->bf16;
+    float *a0 = act_a0(w, all), *a0c = pm ? act_h(w, all, 0, csz) : a0;
+    fast_conv3(w, w->x0, P, W + L->in_w, C, a0c, ns);
+    bias_relu_mask(a0c, C, ld, ld, W + L->in_b, w->mask);
+    if (pm)
+        wino_transpose(a0c, C, ld, a0, false);
     const float *x = a0;
     for (int b = 0; b < cf->blocks; b++) {
         const float *w1 = W + L->blocks + (size_t)b * L->block_stride;
         const float *b1 = w1 + (size_t)C * C * 9, *w2 = b1 + C, *b2 = w2 + (size_t)C * C * 9;
         float *h = act_h(w, all, b, csz), *y = act_y(w, all, b, csz);
+        if (pm) {
+            wino_epilogue_t e1 = {b1, NULL, w->mask}, e2 = {b2, x, w->mask};
+            wino_conv(w, 1 + 2 * b, x, C, C, &e1, h, ns);
+            wino_conv(w, 2 + 2 * b, h, C, C, &e2, y, ns);
+            x = y;
+            continue;
+        }
         fast_conv3(w, x, C, w1, C, h, ns);
         bias_relu_mask(h, C, ld, ld, b1, w->mask);
         fast_conv3(w, h, C, w2, C, y, ns);
@@ -892,8 +917,8 @@ static void fast_forward_chunk(lane_t *w, bool all)
         }
         x = y;
     }
-    /* policy head */
-    sgemm_run(false, false, Hp, ld, C, 1.0f, W + L->pol_w1, C, x, ld, 0.0f, w->p1, ld);
+    /* policy head (x is (C, ld), or (ld, C) when pm) */
+    sgemm_run(false, pm, Hp, ld, C, 1.0f, W + L->pol_w1, C, x, pm ? C : ld, 0.0f, w->p1, ld);
     bias_relu_mask(w->p1, Hp, ld, ld, W + L->pol_b1, w->mask);
     int K = f->job == JOB_FORWARD ? 1 : cf->policy_outputs;   /* the search needs channel 0 */
     sgemm_run(false, false, K, ld, Hp, 1.0f, W + L->pol_w2, Hp, w->p1, ld, 0.0f, w->logit, ld);
@@ -919,7 +944,7 @@ static void fast_forward_chunk(lane_t *w, bool all)
             pol[q] *= inv;
     }
     /* value head */
-    sgemm_run(false, false, Hv, ld, C, 1.0f, W + L->val_w1, C, x, ld, 0.0f, w->v1, ld);
+    sgemm_run(false, pm, Hv, ld, C, 1.0f, W + L->val_w1, C, x, pm ? C : ld, 0.0f, w->v1, ld);
     bias_relu_mask(w->v1, Hv, ld, ld, W + L->val_b1, w->mask);
     for (int s = 0; s < ns; s++) {
         float inv = w->cnt[s] > 0 ? 1.0f / w->cnt[s] : 0.0f;
@@ -1325,6 +1350,9 @@ static int conv_plan(nn_ctx_t *c, char *err, size_t errlen)
         bool wino = all || (!none && cin >= WINO_MIN_CHANNELS && C >= WINO_MIN_CHANNELS);
         f->algo[l] = wino ? CONV_WINOGRAD : CONV_DIRECT;
     }
+    f->pm_trunk = c->cfg.blocks > 0;
+    for (int l = 1; l < f->nconv; l++)
+        f->pm_trunk = f->pm_trunk && f->algo[l] == CONV_WINOGRAD;
     if (any_winograd(f)) {
         f->ustride = (size_t)WINO_FREQS * (P > C ? P : C) * C;
         f->u = malloc(sizeof(float) * f->ustride * f->nconv);

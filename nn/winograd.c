@@ -2,10 +2,11 @@
  *
  * The transforms work on blocks of VL channels at a time (channels are the
  * innermost dimension), written as plain loops over the VL lanes that the
- * compiler turns into vector code. On x86-64 each transform is also built
- * for AVX-512 and AVX2 and the loader picks the best the CPU has
- * (target_clones), so a generic build runs vector code too; elsewhere the
- * plain loops run as they are.
+ * compiler turns into vector code for the build's target (-march=native by
+ * default: AVX-512 on the dev machine; a generic x86-64 build gets SSE).
+ * The output transform can apply the layer's bias, residual, ReLU and
+ * mask on the way out (wino_epilogue_t), so the fast path's pixel-major
+ * trunk needs no pass between convs.
  *
  * Matrices (Lavin and Gray, points 0, 1, -1, 2, -2, inf):
  *   B^T = [4  0 -5  0 1 0]   G = [ 1/4     0    0 ]   A^T = [1 1  1 1  1 0]
@@ -235,7 +236,30 @@ void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
             }
 }
 
-void wino_output(const float *m, int ch, int M, int ns, float *yt)
+/* dst[0..n) = relu(o + bias + res) * mask over the n <= VL lanes of one
+ * output pixel (res may be NULL; mask is 0 or 1). As bias_relu_mask:
+ * t > 0 ? t * mask : 0, so NaN gives 0. The full-width case is written in
+ * vector extensions: as a plain loop GCC leaves it scalar. */
+typedef float vlanes_t __attribute__((vector_size(sizeof(lanes_t)), aligned(4)));
+typedef int vmask_t __attribute__((vector_size(sizeof(lanes_t))));
+
+static inline void epilogue_lanes(float *dst, const float *o, const float *bias,
+                                  const float *res, float mask, int n)
+{
+    if (n == VL) {
+        vlanes_t t = *(const vlanes_t *)o + *(const vlanes_t *)bias;
+        if (res)
+            t += *(const vlanes_t *)res;
+        *(vlanes_t *)dst = (vlanes_t)((vmask_t)(t * mask) & (vmask_t)(t > 0.0f));
+        return;
+    }
+    for (int l = 0; l < n; l++) {
+        float t = o[l] + bias[l] + (res ? res[l] : 0.0f);
+        dst[l] = t > 0.0f ? t * mask : 0.0f;
+    }
+}
+
+void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *ep, float *yt)
 {
     int T = wino_tiles_side(M), hw = M * M;
     size_t fs = wino_fstride(wino_tiles(M, ns), ch);
@@ -257,8 +281,15 @@ void wino_output(const float *m, int ch, int M, int ns, float *yt)
                             int y = 4 * ty + i, x = 4 * tx + j;
                             if (y >= M || x >= M)
                                 continue;
-                            copy_lanes(yt + ((size_t)s * hw + y * M + x) * ch + c0, o[4 * i + j],
-                                       nc);
+                            size_t r = (size_t)s * hw + y * M + x;
+                            if (!ep)
+                                copy_lanes(yt + r * ch + c0, o[4 * i + j], nc);
+                            else if (ep->res)
+                                epilogue_lanes(yt + r * ch + c0, o[4 * i + j], ep->bias + c0,
+                                               ep->res + r * ch + c0, ep->mask[r], nc);
+                            else
+                                epilogue_lanes(yt + r * ch + c0, o[4 * i + j], ep->bias + c0,
+                                               NULL, ep->mask[r], nc);
                         }
                 }
             }

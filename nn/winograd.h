@@ -54,9 +54,20 @@ void wino_input(const float *xt, int ch, int M, int ns, float *v);
 /* dxt (ns * M * M, ch) = the adjoint of wino_input applied to dv
  * (36, nt, ch): overwritten, overlapping patches summed. */
 void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt);
+/* What the output transform applies to each output pixel r (row r of
+ * yt) before storing it, so the layer's activation needs no pass of its
+ * own: yt[r] = relu(A^T m A + bias + res[r]) * mask[r] (a pixel whose
+ * mask is 0 stores 0, as bias_relu_mask does). res may be NULL. */
+typedef struct wino_epilogue {
+    const float *bias;   /* (ch) */
+    const float *res;    /* (ns * M * M, ch) residual, pixel-major, or NULL */
+    const float *mask;   /* (ns * M * M) 1 on the board, 0 off it */
+} wino_epilogue_t;
+
 /* yt (ns * M * M, ch) = A^T m A of every tile of m (36, nt, ch), outputs
- * past M dropped. */
-void wino_output(const float *m, int ch, int M, int ns, float *yt);
+ * past M dropped; with ep, the epilogue applied (yt must not overlap
+ * ep->res). */
+void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *ep, float *yt);
 /* dm (36, nt, ch) = A dy A^T of every tile of dyt (ns * M * M, ch), the
  * adjoint of wino_output (outputs past M count as 0). */
 void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm);

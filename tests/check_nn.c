@@ -14,6 +14,7 @@
 #include "nn/eval.h"
 #include "nn/gemm_bf16.h"
 #include "nn/nn.h"
+#include "nn/winograd.h"
 #include "tests/testkit.h"
 
 static uint64_t rng_state = 1;
@@ -1434,13 +1435,56 @@ START_TEST(test_schedule)
 }
 END_TEST
 
+/* The output transform's epilogue (the pixel-major trunk's bias, residual,
+ * ReLU and mask) equals the plain transform followed by those steps, bit
+ * for bit: full and ragged channel blocks, with and without a residual,
+ * off-board pixels, and a NaN that must come out as 0. */
+START_TEST(test_wino_output_epilogue)
+{
+    const int cases[][3] = {{15, 2, 32}, {15, 1, 20}, {5, 3, 7}, {20, 1, 16}};   /* M, ns, ch */
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        int M = cases[k][0], ns = cases[k][1], ch = cases[k][2], hw = M * M;
+        size_t px = (size_t)ns * hw, nm = WINO_FREQS * wino_fstride(wino_tiles(M, ns), ch);
+        float *m = malloc(sizeof(float) * nm), *plain = malloc(sizeof(float) * px * ch);
+        float *res = malloc(sizeof(float) * px * ch), *out = malloc(sizeof(float) * px * ch);
+        float *bias = malloc(sizeof(float) * ch), *mask = malloc(sizeof(float) * px);
+        ck_assert(m && plain && res && out && bias && mask);
+        for (size_t i = 0; i < nm; i++)
+            m[i] = (float)rnd_sym();
+        for (size_t i = 0; i < px * ch; i++)
+            res[i] = (float)rnd_sym();
+        for (int c = 0; c < ch; c++)
+            bias[c] = (float)(0.5 * rnd_sym());
+        for (size_t r = 0; r < px; r++)
+            mask[r] = (r % 7 == 3) ? 0.0f : 1.0f;
+        res[5 * ch + 1] = NAN;
+        wino_output(m, ch, M, ns, NULL, plain);
+        for (int with_res = 0; with_res < 2; with_res++) {
+            wino_epilogue_t ep = {bias, with_res ? res : NULL, mask};
+            wino_output(m, ch, M, ns, &ep, out);
+            for (size_t r = 0; r < px; r++)
+                for (int c = 0; c < ch; c++) {
+                    float t = plain[r * ch + c] + bias[c] + (with_res ? res[r * ch + c] : 0.0f);
+                    float want = t > 0.0f ? t * mask[r] : 0.0f;
+                    ck_assert_msg(memcmp(&want, &out[r * ch + c], sizeof want) == 0,
+                                  "M %d ch %d res %d pixel %zu channel %d: %g, want %g", M, ch,
+                                  with_res, r, c, out[r * ch + c], want);
+                }
+        }
+        ck_assert(out[5 * ch + 1] == 0.0f);   /* the NaN, through the residual run */
+        free(m), free(plain), free(res), free(out), free(bias), free(mask);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("nn");
     ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices);
     ADD_CASE(s, "math", 120, test_gradcheck, test_gradcheck_policy_outputs, test_fast_vs_ref_1thread,
              test_fast_vs_ref_2threads, test_fast_vs_ref_policy_outputs,
-             test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_conv_env,
+             test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_wino_output_epilogue,
+             test_conv_env,
              test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
     TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files,
                          test_version1_files);
