@@ -445,9 +445,12 @@ int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t not
         return nn_net_set_precision(net, NN_PRECISION_FP32, NULL, 0, err, errlen);
     }
     bool ok = dp <= NN_BF16_AUTO_TOLERANCE && dv <= NN_BF16_AUTO_TOLERANCE;
+    bool faster = !net->be->bf16_faster || net->be->bf16_faster(net->ctx);
     if (note && notelen)
-        snprintf(note, notelen, "%s (bf16 accuracy check: policy %.4f, value %.4f%s)",
-                 ok ? "bf16" : "fp32", dp, dv, ok ? "" : ": over the limit");
-    return nn_net_set_precision(net, ok ? NN_PRECISION_BF16 : NN_PRECISION_FP32, NULL, 0, err,
-                                errlen);
+        snprintf(note, notelen, "%s (%sbf16 accuracy check: policy %.4f, value %.4f%s)",
+                 ok && faster ? "bf16" : "fp32",
+                 ok && !faster ? "faster than bf16 for this net here, Winograd trunk; " : "", dp,
+                 dv, ok ? "" : ": over the limit");
+    return nn_net_set_precision(net, ok && faster ? NN_PRECISION_BF16 : NN_PRECISION_FP32, NULL,
+                                0, err, errlen);
 }

@@ -181,8 +181,9 @@ float nn_schedule_lr(const nn_schedule_t *s, uint64_t step);
 /* Inference precision. fp32: the reference-exact fast path. bf16: the CPU
  * backend's 3x3 convs in bf16 with fp32 accumulation (AVX-512-BF16 CPUs;
  * policy and value probabilities within 2e-2 of fp32, see README). auto:
- * bf16 when the CPU has it and the net passes an accuracy check against
- * its own fp32 forward, else fp32. Training is always fp32. */
+ * bf16 when the CPU has it, the net passes an accuracy check against its
+ * own fp32 forward and the backend runs it faster in bf16 (bf16_faster),
+ * else fp32. Training is always fp32. */
 typedef enum nn_precision {
     NN_PRECISION_FP32 = 0,
     NN_PRECISION_BF16 = 1,
@@ -232,6 +233,11 @@ typedef struct nn_backend {
      * stays fp32). 0, or -1 with err set (the CPU cannot), and then the
      * precision is fp32. NULL: the backend keeps its own (CUDA: bf16). */
     int (*set_precision)(nn_ctx_t *c, nn_precision_t p, char *err, size_t errlen);
+    /* auto's speed rule: whether bf16 inference runs this net faster than
+     * fp32 here (CPU: not when the fp32 forward takes the pixel-major
+     * Winograd trunk with the AVX-512 product kernel, which measured faster
+     * than the bf16 direct kernel). NULL: it does. */
+    bool (*bf16_faster)(nn_ctx_t *c);
 } nn_backend_t;
 
 /* CPU backends. Both take max_batch >= 1 and threads >= 0 (0: all cores;

@@ -1541,6 +1541,14 @@ static int fast_set_precision(nn_ctx_t *c, nn_precision_t p, char *err, size_t e
     return p == NN_PRECISION_BF16 && !c->bf16 ? -1 : 0;
 }
 
+/* The fp32 forward of a pixel-major Winograd trunk whose products run on
+ * the AVX-512 kernel beat the bf16 direct kernel on every net measured
+ * (docs/BENCHMARKS.md, "Pixel-major trunk"); elsewhere bf16 is faster. */
+static bool fast_bf16_faster(nn_ctx_t *c)
+{
+    return !(c->fast->pm_trunk && wino_forward_fast(c->cfg.channels));
+}
+
 const nn_backend_t nn_backend_cpu = {
     .name = "cpu",
     .create = fast_create,
@@ -1553,4 +1561,5 @@ const nn_backend_t nn_backend_cpu = {
     .set_momentum = cpu_set_momentum,
     .free = fast_free,
     .set_precision = fast_set_precision,
+    .bf16_faster = fast_bf16_faster,
 };

@@ -1921,6 +1921,7 @@ static const nn_backend_t backend_cuda = {
     cuda_set_momentum,
     cuda_free,
     NULL,   /* set_precision: inference is bf16 (tensor cores), training fp32 */
+    NULL,   /* bf16_faster: not asked without set_precision */
 };
 
 /* ---- benchmark helper ---- */

@@ -429,6 +429,11 @@ static void freq_products(const float *a, size_t astep, const float *b, size_t b
     }
 }
 
+bool wino_forward_fast(int cout)
+{
+    return HAVE_GEMM_BCAST && cout % 16 == 0 && gemm_bcast_ok();
+}
+
 void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout, float *m)
 {
     freq_products(v, wino_fstride(nt, cin), u, (size_t)cin * cout, m, wino_fstride(nt, cout), nt,

@@ -83,6 +83,11 @@ void wino_gemm_forward(const float *v, const float *u, int nt, int cin, int cout
 void wino_gemm_data(const float *dm, const float *ut, int nt, int cin, int cout, float *dv);
 void wino_gemm_filter(const float *v, const float *dm, int nt, int cin, int cout, float *du);
 
+/* Whether wino_gemm_forward of a conv with cout outputs runs on the own
+ * AVX-512 kernel (this CPU has AVX-512, cout is a multiple of 16) rather
+ * than sgemm_run. */
+bool wino_forward_fast(int cout);
+
 /* b (cols, rows) = a^T, or += when add; a is (rows, cols), both dense. */
 void wino_transpose(const float *a, int rows, int cols, float *b, bool add);
 

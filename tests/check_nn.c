@@ -1322,8 +1322,9 @@ START_TEST(test_bf16_weight_sync)
 }
 END_TEST
 
-/* The precision setting: names, bad strings, auto's check (passes on a
- * sane net, fails on one whose logits bf16 cannot hold), backends that
+/* The precision setting: names, bad strings, auto's speed rule (fp32 for
+ * a Winograd trunk), auto's check (passes on a sane net, fails on one
+ * whose logits bf16 cannot hold), backends that
  * choose their own, and the fp32 fallback on a CPU without bf16 (forced
  * here with gemm_bf16_pretend_unsupported): bf16 is refused with the
  * reason, auto falls back to fp32 and says why, and fp32 output is the
@@ -1361,10 +1362,23 @@ START_TEST(test_bf16_precision_setting)
     ck_assert(n && f);
     nn_net_forward(f, in, 4, p2, v2);
     if (gemm_bf16_supported(NULL, 0)) {
+        /* 16 channels, all Winograd: fp32 is the faster path (AVX-512 comes
+         * with AVX-512 BF16), so auto keeps fp32 though bf16 passes */
         ck_assert_int_eq(nn_net_set_precision(n, NN_PRECISION_AUTO, note, sizeof note, err,
                                               sizeof err), 0);
+        ck_assert_msg(strncmp(note, "fp32 (faster than bf16 for this net here, Winograd trunk; "
+                              "bf16 accuracy check: policy ", 86) == 0, "%s", note);
+        ck_assert_str_eq(nn_net_precision_name(n), "fp32");
+        /* the same net on direct convs: bf16 is faster, and passes its check */
+        ck_assert_int_eq(setenv("GOMOKU_CONV", "direct", 1), 0);
+        nn_net_t *d = nn_net_create(m, "cpu", 4, 2, NULL, 0, err, sizeof err);
+        unsetenv("GOMOKU_CONV");
+        ck_assert(d != NULL);
+        ck_assert_int_eq(nn_net_set_precision(d, NN_PRECISION_AUTO, note, sizeof note, err,
+                                              sizeof err), 0);
         ck_assert_msg(strncmp(note, "bf16 (bf16 accuracy check: policy ", 34) == 0, "%s", note);
-        ck_assert_str_eq(nn_net_precision_name(n), "bf16");
+        ck_assert_str_eq(nn_net_precision_name(d), "bf16");
+        nn_net_free(d);
         /* A net bf16 cannot hold: channel 0 = relu((1 + 2^-9) * (own stone to the
          * right) - 1), 2^-9 in fp32 but 0 in bf16 (1 + 2^-9 rounds to 1), and the
          * policy logit is 4096 x channel 0: +8 next to own stones, or not. */
