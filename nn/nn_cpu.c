@@ -1541,12 +1541,18 @@ static int fast_set_precision(nn_ctx_t *c, nn_precision_t p, char *err, size_t e
     return p == NN_PRECISION_BF16 && !c->bf16 ? -1 : 0;
 }
 
-/* The fp32 forward of a pixel-major Winograd trunk whose products run on
- * the AVX-512 kernel beat the bf16 direct kernel on every net measured
- * (docs/BENCHMARKS.md, "Pixel-major trunk"); elsewhere bf16 is faster. */
+/* auto's rule, from measurements on an AVX-512-BF16 CPU (docs/BENCHMARKS.md,
+ * "Pixel-major trunk"): the fp32 forward beats the bf16 direct kernel when
+ * the trunk is pixel-major Winograd with the AVX-512 product kernel, at
+ * least 48 channels, and the 4x4 tiles waste little of the board (M^2 at
+ * least 3/4 of the covered (4T)^2: 15x15 0.88, 19x19 0.90, 11x11 0.84; not
+ * 9x9 0.56 or 13x13 0.66, where the two ran even or bf16 won). */
 static bool fast_bf16_faster(nn_ctx_t *c)
 {
-    return !(c->fast->pm_trunk && wino_forward_fast(c->cfg.channels));
+    int M = c->cfg.board_max, side = 4 * wino_tiles_side(M);
+    bool wino_pays = c->fast->pm_trunk && wino_forward_fast(c->cfg.channels) &&
+                     c->cfg.channels >= 48 && 4 * M * M >= 3 * side * side;
+    return !wino_pays;
 }
 
 const nn_backend_t nn_backend_cpu = {

@@ -1323,7 +1323,7 @@ START_TEST(test_bf16_weight_sync)
 END_TEST
 
 /* The precision setting: names, bad strings, auto's speed rule (fp32 for
- * a Winograd trunk), auto's check (passes on a sane net, fails on one
+ * a 48-channel Winograd trunk on 15x15), auto's check (passes on a sane net, fails on one
  * whose logits bf16 cannot hold), backends that
  * choose their own, and the fp32 fallback on a CPU without bf16 (forced
  * here with gemm_bf16_pretend_unsupported): bf16 is refused with the
@@ -1362,23 +1362,31 @@ START_TEST(test_bf16_precision_setting)
     ck_assert(n && f);
     nn_net_forward(f, in, 4, p2, v2);
     if (gemm_bf16_supported(NULL, 0)) {
-        /* 16 channels, all Winograd: fp32 is the faster path (AVX-512 comes
-         * with AVX-512 BF16), so auto keeps fp32 though bf16 passes */
+        /* 2x16 on 9x9: bf16 is the faster path here, and passes its check */
         ck_assert_int_eq(nn_net_set_precision(n, NN_PRECISION_AUTO, note, sizeof note, err,
                                               sizeof err), 0);
-        ck_assert_msg(strncmp(note, "fp32 (faster than bf16 for this net here, Winograd trunk; "
-                              "bf16 accuracy check: policy ", 86) == 0, "%s", note);
-        ck_assert_str_eq(nn_net_precision_name(n), "fp32");
-        /* the same net on direct convs: bf16 is faster, and passes its check */
-        ck_assert_int_eq(setenv("GOMOKU_CONV", "direct", 1), 0);
-        nn_net_t *d = nn_net_create(m, "cpu", 4, 2, NULL, 0, err, sizeof err);
-        unsetenv("GOMOKU_CONV");
-        ck_assert(d != NULL);
-        ck_assert_int_eq(nn_net_set_precision(d, NN_PRECISION_AUTO, note, sizeof note, err,
-                                              sizeof err), 0);
         ck_assert_msg(strncmp(note, "bf16 (bf16 accuracy check: policy ", 34) == 0, "%s", note);
-        ck_assert_str_eq(nn_net_precision_name(d), "bf16");
-        nn_net_free(d);
+        ck_assert_str_eq(nn_net_precision_name(n), "bf16");
+        /* 48 channels: fp32 is faster on 15x15 (AVX-512 comes with AVX-512
+         * BF16), so auto keeps fp32 though bf16 passes; not on 9x9 (a third
+         * of each tile off the board), nor with direct convs */
+        const struct { int M; const char *conv, *want; } cases[] = {
+            {15, "auto", "fp32 (faster than bf16 for this net here, Winograd trunk; bf16 "},
+            {9, "auto", "bf16 (bf16 accuracy check: "},
+            {15, "direct", "bf16 (bf16 accuracy check: "}};
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+            nn_model_t *m48 = make_model(1, 48, cases[k].M, 0, 0, 0, 11, 0.05);
+            ck_assert_int_eq(setenv("GOMOKU_CONV", cases[k].conv, 1), 0);
+            nn_net_t *d = nn_net_create(m48, "cpu", 4, 2, NULL, 0, err, sizeof err);
+            unsetenv("GOMOKU_CONV");
+            ck_assert(d != NULL);
+            ck_assert_int_eq(nn_net_set_precision(d, NN_PRECISION_AUTO, note, sizeof note, err,
+                                                  sizeof err), 0);
+            ck_assert_msg(strncmp(note, cases[k].want, strlen(cases[k].want)) == 0,
+                          "M %d conv %s: %s", cases[k].M, cases[k].conv, note);
+            nn_net_free(d);
+            nn_model_free(m48);
+        }
         /* A net bf16 cannot hold: channel 0 = relu((1 + 2^-9) * (own stone to the
          * right) - 1), 2^-9 in fp32 but 0 in bf16 (1 + 2^-9 rounds to 1), and the
          * policy logit is 4096 x channel 0: +8 next to own stones, or not. */
