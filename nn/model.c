@@ -25,6 +25,15 @@ float nn_policy_loss_weight(int k)
     return k >= 0 && k < NN_MAX_POLICY_OUTPUTS ? w[k] : 0.0f;
 }
 
+void nn_train_policy_weights(const nn_train_opts_t *o, float w[NN_MAX_POLICY_OUTPUTS])
+{
+    bool set = false;
+    for (int k = 0; o && k < NN_MAX_POLICY_OUTPUTS; k++)
+        set = set || o->policy_weight[k] != 0.0f;
+    for (int k = 0; k < NN_MAX_POLICY_OUTPUTS; k++)
+        w[k] = set ? o->policy_weight[k] : nn_policy_loss_weight(k);
+}
+
 int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
 {
     if (cfg->blocks < 0 || cfg->blocks > NN_MAX_BLOCKS) {

@@ -61,9 +61,10 @@ enum {
 };
 #define NN_SOFT_POWER 0.25
 
-/* Weight of channel k's cross-entropy in the total loss (KataGo's: 1 for
- * the policy, 0.15 for the opponent's reply, 8 for the soft policy, whose
- * flatter target gives a loss that moves much less). */
+/* Default weight of channel k's cross-entropy in the total loss (KataGo's:
+ * 1 for the policy, 0.15 for the opponent's reply, 8 for the soft policy,
+ * whose flatter target gives a loss that moves much less); a training
+ * step may set its own (nn_train_opts_t.policy_weight). */
 float nn_policy_loss_weight(int k);
 
 /* Limits nn_config_check enforces (and the weights file accepts). */
@@ -158,7 +159,14 @@ typedef struct nn_train_opts {
     float lr;
     float momentum;      /* Nesterov */
     float weight_decay;  /* L2 coefficient c: loss += c * sum(w^2) over weights (not biases) */
+    /* Loss weight of each policy output channel (finite, >= 0); all zero,
+     * as in a struct that leaves it out: nn_policy_loss_weight's. */
+    float policy_weight[NN_MAX_POLICY_OUTPUTS];
 } nn_train_opts_t;
+
+/* The policy loss weights a step with options o uses (o may be NULL:
+ * the defaults). */
+void nn_train_policy_weights(const nn_train_opts_t *o, float w[NN_MAX_POLICY_OUTPUTS]);
 
 typedef struct nn_losses {
     float policy;   /* mean cross-entropy against the visit distribution */

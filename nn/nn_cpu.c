@@ -229,10 +229,11 @@ static void ref_forward(const nn_config_t *c, const nn_layout_t *L, const double
 
 /* Losses of one forwarded sample, lp[k] per policy channel; backward when
  * G != NULL (scaled by `scale`, accumulated into G; input gradient written
- * to w->dx0). pt is the sample's (K, hw) policy target. */
+ * to w->dx0). pt is the sample's (K, hw) policy target, pw the K policy
+ * loss weights. */
 static void ref_backward(const nn_config_t *c, const nn_layout_t *L, const double *W,
-                         const float *pt, const float *vt, double scale, ref_ws_t *w,
-                         double *G, double *lp, double *lv)
+                         const float *pt, const float *vt, double scale, const float *pw,
+                         ref_ws_t *w, double *G, double *lp, double *lv)
 {
     int M = c->board_max, hw = M * M, C = c->channels, P = c->in_planes;
     int Hp = c->policy_head, Hv = c->value_head, Vh = c->value_hidden;
@@ -256,7 +257,7 @@ static void ref_backward(const nn_config_t *c, const nn_layout_t *L, const doubl
                     sum += exp(lg[q] - mx);
             lp[k] += T * (mx + log(sum)) - dot;
         }
-        double sk = scale * nn_policy_loss_weight(k);
+        double sk = scale * pw[k];
         for (int q = 0; q < hw; q++)
             w->dlogit[(size_t)k * hw + q] =
                 w->legal[q] > 0 ? sk * (exp(lg[q] - mx) / sum * T - tk[q]) : 0.0;
@@ -343,14 +344,15 @@ static double ref_l2(const nn_config_t *c, const double *W, double wd, double *G
 }
 
 /* Means of the per-channel policy loss sums lp over n samples into *out
- * (may be NULL); returns the total loss (nn_losses_t.total). */
-static double losses_total(const nn_config_t *c, double *lp, double lv, double l2, int n,
-                           nn_losses_t *out)
+ * (may be NULL); returns the total loss (nn_losses_t.total), channel k
+ * weighted by pw[k]. */
+static double losses_total(const nn_config_t *c, const float *pw, double *lp, double lv,
+                           double l2, int n, nn_losses_t *out)
 {
     double total = lv + l2;
     for (int k = 0; k < c->policy_outputs; k++) {
         lp[k] = n ? lp[k] / n : 0.0;
-        total += nn_policy_loss_weight(k) * lp[k];
+        total += pw[k] * lp[k];
     }
     if (out)
         *out = (nn_losses_t){.policy = (float)lp[0], .value = (float)lv, .l2 = (float)l2,
@@ -362,7 +364,7 @@ static double losses_total(const nn_config_t *c, double *lp, double lv, double l
 
 static double ref_loss_grad(const nn_config_t *c, const double *W, ref_ws_t *ws,
                             const float *in, const float *pt, const float *vt, int n, double wd,
-                            nn_losses_t *out, double *G, double *gin)
+                            const float *pw, nn_losses_t *out, double *G, double *gin)
 {
     nn_layout_t L;
     nn_param_layout(c, &L);
@@ -373,14 +375,14 @@ static double ref_loss_grad(const nn_config_t *c, const double *W, ref_ws_t *ws,
     double lp[NN_MAX_POLICY_OUTPUTS] = {0}, lv = 0.0;
     for (int s = 0; s < n; s++) {
         ref_forward(c, &L, W, in + s * ps, ws);
-        ref_backward(c, &L, W, pt + s * pts, vt + 3 * s, 1.0 / n, ws, (G || gin) ? G : NULL,
-                     lp, &lv);
+        ref_backward(c, &L, W, pt + s * pts, vt + 3 * s, 1.0 / n, pw, ws,
+                     (G || gin) ? G : NULL, lp, &lv);
         if (gin)
             memcpy(gin + s * ps, ws->dx0, sizeof(double) * ps);
     }
     lv = n ? lv / n : 0.0;
     double l2 = ref_l2(c, W, wd, G);
-    return losses_total(c, lp, lv, l2, n, out);
+    return losses_total(c, pw, lp, lv, l2, n, out);
 }
 
 double nn_ref_loss_grad64(const nn_config_t *cfg, const double *params, const float *in,
@@ -396,8 +398,10 @@ double nn_ref_loss_grad64(const nn_config_t *cfg, const double *params, const fl
         g = malloc(sizeof(double) * nn_param_count(cfg));
         assert(g);
     }
+    float pw[NN_MAX_POLICY_OUTPUTS];
+    nn_train_policy_weights(NULL, pw);
     double r = ref_loss_grad(cfg, params, &ws, in, policy_target, value_target, n,
-                             weight_decay, out, g, grad_in);
+                             weight_decay, pw, out, g, grad_in);
     if (g != grad)
         free(g);
     free(ws.mem);
@@ -504,23 +508,32 @@ static void ref_forward_batch(nn_ctx_t *c, const float *in, int n, float *policy
     }
 }
 
-static int ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                           int n, float wd, nn_losses_t *out, float *grad, char *err,
-                           size_t errlen)
+/* Losses and gradient by the reference path with policy loss weights pw. */
+static int ref_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, float wd, const float *pw, nn_losses_t *out, float *grad)
 {
-    (void)err;
-    (void)errlen;
     assert(n >= 0 && n <= c->max_batch);
     ref_sync_params(c);
     nn_losses_t l;
-    ref_loss_grad(&c->cfg, c->rparams, &c->rws, in, pt, vt, n, wd, &l, grad ? c->rgrad : NULL,
-                  NULL);
+    ref_loss_grad(&c->cfg, c->rparams, &c->rws, in, pt, vt, n, wd, pw, &l,
+                  grad ? c->rgrad : NULL, NULL);
     if (out)
         *out = l;
     if (grad)
         for (size_t i = 0; i < c->lay.total; i++)
             grad[i] = (float)c->rgrad[i];
     return 0;
+}
+
+static int ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, float wd, nn_losses_t *out, float *grad, char *err,
+                           size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    float pw[NN_MAX_POLICY_OUTPUTS];
+    nn_train_policy_weights(NULL, pw);
+    return ref_loss_grad_w(c, in, pt, vt, n, wd, pw, out, grad);
 }
 
 static void cpu_get_weights(nn_ctx_t *c, float *params)
@@ -631,6 +644,7 @@ struct fast {
     /* the job */
     job_t job;
     const float *in, *pt, *vt;
+    const float *pw;      /* policy loss weights (training jobs) */
     float *policy, *value;
     int n;
 };
@@ -1018,7 +1032,7 @@ static void fast_backward_chunk(lane_t *w, bool backward)
                 lp[k] += T * (mx + log(sum)) - dot;
             }
             float inv = sum > 0 ? (float)(1.0 / sum) : 0.0f, Tf = (float)T;
-            float sk = scale * nn_policy_loss_weight(k);
+            float sk = scale * f->pw[k];
             for (int q = 0; q < hw; q++)
                 lg[q] = lm[q] > 0 ? sk * (expf(lg[q] - mx) * inv * Tf - pt[q]) : 0.0f;
         }
@@ -1476,13 +1490,15 @@ static int fast_train_ready(nn_ctx_t *c, char *err, size_t errlen)
     return 0;
 }
 
-static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                          int n, float wd, nn_losses_t *out, float *grad, char *err,
-                          size_t errlen)
+/* Losses and gradient by the fast path with policy loss weights pw. */
+static int fast_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                            int n, float wd, const float *pw, nn_losses_t *out, float *grad,
+                            char *err, size_t errlen)
 {
     struct fast *f = c->fast;
     if (fast_train_ready(c, err, errlen) != 0)
         return -1;
+    f->pw = pw;
     fast_run(c, grad ? JOB_GRAD : JOB_LOSS, in, pt, vt, n, NULL, NULL);
     double lp[NN_MAX_POLICY_OUTPUTS] = {0}, lv = 0.0, l2 = 0.0;
     for (int t = 0; t < f->nthreads; t++) {
@@ -1511,8 +1527,17 @@ static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     }
     l2 *= wd;
     lv = n ? lv / n : 0.0;
-    losses_total(&c->cfg, lp, lv, l2, n, out);
+    losses_total(&c->cfg, pw, lp, lv, l2, n, out);
     return 0;
+}
+
+static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                          int n, float wd, nn_losses_t *out, float *grad, char *err,
+                          size_t errlen)
+{
+    float pw[NN_MAX_POLICY_OUTPUTS];
+    nn_train_policy_weights(NULL, pw);
+    return fast_loss_grad_w(c, in, pt, vt, n, wd, pw, out, grad, err, errlen);
 }
 
 /* Both backends: gradient into c->grad by the context's own path, then SGD. */
@@ -1520,9 +1545,10 @@ static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const f
                           int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
                           size_t errlen)
 {
-    float wd = o->weight_decay;
-    int rc = c->ref ? ref_loss_grad_f(c, in, pt, vt, n, wd, out, c->grad, err, errlen)
-                    : fast_loss_grad(c, in, pt, vt, n, wd, out, c->grad, err, errlen);
+    float wd = o->weight_decay, pw[NN_MAX_POLICY_OUTPUTS];
+    nn_train_policy_weights(o, pw);
+    int rc = c->ref ? ref_loss_grad_w(c, in, pt, vt, n, wd, pw, out, c->grad)
+                    : fast_loss_grad_w(c, in, pt, vt, n, wd, pw, out, c->grad, err, errlen);
     if (rc != 0)
         return -1;
     sgd_update(c, o);

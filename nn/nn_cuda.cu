@@ -289,14 +289,14 @@ __global__ void k_policy_logits(const float *h, const float *b1, const float *w2
     logits[r] = s;
 }
 
-/* Loss weights of the policy channels (nn_policy_loss_weight), by value. */
+/* Loss weights of the policy channels, by value: a step's own
+ * (nn_train_policy_weights; o NULL: the defaults). */
 struct policy_weights { float w[NN_MAX_POLICY_OUTPUTS]; };
 
-static policy_weights policy_weights_of(void)
+static policy_weights policy_weights_of(const nn_train_opts_t *o)
 {
     policy_weights pw;
-    for (int k = 0; k < NN_MAX_POLICY_OUTPUTS; k++)
-        pw.w[k] = nn_policy_loss_weight(k);
+    nn_train_policy_weights(o, pw.w);
     return pw;
 }
 
@@ -1095,7 +1095,7 @@ static void fwd_enqueue(nn_ctx *c, int bi, int n)
         rows, c->plog);
     LAUNCH_CHECK();
     k_policy_softmax<<<n, THREADS, 0, s>>>(c->plog, c->legal, HW, 1, c->policy, NULL, 0.0f,
-                                           policy_weights_of(), NULL, NULL);
+                                           policy_weights_of(NULL), NULL, NULL);
     LAUNCH_CHECK();
     /* value head */
     head_gemm(c, rows, c->w_val1, c->Hv, c->head);
@@ -1469,7 +1469,7 @@ fail:
  * zeros with zero targets, so they add nothing): losses into tr->loss
  * (device, means over n), grads into tr->grad. Inputs already in tr->in /
  * ptarget / vtarget. */
-static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
+static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weights pw)
 {
     train_state *tr = c->tr;
     cudaStream_t s = c->stream;
@@ -1514,7 +1514,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
         tr->plog, c->params + D->pol_b2, NULL, NULL, tr->plog, pl, K, HW, 0, 0);
     LAUNCH_CHECK();
     k_policy_softmax<<<nb * K, THREADS, 0, s>>>(tr->plog, tr->legal, HW, K, NULL, tr->ptarget,
-                                                scale, policy_weights_of(), tr->dplog, tr->lp);
+                                                scale, pw, tr->dplog, tr->lp);
     LAUNCH_CHECK();
     /* value head */
     size_t vgp = (size_t)nb * c->Hv * HW;
@@ -1602,7 +1602,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
     dim3 grid(L2_CHUNKS, tr->nsegs);
     k_l2<<<grid, THREADS, 0, s>>>(c->params, tr->grad, tr->segs, wd, tr->partials);
     LAUNCH_CHECK();
-    k_losses<<<1, THREADS, 0, s>>>(tr->lp, tr->lv, n, K, policy_weights_of(), tr->partials,
+    k_losses<<<1, THREADS, 0, s>>>(tr->lp, tr->lv, n, K, pw, tr->partials,
                                    tr->nsegs * L2_CHUNKS, wd, tr->loss);
     LAUNCH_CHECK();
 }
@@ -1611,7 +1611,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd)
  * pass at its bucket size, padding rows zeroed. 0, or -1 with err (no
  * memory for the training buffers, no algorithm). */
 static int train_run(nn_ctx *c, const float *in, const float *pt, const float *vt, int n,
-                     float wd, char *err, size_t errlen)
+                     float wd, policy_weights pw, char *err, size_t errlen)
 {
     if (n < 0 || n > c->max_batch) {
         snprintf(err, errlen, "cuda:%d: batch %d is outside 1..%d", c->device, n, c->max_batch);
@@ -1638,7 +1638,7 @@ static int train_run(nn_ctx *c, const float *in, const float *pt, const float *v
                                        (size_t)(nb - n) * cp[i].row * sizeof(float),
                                        c->stream));
     }
-    train_pass(c, bi, nb, n, wd);
+    train_pass(c, bi, nb, n, wd, pw);
     CUDA_CHECK(cudaMemcpyAsync(tr->h_loss, tr->loss, 6 * sizeof(float), cudaMemcpyDeviceToHost,
                                c->stream));
     return 0;
@@ -1665,7 +1665,7 @@ static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const 
             memset(out, 0, sizeof *out);
         return 0;
     }
-    if (train_run(c, in, pt, vt, n, o->weight_decay, err, errlen) != 0)
+    if (train_run(c, in, pt, vt, n, o->weight_decay, policy_weights_of(o), err, errlen) != 0)
         return -1;
     k_sgd<<<blocks_for(c->dparams, THREADS), THREADS, 0, c->stream>>>(
         c->params, c->tr->grad, c->mom, c->dparams, o->lr, o->momentum);
@@ -1686,7 +1686,7 @@ static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
             memset(grad, 0, c->nparams * sizeof(float));
         return 0;
     }
-    if (train_run(c, in, pt, vt, n, wd, err, errlen) != 0)
+    if (train_run(c, in, pt, vt, n, wd, policy_weights_of(NULL), err, errlen) != 0)
         return -1;
     if (grad)
         params_download(c, grad, c->tr->grad);   /* synchronises */

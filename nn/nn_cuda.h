@@ -59,7 +59,8 @@ int nn_cuda_module_info(char *buf, size_t len);
 
 #define NN_CUDA_MODULE_FILE "gomoku-cuda.so"
 #define NN_CUDA_MODULE_ENTRY "gomoku_cuda_module"
-#define NN_CUDA_MODULE_ABI 3   /* 2: nn_backend_t.set_precision; 3: .bf16_faster */
+#define NN_CUDA_MODULE_ABI 3   /* 2: nn_backend_t.set_precision; 3: .bf16_faster,
+                                * nn_train_opts_t.policy_weight */
 
 /* What the module's one exported function returns. The loader rejects a
  * module whose abi or size differs (a stale build next to a new binary). */

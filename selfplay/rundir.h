@@ -22,8 +22,10 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 3   /* 2: optimizer, noise, retention and fault settings;
-                                  * 3: forced_k, policy_heads (0 and 1 in older files) */
+#define RUN_CONFIG_VERSION 4   /* 2: optimizer, noise, retention and fault settings;
+                                  * 3: forced_k, policy_heads (0 and 1 in older files);
+                                  * 4: opp_weight, soft_weight (their defaults, the
+                                  *    weights every older run trained with) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The one table of settings (run_settings) names,
@@ -43,6 +45,8 @@ typedef struct run_config {
     double dirichlet_alpha; /* root noise; 0: 10 / points, at most 0.5 */
     double forced_k;    /* forced playouts + policy target pruning in full searches (0: off) */
     int policy_heads;   /* policy head outputs K: 1 policy, 2 + opponent reply, 3 + soft policy */
+    double opp_weight;  /* loss weight of the opponent-reply output (K >= 2) */
+    double soft_weight; /* loss weight of the soft policy output (K = 3) */
     int batch;          /* training minibatch */
     double lr;
     double momentum;    /* Nesterov momentum */

@@ -403,6 +403,9 @@ static int setup(trainer_t *t, char *err, size_t errlen)
     t->topts.lr = (float)t->cfg.lr;
     t->topts.momentum = (float)t->cfg.momentum;
     t->topts.weight_decay = (float)t->cfg.weight_decay;
+    t->topts.policy_weight[NN_POLICY_MAIN] = 1.0f;
+    t->topts.policy_weight[NN_POLICY_OPP] = (float)t->cfg.opp_weight;
+    t->topts.policy_weight[NN_POLICY_SOFT] = (float)t->cfg.soft_weight;
     t->sched.lr = (float)t->cfg.lr;
     t->sched.final_frac = 1.0f;
     t->sched.warmup_steps = t->cfg.warmup;

@@ -384,12 +384,26 @@ static void fast_vs_ref_case(const vs_ref_t *k)
         }
         compare(ti.name, gf + ti.offset, gr + ti.offset, ti.count, tol);
     }
-    /* a few SGD steps on each: the weights stay together */
+    /* a few SGD steps on each: the weights stay together (K > 1: with
+     * policy loss weights of the step's own, which both paths apply and
+     * the total reports) */
     nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+    float dw[NN_MAX_POLICY_OUTPUTS];
+    nn_train_policy_weights(&o, dw);   /* none set: the defaults */
+    for (int c = 0; c < NN_MAX_POLICY_OUTPUTS; c++)
+        ck_assert(dw[c] == nn_policy_loss_weight(c));
+    if (K > 1) {
+        o.policy_weight[NN_POLICY_MAIN] = 1.0f;
+        o.policy_weight[NN_POLICY_OPP] = 0.5f;
+        o.policy_weight[NN_POLICY_SOFT] = 1.5f;
+    }
     for (int s = 0; s < 3; s++) {
         ck_assert_int_eq(nn_net_train_step(fast, in, pt, vt, n, &o, &lf, err, sizeof err), 0);
         ck_assert_int_eq(nn_net_train_step(ref, in, pt, vt, n, &o, &lr, err, sizeof err), 0);
         ck_assert(fabsf(lf.total - lr.total) <= rl * lr.total);
+        double want = lr.policy + lr.value + lr.l2 + 0.5 * lr.opp_policy + 1.5 * lr.soft_policy;
+        ck_assert_msg(K == 1 || fabs(lr.total - want) <= 1e-5 * want, "total %g, want %g",
+                      lr.total, want);
     }
     nn_net_get_weights(fast, gf);
     nn_net_get_weights(ref, gr);

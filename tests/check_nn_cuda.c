@@ -658,7 +658,7 @@ START_TEST(test_training_matches_cpu)
     batch_t data[4];
     for (int i = 0; i < nb; i++)
         data[i] = make_batch(bs, M, sizes, 1, (uint64_t)(1000 + i));
-    nn_train_opts_t o = {0.02f, 0.9f, 1e-4f};
+    nn_train_opts_t o = {.lr = 0.02f, .momentum = 0.9f, .weight_decay = 1e-4f};
     nn_losses_t lc, lg, first_c = {0}, first_g = {0};
     for (int s = 0; s < steps; s++) {
         batch_t *b = &data[s % nb];
@@ -855,7 +855,7 @@ START_TEST(test_zero_batch)
     float p[1], v[1], *w = malloc(sizeof(float) * m->nparams);
     ck_assert(w);
     CU->forward(gpu, NULL, 0, p, v);
-    nn_train_opts_t o = {0.1f, 0.9f, 1e-3f};
+    nn_train_opts_t o = {.lr = 0.1f, .momentum = 0.9f, .weight_decay = 1e-3f};
     nn_losses_t l = {.policy = 1, .value = 1, .l2 = 1, .total = 1};
     TRAIN_OK(CU->train_step(gpu, NULL, NULL, NULL, 0, &o, &l, err_, sizeof err_));
     ck_assert(l.total == 0.0f);
@@ -979,7 +979,7 @@ START_TEST(test_graphs)
     CU->set_weights(gpu, bm->params);
     nn_backend_cpu.set_weights(cpu, bm->params);
     ok &= fwd_match(cpu, gpu, &b, n, "graph replay after set_weights");
-    nn_train_opts_t o = {0.05f, 0.9f, 1e-4f};
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
     nn_losses_t l;
     TRAIN_OK(CU->train_step(gpu, b.in, b.pt, b.vt, n, &o, &l, err_, sizeof err_));
     float *w = malloc(sizeof(float) * a->nparams);
@@ -1026,7 +1026,7 @@ START_TEST(test_one_step_matches_cpu)
     CU->set_momentum(gpu, mom);
     static const int sizes[] = {9, 7};
     batch_t b = make_batch(n, M, sizes, 2, 72);
-    nn_train_opts_t o = {0.05f, 0.9f, 1e-3f};
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-3f};
     nn_losses_t lc, lg;
     TRAIN_OK(nn_backend_cpu.train_step(cpu, b.in, b.pt, b.vt, n, &o, &lc, err_, sizeof err_));
     TRAIN_OK(CU->train_step(gpu, b.in, b.pt, b.vt, n, &o, &lg, err_, sizeof err_));
@@ -1090,7 +1090,7 @@ START_TEST(test_create_free_no_growth)
         nn_ctx_t *gpu = cuda_ctx(m, 16);
         for (int k = 0; k < 3; k++)
             CU->forward(gpu, b.in, 16, p, v);
-        nn_train_opts_t o = {0.01f, 0.9f, 1e-4f};
+        nn_train_opts_t o = {.lr = 0.01f, .momentum = 0.9f, .weight_decay = 1e-4f};
         nn_losses_t l;
         TRAIN_OK(CU->train_step(gpu, b.in, b.pt, b.vt, 16, &o, &l, err_, sizeof err_));
         CU->free(gpu);

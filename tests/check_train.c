@@ -497,9 +497,11 @@ START_TEST(test_config_roundtrip)
     c.size = 15;
     c.lr = 0.0123;
     c.seed = 18446744073709551615ull;
+    c.soft_weight = 1.5;
     snprintf(c.device, sizeof c.device, "cuda:1");
     ck_assert_int_eq(run_config_save(&c, p, err, sizeof err), 0);
     ck_assert_int_eq(run_config_load(&d, p, err, sizeof err), 0);
+    ck_assert(d.soft_weight == 1.5 && d.opp_weight == 0.15);
     ck_assert_int_eq(d.rule, RULE_RENJU);
     ck_assert_int_eq(d.size, 15);
     ck_assert(d.lr == 0.0123);
@@ -510,6 +512,13 @@ START_TEST(test_config_roundtrip)
     fclose(f);
     ck_assert_int_eq(run_config_load(&d, p, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "size") != NULL, "%s", err);
+    /* a version-3 config (no loss weights) trains with the weights it always had */
+    const char *v3 = "version=3\npolicy_heads=3\n";
+    ck_assert_int_eq(run_config_parse(&d, v3, strlen(v3), "v3", err, sizeof err), 0);
+    ck_assert(d.policy_heads == 3 && d.opp_weight == 0.15 && d.soft_weight == 8.0);
+    const char *bad = "version=4\nsoft_weight=-1\n";
+    ck_assert_int_eq(run_config_parse(&d, bad, strlen(bad), "bad", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "soft_weight") != NULL, "%s", err);
 
     int fd = run_lock(dir, err, sizeof err);
     ck_assert_int_ge(fd, 0);
