@@ -164,6 +164,9 @@ int cmd_selfplay(int argc, char **argv)
         return args_fail(&help, "--out DIR is required");
     if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
         return 2;
+    if (o.cheap_visits > o.visits)
+        fprintf(stderr, "gomoku selfplay: --cheap-visits %d is above --visits %d: cheap searches "
+                "use %d visits\n", o.cheap_visits, o.visits, o.visits);
 
     char err[512];
     nn_model_t *m = options_model_open(model_path, blocks, channels, o.size, o.seed, err,

@@ -7,7 +7,7 @@ int options_selfplay(arg_spec_t *out, selfplay_opts_t *o)
     const arg_spec_t rows[] = {
         {"visits", ARG_INT, &o->visits, 1, 1000000, "V  root visits of a full search (default 200)"},
         {"cheap-visits", ARG_INT, &o->cheap_visits, 0, 1000000,
-         "V  visits of a cheap search (default 50; 0: every search full)"},
+         "V  visits of a cheap search, at most --visits (default 50; 0: every search full)"},
         {"full-frac", ARG_DOUBLE, &o->full_frac, 0, 1,
          "F  fraction of moves searched fully (default 0.25)"},
         {"parallel", ARG_INT, &o->parallel, 1, 65536, "G  concurrent games (default 16)"},

@@ -26,7 +26,7 @@ const setting_t run_settings[] = {
     {"parallel", SET_INT, F(parallel), 1, 4096, "16", 0, "G", "concurrent games per worker"},
     {"visits", SET_INT, F(visits), 1, 1000000, "200", 0, "V", "playouts per full search"},
     {"cheap_visits", SET_INT, F(cheap_visits), 1, 1000000, "50", 0, "V",
-     "playouts of a cheap search"},
+     "playouts of a cheap search (at most visits: a larger value is capped, and said)"},
     {"full_frac", SET_DOUBLE, F(full_frac), 0.0001, 1, "0.25", 0, "F",
      "fraction of moves searched fully; only they train the policy"},
     {"resign", SET_DOUBLE, F(resign), 0, 1, "0.9", 0, "T",

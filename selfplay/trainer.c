@@ -484,8 +484,12 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         if (trainer_spawn_worker(t, &t->w[i]) != 0)
             trainer_schedule_restart(&t->w[i]);
     }
+    if (t->cfg.cheap_visits > t->cfg.visits)
+        trainer_log(t, "cheap_visits %d is above visits %d: cheap searches use %d visits",
+                    t->cfg.cheap_visits, t->cfg.visits, t->cfg.visits);
     trainer_log(t, "%d workers (%d games each, %d visits, %d cheap for %.0f%% of moves), training on %s, batch %d, ratio %.3g, "
-         "window %d positions%s", t->nw, t->cfg.parallel, t->cfg.visits, t->cfg.cheap_visits,
+         "window %d positions%s", t->nw, t->cfg.parallel, t->cfg.visits,
+         t->cfg.cheap_visits < t->cfg.visits ? t->cfg.cheap_visits : t->cfg.visits,
          100.0 * (1 - t->cfg.full_frac), t->device,
          t->cfg.batch, t->cfg.ratio, t->cfg.window, t->target ? "" : "; Ctrl-C stops");
 

@@ -539,6 +539,9 @@ START_TEST(test_train_steps_and_checkpoint)
     snprintf(errp, sizeof errp, "%s.err", run);
     char *log = slurp(errp);
     ck_assert_msg(rc == 0, "train exited %d:\n%s", rc, log ? log : "");
+    /* --visits 8 under the default cheap_visits 50: capped, and said */
+    ck_assert_msg(strstr(log, "cheap_visits 50 is above visits 8: cheap searches use 8 visits") &&
+                      strstr(log, "8 visits, 8 cheap"), "%s", log);
     free(log);
     ck_assert_int_eq(newest_step(run), 50);
     char p[256];
