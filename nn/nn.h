@@ -243,8 +243,9 @@ typedef struct nn_backend {
     int (*set_precision)(nn_ctx_t *c, nn_precision_t p, char *err, size_t errlen);
     /* auto's speed rule: whether bf16 inference runs this net faster than
      * fp32 here (CPU: not when the fp32 forward takes the pixel-major
-     * Winograd trunk with the AVX-512 product kernel, which measured faster
-     * than the bf16 direct kernel). NULL: it does. */
+     * Winograd trunk with the AVX-512 product kernel, at least 48 channels,
+     * on a board that fills most of its 4x4 tiles; see nn_cpu.c). NULL: it
+     * does. */
     bool (*bf16_faster)(nn_ctx_t *c);
 } nn_backend_t;
 
