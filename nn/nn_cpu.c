@@ -579,7 +579,9 @@ const nn_backend_t nn_backend_cpu_ref = {
 /* Fast path.                                                             */
 
 /* One thread's share of a batch: at most `cap` samples. Activations are
- * channel-major over the chunk, (channels, ns * hw) with ns samples. */
+ * channel-major over the chunk, (channels, ns * hw) with ns samples, except
+ * the trunk of a pixel-major forward (struct fast's pm_trunk): (ns * hw,
+ * channels) in the same buffers. */
 typedef struct lane {
     struct nn_ctx *ctx;
     int idx;
@@ -589,7 +591,7 @@ typedef struct lane {
     float *mask;     /* (cap*hw) on-board */
     float *legal;    /* (cap*hw) */
     float *cnt;      /* (cap) on-board points per sample */
-    float *act3;     /* forward only: 3 rotating (C, cap*hw) buffers */
+    float *act3;     /* forward only: 3 rotating (C, cap*hw) buffers (or (cap*hw, C)) */
     float *actall;   /* training: a0, then h, y per block, each (C, cap*hw) */
     float *col;      /* (max(P,C)*9, sub*hw) im2col */
     float *p1;       /* (Hp, cap*hw) */
