@@ -519,6 +519,15 @@ START_TEST(test_config_roundtrip)
     const char *bad = "version=4\nsoft_weight=-1\n";
     ck_assert_int_eq(run_config_parse(&d, bad, strlen(bad), "bad", err, sizeof err), -1);
     ck_assert_msg(strstr(err, "soft_weight") != NULL, "%s", err);
+    /* a NUL byte, a line too long: refused with the line named */
+    const char nul[] = "version=4\nlr=0.1\0\n";
+    ck_assert_int_eq(run_config_parse(&d, nul, sizeof nul - 1, "nul", err, sizeof err), -1);
+    ck_assert_str_eq(err, "nul:2: NUL byte");
+    char longl[700] = "version=4\nlr=";
+    memset(longl + strlen(longl), '1', 600);
+    longl[sizeof longl - 1] = '\0';
+    ck_assert_int_eq(run_config_parse(&d, longl, strlen(longl), "long", err, sizeof err), -1);
+    ck_assert_str_eq(err, "long:2: line too long");
 
     int fd = run_lock(dir, err, sizeof err);
     ck_assert_int_ge(fd, 0);
