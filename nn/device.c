@@ -427,8 +427,8 @@ int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t not
     if (note && notelen)
         note[0] = '\0';
     if (!net->be->set_precision) {
-        if (p != NN_PRECISION_AUTO && note && notelen)
-            snprintf(note, notelen, "precision %s ignored: %s chooses its own",
+        if (note && notelen)
+            snprintf(note, notelen, "%s's own (%s asked for: %s chooses)", net->device_name,
                      nn_precision_name(p), net->device_name);
         return 0;
     }

@@ -309,7 +309,7 @@ void nn_net_set_momentum(nn_net_t *net, const float *m);
  * "bf16 (bf16 accuracy check: policy 0.0008, value 0.0001)" or "fp32
  * (bf16: this CPU lacks AVX-512 BF16 (vdpbf16ps))". bf16 fails with err set when
  * the CPU cannot. Backends that choose their own (CUDA) keep it, with a
- * note. Allocates; not for hot paths. 0, or -1 with err set. */
+ * note such as "cuda:0's own (auto asked for: cuda:0 chooses)". Allocates; not for hot paths. 0, or -1 with err set. */
 int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t notelen,
                          char *err, size_t errlen);
 /* "fp32" or "bf16" (CPU backends), "device" where the backend chooses. */

@@ -161,6 +161,7 @@ static int cu_device_describe(int dev, char *buf, size_t len)
     cudaError_t e = cudaGetDeviceProperties(&p, dev);
     if (e != cudaSuccess) {
         snprintf(buf, len, "cudaGetDeviceProperties: %s", cudaGetErrorName(e));
+        (void)cudaGetLastError();   /* a later launch check must not see it */
         return -1;
     }
     int drv = 0, rt = 0, cublas_ver = 0;
@@ -508,7 +509,7 @@ __global__ void k_losses(const float *lp, const float *lv, int n, int K, policy_
         out[0] = a[0] / n;
         out[1] = b / n;
         out[2] = c * q;
-        out[3] = out[0] + out[1] + out[2];
+        out[3] = pw.w[0] * out[0] + out[1] + out[2];
         for (int k = 1; k < NN_MAX_POLICY_OUTPUTS; k++) {
             out[3 + k] = a[k] / n;
             out[3] += pw.w[k] * out[3 + k];
@@ -689,15 +690,18 @@ static void dev_layout_init(nn_ctx *c)
 }
 
 /* Copy a flat host buffer (host layout) to the device layout, or back; on
- * the context's stream, synchronised. */
-static void params_upload(nn_ctx *c, float *dev, const float *host)
+ * the context's stream, synchronised. The upload returns its first error
+ * (create reports it; set_weights stops on it). */
+static cudaError_t params_upload(nn_ctx *c, float *dev, const float *host)
 {
-    for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
+    cudaError_t e = cudaSuccess;
+    for (int i = 0; i < nn_param_tensors(&c->cfg) && e == cudaSuccess; i++) {
         nn_tensor_info_t ti = nn_param_tensor(&c->cfg, i);
-        CUDA_CHECK(cudaMemcpyAsync(dev + c->doff[i], host + ti.offset, ti.count * sizeof(float),
-                                   cudaMemcpyHostToDevice, c->stream));
+        e = cudaMemcpyAsync(dev + c->doff[i], host + ti.offset, ti.count * sizeof(float),
+                            cudaMemcpyHostToDevice, c->stream);
     }
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    cudaError_t s = cudaStreamSynchronize(c->stream);
+    return e != cudaSuccess ? e : s;
 }
 static void params_download(nn_ctx *c, float *host, const float *dev)
 {
@@ -1705,7 +1709,7 @@ static void cuda_get_weights(nn_ctx_t *c, float *params)
 static void cuda_set_weights(nn_ctx_t *c, const float *params)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
-    params_upload(c, c->params, params);
+    CUDA_CHECK(params_upload(c, c->params, params));
     c->weights_dirty = true;
 }
 
@@ -1718,7 +1722,7 @@ static void cuda_get_momentum(nn_ctx_t *c, float *m)
 static void cuda_set_momentum(nn_ctx_t *c, const float *m)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
-    params_upload(c, c->mom, m);
+    CUDA_CHECK(params_upload(c, c->mom, m));
 }
 
 /* ---- create / free ---- */
@@ -1835,6 +1839,18 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     }
 
     TRY_CUDA(cudaSetDevice(device));
+    {
+        /* our kernels first run in forward, where a failure stops the
+         * process: a device older than every -Dgpu_arch of this build must
+         * fail here, so `--device auto` still falls back */
+        cudaFuncAttributes fa;
+        cudaError_t e = cudaFuncGetAttributes(&fa, k_prep);
+        if (e != cudaSuccess) {
+            snprintf(err, errlen, "cuda:%d: this build has no kernels for the device (%s; "
+                     "rebuild with its -Dgpu_arch)", device, cudaGetErrorName(e));
+            goto fail;
+        }
+    }
     TRY_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
     TRY_CUDNN(cudnnCreate(&c->dnn));
     TRY_CUDNN(cudnnSetStream(c->dnn, c->stream));
@@ -1899,7 +1915,7 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     TRY_CUDA(cudaStreamSynchronize(c->stream));
     TRY_CUDA(cudaGetLastError());
 
-    params_upload(c, c->params, m->params);
+    TRY_CUDA(params_upload(c, c->params, m->params));
     c->weights_dirty = true;
     return c;
 
@@ -1936,6 +1952,7 @@ static double cu_gemm_peak_tflops(int device, char *name, size_t namelen)
     cudaDeviceProp p;
     if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&p, device) != cudaSuccess) {
         snprintf(name, namelen, "unavailable: cannot select device %d", device);
+        (void)cudaGetLastError();
         return -1.0;
     }
     const int n = 8192, iters = 20;
@@ -1996,6 +2013,9 @@ out:
     cudaFree(cm);
     if (st)
         cudaStreamDestroy(st);
+    /* a refused cudaMalloc stays the thread's last error: the next forward's
+     * launch check on this thread would stop the process on it */
+    (void)cudaGetLastError();
     return tflops;
 }
 
@@ -2009,6 +2029,7 @@ static int cu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *w
         e = cudaMemGetInfo(free_bytes, total_bytes);
     if (e != cudaSuccess) {
         snprintf(why, whylen, "cudaMemGetInfo: %s", cudaGetErrorName(e));
+        (void)cudaGetLastError();
         return -1;
     }
     return 0;

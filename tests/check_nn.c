@@ -1367,7 +1367,10 @@ START_TEST(test_bf16_precision_setting)
     nn_net_t *ref = nn_net_create(m, "cpu-ref", 4, 1, NULL, 0, err, sizeof err);
     ck_assert_int_eq(nn_net_set_precision(ref, NN_PRECISION_BF16, note, sizeof note, err,
                                           sizeof err), 0);
-    ck_assert_str_eq(note, "precision bf16 ignored: cpu-ref chooses its own");
+    ck_assert_str_eq(note, "cpu-ref's own (bf16 asked for: cpu-ref chooses)");
+    ck_assert_int_eq(nn_net_set_precision(ref, NN_PRECISION_AUTO, note, sizeof note, err,
+                                          sizeof err), 0);
+    ck_assert_str_eq(note, "cpu-ref's own (auto asked for: cpu-ref chooses)");
     ck_assert_str_eq(nn_net_precision_name(ref), "device");
     nn_net_free(ref);
 

@@ -799,17 +799,16 @@ static bool fwd_match(nn_ctx_t *cpu, nn_ctx_t *gpu, const batch_t *b, int n, con
  * reference. Targets (n, 3, HW): make_batch's policy; the opponent's
  * reply one-hot on its first point (none for every 4th sample); the soft
  * target of the policy. */
-START_TEST(test_policy_outputs_match_cpu)
+/* Replace b's policy targets by the three channels' (n, 3, HW): the
+ * policy, the opponent's reply (the first target point, absent in every
+ * fourth sample) and the soft policy (target^NN_SOFT_POWER, normalised). */
+static void three_targets(batch_t *b)
 {
-    const int M = 9, n = 12, K = 3, HW = M * M;
-    nn_model_t *m = test_model_k(2, 16, M, K, 29);
-    nn_ctx_t *gpu = cuda_ctx(m, n);
-    static const int sizes[] = {9, 7};
-    batch_t b = make_batch(n, M, sizes, 2, 9);
-    float *pk = calloc((size_t)n * K * HW, sizeof(float));
+    const int HW = b->M * b->M, K = 3;
+    float *pk = calloc((size_t)b->n * K * HW, sizeof(float));
     ck_assert(pk);
-    for (int i = 0; i < n; i++) {
-        const float *p = b.pt + (size_t)i * HW;
+    for (int i = 0; i < b->n; i++) {
+        const float *p = b->pt + (size_t)i * HW;
         float *t = pk + (size_t)i * K * HW;
         double s = 0;
         int first = -1;
@@ -824,11 +823,21 @@ START_TEST(test_policy_outputs_match_cpu)
         if (first >= 0 && i % 4 != 3)
             t[HW + first] = 1.0f;
     }
+    free(b->pt);
+    b->pt = pk;
+}
+
+START_TEST(test_policy_outputs_match_cpu)
+{
+    const int M = 9, n = 12, K = 3;
+    nn_model_t *m = test_model_k(2, 16, M, K, 29);
+    nn_ctx_t *gpu = cuda_ctx(m, n);
+    static const int sizes[] = {9, 7};
+    batch_t b = make_batch(n, M, sizes, 2, 9);
     nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
     ck_assert(fwd_match(cpu, gpu, &b, n, "K = 3 forward"));
     nn_backend_cpu.free(cpu);
-    free(b.pt);
-    b.pt = pk;
+    three_targets(&b);
     ck_assert_msg(grads_match(m, gpu, &b, n, 1e-3f),
                   "GPU gradients differ from the reference (see the lines above)");
     nn_ctx_t *ref = cpu_ctx(&nn_backend_cpu_ref, m, n);
@@ -1006,10 +1015,13 @@ END_TEST
  * the same weights and a non-zero momentum, against the CPU: the update
  * and the new momentum per tensor within 1e-3 of the tensor's largest
  * value (+ 1e-3 |ref|): both are plain fp32, only summation order differs. */
-START_TEST(test_one_step_matches_cpu)
+/* One SGD step (TF32 off) on the GPU and the CPU backend from the same
+ * weights and momentum: the losses, the updates and the momenta agree.
+ * K policy outputs, o's loss weights. */
+static void one_step_matches_cpu(int K, const nn_train_opts_t *o)
 {
     const int M = 9, n = 16;
-    nn_model_t *m = test_model(2, 16, M, 71);
+    nn_model_t *m = test_model_k(2, 16, M, K, 71);
     setenv("GZ_CUDA_TF32", "0", 1);
     nn_ctx_t *gpu = cuda_ctx(m, n);
     unsetenv("GZ_CUDA_TF32");
@@ -1026,11 +1038,14 @@ START_TEST(test_one_step_matches_cpu)
     CU->set_momentum(gpu, mom);
     static const int sizes[] = {9, 7};
     batch_t b = make_batch(n, M, sizes, 2, 72);
-    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-3f};
+    if (K == 3)
+        three_targets(&b);
     nn_losses_t lc, lg;
-    TRAIN_OK(nn_backend_cpu.train_step(cpu, b.in, b.pt, b.vt, n, &o, &lc, err_, sizeof err_));
-    TRAIN_OK(CU->train_step(gpu, b.in, b.pt, b.vt, n, &o, &lg, err_, sizeof err_));
-    printf("  loss cpu %.6f gpu %.6f\n", lc.total, lg.total);
+    TRAIN_OK(nn_backend_cpu.train_step(cpu, b.in, b.pt, b.vt, n, o, &lc, err_, sizeof err_));
+    TRAIN_OK(CU->train_step(gpu, b.in, b.pt, b.vt, n, o, &lg, err_, sizeof err_));
+    printf("  K = %d: loss cpu %.6f gpu %.6f (opponent reply %.6f / %.6f, soft %.6f / %.6f)\n",
+           K, lc.total, lg.total, lc.opp_policy, lg.opp_policy, lc.soft_policy,
+           lg.soft_policy);
     nn_backend_cpu.get_weights(cpu, wc);
     CU->get_weights(gpu, wg);
     nn_backend_cpu.get_momentum(cpu, mc);
@@ -1040,6 +1055,8 @@ START_TEST(test_one_step_matches_cpu)
         wg[i] -= m->params[i];
     }
     bool ok = fabs(lc.total - lg.total) <= 1e-4 * (1 + fabs(lc.total));
+    ok &= fabs(lc.opp_policy - lg.opp_policy) <= 1e-4 * (1 + fabs(lc.opp_policy));
+    ok &= fabs(lc.soft_policy - lg.soft_policy) <= 1e-4 * (1 + fabs(lc.soft_policy));
     ok &= tensors_match(&m->cfg, "update", wc, wg, 1e-3, 0);
     ok &= tensors_match(&m->cfg, "momentum", mc, mg, 1e-3, 0);
     ck_assert_msg(ok, "one SGD step differs from the CPU (see the lines above)");
@@ -1052,6 +1069,22 @@ START_TEST(test_one_step_matches_cpu)
     CU->free(gpu);
     nn_backend_cpu.free(cpu);
     nn_model_free(m);
+}
+
+START_TEST(test_one_step_matches_cpu)
+{
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-3f};
+    one_step_matches_cpu(1, &o);
+}
+END_TEST
+
+/* Three policy outputs with a step's own loss weights (train --opp-weight,
+ * --soft-weight): the weights reach the gradients and the total loss. */
+START_TEST(test_one_step_own_weights_matches_cpu)
+{
+    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-3f,
+                         .policy_weight = {0.75f, 0.5f, 1.5f}};
+    one_step_matches_cpu(3, &o);
 }
 END_TEST
 
@@ -1218,6 +1251,7 @@ int main(void)
     ADD_CASE(g, "device", 900, test_forward_matches_cpu, test_gradients_match_cpu,
              test_policy_outputs_match_cpu,
              test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
+             test_one_step_own_weights_matches_cpu,
              test_training_matches_cpu, test_create_free_no_growth, test_spawn_after_cuda_init,
              test_train_cmd_gpu);
     return run_suite(g);
