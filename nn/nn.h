@@ -220,12 +220,13 @@ typedef struct nn_backend {
      * summing to 1 over legal points or all zero (no target: that channel
      * of that sample adds no loss), value target (n, 3). Fills *out (may be NULL) with the
      * losses before the update. 0, or -1 with err set (e.g. out of memory
-     * for the training workspace); the weights are unchanged on -1. */
+     * for the training workspace); the weights are unchanged on -1. n = 0
+     * is no step: losses 0, weights and momentum unchanged. */
     int (*train_step)(nn_ctx_t *c, const float *in, const float *policy_target,
                       const float *value_target, int n, const nn_train_opts_t *o,
                       nn_losses_t *out, char *err, size_t errlen);
     /* Losses and gradients (flat, like params) without updating; grad may
-     * be NULL. 0, or -1 with err set. */
+     * be NULL (n = 0: all zero). 0, or -1 with err set. */
     int (*loss_grad)(nn_ctx_t *c, const float *in, const float *policy_target,
                      const float *value_target, int n, float weight_decay,
                      nn_losses_t *out, float *grad, char *err, size_t errlen);

@@ -508,11 +508,23 @@ static void ref_forward_batch(nn_ctx_t *c, const float *in, int n, float *policy
     }
 }
 
+/* An empty batch: zero losses and gradient, as nn_net_loss_grad. */
+static int empty_batch(const nn_ctx_t *c, nn_losses_t *out, float *grad)
+{
+    if (out)
+        *out = (nn_losses_t){0};
+    if (grad)
+        memset(grad, 0, c->lay.total * sizeof(float));
+    return 0;
+}
+
 /* Losses and gradient by the reference path with policy loss weights pw. */
 static int ref_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
                            int n, float wd, const float *pw, nn_losses_t *out, float *grad)
 {
     assert(n >= 0 && n <= c->max_batch);
+    if (n == 0)
+        return empty_batch(c, out, grad);
     ref_sync_params(c);
     nn_losses_t l;
     ref_loss_grad(&c->cfg, c->rparams, &c->rws, in, pt, vt, n, wd, pw, &l,
@@ -1498,6 +1510,8 @@ static int fast_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const
                             char *err, size_t errlen)
 {
     struct fast *f = c->fast;
+    if (n == 0)
+        return empty_batch(c, out, grad);
     if (fast_train_ready(c, err, errlen) != 0)
         return -1;
     f->pw = pw;
@@ -1542,11 +1556,14 @@ static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     return fast_loss_grad_w(c, in, pt, vt, n, wd, pw, out, grad, err, errlen);
 }
 
-/* Both backends: gradient into c->grad by the context's own path, then SGD. */
+/* Both backends: gradient into c->grad by the context's own path, then SGD.
+ * An empty batch is no step (as nn_net_train_step and the CUDA backend). */
 static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
                           int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
                           size_t errlen)
 {
+    if (n == 0)
+        return empty_batch(c, out, NULL);
     float wd = o->weight_decay, pw[NN_MAX_POLICY_OUTPUTS];
     nn_train_policy_weights(o, pw);
     int rc = c->ref ? ref_loss_grad_w(c, in, pt, vt, n, wd, pw, out, c->grad)

@@ -20,6 +20,11 @@
  *     Without a device the process exits 77 (meson: SKIP) once the
  *     device-free checks passed -- unless this machine has an NVIDIA GPU
  *     (/dev/nvidia0): then a build without a working CUDA module FAILS.
+ *  3. with GZ_CUDA_TEST_STANDIN set (meson test nn_cuda_standin, suite
+ *     cpu): the device checks that make no CUDA call of their own, with the
+ *     CPU fast backend standing in for the device, so the tests' logic runs
+ *     where no GPU is (it found a tolerance that a correct GPU would have
+ *     failed, and a learning check set beyond what the net can learn).
  * Tolerances are stated next to each comparison; every comparison prints
  * its largest difference. The training path lets cuDNN use TF32 tensor
  * cores (the tolerances allow for it) except where GZ_CUDA_TF32=0 is set. */
@@ -562,12 +567,20 @@ START_TEST(test_forward_matches_cpu)
 END_TEST
 
 /* Per-tensor comparison of two flat buffers (host layout): |d| <= rtol_max
- * max|ref tensor| + rtol_max |ref| and, when l2 > 0, relative L2 error <= l2.
+ * max|ref tensor| + rtol_max |ref| + floor and, when l2 > 0, relative L2
+ * error <= l2 with floor as the least RMS the error is measured against.
+ * floor = 1e-4 max|ref| over all tensors: a tensor whose true value cancels
+ * to about 0 (the policy bias: softmax ignores a shift of its logits) is
+ * judged against the scale of the whole buffer, not against its own ~1e-16.
  * Prints one line per tensor; true when all pass. */
 static bool tensors_match(const nn_config_t *cfg, const char *what, const float *ref,
                           const float *got, double rtol_max, double l2)
 {
     bool ok = true;
+    double all = 0.0;
+    for (size_t i = 0; i < nn_param_count(cfg); i++)
+        all = fabs(ref[i]) > all ? fabs(ref[i]) : all;
+    double floor_ = 1e-4 * all;
     for (int t = 0; t < nn_param_tensors(cfg); t++) {
         nn_tensor_info_t ti = nn_param_tensor(cfg, t);
         double mx = 0.0, e2 = 0.0, r2 = 0.0;
@@ -577,13 +590,13 @@ static bool tensors_match(const nn_config_t *cfg, const char *what, const float 
             e2 += d * d;
             r2 += r * r;
         }
+        double rel = sqrt(e2 / (r2 + (double)ti.count * floor_ * floor_ + 1e-300));
         char line[128];
-        snprintf(line, sizeof line, "%s %s (rel L2 err %.2e)", what, ti.name,
-                 r2 > 0 ? sqrt(e2 / r2) : sqrt(e2));
-        ok &= compare(line, ref + ti.offset, got + ti.offset, ti.count, rtol_max * mx + 1e-7,
-                      rtol_max);
-        if (l2 > 0 && r2 > 0 && sqrt(e2 / r2) > l2) {
-            printf("  %s: relative L2 error %.3e > %.0e FAIL\n", ti.name, sqrt(e2 / r2), l2);
+        snprintf(line, sizeof line, "%s %s (rel L2 err %.2e)", what, ti.name, rel);
+        ok &= compare(line, ref + ti.offset, got + ti.offset, ti.count,
+                      rtol_max * mx + floor_ + 1e-12, rtol_max);
+        if (l2 > 0 && !(rel <= l2)) {
+            printf("  %s: relative L2 error %.3e > %.0e FAIL\n", ti.name, rel, l2);
             ok = false;
         }
     }
@@ -646,7 +659,8 @@ END_TEST
 
 /* 200 Nesterov SGD steps on the GPU and on the CPU from the same weights
  * over the same minibatches end at the same loss: |dL| <= 0.02 + 0.03 L;
- * both must have learned (final < 0.8 initial). Then the GPU's trained
+ * both must have learned (the final loss's excess over the policy targets'
+ * entropy under 0.9 of the first's). Then the GPU's trained
  * weights run on the CPU match the GPU forward (the bf16 copies were
  * refreshed after training). */
 START_TEST(test_training_matches_cpu)
@@ -681,12 +695,22 @@ START_TEST(test_training_matches_cpu)
         fc += lc.total / nb;
         fg += lg.total / nb;
     }
-    printf("  first loss cpu %.5f gpu %.5f; final cpu %.5f gpu %.5f\n", first_c.total,
-           first_g.total, fc, fg);
+    /* the least the policy loss can be: the targets' own entropy */
+    double floor_ = 0.0;
+    for (int i = 0; i < nb; i++)
+        for (size_t q = 0; q < (size_t)bs * M * M; q++)
+            floor_ -= data[i].pt[q] > 0 ? data[i].pt[q] * log(data[i].pt[q]) / (bs * nb) : 0.0;
+    printf("  first loss cpu %.5f gpu %.5f; final cpu %.5f gpu %.5f; floor %.5f\n",
+           first_c.total, first_g.total, fc, fg, floor_);
     ck_assert_msg(fabs(first_c.total - first_g.total) <= 5e-3 * (1 + first_c.total),
                   "first losses differ");
     ck_assert_msg(fabs(fg - fc) <= 0.02 + 0.03 * fc, "final loss gpu %.5f cpu %.5f", fg, fc);
-    ck_assert_msg(fc < 0.8 * first_c.total && fg < 0.8 * first_g.total, "did not learn");
+    /* 0.75 of the part above the floor here (the value target, stones mod 3,
+     * is barely learnable in 200 steps); 0.9 leaves room for TF32 */
+    ck_assert_msg(fc - floor_ < 0.9 * (first_c.total - floor_) &&
+                      fg - floor_ < 0.9 * (first_g.total - floor_),
+                  "did not learn: final cpu %.5f gpu %.5f, first %.5f, floor %.5f", fc, fg,
+                  first_c.total, floor_);
 
     /* trained GPU weights, evaluated on the CPU and on the GPU */
     float *w = malloc(sizeof(float) * m->nparams);
@@ -988,7 +1012,7 @@ START_TEST(test_graphs)
     CU->set_weights(gpu, bm->params);
     nn_backend_cpu.set_weights(cpu, bm->params);
     ok &= fwd_match(cpu, gpu, &b, n, "graph replay after set_weights");
-    nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
+    nn_train_opts_t o = {.lr = 0.02f, .momentum = 0.9f, .weight_decay = 1e-4f};
     nn_losses_t l;
     TRAIN_OK(CU->train_step(gpu, b.in, b.pt, b.vt, n, &o, &l, err_, sizeof err_));
     float *w = malloc(sizeof(float) * a->nparams);
@@ -1221,6 +1245,19 @@ int main(void)
     setvbuf(stdout, NULL, _IOLBF, 0);
     setenv("CK_FORK", "no", 1);   /* never fork after CUDA init */
     g_cuda_mapped_at_start = mapped("libcudart") || mapped("libcudnn") || mapped("libcublas");
+    if (getenv("GZ_CUDA_TEST_STANDIN")) {
+        /* the device checks that need no CUDA call of their own, against
+         * the CPU fast backend standing in for the device: the tests' own
+         * logic (helpers, bookkeeping, tolerances) runs where no GPU is */
+        CU = &nn_backend_cpu;
+        Suite *t = suite_create("nn_cuda_standin");
+        ADD_CASE(t, "standin", 900, test_zero_batch, test_weights_roundtrip,
+                 test_momentum_roundtrip, test_batches_below_max, test_forward_matches_cpu,
+                 test_gradients_match_cpu, test_policy_outputs_match_cpu,
+                 test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
+                 test_one_step_own_weights_matches_cpu, test_training_matches_cpu);
+        return run_suite(t);
+    }
     Suite *s = suite_create("nn_cuda_device_free");
     TCase *tc = ADD_CASE(s, "device_free", 600, test_no_cuda_linked, test_dev_layout, test_buckets,
                          test_module_errors, test_availability, test_device_cmd);
