@@ -346,6 +346,8 @@ END_TEST
 
 /* The module's backend, set in main once a device is known to be usable. */
 static const nn_backend_t *CU;
+/* The device string the spawned commands use: "cuda", "cpu" standing in. */
+static const char *DEV = "cuda";
 
 /* Messages of the training calls (the tests run one at a time, no fork). */
 static char err_[512];
@@ -1193,9 +1195,9 @@ START_TEST(test_spawn_after_cuda_init)
 }
 END_TEST
 
-/* `gomoku train` on the GPU: a small run to --steps, with workers spawned
- * by a trainer that holds a CUDA context. Skipped when the trainer is not
- * built. */
+/* `gomoku train` on the GPU (DEV): a small run to --steps, with workers
+ * spawned by a trainer that holds a CUDA context. Skipped when the trainer
+ * is not built. */
 START_TEST(test_train_cmd_gpu)
 {
     char exe[1024], out[65536];
@@ -1211,7 +1213,9 @@ START_TEST(test_train_cmd_gpu)
     ck_assert(mkdtemp(dir));
     char run[1100];
     snprintf(run, sizeof run, "%s/run", dir);
-    char *argv[] = {exe, "train", run, "--device", "cuda", "--workers", "2", "--parallel", "16",
+    char dev[16];
+    snprintf(dev, sizeof dev, "%s", DEV);
+    char *argv[] = {exe, "train", run, "--device", dev, "--workers", "2", "--parallel", "16",
                     "--visits", "16", "--blocks", "2", "--channels", "32", "--size", "9",
                     "--batch", "64", "--steps", "60", "--checkpoint-every", "20", NULL};
     time_t t0 = time(NULL);
@@ -1250,12 +1254,14 @@ int main(void)
          * the CPU fast backend standing in for the device: the tests' own
          * logic (helpers, bookkeeping, tolerances) runs where no GPU is */
         CU = &nn_backend_cpu;
+        DEV = "cpu";
         Suite *t = suite_create("nn_cuda_standin");
         ADD_CASE(t, "standin", 900, test_zero_batch, test_weights_roundtrip,
                  test_momentum_roundtrip, test_batches_below_max, test_forward_matches_cpu,
                  test_gradients_match_cpu, test_policy_outputs_match_cpu,
                  test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
-                 test_one_step_own_weights_matches_cpu, test_training_matches_cpu);
+                 test_one_step_own_weights_matches_cpu, test_training_matches_cpu,
+                 test_train_cmd_gpu);
         return run_suite(t);
     }
     Suite *s = suite_create("nn_cuda_device_free");
