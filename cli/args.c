@@ -1,5 +1,5 @@
 #include "cli/args.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -149,10 +149,4 @@ int args_parse(const cmd_help_t *h, const arg_spec_t *specs, int nspecs, int arg
     if (npos)
         *npos = np;
     return ARGS_OK;
-}
-
-void args_json_str(FILE *f, const char *s)
-{
-    char buf[8192];
-    fputs(util_json_str(s, buf, sizeof buf), f);
 }

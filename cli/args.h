@@ -61,7 +61,4 @@ int args_fail(const cmd_help_t *h, const char *fmt, ...)
     "P  inference precision: fp32, bf16 or auto (bf16 when the CPU has it and the net passes a check; default auto)"
 int args_precision(const cmd_help_t *h, const char *s, nn_precision_t *out);
 
-/* Write s to f as a JSON string literal (quotes, escapes). */
-void args_json_str(FILE *f, const char *s);
-
 #endif

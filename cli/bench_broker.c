@@ -24,20 +24,13 @@
 #include "engine/record.h"
 #include "selfplay/broker.h"
 #include "selfplay/wire.h"
+#include "util/rng.h"
 
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static uint64_t rng(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
 }
 
 /* A legal game of random moves, cut at `plies` (or ended by a five), with
@@ -55,16 +48,16 @@ static int make_game(game_record_t *r, int size, int plies, uint64_t *seed, uint
     while (!board_over(&b) && (int)r->nplies < plies) {
         int mv;
         do
-            mv = (int)(rng(seed) % (uint64_t)n);
+            mv = (int)(util_rng_next(seed) % (uint64_t)n);
         while (board_check_move(&b, mv) != MOVE_OK);
         int full = r->nplies % 4 == 0;
         int nv = full ? 48 : 16, k = 0;
         for (int i = 0; i < n && k < nv; i++) {
             int p = (mv + i * 7) % n;
             if (board_check_move(&b, p) == MOVE_OK)
-                v[k++] = (record_visit_t){(int16_t)p, (uint16_t)(1 + rng(seed) % 200)};
+                v[k++] = (record_visit_t){(int16_t)p, (uint16_t)(1 + util_rng_next(seed) % 200)};
         }
-        if (record_add_ply(r, mv, full, (float)((double)(rng(seed) % 2001) / 1000.0 - 1.0), v,
+        if (record_add_ply(r, mv, full, (float)((double)(util_rng_next(seed) % 2001) / 1000.0 - 1.0), v,
                            k) != 0)
             return -1;
         board_play(&b, mv);

@@ -8,7 +8,7 @@
 #include "cli/bench.h"
 #include "cli/cmds.h"
 #include "engine/bot.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "mcts/mcts.h"
 
 int bench_mcts(int argc, char **argv)

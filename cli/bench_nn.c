@@ -13,7 +13,7 @@
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
 #include "nn/sgemm.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 static const cmd_help_t help = {
     "bench nn", "gomoku bench nn [--device D --precision P --blocks B --channels C --batch N[,N...]]",

@@ -11,7 +11,7 @@
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/bot.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 static const cmd_help_t help = {
     "bench rules",

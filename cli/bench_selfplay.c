@@ -7,7 +7,7 @@
 #include "cli/cmds.h"
 #include "cli/options.h"
 #include "selfplay/selfplay.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 static int count_game(void *user, const game_record_t *rec)
 {

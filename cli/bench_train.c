@@ -12,7 +12,7 @@
 #include "nn/nn.h"
 #include "selfplay/replay.h"
 #include "selfplay/rundir.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 /* A random legal game with made-up visit counts on a few legal points. */
 static int random_game(game_record_t *r, int size, uint64_t *rng)

@@ -12,7 +12,7 @@
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/bot.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "engine/vcf.h"
 
 static const cmd_help_t help = {

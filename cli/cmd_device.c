@@ -10,7 +10,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
 

@@ -8,8 +8,8 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "cli/options.h"
-#include "cli/player.h"
-#include "engine/util.h"
+#include "play/player.h"
+#include "util/util.h"
 
 /* k random moves in the centre (a (2r+1)^2 square), none of them ending the
  * game; the same seed gives the same opening. */
@@ -208,9 +208,9 @@ int cmd_match(int argc, char **argv)
             fmt_elo(a, sizeof a, lo, true);
             fmt_elo(b, sizeof b, hi, true);
             printf("{\"a\":");
-            args_json_str(stdout, pl[0]->name);
+            util_json_write(stdout, pl[0]->name);
             printf(",\"b\":");
-            args_json_str(stdout, pl[1]->name);
+            util_json_write(stdout, pl[1]->name);
             printf(",\"games\":%d,\"wins\":%d,\"losses\":%d,\"draws\":%d,\"score\":%.4f,"
                    "\"elo\":%s,\"elo_low\":%s,\"elo_high\":%s,\"rule\":\"%s\",\"size\":%d}\n",
                    n, w, l, d, score, e, a, b, rule_name(rule), size);

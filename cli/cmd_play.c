@@ -6,7 +6,7 @@
 #include "cli/args.h"
 #include "cli/cmds.h"
 #include "cli/options.h"
-#include "cli/player.h"
+#include "play/player.h"
 #include "engine/board.h"
 #include "engine/vcf.h"
 

@@ -19,7 +19,7 @@
 #include "cli/cmds.h"
 #include "cli/options.h"
 #include "selfplay/selfplay.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 static volatile sig_atomic_t g_stop;
 
@@ -228,7 +228,7 @@ int cmd_selfplay(int argc, char **argv)
     util_restore_stop_signals(old_sigs);
     double avg = st.batches ? (double)st.evals / (double)st.batches : 0.0;
     printf("{\"out\":");
-    args_json_str(stdout, out);
+    util_json_write(stdout, out);
     printf(",\"games\":%llu,\"written\":%llu,\"shards\":%d,\"moves\":%llu,"
            "\"seconds\":%.3f,\"games_per_s\":%.4f,\"evals\":%llu,\"evals_per_s\":%.1f,"
            "\"avg_batch\":%.2f,\"cache_hits\":%llu,\"black\":%llu,\"white\":%llu,\"draws\":%llu,"

@@ -1,22 +1,12 @@
-/* gomoku serve: a browser board over HTTP (libmicrohttpd): watch a training
- * run live (Server-Sent Events) and play the model.
- *
- * One thread per connection (MHD_USE_THREAD_PER_CONNECTION), so an event
- * stream that waits for news or a search that thinks for a second holds
- * only its own connection. Routes are fixed strings: no file is served
- * from disk, so no path can reach outside them. */
-#include <arpa/inet.h>
-#include <netdb.h>
+/* gomoku serve: options and signals; the server is web/server.c. */
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
+#include <stdbool.h>
+#include <stdio.h>
 
 #include "cli/args.h"
 #include "cli/cmds.h"
-#include "cli/serve.h"
+#include "web/server.h"
 
 static const cmd_help_t help = {
     "serve",
@@ -33,415 +23,6 @@ static const cmd_help_t help = {
     "address is printed). Another address needs --token T: the page is then\n"
     "http://HOST:PORT/?token=T, and every request must carry the token.",
 };
-
-#if GZ_HAVE_HTTP
-#include <microhttpd.h>
-
-#define SERVE_MAX_BODY 4096
-#define SERVE_MAX_STREAMS 16
-#define SERVE_HEARTBEAT_MS 15000
-
-typedef struct server {
-    serve_run_t *run;
-    serve_play_t *play;
-    const char *token;
-    bool check_host;            /* loopback without token: Host must be loopback (DNS rebinding) */
-    volatile sig_atomic_t *stop;
-    pthread_mutex_t lock;
-    int streams;
-} server_t;
-
-typedef struct request {
-    char body[SERVE_MAX_BODY + 1];
-    size_t n;
-    bool too_big;
-} request_t;
-
-static volatile sig_atomic_t g_stop;
-
-static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *type, char *body,
-                             size_t n, bool must_free)
-{
-    struct MHD_Response *r = MHD_create_response_from_buffer(
-        n, body, must_free ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
-    if (!r) {
-        if (must_free)
-            free(body);
-        return MHD_NO;
-    }
-    MHD_add_response_header(r, "Content-Type", type);
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    MHD_add_response_header(r, "X-Frame-Options", "DENY");
-    MHD_add_response_header(r, "Referrer-Policy", "no-referrer");
-    enum MHD_Result ret = MHD_queue_response(c, (unsigned)status, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* A response written by fn into a memory stream. */
-static enum MHD_Result reply_stream(struct MHD_Connection *c, int status, const char *type,
-                                    char *buf, size_t n)
-{
-    return reply(c, status, type, buf, n, true);
-}
-
-static enum MHD_Result reply_error(struct MHD_Connection *c, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static enum MHD_Result reply_error(struct MHD_Connection *c, int status, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f)
-        return MHD_NO;
-    serve_error(f, status, "%s", msg);
-    fclose(f);
-    return reply_stream(c, status, "application/json", buf, n);
-}
-
-/* ---- Server-Sent Events ------------------------------------------------ */
-
-typedef struct stream {
-    server_t *s;
-    serve_cursor_t cur;
-    uint64_t seen;
-    char *pending;              /* bytes not yet handed to MHD */
-    size_t npending, at;
-    bool started;
-} stream_t;
-
-static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos;
-    stream_t *st = cls;
-    server_t *s = st->s;
-    while (st->at == st->npending) {
-        free(st->pending);
-        st->pending = NULL;
-        st->npending = st->at = 0;
-        if (*s->stop)
-            return MHD_CONTENT_READER_END_OF_STREAM;
-        FILE *f = open_memstream(&st->pending, &st->npending);
-        if (!f)
-            return MHD_CONTENT_READER_END_WITH_ERROR;
-        if (!st->started) {
-            st->started = true;
-            fputs("retry: 2000\n\n", f);
-            if (!s->run)
-                fputs("event: run\ndata: {\"none\": true}\n\n", f);
-        }
-        if (s->run) {
-            /* wait in slices so that shutdown is prompt; heartbeat when idle */
-            int waited = 0;
-            uint64_t v = st->seen;
-            while (v == st->seen && waited < SERVE_HEARTBEAT_MS && !*s->stop) {
-                v = serve_run_wait(s->run, st->seen, 500);
-                waited += 500;
-            }
-            st->seen = v;
-            char *js = NULL;
-            size_t jn = 0;
-            FILE *j = open_memstream(&js, &jn);
-            bool any = j && serve_run_delta(s->run, &st->cur, j);
-            if (j)
-                fclose(j);
-            if (any)
-                fprintf(f, "event: run\ndata: %s\n\n", js);
-            else
-                fputs(": idle\n\n", f);
-            free(js);
-        } else {
-            for (int i = 0; i < SERVE_HEARTBEAT_MS / 500 && !*s->stop; i++)
-                usleep(500 * 1000);
-            fputs(": idle\n\n", f);
-        }
-        fclose(f);
-    }
-    size_t k = st->npending - st->at < max ? st->npending - st->at : max;
-    memcpy(buf, st->pending + st->at, k);
-    st->at += k;
-    return (ssize_t)k;
-}
-
-static void stream_free(void *cls)
-{
-    stream_t *st = cls;
-    pthread_mutex_lock(&st->s->lock);
-    st->s->streams--;
-    pthread_mutex_unlock(&st->s->lock);
-    free(st->pending);
-    free(st);
-}
-
-static enum MHD_Result start_stream(server_t *s, struct MHD_Connection *c)
-{
-    pthread_mutex_lock(&s->lock);
-    bool full = s->streams >= SERVE_MAX_STREAMS;
-    if (!full)
-        s->streams++;
-    pthread_mutex_unlock(&s->lock);
-    if (full)
-        return reply_error(c, 503, "too many event streams open (%d)", SERVE_MAX_STREAMS);
-    stream_t *st = calloc(1, sizeof *st);
-    struct MHD_Response *r = st ? MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16384,
-                                                                    stream_read, st, stream_free)
-                                : NULL;
-    if (!r) {
-        pthread_mutex_lock(&s->lock);
-        s->streams--;
-        pthread_mutex_unlock(&s->lock);
-        free(st);
-        return MHD_NO;
-    }
-    st->s = s;
-    MHD_add_response_header(r, "Content-Type", "text/event-stream");
-    MHD_add_response_header(r, "Cache-Control", "no-store");
-    MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-    enum MHD_Result ret = MHD_queue_response(c, 200, r);
-    MHD_destroy_response(r);
-    return ret;
-}
-
-/* ---- requests ---------------------------------------------------------- */
-
-static bool token_ok(const server_t *s, struct MHD_Connection *c)
-{
-    if (!s->token)
-        return true;
-    const char *t = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "X-Token");
-    if (!t)
-        t = MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token");
-    if (!t)
-        return false;
-    size_t a = strlen(t), b = strlen(s->token);
-    unsigned char diff = a != b;
-    for (size_t i = 0; i < a && i < b; i++)   /* the same time for every wrong guess of a length */
-        diff |= (unsigned char)(t[i] ^ s->token[i]);
-    return diff == 0;
-}
-
-/* Host header names a loopback host (with or without a port). */
-static bool host_ok(struct MHD_Connection *c)
-{
-    const char *h = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Host");
-    if (!h)
-        return false;
-    char host[128];
-    snprintf(host, sizeof host, "%s", h);
-    if (host[0] == '[') {
-        char *e = strchr(host, ']');
-        if (!e)
-            return false;
-        *e = '\0';
-        return strcmp(host + 1, "::1") == 0;
-    }
-    char *colon = strchr(host, ':');
-    if (colon)
-        *colon = '\0';
-    struct in_addr a;
-    return strcmp(host, "localhost") == 0 ||
-           (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
-}
-
-typedef int (*game_fn)(serve_play_t *, const char *, FILE *);
-
-static enum MHD_Result route(server_t *s, struct MHD_Connection *c, const char *url,
-                             const char *method, request_t *rq)
-{
-    bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
-    bool post = strcmp(method, "POST") == 0;
-    if (strcmp(url, "/") == 0 || strcmp(url, "/index.html") == 0) {
-        if (!get)
-            return reply_error(c, 405, "%s %s: only GET", method, url);
-        struct MHD_Response *r = MHD_create_response_from_buffer(
-            serve_page_len, (void *)serve_page, MHD_RESPMEM_PERSISTENT);
-        if (!r)
-            return MHD_NO;
-        MHD_add_response_header(r, "Content-Type", "text/html; charset=utf-8");
-        MHD_add_response_header(r, "Cache-Control", "no-store");
-        MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-        MHD_add_response_header(r, "X-Frame-Options", "DENY");
-        MHD_add_response_header(r, "Content-Security-Policy",
-                                "default-src 'none'; script-src 'unsafe-inline'; "
-                                "style-src 'unsafe-inline'; connect-src 'self'; img-src data:; "
-                                "base-uri 'none'; form-action 'none'; frame-ancestors 'none'");
-        enum MHD_Result ret = MHD_queue_response(c, 200, r);
-        MHD_destroy_response(r);
-        return ret;
-    }
-    if (strcmp(url, "/api/events") == 0) {
-        if (!get)
-            return reply_error(c, 405, "%s %s: only GET", method, url);
-        return start_stream(s, c);
-    }
-    char *buf = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&buf, &n);
-    if (!f)
-        return MHD_NO;
-    int status = 0;
-    const char *type = "application/json";
-    const char *gp = "/api/game/";
-    if (strcmp(url, "/api/info") == 0) {
-        if (get) {
-            fputs("{\"play\": ", f);
-            serve_play_info(s->play, f);
-            fprintf(f, ", \"run\": %s}", s->run ? "true" : "false");
-            status = 200;
-        }
-    } else if (strcmp(url, "/api/run") == 0) {
-        if (get && s->run) {
-            serve_cursor_t cur = {0};
-            serve_run_delta(s->run, &cur, f);
-            status = 200;
-        } else if (get) {
-            status = serve_error(f, 404, "no run is watched (start with --run RUN_DIR)");
-        }
-    } else if (strcmp(url, "/api/game") == 0) {
-        if (post)
-            status = serve_play_new(s->play, rq->body, rq->n, f);
-    } else if (strncmp(url, gp, strlen(gp)) == 0) {
-        char id[32];
-        const char *rest = url + strlen(gp), *slash = strchr(rest, '/');
-        size_t idn = slash ? (size_t)(slash - rest) : strlen(rest);
-        snprintf(id, sizeof id, "%.*s", (int)(idn < sizeof id - 1 ? idn : sizeof id - 1), rest);
-        const char *action = slash ? slash + 1 : "";
-        if (idn >= sizeof id) {
-            status = serve_error(f, 404, "no such game (a game id is 16 hex digits)");
-        } else if (!*action) {
-            if (get)
-                status = serve_play_get(s->play, id, f);
-        } else if (strcmp(action, "move") == 0) {
-            if (post)
-                status = serve_play_move(s->play, id, rq->body, rq->n, f);
-        } else if (strcmp(action, "undo") == 0) {
-            if (post)
-                status = serve_play_undo(s->play, id, f);
-        } else if (strcmp(action, "psq") == 0) {
-            if (get) {
-                status = serve_play_psq(s->play, id, f);
-                if (status == 200)
-                    type = "text/plain; charset=utf-8";
-            }
-        } else {
-            status = serve_error(f, 404, "unknown path %.200s", url);
-        }
-        if (!status)
-            status = serve_error(f, 405, "%s not allowed on %.200s", method, url);
-    } else {
-        status = serve_error(f, 404, "unknown path %.200s", url);
-    }
-    if (!status)
-        status = serve_error(f, 405, "%s not allowed on %.200s", method, url);
-    fclose(f);
-    return reply_stream(c, status, type, buf, n);
-}
-
-static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url,
-                              const char *method, const char *version, const char *upload,
-                              size_t *upload_size, void **con_cls)
-{
-    (void)version;
-    server_t *s = cls;
-    request_t *rq = *con_cls;
-    if (!rq) {   /* headers are in: check what can be checked before any body */
-        rq = calloc(1, sizeof *rq);
-        if (!rq)
-            return MHD_NO;
-        *con_cls = rq;
-        if (s->check_host && !host_ok(c))
-            return reply_error(c, 403, "Host must be a loopback name (localhost, 127.0.0.1, [::1])");
-        if (!token_ok(s, c))
-            return reply_error(c, 403, "missing or wrong token (open the page as /?token=T)");
-        const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (len && strtoull(len, NULL, 10) > SERVE_MAX_BODY)
-            return reply_error(c, 413, "request body over %d bytes", SERVE_MAX_BODY);
-        if (strcmp(method, "POST") == 0) {
-            /* JSON only: a cross-site form cannot send it without a CORS preflight */
-            const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-            if (!ct || strncmp(ct, "application/json", 16) != 0)
-                return reply_error(c, 415, "POST bodies must be Content-Type: application/json");
-        }
-        return MHD_YES;
-    }
-    if (*upload_size > 0) {
-        if (rq->n + *upload_size > SERVE_MAX_BODY)
-            rq->too_big = true;
-        else {
-            memcpy(rq->body + rq->n, upload, *upload_size);
-            rq->n += *upload_size;
-        }
-        *upload_size = 0;
-        return MHD_YES;
-    }
-    if (rq->too_big)
-        return reply_error(c, 413, "request body over %d bytes", SERVE_MAX_BODY);
-    rq->body[rq->n] = '\0';
-    return route(s, c, url, method, rq);
-}
-
-static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
-                         enum MHD_RequestTerminationCode toe)
-{
-    (void)cls;
-    (void)c;
-    (void)toe;
-    free(*con_cls);
-    *con_cls = NULL;
-}
-
-/* HOST:PORT (HOST a name, an IPv4 address or [IPv6]) into addr. */
-static int parse_listen(const char *spec, struct sockaddr_storage *addr, socklen_t *alen,
-                        bool *loopback, char *err, size_t errlen)
-{
-    char host[256];
-    const char *port;
-    if (spec[0] == '[') {
-        const char *e = strchr(spec, ']');
-        if (!e || e[1] != ':' || (size_t)(e - spec - 1) >= sizeof host)
-            return snprintf(err, errlen, "--listen wants HOST:PORT or [IPV6]:PORT, got '%s'",
-                            spec), -1;
-        snprintf(host, sizeof host, "%.*s", (int)(e - spec - 1), spec + 1);
-        port = e + 2;
-    } else {
-        const char *colon = strrchr(spec, ':');
-        if (!colon || colon == spec || (size_t)(colon - spec) >= sizeof host ||
-            memchr(spec, ':', (size_t)(colon - spec)))
-            return snprintf(err, errlen, "--listen wants HOST:PORT or [IPV6]:PORT, got '%s'",
-                            spec), -1;
-        snprintf(host, sizeof host, "%.*s", (int)(colon - spec), spec);
-        port = colon + 1;
-    }
-    char *end;
-    long p = strtol(port, &end, 10);
-    if (!*port || *end || p < 0 || p > 65535)
-        return snprintf(err, errlen, "--listen: port '%s' is not 0..65535", port), -1;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *ai;
-    int rc = getaddrinfo(host, NULL, &hints, &ai);
-    if (rc != 0)
-        return snprintf(err, errlen, "--listen: cannot resolve '%s': %s", host,
-                        gai_strerror(rc)), -1;
-    memcpy(addr, ai->ai_addr, ai->ai_addrlen);
-    *alen = ai->ai_addrlen;
-    freeaddrinfo(ai);
-    if (addr->ss_family == AF_INET) {
-        struct sockaddr_in *a4 = (struct sockaddr_in *)addr;
-        a4->sin_port = htons((uint16_t)p);
-        *loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
-    } else {
-        struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)addr;
-        a6->sin6_port = htons((uint16_t)p);
-        *loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
-    }
-    return 0;
-}
-#endif
 
 int cmd_serve(int argc, char **argv)
 {
@@ -466,18 +47,6 @@ int cmd_serve(int argc, char **argv)
     if (args_precision(&help, prec_s, &prec) != ARGS_OK)
         return 2;
 #if GZ_HAVE_HTTP
-    char err[512];
-    struct sockaddr_storage addr;
-    socklen_t alen = 0;
-    bool loopback = false;
-    if (parse_listen(listen, &addr, &alen, &loopback, err, sizeof err) != 0)
-        return args_fail(&help, "%s", err);
-    if (token && (strlen(token) < 8 || strlen(token) > 128 || strspn(token,
-        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.~") != strlen(token)))
-        return args_fail(&help, "--token wants 8..128 characters from A-Z a-z 0-9 - _ . ~");
-    if (!loopback && !token)
-        return args_fail(&help, "--listen %s is not a loopback address: give --token T too",
-                         listen);
     if (!model && !run)
         model = "models/freestyle9-2x32.gzm";
     /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */
@@ -487,62 +56,27 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
-    server_t s = {.token = token, .check_host = loopback && !token, .stop = &g_stop};
-    pthread_mutex_init(&s.lock, NULL);
-    rc = 1;
-    if (run && !(s.run = serve_run_create(run, err, sizeof err))) {
+    web_server_opts_t wo = {.run_dir = run, .model = model, .listen = listen, .token = token,
+                            .visits = visits, .device = device, .precision = prec,
+                            .max_games = games, .max_searches = searches};
+    char err[512], url[512];
+    bool bad_arg;
+    web_server_t *w = web_server_start(&wo, url, sizeof url, &bad_arg, err, sizeof err);
+    if (!w) {
+        pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
+        if (bad_arg)
+            return args_fail(&help, "%s", err);
         fprintf(stderr, "gomoku serve: %s\n", err);
-        goto out_lock;
+        return 1;
     }
-    serve_play_opts_t po = {.model = model, .run_dir = run, .visits = visits, .device = device,
-                            .precision = prec, .max_games = games, .max_searches = searches};
-    if (!(s.play = serve_play_create(&po, err, sizeof err))) {
-        fprintf(stderr, "gomoku serve: %s\n", err);
-        goto out_run;
-    }
-    unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-                     (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
-    struct MHD_Daemon *d = MHD_start_daemon(
-        flags, 0, NULL, NULL, handle, &s,
-        MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)48,
-        MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
-        MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
-        MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
-        MHD_OPTION_END);
-    if (!d) {
-        fprintf(stderr, "gomoku serve: cannot listen on %s (address in use or not ours?)\n",
-                listen);
-        goto out_play;
-    }
-    const union MHD_DaemonInfo *info = MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
-    char host[64] = "";
-    if (addr.ss_family == AF_INET)
-        inet_ntop(AF_INET, &((struct sockaddr_in *)&addr)->sin_addr, host, sizeof host);
-    else {
-        host[0] = '[';
-        inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&addr)->sin6_addr, host + 1,
-                  sizeof host - 2);
-        strcat(host, "]");
-    }
-    printf("gomoku serve: http://%s:%u/%s%s%s\n", host, info ? (unsigned)info->port : 0u,
-           token ? "?token=" : "", token ? token : "", run ? "" : "  (no --run: play only)");
+    printf("gomoku serve: %s%s\n", url, run ? "" : "  (no --run: play only)");
     fflush(stdout);
     int sig;
     sigwait(&sigs, &sig);
-    g_stop = 1;
     fprintf(stderr, "gomoku serve: stopping\n");
-    MHD_stop_daemon(d);
-    rc = 0;
-out_play:
-    serve_play_free(s.play);
-out_run:
-    serve_run_free(s.run);
-out_lock:
-    pthread_mutex_destroy(&s.lock);
+    web_server_free(w);
     pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
-    return rc;
+    return 0;
 #else
     (void)run;
     (void)model;

@@ -13,7 +13,7 @@
 #include "nn/nn.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 static const cmd_help_t help = {
     "train",

@@ -9,7 +9,7 @@
 #define GZ_CLI_OPTIONS_H
 
 #include "cli/args.h"
-#include "cli/player.h"
+#include "play/player.h"
 #include "nn/nn.h"
 #include "selfplay/selfplay.h"
 

@@ -14,10 +14,10 @@
 #include <unistd.h>
 
 #include "engine/bot.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
-#include "selfplay/searcher.h"
+#include "play/searcher.h"
 
 #define INFO_UNLIMITED 2147483647LL   /* time_left when the match time is unlimited */
 #define DEFAULT_TURN_MS 5000          /* no INFO timeout_turn: a human is playing */

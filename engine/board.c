@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "engine/board.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "engine/line.h"
 
 void board_init(board_t *b, int size, rule_t rule)

@@ -4,7 +4,7 @@
 
 #include "engine/bot.h"
 #include "engine/line.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 static const char *const bot_names[BOT_COUNT] = {
     [BOT_RANDOM] = "random", [BOT_GREEDY] = "greedy", [BOT_VCF] = "vcf",

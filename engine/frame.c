@@ -7,7 +7,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "engine/util.h"
+#include "util/util.h"
 
 #define CHUNK 4096
 

@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/util.h"
+#include "util/util.h"
 
 #define RECORD_MAGIC 0x31525a47u   /* "GZR1" little endian */
 #define REC_HEADER_BYTES 22

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "engine/line.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 typedef struct tt_entry {
     uint64_t key;

@@ -1,18 +1,12 @@
 /* Zobrist keys: a pure function of (colour, x, y), so no table to
  * initialise and no shared state between threads. */
 #include "engine/board.h"
-
-static uint64_t mix64(uint64_t z)
-{
-    z += 0x9e3779b97f4a7c15ULL;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
+#include "util/rng.h"
 
 uint64_t zobrist_stone(int color, int x, int y)
 {
-    return mix64(0x676f6d6f6b75ULL + (uint64_t)(color * BOARD_CELLS + y * BOARD_MAX + x));
+    uint64_t s = 0x676f6d6f6b75ULL + (uint64_t)(color * BOARD_CELLS + y * BOARD_MAX + x);
+    return util_rng_next(&s);   /* splitmix64 of the point: a pure function */
 }
 
 uint64_t zobrist_side(void)

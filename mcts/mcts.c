@@ -19,7 +19,7 @@
 #include <string.h>
 #include <stdio.h>
 
-#include "engine/util.h"
+#include "util/util.h"
 
 enum { NS_NEW = 0, NS_PENDING, NS_EXPANDED, NS_TERMINAL };
 

@@ -3,7 +3,7 @@
  * use. */
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 #include <assert.h>
 #include <dlfcn.h>

@@ -1,5 +1,6 @@
 /* Model config, flat parameter layout, random init, LR schedule, FLOPs. */
 #include "nn/nn.h"
+#include "util/rng.h"
 
 #include <assert.h>
 #include <math.h>
@@ -153,19 +154,10 @@ double nn_flops_per_eval(const nn_config_t *cfg, int size)
     return 2.0 * (hw * per_point + Hv * Vh + Vh * NN_VALUE_OUTPUTS);
 }
 
-/* splitmix64: a seed of any value gives a good stream. */
-static uint64_t rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 static double rng_normal(uint64_t *s)
 {
-    double u1 = ((double)(rng_next(s) >> 11) + 0.5) / 9007199254740992.0;
-    double u2 = (double)(rng_next(s) >> 11) / 9007199254740992.0;
+    double u1 = ((double)(util_rng_next(s) >> 11) + 0.5) / 9007199254740992.0;
+    double u2 = (double)(util_rng_next(s) >> 11) / 9007199254740992.0;
     return sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 

@@ -24,7 +24,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "engine/util.h"
+#include "util/util.h"
 
 #define HEADER_BYTES 68
 static const unsigned char MAGIC[4] = {'G', 'Z', 'M', '1'};

@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "engine/util.h"
+#include "util/util.h"
 #include "selfplay/rundir.h"
 
 #define BACKOFF_MIN_S 1.0

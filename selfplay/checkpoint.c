@@ -7,7 +7,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "engine/util.h"
+#include "util/util.h"
 
 #define OPT_HEADER 24
 static const unsigned char OPT_MAGIC[4] = {'G', 'Z', 'O', '1'};

@@ -14,7 +14,7 @@
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "selfplay/broker.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "selfplay/rundir.h"
 #include "selfplay/selfplay.h"
 #include "selfplay/spool.h"

@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "nn/nn.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 typedef struct entry {
     game_record_t rec;  /* owned */

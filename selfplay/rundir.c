@@ -1,5 +1,5 @@
 #include "selfplay/rundir.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "selfplay/selfplay.h"
 
 #include <assert.h>

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "mcts/mcts.h"
-#include "engine/util.h"
-#include "selfplay/searcher.h"
+#include "util/util.h"
+#include "play/searcher.h"
 
 typedef struct game {
     board_t board;

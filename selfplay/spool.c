@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "engine/record.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "selfplay/rundir.h"
 
 struct spool {

@@ -25,7 +25,7 @@
 #include "selfplay/rundir.h"
 #include "selfplay/trainer_int.h"
 #include "selfplay/wire.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 
 static volatile sig_atomic_t g_stop_signal;

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "engine/record.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "selfplay/trainer_int.h"
 
 #define BROKER_READ_COUNT 256

@@ -18,7 +18,7 @@
 
 #include "engine/frame.h"
 #include "engine/record.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "selfplay/trainer_int.h"
 #include "selfplay/wire.h"
 

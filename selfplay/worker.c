@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "selfplay/wire.h"
-#include "engine/util.h"
+#include "util/util.h"
 
 typedef struct worker_state {
     const worker_opts_t *o;

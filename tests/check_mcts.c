@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "cli/player.h"
+#include "play/player.h"
 #include "mcts/mcts.h"
 #include "nn/gemm_bf16.h"
 #include "nn/nn.h"

@@ -16,10 +16,10 @@
 #include <unistd.h>
 
 #include "cli/pbrain.h"
-#include "cli/player.h"
+#include "play/player.h"
 #include "engine/bot.h"
 #include "nn/nn.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "tests/testkit.h"
 #include "tests/testkit_nn.h"
 

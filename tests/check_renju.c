@@ -27,7 +27,7 @@
 #include <string.h>
 
 #include "engine/board.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "tests/testkit.h"
 
 static const int ref_dx[4] = {1, 0, 1, 1};

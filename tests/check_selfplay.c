@@ -11,7 +11,7 @@
 #include <unistd.h>
 #include <dirent.h>
 
-#include "selfplay/searcher.h"
+#include "play/searcher.h"
 #include "selfplay/selfplay.h"
 #include "tests/testkit.h"
 #include "tests/testkit_nn.h"

@@ -21,7 +21,7 @@
 
 #include "engine/record.h"
 #include "nn/nn.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "selfplay/checkpoint.h"
 #include "selfplay/replay.h"
 #include "selfplay/rundir.h"

@@ -1,4 +1,4 @@
-#include "engine/util.h"
+#include "util/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -10,24 +10,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-
-uint64_t util_rng_next(uint64_t *s)
-{
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-double util_rng_unit(uint64_t *s)
-{
-    return ((double)(util_rng_next(s) >> 11) + 0.5) * (1.0 / 9007199254740992.0);
-}
-
-uint32_t util_rng_below(uint64_t *s, uint32_t n)
-{
-    return (uint32_t)(((util_rng_next(s) >> 32) * (uint64_t)n) >> 32);
-}
 
 double util_now_ms(void)
 {
@@ -229,4 +211,10 @@ int util_name_find(const char *const names[], int n, const char *s)
         if (names[k] && strcmp(s, names[k]) == 0)
             return k;
     return -1;
+}
+
+void util_json_write(FILE *f, const char *s)
+{
+    char buf[8192];
+    fputs(util_json_str(s, buf, sizeof buf), f);
 }

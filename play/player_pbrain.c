@@ -21,8 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/player.h"
-#include "engine/util.h"
+#include "play/player.h"
+#include "util/util.h"
 
 
 #define START_TIMEOUT_MS 30000   /* START: the engine may be loading a model */

@@ -19,9 +19,10 @@
 #include <unistd.h>
 
 #include "cli/args.h"
-#include "cli/serve.h"
+#include "web/serve.h"
 #include "engine/record.h"
 #include "selfplay/rundir.h"
+#include "util/util.h"
 
 #define CSV_MAX_COLS 8
 #define CSV_MAX_ROWS 20000
@@ -703,7 +704,7 @@ bool serve_run_delta(serve_run_t *r, serve_cursor_t *c, FILE *f)
         for (int i = 0; i < 4; i++)
             if (r->notes[i][0]) {
                 fputs(first ? "" : ", ", f);
-                args_json_str(f, r->notes[i]);
+                util_json_write(f, r->notes[i]);
                 first = false;
             }
         fputc(']', f);

@@ -4,8 +4,8 @@
  *
  * Specs: "human", "bot:random", "bot:greedy", "pbrain:COMMAND", or a path
  * to a .gzm model file. */
-#ifndef GZ_CLI_PLAYER_H
-#define GZ_CLI_PLAYER_H
+#ifndef GZ_PLAY_PLAYER_H
+#define GZ_PLAY_PLAYER_H
 
 #include <stdbool.h>
 #include <stddef.h>

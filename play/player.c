@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/player.h"
+#include "play/player.h"
 #include "engine/bot.h"
 
 void player_opts_default(player_opts_t *o)

@@ -1,5 +1,5 @@
 /* The searcher (see searcher.h): nets, evaluators, one cache and trees. */
-#include "selfplay/searcher.h"
+#include "play/searcher.h"
 
 #include <stdio.h>
 #include <stdlib.h>

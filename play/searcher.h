@@ -21,8 +21,8 @@
  * nets, evaluators, cache and trees; trees handed out by searcher_tree stay
  * the searcher's. One thread drives a searcher (searcher_search starts and
  * joins its own helper threads). */
-#ifndef GZ_SELFPLAY_SEARCHER_H
-#define GZ_SELFPLAY_SEARCHER_H
+#ifndef GZ_PLAY_SEARCHER_H
+#define GZ_PLAY_SEARCHER_H
 
 #include <stddef.h>
 #include <stdint.h>

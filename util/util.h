@@ -1,23 +1,17 @@
 /* Small helpers every layer uses, one copy each: a seeded random number
  * generator, a monotonic clock, error message formatting, an atomic file
  * write and JSON string escaping. No allocation except where stated. */
-#ifndef GZ_ENGINE_UTIL_H
-#define GZ_ENGINE_UTIL_H
+#ifndef GZ_UTIL_UTIL_H
+#define GZ_UTIL_UTIL_H
 
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
-/* splitmix64: the next value of the generator whose state is *s. Any seed
- * (0 included) gives a good stream; the state is the caller's. */
-uint64_t util_rng_next(uint64_t *s);
-/* A uniform double in the open interval (0, 1) from 53 random bits. */
-double util_rng_unit(uint64_t *s);
-/* A uniform integer in [0, n), n > 0 (multiply-shift, no modulo bias worth
- * measuring for n < 2^32). */
-uint32_t util_rng_below(uint64_t *s, uint32_t n);
+#include "util/rng.h"
 
 /* Milliseconds on the monotonic clock (arbitrary origin, never steps). */
 double util_now_ms(void);
@@ -42,6 +36,8 @@ int util_fsync_dir(const char *dir);
  * is cut at a character boundary and still closed with a quote. Returns
  * buf. len >= 3. */
 const char *util_json_str(const char *s, char *buf, size_t len);
+/* s as a JSON string literal written to f (cut at 8 KiB like util_json_str). */
+void util_json_write(FILE *f, const char *s);
 
 /* A random nonzero 64-bit value from the kernel (/dev/urandom), or from
  * the clock and pid when that cannot be read: for ids that other runs,

@@ -12,9 +12,9 @@
 #include <time.h>
 
 #include "cli/args.h"
-#include "cli/player.h"
-#include "cli/serve.h"
-#include "engine/util.h"
+#include "play/player.h"
+#include "web/serve.h"
+#include "util/util.h"
 #include "nn/nn.h"
 
 #define PLAY_ID_LEN 16
@@ -128,7 +128,7 @@ void serve_play_free(serve_play_t *p)
 void serve_play_info(serve_play_t *p, FILE *f)
 {
     fputs("{\"model\": ", f);
-    args_json_str(f, p->model_desc);
+    util_json_write(f, p->model_desc);
     fprintf(f, ", \"min_size\": %d, \"max_size\": %d, \"default_size\": %d, \"visits\": %d, "
                "\"rules\": [\"freestyle\", \"standard\", \"renju\"], \"max_games\": %d}",
             BOARD_MIN, p->max_size, p->default_size, p->o.visits, p->o.max_games);
@@ -142,7 +142,7 @@ static void state_json(const play_game_t *g, FILE *f)
             g->id, b->size, rule_name((rule_t)b->rule),
             g->human == STONE_BLACK ? "black" : "white",
             b->to_move == STONE_BLACK ? "black" : "white", result_str((result_t)b->result));
-    args_json_str(f, g->model);
+    util_json_write(f, g->model);
     fputs(", \"moves\": [", f);
     for (int i = 0; i < b->nmoves; i++)
         fprintf(f, "%s%d", i ? "," : "", b->moves[i]);

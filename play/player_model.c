@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/player.h"
+#include "play/player.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
-#include "selfplay/searcher.h"
+#include "play/searcher.h"
 
 #define MODEL_BATCH 8
 

@@ -8,8 +8,8 @@
  *
  * Every function that answers a request returns an HTTP status and writes a
  * JSON body to a stdio stream (an object with "error" for a 4xx/5xx). */
-#ifndef GZ_CLI_SERVE_H
-#define GZ_CLI_SERVE_H
+#ifndef GZ_WEB_SERVE_H
+#define GZ_WEB_SERVE_H
 
 #include <stdbool.h>
 #include <stddef.h>

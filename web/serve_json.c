@@ -8,7 +8,8 @@
 #include <string.h>
 
 #include "cli/args.h"
-#include "cli/serve.h"
+#include "web/serve.h"
+#include "util/util.h"
 
 #define SJ_MAX_DEPTH 32
 
@@ -259,7 +260,7 @@ int serve_error(FILE *f, int status, const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fputs("{\"error\": ", f);
-    args_json_str(f, msg);
+    util_json_write(f, msg);
     fputs("}", f);
     return status;
 }
