@@ -71,6 +71,8 @@ struct mcts {
     float *value;          /* (max_pending) */
     vcf_t *vcf;            /* NULL when both VCF budgets are 0 */
     bool root_vcf_done;    /* the root's deeper VCF check ran for this root */
+    int nallow;            /* root filter: only allow[0..nallow) are root children (0: all) */
+    uint8_t allow[BOARD_CELLS];
     uint64_t vcf_checks, vcf_wins;
 };
 
@@ -226,6 +228,14 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
         }
         if (lost && nmoves > 1)
             nmoves = 1;   /* lost anyway: one legal move to play */
+    }
+    if (is_root && t->nallow > 0 && !lost) {
+        int k = 0;
+        for (int i = 0; i < nmoves; i++)
+            if (t->allow[moves[i]])
+                moves[k++] = moves[i];
+        if (k > 0)       /* a filter that allows nothing legal is ignored */
+            nmoves = k;
     }
     if (nmoves == 0) {    /* no legal move (renju: all forbidden): call it a draw */
         nd->state = NS_TERMINAL;
@@ -452,27 +462,23 @@ bool mcts_search_done(const mcts_t *t, uint32_t visit_target)
     return visit_target > 0 && r->n + r->vl >= visit_target;
 }
 
-/* The root's deeper VCF check, once per root, for a root that was
- * expanded as an inner node (tree reuse; a new root gets it in
- * prepare_leaf). A win makes the root proven and the line's first move a
- * child proven lost for the opponent, which best_edge then picks. */
-static void root_vcf_check(mcts_t *t)
+/* Make the root a proven win through `win` (a legal root move): its child
+ * becomes proven lost for the opponent, which best_edge then picks. For a
+ * root expanded as an inner node (tree reuse) or a solver's result from
+ * outside. false when win is not a root child or the arena is full. */
+static bool root_prove_win(mcts_t *t, int win)
 {
-    if (t->root_vcf_done)
-        return;
-    t->root_vcf_done = true;
     node_t *r = N(t, t->root);
-    if (r->state != NS_EXPANDED)
-        return;
-    int win = vcf_first_move(t, &t->root_board, t->p.vcf_root_nodes);
-    if (win == MOVE_NONE)
-        return;
+    if (r->state != NS_EXPANDED && r->state != NS_TERMINAL)
+        return false;
+    if (r->state == NS_TERMINAL && r->exact == 1)
+        return true;
     edge_t *ed = E(t, r->edge);
     int i = 0;
     while (i < r->nedges && ed[i].move != win)
         i++;
     if (i == r->nedges)
-        return;   /* not a child (cannot happen: the line obeys the rules) */
+        return false;
     if (i >= r->nvisited) {   /* keep children a prefix of the edges */
         edge_t tmp = ed[i];
         ed[i] = ed[r->nvisited];
@@ -480,7 +486,7 @@ static void root_vcf_check(mcts_t *t)
         i = r->nvisited;
         uint32_t c = node_alloc(t);
         if (!c)
-            return;
+            return false;
         r = N(t, t->root);
         ed = E(t, r->edge);
         ed[i].child = c;
@@ -488,11 +494,40 @@ static void root_vcf_check(mcts_t *t)
     }
     node_t *c = N(t, ed[i].child);
     if (c->state == NS_PENDING)
-        return;
+        return false;
     c->state = NS_TERMINAL;
     c->exact = -1;
     r->state = NS_TERMINAL;
     r->exact = 1;
+    return true;
+}
+
+/* The root's deeper VCF check, once per root, for a root that was
+ * expanded as an inner node (tree reuse; a new root gets it in
+ * prepare_leaf). */
+static void root_vcf_check(mcts_t *t)
+{
+    if (t->root_vcf_done)
+        return;
+    t->root_vcf_done = true;
+    if (N(t, t->root)->state != NS_EXPANDED)
+        return;
+    int win = vcf_first_move(t, &t->root_board, t->p.vcf_root_nodes);
+    if (win != MOVE_NONE)
+        root_prove_win(t, win);
+}
+
+bool mcts_root_prove_win(mcts_t *t, int move)
+{
+    assert(t->npending == 0);
+    node_t *r = N(t, t->root);
+    if (r->state == NS_NEW) {
+        /* not expanded yet: expand it with this move as its only child */
+        if (board_check_move(&t->root_board, move) != MOVE_OK)
+            return false;
+        return make_proven_win(t, t->root, move);
+    }
+    return root_prove_win(t, move);
 }
 
 /* Select up to max leaves into the pending slots pend[0..max-1] (virtual
@@ -677,7 +712,28 @@ void mcts_set_root(mcts_t *t, const board_t *b)
 {
     assert(t->npending == 0);
     memcpy(&t->root_board, b, sizeof *b);
+    t->nallow = 0;
     tree_clear(t);
+}
+
+void mcts_set_root_filter(mcts_t *t, const board_t *b, const int *moves, int n)
+{
+    mcts_set_root(t, b);
+    memset(t->allow, 0, sizeof t->allow);
+    for (int i = 0; i < n; i++)
+        if (moves[i] >= 0 && moves[i] < board_npoints(b) && !t->allow[moves[i]]) {
+            t->allow[moves[i]] = 1;
+            t->nallow++;
+        }
+}
+
+int mcts_root_filter(const mcts_t *t, int *moves)
+{
+    int n = 0;
+    for (int p = 0; p < board_npoints(&t->root_board) && n < t->nallow; p++)
+        if (t->allow[p])
+            moves[n++] = p;
+    return n;
 }
 
 const board_t *mcts_root_board(const mcts_t *t) { return &t->root_board; }
@@ -723,6 +779,7 @@ bool mcts_advance(mcts_t *t, int move)
     t->root_board = nb;
     t->root_noised = false;
     t->root_vcf_done = false;
+    t->nallow = 0;
     const node_t *c = child ? CN(t, child) : NULL;
     /* a child proven lost without its moves (marked by the root's VCF
      * check) is searched afresh like a new one */

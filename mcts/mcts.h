@@ -117,6 +117,21 @@ bool mcts_sync_root(mcts_t *t, const board_t *b);
 bool mcts_advance(mcts_t *t, int move);
 const board_t *mcts_root_board(const mcts_t *t);
 
+/* Start over from b (as mcts_set_root) with only moves[0..n) as the
+ * root's children: the defences a threat solver found, or moves a caller
+ * must avoid left out. Moves that are not legal are dropped; a filter that
+ * leaves no legal move is ignored; a root that is lost anyway keeps its
+ * one move. The filter lasts until the root changes (set_root, advance,
+ * a sync that moves on). mcts_root_filter writes the allowed moves,
+ * ascending, and returns their count (0: no filter). */
+void mcts_set_root_filter(mcts_t *t, const board_t *b, const int *moves, int n);
+int mcts_root_filter(const mcts_t *t, int *moves);
+/* Mark the root a proven win by `move` (a solver's line from outside the
+ * tree, e.g. a VCT): the move's child becomes proven lost for the
+ * opponent, so the search stops and picks it. false (nothing changes)
+ * when move is not a legal root move or the arena is full. */
+bool mcts_root_prove_win(mcts_t *t, int move);
+
 /* Dirichlet(alpha) noise mixed into the root priors with weight frac; the
  * root must be expanded (mcts_root_expanded). Once per root. */
 void mcts_add_noise(mcts_t *t, double alpha, double frac);

@@ -952,6 +952,70 @@ START_TEST(test_bf16_player_agrees)
 }
 END_TEST
 
+/* A root filter: only the allowed moves are searched and played, it is
+ * reported back, and it ends with the root (advance, set_root). */
+START_TEST(test_root_filter)
+{
+    mcts_t *t = make_tree(0.0f, (size_t)8 << 20, NULL, 1);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    board_play(&b, board_xy(&b, 4, 4));
+    int allow[3] = {board_xy(&b, 0, 0), board_xy(&b, 8, 8), board_xy(&b, 4, 4) /* occupied */};
+    mcts_set_root_filter(t, &b, allow, 3);
+    int got[BOARD_CELLS];
+    ck_assert_int_eq(mcts_root_filter(t, got), 3);
+    mcts_limits_t lim = {.visits = 200};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    mcts_child_info_t ch[BOARD_CELLS];
+    int n = mcts_root_children(t, ch, BOARD_CELLS);
+    ck_assert_int_eq(n, 2);
+    uint32_t sum = 0;
+    for (int i = 0; i < n; i++) {
+        ck_assert(ch[i].move == allow[0] || ch[i].move == allow[1]);
+        sum += ch[i].visits;
+    }
+    ck_assert_uint_eq(sum + 1, mcts_root_n(t));
+    ck_assert(r.best_move == allow[0] || r.best_move == allow[1]);
+    ck_assert(mcts_advance(t, r.best_move));
+    ck_assert_int_eq(mcts_root_filter(t, got), 0);
+    /* a filter of nothing legal is ignored: every empty point is a child */
+    int bad[1] = {board_xy(&b, 4, 4)};
+    mcts_set_root_filter(t, &b, bad, 1);
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(mcts_root_children(t, ch, BOARD_CELLS), 80);
+    mcts_free(t);
+}
+END_TEST
+
+/* A win proven outside the tree (a solver's line): the root becomes a
+ * proven win through that move, fresh or after a search expanded it. */
+START_TEST(test_root_prove_win)
+{
+    mcts_t *t = make_tree(0.0f, (size_t)8 << 20, NULL, 1);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    board_play(&b, board_xy(&b, 4, 4));
+    mcts_set_root(t, &b);
+    ck_assert(!mcts_root_prove_win(t, board_xy(&b, 4, 4)));   /* occupied */
+    ck_assert(mcts_root_prove_win(t, board_xy(&b, 2, 3)));
+    mcts_result_t r;
+    mcts_limits_t lim = {.visits = 50};
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(r.proven, 1);
+    ck_assert_int_eq(r.best_move, board_xy(&b, 2, 3));
+    mcts_set_root(t, &b);
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(r.proven, 0);
+    ck_assert(mcts_root_prove_win(t, board_xy(&b, 7, 1)));
+    mcts_get_result(t, &r);
+    ck_assert_int_eq(r.proven, 1);
+    ck_assert_int_eq(mcts_pick_move(t, 1.0), board_xy(&b, 7, 1));
+    ck_assert_float_eq(mcts_root_value(t), 1.0f);
+    mcts_free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -961,7 +1025,7 @@ int main(void)
              test_vcf_forced_block_proven_loss, test_terminal_exact, test_same_seed_same_output,
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
-             test_time_and_stop, test_model_player);
+             test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     return run_suite(s);
 }
