@@ -17,13 +17,9 @@
 #include "util/util.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
+#include "play/movetime.h"
 #include "play/searcher.h"
 
-#define INFO_UNLIMITED 2147483647LL   /* time_left when the match time is unlimited */
-#define DEFAULT_TURN_MS 5000          /* no INFO timeout_turn: a human is playing */
-#define FIRST_LATENCY_MS 5.0          /* prior before anything is measured */
-#define LATENCY_DECAY 0.9             /* per move: a stall's latency fades */
-#define MARGIN_MAX_SHARE 0.45         /* the margin never takes more of a move's limit */
 #define DEFAULT_TREE_BYTES ((size_t)256 << 20)
 #define DEFAULT_CACHE_BYTES ((size_t)64 << 20)
 #define MIN_TREE_BYTES ((size_t)4 << 20)
@@ -74,19 +70,12 @@ struct pbrain {
     int fixed_stones;           /* irregular: the first fixed_stones moves were set, not played */
 
     /* INFO */
-    long long timeout_turn;     /* ms, -1 not given */
-    long long timeout_match;    /* ms, 0 no limit */
-    long long time_left;        /* ms, INFO_UNLIMITED when not given */
+    movetime_t mt;              /* timeout_turn, timeout_match, time_left, latency */
     long long max_memory;       /* bytes, 0 no limit */
     int game_type;
     int rule_unsupported;       /* INFO rule asked for caro or unknown bits */
     long long rule_bits;
     char folder[256];
-
-    /* latency: reply time minus search budget; the largest recent one,
-     * decaying by LATENCY_DECAY each move */
-    double lat_est;
-    int nlat;
 
     /* stopping a search from the reader thread (pbrain_run): stop is read
      * by the search atomically; searching and ending are under mu */
@@ -440,8 +429,7 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
     snprintf(pb->spec, sizeof pb->spec, "%s", o->model);
     pb->opts.model = pb->spec;
     pb->rng = o->seed ^ 0x5bd1e995u;
-    pb->timeout_turn = -1;
-    pb->time_left = INFO_UNLIMITED;
+    movetime_init(&pb->mt);
     pb->rule = RULE_FREESTYLE;
     pb->size = BOARD_DEFAULT;
     if (brain_load(pb, err, errlen))
@@ -482,71 +470,16 @@ size_t pbrain_tree_budget(const pbrain_t *pb)
     return pb->kind == BRAIN_MCTS ? tree_budget(pb) : 0;
 }
 
-/* ---- time ---- */
-
-/* Our moves left, roughly: games rarely go past 70 stones. */
-static int moves_left(const board_t *b)
-{
-    int est = (70 - b->nmoves) / 2;
-    int free_pts = (board_npoints(b) - b->nmoves + 1) / 2;
-    if (est > free_pts)
-        est = free_pts;
-    return est < 6 ? 6 : est;
-}
-
-/* The time the rules let this move take, before the margin (ms). */
-static double move_limit_ms(const pbrain_t *pb)
-{
-    double limit = pb->timeout_turn >= 0 ? (double)pb->timeout_turn : DEFAULT_TURN_MS;
-    if (pb->time_left < INFO_UNLIMITED) {
-        double share = pb->time_left > 0 ? (double)pb->time_left / moves_left(&pb->board) : 0;
-        if (share < limit)
-            limit = share;
-    }
-    return limit;
-}
-
-/* A floor for what we cannot see from inside (pipe and scheduling
- * latency) plus the latency measured lately, the whole at most
- * MARGIN_MAX_SHARE of the limit: a stall (a paused process, a slow
- * pipe) costs the next moves some search time, never all of it. */
-static double margin_ms(const pbrain_t *pb, double limit)
-{
-    double floor_ms = 5.0 + 0.2 * limit;
-    if (floor_ms > 100.0)
-        floor_ms = 100.0;
-    double lat = pb->nlat ? pb->lat_est : FIRST_LATENCY_MS;
-    double room = MARGIN_MAX_SHARE * limit - floor_ms;
-    if (lat > room)
-        lat = room > 0 ? room : 0;
-    return floor_ms + lat;
-}
-
-static double budget_ms(const pbrain_t *pb)
-{
-    if (pb->timeout_turn == 0)
-        return 0;
-    double limit = move_limit_ms(pb);
-    double b = limit - margin_ms(pb, limit);
-    return b < 1.0 ? 0.0 : b;
-}
+/* ---- time (play/movetime.h) ---- */
 
 int pbrain_move_budget_ms(const pbrain_t *pb)
 {
-    return (int)budget_ms(pb);
+    return (int)movetime_budget_ms(&pb->mt, &pb->board);
 }
 
 int pbrain_margin_ms(const pbrain_t *pb)
 {
-    return (int)ceil(margin_ms(pb, move_limit_ms(pb)));
-}
-
-static void record_latency(pbrain_t *pb, double t0, double budget)
-{
-    double excess = util_now_ms() - t0 - budget;
-    double decayed = pb->lat_est * LATENCY_DECAY;
-    pb->lat_est = excess > decayed ? excess : decayed;
-    pb->nlat++;
+    return (int)ceil(movetime_margin_ms(&pb->mt, &pb->board));
 }
 
 /* ---- positions ---- */
@@ -694,7 +627,7 @@ static int answer_move(pbrain_t *pb, FILE *out, double t0)
         reply(out, "ERROR %s", why);
         return -1;
     }
-    double budget = budget_ms(pb);
+    double budget = movetime_budget_ms(&pb->mt, &pb->board);
     brain_move_t m;
     if (brain_genmove(pb, budget, &m, err, sizeof err)) {
         if (!ending(pb))
@@ -711,7 +644,7 @@ static int answer_move(pbrain_t *pb, FILE *out, double t0)
     format_xy(mv, sizeof mv, m.move, pb->size);
     reply(out, "%s", mv);
     fflush(out);
-    record_latency(pb, t0, budget);
+    movetime_record(&pb->mt, t0, budget);
     /* After the reply, off our clock: keeping the subtree may compact the
      * tree (copying it and touching fresh memory, ~10 ms measured). */
     if (pb->tree)
@@ -764,7 +697,7 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
         reply(out, "ERROR SWAP2BOARD: %s", err);
         return;
     }
-    double budget = budget_ms(pb);
+    double budget = movetime_budget_ms(&pb->mt, &pb->board);
     int bad = 0;
     if (n == 0) {
         int best = -1;
@@ -815,7 +748,7 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
         format_xy(s2, sizeof s2, mv[2], pb->size);
         reply(out, "%s %s %s", s0, s1, s2);
         fflush(out);
-        record_latency(pb, t0, budget);
+        movetime_record(&pb->mt, t0, budget);
         return;
     }
     /* 3 or 5 stones: white to move. SWAP = we take black, the other side
@@ -836,7 +769,7 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
         pb->me = STONE_BLACK;
         reply(out, "SWAP");
         fflush(out);
-        record_latency(pb, t0, budget);
+        movetime_record(&pb->mt, t0, budget);
         return;
     }
     answer_move(pb, out, t0);
@@ -977,11 +910,11 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
     long long max = 2147483647LL;
     int signed_ok = 0;
     if (word_is(k, kn, "timeout_turn"))
-        dst = &pb->timeout_turn;
+        dst = &pb->mt.timeout_turn;
     else if (word_is(k, kn, "timeout_match"))
-        dst = &pb->timeout_match;
+        dst = &pb->mt.timeout_match;
     else if (word_is(k, kn, "time_left"))
-        dst = &pb->time_left, signed_ok = 1;
+        dst = &pb->mt.time_left, signed_ok = 1;
     else if (word_is(k, kn, "max_memory"))
         dst = &pb->max_memory, max = (1LL << 50);
     else if (!word_is(k, kn, "game_type") && !word_is(k, kn, "rule"))
@@ -1166,7 +1099,7 @@ static void play(pbrain_t *pb, const char *args, FILE *out, double t0)
         mcts_set_root(pb->tree, &pb->board);
     reply(out, "%d,%d", x, y);
     fflush(out);
-    record_latency(pb, t0, 0);
+    movetime_record(&pb->mt, t0, 0);
 }
 
 static int is_command_word(const char *w, size_t n)
