@@ -18,38 +18,18 @@
 #include "mcts/mcts.h"
 #include "nn/nn.h"
 #include "play/movetime.h"
-#include "play/searcher.h"
+#include "play/brain.h"
+#include "play/swap2.h"
 
-#define DEFAULT_TREE_BYTES ((size_t)256 << 20)
-#define DEFAULT_CACHE_BYTES ((size_t)64 << 20)
-#define MIN_TREE_BYTES ((size_t)4 << 20)
-#define PROCESS_BASE_BYTES ((size_t)48 << 20)   /* code, stacks, stdio, net buffers */
-#define SEARCH_BATCH 8
-#define WARMUP_MS 30.0                /* a search at start-up, off any move's clock */
 #define QUEUE_LINES 64                /* lines read ahead while a move is being searched */
 
-typedef enum { BRAIN_BOT, BRAIN_MCTS } brain_kind_t;
 typedef enum { MODE_CMD, MODE_BOARD, MODE_SWAP2 } block_mode_t;
-
-typedef struct brain_move {
-    int move;
-    int searched;           /* 1: r holds a search's analysis */
-    mcts_result_t r;
-} brain_move_t;
 
 struct pbrain {
     pbrain_opts_t opts;
     char spec[256];
 
-    /* move chooser */
-    brain_kind_t kind;
-    bot_kind_t bot;             /* BRAIN_BOT */
-    int nthreads;               /* search threads, each with its own net */
-    searcher_t *searcher;       /* BRAIN_MCTS: net(s), evaluators, cache and the tree */
-    mcts_t *tree;               /* the searcher's tree (NULL after a failed resize) */
-    size_t tree_bytes, cache_bytes;   /* what the current tree/cache were made with */
-    size_t model_bytes;
-    int board_max;              /* largest board the chooser serves */
+    brain_t *br;                /* the move chooser: model or bot */
 
     /* game */
     int started;
@@ -57,7 +37,6 @@ struct pbrain {
     rule_t rule;
     board_t board;
     int me;                     /* STONE_BLACK / STONE_WHITE we play, 0 unknown */
-    uint64_t rng;
 
     /* BOARD / SWAP2BOARD block being read */
     block_mode_t mode;
@@ -206,44 +185,6 @@ void pbrain_opts_default(pbrain_opts_t *o)
     o->seed = 1;
 }
 
-/* Tree and cache sized from max_memory: what is left after the model and
- * the process itself, 3/4 tree and 1/4 cache. 0 when max_memory is too
- * small to play. */
-static size_t tree_budget(const pbrain_t *pb)
-{
-    if (pb->max_memory <= 0)
-        return DEFAULT_TREE_BYTES + DEFAULT_CACHE_BYTES;
-    size_t fixed = PROCESS_BASE_BYTES + pb->model_bytes;
-    if ((unsigned long long)pb->max_memory < fixed + MIN_TREE_BYTES)
-        return 0;
-    size_t left = (size_t)pb->max_memory - fixed;
-    size_t cap = DEFAULT_TREE_BYTES * 4 + DEFAULT_CACHE_BYTES * 4;
-    return left < cap ? left : cap;
-}
-
-/* Tree and cache resized when max_memory changed; -1 with err. */
-static int brain_ensure_tree(pbrain_t *pb, char *err, size_t errlen)
-{
-    if (pb->kind != BRAIN_MCTS)
-        return 0;
-    size_t total = tree_budget(pb);
-    if (total == 0) {
-        snprintf(err, errlen, "max_memory %lld bytes is too small: this engine needs %zu MiB",
-                 pb->max_memory, (PROCESS_BASE_BYTES + pb->model_bytes + MIN_TREE_BYTES) >> 20);
-        return -1;
-    }
-    size_t cache_bytes = total / 4, tree_bytes = total - cache_bytes;
-    if (pb->tree && tree_bytes == pb->tree_bytes && cache_bytes == pb->cache_bytes)
-        return 0;
-    pb->tree = NULL;
-    if (searcher_set_memory(pb->searcher, tree_bytes, cache_bytes, err, errlen))
-        return -1;
-    pb->tree = searcher_tree(pb->searcher, 0);
-    pb->tree_bytes = tree_bytes;
-    pb->cache_bytes = cache_bytes;
-    return 0;
-}
-
 /* A search runs between these two: a stop request (YXSTOP) counts only
  * while one runs; after END every search stops at once. */
 static void search_begin(pbrain_t *pb)
@@ -270,149 +211,24 @@ static int ending(pbrain_t *pb)
     return e;
 }
 
-/* Search b for budget_ms (0: one visit, the policy's best move / the
- * search's tactics) with the brain's threads. Fills r. 0, or -1 with err. */
-static int brain_search(pbrain_t *pb, const board_t *b, double budget_ms, mcts_result_t *r,
-                        char *err, size_t errlen)
+/* The brain's calls that search run between search_begin and search_end. */
+static int search_genmove(pbrain_t *pb, double budget_ms, brain_move_t *m, char *err,
+                          size_t errlen)
 {
-    if (brain_ensure_tree(pb, err, errlen))
-        return -1;
-    mcts_sync_root(pb->tree, b);   /* for the visit count below; searcher_search syncs too */
-    mcts_limits_t lim = {0};
-    lim.batch = SEARCH_BATCH;
-    lim.stop = &pb->stop;
-    if (budget_ms < 1.0)
-        lim.visits = mcts_root_n(pb->tree) + 1;
-    else
-        lim.time_ms = budget_ms;
     search_begin(pb);
-    int rc = searcher_search(pb->searcher, b, &lim, r, err, errlen);
+    int rc = brain_genmove(pb->br, &pb->board, pb->blocked, budget_ms,
+                           &pb->stop, m, err, errlen);
     search_end(pb);
     return rc;
 }
 
-/* A legal point that is not blocked (BOARD field 3) instead of `move`
- * when `move` is blocked: a winning point, else the most visited such root
- * child, else the free point nearest the centre. MOVE_NONE when there is
- * none. */
-static int unblocked_move(pbrain_t *pb, int move)
+static double search_value(pbrain_t *pb, const board_t *b, double budget_ms, char *err,
+                           size_t errlen, int *failed)
 {
-    if (move == MOVE_NONE || !pb->blocked[move])
-        return move;
-    for (int m = 0; m < board_npoints(&pb->board); m++)
-        if (!pb->blocked[m] && board_is_winning_move(&pb->board, m))
-            return m;
-    if (pb->tree) {
-        mcts_child_info_t ch[BOARD_CELLS];
-        int n = mcts_root_children(pb->tree, ch, BOARD_CELLS);
-        int best = MOVE_NONE;
-        uint32_t best_n = 0;
-        float best_p = -1.0f;
-        for (int i = 0; i < n; i++) {
-            int m = ch[i].move;
-            if (pb->blocked[m] || board_check_move(&pb->board, m) != MOVE_OK)
-                continue;
-            if (ch[i].visits > best_n || (ch[i].visits == best_n && ch[i].prior > best_p)) {
-                best = m;
-                best_n = ch[i].visits;
-                best_p = ch[i].prior;
-            }
-        }
-        if (best != MOVE_NONE)
-            return best;
-    }
-    int c = pb->size / 2, best = MOVE_NONE, best_d = 1 << 30;
-    for (int m = 0; m < board_npoints(&pb->board); m++) {
-        int dx = m % pb->size - c, dy = m / pb->size - c, d = dx * dx + dy * dy;
-        if (!pb->blocked[m] && d < best_d && board_check_move(&pb->board, m) == MOVE_OK) {
-            best = m;
-            best_d = d;
-        }
-    }
-    return best;
-}
-
-static int brain_genmove(pbrain_t *pb, double budget_ms, brain_move_t *m, char *err,
-                         size_t errlen)
-{
-    memset(m, 0, sizeof *m);
-    m->move = MOVE_NONE;
-    if (pb->kind == BRAIN_BOT) {
-        m->move = bot_move(pb->bot, &pb->board, &pb->rng);
-    } else {
-        if (brain_search(pb, &pb->board, budget_ms, &m->r, err, errlen))
-            return -1;
-        m->searched = budget_ms >= 1.0;
-        m->move = mcts_pick_move(pb->tree, 0.0);
-    }
-    m->move = unblocked_move(pb, m->move);
-    if (m->move == MOVE_NONE || board_check_move(&pb->board, m->move) != MOVE_OK) {
-        snprintf(err, errlen, "no legal move");
-        return -1;
-    }
-    return 0;
-}
-
-/* Value of b for its side to move, or NAN when the chooser has none (bots). */
-static double brain_value(pbrain_t *pb, const board_t *b, double budget_ms, char *err,
-                          size_t errlen, int *err_out)
-{
-    *err_out = 0;
-    if (pb->kind == BRAIN_BOT)
-        return NAN;
-    mcts_result_t r;
-    if (brain_search(pb, b, budget_ms, &r, err, errlen)) {
-        *err_out = 1;
-        return NAN;
-    }
-    return r.value;
-}
-
-static int brain_load(pbrain_t *pb, char *err, size_t errlen)
-{
-    const char *spec = pb->opts.model;
-    pb->board_max = BOARD_MAX;
-    if (strncmp(spec, "bot:", 4) == 0) {
-        pb->kind = BRAIN_BOT;
-        if (!bot_parse(spec + 4, &pb->bot)) {
-            snprintf(err, errlen, "unknown bot '%s' (bots: %s)", spec, BOT_LIST);
-            return -1;
-        }
-        return 0;
-    }
-    pb->kind = BRAIN_MCTS;
-    nn_model_t *model = NULL;
-    if (strcmp(spec, "mcts:uniform") != 0) {
-        model = nn_model_load(spec, err, errlen);
-        if (!model)
-            return -1;
-        pb->board_max = model->cfg.board_max;
-        /* weights and the net's buffers, one net per search thread */
-        pb->model_bytes = model->nparams * sizeof(float) * 2 * (size_t)pb->nthreads;
-    }
-    size_t total = tree_budget(pb);
-    searcher_opts_t so;
-    searcher_opts_default(&so);
-    so.device = pb->opts.device;
-    so.precision = pb->opts.precision;
-    so.search_threads = pb->nthreads;
-    so.net_threads = 1;
-    so.batch = SEARCH_BATCH;
-    so.size = pb->board_max < BOARD_DEFAULT ? pb->board_max : BOARD_DEFAULT;
-    so.cache_bytes = total / 4;
-    so.tree_bytes = total - so.cache_bytes;
-    so.mcts.seed = pb->opts.seed;
-    char note[256] = "";
-    pb->searcher = searcher_create(model, &so, note, sizeof note, err, errlen);
-    nn_model_free(model);
-    if (!pb->searcher)
-        return -1;
-    if (note[0] && !pb->opts.quiet)
-        fprintf(stderr, "gomoku pbrain: %s\n", note);
-    pb->tree = searcher_tree(pb->searcher, 0);
-    pb->tree_bytes = so.tree_bytes;
-    pb->cache_bytes = so.cache_bytes;
-    return 0;
+    search_begin(pb);
+    double v = brain_value(pb->br, b, budget_ms, &pb->stop, failed, err, errlen);
+    search_end(pb);
+    return v;
 }
 
 pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
@@ -424,27 +240,16 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
     }
     pthread_mutex_init(&pb->mu, NULL);
     pb->opts = *o;
-    pb->nthreads = o->threads < 1 ? 1 : o->threads > PBRAIN_MAX_THREADS ? PBRAIN_MAX_THREADS
-                                                                        : o->threads;
     snprintf(pb->spec, sizeof pb->spec, "%s", o->model);
     pb->opts.model = pb->spec;
-    pb->rng = o->seed ^ 0x5bd1e995u;
     movetime_init(&pb->mt);
     pb->rule = RULE_FREESTYLE;
     pb->size = BOARD_DEFAULT;
-    if (brain_load(pb, err, errlen))
+    brain_opts_t bo = {.model = pb->spec, .threads = o->threads, .device = o->device,
+                       .precision = o->precision, .seed = o->seed,
+                       .who = o->quiet ? NULL : "gomoku pbrain"};
+    if (!(pb->br = brain_create(&bo, err, errlen)))
         goto out_free;
-    if (pb->kind == BRAIN_MCTS) {
-        /* warm up: the first call of each net makes its buffers and
-         * threads, not on a move's clock; a short timed search gives
-         * every search thread a batch */
-        board_t b;
-        mcts_result_t r;
-        board_init(&b, pb->board_max < BOARD_DEFAULT ? pb->board_max : BOARD_DEFAULT,
-                   RULE_FREESTYLE);
-        if (brain_search(pb, &b, WARMUP_MS, &r, err, errlen))
-            goto out_free;
-    }
     return pb;
 out_free:
     pbrain_free(pb);
@@ -455,7 +260,7 @@ void pbrain_free(pbrain_t *pb)
 {
     if (!pb)
         return;
-    searcher_free(pb->searcher);
+    brain_free(pb->br);
     pthread_mutex_destroy(&pb->mu);
     free(pb);
 }
@@ -467,7 +272,7 @@ const board_t *pbrain_board(const pbrain_t *pb)
 
 size_t pbrain_tree_budget(const pbrain_t *pb)
 {
-    return pb->kind == BRAIN_MCTS ? tree_budget(pb) : 0;
+    return brain_memory_budget(pb->br, NULL, 0);
 }
 
 /* ---- time (play/movetime.h) ---- */
@@ -605,11 +410,8 @@ static const char *cannot_play(pbrain_t *pb, char *buf, size_t len)
         rule_unsupported_why(pb->rule_bits, buf, len);
         return buf;
     }
-    if (pb->kind == BRAIN_MCTS && tree_budget(pb) == 0) {
-        snprintf(buf, len, "max_memory %lld bytes is too small: this engine needs %zu MiB",
-                 pb->max_memory, (PROCESS_BASE_BYTES + pb->model_bytes + MIN_TREE_BYTES) >> 20);
+    if (!brain_is_bot(pb->br) && brain_memory_budget(pb->br, buf, len) == 0)
         return buf;
-    }
     if (board_over(&pb->board)) {
         snprintf(buf, len, "the game is over (%s)", result_str((result_t)pb->board.result));
         return buf;
@@ -629,7 +431,7 @@ static int answer_move(pbrain_t *pb, FILE *out, double t0)
     }
     double budget = movetime_budget_ms(&pb->mt, &pb->board);
     brain_move_t m;
-    if (brain_genmove(pb, budget, &m, err, sizeof err)) {
+    if (search_genmove(pb, budget, &m, err, sizeof err)) {
         if (!ending(pb))
             reply(out, "ERROR %s", err);
         return -1;
@@ -645,33 +447,11 @@ static int answer_move(pbrain_t *pb, FILE *out, double t0)
     reply(out, "%s", mv);
     fflush(out);
     movetime_record(&pb->mt, t0, budget);
-    /* After the reply, off our clock: keeping the subtree may compact the
-     * tree (copying it and touching fresh memory, ~10 ms measured). */
-    if (pb->tree)
-        mcts_advance(pb->tree, m.move);
+    brain_played(pb->br, m.move);   /* after the reply: off our clock */
     return 0;
 }
 
 /* ---- SWAP2BOARD ---- */
-
-/* Three-stone openings (black, white, black) as offsets from the centre. */
-static const int8_t swap2_book[][6] = {
-    {0, 0, 1, 0, 0, 2},   {0, 0, 1, 1, 2, 0},  {0, 0, 2, 1, 1, -2}, {0, 0, -1, 1, 3, 0},
-    {0, 0, 0, 1, 2, 2},   {0, 0, 1, -1, -2, -1}, {0, 0, 2, 0, 0, 3},  {0, 0, 1, 2, 3, 1},
-};
-#define SWAP2_BOOK ((int)(sizeof swap2_book / sizeof swap2_book[0]))
-
-static int swap2_opening(const pbrain_t *pb, int k, int16_t mv[3])
-{
-    int c = pb->size / 2;
-    for (int i = 0; i < 3; i++) {
-        int x = c + swap2_book[k][2 * i], y = c + swap2_book[k][2 * i + 1];
-        if (x < 0 || y < 0 || x >= pb->size || y >= pb->size)
-            return -1;
-        mv[i] = (int16_t)(y * pb->size + x);
-    }
-    return 0;
-}
 
 static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
 {
@@ -702,30 +482,26 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
     if (n == 0) {
         int best = -1;
         double best_abs = 1e9;
-        int cands[SWAP2_BOOK], nc = 0;
-        for (int k = 0; k < SWAP2_BOOK; k++) {
-            int16_t mv[3];
-            if (swap2_opening(pb, k, mv) == 0)
-                cands[nc++] = k;
-        }
+        int16_t book[SWAP2_BOOK_MAX][3];
+        int index[SWAP2_BOOK_MAX];
+        int nc = swap2_book(pb->size, book, index);
         if (nc == 0) {
             reply(out, "ERROR SWAP2BOARD: the board is too small for an opening");
             return;
         }
-        if (pb->kind == BRAIN_BOT) {
-            best = cands[util_rng_below(&pb->rng, (uint32_t)nc)];
+        if (brain_is_bot(pb->br)) {
+            best = (int)util_rng_below(brain_rng(pb->br), (uint32_t)nc);
         } else {
             for (int i = 0; i < nc && !bad; i++) {
-                int16_t mv[3] = {0};
-                swap2_opening(pb, cands[i], mv);
+                const int16_t *mv = book[i];
                 int16_t bl[2] = {mv[0], mv[2]}, wh[1] = {mv[1]};
                 board_t t;
                 if (build_board(&t, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err))
                     continue;
-                double v = brain_value(pb, &t, budget / nc, err, sizeof err, &bad);
+                double v = search_value(pb, &t, budget / nc, err, sizeof err, &bad);
                 if (!bad && fabs(v) < best_abs) {
                     best_abs = fabs(v);
-                    best = cands[i];
+                    best = i;
                 }
             }
             if (bad) {
@@ -736,10 +512,9 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
                 reply(out, "ERROR SWAP2BOARD: no opening fits this board");
                 return;
             }
-            reply(out, "MESSAGE swap2 opening %d: white's value %.2f", best, best_abs);
+            reply(out, "MESSAGE swap2 opening %d: white's value %.2f", index[best], best_abs);
         }
-        int16_t mv[3] = {0};
-        swap2_opening(pb, best, mv);
+        const int16_t *mv = book[best];
         int16_t bl[2] = {mv[0], mv[2]}, wh[1] = {mv[1]};
         build_board(&pb->board, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err);
         pb->me = 0;
@@ -758,13 +533,12 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
         reply(out, "ERROR %s", err);
         return;
     }
-    double v = brain_value(pb, &pb->board, budget * 0.4, err, sizeof err, &bad);
+    double v = search_value(pb, &pb->board, budget * 0.4, err, sizeof err, &bad);
     if (bad) {
         reply(out, "ERROR %s", err);
         return;
     }
-    double threshold = n == 3 ? -0.1 : 0.0;
-    if (!isnan(v) && v < threshold) {
+    if (swap2_take_black(n, v)) {
         reply(out, "MESSAGE white's value %.2f: taking black", v);
         pb->me = STONE_BLACK;
         reply(out, "SWAP");
@@ -936,11 +710,11 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
         val = -val;
     if (dst) {
         *dst = val;
-        if (dst == &pb->max_memory && pb->kind == BRAIN_MCTS) {
+        if (dst == &pb->max_memory) {
             /* resize now: INFO comes before the move, off its clock; too
              * little is reported now (moves are refused until it grows) */
             char err[200];
-            if (brain_ensure_tree(pb, err, sizeof err))
+            if (brain_set_max_memory(pb->br, val, err, sizeof err))
                 reply(out, "ERROR INFO max_memory %lld: %s", val, err);
         }
         return;
@@ -997,9 +771,9 @@ static int start(pbrain_t *pb, const char *args, FILE *out, int rect)
         reply(out, "ERROR rectangular boards are not supported (%lldx%lld)", w, h);
         return -1;
     }
-    if (w < BOARD_MIN || w > BOARD_MAX || w > pb->board_max) {
+    if (w < BOARD_MIN || w > BOARD_MAX || w > brain_board_max(pb->br)) {
         reply(out, "ERROR unsupported size %lld: this engine plays %d..%d", w, BOARD_MIN,
-              pb->board_max < BOARD_MAX ? pb->board_max : BOARD_MAX);
+              brain_board_max(pb->br) < BOARD_MAX ? brain_board_max(pb->br) : BOARD_MAX);
         return -1;
     }
     new_game(pb, (int)w);
@@ -1095,8 +869,7 @@ static void play(pbrain_t *pb, const char *args, FILE *out, double t0)
     }
     pb->me = pb->board.to_move;
     board_play(&pb->board, m);
-    if (pb->tree)
-        mcts_set_root(pb->tree, &pb->board);
+    brain_set_position(pb->br, &pb->board);
     reply(out, "%d,%d", x, y);
     fflush(out);
     movetime_record(&pb->mt, t0, 0);

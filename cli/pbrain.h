@@ -17,22 +17,10 @@
  * position is then unchanged), "UNKNOWN <reason>" for anything else, and
  * "MESSAGE ..." lines (search analysis) just before a move.
  *
- * Swap2 (SWAP2BOARD): with 0 stones it proposes three (black, white,
- * black) from a small book of openings, picking the most balanced one by
- * the model's value (a bot picks one by its seed); with 3 stones it
- * answers SWAP (takes black) when white's value is below -0.1, else it
- * stays white and plays the 4th stone; with 5 stones it answers SWAP when
- * white's value is below 0, else plays the 6th stone as white. Bots have
- * no value: they stay and play. It never chooses swap2's "two more
- * stones" option.
- *
- * Time: a move gets min(timeout_turn, time_left / max(moves left, 6))
- * minus a margin = a floor (5 ms + 20% of the limit, at most 100 ms) + the
- * largest latency measured lately (reply time minus search budget:
- * queueing, parsing, setup, search overrun and output; it decays by 10% a
- * move), the whole margin at most 45% of the limit, so a stall costs the
- * next moves part of their search, never all of it. A move's clock starts
- * when its line arrived (BOARD: at DONE). timeout_turn 0, or a budget under
+ * The move chooser is play/brain.h (a model searched with MCTS, or a bot),
+ * swap2's book and choices play/swap2.h, and the time a move gets
+ * play/movetime.h; a move's clock starts when its line arrived (BOARD: at
+ * DONE). timeout_turn 0, or a budget under
  * 1 ms, plays at once (bots: the bot; models: the policy's best move). */
 #ifndef GZ_CLI_PBRAIN_H
 #define GZ_CLI_PBRAIN_H
@@ -43,10 +31,11 @@
 
 #include "engine/board.h"
 #include "nn/nn.h"
+#include "play/brain.h"
 
 #define PBRAIN_NAME "gomoku-zero"
 #define PBRAIN_LINE_MAX 4096   /* longer lines are refused with ERROR */
-#define PBRAIN_MAX_THREADS 16
+#define PBRAIN_MAX_THREADS BRAIN_MAX_THREADS
 
 typedef struct pbrain_opts {
     const char *model;    /* "bot:greedy", "bot:random" or a .gzm path; not copied */
