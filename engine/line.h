@@ -1,6 +1,7 @@
 /* Internal to engine/: a line of 11 cells through a point in one of the
- * four directions, the point itself at index LINE_MID. Used by the renju
- * forbidden-move check and by the greedy bot. */
+ * four directions, the point itself at index LINE_MID, used by the renju
+ * forbidden-move check and by the greedy bot; and the threat solvers'
+ * scan of five-cell windows (vcf.c, used by vct.c too). */
 #ifndef GZ_ENGINE_LINE_H
 #define GZ_ENGINE_LINE_H
 
@@ -46,5 +47,18 @@ static inline int rule_is_five(int rule, int c, int run)
         return run >= 5;
     return run == 5;
 }
+
+/* Empty cells in a window of five on a line that holds `own` stones of
+ * colour c and no other stone or wall (the rest empty), found from c's
+ * stones; each cell once, in board order of the stones. own 4: candidate
+ * five points; own 3: candidate four points; own 2: the cells where one
+ * stone makes such a window of three (candidate threes). Returns the
+ * count. Defined in vcf.c. */
+int line_window_points(const board_t *b, int c, int own, int *out);
+
+/* Five points of colour c, each once: the own-4 window candidates checked
+ * exactly with the rule's five test. The same set as board_five_points
+ * (not in its order), found from c's stones instead of every point. vcf.c. */
+int line_five_points(const board_t *b, int c, int *out);
 
 #endif

@@ -80,11 +80,7 @@ void vcf_clear(vcf_t *s)
 
 uint64_t vcf_nodes(const vcf_t *s) { return s->total_nodes; }
 
-/* Empty cells in a window of five on a line that holds `own` stones of
- * colour c and no other stone or wall (the rest empty), found from c's
- * stones; each cell once, in board order of the stones. own 4: candidate
- * five points; own 3: candidate four points. Returns the count. */
-static int scan_windows(const board_t *b, int c, int own, int *out)
+int line_window_points(const board_t *b, int c, int own, int *out)
 {
     uint8_t seen[BOARD_CELLS];
     int size = b->size, n = 0;
@@ -121,10 +117,9 @@ static int scan_windows(const board_t *b, int c, int own, int *out)
     return n;
 }
 
-/* Five points of colour c (exact rule check on the window candidates). */
-static int fives(const board_t *b, int c, int *out)
+int line_five_points(const board_t *b, int c, int *out)
 {
-    int n = scan_windows(b, c, 4, out), k = 0;
+    int n = line_window_points(b, c, 4, out), k = 0;
     for (int i = 0; i < n; i++)
         if (board_makes_five(b, out[i], c))
             out[k++] = out[i];
@@ -136,7 +131,7 @@ static int fives(const board_t *b, int c, int *out)
 static int gen_fours(board_t *b, int c, four_t *out)
 {
     int cand[BOARD_CELLS];
-    int n = scan_windows(b, c, 3, cand), kept = 0;
+    int n = line_window_points(b, c, 3, cand), kept = 0;
     for (int i = 0; i < n; i++) {
         int p = cand[i], f[32];
         if (board_makes_five(b, p, c))
@@ -316,13 +311,13 @@ vcf_status_t vcf_solve(vcf_t *s, const board_t *b, const vcf_limits_t *lim, vcf_
     int five[BOARD_CELLS], threat[BOARD_CELLS];
     if (board_over(b))
         goto out_report;
-    if (fives(b, s->attacker, five) > 0) {
+    if (line_five_points(b, s->attacker, five) > 0) {
         s->line[0] = five[0];
         s->nline = 1;
         st = VCF_WIN;
         goto out_report;
     }
-    int nt = fives(b, s->defender, threat);
+    int nt = line_five_points(b, s->defender, threat);
     if (nt >= 2)
         goto out_report;
     int r = attack(s, max_fours, nt ? threat[0] : MOVE_NONE, MOVE_NONE, 0);

@@ -242,6 +242,32 @@ void write_file(const char *path, const void *buf, size_t len, const char *mode)
     ck_assert_int_eq(fclose(f), 0);
 }
 
+void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagram)
+{
+    int size = 1;
+    for (const char *s = diagram; *s; s++)
+        size += *s == '\n' && s[1] != '\0';
+    board_init(b, size, rule);
+    int x = 0, y = 0;
+    for (const char *s = diagram; *s; s++) {
+        if (*s == '\n') {
+            ck_assert_msg(x == size, "diagram row %d has %d points, not %d", y, x, size);
+            x = 0;
+            y++;
+            continue;
+        }
+        ck_assert_msg(x < size, "diagram row %d is longer than %d", y, size);
+        int m = y * size + x++;
+        if (*s == 'X' || *s == 'O') {
+            b->cells[m] = *s == 'X' ? STONE_BLACK : STONE_WHITE;
+            b->moves[b->nmoves++] = (int16_t)m;
+        }
+    }
+    b->last = b->nmoves ? b->moves[b->nmoves - 1] : MOVE_NONE;
+    b->to_move = (uint8_t)to_move;
+    b->hash = board_hash_full(b);
+}
+
 long long json_num(const char *s, const char *key)
 {
     if (!s)

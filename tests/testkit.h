@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "engine/board.h"
+
 /* ---- suites ---- */
 
 /* Adds to S a test case NAME running TESTS (NULL-terminated) with Check's
@@ -89,6 +91,15 @@ bool file_contains(const char *path, const char *needle);
 /* Writes LEN bytes of BUF to PATH (MODE as for fopen: "wb", "ab"); fails
  * the test when that fails. */
 void write_file(const char *path, const void *buf, size_t len, const char *mode);
+
+/* ---- positions ---- */
+
+/* A position from a diagram: rows separated by newlines, one character a
+ * point ('X' black, 'O' white, anything else empty), as many rows as
+ * columns (the board size, BOARD_MIN..BOARD_MAX). Cells, history (the
+ * stones in reading order: only the set matters), hash and side to move
+ * are set directly, so any stone counts can be written down. */
+void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagram);
 
 /* ---- run directories (gomoku train) ---- */
 

@@ -1,0 +1,872 @@
+/* VCT solver; see vct.h.
+ *
+ * Both searches walk the same AND/OR graph. An attacker position (OR)
+ * with d moves left: a five wins; two defender fives lose; d = 0 loses;
+ * then the VCF solver (max d fours, a small node budget) proves the fast
+ * wins, and with it a VCF of one four settles d = 1 exactly. Otherwise
+ * the children are the attacker's threats: when the defender has a four,
+ * only its block; else every four (a child "four + forced block", d - 1)
+ * and every three (a defender position, d - 1). Fours come from the VCF
+ * module's window scan; threes from the cells that make a window of five
+ * with three of the attacker's stones and two empty cells, kept when one
+ * of those empty cells is a winning four. With no winning four on the
+ * board before the move (the VCF check saw none), a new one must lie in
+ * such a window with the move, so outside renju this finds every three.
+ *
+ * A defender position (AND) facing a three: the defender's VCF refutes
+ * it at once; otherwise the children are its fours and the points that
+ * leave the attacker no winning four (see vct.h for why that set is
+ * complete). Outside renju a defender stone can only spoil the winning
+ * fours it touches, so a point must lie on the lines through every one of
+ * them and is checked on those points alone; in renju the lines of any
+ * of them (and of their five points) are tried and the check is global.
+ *
+ * The table maps (position, attacker) to "won within w" (with the winning
+ * move) and "not won within n" attacker moves, exact whatever the
+ * budgets, so both searches and all queries share it. The proof-number
+ * search keeps its tree in a node pool with the children of a node
+ * contiguous; the depth-first search keeps its candidate lists on a
+ * stack of one list per ply. The line is read from the tree where it has
+ * one and from the table's winning moves elsewhere, rebuilt by a
+ * depth-first re-solve where the table lost an entry. */
+#include "engine/vct.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/line.h"
+#include "engine/util.h"
+#include "engine/vcf.h"
+
+#define PLY_MAX (2 * VCT_MAX_DEPTH + 4)
+#define PN_INF 0x3fffffffu
+#define MIN_BYTES ((size_t)64 << 10)
+
+enum { EV_OPEN = 0, EV_WIN, EV_LOSS, EV_ABORT };
+enum { KIND_FOUR, KIND_THREE, KIND_REPLY };
+
+typedef struct tt_entry {
+    uint64_t key;
+    uint8_t win;      /* won within this many attacker moves; 0: not known */
+    uint8_t nowin;    /* not won within this many; 0: not known */
+    int16_t best;     /* attacker positions won: the winning move */
+    uint32_t pad;
+} tt_entry_t;
+
+/* A child: the attacker's four with the defender's forced block, the
+ * attacker's three, or a defender's reply. */
+typedef struct cand {
+    int16_t move, block;
+    uint8_t kind;
+} cand_t;
+
+typedef struct pn_node {
+    uint32_t pn, dn;
+    uint32_t child;     /* first child in the pool; 0: not expanded */
+    uint16_t nchild;
+    int16_t move, block;
+    uint8_t depth;      /* attacker moves left */
+    uint8_t and_node;   /* the defender is to move */
+} pn_node_t;
+
+struct vct {
+    tt_entry_t *tt;
+    size_t tt_mask;
+    pn_node_t *pool;
+    uint32_t pool_cap, pool_used;
+    cand_t *stack;              /* PLY_MAX lists of BOARD_CELLS candidates */
+    vcf_t *vcf;
+    board_t b;                  /* working copy of the query position */
+    int att, def;
+    uint64_t salt;              /* size, rule and attacker in the table key */
+    uint64_t nodes, max_nodes, total_nodes, vcf_nodes;
+    double deadline_ms;         /* 0: none */
+    bool aborted;
+    int line[VCT_LINE_MAX];
+    int nline;
+};
+
+vct_t *vct_create(size_t tt_bytes, char *err, size_t errlen)
+{
+    if (tt_bytes < MIN_BYTES)
+        tt_bytes = MIN_BYTES;
+    size_t n = 1;
+    while (n * 2 * sizeof(tt_entry_t) <= tt_bytes / 4)
+        n *= 2;
+    vct_t *s = calloc(1, sizeof *s);
+    if (!s)
+        goto out_nomem;
+    s->tt = calloc(n, sizeof *s->tt);
+    if (!s->tt)
+        goto out_free_solver;
+    s->tt_mask = n - 1;
+    size_t pool = tt_bytes / 2 / sizeof(pn_node_t);
+    s->pool_cap = pool > UINT32_MAX ? UINT32_MAX : (uint32_t)pool;
+    s->pool = malloc(sizeof *s->pool * s->pool_cap);
+    s->stack = malloc(sizeof *s->stack * PLY_MAX * BOARD_CELLS);
+    if (!s->pool || !s->stack)
+        goto out_free_solver;
+    s->vcf = vcf_create(tt_bytes / 4, err, errlen);
+    if (!s->vcf)
+        goto out_free_solver;
+    return s;
+out_free_solver:
+    vct_free(s);
+out_nomem:
+    snprintf(err, errlen, "out of memory for a VCT solver of %zu bytes", tt_bytes);
+    return NULL;
+}
+
+void vct_free(vct_t *s)
+{
+    if (!s)
+        return;
+    vcf_free(s->vcf);
+    free(s->stack);
+    free(s->pool);
+    free(s->tt);
+    free(s);
+}
+
+void vct_clear(vct_t *s)
+{
+    memset(s->tt, 0, (s->tt_mask + 1) * sizeof *s->tt);
+    vcf_clear(s->vcf);
+}
+
+uint64_t vct_nodes(const vct_t *s) { return s->total_nodes; }
+
+/* Table: two-way buckets, the newer entry first. */
+
+static uint64_t key_after(const vct_t *s, int m1, int c1, int m2)
+{
+    int size = s->b.size;
+    uint64_t h = s->b.hash ^ s->salt;
+    if (m1 != MOVE_NONE)
+        h ^= zobrist_stone(c1, m1 % size, m1 / size) ^ zobrist_side();
+    if (m2 != MOVE_NONE)
+        h ^= zobrist_stone(STONE_BLACK + STONE_WHITE - c1, m2 % size, m2 / size) ^ zobrist_side();
+    return h;
+}
+
+static tt_entry_t *tt_find(vct_t *s, uint64_t key)
+{
+    tt_entry_t *e = &s->tt[key & s->tt_mask & ~(size_t)1];
+    return e[0].key == key ? &e[0] : e[1].key == key ? &e[1] : NULL;
+}
+
+/* EV_WIN, EV_LOSS or EV_OPEN for `key` with depth attacker moves left. */
+static int tt_probe(vct_t *s, uint64_t key, int depth)
+{
+    const tt_entry_t *e = tt_find(s, key);
+    if (!e)
+        return EV_OPEN;
+    if (e->win && e->win <= depth)
+        return EV_WIN;
+    return e->nowin >= depth ? EV_LOSS : EV_OPEN;
+}
+
+static void tt_store(vct_t *s, uint64_t key, int depth, int result, int best)
+{
+    tt_entry_t *e = tt_find(s, key);
+    if (!e) {
+        e = &s->tt[key & s->tt_mask & ~(size_t)1];
+        e[1] = e[0];
+        memset(e, 0, sizeof *e);
+        e->key = key;
+        e->best = MOVE_NONE;
+    }
+    if (result == EV_WIN && (!e->win || depth < e->win)) {
+        e->win = (uint8_t)depth;
+        e->best = (int16_t)best;
+    } else if (result == EV_LOSS && depth > e->nowin) {
+        e->nowin = (uint8_t)depth;
+    }
+}
+
+static uint64_t key_here(const vct_t *s) { return key_after(s, MOVE_NONE, 0, MOVE_NONE); }
+
+/* Point queries on the working board; stones are put in and taken out
+ * of cells directly (hash and history untouched) for one test. */
+
+static bool black_forbidden(board_t *b, int p)
+{
+    uint8_t t = b->to_move;
+    b->to_move = STONE_BLACK;
+    bool f = board_is_forbidden(b, p);
+    b->to_move = t;
+    return f;
+}
+
+static bool may_play(board_t *b, int c, int p)
+{
+    if (b->cells[p] != STONE_EMPTY)
+        return false;
+    return b->rule != RULE_RENJU || c != STONE_BLACK || !black_forbidden(b, p);
+}
+
+/* Would c's stone at the empty point p make a four the opponent cannot
+ * stop (two five points, or renju: one that black may not play)? c has
+ * no five point on b. */
+static bool winning_four_at(board_t *b, int c, int p)
+{
+    if (!may_play(b, c, p))
+        return false;
+    b->cells[p] = (uint8_t)c;
+    int f[32];
+    int nf = board_five_points_near(b, c, p, f);
+    bool win = nf >= 2 ||
+               (nf == 1 && c == STONE_WHITE && b->rule == RULE_RENJU && black_forbidden(b, f[0]));
+    b->cells[p] = STONE_EMPTY;
+    return win;
+}
+
+/* c's winning-four points on the whole board; returns the count. */
+static int winning_points(board_t *b, int c, int *out)
+{
+    int cand[BOARD_CELLS];
+    int n = line_window_points(b, c, 3, cand), k = 0;
+    for (int i = 0; i < n; i++)
+        if (winning_four_at(b, c, cand[i]))
+            out[k++] = cand[i];
+    return k;
+}
+
+/* Has c's stone, just put at m, made a three: a winning-four point in a
+ * window of five through m holding three of c's stones and two empty
+ * cells? */
+static bool makes_three(board_t *b, int c, int m)
+{
+    int size = b->size, mx = m % size, my = m / size, tried[40], ntried = 0;
+    for (int d = 0; d < NDIRS; d++) {
+        int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx;
+        for (int s0 = -4; s0 <= 0; s0++) {
+            int x0 = mx + s0 * dx, y0 = my + s0 * dy, x4 = x0 + 4 * dx, y4 = y0 + 4 * dy;
+            if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size ||
+                y4 < 0 || y4 >= size)
+                continue;
+            int own = 0, ne = 0, empty[5], k = 0;
+            for (int p = y0 * size + x0; k < 5; k++, p += step) {
+                if (b->cells[p] == c)
+                    own++;
+                else if (b->cells[p] == STONE_EMPTY)
+                    empty[ne++] = p;
+                else
+                    break;
+            }
+            if (k < 5 || own != 3)
+                continue;
+            for (int i = 0; i < ne; i++) {
+                int t = 0;
+                while (t < ntried && tried[t] != empty[i])
+                    t++;
+                if (t < ntried)
+                    continue;
+                tried[ntried++] = empty[i];
+                if (winning_four_at(b, c, empty[i]))
+                    return true;
+            }
+        }
+    }
+    return false;
+}
+
+static bool over_budget(vct_t *s)
+{
+    if (s->aborted)
+        return true;
+    if (s->max_nodes && s->nodes >= s->max_nodes)
+        s->aborted = true;
+    else if (s->deadline_ms > 0.0 && (s->nodes & 15) == 0 && util_now_ms() >= s->deadline_ms)
+        s->aborted = true;
+    return s->aborted;
+}
+
+/* The attacker's move m (legal, not a five) as a child: a four (with the
+ * block; *win when the block is impossible), a three, or no threat. The
+ * check after a block of a counter-four is global: the three it keeps
+ * may be an old one. Returns 0 for no threat, else 1 with *out set. */
+static int classify(vct_t *s, int m, bool global, cand_t *out, bool *win)
+{
+    board_t *b = &s->b;
+    int f[32];
+    *win = false;
+    b->cells[m] = (uint8_t)s->att;
+    int nf = board_five_points_near(b, s->att, m, f);
+    int kind = -1;
+    if (nf >= 2 || (nf == 1 && !may_play(b, s->def, f[0])))
+        *win = true;
+    else if (nf == 1)
+        kind = KIND_FOUR;
+    else if (global ? winning_points(b, s->att, f) > 0 : makes_three(b, s->att, m))
+        kind = KIND_THREE;
+    b->cells[m] = STONE_EMPTY;
+    if (*win || kind < 0)
+        return *win;
+    *out = (cand_t){.move = (int16_t)m, .block = (int16_t)(nf ? f[0] : MOVE_NONE),
+                    .kind = (uint8_t)kind};
+    return 1;
+}
+
+/* Chebyshev distance, for ordering threats near the last one first. */
+static int dist(int a, int b, int size)
+{
+    int dx = abs(a % size - b % size), dy = abs(a / size - b / size);
+    return dx > dy ? dx : dy;
+}
+
+/* Attacker to move with depth moves left: EV_WIN (*win_move: a five, the
+ * first move of a VCF, or a winning four), EV_LOSS, or EV_OPEN with the
+ * children in out[0..*n), fours first, each group nearest the last move
+ * first. */
+static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
+{
+    board_t *b = &s->b;
+    int pts[BOARD_CELLS];
+    *n = 0;
+    if (line_five_points(b, s->att, pts) > 0) {
+        *win_move = pts[0];
+        return EV_WIN;
+    }
+    int nt = line_five_points(b, s->def, pts);
+    if (nt >= 2 || depth == 0)
+        return EV_LOSS;
+    int forced = nt ? pts[0] : MOVE_NONE;
+    vcf_limits_t vl = {.nodes = s->vcf_nodes, .max_fours = depth};
+    vcf_result_t vr;
+    vcf_status_t vs = vcf_solve(s->vcf, b, &vl, &vr);
+    if (vs == VCF_WIN) {
+        *win_move = vr.line[0];
+        return EV_WIN;
+    }
+    /* A VCF of one four is decided in the VCF solver's first node. */
+    if (depth == 1)
+        return EV_LOSS;
+    bool win;
+    if (forced != MOVE_NONE) {
+        if (may_play(b, s->att, forced) && classify(s, forced, true, &out[0], &win)) {
+            if (win) {
+                *win_move = forced;
+                return EV_WIN;
+            }
+            *n = 1;
+        }
+        return *n ? EV_OPEN : EV_LOSS;
+    }
+    uint8_t four[BOARD_CELLS] = {0};
+    int nc = vcf_four_points(b, s->att, pts), k = 0;
+    for (int i = 0; i < nc; i++) {
+        four[pts[i]] = 1;
+        if (may_play(b, s->att, pts[i]) && classify(s, pts[i], false, &out[k], &win)) {
+            if (win) {
+                *win_move = pts[i];
+                return EV_WIN;
+            }
+            k++;
+        }
+    }
+    int nfours = k;
+    nc = line_window_points(b, s->att, 2, pts);
+    for (int i = 0; i < nc; i++) {
+        if (four[pts[i]] || !may_play(b, s->att, pts[i]) ||
+            !classify(s, pts[i], false, &out[k], &win))
+            continue;
+        if (win) {   /* not reached: no four point is left here */
+            *win_move = pts[i];
+            return EV_WIN;
+        }
+        k++;
+    }
+    int last = b->nmoves >= 2 ? b->moves[b->nmoves - 2] : MOVE_NONE;
+    if (last != MOVE_NONE)
+        for (int g = 0; g < 2; g++) {   /* insertion sort of each group by distance */
+            int lo = g ? nfours : 0, hi = g ? k : nfours;
+            for (int i = lo + 1; i < hi; i++) {
+                cand_t t = out[i];
+                int key = dist(t.move, last, b->size), j = i;
+                for (; j > lo && dist(out[j - 1].move, last, b->size) > key; j--)
+                    out[j] = out[j - 1];
+                out[j] = t;
+            }
+        }
+    *n = k;
+    return k ? EV_OPEN : EV_LOSS;
+}
+
+/* Mark in cnt the points on the four lines through p within r of it,
+ * and p itself. */
+static void add_lines(const board_t *b, int p, int r, uint8_t *cnt)
+{
+    int size = b->size, px = p % size, py = p / size;
+    cnt[p]++;
+    for (int d = 0; d < NDIRS; d++)
+        for (int k = -r; k <= r; k++) {
+            int x = px + k * line_dx[d], y = py + k * line_dy[d];
+            if (k != 0 && x >= 0 && y >= 0 && x < size && y < size)
+                cnt[y * size + x]++;
+        }
+}
+
+/* Defender to move facing a three (the attacker has winning fours, no
+ * five point): EV_LOSS (the defender's VCF, or no threat left), EV_WIN
+ * (no reply stops it) or EV_OPEN with the replies in out[0..*n): the
+ * points that leave no winning four, then the defender's fours. */
+static int expand_and(vct_t *s, cand_t *out, int *n)
+{
+    board_t *b = &s->b;
+    int npts = board_npoints(b), w[BOARD_CELLS], pts[BOARD_CELLS];
+    *n = 0;
+    vcf_limits_t vl = {.nodes = s->vcf_nodes};
+    if (vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
+        return EV_LOSS;
+    int nw = winning_points(b, s->att, w);
+    if (nw == 0)
+        return EV_LOSS;
+    bool renju = b->rule == RULE_RENJU;
+    uint8_t cnt[BOARD_CELLS] = {0}, taken[BOARD_CELLS] = {0};
+    for (int i = 0; i < nw; i++) {
+        if (!renju) {
+            add_lines(b, w[i], 4, cnt);
+            continue;
+        }
+        add_lines(b, w[i], 5, cnt);
+        if (s->att == STONE_WHITE) {   /* black stones that make a five point playable */
+            int f[32];
+            b->cells[w[i]] = (uint8_t)s->att;
+            int nf = board_five_points_near(b, s->att, w[i], f);
+            b->cells[w[i]] = STONE_EMPTY;
+            for (int j = 0; j < nf; j++)
+                add_lines(b, f[j], 5, cnt);
+        }
+    }
+    int need = renju ? 1 : nw, k = 0;
+    for (int q = 0; q < npts; q++) {
+        if (cnt[q] < need || !may_play(b, s->def, q))
+            continue;
+        b->cells[q] = (uint8_t)s->def;
+        bool stops = true;
+        if (renju)
+            stops = winning_points(b, s->att, pts) == 0;
+        else
+            for (int i = 0; i < nw && stops; i++)
+                stops = !winning_four_at(b, s->att, w[i]);
+        b->cells[q] = STONE_EMPTY;
+        if (stops) {
+            out[k++] = (cand_t){.move = (int16_t)q, .block = MOVE_NONE, .kind = KIND_REPLY};
+            taken[q] = 1;
+        }
+    }
+    int nf = vcf_four_points(b, s->def, pts);
+    for (int i = 0; i < nf; i++)
+        if (!taken[pts[i]] && may_play(b, s->def, pts[i]))
+            out[k++] = (cand_t){.move = (int16_t)pts[i], .block = MOVE_NONE, .kind = KIND_REPLY};
+    *n = k;
+    return k ? EV_OPEN : EV_WIN;
+}
+
+/* Play a child's moves on the working board; returns how many. */
+static int play_cand(vct_t *s, const cand_t *c)
+{
+    move_status_t st = board_play(&s->b, c->move);
+    assert(st == MOVE_OK);
+    if (c->kind != KIND_FOUR)
+        return 1;
+    st = board_play(&s->b, c->block);
+    assert(st == MOVE_OK);
+    (void)st;
+    return 2;
+}
+
+static void undo_n(vct_t *s, int n)
+{
+    while (n-- > 0)
+        board_undo(&s->b);
+}
+
+/* Depth-first search. */
+
+static int dfs_and(vct_t *s, int depth, int ply);
+
+static int dfs_or(vct_t *s, int depth, int ply)
+{
+    uint64_t key = key_here(s);
+    int r = tt_probe(s, key, depth);
+    if (r != EV_OPEN)
+        return r;
+    if (over_budget(s))
+        return EV_ABORT;
+    s->nodes++;
+    cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
+    int n, win = MOVE_NONE;
+    assert(ply < PLY_MAX);
+    r = expand_or(s, depth, c, &n, &win);
+    if (r != EV_OPEN) {
+        tt_store(s, key, depth, r, win);
+        return r;
+    }
+    for (int i = 0; i < n; i++) {
+        int played = play_cand(s, &c[i]);
+        r = c[i].kind == KIND_FOUR ? dfs_or(s, depth - 1, ply + 1)
+                                   : dfs_and(s, depth - 1, ply + 1);
+        undo_n(s, played);
+        if (r == EV_WIN) {
+            tt_store(s, key, depth, EV_WIN, c[i].move);
+            return EV_WIN;
+        }
+        if (r == EV_ABORT)
+            return r;
+    }
+    tt_store(s, key, depth, EV_LOSS, MOVE_NONE);
+    return EV_LOSS;
+}
+
+static int dfs_and(vct_t *s, int depth, int ply)
+{
+    uint64_t key = key_here(s);
+    int r = tt_probe(s, key, depth);
+    if (r != EV_OPEN)
+        return r;
+    if (over_budget(s))
+        return EV_ABORT;
+    s->nodes++;
+    cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
+    int n;
+    assert(ply < PLY_MAX);
+    r = expand_and(s, c, &n);
+    if (r != EV_OPEN) {
+        tt_store(s, key, depth, r, MOVE_NONE);
+        return r;
+    }
+    for (int i = 0; i < n; i++) {
+        board_play(&s->b, c[i].move);
+        r = dfs_or(s, depth, ply + 1);
+        board_undo(&s->b);
+        if (r == EV_LOSS) {
+            tt_store(s, key, depth, EV_LOSS, MOVE_NONE);
+            return EV_LOSS;
+        }
+        if (r == EV_ABORT)
+            return r;
+    }
+    tt_store(s, key, depth, EV_WIN, MOVE_NONE);
+    return EV_WIN;
+}
+
+/* Iterative deepening from the working board (an attacker position, or
+ * a defender one when and_node) up to depth. */
+static int dfs_iterate(vct_t *s, int depth, bool and_node, int ply)
+{
+    int r = EV_LOSS;
+    for (int d = 1; d <= depth && r == EV_LOSS; d++)
+        r = and_node ? dfs_and(s, d, ply) : dfs_or(s, d, ply);
+    return r;
+}
+
+/* Proof-number search. */
+
+static void pn_set(pn_node_t *v, int r)
+{
+    v->pn = r == EV_WIN ? 0 : PN_INF;
+    v->dn = r == EV_WIN ? PN_INF : 0;
+}
+
+/* Expand the pool node v at the working board: solve it or give it
+ * children, their numbers from the table when it knows them. Returns
+ * EV_ABORT when the pool is full. */
+static int pn_expand(vct_t *s, uint32_t v, int ply)
+{
+    pn_node_t *nd = &s->pool[v];
+    cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
+    int n, win = MOVE_NONE, depth = nd->depth;
+    uint64_t key = key_here(s);
+    s->nodes++;
+    int r = nd->and_node ? expand_and(s, c, &n) : expand_or(s, depth, c, &n, &win);
+    if (r != EV_OPEN) {
+        tt_store(s, key, depth, r, win);
+        pn_set(nd, r);
+        return r;
+    }
+    if (s->pool_cap - s->pool_used < (uint32_t)n) {
+        s->aborted = true;
+        return EV_ABORT;
+    }
+    nd->child = s->pool_used;
+    nd->nchild = (uint16_t)n;
+    s->pool_used += (uint32_t)n;
+    for (int i = 0; i < n; i++) {
+        pn_node_t *ch = &s->pool[nd->child + i];
+        int cd = nd->and_node ? depth : depth - 1;
+        *ch = (pn_node_t){.pn = 1, .dn = 1, .move = c[i].move, .block = c[i].block,
+                          .depth = (uint8_t)cd, .and_node = c[i].kind == KIND_THREE};
+        int mover = nd->and_node ? s->def : s->att;
+        int tr = tt_probe(s, key_after(s, c[i].move, mover, c[i].block), cd);
+        if (tr != EV_OPEN)
+            pn_set(ch, tr);
+    }
+    return EV_OPEN;
+}
+
+/* Recompute an expanded node's numbers from its children. */
+static void pn_update(vct_t *s, pn_node_t *v)
+{
+    uint32_t sum = 0, min = PN_INF;
+    for (uint32_t i = v->child; i < v->child + v->nchild; i++) {
+        const pn_node_t *c = &s->pool[i];
+        uint32_t add = v->and_node ? c->pn : c->dn, mn = v->and_node ? c->dn : c->pn;
+        sum = sum + add >= PN_INF ? PN_INF : sum + add;
+        if (mn < min)
+            min = mn;
+    }
+    v->pn = v->and_node ? sum : min;
+    v->dn = v->and_node ? min : sum;
+}
+
+/* The child to descend into: least proof number at attacker nodes, least
+ * disproof number at defender nodes (the first of equals). */
+static uint32_t pn_select(const vct_t *s, const pn_node_t *v)
+{
+    uint32_t best = v->child, bv = PN_INF + 1;
+    for (uint32_t i = v->child; i < v->child + v->nchild; i++) {
+        uint32_t x = v->and_node ? s->pool[i].dn : s->pool[i].pn;
+        if (x < bv) {
+            bv = x;
+            best = i;
+        }
+    }
+    return best;
+}
+
+static int pn_search(vct_t *s, int depth)
+{
+    uint32_t path[PLY_MAX];
+    s->pool_used = 1;
+    s->pool[0] = (pn_node_t){.pn = 1, .dn = 1, .move = MOVE_NONE, .block = MOVE_NONE,
+                             .depth = (uint8_t)depth};
+    int r = tt_probe(s, key_here(s), depth);
+    if (r != EV_OPEN) {
+        pn_set(&s->pool[0], r);
+        return r;
+    }
+    while (s->pool[0].pn && s->pool[0].dn) {
+        if (over_budget(s))
+            return EV_ABORT;
+        int ply = 0, played[PLY_MAX];
+        path[0] = 0;
+        while (s->pool[path[ply]].child) {
+            uint32_t c = pn_select(s, &s->pool[path[ply]]);
+            cand_t cd = {.move = s->pool[c].move, .block = s->pool[c].block,
+                         .kind = s->pool[c].block != MOVE_NONE ? KIND_FOUR : KIND_REPLY};
+            played[ply] = play_cand(s, &cd);
+            path[++ply] = c;
+            assert(ply < PLY_MAX);
+        }
+        int er = pn_expand(s, path[ply], ply);
+        for (int k = ply; k >= 0; k--) {
+            pn_node_t *v = &s->pool[path[k]];
+            if (v->child)
+                pn_update(s, v);
+            if (v->child && (v->pn == 0 || v->dn == 0)) {
+                int best = MOVE_NONE;
+                for (uint32_t i = v->child; !v->and_node && i < v->child + v->nchild; i++)
+                    if (s->pool[i].pn == 0) {
+                        best = s->pool[i].move;
+                        break;
+                    }
+                tt_store(s, key_here(s), v->depth, v->pn == 0 ? EV_WIN : EV_LOSS, best);
+            }
+            if (k > 0)
+                undo_n(s, played[k - 1]);
+        }
+        if (er == EV_ABORT)
+            return EV_ABORT;
+    }
+    return s->pool[0].pn == 0 ? EV_WIN : EV_LOSS;
+}
+
+/* The line. */
+
+static void line_add(vct_t *s, int m)
+{
+    assert(s->nline < VCT_LINE_MAX);
+    s->line[s->nline++] = m;
+}
+
+/* Continue the line from the working board (an attacker position with
+ * depth moves left, or a defender one when and_node) known won within
+ * depth, from the table's winning moves; where the table lost one, a
+ * depth-first re-solve finds it again. Returns false when that ran out
+ * of budget. Leaves the board where the line ends. */
+static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
+{
+    for (; ply < PLY_MAX - 2; ply += 2) {
+        int pts[BOARD_CELLS];
+        cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
+        if (and_node) {
+            int n;
+            int r = expand_and(s, c, &n), pick = n ? c[0].move : MOVE_NONE;
+            if (r == EV_LOSS)
+                return false;
+            for (int i = 0; i < n; i++)
+                if (tt_probe(s, key_after(s, c[i].move, s->def, MOVE_NONE), depth) == EV_WIN) {
+                    pick = c[i].move;
+                    break;
+                }
+            if (pick == MOVE_NONE) {   /* nothing stops it: block one winning four */
+                winning_points(&s->b, s->att, pts);
+                pick = pts[0];
+            }
+            line_add(s, pick);
+            board_play(&s->b, pick);
+            and_node = false;
+        }
+        if (line_five_points(&s->b, s->att, pts) > 0) {
+            line_add(s, pts[0]);
+            return true;
+        }
+        vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
+        vcf_result_t vr;
+        if (vcf_solve(s->vcf, &s->b, &vl, &vr) == VCF_WIN) {
+            for (int i = 0; i < vr.nline; i++)
+                line_add(s, vr.line[i]);
+            return true;
+        }
+        uint64_t key = key_here(s);
+        if (tt_probe(s, key, depth) != EV_WIN && dfs_iterate(s, depth, false, ply) != EV_WIN)
+            return false;
+        const tt_entry_t *e = tt_find(s, key);
+        if (!e || e->best == MOVE_NONE)
+            return false;
+        cand_t cd;
+        bool win;
+        int m = e->best;
+        line_add(s, m);
+        if (!classify(s, m, true, &cd, &win) || win) {
+            board_play(&s->b, m);
+            return win;
+        }
+        play_cand(s, &cd);
+        if (cd.kind == KIND_FOUR)
+            line_add(s, cd.block);
+        and_node = cd.kind == KIND_THREE;
+        depth--;
+    }
+    return false;
+}
+
+/* The line of a proof-number search's proof: down the tree (a proven
+ * attacker child; the first reply at defender nodes), then the table
+ * where the tree stops. */
+static bool line_from_tree(vct_t *s)
+{
+    uint32_t v = 0;
+    int ply = 0;
+    while (s->pool[v].child) {
+        const pn_node_t *nd = &s->pool[v];
+        uint32_t c = nd->child;
+        if (!nd->and_node)
+            while (s->pool[c].pn != 0)
+                c++;
+        line_add(s, s->pool[c].move);
+        board_play(&s->b, s->pool[c].move);
+        if (s->pool[c].block != MOVE_NONE) {
+            line_add(s, s->pool[c].block);
+            board_play(&s->b, s->pool[c].block);
+        }
+        v = c;
+        ply++;
+    }
+    return line_from_table(s, s->pool[v].depth, s->pool[v].and_node, ply);
+}
+
+static void begin(vct_t *s, const board_t *b, const vct_limits_t *lim)
+{
+    s->b = *b;
+    s->att = b->to_move;
+    s->def = STONE_BLACK + STONE_WHITE - b->to_move;
+    s->salt = ((uint64_t)b->size * 0x9e3779b97f4a7c15ULL) ^
+              ((uint64_t)(b->rule + 1) * 0xc2b2ae3d27d4eb4fULL) ^
+              (s->att == STONE_BLACK ? 0x165667b19e3779f9ULL : 0);
+    s->nodes = 0;
+    s->max_nodes = lim ? lim->nodes : 0;
+    s->vcf_nodes = lim && lim->vcf_nodes ? lim->vcf_nodes : VCT_VCF_NODES;
+    s->deadline_ms = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0;
+    s->aborted = false;
+    s->nline = 0;
+}
+
+vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_result_t *out)
+{
+    int depth = lim && lim->max_depth > 0 && lim->max_depth < VCT_MAX_DEPTH
+                    ? lim->max_depth : VCT_MAX_DEPTH;
+    bool dfs = lim && lim->algo == VCT_ALGO_DFS;
+    begin(s, b, lim);
+    vct_status_t st = VCT_NONE;
+    if (board_over(b))
+        goto out_report;
+    int r = dfs ? dfs_iterate(s, depth, false, 0) : pn_search(s, depth);
+    st = r == EV_WIN ? VCT_WIN : r == EV_LOSS ? VCT_NONE : VCT_UNKNOWN;
+    if (st != VCT_WIN)
+        goto out_report;
+    /* The line gets a budget of its own: the search may have spent its. */
+    s->aborted = false;
+    if (s->max_nodes)
+        s->max_nodes = s->nodes + s->max_nodes;
+    bool ok = dfs ? line_from_table(s, depth, false, 0) : line_from_tree(s);
+    if (!ok)
+        st = VCT_UNKNOWN;
+out_report:
+    s->total_nodes += s->nodes;
+    if (out) {
+        out->status = st;
+        out->nodes = s->nodes;
+        out->nline = st == VCT_WIN ? s->nline : 0;
+        out->nthreats = st == VCT_WIN ? (s->nline + 1) / 2 : 0;
+        if (st == VCT_WIN && s->nline == 1 && board_makes_five(b, s->line[0], s->att))
+            out->nthreats = 0;
+        memcpy(out->line, s->line, (size_t)out->nline * sizeof out->line[0]);
+    }
+    return st;
+}
+
+int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
+               vct_result_t *threat)
+{
+    vct_result_t r;
+    if (board_over(b))
+        return -1;
+    board_t flip = *b;
+    flip.to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - b->to_move);
+    flip.hash ^= zobrist_side();
+    if (vct_solve(s, &flip, lim, &r) != VCT_WIN)
+        return -1;
+    if (threat)
+        *threat = r;
+
+    int npts = board_npoints(b), me = b->to_move;
+    int reach = b->rule == RULE_RENJU ? 5 : 4;
+    uint8_t cand[BOARD_CELLS] = {0};
+    int pts[BOARD_CELLS];
+    int n = line_five_points(b, me, pts);
+    for (int i = 0; i < n; i++)
+        cand[pts[i]] = 1;
+    n = line_window_points(b, me, 2, pts);   /* new fours for the defender, threes */
+    for (int i = 0; i < n; i++)
+        cand[pts[i]] = 1;
+    n = line_window_points(b, me, 3, pts);
+    for (int i = 0; i < n; i++)
+        cand[pts[i]] = 1;
+    for (int i = 0; i < r.nline; i++)
+        add_lines(b, r.line[i], reach, cand);
+    int k = 0;
+    for (int m = 0; m < npts; m++) {
+        if (!cand[m] || board_check_move(b, m) != MOVE_OK)
+            continue;
+        board_t after = *b;
+        board_play(&after, m);
+        if (vct_solve(s, &after, lim, NULL) != VCT_WIN)
+            out[k++] = m;
+    }
+    return k;
+}

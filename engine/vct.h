@@ -1,0 +1,131 @@
+/* VCT (victory by continuous threats) solver and its defence.
+ *
+ * A VCT for the side to move (the attacker) is a win in which every move
+ * of the attacker leaves a threat to win at once on the board:
+ *   - a four: a five point (the defender must block it), or
+ *   - a three: a point where the attacker's next stone would make a
+ *     winning four (two or more five points: an open four or a double
+ *     four; or, renju, a four whose only block is forbidden for black),
+ *     legal for the attacker (renju: not forbidden for black). Open threes
+ *     _XXX_ and split threes _XX_X_ are the usual cases; a move that
+ *     threatens a double four, or a block of a counter-four that keeps an
+ *     earlier three standing, is a threat too.
+ * The defender answers with any legal move. Against a four only the block
+ * (or a five) matters. Against a three, the moves the solver tries are
+ * all of those that can refute it, so that no false VCT is claimed:
+ *   - the defender's own fours (the attacker must block them, and that
+ *     block must itself leave a threat, or the attacker loses its tempo),
+ *     and first of all the defender's VCF: if the defender has one after
+ *     a three, the three does not force;
+ *   - every point that, occupied by the defender, leaves the attacker no
+ *     winning four: tried on the lines through each winning-four point
+ *     (within four of it; five in renju, where the point's five points'
+ *     lines are tried too) and kept only when the check after it holds.
+ * Any other defender move leaves a winning four standing and loses.
+ *
+ * Rules are the board's, as in vcf.h: black never plays a forbidden point
+ * (a three whose winning point is forbidden is no three), and white wins
+ * by a four whose only block is forbidden for black. Renju's recursive
+ * forbidden rule can let a stone far from a threat change whether a point
+ * is forbidden; such far effects are not looked for (a far attacker move
+ * that makes a threat only that way is not tried; a far defender move
+ * that defuses one only that way is not tried). A full board (a draw) is
+ * not considered.
+ *
+ * Depth counts attacker moves: a line of k threats has 2k - 1 moves
+ * (attacker, reply, ..., the attacker's last threat, a four the defender
+ * cannot stop); an immediate five is a line of one move and zero threats.
+ * A block of the defender's counter-four is an attacker move and counts.
+ *
+ * The solver owns a transposition table of positions proven won or not
+ * won within a depth, valid across queries (any board size and rule); a
+ * node pool for the proof-number search's tree (reset by each query);
+ * and a VCF solver for the checks at each node (a VCF is a VCT). Queries
+ * do no allocation. Not thread-safe: one solver per thread. */
+#ifndef GZ_ENGINE_VCT_H
+#define GZ_ENGINE_VCT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/board.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VCT_MAX_DEPTH 32
+#define VCT_LINE_MAX (2 * VCT_MAX_DEPTH)
+
+typedef enum {
+    VCT_NONE = 0,      /* proven: no VCT of at most max_depth threats */
+    VCT_WIN = 1,       /* a winning line was found (out->line) */
+    VCT_UNKNOWN = 2,   /* the node or time budget, or the node pool, ran out first */
+} vct_status_t;
+
+typedef enum {
+    VCT_ALGO_PN = 0,    /* best-first proof-number search over a node pool (default) */
+    VCT_ALGO_DFS = 1,   /* iterative deepening depth-first search */
+    VCT_ALGO_COUNT
+} vct_algo_t;
+
+typedef struct vct_limits {
+    uint64_t nodes;      /* positions expanded at most (0: no limit) */
+    double time_ms;      /* wall-clock budget (0: none); makes results machine-dependent */
+    int max_depth;       /* attacker moves, 1..VCT_MAX_DEPTH (0: VCT_MAX_DEPTH) */
+    uint64_t vcf_nodes;  /* budget of each inner VCF check (0: VCT_VCF_NODES) */
+    vct_algo_t algo;
+} vct_limits_t;
+
+#define VCT_VCF_NODES 200
+
+typedef struct vct_result {
+    vct_status_t status;
+    int nthreats;              /* attacker threats in the line (0: an immediate five) */
+    int nline;                 /* moves in line: 2 * nthreats - 1, or 1 for a five */
+    int line[VCT_LINE_MAX];    /* attacker, reply, attacker, ..., attacker's last move */
+    uint64_t nodes;            /* positions expanded by this query */
+} vct_result_t;
+
+typedef struct vct vct_t;
+
+/* A solver using about tt_bytes in all (at least 64 KiB): a quarter for
+ * the table, a quarter for the inner VCF solver's, half for the node
+ * pool. NULL with err when out of memory. */
+vct_t *vct_create(size_t tt_bytes, char *err, size_t errlen);
+void vct_free(vct_t *s);
+/* Forget the tables (results are valid forever; this is for measurements). */
+void vct_clear(vct_t *s);
+
+/* Search a VCT for the side to move of b. Deterministic for a given table
+ * content and limits without time_ms. A finished game is VCT_NONE. out
+ * may be NULL; returns the status. The line is the proof's principal
+ * variation: at each reply, one of the defender's moves the solver
+ * proved lost (a counter-four first, when there is one). */
+vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_result_t *out);
+
+/* The defence: the side to move of b faces the opponent's VCT. When the
+ * opponent (solved as if it were to move) has a VCT, writes to out the
+ * legal moves m of the side to move after which the opponent has no VCT
+ * found within lim (the solve after m is VCT_NONE or VCT_UNKNOWN; use
+ * budgets that prove it), ascending, and returns their count (0: lost to
+ * the VCT whatever one plays; an own five counts as a defence). Returns -1
+ * when the opponent has no VCT found (nothing to defend). threat (may be
+ * NULL) gets the opponent's line. Candidates tried: the side to move's own
+ * fives and fours, the points where it would make a window of three of
+ * its stones (new counter-four resources), and every empty point within
+ * four (renju: five) of a move of the opponent's line on one of its eight
+ * rays; a move outside these leaves the line's threats and the defender's
+ * fours as they were (deeper counterplay, e.g. a two that becomes a four
+ * after later stones, and renju's far forbidden effects are not looked
+ * for). */
+int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
+               vct_result_t *threat);
+
+/* Positions expanded by all queries of s so far. */
+uint64_t vct_nodes(const vct_t *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
