@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "engine/line.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "engine/vcf.h"
 
 #define PLY_MAX (2 * VCT_MAX_DEPTH + 4)

@@ -10,7 +10,7 @@
 
 #include "engine/board.h"
 #include "engine/bot.h"
-#include "engine/util.h"
+#include "util/util.h"
 #include "engine/vcf.h"
 #include "engine/vct.h"
 #include "tests/testkit.h"
