@@ -409,21 +409,13 @@ static void add_lines(const board_t *b, int p, int r, uint8_t *cnt)
         }
 }
 
-/* Defender to move facing a three (the attacker has winning fours, no
- * five point): EV_LOSS (the defender's VCF, or no threat left), EV_WIN
- * (no reply stops it) or EV_OPEN with the replies in out[0..*n): the
- * points that leave no winning four, then the defender's fours. */
-static int expand_and(vct_t *s, cand_t *out, int *n)
+/* The defender's replies to the attacker's winning-four points w[0..nw)
+ * on b (defender to move, no five point for either side): the points
+ * that leave the attacker no winning four, then the defender's own fours,
+ * into out; returns the count. */
+static int three_replies(board_t *b, int att, int def, const int *w, int nw, int *out)
 {
-    board_t *b = &s->b;
-    int npts = board_npoints(b), w[BOARD_CELLS], pts[BOARD_CELLS];
-    *n = 0;
-    vcf_limits_t vl = {.nodes = s->vcf_nodes};
-    if (vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
-        return EV_LOSS;
-    int nw = winning_points(b, s->att, w);
-    if (nw == 0)
-        return EV_LOSS;
+    int npts = board_npoints(b), pts[BOARD_CELLS];
     bool renju = b->rule == RULE_RENJU;
     uint8_t cnt[BOARD_CELLS] = {0}, taken[BOARD_CELLS] = {0};
     for (int i = 0; i < nw; i++) {
@@ -432,10 +424,10 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
             continue;
         }
         add_lines(b, w[i], 5, cnt);
-        if (s->att == STONE_WHITE) {   /* black stones that make a five point playable */
+        if (att == STONE_WHITE) {   /* black stones that make a five point playable */
             int f[32];
-            b->cells[w[i]] = (uint8_t)s->att;
-            int nf = board_five_points_near(b, s->att, w[i], f);
+            b->cells[w[i]] = (uint8_t)att;
+            int nf = board_five_points_near(b, att, w[i], f);
             b->cells[w[i]] = STONE_EMPTY;
             for (int j = 0; j < nf; j++)
                 add_lines(b, f[j], 5, cnt);
@@ -443,27 +435,60 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
     }
     int need = renju ? 1 : nw, k = 0;
     for (int q = 0; q < npts; q++) {
-        if (cnt[q] < need || !may_play(b, s->def, q))
+        if (cnt[q] < need || !may_play(b, def, q))
             continue;
-        b->cells[q] = (uint8_t)s->def;
+        b->cells[q] = (uint8_t)def;
         bool stops = true;
         if (renju)
-            stops = winning_points(b, s->att, pts) == 0;
+            stops = winning_points(b, att, pts) == 0;
         else
             for (int i = 0; i < nw && stops; i++)
-                stops = !winning_four_at(b, s->att, w[i]);
+                stops = !winning_four_at(b, att, w[i]);
         b->cells[q] = STONE_EMPTY;
         if (stops) {
-            out[k++] = (cand_t){.move = (int16_t)q, .block = MOVE_NONE, .kind = KIND_REPLY};
+            out[k++] = q;
             taken[q] = 1;
         }
     }
-    int nf = vcf_four_points(b, s->def, pts);
+    int nf = vcf_four_points(b, def, pts);
     for (int i = 0; i < nf; i++)
-        if (!taken[pts[i]] && may_play(b, s->def, pts[i]))
-            out[k++] = (cand_t){.move = (int16_t)pts[i], .block = MOVE_NONE, .kind = KIND_REPLY};
+        if (!taken[pts[i]] && may_play(b, def, pts[i]))
+            out[k++] = pts[i];
+    return k;
+}
+
+/* Defender to move facing a three (the attacker has winning fours, no
+ * five point): EV_LOSS (the defender's VCF, or no threat left), EV_WIN
+ * (no reply stops it) or EV_OPEN with the replies in out[0..*n): the
+ * points that leave no winning four, then the defender's fours. */
+static int expand_and(vct_t *s, cand_t *out, int *n)
+{
+    board_t *b = &s->b;
+    int w[BOARD_CELLS], r[BOARD_CELLS];
+    *n = 0;
+    vcf_limits_t vl = {.nodes = s->vcf_nodes};
+    if (vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
+        return EV_LOSS;
+    int nw = winning_points(b, s->att, w);
+    if (nw == 0)
+        return EV_LOSS;
+    int k = three_replies(b, s->att, s->def, w, nw, r);
+    for (int i = 0; i < k; i++)
+        out[i] = (cand_t){.move = (int16_t)r[i], .block = MOVE_NONE, .kind = KIND_REPLY};
     *n = k;
     return k ? EV_OPEN : EV_WIN;
+}
+
+int vct_three_defences(const board_t *b, int *out)
+{
+    board_t w = *b;
+    int me = b->to_move, opp = 3 - me, pts[BOARD_CELLS];
+    if (board_over(b) || line_five_points(&w, me, pts) > 0 || line_five_points(&w, opp, pts) > 0)
+        return -1;
+    int nw = winning_points(&w, opp, pts);
+    if (nw == 0)
+        return -1;
+    return three_replies(&w, opp, me, pts, nw, out);
 }
 
 /* Play a child's moves on the working board; returns how many. */
@@ -836,10 +861,12 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     vct_result_t r;
     if (board_over(b))
         return -1;
+    double deadline = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0;
+    vct_limits_t each = lim ? *lim : (vct_limits_t){0};
     board_t flip = *b;
     flip.to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - b->to_move);
     flip.hash ^= zobrist_side();
-    if (vct_solve(s, &flip, lim, &r) != VCT_WIN)
+    if (vct_solve(s, &flip, &each, &r) != VCT_WIN)
         return -1;
     if (threat)
         *threat = r;
@@ -865,7 +892,14 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
             continue;
         board_t after = *b;
         board_play(&after, m);
-        if (vct_solve(s, &after, lim, NULL) != VCT_WIN)
+        if (deadline > 0.0) {   /* out of time: the rest count as defences */
+            each.time_ms = deadline - util_now_ms();
+            if (each.time_ms < 0.01) {
+                out[k++] = m;
+                continue;
+            }
+        }
+        if (vct_solve(s, &after, &each, NULL) != VCT_WIN)
             out[k++] = m;
     }
     return k;

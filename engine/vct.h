@@ -109,7 +109,9 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
  * legal moves m of the side to move after which the opponent has no VCT
  * found within lim (the solve after m is VCT_NONE or VCT_UNKNOWN; use
  * budgets that prove it), ascending, and returns their count (0: lost to
- * the VCT whatever one plays; an own five counts as a defence). Returns -1
+ * the VCT whatever one plays; an own five counts as a defence). lim's
+ * node budget holds for each solve, its time for the whole call: the
+ * candidates left when it runs out count as defences. Returns -1
  * when the opponent has no VCT found (nothing to defend). threat (may be
  * NULL) gets the opponent's line. Candidates tried: the side to move's own
  * fives and fours, the points where it would make a window of three of
@@ -121,6 +123,17 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
  * for). */
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat);
+
+/* Forced-move pruning against a three, without a search: the side to
+ * move of b faces the opponent's three (a point where the opponent's next
+ * stone makes a winning four) while neither side has a five point. Writes
+ * to out the moves that do not lose at once to it, ascending within two
+ * groups: the points after which the opponent has no winning four, then
+ * the side to move's own fours (a tempo); returns their count (0: every
+ * move loses to it). Returns -1 when the opponent has no three, or a side
+ * has a five point (nothing to prune by this rule). The side to move's own
+ * VCF is not looked for: a caller that has one plays it first. */
+int vct_three_defences(const board_t *b, int *out);
 
 /* Positions expanded by all queries of s so far. */
 uint64_t vct_nodes(const vct_t *s);

@@ -10,6 +10,7 @@
 #include "mcts/mcts.h"
 
 #include "engine/vcf.h"
+#include "engine/vct.h"
 
 #include <assert.h>
 #include <pthread.h>
@@ -74,6 +75,9 @@ struct mcts {
     int nallow;            /* root filter: only allow[0..nallow) are root children (0: all) */
     uint8_t allow[BOARD_CELLS];
     uint64_t vcf_checks, vcf_wins;
+    vct_t *vct;            /* NULL when every VCT budget is 0 */
+    bool root_vct_done;    /* the root's threat search ran for this root */
+    uint64_t vct_checks, vct_wins, vct_defences;
 };
 
 #define PRIOR_ONE 65535.0f
@@ -172,6 +176,22 @@ static int vcf_first_move(mcts_t *t, const board_t *b, uint32_t budget)
     return r.line[0];
 }
 
+/* A bounded VCT search for the side to move of b (nodes and, when
+ * time_ms > 0, a time limit); the first move of the line found, or
+ * MOVE_NONE (none, out of budget, or VCT off). */
+static int vct_first_move(mcts_t *t, const board_t *b, uint32_t nodes, double time_ms)
+{
+    if (!nodes || !t->vct)
+        return MOVE_NONE;
+    vct_limits_t lim = {.nodes = nodes, .time_ms = time_ms};
+    vct_result_t r;
+    t->vct_checks++;
+    if (vct_solve(t->vct, b, &lim, &r) != VCT_WIN)
+        return MOVE_NONE;
+    t->vct_wins++;
+    return r.line[0];
+}
+
 /* Fill edge moves for a new leaf and classify it: sets node->state to
  * NS_TERMINAL (with exact) when the value is known (a five, a VCF within
  * the node budget, or two fives of the opponent to block), else leaves
@@ -200,6 +220,11 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
         if (win != MOVE_NONE)
             return make_proven_win(t, ni, win);
     }
+    if (ntheirs == 0 && !is_root) {   /* and a forced line of threats (the root's is deeper) */
+        int win = vct_first_move(t, b, t->p.vct_nodes, 0.0);
+        if (win != MOVE_NONE)
+            return make_proven_win(t, ni, win);
+    }
     int npts = board_npoints(b);
     int moves[BOARD_CELLS];
     int nmoves = 0;
@@ -210,7 +235,15 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
                 moves[nmoves++] = theirs[i];
         lost = ntheirs >= 2 || nmoves == 0;
     }
-    if (ntheirs == 0 || nmoves == 0) {
+    if (ntheirs == 0 && t->p.threat_prune) {
+        /* facing a three: only the moves that stop it, and our fours */
+        int def[BOARD_CELLS];
+        int nd = vct_three_defences(b, def);
+        for (int i = 0; i < nd; i++)
+            if (board_check_move(b, def[i]) == MOVE_OK)
+                moves[nmoves++] = def[i];
+    }
+    if (nmoves == 0 && (ntheirs == 0 || lost)) {
         nmoves = 0;
         if (b->rule == RULE_RENJU && me == STONE_BLACK) {
             uint8_t forb[BOARD_CELLS] = {0};
@@ -517,6 +550,54 @@ static void root_vcf_check(mcts_t *t)
         root_prove_win(t, win);
 }
 
+/* The root's threat search, once per root: the side to move's VCT (a
+ * win proves the root), else the opponent's (the root is then searched
+ * among its refutations only). time_ms > 0: the VCT gets that long, the
+ * defence as long again at most. */
+static void root_vct_check(mcts_t *t, double time_ms)
+{
+    if (!t->vct || t->root_vct_done)
+        return;
+    t->root_vct_done = true;
+    const board_t *b = &t->root_board;
+    node_t *r = N(t, t->root);
+    if (board_over(b) || (r->state == NS_TERMINAL && r->exact != 0))
+        return;
+    double t0 = util_now_ms();
+    int win = r->state == NS_NEW ? vcf_first_move(t, b, t->p.vcf_root_nodes) : MOVE_NONE;
+    t->root_vcf_done = true;   /* a fours-only win is found first, and more cheaply */
+    if (win == MOVE_NONE)
+        win = vct_first_move(t, b, t->p.vct_root_nodes, time_ms);
+    if (win != MOVE_NONE) {
+        mcts_root_prove_win(t, win);
+        return;
+    }
+    if (!t->p.vct_defend_nodes)
+        return;
+    double left = time_ms > 0.0 ? 2.0 * time_ms - (util_now_ms() - t0) : 0.0;
+    if (time_ms > 0.0 && left < 1.0)
+        return;
+    /* each solve of the defence within vct_defend_nodes; the first (the
+     * opponent's VCT) also within the time left */
+    vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .time_ms = left};
+    int def[BOARD_CELLS];
+    int n = vct_defend(t->vct, b, &lim, def, NULL);
+    if (n <= 0)
+        return;   /* no threat, or lost whatever we play: search everything */
+    t->vct_defences++;
+    if (r->state == NS_NEW) {
+        memset(t->allow, 0, sizeof t->allow);
+        t->nallow = 0;
+        for (int i = 0; i < n; i++) {
+            t->allow[def[i]] = 1;
+            t->nallow++;
+        }
+    } else {
+        mcts_set_root_filter(t, b, def, n);   /* drops the reused tree */
+        t->root_vct_done = true;
+    }
+}
+
 bool mcts_root_prove_win(mcts_t *t, int move)
 {
     assert(t->npending == 0);
@@ -536,6 +617,7 @@ static int gather_into(mcts_t *t, pending_t *pend, int max, uint32_t visit_targe
                        const board_t **boards)
 {
     root_vcf_check(t);
+    root_vct_check(t, 0.0);
     int got = 0, resolved = 0;
     while (got < max && resolved < 4 * max + 64 && !mcts_search_done(t, visit_target)) {
         pending_t *pd = &pend[got];
@@ -600,7 +682,9 @@ void mcts_params_default(mcts_params_t *p)
     *p = (mcts_params_t){.c_puct = 1.5f, .fpu_reduction = 0.2f, .fpu_root = 0.0f,
                          .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1,
                          .vcf_nodes = 200, .vcf_root_nodes = 5000,
-                         .vcf_tt_bytes = (size_t)256 << 10};
+                         .vcf_tt_bytes = (size_t)256 << 10, .vct_root_nodes = 20000,
+                         .vct_defend_nodes = 1000, .vct_root_share = 0.15f,
+                         .vct_tt_bytes = (size_t)1 << 20, .threat_prune = true};
 }
 
 static void tree_clear(mcts_t *t)
@@ -612,6 +696,7 @@ static void tree_clear(mcts_t *t)
     t->root = node_alloc(t);
     t->root_noised = false;
     t->root_vcf_done = false;
+    t->root_vct_done = false;
 }
 
 /* mcts_create gives each arena 64 edges per node: a node (20 bytes) and
@@ -643,9 +728,10 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
 {
     if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
         !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
-        !(p->forced_k >= 0.0f && p->forced_k <= 100.0f)) {
+        !(p->forced_k >= 0.0f && p->forced_k <= 100.0f) ||
+        !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f)) {
         snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
-                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100)");
+                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= vct_root_share <= 1)");
         return NULL;
     }
     size_t half = p->mem_bytes / 2;
@@ -677,6 +763,11 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
         if (!t->vcf)
             goto out_free_tree;
     }
+    if (p->vct_nodes || p->vct_root_nodes || p->vct_defend_nodes) {
+        t->vct = vct_create(p->vct_tt_bytes, err, errlen);
+        if (!t->vct)
+            goto out_free_tree;
+    }
     t->pend = malloc((size_t)p->max_pending * sizeof *t->pend);
     t->policy = malloc((size_t)p->max_pending * BOARD_CELLS * sizeof(float));
     t->value = malloc((size_t)p->max_pending * sizeof(float));
@@ -702,6 +793,7 @@ void mcts_free(mcts_t *t)
         free(t->ar[i].edges);
     }
     vcf_free(t->vcf);
+    vct_free(t->vct);
     free(t->pend);
     free(t->policy);
     free(t->value);
@@ -779,6 +871,7 @@ bool mcts_advance(mcts_t *t, int move)
     t->root_board = nb;
     t->root_noised = false;
     t->root_vcf_done = false;
+    t->root_vct_done = false;
     t->nallow = 0;
     const node_t *c = child ? CN(t, child) : NULL;
     /* a child proven lost without its moves (marked by the root's VCF
@@ -1029,6 +1122,14 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out)
 
 /* An atomic load: *stop is set by another thread (a protocol reader) or a
  * signal handler while the search runs. */
+/* Whether the root has a move to pick: a time limit never ends a search
+ * before this (the root's threat search may have used the time up). */
+static bool root_has_move(const mcts_t *t)
+{
+    const node_t *r = CN(t, t->root);
+    return r->nedges > 0 || r->state == NS_TERMINAL;
+}
+
 static bool stop_requested(const mcts_limits_t *lim)
 {
     return lim->stop && __atomic_load_n(lim->stop, __ATOMIC_RELAXED) != 0;
@@ -1043,11 +1144,12 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
     uint32_t target = lim->visits;
     if (target == 0 && !(lim->time_ms > 0.0) && !lim->stop)
         target = 1;   /* no limit given: expand the root only */
+    root_vct_check(t, lim->time_ms * t->p.vct_root_share);
     const board_t *boards[4096];
     for (;;) {
         if (stop_requested(lim))
             break;
-        if (lim->time_ms > 0.0 && util_now_ms() - t0 >= lim->time_ms)
+        if (lim->time_ms > 0.0 && util_now_ms() - t0 >= lim->time_ms && root_has_move(t))
             break;
         if (mcts_search_done(t, target))
             break;
@@ -1092,7 +1194,7 @@ static bool search_should_stop(const search_shared_t *sh)
     const mcts_limits_t *lim = sh->lim;
     if (stop_requested(lim))
         return true;
-    if (lim->time_ms > 0.0 && util_now_ms() - sh->t0 >= lim->time_ms)
+    if (lim->time_ms > 0.0 && util_now_ms() - sh->t0 >= lim->time_ms && root_has_move(sh->t))
         return true;
     return mcts_search_done(sh->t, sh->target);
 }
@@ -1137,6 +1239,7 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     if (nthreads > MCTS_MAX_THREADS)
         nthreads = MCTS_MAX_THREADS;
     search_shared_t sh = {.t = t, .lim = lim, .t0 = util_now_ms(), .target = lim->visits};
+    root_vct_check(t, lim->time_ms * t->p.vct_root_share);
     int batch = lim->batch < 1 ? 1 : lim->batch;
     if (batch * nthreads > t->p.max_pending)
         batch = t->p.max_pending / nthreads;
@@ -1171,5 +1274,8 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
 }
 
 uint64_t mcts_vcf_checks(const mcts_t *t) { return t->vcf_checks; }
+uint64_t mcts_vct_checks(const mcts_t *t) { return t->vct_checks; }
+uint64_t mcts_vct_wins(const mcts_t *t) { return t->vct_wins; }
+uint64_t mcts_vct_defences(const mcts_t *t) { return t->vct_defences; }
 uint64_t mcts_vcf_wins(const mcts_t *t) { return t->vcf_wins; }
 size_t mcts_edges_used(const mcts_t *t) { return t->ar[t->cur].eused; }

@@ -82,13 +82,27 @@ typedef struct mcts_params {
     uint32_t vcf_nodes;    /* VCF check (engine/vcf.h) at each new leaf: solver node budget, 0: off */
     uint32_t vcf_root_nodes; /* the same once per root (deeper), 0: off */
     size_t vcf_tt_bytes;   /* the tree's VCF solver table (made only when a budget is set) */
+    uint32_t vct_nodes;    /* VCT check (engine/vct.h) at each new leaf (not the root) that
+                            * faces no four: solver node budget, 0: off */
+    uint32_t vct_root_nodes; /* the root's VCT: node budget (0: off); a time-limited search
+                            * also gives it vct_root_share of its time */
+    uint32_t vct_defend_nodes; /* the root's defence against the opponent's VCT: the budget
+                            * of each solve (0: off); the root is then searched among the
+                            * refutations found only */
+    float vct_root_share;  /* of a time-limited search's time: the root's VCT, and as much
+                            * again at most for the defence */
+    size_t vct_tt_bytes;   /* the tree's VCT solver (made only when a VCT budget is set) */
+    bool threat_prune;     /* facing the opponent's three (and no four), a node's children
+                            * are only the moves that stop it and its own fours */
     float forced_k;        /* forced playouts (KataGo): at a root with noise, a child with
                             * fewer than sqrt(k * P * total child visits) visits is selected
                             * first; 0: off (the search is then exactly plain PUCT) */
 } mcts_params_t;
 
 /* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 5000
- * at the root, 256 KiB VCF table, forced playouts off. */
+ * at the root, 256 KiB VCF table, VCT off at leaves, 20000 nodes at the
+ * root (and 15% of a timed search), defence solves of 1000 nodes, 1 MiB
+ * VCT solver, threat pruning on, forced playouts off. */
 void mcts_params_default(mcts_params_t *p);
 
 typedef struct mcts mcts_t;
@@ -220,6 +234,11 @@ int mcts_pick_move(mcts_t *t, double temperature);
 /* VCF checks run and wins found by this tree so far (0 when VCF is off). */
 uint64_t mcts_vcf_checks(const mcts_t *t);
 uint64_t mcts_vcf_wins(const mcts_t *t);
+/* The same for VCT (leaves and roots), and the roots searched among the
+ * refutations of the opponent's VCT only. */
+uint64_t mcts_vct_checks(const mcts_t *t);
+uint64_t mcts_vct_wins(const mcts_t *t);
+uint64_t mcts_vct_defences(const mcts_t *t);
 
 /* Edges in use in the live arena, for tests. */
 size_t mcts_edges_used(const mcts_t *t);

@@ -12,6 +12,7 @@
 #include "mcts/mcts.h"
 #include "nn/gemm_bf16.h"
 #include "nn/nn.h"
+#include "engine/vct.h"
 #include "tests/testkit.h"
 #include "tests/testkit_nn.h"
 
@@ -325,6 +326,7 @@ static mcts_t *make_vcf_tree(uint32_t leaf, uint32_t root)
     mcts_params_t p = params_mem(32 << 20);
     p.vcf_nodes = leaf;
     p.vcf_root_nodes = root;
+    p.vct_root_nodes = p.vct_defend_nodes = 0;   /* the VCF checks alone */
     mcts_t *t = tree_of(&p);
     return t;
 }
@@ -793,7 +795,13 @@ START_TEST(test_renju_forbidden_not_searched)
     int x = board_xy(&b, 7, 7);
     ck_assert(board_is_forbidden(&b, x));
     mcts_result_t r;
-    mcts_t *t = search_uniform(&b, 16 << 20, 500, &r);
+    mcts_params_t p = params_mem(16 << 20);
+    p.vct_root_nodes = p.vct_defend_nodes = 0;   /* black has a VCT here: search every move */
+    p.threat_prune = false;
+    mcts_t *t = tree_of(&p);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 500};
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
     int fp[BOARD_CELLS];
     int nf = board_forbidden_points(&b, fp);
     ck_assert_int_ge(nf, 1);
@@ -1016,6 +1024,107 @@ START_TEST(test_root_prove_win)
 }
 END_TEST
 
+/* Black's two crossing twos: (7,7) makes a double open three, a VCT but
+ * no VCF. */
+static const int vct_bl[4][2] = {{5, 7}, {6, 7}, {7, 5}, {7, 6}};
+static const int vct_wh[4][2] = {{0, 0}, {2, 0}, {0, 14}, {14, 14}};
+
+/* The root's VCT: black to move is a proven win found by the threat
+ * search (no VCF exists), its move the line's first. */
+START_TEST(test_vct_root_proven)
+{
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vct_bl, 4, vct_wh, 4);
+    mcts_t *t = make_tree(0.0f, (size_t)16 << 20, NULL, 1);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 50};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(r.proven, 1);
+    ck_assert_uint_eq(mcts_vcf_wins(t), 0);
+    ck_assert_uint_ge(mcts_vct_wins(t), 1);
+    board_t after = b;
+    ck_assert_int_eq(board_play(&after, r.best_move), MOVE_OK);
+    mcts_free(t);
+}
+END_TEST
+
+/* The root's defence: white to move against black's VCT is searched among
+ * the refutations vct_defend finds, within a timed search too. */
+START_TEST(test_vct_root_defence)
+{
+    const int wh[3][2] = {{8, 8}, {6, 6}, {0, 0}};   /* near enough to leave defences */
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vct_bl, 4, wh, 3);
+    char err[128];
+    vct_t *v = vct_create((size_t)1 << 20, err, sizeof err);
+    ck_assert_msg(v != NULL, "%s", err);
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    vct_limits_t lim = {.nodes = p.vct_defend_nodes};
+    int def[BOARD_CELLS];
+    int nd = vct_defend(v, &b, &lim, def, NULL);
+    ck_assert_int_gt(nd, 0);
+    ck_assert_int_lt(nd, 40);
+    for (int timed = 0; timed < 2; timed++) {
+        mcts_t *t = tree_of(&p);
+        mcts_set_root(t, &b);
+        mcts_limits_t sl = {.visits = timed ? 0 : 200, .time_ms = timed ? 300.0 : 0.0};
+        mcts_result_t r;
+        mcts_search(t, mcts_eval_uniform, NULL, &sl, &r);
+        ck_assert_uint_eq(mcts_vct_defences(t), 1);
+        mcts_child_info_t ch[BOARD_CELLS];
+        int n = mcts_root_children(t, ch, BOARD_CELLS);
+        ck_assert_int_ge(n, 1);
+        ck_assert_int_le(n, nd);
+        for (int i = 0; i < n; i++) {
+            int j = 0;
+            while (j < nd && def[j] != ch[i].move)
+                j++;
+            ck_assert_msg(j < nd, "root child %d is no refutation", ch[i].move);
+        }
+        ck_assert_int_ne(r.best_move, MOVE_NONE);
+        mcts_free(t);
+    }
+    vct_free(v);
+}
+END_TEST
+
+/* Threat pruning: facing an open three, the children are the moves that
+ * stop it (and own fours), none of which leaves a winning four. */
+START_TEST(test_threat_pruning)
+{
+    const int bl[3][2] = {{5, 7}, {6, 7}, {7, 7}};
+    const int wh[2][2] = {{0, 0}, {14, 14}};
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, bl, 3, wh, 2);
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    p.vct_root_nodes = p.vct_defend_nodes = 0;
+    mcts_t *t = tree_of(&p);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 100};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    mcts_child_info_t ch[BOARD_CELLS];
+    int n = mcts_root_children(t, ch, BOARD_CELLS);
+    ck_assert_int_ge(n, 2);
+    ck_assert_int_le(n, 4);
+    for (int i = 0; i < n; i++) {
+        board_t a = b;
+        ck_assert_int_eq(board_play(&a, ch[i].move), MOVE_OK);
+        ck_assert_int_eq(board_play(&a, board_xy(&a, 8, 7)) == MOVE_OK &&
+                         board_play(&a, board_xy(&a, 0, 1)) == MOVE_OK &&
+                         board_five_points(&a, STONE_BLACK, (int[BOARD_CELLS]){0}) >= 2, 0);
+    }
+    mcts_free(t);
+    p.threat_prune = false;
+    t = tree_of(&p);
+    mcts_set_root(t, &b);
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(mcts_root_children(t, ch, BOARD_CELLS), 225 - 5);
+    mcts_free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -1025,7 +1134,8 @@ int main(void)
              test_vcf_forced_block_proven_loss, test_terminal_exact, test_same_seed_same_output,
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
-             test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win);
+             test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
+             test_vct_root_proven, test_vct_root_defence, test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     return run_suite(s);
 }
