@@ -683,7 +683,7 @@ void mcts_params_default(mcts_params_t *p)
                          .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1,
                          .vcf_nodes = 200, .vcf_root_nodes = 5000,
                          .vcf_tt_bytes = (size_t)256 << 10, .vct_root_nodes = 20000,
-                         .vct_defend_nodes = 1000, .vct_root_share = 0.15f,
+                         .vct_defend_nodes = 1000, .vct_root_share = 0.1f,
                          .vct_tt_bytes = (size_t)1 << 20, .threat_prune = true};
 }
 

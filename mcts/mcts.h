@@ -101,7 +101,7 @@ typedef struct mcts_params {
 
 /* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 5000
  * at the root, 256 KiB VCF table, VCT off at leaves, 20000 nodes at the
- * root (and 15% of a timed search), defence solves of 1000 nodes, 1 MiB
+ * root (and 10% of a timed search), defence solves of 1000 nodes, 1 MiB
  * VCT solver, threat pruning on, forced playouts off. */
 void mcts_params_default(mcts_params_t *p);
 

@@ -141,6 +141,13 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     so.mcts.fpu_root = 0.0f;
     so.mcts.forced_k = (float)o->forced_k;   /* active only at a noised (full-search) root */
     so.mcts.seed = o->seed * 1000003u;
+    /* Threats in self-play: budgets in nodes (the records stay a function
+     * of the seed), small enough that a move costs about what its search
+     * does; the defence against the opponent's VCT is left to the
+     * search (threat pruning and proven values) rather than solved. */
+    so.mcts.vct_root_nodes = SELFPLAY_VCT_ROOT_NODES;
+    so.mcts.vct_defend_nodes = 0;
+    so.mcts.vct_tt_bytes = (size_t)256 << 10;
     sp->search = searcher_create(model, &so, note, notelen, err, errlen);
     if (!sp->search)
         goto out_free_sp;

@@ -4,7 +4,11 @@
  * and by the training workers (`gomoku worker`).
  *
  * The caller owns the model; selfplay_t owns its searcher (net, cache,
- * one tree per game; selfplay/searcher.h) and records. One thread drives it. */
+ * one tree per game; play/searcher.h) and records. One thread drives it.
+ *
+ * The search sees threats as mcts.h describes (threat pruning, VCF at each
+ * leaf, the root's VCT within SELFPLAY_VCT_ROOT_NODES solver nodes); the
+ * root's defence solve is off, so a move costs about what its search does. */
 #ifndef GZ_SELFPLAY_H
 #define GZ_SELFPLAY_H
 
@@ -13,6 +17,8 @@
 #include "engine/board.h"
 #include "engine/record.h"
 #include "nn/nn.h"
+
+#define SELFPLAY_VCT_ROOT_NODES 2000
 
 typedef struct selfplay_opts {
     rule_t rule;
