@@ -16,6 +16,7 @@ int cmd_train(int argc, char **argv);
 int cmd_worker(int argc, char **argv);
 int cmd_pbrain(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
 
 /* Benchmarks behind `gomoku bench KIND`; each prints JSON lines. */
 int bench_rules(int argc, char **argv);

@@ -1,0 +1,92 @@
+/* gomoku calibrate: the value head's win rate against solved positions
+ * and game results (play/calibrate.h), as a table and a JSON line. */
+#include <stdio.h>
+
+#include "cli/args.h"
+#include "cli/cmds.h"
+#include "play/calibrate.h"
+
+static const cmd_help_t help = {
+    "calibrate",
+    "gomoku calibrate --model M [--positions N --every K --skip K --vct-nodes N] GAMES.gzr...",
+    "Samples positions of the saved games (one ply in K after the first --skip),\n"
+    "solves each with the VCF/VCT solvers and evaluates it with the model's value\n"
+    "head. Prints, per bucket of predicted win rate (side to move), the positions,\n"
+    "the mean prediction and the mean game result, and the same for the positions\n"
+    "with an exact result (a forced win for the side to move, or a forced loss\n"
+    "no move refutes); then the Brier scores and how many exact wins the net\n"
+    "rated below 50% and exact losses above 50%. --json: one JSON line instead.",
+};
+
+int cmd_calibrate(int argc, char **argv)
+{
+    const char *model = NULL, *device = "auto", *prec_s = "auto";
+    int positions = 2000, every = 3, skip = 4, vct_nodes = 5000;
+    bool json = false;
+    arg_spec_t specs[] = {
+        {"model", ARG_STR, &model, 0, 0, "M  the model (.gzm)"},
+        {"positions", ARG_INT, &positions, 1, 100000000, "N  positions at most (default 2000)"},
+        {"every", ARG_INT, &every, 1, 400, "K  one ply in K of each game (default 3)"},
+        {"skip", ARG_INT, &skip, 0, 400, "K  plies skipped at the start of a game (default 4)"},
+        {"vct-nodes", ARG_INT, &vct_nodes, 1, 100000000,
+         "N  threat solver budget per query (default 5000)"},
+        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda (default auto)"},
+        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
+        {"json", ARG_FLAG, &json, 0, 0, "   one JSON line instead of the table"},
+    };
+    char *files[256];
+    int nfiles = 0;
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, files, 256, &nfiles);
+    if (rc != ARGS_OK)
+        return args_exit_status(rc);
+    if (!model)
+        return args_fail(&help, "--model M is required");
+    if (nfiles == 0)
+        return args_fail(&help, "no game record files given");
+    nn_precision_t prec;
+    if (args_precision(&help, prec_s, &prec) != ARGS_OK)
+        return 2;
+    calib_opts_t o = {.model = model, .files = (const char *const *)files, .nfiles = nfiles,
+                      .max_positions = positions, .every = every, .skip = skip,
+                      .vct_nodes = (uint32_t)vct_nodes, .device = device, .precision = prec};
+    calib_report_t r;
+    char err[512];
+    if (calibrate_run(&o, &r, err, sizeof err)) {
+        fprintf(stderr, "gomoku calibrate: %s\n", err);
+        return 1;
+    }
+    if (json) {
+        printf("{\"positions\":%u,\"games\":%u,\"bad_records\":%u,\"exact_wins\":%u,"
+               "\"exact_losses\":%u,\"brier_outcome\":%.4f,\"brier_exact\":%.4f,"
+               "\"wins_rated_low\":%u,\"losses_rated_high\":%u,\"buckets\":[",
+               r.positions, r.games, r.bad_records, r.exact_wins, r.exact_losses,
+               r.brier_outcome, r.brier_exact, r.wins_rated_low, r.losses_rated_high);
+        for (int k = 0; k < CALIB_BUCKETS; k++) {
+            const calib_bucket_t *b = &r.b[k];
+            printf("%s{\"n\":%u,\"pred\":%.4f,\"score\":%.4f,\"n_exact\":%u,"
+                   "\"pred_exact\":%.4f,\"score_exact\":%.4f}", k ? "," : "", b->n,
+                   b->n ? b->pred / b->n : 0.0, b->n ? b->score / b->n : 0.0, b->n_exact,
+                   b->n_exact ? b->pred_exact / b->n_exact : 0.0,
+                   b->n_exact ? b->score_exact / b->n_exact : 0.0);
+        }
+        printf("]}\n");
+        return 0;
+    }
+    printf("%u positions from %u games (%u bad records skipped); win rate of the side to move\n",
+           r.positions, r.games, r.bad_records);
+    printf("predicted     positions  mean pred  mean result   exact  mean pred  exact result\n");
+    for (int k = 0; k < CALIB_BUCKETS; k++) {
+        const calib_bucket_t *b = &r.b[k];
+        printf("%3d-%3d%%  %12u  %9.3f  %11.3f  %6u", 10 * k, 10 * (k + 1), b->n,
+               b->n ? b->pred / b->n : 0.0, b->n ? b->score / b->n : 0.0, b->n_exact);
+        if (b->n_exact)
+            printf("  %9.3f  %12.3f\n", b->pred_exact / b->n_exact, b->score_exact / b->n_exact);
+        else
+            printf("  %9s  %12s\n", "-", "-");
+    }
+    printf("exact: %u wins, %u losses; wins rated below 50%%: %u; losses rated above 50%%: %u\n",
+           r.exact_wins, r.exact_losses, r.wins_rated_low, r.losses_rated_high);
+    printf("brier: %.4f against game results, %.4f against exact results\n", r.brier_outcome,
+           r.brier_exact);
+    return 0;
+}
