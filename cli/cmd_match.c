@@ -5,10 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
-#include "cli/options.h"
 #include "play/player.h"
+#include "selfplay/args.h"
 #include "util/util.h"
 
 /* k random moves in the centre (a (2r+1)^2 square), none of them ending the
@@ -102,7 +101,7 @@ static int play_game(player_t *black, player_t *white, const board_t *opening, r
 int cmd_match(int argc, char **argv)
 {
     static const cmd_help_t help = {
-        "match",
+        "match", BY_MATCH,
         "gomoku match A B [--games N --rule R --size N --visits V --time MS --openings K --json]",
         "Plays N games between players A and B (a model file, bot:random,\n"
         "bot:greedy, pbrain:COMMAND), alternating colours. Each pair of games\n"
@@ -110,45 +109,48 @@ int cmd_match(int argc, char **argv)
         "with each colour. Prints W-L-D for A and the Elo difference of A over B\n"
         "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
         "score the Elo is infinite and only the finite bound is given, from the\n"
-        "exact binomial bound (all N won: score >= 0.025^(1/N))."};
-    rule_t rule = RULE_FREESTYLE;
-    const char *prec_s = "auto";
-    int games = 10, size = BOARD_DEFAULT, openings = 2;
-    uint64_t seed = 1;
-    bool json = false, quiet = false;
+        "exact binomial bound (all N won: score >= 0.025^(1/N)).\n"
+        "--vcf-nodes N alone also sets the root's VCF check to 100N."};
+    rule_t rule;
+    int games, size, openings;
+    uint64_t seed;
+    bool json, quiet;
     player_opts_t o;
     player_opts_default(&o);
-    o.visits = -1;   /* not given: 200, or 0 with --time */
-    arg_spec_t specs[ARGS_MAX] = {
-        {"games", ARG_INT, &games, 1, 1000000, "N  games (default 10)"},
-        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"vcf-nodes", ARG_INT, &o.vcf_nodes, 0, 1000000, "N  model players: VCF check per new leaf, solver nodes (0: off; root 100N; default the search's)"},
-        {"seed", ARG_U64, &seed, 0, 0, "S  seed for openings and players (default 1)"},
-        {"openings", ARG_INT, &openings, 0, 20, "K  random opening moves (default 2)"},
-        {"json", ARG_FLAG, &json, 0, 0, "   also print the result as one JSON line"},
-        {"quiet", ARG_FLAG, &quiet, 0, 0, "   no line per game on stderr"},
+    arg_spec_t specs[] = {
+        ARG(S_MATCH_GAMES, &games),
+        ARG(S_RULE, &rule),
+        ARG(S_SIZE, &size),
+        ARG(S_PRECISION, &o.precision),
+        ARG(S_SEED, &seed),
+        ARG(S_OPENINGS, &openings),
+        ARG(S_JSON, &json),
+        ARG(S_MATCH_QUIET, &quiet),
+        ARG(S_MATCH_VISITS, &o.visits),
+        ARG(S_TIME, &o.time_ms),
+        ARG(S_SEARCH_THREADS, &o.threads),
+        ARG(S_DEVICE, &o.device),
+        ARG(S_C_PUCT, &o.search.c_puct),
+        ARG(S_FPU, &o.search.fpu),
+        ARG(S_FPU_ROOT, &o.search.fpu_root),
+        ARG(S_VCF_NODES, &o.search.vcf_nodes),
+        ARG(S_VCF_ROOT_NODES, &o.search.vcf_root_nodes),
     };
     char *pos[2];
-    int npos = 0;
-    int ns = args_count(specs, ARGS_MAX);
-    ns += options_player(specs + ns, &o,
-                         "V  model players: visits per move (default 200, or 0 with --time)");
+    int npos = 0, ns = ARGS_COUNT(specs);
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 2, &npos);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     if (npos != 2)
         return args_fail(&help, "want two players A and B, got %d", npos);
-    if (o.visits < 0)
-        o.visits = o.time_ms > 0 ? 0 : 200;   /* --time alone: a pure time budget */
+    if (!args_given(specs, ns, S_MATCH_VISITS) && o.time_ms > 0)
+        o.visits = 0;   /* --time alone: a pure time budget */
     if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
     if (openings * 2 >= size * size)
         return args_fail(&help, "--openings %d is too many for a %dx%d board", openings, size, size);
-
-    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
-        return 2;
+    if (args_given(specs, ns, S_VCF_NODES) && !args_given(specs, ns, S_VCF_ROOT_NODES))
+        o.search.vcf_root_nodes = o.search.vcf_nodes * 100;
     o.quiet = quiet;
     char err[512];
     player_t *pl[2];

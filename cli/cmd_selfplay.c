@@ -15,9 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
-#include "cli/options.h"
+#include "selfplay/args.h"
 #include "selfplay/selfplay.h"
 #include "util/util.h"
 
@@ -123,7 +122,7 @@ static void print_progress(const selfplay_stats_t *st, uint64_t target, double s
 int cmd_selfplay(int argc, char **argv)
 {
     static const cmd_help_t help = {
-        "selfplay",
+        "selfplay", BY_SELFPLAY,
         "gomoku selfplay --model M|--random-net --games N --out DIR [options]",
         "Plays N self-play games, G at a time with one batched NN call per step\n"
         "for all G trees, and writes them as record frames to rotating shards\n"
@@ -132,29 +131,21 @@ int cmd_selfplay(int argc, char **argv)
         "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
     selfplay_opts_t o;
     selfplay_opts_default(&o);
-    const char *model_path = NULL, *out = NULL, *prec_s = "auto";
-    bool random_net = false;
-    int games = 100, blocks = 6, channels = 64, shard_games = 1000;
-    o.threads = 0;
+    const char *model_path = NULL, *out = NULL;
+    bool random_net;
+    int games, blocks, channels, shard_games;
     arg_spec_t specs[ARGS_MAX] = {
-        {"model", ARG_STR, &model_path, 0, 0, "M  weights file (.gzm)"},
-        {"random-net", ARG_FLAG, &random_net, 0, 0, "   a freshly initialised net instead of --model"},
-        {"games", ARG_INT, &games, 1, 100000000, "N  games to play (default 100)"},
-        {"out", ARG_STR, &out, 0, 0, "DIR  output directory (made if missing)"},
-        {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"resign", ARG_DOUBLE, &o.resign_threshold, 0, 1, "X  resign below root value -X (default 0.9; 0: never)"},
-        {"no-resign-frac", ARG_DOUBLE, &o.no_resign_frac, 0, 1, "F  games that never resign (default 0.1)"},
-        {"temp-moves", ARG_INT, &o.temp_moves, 0, 400, "K  plies sampled at temperature 1 (default 8)"},
-        {"alpha", ARG_DOUBLE, &o.dirichlet_alpha, 0, 100, "A  Dirichlet noise alpha, 0: none (default 0.05)"},
-        {"forced-k", ARG_DOUBLE, &o.forced_k, 0, 10, "K  forced playouts in full searches, pruned from the policy target (default 0: off)"},
-        {"leaves", ARG_INT, &o.leaves_per_game, 1, 64, "L  leaves per game per NN call, virtual loss (default 1)"},
-        {"cache-mb", ARG_INT, &o.cache_mb, 0, 65536, "MB NN cache size (default 64)"},
-        {"shard-games", ARG_INT, &shard_games, 1, 10000000, "N  games per shard file (default 1000)"},
+        ARG(S_SELFPLAY_MODEL, &model_path),
+        ARG(S_RANDOM_NET, &random_net),
+        ARG(S_SELFPLAY_GAMES, &games),
+        ARG(S_SELFPLAY_OUT, &out),
+        ARG(S_DEVICE, &o.device),
+        ARG(S_SHARD_GAMES, &shard_games),
+        ARG(S_BLOCKS, &blocks),
+        ARG(S_CHANNELS, &channels),
     };
     int ns = args_count(specs, ARGS_MAX);
-    ns += options_selfplay(specs + ns, &o);
-    ns += options_net(specs + ns, &blocks, &channels);
+    ns += selfplay_args(specs + ns, &o);
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
@@ -162,14 +153,12 @@ int cmd_selfplay(int argc, char **argv)
         return args_fail(&help, "give exactly one of --model M and --random-net");
     if (!out || !out[0])
         return args_fail(&help, "--out DIR is required");
-    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
-        return 2;
     if (o.cheap_visits > o.visits)
         fprintf(stderr, "gomoku selfplay: --cheap-visits %d is above --visits %d: cheap searches "
                 "use %d visits\n", o.cheap_visits, o.visits, o.visits);
 
     char err[512];
-    nn_model_t *m = options_model_open(model_path, blocks, channels, o.size, o.seed, err,
+    nn_model_t *m = nn_model_open(model_path, blocks, channels, o.size, o.seed, err,
                                        sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku selfplay: %s\n", err);
@@ -186,7 +175,7 @@ int cmd_selfplay(int argc, char **argv)
         nn_model_free(m);
         return 1;
     }
-    selfplay_t *sp = options_selfplay_create(&o, m, "selfplay");
+    selfplay_t *sp = selfplay_start(&o, m, "selfplay");
     if (!sp)
         return 1;
     selfplay_set_max_games(sp, (uint64_t)games);

@@ -17,13 +17,4 @@ int cmd_worker(int argc, char **argv);
 int cmd_pbrain(int argc, char **argv);
 int cmd_serve(int argc, char **argv);
 
-/* Benchmarks behind `gomoku bench KIND`; each prints JSON lines. */
-int bench_rules(int argc, char **argv);
-int bench_nn(int argc, char **argv);
-int bench_mcts(int argc, char **argv);
-int bench_selfplay(int argc, char **argv);
-int bench_train(int argc, char **argv);
-int bench_vcf(int argc, char **argv);
-int bench_broker(int argc, char **argv);
-
 #endif

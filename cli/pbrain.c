@@ -183,6 +183,7 @@ void pbrain_opts_default(pbrain_opts_t *o)
     o->device = "auto";
     o->precision = NN_PRECISION_AUTO;
     o->seed = 1;
+    search_settings_default(&o->search);
 }
 
 /* A search runs between these two: a stop request (YXSTOP) counts only
@@ -246,7 +247,7 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
     pb->rule = RULE_FREESTYLE;
     pb->size = BOARD_DEFAULT;
     brain_opts_t bo = {.model = pb->spec, .threads = o->threads, .device = o->device,
-                       .precision = o->precision, .seed = o->seed,
+                       .precision = o->precision, .seed = o->seed, .search = o->search,
                        .who = o->quiet ? NULL : "gomoku pbrain"};
     if (!(pb->br = brain_create(&bo, err, errlen)))
         goto out_free;

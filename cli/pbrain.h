@@ -43,6 +43,7 @@ typedef struct pbrain_opts {
     const char *device;   /* "auto", "cpu", "cuda", ...; not copied */
     nn_precision_t precision;   /* inference precision of the nets */
     uint64_t seed;
+    search_settings_t search;   /* c_puct, fpu, VCF checks of model searches */
     int quiet;            /* no notes on stderr */
 } pbrain_opts_t;
 

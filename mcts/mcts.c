@@ -597,9 +597,10 @@ void mcts_eval_uniform(void *user, const board_t *const *boards, int n, float *p
 
 void mcts_params_default(mcts_params_t *p)
 {
-    *p = (mcts_params_t){.c_puct = 1.5f, .fpu_reduction = 0.2f, .fpu_root = 0.0f,
+    *p = (mcts_params_t){.c_puct = (float)MCTS_C_PUCT, .fpu_reduction = (float)MCTS_FPU,
+                         .fpu_root = (float)MCTS_FPU_ROOT,
                          .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1,
-                         .vcf_nodes = 200, .vcf_root_nodes = 5000,
+                         .vcf_nodes = MCTS_VCF_NODES, .vcf_root_nodes = MCTS_VCF_ROOT_NODES,
                          .vcf_tt_bytes = (size_t)256 << 10};
 }
 

@@ -87,8 +87,16 @@ typedef struct mcts_params {
                             * first; 0: off (the search is then exactly plain PUCT) */
 } mcts_params_t;
 
-/* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 5000
- * at the root, 256 KiB VCF table, forced playouts off. */
+/* The defaults a user sees (the settings table prints them). */
+#define MCTS_C_PUCT 1.5
+#define MCTS_FPU 0.2
+#define MCTS_FPU_ROOT 0
+#define MCTS_VCF_NODES 200
+#define MCTS_VCF_ROOT_NODES 5000
+
+/* c MCTS_C_PUCT, fpu MCTS_FPU / MCTS_FPU_ROOT, 8 pending, 64 MiB, VCF
+ * MCTS_VCF_NODES per leaf and MCTS_VCF_ROOT_NODES at the root, 256 KiB VCF
+ * table, forced playouts off. */
 void mcts_params_default(mcts_params_t *p);
 
 typedef struct mcts mcts_t;

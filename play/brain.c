@@ -218,6 +218,7 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
     so.cache_bytes = total / 4;
     so.tree_bytes = total - so.cache_bytes;
     so.mcts.seed = o->seed;
+    search_settings_apply(&o->search, &so.mcts);
     char note[256] = "";
     br->searcher = searcher_create(model, &so, note, sizeof note, err, errlen);
     nn_model_free(model);

@@ -34,6 +34,20 @@
 #define SEARCHER_MAX_THREADS 16
 #define SEARCHER_MAX_BATCH 64
 
+/* What a user may choose of a search (rows of the settings table); the
+ * defaults are mcts_params_default's. */
+typedef struct search_settings {
+    double c_puct;        /* PUCT exploration */
+    double fpu;           /* first-play-urgency reduction below the root */
+    double fpu_root;      /* the same at the root */
+    int vcf_nodes;        /* VCF check per new leaf, solver nodes (0: off) */
+    int vcf_root_nodes;   /* the same once per root (0: off) */
+} search_settings_t;
+
+void search_settings_default(search_settings_t *s);
+/* s into p's c_puct, fpu_reduction, fpu_root, vcf_nodes and vcf_root_nodes. */
+void search_settings_apply(const search_settings_t *s, mcts_params_t *p);
+
 typedef struct searcher_opts {
     const char *device;     /* "auto", "cpu", "cpu-ref", "cuda", "cuda:N" (copied) */
     nn_precision_t precision; /* inference precision of the nets (nn_net_set_precision) */

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/args.h"
-#include "cli/cmds.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "engine/frame.h"
 #include "engine/record.h"
 #include "selfplay/broker.h"
@@ -256,16 +256,16 @@ static pid_t start_redis(char *dir, size_t dirlen, int *port, char *err, size_t 
 int bench_broker(int argc, char **argv)
 {
     const char *url = NULL;
-    int nframes = 3000, size = 15, plies = 60;
-    double gph = 2170;
+    int nframes, size, plies;
+    double gph;
     arg_spec_t specs[] = {
-        {"broker", ARG_STR, &url, 0, 0, "URL  redis://[:password@]host:port[/db] (default: start a private redis-server)"},
-        {"frames", ARG_INT, &nframes, 10, 10000000, "N  frames per transport (default 3000)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"plies", ARG_INT, &plies, 1, BOARD_CELLS, "N  plies per game (default 60)"},
-        {"worker-games-per-hour", ARG_DOUBLE, &gph, 1, 1e9, "G  one worker's games/hour, for the ceiling (default 2170: a CPU worker, 6x64 net)"},
+        ARG(S_BENCH_BROKER, &url),
+        ARG(S_FRAMES, &nframes),
+        ARG(S_SIZE, &size),
+        ARG(S_PLIES, &plies),
+        ARG(S_WORKER_GAMES_PER_HOUR, &gph),
     };
-    cmd_help_t h = {"bench broker",
+    cmd_help_t h = {"bench broker", BY_BENCH_BROKER,
                     "gomoku bench broker [--broker URL --frames N --size 15 --plies 60]",
                     "Sends N game frames (random legal games, self-play-like visit lists)\n"
                     "through a pipe (written by a thread, read, decoded and validated) and through\n"
