@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "cli/cmds.h"
-#include "cli/pbrain.h"
+#include "play/pbrain.h"
 #include "selfplay/args.h"
 
 static const cmd_help_t help = {

@@ -1,23 +1,17 @@
 /* gomoku selfplay: batched self-play from the command line, games written
- * as record frames to rotating shards DIR/selfplay-<seed>-NNNN.gzr.
- *
- * A shard is written as NAME.tmp and renamed (after fsync) once it holds
- * --shard-games games or the run ends, so a finished .gzr never ends in a
- * half-written frame. SIGINT/SIGTERM: stop, drop the games in flight,
+ * as record frames to rotating shards DIR/selfplay-<seed>-NNNN.gzr
+ * (selfplay/shards.h). SIGINT/SIGTERM: stop, drop the games in flight,
  * close and rename the shard, print the summary, exit 0. */
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cli/cmds.h"
 #include "selfplay/args.h"
 #include "selfplay/selfplay.h"
+#include "selfplay/shards.h"
 #include "util/util.h"
 
 static volatile sig_atomic_t g_stop;
@@ -26,86 +20,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     g_stop = 1;
-}
-
-typedef struct shard_writer {
-    const char *dir;
-    uint64_t seed;
-    int per_shard;
-    int index;            /* next shard number */
-    FILE *f;              /* open .tmp, or NULL */
-    char tmp[1110], final[1100];
-    int in_shard;         /* games in the open shard */
-    int shards;           /* shards completed */
-    uint64_t games;       /* games written */
-    char err[2600];       /* first write error */
-} shard_writer_t;
-
-/* Close the open shard: flush, fsync, rename .tmp to .gzr (or remove an
- * empty one). 0 or -1 with w->err set. */
-static int shard_close(shard_writer_t *w)
-{
-    if (!w->f)
-        return 0;
-    FILE *f = w->f;
-    w->f = NULL;
-    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        snprintf(w->err, sizeof w->err, "cannot write %s: %s", w->tmp, strerror(errno));
-        return -1;
-    }
-    if (w->in_shard == 0) {
-        unlink(w->tmp);
-        return 0;
-    }
-    if (rename(w->tmp, w->final) != 0) {
-        snprintf(w->err, sizeof w->err, "cannot rename %s to %s: %s", w->tmp, w->final,
-                 strerror(errno));
-        return -1;
-    }
-    util_fsync_dir(w->dir);
-    w->shards++;
-    w->in_shard = 0;
-    return 0;
-}
-
-static int shard_open(shard_writer_t *w)
-{
-    for (;; w->index++) {
-        snprintf(w->final, sizeof w->final, "%s/selfplay-%llu-%04d.gzr", w->dir,
-                 (unsigned long long)w->seed, w->index);
-        if (access(w->final, F_OK) != 0)
-            break;   /* never overwrite an earlier run's shard */
-    }
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->final);
-    w->index++;
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
-        snprintf(w->err, sizeof w->err, "cannot create %s: %s", w->tmp, strerror(errno));
-        return -1;
-    }
-    w->in_shard = 0;
-    return 0;
-}
-
-static int on_game(void *user, const game_record_t *rec)
-{
-    shard_writer_t *w = user;
-    if (w->err[0])
-        return 1;
-    if (!w->f && shard_open(w) < 0)
-        return 1;
-    char e[256];
-    if (record_write(w->f, rec, e, sizeof e) < 0) {
-        snprintf(w->err, sizeof w->err, "%s: %s", w->tmp, e);
-        return 1;
-    }
-    w->in_shard++;
-    w->games++;
-    if (w->in_shard >= w->per_shard && shard_close(w) < 0)
-        return 1;
-    return 0;
 }
 
 static void print_progress(const selfplay_stats_t *st, uint64_t target, double secs, bool tty,
@@ -164,14 +78,9 @@ int cmd_selfplay(int argc, char **argv)
         fprintf(stderr, "gomoku selfplay: %s\n", err);
         return 1;
     }
-    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "gomoku selfplay: cannot create %s: %s\n", out, strerror(errno));
-        nn_model_free(m);
-        return 1;
-    }
-    struct stat sb;
-    if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "gomoku selfplay: %s is not a directory\n", out);
+    shard_writer_t w;
+    if (shard_writer_init(&w, out, o.seed, shard_games, err, sizeof err) != 0) {
+        fprintf(stderr, "gomoku selfplay: %s\n", err);
         nn_model_free(m);
         return 1;
     }
@@ -184,7 +93,6 @@ int cmd_selfplay(int argc, char **argv)
     util_catch_stop_signals(on_signal, old_sigs);
     g_stop = 0;
 
-    shard_writer_t w = {.dir = out, .seed = o.seed, .per_shard = shard_games};
     bool tty = isatty(2);
     double t0 = util_now_ms() * 1e-3, last = t0;
     selfplay_stats_t st;
@@ -193,7 +101,7 @@ int cmd_selfplay(int argc, char **argv)
         selfplay_get_stats(sp, &st);
         if (st.games >= (uint64_t)games || g_stop || w.err[0])
             break;
-        if (selfplay_step(sp, on_game, &w, err, sizeof err) < 0) {
+        if (selfplay_step(sp, shard_writer_add, &w, err, sizeof err) < 0) {
             fprintf(stderr, "%sgomoku selfplay: %s\n", tty ? "\n" : "", err);
             status = 1;
             break;
@@ -210,7 +118,7 @@ int cmd_selfplay(int argc, char **argv)
     double secs = util_now_ms() * 1e-3 - t0;
     selfplay_get_stats(sp, &st);
     print_progress(&st, (uint64_t)games, secs, tty, true);
-    if (shard_close(&w) < 0 || w.err[0]) {
+    if (shard_writer_close(&w) < 0 || w.err[0]) {
         fprintf(stderr, "gomoku selfplay: %s\n", w.err);
         status = 1;
     }

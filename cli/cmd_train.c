@@ -1,19 +1,14 @@
 /* gomoku train RUN_DIR: create or resume a training run (selfplay/trainer.h). */
-#include <assert.h>
-#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "cli/cmds.h"
-#include "nn/nn.h"
 #include "selfplay/args.h"
 #include "selfplay/broker.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
-#include "util/util.h"
 
 static const cmd_help_t help = {
     "train", BY_TRAIN,
@@ -29,79 +24,6 @@ static const cmd_help_t help = {
     "run goes on until Ctrl-C or SIGTERM (it finishes the step, checkpoints,\n"
     "stops the workers and exits 0). Watch RUN_DIR/status.json and\n"
     "RUN_DIR/metrics.csv."};
-
-/* Whether ok(dir, name) holds for every entry of dir but "." and ".."; a
- * directory that cannot be opened gives if_missing. */
-static int dir_all(const char *dir, int (*ok)(const char *dir, const char *name), int if_missing)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return if_missing;
-    struct dirent *de;
-    int all = 1;
-    while (all && (de = readdir(d)))
-        all = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ok(dir, de->d_name);
-    closedir(d);
-    return all;
-}
-
-static int is_lost_found(const char *dir, const char *name)
-{
-    (void)dir;
-    return !strcmp(name, "lost+found");
-}
-
-/* An empty directory (a mount point, say): 1; anything else: 0. */
-static int dir_is_empty(const char *path) { return dir_all(path, is_lost_found, 0); }
-
-/* Our lock and log, or games/ or models/ while empty (a separate disk mounted there). */
-static int may_be_in_new_run(const char *dir, const char *name)
-{
-    if (!strcmp(name, "lock") || !strcmp(name, "train.log"))
-        return 1;
-    if (strcmp(name, "games") && strcmp(name, "models"))
-        return 0;
-    char sub[4200];
-    snprintf(sub, sizeof sub, "%s/%s", dir, name);
-    return dir_is_empty(sub);
-}
-
-/* A directory a new run may be created in (or a missing one). */
-static int dir_is_fresh(const char *dir) { return dir_all(dir, may_be_in_new_run, 1); }
-
-/* A new run from an initial model takes the model's shape and rule; a
- * setting given on the command line must agree. 0, or -1 with err. */
-static int take_model_shape(run_config_t *cfg, const char *const *given, const char *path,
-                            char *err, size_t errlen)
-{
-    nn_model_t *m = nn_model_load(path, err, errlen);
-    if (!m)
-        return -1;
-    const struct { setting_id_t id; int *field; int value; } dims[] = {
-        {S_BLOCKS, &cfg->blocks, m->cfg.blocks},
-        {S_CHANNELS, &cfg->channels, m->cfg.channels},
-        {S_SIZE, &cfg->size, m->cfg.board_max},
-        {S_POLICY_HEADS, &cfg->policy_heads, m->cfg.policy_outputs},
-    };
-    int rc = 0;
-    for (size_t i = 0; i < sizeof dims / sizeof dims[0] && rc == 0; i++) {
-        const char *opt = settings_table[dims[i].id].opt;
-        if (given[dims[i].id] && *dims[i].field != dims[i].value) {
-            snprintf(err, errlen, "--%s %d, but --init-model %s has %s %d", opt, *dims[i].field,
-                     path, opt, dims[i].value);
-            rc = -1;
-        }
-        *dims[i].field = dims[i].value;
-    }
-    if (rc == 0 && given[S_RULE] && cfg->rule != (rule_t)m->rule) {
-        snprintf(err, errlen, "--rule %s, but --init-model %s was trained for %s",
-                 rule_name(cfg->rule), path, rule_name((rule_t)m->rule));
-        rc = -1;
-    }
-    cfg->rule = (rule_t)m->rule;
-    nn_model_free(m);
-    return rc;
-}
 
 int cmd_train(int argc, char **argv)
 {
@@ -178,61 +100,11 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "gomoku train: %s\n", err);
         return 1;
     }
-    char cpath[4096];
-    snprintf(cpath, sizeof cpath, "%s/config", dir);
     run_config_t cfg;
     rc = 1;
-    int fresh = access(cpath, F_OK) != 0;
-    if (!fresh) {
-        if (run_config_load(&cfg, cpath, err, sizeof err) != 0) {
-            fprintf(stderr, "gomoku train: %s\n", err);
-            goto out_unlock;
-        }
-        if (o.init_model) {
-            fprintf(stderr, "gomoku train: --init-model ignored: %s is a run already (it "
-                            "resumes from its own models)\n", dir);
-            o.init_model = NULL;
-        }
-    } else {
-        if (!dir_is_fresh(dir)) {
-            fprintf(stderr, "gomoku train: %s is not empty and has no config: not a run "
-                            "directory (use a new or empty one)\n", dir);
-            goto out_unlock;
-        }
-        cfg = cli;
-        if (o.init_model && take_model_shape(&cfg, given, o.init_model, err, sizeof err) != 0) {
-            fprintf(stderr, "gomoku train: %s\n", err);
-            goto out_unlock;
-        }
-    }
-    int changed = fresh;
-    for (int i = 0; i < S_COUNT && !fresh; i++) {
-        const setting_t *s = &settings_table[i];
-        if (!given[i])
-            continue;
-        char have[256], want[256];
-        run_setting_format(s, &cfg, have, sizeof have);
-        run_setting_format(s, &cli, want, sizeof want);
-        if (strcmp(have, want) == 0)
-            continue;
-        if (!(s->flags & SETTING_RESUME)) {
-            /* settings that define the experiment are fixed */
-            fprintf(stderr, "gomoku train: %s: --%s %s but the run has %s=%s (settings are "
-                            "fixed when a run is created; use a new RUN_DIR)\n", cpath,
-                    s->opt, want, s->key, have);
-            goto out_unlock;
-        }
-        fprintf(stderr, "gomoku train: using --%s %s (the run had %s)\n", s->opt, want, have);
-        run_setting_parse(s, &cfg, want, NULL, 0);
-        changed = 1;
-    }
-    /* the workers read the config themselves, so it holds what this session uses */
-    if (changed) {
-        if (run_config_save(&cfg, cpath, err, sizeof err) != 0) {
-            fprintf(stderr, "gomoku train: %s\n", err);
-            goto out_unlock;
-        }
-        util_fsync_dir(dir);
+    if (run_config_open(dir, &cli, given, &o.init_model, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "gomoku train: %s\n", err);
+        goto out_unlock;
     }
     if (cfg.workers == 0 && !o.broker_url) {
         fprintf(stderr, "gomoku train: the run has 0 local workers: give --workers K or --broker URL\n");

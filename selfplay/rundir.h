@@ -108,6 +108,18 @@ int run_config_save(const run_config_t *c, const char *path, char *err, size_t e
  * names the file and line. Unknown keys and a newer version are errors. */
 int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen);
 
+/* The settings of the run in dir for this session (gomoku train), into
+ * cfg. A run that exists (dir/config) keeps its settings: one given on the
+ * command line (given[id] != NULL, its value in want) must agree, unless it
+ * may change on resume: then it is used, and said on stderr. *init_model
+ * (may be NULL) is then ignored, said, and set to NULL. A new run (dir
+ * missing, empty, or holding only our lock and log and empty games/ and
+ * models/) takes want, and with *init_model that model's shape and rule (a
+ * given setting must agree). The config is saved when new or changed (the
+ * workers read it). 0, or -1 with err. */
+int run_config_open(const char *dir, const run_config_t *want, const char *const *given,
+                    const char **init_model, run_config_t *cfg, char *err, size_t errlen);
+
 /* Whether dir can name a run: not too long for the run's own paths, and
  * only bytes the worker control protocol carries (no newline or other
  * control bytes). 0, or -1 with a one-line reason. */

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/pbrain.h"
+#include "play/pbrain.h"
 #include "play/player.h"
 #include "engine/bot.h"
 #include "nn/nn.h"

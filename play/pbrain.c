@@ -1,6 +1,6 @@
 /* Gomocup (piskvork) protocol engine; see pbrain.h for the commands, the
  * swap2 choices and the time rule. */
-#include "cli/pbrain.h"
+#include "play/pbrain.h"
 
 #include <ctype.h>
 #include <errno.h>
