@@ -253,34 +253,33 @@ static pid_t start_redis(char *dir, size_t dirlen, int *port, char *err, size_t 
     return pid;
 }
 
+static const cmd_help_t help = {
+    "bench broker", BY_BENCH_BROKER,
+    "gomoku bench broker [--broker URL --frames N --size 15 --plies 60]",
+    "Sends N game frames (random legal games, self-play-like visit lists)\n"
+    "through a pipe (written by a thread, read, decoded and validated) and through\n"
+    "the Redis broker (XADDed one by one as a worker does, then read by XREADGROUP,\n"
+    "decoded, validated and XACKed as the trainer does), and prints one JSON line:\n"
+    "frames/s of each side, and the workers one trainer can take =\n"
+    "trainer-side broker frames/s * 3600 / (games/hour of one worker). Without --broker\n"
+    "it starts its own redis-server (must be on PATH) and removes it after."};
+
 int bench_broker(int argc, char **argv)
 {
     const char *url = NULL;
     int nframes, size, plies;
     double gph;
     arg_spec_t specs[] = {
-        ARG(S_BENCH_BROKER, &url),
-        ARG(S_FRAMES, &nframes),
-        ARG(S_SIZE, &size),
-        ARG(S_PLIES, &plies),
-        ARG(S_WORKER_GAMES_PER_HOUR, &gph),
+        ARG(S_BENCH_BROKER, &url), ARG(S_FRAMES, &nframes), ARG(S_SIZE, &size),
+        ARG(S_PLIES, &plies), ARG(S_WORKER_GAMES_PER_HOUR, &gph),
     };
-    cmd_help_t h = {"bench broker", BY_BENCH_BROKER,
-                    "gomoku bench broker [--broker URL --frames N --size 15 --plies 60]",
-                    "Sends N game frames (random legal games, self-play-like visit lists)\n"
-                    "through a pipe (written by a thread, read, decoded and validated) and through\n"
-                    "the Redis broker (XADDed one by one as a worker does, then read by XREADGROUP,\n"
-                    "decoded, validated and XACKed as the trainer does), and prints one JSON line:\n"
-                    "frames/s of each side, and the workers one trainer can take =\n"
-                    "trainer-side broker frames/s * 3600 / (games/hour of one worker). Without --broker\n"
-                    "it starts its own redis-server (must be on PATH) and removes it after."};
-    int rc = args_parse(&h, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     char err[512];
     broker_url_t u;
     if (url && broker_url_parse(url, &u, err, sizeof err) != 0)
-        return args_fail(&h, "%s", err);
+        return args_fail(&help, "%s", err);
     if (!broker_available()) {
         fprintf(stderr, "gomoku bench broker: this build has no Redis broker support "
                         "(install libhiredis-dev and reconfigure)\n");

@@ -10,31 +10,27 @@
 #include "util/util.h"
 #include "mcts/mcts.h"
 
+static const cmd_help_t help = {
+    "bench mcts", BY_BENCH_MCTS, "gomoku bench mcts [--size N --visits V --runs K --batch B]",
+    "Search playouts per second on one thread with a zero-cost uniform\n"
+    "evaluator (a playout: select to a leaf, expand with priors, back up).\n"
+    "Each run searches a different opening from a fresh tree. Prints one\n"
+    "JSON line; playouts_per_s is the median over the runs. With --vcf-nodes\n"
+    "each opening is searched twice, without and with the VCF check, one\n"
+    "after the other; vcf_ratio is the median of the per-opening ratios\n"
+    "(with / without) and vcf_playouts_per_s is playouts_per_s times it."};
+
 int bench_mcts(int argc, char **argv)
 {
     int size, visits, runs, batch, mem_mb, vcf_nodes, stones;
     rule_t rule;
     uint64_t seed;
     arg_spec_t specs[] = {
-        ARG(S_SIZE, &size),
-        ARG(S_RULE, &rule),
-        ARG(S_BENCH_MCTS_VISITS, &visits),
-        ARG(S_BENCH_RUNS, &runs),
-        ARG(S_BENCH_MCTS_BATCH, &batch),
-        ARG(S_BENCH_MCTS_MEM, &mem_mb),
-        ARG(S_SEED, &seed),
-        ARG(S_STONES, &stones),
-        ARG(S_BENCH_MCTS_VCF_NODES, &vcf_nodes),
+        ARG(S_SIZE, &size), ARG(S_RULE, &rule), ARG(S_BENCH_MCTS_VISITS, &visits),
+        ARG(S_BENCH_RUNS, &runs), ARG(S_BENCH_MCTS_BATCH, &batch), ARG(S_BENCH_MCTS_MEM, &mem_mb),
+        ARG(S_SEED, &seed), ARG(S_STONES, &stones), ARG(S_BENCH_MCTS_VCF_NODES, &vcf_nodes),
     };
-    cmd_help_t h = {"bench mcts", BY_BENCH_MCTS, "gomoku bench mcts [--size N --visits V --runs K --batch B]",
-                    "Search playouts per second on one thread with a zero-cost uniform\n"
-                    "evaluator (a playout: select to a leaf, expand with priors, back up).\n"
-                    "Each run searches a different opening from a fresh tree. Prints one\n"
-                    "JSON line; playouts_per_s is the median over the runs. With --vcf-nodes\n"
-                    "each opening is searched twice, without and with the VCF check, one\n"
-                    "after the other; vcf_ratio is the median of the per-opening ratios\n"
-                    "(with / without) and vcf_playouts_per_s is playouts_per_s times it."};
-    int rc = args_parse(&h, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
 

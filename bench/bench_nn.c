@@ -107,17 +107,10 @@ int bench_nn(int argc, char **argv)
     int blocks, channels, size, runs, threads, sgemm_n;
     double seconds;
     arg_spec_t specs[] = {
-        ARG(S_BENCH_DEVICE, &device),
-        ARG(S_PRECISION, &prec),
-        ARG(S_BENCH_NN_BATCH, &batch_s),
-        ARG(S_SIZE, &size),
-        ARG(S_BENCH_NN_MODEL, &model_path),
-        ARG(S_NET_THREADS, &threads),
-        ARG(S_BENCH_SECONDS, &seconds),
-        ARG(S_BENCH_RUNS, &runs),
-        ARG(S_SGEMM_SIZE, &sgemm_n),
-        ARG(S_BLOCKS, &blocks),
-        ARG(S_CHANNELS, &channels),
+        ARG(S_BENCH_DEVICE, &device), ARG(S_PRECISION, &prec), ARG(S_BENCH_NN_BATCH, &batch_s),
+        ARG(S_SIZE, &size), ARG(S_BENCH_NN_MODEL, &model_path), ARG(S_NET_THREADS, &threads),
+        ARG(S_BENCH_SECONDS, &seconds), ARG(S_BENCH_RUNS, &runs), ARG(S_SGEMM_SIZE, &sgemm_n),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)

@@ -51,9 +51,7 @@ int bench_rules(int argc, char **argv)
     double seconds;
     uint64_t seed;
     arg_spec_t specs[] = {
-        ARG(S_BENCH_RUNS, &runs),
-        ARG(S_BENCH_SECONDS, &seconds),
-        ARG(S_SEED, &seed),
+        ARG(S_BENCH_RUNS, &runs), ARG(S_BENCH_SECONDS, &seconds), ARG(S_SEED, &seed),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)

@@ -15,6 +15,15 @@ static int count_game(void *user, const game_record_t *rec)
     return 0;
 }
 
+static const cmd_help_t help = {
+    "bench selfplay", BY_BENCH_SELFPLAY,
+    "gomoku bench selfplay [--device D --blocks 6 --channels 64 --visits 200 "
+    "--parallel G --seconds S]",
+    "Runs batched self-play with a randomly initialised net of the given shape\n"
+    "for S seconds and prints one JSON line: moves/s, evals/s, average batch\n"
+    "and games/hour = moves/s * 3600 / mean plies of the games finished (the\n"
+    "games under way at the end count only through their moves)."};
+
 int bench_selfplay(int argc, char **argv)
 {
     selfplay_opts_t o;
@@ -23,21 +32,12 @@ int bench_selfplay(int argc, char **argv)
     int blocks, channels;
     double seconds;
     arg_spec_t specs[ARGS_MAX] = {
-        ARG(S_BENCH_DEVICE, &o.device),
-        ARG(S_BENCH_SELFPLAY_SECONDS, &seconds),
-        ARG(S_BLOCKS, &blocks),
-        ARG(S_CHANNELS, &channels),
+        ARG(S_BENCH_DEVICE, &o.device), ARG(S_BENCH_SELFPLAY_SECONDS, &seconds),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int ns = args_count(specs, ARGS_MAX);
     ns += selfplay_args(specs + ns, &o);
-    cmd_help_t h = {"bench selfplay", BY_BENCH_SELFPLAY,
-                    "gomoku bench selfplay [--device D --blocks 6 --channels 64 --visits 200 "
-                    "--parallel G --seconds S]",
-                    "Runs batched self-play with a randomly initialised net of the given shape\n"
-                    "for S seconds and prints one JSON line: moves/s, evals/s, average batch\n"
-                    "and games/hour = moves/s * 3600 / mean plies of the games finished (the\n"
-                    "games under way at the end count only through their moves)."};
-    int rc = args_parse(&h, specs, ns, argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     char err[512];

@@ -43,26 +43,22 @@ static int random_game(game_record_t *r, int size, uint64_t *rng)
     return 0;
 }
 
+static const cmd_help_t help = {
+    "bench train", BY_BENCH_TRAIN,
+    "gomoku bench train [--device D --blocks B --channels C --batch N --size S]",
+    "Training samples/s with minibatch assembly (CPU threads, random symmetries)\n"
+    "running alongside, and assembly samples/s alone, on a window of random\n"
+    "games. Prints one JSON line."};
+
 int bench_train(int argc, char **argv)
 {
-    static const cmd_help_t help = {
-        "bench train", BY_BENCH_TRAIN,
-        "gomoku bench train [--device D --blocks B --channels C --batch N --size S]",
-        "Training samples/s with minibatch assembly (CPU threads, random symmetries)\n"
-        "running alongside, and assembly samples/s alone, on a window of random\n"
-        "games. Prints one JSON line."};
     const char *device;
     int blocks, channels, batch, size, steps, threads, games, nthreads;
     arg_spec_t specs[] = {
-        ARG(S_DEVICE, &device),
-        ARG(S_BATCH, &batch),
-        ARG(S_SIZE, &size),
-        ARG(S_BENCH_TRAIN_STEPS, &steps),
-        ARG(S_TRAIN_THREADS, &threads),
-        ARG(S_ASSEMBLE_THREADS, &nthreads),
-        ARG(S_BENCH_TRAIN_GAMES, &games),
-        ARG(S_BLOCKS, &blocks),
-        ARG(S_CHANNELS, &channels),
+        ARG(S_DEVICE, &device), ARG(S_BATCH, &batch), ARG(S_SIZE, &size),
+        ARG(S_BENCH_TRAIN_STEPS, &steps), ARG(S_TRAIN_THREADS, &threads),
+        ARG(S_ASSEMBLE_THREADS, &nthreads), ARG(S_BENCH_TRAIN_GAMES, &games),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)

@@ -43,9 +43,7 @@ int bench_vcf(int argc, char **argv)
     int npos, runs;
     uint64_t nodes, seed;
     arg_spec_t specs[] = {
-        ARG(S_POSITIONS, &npos),
-        ARG(S_BENCH_VCF_NODES, &nodes),
-        ARG(S_BENCH_VCF_RUNS, &runs),
+        ARG(S_POSITIONS, &npos), ARG(S_BENCH_VCF_NODES, &nodes), ARG(S_BENCH_VCF_RUNS, &runs),
         ARG(S_SEED, &seed),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);

@@ -8,6 +8,7 @@
 #include "cli/cmds.h"
 #include "play/match.h"
 #include "play/player.h"
+#include "cli/options.h"
 #include "selfplay/args.h"
 #include "util/util.h"
 
@@ -19,46 +20,35 @@ static void fmt_elo(char *buf, size_t len, double v, bool json)
         snprintf(buf, len, json ? "%.1f" : "%+.1f", v);
 }
 
+static const cmd_help_t help = {
+    "match", BY_MATCH,
+    "gomoku match A B [--games N --rule R --size N --visits V --time MS --openings K --json]",
+    "Plays N games between players A and B (a model file, bot:random,\n"
+    "bot:greedy, pbrain:COMMAND), alternating colours. Each pair of games\n"
+    "starts from the same random opening of K moves near the centre, once\n"
+    "with each colour. Prints W-L-D for A and the Elo difference of A over B\n"
+    "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
+    "score the Elo is infinite and only the finite bound is given, from the\n"
+    "exact binomial bound (all N won: score >= 0.025^(1/N)).\n"
+    "--vcf-nodes N alone also sets the root's VCF check to 100N."};
+
 int cmd_match(int argc, char **argv)
 {
-    static const cmd_help_t help = {
-        "match", BY_MATCH,
-        "gomoku match A B [--games N --rule R --size N --visits V --time MS --openings K --json]",
-        "Plays N games between players A and B (a model file, bot:random,\n"
-        "bot:greedy, pbrain:COMMAND), alternating colours. Each pair of games\n"
-        "starts from the same random opening of K moves near the centre, once\n"
-        "with each colour. Prints W-L-D for A and the Elo difference of A over B\n"
-        "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
-        "score the Elo is infinite and only the finite bound is given, from the\n"
-        "exact binomial bound (all N won: score >= 0.025^(1/N)).\n"
-        "--vcf-nodes N alone also sets the root's VCF check to 100N."};
     rule_t rule;
     int games, size, openings;
     uint64_t seed;
     bool json, quiet;
     player_opts_t o;
     player_opts_default(&o);
-    arg_spec_t specs[] = {
-        ARG(S_MATCH_GAMES, &games),
-        ARG(S_RULE, &rule),
-        ARG(S_SIZE, &size),
-        ARG(S_PRECISION, &o.precision),
-        ARG(S_SEED, &seed),
-        ARG(S_OPENINGS, &openings),
-        ARG(S_JSON, &json),
-        ARG(S_MATCH_QUIET, &quiet),
-        ARG(S_MATCH_VISITS, &o.visits),
-        ARG(S_TIME, &o.time_ms),
-        ARG(S_SEARCH_THREADS, &o.threads),
-        ARG(S_DEVICE, &o.device),
-        ARG(S_C_PUCT, &o.search.c_puct),
-        ARG(S_FPU, &o.search.fpu),
-        ARG(S_FPU_ROOT, &o.search.fpu_root),
-        ARG(S_VCF_NODES, &o.search.vcf_nodes),
-        ARG(S_VCF_ROOT_NODES, &o.search.vcf_root_nodes),
+    arg_spec_t specs[ARGS_MAX] = {
+        ARG(S_MATCH_GAMES, &games), ARG(S_OPENINGS, &openings),
+        ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_SEED, &seed),
+        ARG(S_JSON, &json), ARG(S_MATCH_QUIET, &quiet),
+        ARG(S_VCF_NODES, &o.search.vcf_nodes), ARG(S_VCF_ROOT_NODES, &o.search.vcf_root_nodes),
     };
     char *pos[2];
-    int npos = 0, ns = ARGS_COUNT(specs);
+    int npos = 0, ns = args_count(specs, ARGS_MAX);
+    ns += options_player(specs + ns, &o, S_MATCH_VISITS);
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 2, &npos);
     if (rc != ARGS_OK)
         return args_exit_status(rc);

@@ -32,16 +32,10 @@ static int model_init(int argc, char **argv)
     uint64_t seed;
     bool force;
     arg_spec_t specs[] = {
-        ARG_FLAGS(S_BLOCKS, &blocks, ARG_REQUIRED),
-        ARG_FLAGS(S_CHANNELS, &channels, ARG_REQUIRED),
-        ARG(S_BOARD_MAX, &board_max),
-        ARG(S_RULE, &rule),
-        ARG(S_SEED, &seed),
-        ARG(S_POLICY_HEAD, &hp),
-        ARG(S_VALUE_HEAD, &hv),
-        ARG(S_VALUE_HIDDEN, &vh),
-        ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED),
-        ARG(S_FORCE, &force),
+        ARG_FLAGS(S_BLOCKS, &blocks, ARG_REQUIRED), ARG_FLAGS(S_CHANNELS, &channels, ARG_REQUIRED),
+        ARG(S_BOARD_MAX, &board_max), ARG(S_RULE, &rule), ARG(S_SEED, &seed),
+        ARG(S_POLICY_HEAD, &hp), ARG(S_VALUE_HEAD, &hv), ARG(S_VALUE_HIDDEN, &vh),
+        ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_init, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)

@@ -4,6 +4,7 @@
 
 #include "cli/cmds.h"
 #include "play/pbrain.h"
+#include "cli/options.h"
 #include "selfplay/args.h"
 
 static const cmd_help_t help = {
@@ -42,17 +43,13 @@ int cmd_pbrain(int argc, char **argv)
     pbrain_opts_t o;
     pbrain_opts_default(&o);
     o.model = NULL;
-    arg_spec_t specs[] = {
-        ARG(S_PBRAIN_MODEL, &o.model),
-        ARG(S_SEARCH_THREADS, &o.threads),
-        ARG(S_DEVICE, &o.device),
-        ARG(S_PRECISION, &o.precision),
-        ARG(S_SEED, &o.seed),
-        ARG(S_C_PUCT, &o.search.c_puct),
-        ARG(S_FPU, &o.search.fpu),
-        ARG(S_FPU_ROOT, &o.search.fpu_root),
+    arg_spec_t specs[ARGS_MAX] = {
+        ARG(S_PBRAIN_MODEL, &o.model), ARG(S_SEARCH_THREADS, &o.threads),
+        ARG(S_DEVICE, &o.device), ARG(S_PRECISION, &o.precision), ARG(S_SEED, &o.seed),
     };
-    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_search(specs + ns, &o.search);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     char buf[4096];

@@ -5,6 +5,7 @@
 
 #include "cli/cmds.h"
 #include "play/player.h"
+#include "cli/options.h"
 #include "selfplay/args.h"
 #include "engine/board.h"
 #include "engine/vcf.h"
@@ -120,26 +121,14 @@ int cmd_play(int argc, char **argv)
     bool quiet, hint;
     player_opts_t o;
     player_opts_default(&o);
-    arg_spec_t specs[] = {
-        ARG(S_BLACK, &black),
-        ARG(S_WHITE, &white),
-        ARG(S_PLAY_MODEL, &model),
-        ARG(S_HUMAN_COLOR, &human_color),
-        ARG(S_RULE, &rule),
-        ARG(S_SIZE, &size),
-        ARG(S_SEED, &seed),
-        ARG(S_PRECISION, &o.precision),
-        ARG(S_HINT, &hint),
-        ARG(S_PLAY_QUIET, &quiet),
-        ARG(S_PLAY_VISITS, &o.visits),
-        ARG(S_TIME, &o.time_ms),
-        ARG(S_SEARCH_THREADS, &o.threads),
-        ARG(S_DEVICE, &o.device),
-        ARG(S_C_PUCT, &o.search.c_puct),
-        ARG(S_FPU, &o.search.fpu),
-        ARG(S_FPU_ROOT, &o.search.fpu_root),
+    arg_spec_t specs[ARGS_MAX] = {
+        ARG(S_BLACK, &black), ARG(S_WHITE, &white),
+        ARG(S_PLAY_MODEL, &model), ARG(S_HUMAN_COLOR, &human_color),
+        ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_SEED, &seed),
+        ARG(S_HINT, &hint), ARG(S_PLAY_QUIET, &quiet),
     };
-    int ns = ARGS_COUNT(specs);
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_player(specs + ns, &o, S_PLAY_VISITS);
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);

@@ -85,10 +85,7 @@ int cmd_rules(int argc, char **argv)
     bool vcf;
     uint64_t vcf_nodes;
     arg_spec_t specs[] = {
-        ARG(S_RULE, &rule),
-        ARG(S_SIZE, &size),
-        ARG(S_MOVES, &moves_s),
-        ARG(S_VCF, &vcf),
+        ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_MOVES, &moves_s), ARG(S_VCF, &vcf),
         ARG(S_RULES_VCF_NODES, &vcf_nodes),
     };
     int ns = ARGS_COUNT(specs);

@@ -33,30 +33,26 @@ static void print_progress(const selfplay_stats_t *st, uint64_t target, double s
     fflush(stderr);
 }
 
+static const cmd_help_t help = {
+    "selfplay", BY_SELFPLAY,
+    "gomoku selfplay --model M|--random-net --games N --out DIR [options]",
+    "Plays N self-play games, G at a time with one batched NN call per step\n"
+    "for all G trees, and writes them as record frames to rotating shards\n"
+    "DIR/selfplay-<seed>-NNNN.gzr (each written as .tmp and renamed when\n"
+    "complete). A progress line goes to stderr, a JSON summary to stdout.\n"
+    "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
+
 int cmd_selfplay(int argc, char **argv)
 {
-    static const cmd_help_t help = {
-        "selfplay", BY_SELFPLAY,
-        "gomoku selfplay --model M|--random-net --games N --out DIR [options]",
-        "Plays N self-play games, G at a time with one batched NN call per step\n"
-        "for all G trees, and writes them as record frames to rotating shards\n"
-        "DIR/selfplay-<seed>-NNNN.gzr (each written as .tmp and renamed when\n"
-        "complete). A progress line goes to stderr, a JSON summary to stdout.\n"
-        "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
     selfplay_opts_t o;
     selfplay_opts_default(&o);
     const char *model_path = NULL, *out = NULL;
     bool random_net;
     int games, blocks, channels, shard_games;
     arg_spec_t specs[ARGS_MAX] = {
-        ARG(S_SELFPLAY_MODEL, &model_path),
-        ARG(S_RANDOM_NET, &random_net),
-        ARG(S_SELFPLAY_GAMES, &games),
-        ARG(S_SELFPLAY_OUT, &out),
-        ARG(S_DEVICE, &o.device),
-        ARG(S_SHARD_GAMES, &shard_games),
-        ARG(S_BLOCKS, &blocks),
-        ARG(S_CHANNELS, &channels),
+        ARG(S_SELFPLAY_MODEL, &model_path), ARG(S_RANDOM_NET, &random_net),
+        ARG(S_SELFPLAY_GAMES, &games), ARG(S_SELFPLAY_OUT, &out), ARG(S_DEVICE, &o.device),
+        ARG(S_SHARD_GAMES, &shard_games), ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int ns = args_count(specs, ARGS_MAX);
     ns += selfplay_args(specs + ns, &o);

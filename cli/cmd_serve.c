@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "cli/cmds.h"
+#include "cli/options.h"
 #include "selfplay/args.h"
 #include "web/server.h"
 
@@ -27,22 +28,16 @@ static const cmd_help_t help = {
 int cmd_serve(int argc, char **argv)
 {
     web_server_opts_t wo = {0};
-    arg_spec_t specs[] = {
-        ARG(S_SERVE_RUN, &wo.run_dir),
-        ARG(S_SERVE_MODEL, &wo.model),
-        ARG(S_LISTEN, &wo.listen),
-        ARG(S_TOKEN, &wo.token),
-        ARG(S_SERVE_VISITS, &wo.visits),
-        ARG(S_DEVICE, &wo.device),
-        ARG(S_PRECISION, &wo.precision),
-        ARG(S_C_PUCT, &wo.search.c_puct),
-        ARG(S_FPU, &wo.search.fpu),
-        ARG(S_FPU_ROOT, &wo.search.fpu_root),
-        ARG(S_SERVE_GAMES, &wo.max_games),
-        ARG(S_SEARCHES, &wo.max_searches),
+    arg_spec_t specs[ARGS_MAX] = {
+        ARG(S_SERVE_RUN, &wo.run_dir), ARG(S_SERVE_MODEL, &wo.model),
+        ARG(S_LISTEN, &wo.listen), ARG(S_TOKEN, &wo.token),
+        ARG(S_SERVE_VISITS, &wo.visits), ARG(S_DEVICE, &wo.device), ARG(S_PRECISION, &wo.precision),
+        ARG(S_SERVE_GAMES, &wo.max_games), ARG(S_SEARCHES, &wo.max_searches),
     };
     search_settings_default(&wo.search);   /* the VCF checks: not options of serve */
-    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_search(specs + ns, &wo.search);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
 #if GZ_HAVE_HTTP

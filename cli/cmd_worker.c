@@ -9,19 +9,20 @@
 #include "selfplay/remote_worker.h"
 #include "selfplay/worker.h"
 
+static const cmd_help_t help = {
+    "worker", BY_WORKER,
+    "gomoku worker --broker URL --run NAME [--device D --parallel G --spool DIR]",
+    "With --broker: a stand-alone self-play worker for any host. It reads run NAME's\n"
+    "settings and newest model from the Redis broker (redis://[:password@]host:port[/db];\n"
+    "the password is never printed), sends each finished game to the trainer through\n"
+    "it, follows new models (checked against their CRC), and buffers games in the\n"
+    "spool directory while the broker is unreachable. Ctrl-C stops it.\n"
+    "Without --broker: the worker 'gomoku train' starts itself, with options of\n"
+    "its own (not meant to be run by hand): settings from the run's config, frames\n"
+    "to the trainer, new models and \"stop\" from it."};
+
 int cmd_worker(int argc, char **argv)
 {
-    static const cmd_help_t help = {
-        "worker", BY_WORKER,
-        "gomoku worker --broker URL --run NAME [--device D --parallel G --spool DIR]",
-        "With --broker: a stand-alone self-play worker for any host. It reads run NAME's\n"
-        "settings and newest model from the Redis broker (redis://[:password@]host:port[/db];\n"
-        "the password is never printed), sends each finished game to the trainer through\n"
-        "it, follows new models (checked against their CRC), and buffers games in the\n"
-        "spool directory while the broker is unreachable. Ctrl-C stops it.\n"
-        "Without --broker: the worker 'gomoku train' starts itself, with options of\n"
-        "its own (not meant to be run by hand): settings from the run's config, frames\n"
-        "to the trainer, new models and \"stop\" from it."};
     worker_opts_t o;
     memset(&o, 0, sizeof o);
     selfplay_opts_default(&o.sp);
@@ -32,14 +33,9 @@ int cmd_worker(int argc, char **argv)
     remote_worker_opts_t ro;
     remote_worker_opts_default(&ro);
     arg_spec_t specs[ARGS_MAX] = {
-        ARG(S_WORKER_RUN_DIR, &run_dir),
-        ARG(S_RECORDS_FD, &o.records_fd),
-        ARG(S_CONTROL_FD, &o.control_fd),
-        ARG(S_WORKER_MODEL, &o.model_path),
-        ARG(S_GEN, &o.gen),
-        ARG(S_PARENT_PID, &parent),
-        ARG(S_WORKER_FAULT, &fault),
-        ARG(S_SPOOL, &spool),
+        ARG(S_WORKER_RUN_DIR, &run_dir), ARG(S_RECORDS_FD, &o.records_fd),
+        ARG(S_CONTROL_FD, &o.control_fd), ARG(S_WORKER_MODEL, &o.model_path), ARG(S_GEN, &o.gen),
+        ARG(S_PARENT_PID, &parent), ARG(S_WORKER_FAULT, &fault), ARG(S_SPOOL, &spool),
     };
     int ns = args_count(specs, ARGS_MAX);
     ns += remote_worker_args(specs + ns, &ro);

@@ -50,6 +50,10 @@ enum { ARGS_OK = 0, ARGS_HELP = 1, ARGS_ERROR = 2 };
 #define ARGS_COUNT(specs) ((int)(sizeof(specs) / sizeof(specs)[0]))
 /* Room for a table built from a command's own rows plus groups. */
 #define ARGS_MAX 128
+/* Room for one group: the options of a module's opts struct, which its
+ * X_args(out, o) writes to out (selfplay_args, trainer_args,
+ * remote_worker_args) and its X_opts_default takes the defaults from. */
+#define ARGS_GROUP_MAX 24
 
 /* Write each row's default into its dst (flags: false; rows without a
  * default and ARG_TEXT rows keep what dst holds). */

@@ -34,11 +34,8 @@ typedef struct remote_worker_opts {
     const char *games_log;  /* tests: append "WORKERID SEQ" per game the broker took */
 } remote_worker_opts_t;
 
-/* The settings table's defaults (remote_worker_args); no spool_dir. */
 void remote_worker_opts_default(remote_worker_opts_t *o);
-/* The options of o but spool_dir, for gomoku worker's table: writes them
- * to out (room for REMOTE_WORKER_ARGS_MAX) and returns how many. */
-#define REMOTE_WORKER_ARGS_MAX 12
+/* Every option but spool_dir's (a group, selfplay/args.h). */
 int remote_worker_args(arg_spec_t *out, remote_worker_opts_t *o);
 
 /* Run until a signal or max_games: 0. -1 with a one-line err on a fatal

@@ -43,36 +43,25 @@ struct selfplay {
 int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
 {
     const arg_spec_t specs[] = {
-        ARG(S_VISITS, &o->visits),
-        ARG(S_CHEAP_VISITS, &o->cheap_visits),
-        ARG(S_FULL_FRAC, &o->full_frac),
-        ARG(S_PARALLEL, &o->parallel),
-        ARG(S_NET_THREADS, &o->threads),
-        ARG(S_RULE, &o->rule),
-        ARG(S_SIZE, &o->size),
-        ARG(S_SEED, &o->seed),
-        ARG(S_PRECISION, &o->precision),
-        ARG(S_RESIGN, &o->resign_threshold),
-        ARG(S_NO_RESIGN_FRAC, &o->no_resign_frac),
-        ARG(S_TEMP_MOVES, &o->temp_moves),
-        ARG(S_ALPHA, &o->dirichlet_alpha),
-        ARG(S_FORCED_K, &o->forced_k),
-        ARG(S_C_PUCT, &o->search.c_puct),
-        ARG(S_FPU, &o->search.fpu),
-        ARG(S_FPU_ROOT, &o->search.fpu_root),
-        ARG(S_VCF_NODES, &o->search.vcf_nodes),
-        ARG(S_VCF_ROOT_NODES, &o->search.vcf_root_nodes),
-        ARG(S_LEAVES, &o->leaves_per_game),
-        ARG(S_CACHE_MB, &o->cache_mb),
+        ARG(S_VISITS, &o->visits), ARG(S_CHEAP_VISITS, &o->cheap_visits),
+        ARG(S_FULL_FRAC, &o->full_frac), ARG(S_PARALLEL, &o->parallel),
+        ARG(S_NET_THREADS, &o->threads), ARG(S_RULE, &o->rule), ARG(S_SIZE, &o->size),
+        ARG(S_SEED, &o->seed), ARG(S_PRECISION, &o->precision),
+        ARG(S_RESIGN, &o->resign_threshold), ARG(S_NO_RESIGN_FRAC, &o->no_resign_frac),
+        ARG(S_TEMP_MOVES, &o->temp_moves), ARG(S_ALPHA, &o->dirichlet_alpha),
+        ARG(S_FORCED_K, &o->forced_k), ARG(S_C_PUCT, &o->search.c_puct),
+        ARG(S_FPU, &o->search.fpu), ARG(S_FPU_ROOT, &o->search.fpu_root),
+        ARG(S_VCF_NODES, &o->search.vcf_nodes), ARG(S_VCF_ROOT_NODES, &o->search.vcf_root_nodes),
+        ARG(S_LEAVES, &o->leaves_per_game), ARG(S_CACHE_MB, &o->cache_mb),
     };
-    static_assert(ARGS_COUNT(specs) <= SELFPLAY_ARGS_MAX, "room for selfplay_args");
+    static_assert(ARGS_COUNT(specs) <= ARGS_GROUP_MAX, "a group fits");
     return args_append(out, specs, ARGS_COUNT(specs));
 }
 
 void selfplay_opts_default(selfplay_opts_t *o)
 {
     *o = (selfplay_opts_t){.noise_frac = 0.25, .temp_final = 0.0, .device = "auto"};
-    arg_spec_t specs[SELFPLAY_ARGS_MAX];
+    arg_spec_t specs[ARGS_GROUP_MAX];
     args_defaults(specs, selfplay_args(specs, o));
 }
 

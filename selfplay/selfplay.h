@@ -41,12 +41,10 @@ typedef struct selfplay_opts {
     search_settings_t search; /* c_puct, fpu, VCF checks */
 } selfplay_opts_t;
 
-/* The settings table's defaults (selfplay_args), device "auto", noise
- * fraction 0.25, temperature 0 after temp_moves. */
+/* Device "auto", noise fraction 0.25, temperature 0 after temp_moves. */
 void selfplay_opts_default(selfplay_opts_t *o);
-/* The options of o (all but device), for a command's table: writes them
- * to out (room for SELFPLAY_ARGS_MAX) and returns how many. */
-#define SELFPLAY_ARGS_MAX 24
+/* Every option but device's (a group, selfplay/args.h): gomoku selfplay
+ * and its bench take device with their own default. */
 int selfplay_args(arg_spec_t *out, selfplay_opts_t *o);
 
 typedef struct selfplay_stats {

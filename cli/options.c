@@ -1,0 +1,19 @@
+#include "cli/options.h"
+
+int options_search(arg_spec_t *out, search_settings_t *s)
+{
+    const arg_spec_t specs[] = {
+        ARG(S_C_PUCT, &s->c_puct), ARG(S_FPU, &s->fpu), ARG(S_FPU_ROOT, &s->fpu_root),
+    };
+    return args_append(out, specs, ARGS_COUNT(specs));
+}
+
+int options_player(arg_spec_t *out, player_opts_t *o, setting_id_t visits)
+{
+    const arg_spec_t specs[] = {
+        ARG(visits, &o->visits), ARG(S_TIME, &o->time_ms), ARG(S_SEARCH_THREADS, &o->threads),
+        ARG(S_DEVICE, &o->device), ARG(S_PRECISION, &o->precision),
+    };
+    int n = args_append(out, specs, ARGS_COUNT(specs));
+    return n + options_search(out + n, &o->search);
+}
