@@ -551,9 +551,8 @@ START_TEST(test_random_corruptions)
     scan_t *sc = malloc(sizeof *sc);
     ck_assert_ptr_nonnull(sc);
     scan_init(sc);
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512];
-    snprintf(path, sizeof path, "%s/c.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, path, sizeof path, "c.gzr");
     int accepted[C_KINDS] = {0}, rejected[C_KINDS] = {0};
     for (int it = 0; it < n; it++) {
         int g = (int)rng_below(&s, POOL), kind = it % C_KINDS;
@@ -1036,9 +1035,8 @@ START_TEST(test_good_frames_among_garbage)
     mixed_t m;
     build_mixed(&m, &s);
     ck_assert_int_gt(m.nbad, 10);
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512];
-    snprintf(path, sizeof path, "%s/mixed.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, path, sizeof path, "mixed.gzr");
     write_file(path, m.buf, m.len, "wb");
     scan_t *a = malloc(sizeof *a);
     ck_assert_ptr_nonnull(a);
@@ -1081,9 +1079,8 @@ END_TEST
 
 START_TEST(test_reader_empty_and_missing)
 {
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512], err[256];
-    snprintf(path, sizeof path, "%s/empty.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, path, sizeof path, "empty.gzr");
     write_file(path, (const uint8_t *)"", 0, "wb");
     record_reader_t *fr = record_reader_open(path, err, sizeof err);
     ck_assert_ptr_nonnull(fr);
@@ -1169,9 +1166,8 @@ static void write_small_file(const char *path, game_record_t g[3])
 
 START_TEST(test_cli_dump_stats_psq)
 {
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char gz[512], out[512], errf[512], args[1600], dir[512];
-    snprintf(gz, sizeof gz, "%s/small.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, gz, sizeof gz, "small.gzr");
     snprintf(out, sizeof out, "%s/out.txt", tmpdir);
     snprintf(errf, sizeof errf, "%s/err.txt", tmpdir);
     game_record_t g[3];

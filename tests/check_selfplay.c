@@ -527,45 +527,22 @@ static int run_cmd(const char *args, const char *dir, char *errtext, size_t errl
     return run_gomoku(cmd, NULL, CAPTURE_ERR, errtext, errlen);
 }
 
-/* Games in every .gzr of dir; *tmp counts leftover .tmp files. */
+/* Games in every .gzr of dir, each frame good; *files counts the .gzr
+ * files, *tmp leftover .tmp ones. */
 static int count_games(const char *dir, int *files, int *tmp)
 {
-    DIR *d = opendir(dir);
-    ck_assert(d != NULL);
-    struct dirent *e;
-    int games = 0;
-    *files = *tmp = 0;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l > 4 && strcmp(e->d_name + l - 4, ".tmp") == 0)
-            (*tmp)++;
-        if (l < 4 || strcmp(e->d_name + l - 4, ".gzr") != 0)
-            continue;
-        (*files)++;
-        char path[1024], err[256];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        record_reader_t *fr = record_reader_open(path, err, sizeof err);
-        ck_assert_msg(fr != NULL, "%s", err);
-        game_record_t r;
-        record_init(&r);
-        int rc;
-        while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0) {
-            ck_assert_msg(rc == 1, "bad frame: %s", err);
-            ck_assert_int_eq(record_validate(&r, err, sizeof err), 0);
-            games++;
-        }
-        record_free(&r);
-        record_reader_free(fr);
-    }
-    closedir(d);
-    return games;
+    long bad;
+    long games = read_records(dir, ".gzr", NULL, NULL, &bad);
+    ck_assert_int_eq(bad, 0);
+    *files = count_files(dir, ".gzr");
+    *tmp = count_files(dir, ".tmp");
+    return (int)games;
 }
 
 START_TEST(test_cmd_shards)
 {
     char dir[256], out[600], args[1024], err[2048];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(out, sizeof out, "%s/games", dir);
+    make_tmppath(dir, sizeof dir, out, sizeof out, "games");
     snprintf(args, sizeof args, "--random-net --blocks 1 --channels 8 --games 10 --out %s "
              "--visits 8 --cheap-visits 2 --parallel 4 --size 7 --device cpu --threads 1 "
              "--shard-games 4 --seed 5", out);
@@ -620,8 +597,7 @@ END_TEST
 START_TEST(test_cmd_sigint)
 {
     char dir[256], out[600];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(out, sizeof out, "%s/games", dir);
+    make_tmppath(dir, sizeof dir, out, sizeof out, "games");
     char *argv[] = {(char *)bin(), "selfplay", "--random-net", "--blocks", "1", "--channels", "8",
                     "--games", "100000000", "--out", out, "--visits", "8", "--cheap-visits", "2",
                     "--parallel", "4", "--size", "7", "--device", "cpu", "--threads", "1",
