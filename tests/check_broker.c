@@ -120,6 +120,14 @@ static broker_t *connect_run(const redis_t *r, const char *run)
 }
 
 /* testkit's game_in_a_row with a game id (worker id, sequence). */
+/* A fresh redis-server without a password in directory NAME, and a
+ * connection for run RUN on it. */
+static broker_t *redis_run(redis_t *r, const char *name, const char *run)
+{
+    redis_init(r, name, NULL);
+    return connect_run(r, run);
+}
+
 static void game_with_id(game_record_t *r, int size, uint64_t wid, uint64_t seq)
 {
     game_in_a_row(r, size);
@@ -307,8 +315,7 @@ END_TEST
 START_TEST(test_stream_pending_ack_trim)
 {
     redis_t r;
-    redis_init(&r, "stream", NULL);
-    broker_t *b = connect_run(&r, "s1");
+    broker_t *b = redis_run(&r, "stream", "s1");
     char err[512];
     ck_assert_int_eq(broker_group_create(b, err, sizeof err), 0);
     ck_assert_int_eq(broker_group_create(b, err, sizeof err), 0); /* exists: fine */
@@ -389,8 +396,7 @@ static void tiny_model(const char *path, uint64_t gen)
 START_TEST(test_settings_versions)
 {
     redis_t r;
-    redis_init(&r, "settings", NULL);
-    broker_t *b = connect_run(&r, "st");
+    broker_t *b = redis_run(&r, "settings", "st");
     char err[512];
     broker_settings_t s = {.run_id = 0x5eed, .stream_max = 777};
     run_config_default(&s.cfg);
@@ -454,8 +460,7 @@ END_TEST
 START_TEST(test_worker_bad_model_and_old_run)
 {
     redis_t r;
-    redis_init(&r, "oldrun", NULL);
-    broker_t *b = connect_run(&r, "r2");
+    broker_t *b = redis_run(&r, "oldrun", "r2");
     char err[512], mp[600], log[600], spool[600];
     snprintf(mp, sizeof mp, "%s/m0.gzm", r.dir);
     snprintf(log, sizeof log, "%s/worker.log", r.dir);

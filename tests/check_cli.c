@@ -210,6 +210,19 @@ START_TEST(test_settings_rows)
 }
 END_TEST
 
+/* `gomoku CMD --help` shows each of SHOWN (NULL-terminated) and none of
+ * HIDDEN. */
+static void help_shows(const char *cmd, const char *const *shown, const char *const *hidden)
+{
+    char args[64], out[1 << 15];
+    snprintf(args, sizeof args, "%s --help", cmd);
+    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    for (; *shown; shown++)
+        ck_assert_msg(strstr(out, *shown), "gomoku %s lacks '%s'", args, *shown);
+    for (; *hidden; hidden++)
+        ck_assert_msg(!strstr(out, *hidden), "gomoku %s shows '%s'", args, *hidden);
+}
+
 /* `gomoku help settings` lists every key; --help of a command shows its
  * options with their defaults but not the hidden ones (tests, trainer). */
 START_TEST(test_settings_help)
@@ -222,22 +235,15 @@ START_TEST(test_settings_help)
         snprintf(key, sizeof key, "\n%s ", settings_table[i].key);
         ck_assert_msg(strstr(out, key), "help settings lacks %s", settings_table[i].key);
     }
-    ck_assert_int_eq(run_gomoku("train --help", NULL, CAPTURE_OUT, out, len), 0);
-    ck_assert_ptr_nonnull(strstr(out, "--c-puct"));
-    ck_assert_ptr_nonnull(strstr(out, "(default 1.5)"));
-    ck_assert_ptr_nonnull(strstr(out, "(default 1; may change on resume)"));
-    ck_assert_ptr_null(strstr(out, "--fault"));
-    ck_assert_ptr_null(strstr(out, "--worker-fault"));
-    ck_assert_int_eq(run_gomoku("worker --help", NULL, CAPTURE_OUT, out, len), 0);
-    ck_assert_ptr_nonnull(strstr(out, "--spool-max"));
-    ck_assert_ptr_null(strstr(out, "--records-fd"));
-    ck_assert_ptr_null(strstr(out, "--control-fd"));
-    ck_assert_ptr_null(strstr(out, "--games-log"));
-    ck_assert_ptr_null(strstr(out, "--fault"));
-    ck_assert_int_eq(run_gomoku("play --help", NULL, CAPTURE_OUT, out, len), 0);
-    ck_assert_ptr_nonnull(strstr(out, "(default 800)"));
-    ck_assert_ptr_nonnull(strstr(out, "--fpu"));
     free(out);
+    help_shows("train", (const char *const[]){"--c-puct", "(default 1.5)",
+                                              "(default 1; may change on resume)", NULL},
+               (const char *const[]){"--fault", "--worker-fault", NULL});
+    help_shows("worker", (const char *const[]){"--spool-max", NULL},
+               (const char *const[]){"--records-fd", "--control-fd", "--games-log", "--fault",
+                                     "--run-dir", "--parent-pid", NULL});
+    help_shows("play", (const char *const[]){"(default 800)", "--fpu-root", NULL},
+               (const char *const[]){NULL});
 }
 END_TEST
 

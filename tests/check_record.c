@@ -230,15 +230,23 @@ static void scan_file(scan_t *sc, const char *path)
     record_reader_free(fr);
 }
 
+/* sc read the records recs[0..nrecs) and reported bad frames at
+ * bad_off[0..nbad), in that order. */
+static void assert_scan_is(const scan_t *sc, const game_record_t *recs, int nrecs,
+                           const uint64_t *bad_off, int nbad)
+{
+    ck_assert_int_eq(sc->nrecs, nrecs);
+    for (int i = 0; i < nrecs; i++)
+        ck_assert_msg(record_equal(&sc->recs[i], &recs[i]), "record %d differs", i);
+    ck_assert_int_eq(sc->nbad, nbad);
+    for (int i = 0; i < nbad; i++)
+        ck_assert_msg(sc->bad_off[i] == bad_off[i], "bad frame %d reported at %llu, is at %llu",
+                      i, (unsigned long long)sc->bad_off[i], (unsigned long long)bad_off[i]);
+}
+
 static void assert_same_scan(const scan_t *a, const scan_t *b)
 {
-    ck_assert_int_eq(a->nrecs, b->nrecs);
-    for (int i = 0; i < a->nrecs; i++)
-        ck_assert_msg(record_equal(&a->recs[i], &b->recs[i]), "record %d differs", i);
-    ck_assert_int_eq(a->nbad, b->nbad);
-    for (int i = 0; i < a->nbad; i++)
-        ck_assert_msg(a->bad_off[i] == b->bad_off[i], "bad frame %d at %llu vs %llu", i,
-                      (unsigned long long)a->bad_off[i], (unsigned long long)b->bad_off[i]);
+    assert_scan_is(a, b->recs, b->nrecs, b->bad_off, b->nbad);
 }
 
 static char tmpdir[256];
@@ -1020,13 +1028,7 @@ static void free_mixed(mixed_t *m)
 
 static void assert_scan_matches(const scan_t *sc, const mixed_t *m)
 {
-    ck_assert_int_eq(sc->nrecs, m->ngood);
-    for (int i = 0; i < m->ngood; i++)
-        ck_assert_msg(record_equal(&sc->recs[i], &m->good[i]), "good frame %d lost", i);
-    ck_assert_int_eq(sc->nbad, m->nbad);
-    for (int i = 0; i < m->nbad; i++)
-        ck_assert_msg(sc->bad_off[i] == m->bad_off[i], "bad frame %d reported at %llu, is at %llu",
-                      i, (unsigned long long)sc->bad_off[i], (unsigned long long)m->bad_off[i]);
+    assert_scan_is(sc, m->good, m->ngood, m->bad_off, m->nbad);
 }
 
 START_TEST(test_good_frames_among_garbage)
