@@ -5,13 +5,9 @@
 #ifndef GZ_BENCH_BENCH_H
 #define GZ_BENCH_BENCH_H
 
-int bench_rules(int argc, char **argv);
-int bench_nn(int argc, char **argv);
-int bench_mcts(int argc, char **argv);
-int bench_selfplay(int argc, char **argv);
-int bench_train(int argc, char **argv);
-int bench_vcf(int argc, char **argv);
-int bench_broker(int argc, char **argv);
+typedef int bench_fn(int argc, char **argv);
+
+bench_fn bench_rules, bench_nn, bench_mcts, bench_selfplay, bench_train, bench_vcf, bench_broker;
 
 /* Sort v[0..n-1] ascending, in place. */
 void bench_sort(double *v, int n);

@@ -114,13 +114,13 @@ static int undo_to_human(board_t *b, player_t *pl[3])
 
 int cmd_play(int argc, char **argv)
 {
+    player_opts_t o;
+    player_opts_default(&o);
     const char *black, *white, *model = NULL, *human_color;
     rule_t rule;
     int size;
     uint64_t seed;
     bool quiet, hint;
-    player_opts_t o;
-    player_opts_default(&o);
     arg_spec_t specs[ARGS_MAX] = {
         ARG(S_BLACK, &black), ARG(S_WHITE, &white),
         ARG(S_PLAY_MODEL, &model), ARG(S_HUMAN_COLOR, &human_color),

@@ -232,6 +232,15 @@ static double search_value(pbrain_t *pb, const board_t *b, double budget_ms, cha
     return v;
 }
 
+void pbrain_free(pbrain_t *pb)
+{
+    if (!pb)
+        return;
+    brain_free(pb->br);
+    pthread_mutex_destroy(&pb->mu);
+    free(pb);
+}
+
 pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
 {
     pbrain_t *pb = calloc(1, sizeof *pb);
@@ -249,22 +258,14 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
     brain_opts_t bo = {.model = pb->spec, .threads = o->threads, .device = o->device,
                        .precision = o->precision, .seed = o->seed, .search = o->search,
                        .who = o->quiet ? NULL : "gomoku pbrain"};
-    if (!(pb->br = brain_create(&bo, err, errlen)))
-        goto out_free;
+    pb->br = brain_create(&bo, err, errlen);
+    if (!pb->br) {
+        pbrain_free(pb);
+        return NULL;
+    }
     return pb;
-out_free:
-    pbrain_free(pb);
-    return NULL;
 }
 
-void pbrain_free(pbrain_t *pb)
-{
-    if (!pb)
-        return;
-    brain_free(pb->br);
-    pthread_mutex_destroy(&pb->mu);
-    free(pb);
-}
 
 const board_t *pbrain_board(const pbrain_t *pb)
 {

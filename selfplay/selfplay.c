@@ -29,7 +29,6 @@ typedef struct game {
 
 struct selfplay {
     selfplay_opts_t o;
-    char device[64];
     searcher_t *search;       /* tree g is game g's */
     game_t *games;
     uint32_t *targets;        /* (G) root visits each tree searches towards, 0: idle */
@@ -115,10 +114,9 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     }
     selfplay_t *sp = calloc(1, sizeof *sp);
     if (!sp)
-        goto out_nomem;
+        goto out_free_sp_nomem;   /* selfplay_free(NULL) does nothing */
     sp->o = *o;
-    snprintf(sp->device, sizeof sp->device, "%s", o->device ? o->device : "auto");
-    sp->o.device = sp->device;
+    sp->o.device = NULL;   /* the caller's text; the searcher keeps its own copy */
     sp->rng = o->seed * 0x2545f4914f6cdd1dull + 12345;
     sp->gen = gen;
     sp->games = calloc((size_t)o->parallel, sizeof *sp->games);
@@ -129,7 +127,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
         record_init(&sp->games[g].rec);
     searcher_opts_t so;
     searcher_opts_default(&so);
-    so.device = sp->device;
+    so.device = o->device ? o->device : "auto";
     so.precision = o->precision;
     so.net_threads = o->threads;
     so.trees = o->parallel;
@@ -150,9 +148,6 @@ out_free_sp_nomem:
     snprintf(err, errlen, "out of memory for self-play");
 out_free_sp:
     selfplay_free(sp);
-    return NULL;
-out_nomem:
-    snprintf(err, errlen, "out of memory for self-play");
     return NULL;
 }
 
