@@ -59,9 +59,9 @@ int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
 
 void selfplay_opts_default(selfplay_opts_t *o)
 {
-    *o = (selfplay_opts_t){.noise_frac = 0.25, .temp_final = 0.0, .device = "auto"};
-    arg_spec_t specs[ARGS_GROUP_MAX];
-    args_defaults(specs, selfplay_args(specs, o));
+    *o = (selfplay_opts_t){.noise_frac = 0.25, .temp_final = 0.0};
+    arg_spec_t specs[ARGS_GROUP_MAX] = {ARG(S_DEVICE, &o->device)};
+    args_defaults(specs, 1 + selfplay_args(specs + 1, o));
 }
 
 /* [0, 1): a draw below a fraction f < 1 happens with probability f. */

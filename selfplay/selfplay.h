@@ -41,7 +41,7 @@ typedef struct selfplay_opts {
     search_settings_t search; /* c_puct, fpu, VCF checks */
 } selfplay_opts_t;
 
-/* Device "auto", noise fraction 0.25, temperature 0 after temp_moves. */
+/* The table's defaults, noise fraction 0.25, temperature 0 after temp_moves. */
 void selfplay_opts_default(selfplay_opts_t *o);
 /* Every option but device's (a group, selfplay/args.h): gomoku selfplay
  * and its bench take device with their own default. */

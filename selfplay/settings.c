@@ -489,21 +489,26 @@ void settings_print(FILE *f)
 {
     static const char *const types[] = {"int", "double", "u64", "rule", "string", "flag",
                                         "precision", "choice"};
-    fprintf(f, "%-22s %-23s %-9s %-24s %-14s %-40s %s\n", "KEY", "OPTION", "TYPE", "RANGE",
-            "DEFAULT", "COMMANDS [FLAGS]", "HELP");
+    int width = (int)strlen("COMMANDS");   /* the commands column fits its longest entry */
+    for (int i = 0; i < S_COUNT; i++) {
+        char cmds[256];
+        setting_commands(&settings_table[i], cmds, sizeof cmds);
+        width = (int)strlen(cmds) > width ? (int)strlen(cmds) : width;
+    }
+    fprintf(f, "%-22s %-23s %-9s %-24s %-14s %-17s %-*s %s\n", "KEY", "OPTION", "TYPE", "RANGE",
+            "DEFAULT", "FLAGS", width, "COMMANDS", "HELP");
     for (int i = 0; i < S_COUNT; i++) {
         const setting_t *s = &settings_table[i];
-        char opt[64], range[64], cmds[256];
+        char opt[64], range[64], cmds[256], flags[32];
         snprintf(opt, sizeof opt, "--%s%s%s", s->opt, s->arg[0] ? " " : "", s->arg);
         setting_range(s, range, sizeof range);
         setting_commands(s, cmds, sizeof cmds);
-        size_t n = strlen(cmds);
-        if (s->flags & (SETTING_RUN | SETTING_HIDDEN))
-            snprintf(cmds + n, sizeof cmds - n, " [%s%s%s]",
-                     s->flags & SETTING_RUN ? "run config" : "",
-                     s->flags & SETTING_RESUME ? ", may change on resume" : "",
-                     s->flags & SETTING_HIDDEN ? "hidden" : "");
-        fprintf(f, "%-22s %-23s %-9s %-24s %-14s %-40s %s\n", s->key, opt, types[s->type], range,
-                s->def ? s->def : "-", cmds, s->help);
+        snprintf(flags, sizeof flags, "%s%s%s", s->flags & SETTING_RUN ? "run" : "",
+                 s->flags & SETTING_RESUME ? ",resume" : "",
+                 s->flags & SETTING_HIDDEN ? "hidden" : "");
+        fprintf(f, "%-22s %-23s %-9s %-24s %-14s %-17s %-*s %s\n", s->key, opt, types[s->type],
+                range, s->def ? s->def : "-", flags[0] ? flags : "-", width, cmds, s->help);
     }
+    fprintf(f, "\nFLAGS: run, a key of RUN_DIR/config (gomoku train); resume, may change "
+               "when a run resumes; hidden, for tests or the trainer, not shown by --help.\n");
 }

@@ -141,8 +141,8 @@ void setting_range(const setting_t *s, char *buf, size_t len);
 /* The commands that take s, "selfplay,train,bench-selfplay", into buf. */
 void setting_commands(const setting_t *s, char *buf, size_t len);
 
-/* Every row, one per line with a header: key, option, type, range,
- * default, commands and flags, help. */
+/* Every row, one per line under a header: key, option, type, range,
+ * default, flags, commands, help; then what the flags mean. */
 void settings_print(FILE *f);
 
 #endif
