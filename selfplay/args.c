@@ -71,7 +71,7 @@ void args_defaults(arg_spec_t *specs, int nspecs)
             continue;
         if (s->type == SET_FLAG)
             *(bool *)specs[i].dst = false;
-        else if (s->def && setting_parse(s, s->def, specs[i].dst, &why) != 0)
+        else if (s->def && settings_parse(s, s->def, specs[i].dst, &why) != 0)
             assert(!"a default of the settings table does not parse");
     }
 }
@@ -85,7 +85,7 @@ static int set_value(const cmd_help_t *h, const arg_spec_t *a, const char *val)
         *(const char **)a->dst = val;
         return ARGS_OK;
     }
-    if (setting_parse(s, val, a->dst, &why) == 0)
+    if (settings_parse(s, val, a->dst, &why) == 0)
         return ARGS_OK;
     if (strcmp(why, "out of range") == 0)
         return args_fail(h, "--%s must be in %g..%g, got %s", s->opt, s->lo, s->hi, val);

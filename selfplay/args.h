@@ -32,7 +32,7 @@ enum {
 
 /* One option of a command: a row of the table and where its value goes
  * (int *, double *, uint64_t *, rule_t *, nn_precision_t *, bool * for
- * flags, const char ** for text; see setting_parse). */
+ * flags, const char ** for text; see settings_parse). */
 typedef struct arg_spec {
     const setting_t *row;
     void *dst;

@@ -35,7 +35,7 @@ int run_setting_parse(const setting_t *s, run_config_t *c, const char *text, cha
         else
             memcpy(dst, text, n + 1);
     } else {
-        setting_parse(s, text, dst, &why);
+        settings_parse(s, text, dst, &why);
     }
     if (!why)
         return 0;

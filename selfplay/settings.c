@@ -381,7 +381,7 @@ static bool is_choice(const char *choices, const char *text)
     return false;
 }
 
-int setting_parse(const setting_t *s, const char *text, void *dst, const char **why)
+int settings_parse(const setting_t *s, const char *text, void *dst, const char **why)
 {
     static _Thread_local char list[160];
     char *end;
@@ -446,7 +446,7 @@ int setting_parse(const setting_t *s, const char *text, void *dst, const char **
     return *why ? -1 : 0;
 }
 
-void setting_range(const setting_t *s, char *buf, size_t len)
+void settings_format_range(const setting_t *s, char *buf, size_t len)
 {
     switch (s->type) {
     case SET_INT:
@@ -476,7 +476,7 @@ static const char *const by_names[BY_COUNT] = {
     "bench-vcf", "bench-broker",
 };
 
-void setting_commands(const setting_t *s, char *buf, size_t len)
+void settings_format_commands(const setting_t *s, char *buf, size_t len)
 {
     size_t n = 0;
     buf[0] = '\0';
@@ -492,7 +492,7 @@ void settings_print(FILE *f)
     int width = (int)strlen("COMMANDS");   /* the commands column fits its longest entry */
     for (int i = 0; i < S_COUNT; i++) {
         char cmds[256];
-        setting_commands(&settings_table[i], cmds, sizeof cmds);
+        settings_format_commands(&settings_table[i], cmds, sizeof cmds);
         width = (int)strlen(cmds) > width ? (int)strlen(cmds) : width;
     }
     fprintf(f, "%-22s %-23s %-9s %-24s %-14s %-17s %-*s %s\n", "KEY", "OPTION", "TYPE", "RANGE",
@@ -501,8 +501,8 @@ void settings_print(FILE *f)
         const setting_t *s = &settings_table[i];
         char opt[64], range[64], cmds[256], flags[32];
         snprintf(opt, sizeof opt, "--%s%s%s", s->opt, s->arg[0] ? " " : "", s->arg);
-        setting_range(s, range, sizeof range);
-        setting_commands(s, cmds, sizeof cmds);
+        settings_format_range(s, range, sizeof range);
+        settings_format_commands(s, cmds, sizeof cmds);
         snprintf(flags, sizeof flags, "%s%s%s", s->flags & SETTING_RUN ? "run" : "",
                  s->flags & SETTING_RESUME ? ",resume" : "",
                  s->flags & SETTING_HIDDEN ? "hidden" : "");

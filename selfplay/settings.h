@@ -133,13 +133,13 @@ const setting_t *settings_find(const char *key);
  * at the reason: "not an integer", "out of range", "not a finite number",
  * "not a non-negative integer", "freestyle, standard or renju", or, for
  * SET_PRECISION and SET_CHOICE, the valid values. */
-int setting_parse(const setting_t *s, const char *text, void *dst, const char **why);
+int settings_parse(const setting_t *s, const char *text, void *dst, const char **why);
 
 /* "1..1000000", "0..1", "fp32|bf16|auto", "any"... : the row's range as text. */
-void setting_range(const setting_t *s, char *buf, size_t len);
+void settings_format_range(const setting_t *s, char *buf, size_t len);
 
 /* The commands that take s, "selfplay,train,bench-selfplay", into buf. */
-void setting_commands(const setting_t *s, char *buf, size_t len);
+void settings_format_commands(const setting_t *s, char *buf, size_t len);
 
 /* Every row, one per line under a header: key, option, type, range,
  * default, flags, commands, help; then what the flags mean. */

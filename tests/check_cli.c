@@ -196,7 +196,7 @@ START_TEST(test_settings_rows)
         if (s->def && s->type != SET_STR) {
             union { int i; double d; uint64_t u; const char *p; bool b; int e; } v;
             const char *why;
-            ck_assert_msg(setting_parse(s, s->def, &v, &why) == 0, "%s: default '%s': %s",
+            ck_assert_msg(settings_parse(s, s->def, &v, &why) == 0, "%s: default '%s': %s",
                           s->key, s->def, why);
         }
         if (s->flags & SETTING_RUN) {

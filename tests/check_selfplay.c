@@ -101,9 +101,11 @@ static void small_opts(selfplay_opts_t *o, int size, int parallel, int visits)
     o->cheap_visits = visits / 4;
 }
 
-static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stats_t *st)
+/* GAMES games of self-play with o (on the CPU, one thread, quiet) on model
+ * m, each finished one given to fn(user); their stats into *st. */
+static void play_games(selfplay_opts_t *o, const nn_model_t *m, int games, selfplay_game_fn fn,
+                       void *user, selfplay_stats_t *st)
 {
-    nn_model_t *m = tiny_model(o->size);
     char err[256], note[256];
     o->device = "cpu";
     o->threads = 1;
@@ -111,12 +113,19 @@ static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stat
     selfplay_t *sp = selfplay_create(o, m, 3, note, sizeof note, err, sizeof err);
     ck_assert_msg(sp != NULL, "%s", err);
     selfplay_set_max_games(sp, (uint64_t)games);
-    c->threshold = o->resign_threshold;
     for (int steps = 0; selfplay_active(sp) > 0 || steps == 0; steps++) {
-        ck_assert_int_ge(selfplay_step(sp, on_game, c, err, sizeof err), 0);
+        ck_assert_int_ge(selfplay_step(sp, fn, user, err, sizeof err), 0);
         ck_assert_int_lt(steps, 200000);
     }
     selfplay_get_stats(sp, st);
+    selfplay_free(sp);
+}
+
+static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stats_t *st)
+{
+    nn_model_t *m = tiny_model(o->size);
+    c->threshold = o->resign_threshold;
+    play_games(o, m, games, on_game, c, st);
     ck_assert_msg(!c->bad, "%s", c->why);
     ck_assert_int_eq(c->games, games);
     ck_assert_uint_eq(st->games, (uint64_t)games);
@@ -126,7 +135,6 @@ static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stat
     ck_assert_uint_gt(st->batches, 0);
     ck_assert_uint_ge(st->evals, st->batches);
     ck_assert_uint_le(st->evals, st->batches * (uint64_t)o->parallel);
-    selfplay_free(sp);
     nn_model_free(m);
 }
 
@@ -194,24 +202,13 @@ START_TEST(test_forced_playouts_targets)
     nn_model_t *m = tiny_model(7);
     for (int on = 0; on < 2; on++) {
         selfplay_opts_t o;
-        selfplay_opts_default(&o);
-        o.size = 7;
-        o.parallel = 4;
-        o.visits = 48;
+        small_opts(&o, 7, 4, 48);
         o.full_frac = 1.0;
         o.resign_threshold = 0.0;
         o.dirichlet_alpha = 0.3;
         o.forced_k = on ? 2.0 : 0.0;
-        o.device = "cpu";
-        o.threads = 1;
-        o.quiet = 1;
-        char err[256], note[256];
-        selfplay_t *sp = selfplay_create(&o, m, 1, note, sizeof note, err, sizeof err);
-        ck_assert_msg(sp != NULL, "%s", err);
-        selfplay_set_max_games(sp, 4);
-        for (int steps = 0; selfplay_active(sp) > 0 || steps == 0; steps++)
-            ck_assert_int_ge(selfplay_step(sp, sum_targets, &t[on], err, sizeof err), 0);
-        selfplay_free(sp);
+        selfplay_stats_t st;
+        play_games(&o, m, 4, sum_targets, &t[on], &st);
     }
     printf("forced playouts: off %ld plies %.1f visits %.1f entries %ld singles; "
            "on %ld plies %.1f visits %.1f entries %ld singles\n", t[0].plies,
