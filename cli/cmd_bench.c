@@ -1,7 +1,8 @@
-/* gomoku bench KIND: dispatch to the benchmark of one module. */
+/* gomoku bench KIND: dispatch to the benchmark of one module (bench/). */
 #include <stdio.h>
 #include <string.h>
 
+#include "bench/bench.h"
 #include "cli/cmds.h"
 
 int cmd_bench(int argc, char **argv)

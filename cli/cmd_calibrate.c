@@ -2,12 +2,12 @@
  * and game results (play/calibrate.h), as a table and a JSON line. */
 #include <stdio.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
 #include "play/calibrate.h"
+#include "selfplay/args.h"
 
 static const cmd_help_t help = {
-    "calibrate",
+    "calibrate", BY_CALIBRATE,
     "gomoku calibrate --model M [--positions N --every K --skip K --vct-nodes N] GAMES.gzr...",
     "Samples positions of the saved games (one ply in K after the first --skip),\n"
     "solves each with the VCF/VCT solvers and evaluates it with the model's value\n"
@@ -20,32 +20,22 @@ static const cmd_help_t help = {
 
 int cmd_calibrate(int argc, char **argv)
 {
-    const char *model = NULL, *device = "auto", *prec_s = "auto";
-    int positions = 2000, every = 3, skip = 4, vct_nodes = 5000;
-    bool json = false;
+    const char *model = NULL, *device = NULL;
+    nn_precision_t prec;
+    int positions, every, skip, vct_nodes;
+    bool json;
     arg_spec_t specs[] = {
-        {"model", ARG_STR, &model, 0, 0, "M  the model (.gzm)"},
-        {"positions", ARG_INT, &positions, 1, 100000000, "N  positions at most (default 2000)"},
-        {"every", ARG_INT, &every, 1, 400, "K  one ply in K of each game (default 3)"},
-        {"skip", ARG_INT, &skip, 0, 400, "K  plies skipped at the start of a game (default 4)"},
-        {"vct-nodes", ARG_INT, &vct_nodes, 1, 100000000,
-         "N  threat solver budget per query (default 5000)"},
-        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda (default auto)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"json", ARG_FLAG, &json, 0, 0, "   one JSON line instead of the table"},
+        ARG_FLAGS(S_CALIB_MODEL, &model, ARG_REQUIRED), ARG(S_CALIB_POSITIONS, &positions),
+        ARG(S_CALIB_EVERY, &every), ARG(S_CALIB_SKIP, &skip), ARG(S_CALIB_VCT_NODES, &vct_nodes),
+        ARG(S_DEVICE, &device), ARG(S_PRECISION, &prec), ARG(S_JSON, &json),
     };
     char *files[256];
     int nfiles = 0;
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, files, 256, &nfiles);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    if (!model)
-        return args_fail(&help, "--model M is required");
     if (nfiles == 0)
         return args_fail(&help, "no game record files given");
-    nn_precision_t prec;
-    if (args_precision(&help, prec_s, &prec) != ARGS_OK)
-        return 2;
     calib_opts_t o = {.model = model, .files = (const char *const *)files, .nfiles = nfiles,
                       .max_positions = positions, .every = every, .skip = skip,
                       .vct_nodes = (uint32_t)vct_nodes, .device = device, .precision = prec};

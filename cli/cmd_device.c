@@ -7,15 +7,15 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "util/util.h"
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
+#include "selfplay/args.h"
 
 static const cmd_help_t help = {
-    "device",
+    "device", 0,
     "gomoku device",
     "Lists the compute devices, one line each:\n"
     "  cpu: cores, OpenBLAS yes/no, and the fast CPU backend against the reference\n"

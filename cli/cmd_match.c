@@ -5,57 +5,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
-#include "cli/options.h"
+#include "play/match.h"
 #include "play/player.h"
+#include "cli/options.h"
+#include "selfplay/args.h"
 #include "util/util.h"
-
-/* k random moves in the centre (a (2r+1)^2 square), none of them ending the
- * game; the same seed gives the same opening. */
-static void make_opening(board_t *b, int size, rule_t rule, int k, uint64_t seed)
-{
-    board_init(b, size, rule);
-    int c = size / 2, r = size >= 9 ? 3 : 1;
-    for (int tries = 0; b->nmoves < k && tries < 1000; tries++) {
-        int x = c - r + (int)(util_rng_next(&seed) % (uint64_t)(2 * r + 1));
-        int y = c - r + (int)(util_rng_next(&seed) % (uint64_t)(2 * r + 1));
-        int m = board_xy(b, x, y);
-        if (board_check_move(b, m) != MOVE_OK || board_is_winning_move(b, m))
-            continue;
-        board_play(b, m);
-    }
-}
-
-static double elo_of(double s) { return -400.0 * log10(1.0 / s - 1.0); }
-
-/* Elo difference for score s over n games with per-game standard error se:
- * s +- 1.96 se mapped through the logistic curve. At a score of 0 or 1 the
- * Elo is infinite; the finite bound then comes from the exact binomial
- * (Clopper-Pearson) 95% bound, e.g. all n won: score >= 0.025^(1/n). */
-static void elo_interval(double w, double l, double d, double *elo, double *lo, double *hi)
-{
-    double n = w + l + d;
-    double s = (w + 0.5 * d) / n;
-    double var = (w * (1 - s) * (1 - s) + l * s * s + d * (0.5 - s) * (0.5 - s)) / n;
-    double se = sqrt(var / n);
-    if (s >= 1.0) {
-        *elo = INFINITY;
-        *hi = INFINITY;
-        *lo = elo_of(pow(0.025, 1.0 / n));
-        return;
-    }
-    if (s <= 0.0) {
-        *elo = -INFINITY;
-        *lo = -INFINITY;
-        *hi = -elo_of(pow(0.025, 1.0 / n));
-        return;
-    }
-    *elo = elo_of(s);
-    double a = s - 1.96 * se, b = s + 1.96 * se;
-    *lo = a <= 0.0 ? -INFINITY : elo_of(a);
-    *hi = b >= 1.0 ? INFINITY : elo_of(b);
-}
 
 static void fmt_elo(char *buf, size_t len, double v, bool json)
 {
@@ -65,90 +20,48 @@ static void fmt_elo(char *buf, size_t len, double v, bool json)
         snprintf(buf, len, json ? "%.1f" : "%+.1f", v);
 }
 
-/* Play one game from the opening; *result set. -1 with err on a player failure. */
-static int play_game(player_t *black, player_t *white, const board_t *opening, result_t *result,
-                     int *plies, bool *forfeit, char *err, size_t errlen)
-{
-    board_t b = *opening;
-    player_new_game(black, &b);
-    player_new_game(white, &b);
-    *forfeit = false;
-    while (!board_over(&b)) {
-        player_t *p = b.to_move == STONE_BLACK ? black : white;
-        int m;
-        char e[256];
-        if (player_genmove(p, &b, &m, e, sizeof e) < 0) {
-            snprintf(err, errlen, "%s: %s", p->name, e);
-            return -1;
-        }
-        move_status_t st = board_check_move(&b, m);
-        if (st != MOVE_OK) {
-            fprintf(stderr, "%s played an illegal move (%s): it loses the game\n", p->name,
-                    move_status_str(st));
-            *result = b.to_move == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
-            *plies = b.nmoves;
-            *forfeit = true;
-            return 0;
-        }
-        board_play(&b, m);
-        player_notify(black, &b, m);
-        player_notify(white, &b, m);
-    }
-    *result = (result_t)b.result;
-    *plies = b.nmoves;
-    return 0;
-}
+static const cmd_help_t help = {
+    "match", BY_MATCH,
+    "gomoku match A B [--games N --rule R --size N --visits V --time MS --openings K --json]",
+    "Plays N games between players A and B (a model file, bot:random,\n"
+    "bot:greedy, pbrain:COMMAND), alternating colours. Each pair of games\n"
+    "starts from the same random opening of K moves near the centre, once\n"
+    "with each colour. Prints W-L-D for A and the Elo difference of A over B\n"
+    "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
+    "score the Elo is infinite and only the finite bound is given, from the\n"
+    "exact binomial bound (all N won: score >= 0.025^(1/N)).\n"
+    "--vcf-nodes N alone also sets the root's VCF check to 100N."};
 
 int cmd_match(int argc, char **argv)
 {
-    static const cmd_help_t help = {
-        "match",
-        "gomoku match A B [--games N --rule R --size N --visits V --time MS --openings K --json]",
-        "Plays N games between players A and B (a model file, bot:random,\n"
-        "bot:greedy, pbrain:COMMAND), alternating colours. Each pair of games\n"
-        "starts from the same random opening of K moves near the centre, once\n"
-        "with each colour. Prints W-L-D for A and the Elo difference of A over B\n"
-        "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
-        "score the Elo is infinite and only the finite bound is given, from the\n"
-        "exact binomial bound (all N won: score >= 0.025^(1/N))."};
-    rule_t rule = RULE_FREESTYLE;
-    const char *prec_s = "auto";
-    int games = 10, size = BOARD_DEFAULT, openings = 2;
-    uint64_t seed = 1;
-    bool json = false, quiet = false;
+    rule_t rule;
+    int games, size, openings;
+    uint64_t seed;
+    bool json, quiet;
     player_opts_t o;
     player_opts_default(&o);
-    o.visits = -1;   /* not given: 200, or 0 with --time */
     arg_spec_t specs[ARGS_MAX] = {
-        {"games", ARG_INT, &games, 1, 1000000, "N  games (default 10)"},
-        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"vcf-nodes", ARG_INT, &o.vcf_nodes, 0, 1000000, "N  model players: VCF check per new leaf, solver nodes (0: off; root 100N; default the search's)"},
-        {"seed", ARG_U64, &seed, 0, 0, "S  seed for openings and players (default 1)"},
-        {"openings", ARG_INT, &openings, 0, 20, "K  random opening moves (default 2)"},
-        {"json", ARG_FLAG, &json, 0, 0, "   also print the result as one JSON line"},
-        {"quiet", ARG_FLAG, &quiet, 0, 0, "   no line per game on stderr"},
+        ARG(S_MATCH_GAMES, &games), ARG(S_OPENINGS, &openings),
+        ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_SEED, &seed),
+        ARG(S_JSON, &json), ARG(S_MATCH_QUIET, &quiet),
+        ARG(S_VCF_NODES, &o.search.vcf_nodes), ARG(S_VCF_ROOT_NODES, &o.search.vcf_root_nodes),
     };
     char *pos[2];
-    int npos = 0;
-    int ns = args_count(specs, ARGS_MAX);
-    ns += options_player(specs + ns, &o,
-                         "V  model players: visits per move (default 200, or 0 with --time)");
+    int npos = 0, ns = args_count(specs, ARGS_MAX);
+    ns += options_player(specs + ns, &o, S_MATCH_VISITS);
     int rc = args_parse(&help, specs, ns, argc, argv, pos, 2, &npos);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     if (npos != 2)
         return args_fail(&help, "want two players A and B, got %d", npos);
-    if (o.visits < 0)
-        o.visits = o.time_ms > 0 ? 0 : 200;   /* --time alone: a pure time budget */
+    if (!args_given(specs, ns, S_MATCH_VISITS) && o.time_ms > 0)
+        o.visits = 0;   /* --time alone: a pure time budget */
     if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
     if (openings * 2 >= size * size)
         return args_fail(&help, "--openings %d is too many for a %dx%d board", openings, size, size);
-
-    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
-        return 2;
+    if (args_given(specs, ns, S_VCF_NODES) && !args_given(specs, ns, S_VCF_ROOT_NODES))
+        o.search.vcf_root_nodes = o.search.vcf_nodes * 100;
     o.quiet = quiet;
     char err[512];
     player_t *pl[2];
@@ -165,17 +78,19 @@ int cmd_match(int argc, char **argv)
     int w = 0, l = 0, d = 0, status = 0;
     for (int g = 0; g < games; g++) {
         board_t opening;
-        make_opening(&opening, size, rule, openings, seed * 1000003u + (uint64_t)(g / 2));
+        match_opening(&opening, size, rule, openings, seed * 1000003u + (uint64_t)(g / 2));
         bool a_black = g % 2 == 0;
         player_t *black = a_black ? pl[0] : pl[1], *white = a_black ? pl[1] : pl[0];
         result_t res;
         int plies;
         bool forfeit;
-        if (play_game(black, white, &opening, &res, &plies, &forfeit, err, sizeof err) < 0) {
+        if (match_play(black, white, &opening, &res, &plies, &forfeit, err, sizeof err) < 0) {
             fprintf(stderr, "gomoku match: game %d: %s\n", g + 1, err);
             status = 1;
             break;
         }
+        if (forfeit)
+            fprintf(stderr, "%s\n", err);
         const char *who;
         if (res == RESULT_DRAW) {
             d++;
@@ -195,7 +110,7 @@ int cmd_match(int argc, char **argv)
     int n = w + l + d;
     if (n > 0) {
         double elo, lo, hi;
-        elo_interval(w, l, d, &elo, &lo, &hi);
+        match_elo(w, l, d, &elo, &lo, &hi);
         char e[32], a[32], b[32];
         fmt_elo(e, sizeof e, elo, false);
         fmt_elo(a, sizeof a, lo, false);

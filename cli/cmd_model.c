@@ -3,55 +3,44 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
 #include "nn/nn.h"
+#include "selfplay/args.h"
 
 static const cmd_help_t help_model = {
-    "model", "gomoku model init|info [options]",
+    "model", BY_MODEL, "gomoku model init|info [options]",
     "Create a randomly initialised network (init) or describe a weights file (info).\n"
     "  gomoku model init --blocks B --channels C [--board-max M --rule R --seed S] --out F\n"
     "  gomoku model info F\n"
     "'gomoku model init --help' and 'gomoku model info --help' list the options."};
 
 static const cmd_help_t help_init = {
-    "model init", "gomoku model init --blocks B --channels C --out F [options]",
+    "model init", BY_MODEL, "gomoku model init --blocks B --channels C --out F [options]",
     "Write a new network with random (fixup) initial weights to F, atomically.\n"
     "The same seed gives the same weights."};
 
 static const cmd_help_t help_info = {
-    "model info", "gomoku model info F",
+    "model info", BY_MODEL, "gomoku model info F",
     "Print a weights file's dims, parameter count, training step, generation, rule,\n"
     "file CRC32, size and forward GFLOP per evaluation on its largest board."};
 
 static int model_init(int argc, char **argv)
 {
-    int blocks = -1, channels = -1, board_max = BOARD_DEFAULT, hp = 0, hv = 0, vh = 0;
+    int blocks, channels, board_max, hp, hv, vh;
     const char *out = NULL;
-    rule_t rule = RULE_FREESTYLE;
-    uint64_t seed = 1;
-    bool force = false;
-    const arg_spec_t specs[] = {
-        {"blocks", ARG_INT, &blocks, 0, NN_MAX_BLOCKS, "B  residual blocks (required)"},
-        {"channels", ARG_INT, &channels, 1, NN_MAX_CHANNELS, "C  trunk channels (required)"},
-        {"board-max", ARG_INT, &board_max, BOARD_MIN, BOARD_MAX,
-         "M  largest board the net serves (default 15)"},
-        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
-        {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
-        {"policy-head", ARG_INT, &hp, 1, NN_MAX_HEAD, "N  policy head channels (default 32)"},
-        {"value-head", ARG_INT, &hv, 1, NN_MAX_HEAD, "N  value head channels (default 32)"},
-        {"value-hidden", ARG_INT, &vh, 1, NN_MAX_HEAD, "N  value FC width (default 64)"},
-        {"out", ARG_STR, &out, 0, 0, "F  file to write (required)"},
-        {"force", ARG_FLAG, &force, 0, 0, "overwrite F if it exists"},
+    rule_t rule;
+    uint64_t seed;
+    bool force;
+    arg_spec_t specs[] = {
+        ARG_FLAGS(S_BLOCKS, &blocks, ARG_REQUIRED), ARG_FLAGS(S_CHANNELS, &channels, ARG_REQUIRED),
+        ARG(S_BOARD_MAX, &board_max), ARG(S_RULE, &rule), ARG(S_SEED, &seed),
+        ARG(S_POLICY_HEAD, &hp), ARG(S_VALUE_HEAD, &hv), ARG(S_VALUE_HIDDEN, &vh),
+        ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_init, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    if (blocks < 0)
-        return args_fail(&help_init, "--blocks is required");
-    if (channels < 0)
-        return args_fail(&help_init, "--channels is required");
-    if (!out || !*out)
+    if (!*out)
         return args_fail(&help_init, "--out is required");
     struct stat st;
     if (!force && stat(out, &st) == 0) {
@@ -60,12 +49,9 @@ static int model_init(int argc, char **argv)
     }
     nn_config_t cfg;
     nn_config_default(&cfg, blocks, channels, board_max);
-    if (hp)
-        cfg.policy_head = hp;
-    if (hv)
-        cfg.value_head = hv;
-    if (vh)
-        cfg.value_hidden = vh;
+    cfg.policy_head = hp;
+    cfg.value_head = hv;
+    cfg.value_hidden = vh;
     char err[512];
     nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
     if (!m) {

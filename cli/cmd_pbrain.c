@@ -2,12 +2,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
-#include "cli/pbrain.h"
+#include "play/pbrain.h"
+#include "cli/options.h"
+#include "selfplay/args.h"
 
 static const cmd_help_t help = {
-    "pbrain",
+    "pbrain", BY_PBRAIN,
     "gomoku pbrain --model M [--threads T] [--device D] [--precision P] [--seed S]",
     "Play through the Gomocup (piskvork) protocol on stdin/stdout, as a brain for\n"
     "Piskvork, Yixin Board or a tournament manager. M is a model file (.gzm)\n"
@@ -42,18 +43,13 @@ int cmd_pbrain(int argc, char **argv)
     pbrain_opts_t o;
     pbrain_opts_default(&o);
     o.model = NULL;
-    int threads = 1;
-    const char *device = "auto", *prec_s = "auto";
-    uint64_t seed = 1;
-    arg_spec_t specs[] = {
-        {"model", ARG_STR, &o.model, 0, 0, "M  model file (.gzm), bot:greedy, bot:random or mcts:uniform"},
-        {"threads", ARG_INT, &threads, 1, PBRAIN_MAX_THREADS,
-         "T  search threads, each with its own net (1..16, default 1)"},
-        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda, cuda:N (default auto)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"seed", ARG_U64, &seed, 0, 0, "S  random seed (default 1)"},
+    arg_spec_t specs[ARGS_MAX] = {
+        ARG(S_PBRAIN_MODEL, &o.model), ARG(S_SEARCH_THREADS, &o.threads),
+        ARG(S_DEVICE, &o.device), ARG(S_PRECISION, &o.precision), ARG(S_SEED, &o.seed),
     };
-    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_search(specs + ns, &o.search);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     char buf[4096];
@@ -65,11 +61,6 @@ int cmd_pbrain(int argc, char **argv)
     }
     if (!o.model)
         return args_fail(&help, "--model is required");
-    o.threads = threads;
-    o.device = device;
-    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
-        return 2;
-    o.seed = seed;
     char err[512];
     pbrain_t *pb = pbrain_create(&o, err, sizeof err);
     if (!pb) {

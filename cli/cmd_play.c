@@ -3,15 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
-#include "cli/options.h"
 #include "play/player.h"
+#include "cli/options.h"
+#include "selfplay/args.h"
 #include "engine/board.h"
 #include "engine/vcf.h"
 
 static const cmd_help_t help = {
-    "play",
+    "play", BY_PLAY,
     "gomoku play [--black P] [--white P] [--model M] [options]",
     "Plays one game in the terminal. A player P is human, bot:random, bot:greedy,\n"
     "pbrain:COMMAND or a model file (.gzm). --model M is shorthand for a person\n"
@@ -114,49 +114,33 @@ static int undo_to_human(board_t *b, player_t *pl[3])
 
 int cmd_play(int argc, char **argv)
 {
-    const char *black = NULL, *white = NULL, *model = NULL, *human_color = "black";
-    rule_t rule = RULE_FREESTYLE;
-    const char *prec_s = "auto";
-    int size = BOARD_DEFAULT;
-    uint64_t seed = 1;
-    bool quiet = false, hint = false;
     player_opts_t o;
     player_opts_default(&o);
+    const char *black, *white, *model = NULL, *human_color;
+    rule_t rule;
+    int size;
+    uint64_t seed;
+    bool quiet, hint;
     arg_spec_t specs[ARGS_MAX] = {
-        {"black", ARG_STR, &black, 0, 0, "P  black player (default human)"},
-        {"white", ARG_STR, &white, 0, 0, "P  white player (default bot:greedy)"},
-        {"model", ARG_STR, &model, 0, 0, "M  play a person against model M"},
-        {"human-color", ARG_STR, &human_color, 0, 0, "C  with --model: black or white (default black)"},
-        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size 5..20 (default 15)"},
-        {"seed", ARG_U64, &seed, 0, 0, "S  seed of bots and searches (default 1)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"hint", ARG_FLAG, &hint, 0, 0, "show a suggested move and its line before each move of a person"},
-        {"quiet", ARG_FLAG, &quiet, 0, 0, "no notes on stderr"},
+        ARG(S_BLACK, &black), ARG(S_WHITE, &white),
+        ARG(S_PLAY_MODEL, &model), ARG(S_HUMAN_COLOR, &human_color),
+        ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_SEED, &seed),
+        ARG(S_HINT, &hint), ARG(S_PLAY_QUIET, &quiet),
     };
     int ns = args_count(specs, ARGS_MAX);
-    ns += options_player(specs + ns, &o,
-                         "V  model players: playouts per move (default 800; 0: use --time)");
+    ns += options_player(specs + ns, &o, S_PLAY_VISITS);
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    if (strcmp(human_color, "black") != 0 && strcmp(human_color, "white") != 0)
-        return args_fail(&help, "--human-color must be black or white, got '%s'", human_color);
     if (model) {
-        if (black || white)
+        if (args_given(specs, ns, S_BLACK) || args_given(specs, ns, S_WHITE))
             return args_fail(&help, "--model cannot be combined with --black/--white");
         bool hb = strcmp(human_color, "black") == 0;
         black = hb ? "human" : model;
         white = hb ? model : "human";
     }
-    if (!black)
-        black = "human";
-    if (!white)
-        white = "bot:greedy";
     if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
-    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
-        return 2;
     o.quiet = quiet;
 
     char err[256];

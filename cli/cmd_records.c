@@ -11,13 +11,14 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/record.h"
+#include "selfplay/args.h"
 
 static const cmd_help_t help = {
     .cmd = "records",
+    .by = BY_RECORDS,
     .usage = "gomoku records dump FILE | stats FILE... | psq FILE OUTDIR",
     .summary =
         "Read game record files (.gzr: frames of zlib-compressed game records).\n"
@@ -207,9 +208,9 @@ static int make_dir(const char *dir)
 
 int cmd_records(int argc, char **argv)
 {
-    int top = 5;
-    const arg_spec_t specs[] = {
-        {"top", ARG_INT, &top, 0, BOARD_CELLS, "N  dump: most visited points shown per ply (default 5)"},
+    int top;
+    arg_spec_t specs[] = {
+        ARG(S_TOP, &top),
     };
     const int nspecs = ARGS_COUNT(specs);
     char **pos = malloc((size_t)(argc > 0 ? argc : 1) * sizeof *pos);

@@ -5,13 +5,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/vcf.h"
+#include "selfplay/args.h"
 
 static const cmd_help_t help = {
-    "rules",
+    "rules", BY_RULES,
     "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"] [--vcf [--vcf-nodes N]]",
     "Replays the moves (black first) and prints three lines:\n"
     "  to_move: black|white\n"
@@ -80,22 +80,19 @@ static int print_vcf(const board_t *b, uint64_t nodes)
 int cmd_rules(int argc, char **argv)
 {
     const char *moves_s = "";
-    rule_t rule = RULE_FREESTYLE;
-    int size = BOARD_DEFAULT;
-    bool vcf = false;
-    uint64_t vcf_nodes = 0;
+    rule_t rule;
+    int size;
+    bool vcf;
+    uint64_t vcf_nodes;
     arg_spec_t specs[] = {
-        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle, standard or renju (default freestyle)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size 5..20 (default 15)"},
-        {"moves", ARG_STR, &moves_s, 0, 0, "\"x,y x,y ...\"  moves to replay, black first"},
-        {"vcf", ARG_FLAG, &vcf, 0, 0, "print the VCF line (or the defences against one)"},
-        {"vcf-nodes", ARG_U64, &vcf_nodes, 1, 1e12,
-         "N  solver node budget per solve (default 1000000)"},
+        ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_MOVES, &moves_s), ARG(S_VCF, &vcf),
+        ARG(S_RULES_VCF_NODES, &vcf_nodes),
     };
-    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int ns = ARGS_COUNT(specs);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    if (vcf_nodes && !vcf)
+    if (args_given(specs, ns, S_RULES_VCF_NODES) && !vcf)
         return args_fail(&help, "--vcf-nodes needs --vcf");
 
     board_t b;
@@ -145,5 +142,5 @@ int cmd_rules(int argc, char **argv)
         printf(" %s", buf);
     }
     printf("\n");
-    return vcf ? print_vcf(&b, vcf_nodes ? vcf_nodes : 1000000) : 0;
+    return vcf ? print_vcf(&b, vcf_nodes) : 0;
 }

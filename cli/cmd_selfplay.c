@@ -1,24 +1,17 @@
 /* gomoku selfplay: batched self-play from the command line, games written
- * as record frames to rotating shards DIR/selfplay-<seed>-NNNN.gzr.
- *
- * A shard is written as NAME.tmp and renamed (after fsync) once it holds
- * --shard-games games or the run ends, so a finished .gzr never ends in a
- * half-written frame. SIGINT/SIGTERM: stop, drop the games in flight,
+ * as record frames to rotating shards DIR/selfplay-<seed>-NNNN.gzr
+ * (selfplay/shards.h). SIGINT/SIGTERM: stop, drop the games in flight,
  * close and rename the shard, print the summary, exit 0. */
-#include <errno.h>
-#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
-#include "cli/options.h"
+#include "selfplay/args.h"
 #include "selfplay/selfplay.h"
+#include "selfplay/shards.h"
 #include "util/util.h"
 
 static volatile sig_atomic_t g_stop;
@@ -27,86 +20,6 @@ static void on_signal(int sig)
 {
     (void)sig;
     g_stop = 1;
-}
-
-typedef struct shard_writer {
-    const char *dir;
-    uint64_t seed;
-    int per_shard;
-    int index;            /* next shard number */
-    FILE *f;              /* open .tmp, or NULL */
-    char tmp[1110], final[1100];
-    int in_shard;         /* games in the open shard */
-    int shards;           /* shards completed */
-    uint64_t games;       /* games written */
-    char err[2600];       /* first write error */
-} shard_writer_t;
-
-/* Close the open shard: flush, fsync, rename .tmp to .gzr (or remove an
- * empty one). 0 or -1 with w->err set. */
-static int shard_close(shard_writer_t *w)
-{
-    if (!w->f)
-        return 0;
-    FILE *f = w->f;
-    w->f = NULL;
-    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
-    if (bad) {
-        snprintf(w->err, sizeof w->err, "cannot write %s: %s", w->tmp, strerror(errno));
-        return -1;
-    }
-    if (w->in_shard == 0) {
-        unlink(w->tmp);
-        return 0;
-    }
-    if (rename(w->tmp, w->final) != 0) {
-        snprintf(w->err, sizeof w->err, "cannot rename %s to %s: %s", w->tmp, w->final,
-                 strerror(errno));
-        return -1;
-    }
-    util_fsync_dir(w->dir);
-    w->shards++;
-    w->in_shard = 0;
-    return 0;
-}
-
-static int shard_open(shard_writer_t *w)
-{
-    for (;; w->index++) {
-        snprintf(w->final, sizeof w->final, "%s/selfplay-%llu-%04d.gzr", w->dir,
-                 (unsigned long long)w->seed, w->index);
-        if (access(w->final, F_OK) != 0)
-            break;   /* never overwrite an earlier run's shard */
-    }
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp", w->final);
-    w->index++;
-    w->f = fopen(w->tmp, "wb");
-    if (!w->f) {
-        snprintf(w->err, sizeof w->err, "cannot create %s: %s", w->tmp, strerror(errno));
-        return -1;
-    }
-    w->in_shard = 0;
-    return 0;
-}
-
-static int on_game(void *user, const game_record_t *rec)
-{
-    shard_writer_t *w = user;
-    if (w->err[0])
-        return 1;
-    if (!w->f && shard_open(w) < 0)
-        return 1;
-    char e[256];
-    if (record_write(w->f, rec, e, sizeof e) < 0) {
-        snprintf(w->err, sizeof w->err, "%s: %s", w->tmp, e);
-        return 1;
-    }
-    w->in_shard++;
-    w->games++;
-    if (w->in_shard >= w->per_shard && shard_close(w) < 0)
-        return 1;
-    return 0;
 }
 
 static void print_progress(const selfplay_stats_t *st, uint64_t target, double secs, bool tty,
@@ -120,41 +33,29 @@ static void print_progress(const selfplay_stats_t *st, uint64_t target, double s
     fflush(stderr);
 }
 
+static const cmd_help_t help = {
+    "selfplay", BY_SELFPLAY,
+    "gomoku selfplay --model M|--random-net --games N --out DIR [options]",
+    "Plays N self-play games, G at a time with one batched NN call per step\n"
+    "for all G trees, and writes them as record frames to rotating shards\n"
+    "DIR/selfplay-<seed>-NNNN.gzr (each written as .tmp and renamed when\n"
+    "complete). A progress line goes to stderr, a JSON summary to stdout.\n"
+    "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
+
 int cmd_selfplay(int argc, char **argv)
 {
-    static const cmd_help_t help = {
-        "selfplay",
-        "gomoku selfplay --model M|--random-net --games N --out DIR [options]",
-        "Plays N self-play games, G at a time with one batched NN call per step\n"
-        "for all G trees, and writes them as record frames to rotating shards\n"
-        "DIR/selfplay-<seed>-NNNN.gzr (each written as .tmp and renamed when\n"
-        "complete). A progress line goes to stderr, a JSON summary to stdout.\n"
-        "Ctrl-C stops cleanly: games in flight are dropped, the shard is closed."};
     selfplay_opts_t o;
     selfplay_opts_default(&o);
-    const char *model_path = NULL, *out = NULL, *prec_s = "auto";
-    bool random_net = false;
-    int games = 100, blocks = 6, channels = 64, shard_games = 1000;
-    o.threads = 0;
+    const char *model_path = NULL, *out = NULL;
+    bool random_net;
+    int games, blocks, channels, shard_games;
     arg_spec_t specs[ARGS_MAX] = {
-        {"model", ARG_STR, &model_path, 0, 0, "M  weights file (.gzm)"},
-        {"random-net", ARG_FLAG, &random_net, 0, 0, "   a freshly initialised net instead of --model"},
-        {"games", ARG_INT, &games, 1, 100000000, "N  games to play (default 100)"},
-        {"out", ARG_STR, &out, 0, 0, "DIR  output directory (made if missing)"},
-        {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"resign", ARG_DOUBLE, &o.resign_threshold, 0, 1, "X  resign below root value -X (default 0.9; 0: never)"},
-        {"no-resign-frac", ARG_DOUBLE, &o.no_resign_frac, 0, 1, "F  games that never resign (default 0.1)"},
-        {"temp-moves", ARG_INT, &o.temp_moves, 0, 400, "K  plies sampled at temperature 1 (default 8)"},
-        {"alpha", ARG_DOUBLE, &o.dirichlet_alpha, 0, 100, "A  Dirichlet noise alpha, 0: none (default 0.05)"},
-        {"forced-k", ARG_DOUBLE, &o.forced_k, 0, 10, "K  forced playouts in full searches, pruned from the policy target (default 0: off)"},
-        {"leaves", ARG_INT, &o.leaves_per_game, 1, 64, "L  leaves per game per NN call, virtual loss (default 1)"},
-        {"cache-mb", ARG_INT, &o.cache_mb, 0, 65536, "MB NN cache size (default 64)"},
-        {"shard-games", ARG_INT, &shard_games, 1, 10000000, "N  games per shard file (default 1000)"},
+        ARG(S_SELFPLAY_MODEL, &model_path), ARG(S_RANDOM_NET, &random_net),
+        ARG(S_SELFPLAY_GAMES, &games), ARG(S_SELFPLAY_OUT, &out), ARG(S_DEVICE, &o.device),
+        ARG(S_SHARD_GAMES, &shard_games), ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int ns = args_count(specs, ARGS_MAX);
-    ns += options_selfplay(specs + ns, &o);
-    ns += options_net(specs + ns, &blocks, &channels);
+    ns += selfplay_args(specs + ns, &o);
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
@@ -162,31 +63,24 @@ int cmd_selfplay(int argc, char **argv)
         return args_fail(&help, "give exactly one of --model M and --random-net");
     if (!out || !out[0])
         return args_fail(&help, "--out DIR is required");
-    if (args_precision(&help, prec_s, &o.precision) != ARGS_OK)
-        return 2;
     if (o.cheap_visits > o.visits)
         fprintf(stderr, "gomoku selfplay: --cheap-visits %d is above --visits %d: cheap searches "
                 "use %d visits\n", o.cheap_visits, o.visits, o.visits);
 
     char err[512];
-    nn_model_t *m = options_model_open(model_path, blocks, channels, o.size, o.seed, err,
+    nn_model_t *m = nn_model_open(model_path, blocks, channels, o.size, o.seed, err,
                                        sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku selfplay: %s\n", err);
         return 1;
     }
-    if (mkdir(out, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "gomoku selfplay: cannot create %s: %s\n", out, strerror(errno));
+    shard_writer_t w;
+    if (shard_writer_init(&w, out, o.seed, shard_games, err, sizeof err) != 0) {
+        fprintf(stderr, "gomoku selfplay: %s\n", err);
         nn_model_free(m);
         return 1;
     }
-    struct stat sb;
-    if (stat(out, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        fprintf(stderr, "gomoku selfplay: %s is not a directory\n", out);
-        nn_model_free(m);
-        return 1;
-    }
-    selfplay_t *sp = options_selfplay_create(&o, m, "selfplay");
+    selfplay_t *sp = selfplay_start(&o, m, "selfplay");
     if (!sp)
         return 1;
     selfplay_set_max_games(sp, (uint64_t)games);
@@ -195,7 +89,6 @@ int cmd_selfplay(int argc, char **argv)
     util_catch_stop_signals(on_signal, old_sigs);
     g_stop = 0;
 
-    shard_writer_t w = {.dir = out, .seed = o.seed, .per_shard = shard_games};
     bool tty = isatty(2);
     double t0 = util_now_ms() * 1e-3, last = t0;
     selfplay_stats_t st;
@@ -204,7 +97,7 @@ int cmd_selfplay(int argc, char **argv)
         selfplay_get_stats(sp, &st);
         if (st.games >= (uint64_t)games || g_stop || w.err[0])
             break;
-        if (selfplay_step(sp, on_game, &w, err, sizeof err) < 0) {
+        if (selfplay_step(sp, shard_writer_add, &w, err, sizeof err) < 0) {
             fprintf(stderr, "%sgomoku selfplay: %s\n", tty ? "\n" : "", err);
             status = 1;
             break;
@@ -221,7 +114,7 @@ int cmd_selfplay(int argc, char **argv)
     double secs = util_now_ms() * 1e-3 - t0;
     selfplay_get_stats(sp, &st);
     print_progress(&st, (uint64_t)games, secs, tty, true);
-    if (shard_close(&w) < 0 || w.err[0]) {
+    if (shard_writer_close(&w) < 0 || w.err[0]) {
         fprintf(stderr, "gomoku selfplay: %s\n", w.err);
         status = 1;
     }

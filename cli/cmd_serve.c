@@ -4,12 +4,13 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "cli/args.h"
 #include "cli/cmds.h"
+#include "cli/options.h"
+#include "selfplay/args.h"
 #include "web/server.h"
 
 static const cmd_help_t help = {
-    "serve",
+    "serve", BY_SERVE,
     "gomoku serve [--run RUN_DIR] [--model M] [--listen HOST:PORT] [--token T] [options]",
     "Serves a page to watch a training run and to play a model in a browser.\n"
     "Watch (with --run): the run's state, workers and rejected frames, loss and\n"
@@ -26,29 +27,22 @@ static const cmd_help_t help = {
 
 int cmd_serve(int argc, char **argv)
 {
-    const char *run = NULL, *model = NULL, *listen = "127.0.0.1:8080", *token = NULL;
-    const char *device = "auto", *prec_s = "auto";
-    int visits = 400, games = 8, searches = 2;
-    arg_spec_t specs[] = {
-        {"run", ARG_STR, &run, 0, 0, "DIR  training run to watch (read only)"},
-        {"model", ARG_STR, &model, 0, 0, "M  model file or bot:NAME to play (see above)"},
-        {"listen", ARG_STR, &listen, 0, 0, "HOST:PORT  address (default 127.0.0.1:8080)"},
-        {"token", ARG_STR, &token, 0, 0, "T  secret every request must carry (needed off loopback)"},
-        {"visits", ARG_INT, &visits, 1, 1000000, "V  model playouts per move (default 400)"},
-        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cuda, ... (default auto)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP},
-        {"games", ARG_INT, &games, 1, 64, "N  games kept at once (default 8)"},
-        {"searches", ARG_INT, &searches, 1, 16, "N  searches running at once (default 2)"},
+    web_server_opts_t wo = {0};
+    arg_spec_t specs[ARGS_MAX] = {
+        ARG(S_SERVE_RUN, &wo.run_dir), ARG(S_SERVE_MODEL, &wo.model),
+        ARG(S_LISTEN, &wo.listen), ARG(S_TOKEN, &wo.token),
+        ARG(S_SERVE_VISITS, &wo.visits), ARG(S_DEVICE, &wo.device), ARG(S_PRECISION, &wo.precision),
+        ARG(S_SERVE_GAMES, &wo.max_games), ARG(S_SEARCHES, &wo.max_searches),
     };
-    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    search_settings_default(&wo.search);   /* the VCF checks: not options of serve */
+    int ns = args_count(specs, ARGS_MAX);
+    ns += options_search(specs + ns, &wo.search);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    nn_precision_t prec;
-    if (args_precision(&help, prec_s, &prec) != ARGS_OK)
-        return 2;
 #if GZ_HAVE_HTTP
-    if (!model && !run)
-        model = "models/freestyle9-2x32.gzm";
+    if (!wo.model && !wo.run_dir)
+        wo.model = "models/freestyle9-2x32.gzm";
     /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */
     sigset_t sigs;
     sigemptyset(&sigs);
@@ -56,9 +50,6 @@ int cmd_serve(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     signal(SIGPIPE, SIG_IGN);
-    web_server_opts_t wo = {.run_dir = run, .model = model, .listen = listen, .token = token,
-                            .visits = visits, .device = device, .precision = prec,
-                            .max_games = games, .max_searches = searches};
     char err[512], url[512];
     bool bad_arg;
     web_server_t *w = web_server_start(&wo, url, sizeof url, &bad_arg, err, sizeof err);
@@ -69,7 +60,7 @@ int cmd_serve(int argc, char **argv)
         fprintf(stderr, "gomoku serve: %s\n", err);
         return 1;
     }
-    printf("gomoku serve: %s%s\n", url, run ? "" : "  (no --run: play only)");
+    printf("gomoku serve: %s%s\n", url, wo.run_dir ? "" : "  (no --run: play only)");
     fflush(stdout);
     int sig;
     sigwait(&sigs, &sig);
@@ -78,12 +69,6 @@ int cmd_serve(int argc, char **argv)
     pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
     return 0;
 #else
-    (void)run;
-    (void)model;
-    (void)listen;
-    (void)token;
-    (void)device;
-    (void)prec;
     fprintf(stderr, "gomoku serve: this build has no HTTP server (apt-get install "
                     "libmicrohttpd-dev, then meson setup --reconfigure with -Dhttp=enabled)\n");
     return 1;

@@ -4,27 +4,9 @@
 #ifndef GZ_CLI_CMDS_H
 #define GZ_CLI_CMDS_H
 
-int cmd_rules(int argc, char **argv);
-int cmd_records(int argc, char **argv);
-int cmd_play(int argc, char **argv);
-int cmd_match(int argc, char **argv);
-int cmd_selfplay(int argc, char **argv);
-int cmd_model(int argc, char **argv);
-int cmd_bench(int argc, char **argv);
-int cmd_device(int argc, char **argv);
-int cmd_train(int argc, char **argv);
-int cmd_worker(int argc, char **argv);
-int cmd_pbrain(int argc, char **argv);
-int cmd_serve(int argc, char **argv);
-int cmd_calibrate(int argc, char **argv);
+typedef int cmd_fn(int argc, char **argv);
 
-/* Benchmarks behind `gomoku bench KIND`; each prints JSON lines. */
-int bench_rules(int argc, char **argv);
-int bench_nn(int argc, char **argv);
-int bench_mcts(int argc, char **argv);
-int bench_selfplay(int argc, char **argv);
-int bench_train(int argc, char **argv);
-int bench_vcf(int argc, char **argv);
-int bench_broker(int argc, char **argv);
+cmd_fn cmd_rules, cmd_records, cmd_play, cmd_match, cmd_selfplay, cmd_model, cmd_bench,
+    cmd_device, cmd_train, cmd_worker, cmd_pbrain, cmd_serve, cmd_calibrate;
 
 #endif

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cmds.h"
+#include "selfplay/settings.h"
 
 typedef struct command {
     const char *name;
@@ -34,6 +35,7 @@ static void usage(FILE *f)
     for (int i = 0; i < NCOMMANDS; i++)
         if (!commands[i].hidden)
             fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f, "\n'gomoku help settings' lists every setting of every command.\n");
 }
 
 static const command_t *find(const char *name)
@@ -64,6 +66,10 @@ int main(int argc, char **argv)
     const char *name = argv[1];
     if (strcmp(name, "help") == 0 || strcmp(name, "--help") == 0 || strcmp(name, "-h") == 0) {
         if (argc >= 3 && strcmp(name, "help") == 0) {
+            if (strcmp(argv[2], "settings") == 0) {
+                settings_print(stdout);
+                return 0;
+            }
             const command_t *c = find(argv[2]);
             if (!c)
                 return unknown(argv[2]);

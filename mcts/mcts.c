@@ -679,11 +679,13 @@ void mcts_eval_uniform(void *user, const board_t *const *boards, int n, float *p
 
 void mcts_params_default(mcts_params_t *p)
 {
-    *p = (mcts_params_t){.c_puct = 1.5f, .fpu_reduction = 0.2f, .fpu_root = 0.0f,
+    *p = (mcts_params_t){.c_puct = (float)MCTS_C_PUCT, .fpu_reduction = (float)MCTS_FPU,
+                         .fpu_root = (float)MCTS_FPU_ROOT,
                          .max_pending = 8, .mem_bytes = (size_t)64 << 20, .seed = 1,
-                         .vcf_nodes = 200, .vcf_root_nodes = 5000,
-                         .vcf_tt_bytes = (size_t)256 << 10, .vct_root_nodes = 20000,
-                         .vct_defend_nodes = 1000, .vct_root_share = 0.1f,
+                         .vcf_nodes = MCTS_VCF_NODES, .vcf_root_nodes = MCTS_VCF_ROOT_NODES,
+                         .vcf_tt_bytes = (size_t)256 << 10, .vct_root_nodes = MCTS_VCT_ROOT_NODES,
+                         .vct_defend_nodes = MCTS_VCT_DEFEND_NODES,
+                         .vct_root_share = (float)MCTS_VCT_ROOT_SHARE,
                          .vct_tt_bytes = (size_t)1 << 20, .threat_prune = true};
 }
 

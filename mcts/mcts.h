@@ -99,10 +99,23 @@ typedef struct mcts_params {
                             * first; 0: off (the search is then exactly plain PUCT) */
 } mcts_params_t;
 
-/* c 1.5, fpu 0.2/0.0, 8 pending, 64 MiB, VCF 200 nodes per leaf and 5000
- * at the root, 256 KiB VCF table, VCT off at leaves, 20000 nodes at the
- * root (and 10% of a timed search), defence solves of 1000 nodes, 1 MiB
- * VCT solver, threat pruning on, forced playouts off. */
+/* The defaults a user sees (the settings table prints them). */
+#define MCTS_C_PUCT 1.5
+#define MCTS_FPU 0.2
+#define MCTS_FPU_ROOT 0
+#define MCTS_VCF_NODES 200
+#define MCTS_VCF_ROOT_NODES 5000
+
+#define MCTS_VCT_ROOT_NODES 20000
+#define MCTS_VCT_DEFEND_NODES 1000
+#define MCTS_VCT_ROOT_SHARE 0.1
+
+/* c MCTS_C_PUCT, fpu MCTS_FPU / MCTS_FPU_ROOT, 8 pending, 64 MiB, VCF
+ * MCTS_VCF_NODES per leaf and MCTS_VCF_ROOT_NODES at the root, 256 KiB VCF
+ * table, VCT off at leaves, MCTS_VCT_ROOT_NODES at the root (and
+ * MCTS_VCT_ROOT_SHARE of a timed search), defence solves of
+ * MCTS_VCT_DEFEND_NODES, 1 MiB VCT solver, threat pruning on, forced
+ * playouts off. */
 void mcts_params_default(mcts_params_t *p);
 
 typedef struct mcts mcts_t;

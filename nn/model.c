@@ -14,9 +14,9 @@ void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max
     cfg->channels = channels;
     cfg->board_max = board_max;
     cfg->in_planes = NN_PLANES;
-    cfg->policy_head = 32;
-    cfg->value_head = 32;
-    cfg->value_hidden = 64;
+    cfg->policy_head = NN_POLICY_HEAD;
+    cfg->value_head = NN_VALUE_HEAD;
+    cfg->value_hidden = NN_VALUE_HIDDEN;
     cfg->policy_outputs = 1;
 }
 

@@ -71,6 +71,10 @@ float nn_policy_loss_weight(int k);
 #define NN_MAX_BLOCKS 40
 #define NN_MAX_CHANNELS 512
 #define NN_MAX_HEAD 1024
+/* Head sizes of nn_config_default (and of gomoku model init). */
+#define NN_POLICY_HEAD 32
+#define NN_VALUE_HEAD 32
+#define NN_VALUE_HIDDEN 64
 
 typedef struct nn_config {
     int blocks;         /* residual blocks B, >= 0 */
@@ -145,6 +149,11 @@ void nn_model_free(nn_model_t *m);
 int nn_file_version(const nn_config_t *cfg);
 int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen);
 nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);
+/* The net a command runs: the weights file at path when not NULL, else a
+ * random net (nn_config_default) of blocks x channels for boards up to
+ * board_max, from seed. NULL with err as for load and create. */
+nn_model_t *nn_model_open(const char *path, int blocks, int channels, int board_max,
+                          uint64_t seed, char *err, size_t errlen);
 /* CRC32 (zlib) of a whole file (for `model info`); 0, or -1 with err set. */
 int nn_file_crc(const char *path, uint32_t *crc, char *err, size_t errlen);
 

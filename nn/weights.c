@@ -285,3 +285,13 @@ int nn_file_crc(const char *path, uint32_t *crc, char *err, size_t errlen)
     free(buf);
     return 0;
 }
+
+nn_model_t *nn_model_open(const char *path, int blocks, int channels, int board_max,
+                          uint64_t seed, char *err, size_t errlen)
+{
+    if (path)
+        return nn_model_load(path, err, errlen);
+    nn_config_t cfg;
+    nn_config_default(&cfg, blocks, channels, board_max);
+    return nn_model_create(&cfg, seed, err, errlen);
+}

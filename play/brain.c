@@ -218,6 +218,7 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
     so.cache_bytes = total / 4;
     so.tree_bytes = total - so.cache_bytes;
     so.mcts.seed = o->seed;
+    search_settings_apply(&o->search, &so.mcts);
     char note[256] = "";
     br->searcher = searcher_create(model, &so, note, sizeof note, err, errlen);
     nn_model_free(model);
@@ -231,6 +232,25 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
     return 0;
 }
 
+void brain_free(brain_t *br)
+{
+    if (!br)
+        return;
+    searcher_free(br->searcher);
+    free(br);
+}
+
+/* The first call of each net makes its buffers and threads: not on a
+ * move's clock. A short timed search gives every search thread a batch. */
+static int warm_up(brain_t *br, char *err, size_t errlen)
+{
+    board_t b;
+    mcts_result_t r;
+    board_init(&b, br->board_max < BOARD_DEFAULT ? br->board_max : BOARD_DEFAULT,
+               RULE_FREESTYLE);
+    return brain_search(br, &b, WARMUP_MS, NULL, &r, err, errlen);
+}
+
 brain_t *brain_create(const brain_opts_t *o, char *err, size_t errlen)
 {
     brain_t *br = calloc(1, sizeof *br);
@@ -241,29 +261,9 @@ brain_t *brain_create(const brain_opts_t *o, char *err, size_t errlen)
     br->nthreads = o->threads < 1 ? 1 : o->threads > BRAIN_MAX_THREADS ? BRAIN_MAX_THREADS
                                                                         : o->threads;
     br->rng = o->seed ^ 0x5bd1e995u;
-    if (load(br, o, err, errlen))
-        goto out_free;
-    if (!br->is_bot) {
-        /* warm up: the first call of each net makes its buffers and
-         * threads, not on a move's clock; a short timed search gives
-         * every search thread a batch */
-        board_t b;
-        mcts_result_t r;
-        board_init(&b, br->board_max < BOARD_DEFAULT ? br->board_max : BOARD_DEFAULT,
-                   RULE_FREESTYLE);
-        if (brain_search(br, &b, WARMUP_MS, NULL, &r, err, errlen))
-            goto out_free;
+    if (load(br, o, err, errlen) != 0 || (!br->is_bot && warm_up(br, err, errlen) != 0)) {
+        brain_free(br);
+        return NULL;
     }
     return br;
-out_free:
-    brain_free(br);
-    return NULL;
-}
-
-void brain_free(brain_t *br)
-{
-    if (!br)
-        return;
-    searcher_free(br->searcher);
-    free(br);
 }

@@ -17,6 +17,7 @@
 #include "engine/board.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
+#include "play/searcher.h"
 
 #define BRAIN_MAX_THREADS 16
 
@@ -26,6 +27,7 @@ typedef struct brain_opts {
     const char *device;   /* "auto", "cpu", "cuda", ... */
     nn_precision_t precision;
     uint64_t seed;
+    search_settings_t search;   /* c_puct, fpu, VCF checks */
     const char *who;      /* prefix of notes on stderr ("gomoku pbrain"); NULL: quiet */
 } brain_opts_t;
 

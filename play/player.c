@@ -13,10 +13,10 @@
 void player_opts_default(player_opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->visits = 800;
+    o->visits = PLAYER_VISITS;
     o->time_ms = 0;
     o->threads = 1;
-    o->vcf_nodes = -1;
+    search_settings_default(&o->search);
     o->device = "auto";
     o->precision = NN_PRECISION_AUTO;
     o->seed = 1;

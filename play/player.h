@@ -13,12 +13,15 @@
 
 #include "engine/board.h"
 #include "nn/nn.h"
+#include "play/searcher.h"
+
+#define PLAYER_VISITS 800   /* model players' playouts per move by default */
 
 typedef struct player_opts {
     int visits;          /* model players: playouts per move (0: use time_ms) */
     int time_ms;         /* model players: time per move when visits == 0 */
     int threads;         /* model players: search threads */
-    int vcf_nodes;       /* model players: VCF nodes per new leaf, root 100x (0: off, -1: mcts default) */
+    search_settings_t search;   /* model players: c_puct, fpu, VCF checks */
     const char *device;  /* model players: "auto", "cpu", "cuda", ... */
     nn_precision_t precision;   /* model players: inference precision */
     uint64_t seed;

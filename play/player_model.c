@@ -131,10 +131,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     so.size = size;
     so.visits = o->visits > 0 ? (uint32_t)o->visits : 0;   /* 0: time budget, a 1 GiB tree */
     so.mcts.seed = o->seed;
-    if (o->vcf_nodes >= 0) {
-        so.mcts.vcf_nodes = (uint32_t)o->vcf_nodes;
-        so.mcts.vcf_root_nodes = (uint32_t)o->vcf_nodes * 100;
-    }
+    search_settings_apply(&o->search, &so.mcts);
     if (o->cache_bytes)
         so.cache_bytes = o->cache_bytes;
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);

@@ -29,6 +29,33 @@ struct searcher {
     uint64_t nn_calls, cache_hits, cache_lookups;   /* of evaluators and caches dropped */
 };
 
+void search_settings_default(search_settings_t *s)
+{
+    mcts_params_t p;
+    mcts_params_default(&p);
+    *s = (search_settings_t){.c_puct = p.c_puct, .fpu = p.fpu_reduction, .fpu_root = p.fpu_root,
+                             .vcf_nodes = (int)p.vcf_nodes,
+                             .vcf_root_nodes = (int)p.vcf_root_nodes,
+                             .vct_nodes = (int)p.vct_nodes,
+                             .vct_root_nodes = (int)p.vct_root_nodes,
+                             .vct_defend_nodes = (int)p.vct_defend_nodes,
+                             .vct_share = p.vct_root_share, .threat_prune = p.threat_prune};
+}
+
+void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
+{
+    p->c_puct = (float)s->c_puct;
+    p->fpu_reduction = (float)s->fpu;
+    p->fpu_root = (float)s->fpu_root;
+    p->vcf_nodes = (uint32_t)s->vcf_nodes;
+    p->vcf_root_nodes = (uint32_t)s->vcf_root_nodes;
+    p->vct_nodes = (uint32_t)s->vct_nodes;
+    p->vct_root_nodes = (uint32_t)s->vct_root_nodes;
+    p->vct_defend_nodes = (uint32_t)s->vct_defend_nodes;
+    p->vct_root_share = (float)s->vct_share;
+    p->threat_prune = s->threat_prune != 0;
+}
+
 void searcher_opts_default(searcher_opts_t *o)
 {
     *o = (searcher_opts_t){

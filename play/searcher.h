@@ -34,6 +34,25 @@
 #define SEARCHER_MAX_THREADS 16
 #define SEARCHER_MAX_BATCH 64
 
+/* What a user may choose of a search (rows of the settings table); the
+ * defaults are mcts_params_default's. */
+typedef struct search_settings {
+    double c_puct;        /* PUCT exploration */
+    double fpu;           /* first-play-urgency reduction below the root */
+    double fpu_root;      /* the same at the root */
+    int vcf_nodes;        /* VCF check per new leaf, solver nodes (0: off) */
+    int vcf_root_nodes;   /* the same once per root (0: off) */
+    int vct_nodes;        /* VCT check per new leaf (0: off) */
+    int vct_root_nodes;   /* the root's VCT (0: off) */
+    int vct_defend_nodes; /* each solve of the root's defence (0: off) */
+    double vct_share;     /* of a timed search: the root's VCT, and as much for the defence */
+    int threat_prune;     /* 1: facing a three, only its stops and own fours */
+} search_settings_t;
+
+void search_settings_default(search_settings_t *s);
+/* s into p's c_puct, fpu_reduction, fpu_root, VCF and VCT budgets, threat pruning. */
+void search_settings_apply(const search_settings_t *s, mcts_params_t *p);
+
 typedef struct searcher_opts {
     const char *device;     /* "auto", "cpu", "cpu-ref", "cuda", "cuda:N" (copied) */
     nn_precision_t precision; /* inference precision of the nets (nn_net_set_precision) */

@@ -1,5 +1,6 @@
 #include "selfplay/remote_worker.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -59,12 +60,23 @@ static void say(const rworker_t *w, const char *fmt, ...)
     fprintf(stderr, "%s gomoku worker %016" PRIx64 ": %s\n", ts, w->wid, msg);
 }
 
+int remote_worker_args(arg_spec_t *out, remote_worker_opts_t *o)
+{
+    const arg_spec_t specs[] = {
+        ARG(S_BROKER, &o->url), ARG(S_WORKER_RUN, &o->run), ARG(S_SPOOL_MAX, &o->spool_max),
+        ARG(S_MAX_GAMES, &o->max_games), ARG(S_DEVICE, &o->device),
+        ARG(S_WORKER_PARALLEL, &o->parallel), ARG(S_WORKER_THREADS, &o->threads),
+        ARG(S_WORKER_SEED, &o->seed), ARG(S_GAMES_LOG, &o->games_log),
+    };
+    static_assert(ARGS_COUNT(specs) <= ARGS_GROUP_MAX, "a group fits");
+    return args_append(out, specs, ARGS_COUNT(specs));
+}
+
 void remote_worker_opts_default(remote_worker_opts_t *o)
 {
     memset(o, 0, sizeof *o);
-    o->device = "auto";
-    o->threads = 1;
-    o->spool_max = 10000;
+    arg_spec_t specs[ARGS_GROUP_MAX];
+    args_defaults(specs, remote_worker_args(specs, o));
 }
 
 

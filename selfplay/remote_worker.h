@@ -19,6 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "selfplay/args.h"
+
 typedef struct remote_worker_opts {
     const char *url;        /* redis://[:password@]host:port[/db] */
     const char *run;        /* the run's name on the broker */
@@ -33,6 +35,8 @@ typedef struct remote_worker_opts {
 } remote_worker_opts_t;
 
 void remote_worker_opts_default(remote_worker_opts_t *o);
+/* Every option but spool_dir's (a group, selfplay/args.h). */
+int remote_worker_args(arg_spec_t *out, remote_worker_opts_t *o);
 
 /* Run until a signal or max_games: 0. -1 with a one-line err on a fatal
  * problem (bad URL, refused password, run not published or replaced by a

@@ -1,8 +1,10 @@
 #include "selfplay/rundir.h"
 #include "util/util.h"
+#include "nn/nn.h"
 #include "selfplay/selfplay.h"
 
 #include <assert.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stddef.h>
@@ -15,152 +17,70 @@
 #include <time.h>
 #include <unistd.h>
 
-#define F(field) offsetof(run_config_t, field)
-#define ANY_INT 2147483647
-const setting_t run_settings[] = {
-    {"rule", SET_RULE, F(rule), 0, 0, "freestyle", 0, "R", "freestyle, standard or renju"},
-    {"size", SET_INT, F(size), BOARD_MIN, BOARD_MAX, "15", 0, "N", "board size"},
-    {"blocks", SET_INT, F(blocks), 0, 64, "6", 0, "B", "residual blocks"},
-    {"channels", SET_INT, F(channels), 1, 1024, "64", 0, "C", "trunk channels"},
-    {"workers", SET_INT, F(workers), 0, 256, "1", 1, "K", "self-play worker processes"},
-    {"parallel", SET_INT, F(parallel), 1, 4096, "16", 0, "G", "concurrent games per worker"},
-    {"visits", SET_INT, F(visits), 1, 1000000, "200", 0, "V", "playouts per full search"},
-    {"cheap_visits", SET_INT, F(cheap_visits), 1, 1000000, "50", 0, "V",
-     "playouts of a cheap search (at most visits: a larger value is capped, and said)"},
-    {"full_frac", SET_DOUBLE, F(full_frac), 0.0001, 1, "0.25", 0, "F",
-     "fraction of moves searched fully; only they train the policy"},
-    {"resign", SET_DOUBLE, F(resign), 0, 1, "0.9", 0, "T",
-     "self-play resigns below root value -T; 0: never"},
-    {"dirichlet_alpha", SET_DOUBLE, F(dirichlet_alpha), 0, 10, "0", 0, "A",
-     "root noise alpha; 0: 10 / board points, at most 0.5"},
-    {"forced_k", SET_DOUBLE, F(forced_k), 0, 10, "0", 1, "K",
-     "forced playouts in full searches: a root child gets sqrt(K * prior * visits) visits, "
-     "pruned from the policy target (KataGo); 0: off"},
-    {"policy_heads", SET_INT, F(policy_heads), 1, 3, "1", 0, "K",
-     "policy outputs: 1 the policy, 2 also the opponent's reply, 3 also a soft policy (KataGo)"},
-    {"opp_weight", SET_DOUBLE, F(opp_weight), 0, 100, "0.15", 1, "W",
-     "loss weight of the opponent-reply output (policy_heads >= 2; KataGo's 0.15)"},
-    {"soft_weight", SET_DOUBLE, F(soft_weight), 0, 100, "8", 1, "W",
-     "loss weight of the soft policy output (policy_heads 3; KataGo's 8)"},
-    {"batch", SET_INT, F(batch), 1, 65536, "256", 0, "N", "minibatch size"},
-    {"lr", SET_DOUBLE, F(lr), 1e-7, 10, "0.02", 0, "X", "learning rate"},
-    {"momentum", SET_DOUBLE, F(momentum), 0, 0.999, "0.9", 0, "M", "Nesterov momentum"},
-    {"weight_decay", SET_DOUBLE, F(weight_decay), 0, 1, "0.0001", 0, "W", "L2 weight decay"},
-    {"warmup", SET_INT, F(warmup), 0, 100000000, "100", 0, "N",
-     "steps of linear learning-rate warmup"},
-    {"checkpoint_every", SET_INT, F(checkpoint_every), 1, 100000000, "100", 0, "N",
-     "steps between checkpoints"},
-    {"keep_checkpoints", SET_INT, F(keep_checkpoints), 1, ANY_INT, "20", 1, "N",
-     "newest checkpoints kept"},
-    {"keep_every", SET_INT, F(keep_every), 0, ANY_INT, "1000", 1, "K",
-     "also keep checkpoints at multiples of K steps; 0: none"},
-    {"ratio", SET_DOUBLE, F(ratio), 0.01, 1e6, "4", 0, "R",
-     "training samples per new self-play position"},
-    {"window", SET_INT, F(window), 1, 2000000000, "250000", 0, "N", "replay window in positions"},
-    {"nonfinite_limit", SET_INT, F(nonfinite_limit), 1, 1000000, "10", 1, "K",
-     "stop after K training steps in a row with a non-finite loss"},
-    {"stall_s", SET_INT, F(stall_s), 1, 86400, "120", 1, "S",
-     "restart a worker silent (no game, no heartbeat) this many seconds"},
-    {"seed", SET_U64, F(seed), 0, 0, "1", 0, "S", "random seed"},
-    {"device", SET_STR, F(device), 1, sizeof(((run_config_t *)0)->device) - 1, "auto", 1, "D",
-     "auto, cpu, cuda, cuda:N"},
-};
-const int run_nsettings = (int)(sizeof run_settings / sizeof run_settings[0]);
-#undef F
-#undef ANY_INT
-
-const setting_t *run_setting_find(const char *name)
+const setting_t *run_setting_find(const char *key)
 {
-    for (int i = 0; i < run_nsettings; i++) {
-        const char *a = run_settings[i].name, *b = name;
-        while (*a && (*a == *b || (*a == '_' && *b == '-'))) {
-            a++;
-            b++;
-        }
-        if (!*a && !*b)
-            return &run_settings[i];
-    }
-    return NULL;
+    const setting_t *s = settings_find(key);
+    return s && (s->flags & SETTING_RUN) ? s : NULL;
 }
 
 int run_setting_parse(const setting_t *s, run_config_t *c, const char *text, char *err,
                       size_t errlen)
 {
-    void *dst = (char *)c + s->offset;
-    char *end;
+    void *dst = (char *)c + s->field;
     const char *why = NULL;
-    errno = 0;
-    switch (s->type) {
-    case SET_INT: {
-        long x = strtol(text, &end, 10);
-        if (errno || end == text || *end)
-            why = "not an integer";
-        else if (x < (long)s->lo || x > (long)s->hi)
-            why = "out of range";
-        else
-            *(int *)dst = (int)x;
-        break;
-    }
-    case SET_DOUBLE: {
-        double x = strtod(text, &end);
-        if (errno || end == text || *end || !isfinite(x))
-            why = "not a finite number";
-        else if (!(x >= s->lo && x <= s->hi))
-            why = "out of range";
-        else
-            *(double *)dst = x;
-        break;
-    }
-    case SET_U64: {
-        unsigned long long x = strtoull(text, &end, 10);
-        if (errno || end == text || *end || text[0] == '-' || text[0] == '+')
-            why = "not a non-negative integer";
-        else
-            *(uint64_t *)dst = x;
-        break;
-    }
-    case SET_RULE:
-        if (!rule_parse(text, (rule_t *)dst))
-            why = "freestyle, standard or renju";
-        break;
-    case SET_STR:
-        if (strlen(text) < (size_t)s->lo || strlen(text) > (size_t)s->hi)
+    if (s->type == SET_STR) {   /* inline text: the config owns it */
+        size_t n = strlen(text);
+        if (n < (size_t)s->lo || n > (size_t)s->hi)
             why = "length out of range";
         else
-            snprintf(dst, (size_t)s->hi + 1, "%s", text);
-        break;
+            memcpy(dst, text, n + 1);
+    } else {
+        settings_parse(s, text, dst, &why);
     }
     if (!why)
         return 0;
     if (s->type == SET_INT || s->type == SET_DOUBLE)
-        util_errf(err, errlen, "bad value for %s: '%s' (%s %g..%g)", s->name, text, why, s->lo,
+        util_errf(err, errlen, "bad value for %s: '%s' (%s %g..%g)", s->key, text, why, s->lo,
                   s->hi);
     else
-        util_errf(err, errlen, "bad value for %s: '%s' (%s)", s->name, text, why);
+        util_errf(err, errlen, "bad value for %s: '%s' (%s)", s->key, text, why);
     return -1;
 }
 
 void run_setting_format(const setting_t *s, const run_config_t *c, char *buf, size_t len)
 {
-    const void *src = (const char *)c + s->offset;
+    const void *src = (const char *)c + s->field;
     switch (s->type) {
     case SET_INT: snprintf(buf, len, "%d", *(const int *)src); break;
     case SET_DOUBLE: snprintf(buf, len, "%.17g", *(const double *)src); break;
     case SET_U64: snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)src); break;
     case SET_RULE: snprintf(buf, len, "%s", rule_name(*(const rule_t *)src)); break;
     case SET_STR: snprintf(buf, len, "%s", (const char *)src); break;
+    default: assert(!"no run setting has this type");
     }
+}
+
+int run_config_args(arg_spec_t *out, const char **given)
+{
+    int n = 0;
+    for (int i = 0; i < S_COUNT; i++)
+        if (settings_table[i].flags & SETTING_RUN) {
+            given[i] = NULL;
+            out[n++] = (arg_spec_t)ARG_FLAGS(i, &given[i], ARG_TEXT);
+        }
+    return n;
 }
 
 void run_config_default(run_config_t *c)
 {
     memset(c, 0, sizeof *c);
     c->version = RUN_CONFIG_VERSION;
-    for (int i = 0; i < run_nsettings; i++) {
-        int rc = run_setting_parse(&run_settings[i], c, run_settings[i].def, NULL, 0);
-        assert(rc == 0);
-        (void)rc;
-    }
+    for (int i = 0; i < S_COUNT; i++)
+        if (settings_table[i].flags & SETTING_RUN) {
+            int rc = run_setting_parse(&settings_table[i], c, settings_table[i].def, NULL, 0);
+            assert(rc == 0);
+            (void)rc;
+        }
 }
 
 double run_config_alpha(const run_config_t *c)
@@ -258,9 +178,12 @@ size_t run_config_format(const run_config_t *c, char *buf, size_t len)
     size_t n = (size_t)snprintf(buf, len,
                                 "# gomoku train run settings (see `gomoku train --help`)\n"
                                 "version=%d\n", RUN_CONFIG_VERSION);
-    for (int i = 0; i < run_nsettings && n < len; i++) {
-        run_setting_format(&run_settings[i], c, val, sizeof val);
-        n += (size_t)snprintf(buf + n, len - n, "%s=%s\n", run_settings[i].name, val);
+    for (int i = 0; i < S_COUNT && n < len; i++) {
+        const setting_t *s = &settings_table[i];
+        if (!(s->flags & SETTING_RUN))
+            continue;
+        run_setting_format(s, c, val, sizeof val);
+        n += (size_t)snprintf(buf + n, len - n, "%s=%s\n", s->key, val);
     }
     assert(n < len);
     return n;
@@ -307,7 +230,7 @@ static int parse_line(run_config_t *c, char *line, const char *origin, int linen
         return 0;
     }
     const setting_t *st = run_setting_find(k);
-    if (!st || strchr(k, '-')) {
+    if (!st) {
         snprintf(err, errlen, "%s:%d: unknown key '%.64s'", origin, lineno, k);
         return -1;
     }
@@ -354,6 +277,14 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
         c->forced_k = 0.0;
         c->policy_heads = 1;
     }
+    if (c->version < 5) {   /* what runs before the search settings searched with */
+        c->c_puct = 1.5;
+        c->fpu = 0.2;
+        c->fpu_root = 0.0;
+        c->temp_moves = 8;
+        c->vcf_nodes = 200;
+        c->vcf_root_nodes = 5000;
+    }
     return 0;
 }
 
@@ -397,6 +328,12 @@ void run_config_selfplay_opts(const run_config_t *c, selfplay_opts_t *so)
     so->resign_threshold = c->resign;
     so->dirichlet_alpha = run_config_alpha(c);
     so->forced_k = c->forced_k;
+    so->temp_moves = c->temp_moves;
+    so->search.c_puct = c->c_puct;
+    so->search.fpu = c->fpu;
+    so->search.fpu_root = c->fpu_root;
+    so->search.vcf_nodes = c->vcf_nodes;
+    so->search.vcf_root_nodes = c->vcf_root_nodes;
 }
 
 bool run_numbered_name(const char *name, const char *prefix, const char *suffix, uint64_t *n)
@@ -413,4 +350,130 @@ bool run_numbered_name(const char *name, const char *prefix, const char *suffix,
     }
     *n = v;
     return true;
+}
+
+/* Whether ok(dir, name) holds for every entry of dir but "." and ".."; a
+ * directory that cannot be opened gives if_missing. */
+static int dir_all(const char *dir, int (*ok)(const char *dir, const char *name), int if_missing)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return if_missing;
+    struct dirent *de;
+    int all = 1;
+    while (all && (de = readdir(d)))
+        all = !strcmp(de->d_name, ".") || !strcmp(de->d_name, "..") || ok(dir, de->d_name);
+    closedir(d);
+    return all;
+}
+
+static int is_lost_found(const char *dir, const char *name)
+{
+    (void)dir;
+    return !strcmp(name, "lost+found");
+}
+
+/* An empty directory (a mount point, say): 1; anything else: 0. */
+static int dir_is_empty(const char *path) { return dir_all(path, is_lost_found, 0); }
+
+/* Our lock and log, or games/ or models/ while empty (a separate disk mounted there). */
+static int may_be_in_new_run(const char *dir, const char *name)
+{
+    if (!strcmp(name, "lock") || !strcmp(name, "train.log"))
+        return 1;
+    if (strcmp(name, "games") && strcmp(name, "models"))
+        return 0;
+    char sub[4200];
+    snprintf(sub, sizeof sub, "%s/%s", dir, name);
+    return dir_is_empty(sub);
+}
+
+/* A directory a new run may be created in (or a missing one). */
+static int dir_is_fresh(const char *dir) { return dir_all(dir, may_be_in_new_run, 1); }
+
+/* A new run from an initial model takes the model's shape and rule; a
+ * setting given on the command line must agree. 0, or -1 with err. */
+static int take_model_shape(run_config_t *cfg, const char *const *given, const char *path,
+                            char *err, size_t errlen)
+{
+    nn_model_t *m = nn_model_load(path, err, errlen);
+    if (!m)
+        return -1;
+    const struct { setting_id_t id; int *field; int value; } dims[] = {
+        {S_BLOCKS, &cfg->blocks, m->cfg.blocks},
+        {S_CHANNELS, &cfg->channels, m->cfg.channels},
+        {S_SIZE, &cfg->size, m->cfg.board_max},
+        {S_POLICY_HEADS, &cfg->policy_heads, m->cfg.policy_outputs},
+    };
+    int rc = 0;
+    for (size_t i = 0; i < sizeof dims / sizeof dims[0] && rc == 0; i++) {
+        const char *opt = settings_table[dims[i].id].opt;
+        if (given[dims[i].id] && *dims[i].field != dims[i].value) {
+            snprintf(err, errlen, "--%s %d, but --init-model %s has %s %d", opt, *dims[i].field,
+                     path, opt, dims[i].value);
+            rc = -1;
+        }
+        *dims[i].field = dims[i].value;
+    }
+    if (rc == 0 && given[S_RULE] && cfg->rule != (rule_t)m->rule) {
+        snprintf(err, errlen, "--rule %s, but --init-model %s was trained for %s",
+                 rule_name(cfg->rule), path, rule_name((rule_t)m->rule));
+        rc = -1;
+    }
+    cfg->rule = (rule_t)m->rule;
+    nn_model_free(m);
+    return rc;
+}
+
+int run_config_open(const char *dir, const run_config_t *want, const char *const *given,
+                    const char **init_model, run_config_t *cfg, char *err, size_t errlen)
+{
+    char cpath[4096];
+    snprintf(cpath, sizeof cpath, "%s/config", dir);
+    int fresh = access(cpath, F_OK) != 0;
+    if (!fresh) {
+        if (run_config_load(cfg, cpath, err, errlen) != 0)
+            return -1;
+        if (*init_model) {
+            fprintf(stderr, "gomoku train: --init-model ignored: %s is a run already (it "
+                            "resumes from its own models)\n", dir);
+            *init_model = NULL;
+        }
+    } else {
+        if (!dir_is_fresh(dir)) {
+            snprintf(err, errlen, "%s is not empty and has no config: not a run directory (use "
+                     "a new or empty one)", dir);
+            return -1;
+        }
+        *cfg = *want;
+        if (*init_model && take_model_shape(cfg, given, *init_model, err, errlen) != 0)
+            return -1;
+    }
+    int changed = fresh;
+    for (int i = 0; i < S_COUNT && !fresh; i++) {
+        const setting_t *s = &settings_table[i];
+        if (!given[i])
+            continue;
+        char have[256], val[256];
+        run_setting_format(s, cfg, have, sizeof have);
+        run_setting_format(s, want, val, sizeof val);
+        if (strcmp(have, val) == 0)
+            continue;
+        if (!(s->flags & SETTING_RESUME)) {
+            /* settings that define the experiment are fixed */
+            snprintf(err, errlen, "%s: --%s %s but the run has %s=%s (settings are fixed when a "
+                     "run is created; use a new RUN_DIR)", cpath, s->opt, val, s->key, have);
+            return -1;
+        }
+        fprintf(stderr, "gomoku train: using --%s %s (the run had %s)\n", s->opt, val, have);
+        run_setting_parse(s, cfg, val, NULL, 0);
+        changed = 1;
+    }
+    /* the workers read the config themselves, so it holds what this session uses */
+    if (changed) {
+        if (run_config_save(cfg, cpath, err, errlen) != 0)
+            return -1;
+        util_fsync_dir(dir);
+    }
+    return 0;
 }

@@ -17,20 +17,26 @@
 #include <stdint.h>
 
 #include "engine/board.h"
+#include "selfplay/args.h"
+#include "selfplay/settings.h"
 
 /* Longest run directory path: its files (models/NNNNNN.gzm.tmp.PID and
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 4   /* 2: optimizer, noise, retention and fault settings;
+#define RUN_CONFIG_VERSION 5   /* 2: optimizer, noise, retention and fault settings;
                                   * 3: forced_k, policy_heads (0 and 1 in older files);
                                   * 4: opp_weight, soft_weight (their defaults, the
-                                  *    weights every older run trained with) */
+                                  *    weights every older run trained with);
+                                  * 5: c_puct, fpu, fpu_root, temp_moves, vcf_nodes,
+                                  *    vcf_root_nodes (older files: what their runs
+                                  *    searched with, the defaults then) */
 
 /* Everything a run is created with. Strings are inline so a config read
- * from disk owns its text. The one table of settings (run_settings) names,
- * types, ranges, defaults and documents every field; the CLI, the config
- * file and the workers all go through it. */
+ * from disk owns its text. The rows of the settings table
+ * (selfplay/settings.h) flagged SETTING_RUN name, type, range, default and
+ * document every field; the CLI, the config file and the workers all go
+ * through them. */
 typedef struct run_config {
     int version;
     rule_t rule;
@@ -44,6 +50,9 @@ typedef struct run_config {
     double resign;      /* resign below -resign root value (0: never) */
     double dirichlet_alpha; /* root noise; 0: 10 / points, at most 0.5 */
     double forced_k;    /* forced playouts + policy target pruning in full searches (0: off) */
+    int temp_moves;     /* plies sampled at temperature 1 */
+    double c_puct, fpu, fpu_root;   /* the search (mcts_params_t) */
+    int vcf_nodes, vcf_root_nodes;  /* VCF checks per new leaf and per root, solver nodes */
     int policy_heads;   /* policy head outputs K: 1 policy, 2 + opponent reply, 3 + soft policy */
     double opp_weight;  /* loss weight of the opponent-reply output (K >= 2) */
     double soft_weight; /* loss weight of the soft policy output (K = 3) */
@@ -63,30 +72,18 @@ typedef struct run_config {
     char device[32];    /* "auto", "cpu", "cuda", "cuda:N" */
 } run_config_t;
 
-typedef enum { SET_INT, SET_DOUBLE, SET_U64, SET_RULE, SET_STR } setting_type_t;
-
-typedef struct setting {
-    const char *name;   /* config key; the CLI option is --name with '-' for '_' */
-    setting_type_t type;
-    size_t offset;      /* of the field in run_config_t */
-    double lo, hi;      /* inclusive range (SET_INT, SET_DOUBLE); SET_STR: hi = max length */
-    const char *def;    /* default, as the config file writes it */
-    int may_change;     /* 1: a resumed run may use another value */
-    const char *arg;    /* the value's name in help: "N" */
-    const char *help;
-} setting_t;
-
-extern const setting_t run_settings[];
-extern const int run_nsettings;
-
-/* The setting called name (config key, or CLI name with '-'); NULL if none. */
-const setting_t *run_setting_find(const char *name);
-/* Parse text into c's field; 0, or -1 with "bad value for NAME: 'TEXT'
- * (WHY)" in err. Non-finite numbers and values out of range are refused. */
+/* The run setting whose config key is key; NULL if none. */
+const setting_t *run_setting_find(const char *key);
+/* Parse text into c's field of run setting s; 0, or -1 with "bad value
+ * for NAME: 'TEXT' (WHY)" in err. Non-finite numbers and values out of
+ * range are refused. */
 int run_setting_parse(const setting_t *s, run_config_t *c, const char *text, char *err,
                       size_t errlen);
 /* c's field as text (the config file's form) into buf. */
 void run_setting_format(const setting_t *s, const run_config_t *c, char *buf, size_t len);
+/* Every run setting as an option of gomoku train, its text unchecked into
+ * given[id] (NULL when not given), into out; returns how many. */
+int run_config_args(arg_spec_t *out, const char **given);
 
 void run_config_default(run_config_t *c);
 /* The Dirichlet alpha the workers use: the setting, or the board's default. */
@@ -110,6 +107,18 @@ int run_config_save(const run_config_t *c, const char *path, char *err, size_t e
 /* Read path into c (starting from defaults); 0 or -1 with a message that
  * names the file and line. Unknown keys and a newer version are errors. */
 int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen);
+
+/* The settings of the run in dir for this session (gomoku train), into
+ * cfg. A run that exists (dir/config) keeps its settings: one given on the
+ * command line (given[id] != NULL, its value in want) must agree, unless it
+ * may change on resume: then it is used, and said on stderr. *init_model
+ * (may be NULL) is then ignored, said, and set to NULL. A new run (dir
+ * missing, empty, or holding only our lock and log and empty games/ and
+ * models/) takes want, and with *init_model that model's shape and rule (a
+ * given setting must agree). The config is saved when new or changed (the
+ * workers read it). 0, or -1 with err. */
+int run_config_open(const char *dir, const run_config_t *want, const char *const *given,
+                    const char **init_model, run_config_t *cfg, char *err, size_t errlen);
 
 /* Whether dir can name a run: not too long for the run's own paths, and
  * only bytes the worker control protocol carries (no newline or other

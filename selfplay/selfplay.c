@@ -29,7 +29,6 @@ typedef struct game {
 
 struct selfplay {
     selfplay_opts_t o;
-    char device[64];
     searcher_t *search;       /* tree g is game g's */
     game_t *games;
     uint32_t *targets;        /* (G) root visits each tree searches towards, 0: idle */
@@ -40,30 +39,29 @@ struct selfplay {
     record_visit_t visits[BOARD_CELLS];
 };
 
+int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
+{
+    const arg_spec_t specs[] = {
+        ARG(S_VISITS, &o->visits), ARG(S_CHEAP_VISITS, &o->cheap_visits),
+        ARG(S_FULL_FRAC, &o->full_frac), ARG(S_PARALLEL, &o->parallel),
+        ARG(S_NET_THREADS, &o->threads), ARG(S_RULE, &o->rule), ARG(S_SIZE, &o->size),
+        ARG(S_SEED, &o->seed), ARG(S_PRECISION, &o->precision),
+        ARG(S_RESIGN, &o->resign_threshold), ARG(S_NO_RESIGN_FRAC, &o->no_resign_frac),
+        ARG(S_TEMP_MOVES, &o->temp_moves), ARG(S_ALPHA, &o->dirichlet_alpha),
+        ARG(S_FORCED_K, &o->forced_k), ARG(S_C_PUCT, &o->search.c_puct),
+        ARG(S_FPU, &o->search.fpu), ARG(S_FPU_ROOT, &o->search.fpu_root),
+        ARG(S_VCF_NODES, &o->search.vcf_nodes), ARG(S_VCF_ROOT_NODES, &o->search.vcf_root_nodes),
+        ARG(S_LEAVES, &o->leaves_per_game), ARG(S_CACHE_MB, &o->cache_mb),
+    };
+    static_assert(ARGS_COUNT(specs) <= ARGS_GROUP_MAX, "a group fits");
+    return args_append(out, specs, ARGS_COUNT(specs));
+}
+
 void selfplay_opts_default(selfplay_opts_t *o)
 {
-    *o = (selfplay_opts_t){
-        .rule = RULE_FREESTYLE,
-        .size = BOARD_DEFAULT,
-        .parallel = 16,
-        .visits = 200,
-        .cheap_visits = 50,
-        .full_frac = 0.25,
-        .dirichlet_alpha = 0.05,
-        .noise_frac = 0.25,
-        .temp_moves = 8,
-        .temp_final = 0.0,
-        .resign_threshold = 0.9,
-        .no_resign_frac = 0.1,
-        .seed = 1,
-        .device = "auto",
-        .precision = NN_PRECISION_AUTO,
-        .threads = 0,
-        .cache_mb = 64,
-        .quiet = 0,
-        .leaves_per_game = 1,
-        .forced_k = 0.0,
-    };
+    *o = (selfplay_opts_t){.noise_frac = 0.25, .temp_final = 0.0};
+    arg_spec_t specs[ARGS_GROUP_MAX] = {ARG(S_DEVICE, &o->device)};
+    args_defaults(specs, 1 + selfplay_args(specs + 1, o));
 }
 
 /* [0, 1): a draw below a fraction f < 1 happens with probability f. */
@@ -116,10 +114,9 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     }
     selfplay_t *sp = calloc(1, sizeof *sp);
     if (!sp)
-        goto out_nomem;
+        goto out_free_sp_nomem;   /* selfplay_free(NULL) does nothing */
     sp->o = *o;
-    snprintf(sp->device, sizeof sp->device, "%s", o->device ? o->device : "auto");
-    sp->o.device = sp->device;
+    sp->o.device = NULL;   /* the caller's text; the searcher keeps its own copy */
     sp->rng = o->seed * 0x2545f4914f6cdd1dull + 12345;
     sp->gen = gen;
     sp->games = calloc((size_t)o->parallel, sizeof *sp->games);
@@ -130,7 +127,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
         record_init(&sp->games[g].rec);
     searcher_opts_t so;
     searcher_opts_default(&so);
-    so.device = sp->device;
+    so.device = o->device ? o->device : "auto";
     so.precision = o->precision;
     so.net_threads = o->threads;
     so.trees = o->parallel;
@@ -138,7 +135,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     so.size = o->size;
     so.visits = (uint32_t)(o->visits > o->cheap_visits ? o->visits : o->cheap_visits);
     so.cache_bytes = (size_t)o->cache_mb << 20;
-    so.mcts.fpu_root = 0.0f;
+    search_settings_apply(&o->search, &so.mcts);
     so.mcts.forced_k = (float)o->forced_k;   /* active only at a noised (full-search) root */
     so.mcts.seed = o->seed * 1000003u;
     /* Threats in self-play: budgets in nodes (the records stay a function
@@ -159,9 +156,20 @@ out_free_sp_nomem:
 out_free_sp:
     selfplay_free(sp);
     return NULL;
-out_nomem:
-    snprintf(err, errlen, "out of memory for self-play");
-    return NULL;
+}
+
+selfplay_t *selfplay_start(const selfplay_opts_t *o, nn_model_t *m, const char *cmd)
+{
+    char err[512], note[256];
+    selfplay_t *sp = selfplay_create(o, m, m->generation, note, sizeof note, err, sizeof err);
+    nn_model_free(m);
+    if (!sp) {
+        fprintf(stderr, "gomoku %s: %s\n", cmd, err);
+        return NULL;
+    }
+    if (note[0])
+        fprintf(stderr, "%s\n", note);
+    return sp;
 }
 
 void selfplay_free(selfplay_t *sp)

@@ -17,6 +17,8 @@
 #include "engine/board.h"
 #include "engine/record.h"
 #include "nn/nn.h"
+#include "play/searcher.h"
+#include "selfplay/args.h"
 
 #define SELFPLAY_VCT_ROOT_NODES 2000
 
@@ -42,9 +44,14 @@ typedef struct selfplay_opts {
     int leaves_per_game;     /* leaves per tree per step, with virtual loss (0: 1) */
     double forced_k;         /* forced playouts in full searches, pruned from the recorded
                               * policy target (mcts_params_t.forced_k); 0: off */
+    search_settings_t search; /* c_puct, fpu, VCF checks */
 } selfplay_opts_t;
 
+/* The table's defaults, noise fraction 0.25, temperature 0 after temp_moves. */
 void selfplay_opts_default(selfplay_opts_t *o);
+/* Every option but device's (a group, selfplay/args.h): gomoku selfplay
+ * and its bench take device with their own default. */
+int selfplay_args(arg_spec_t *out, selfplay_opts_t *o);
 
 typedef struct selfplay_stats {
     uint64_t games;          /* finished games */
@@ -66,6 +73,10 @@ typedef struct selfplay selfplay_t;
 selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint64_t gen,
                             char *note, size_t notelen, char *err, size_t errlen);
 void selfplay_free(selfplay_t *sp);
+/* selfplay_create for a command: model m (its generation goes into the
+ * records) is freed here; the device note goes to stderr, a failure as
+ * "gomoku CMD: why". NULL on failure. */
+selfplay_t *selfplay_start(const selfplay_opts_t *o, nn_model_t *m, const char *cmd);
 
 /* Called for each finished game; the record is valid during the call only.
  * Return nonzero to make selfplay_step return early (after this game). */

@@ -1,5 +1,6 @@
 #include "selfplay/trainer.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -424,17 +425,27 @@ static int setup(trainer_t *t, char *err, size_t errlen)
     return 0;
 }
 
+int trainer_args(arg_spec_t *out, trainer_opts_t *o)
+{
+    const arg_spec_t specs[] = {
+        ARG(S_BROKER, &o->broker_url), ARG(S_RUN_NAME, &o->run_name),
+        ARG(S_STREAM_MAX, &o->stream_max), ARG(S_TRAIN_THREADS, &o->threads),
+        ARG(S_ASSEMBLE_THREADS, &o->assemble_threads), ARG(S_METRICS_EVERY, &o->metrics_every),
+        ARG(S_BAD_FRAME_LIMIT, &o->bad_frame_limit), ARG(S_STOP_TIMEOUT, &o->stop_timeout_s),
+        ARG(S_TRAIN_WORKER_FAULT, &o->worker_fault), ARG(S_INIT_MODEL, &o->init_model),
+        ARG(S_TRAIN_FAULT, &o->fault),
+    };
+    static_assert(ARGS_COUNT(specs) <= ARGS_GROUP_MAX, "a group fits");
+    return args_append(out, specs, ARGS_COUNT(specs));
+}
+
 void trainer_opts_default(trainer_opts_t *o)
 {
     memset(o, 0, sizeof *o);
     run_config_default(&o->cfg);
     o->lock_fd = -1;
-    o->threads = 1;
-    o->assemble_threads = 1;
-    o->metrics_every = 10;
-    o->bad_frame_limit = 50;
-    o->stop_timeout_s = 20;
-    o->stream_max = 10000;
+    arg_spec_t specs[ARGS_GROUP_MAX];
+    args_defaults(specs, trainer_args(specs, o));
 }
 
 int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)

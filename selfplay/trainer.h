@@ -49,7 +49,11 @@ typedef struct trainer_opts {
     int stream_max;            /* games the broker's stream may hold before workers hold back */
 } trainer_opts_t;
 
+/* cfg: run_config_default's; no lock. */
 void trainer_opts_default(trainer_opts_t *o);
+/* The options of o but cfg and steps, which gomoku train parses itself (a
+ * group, selfplay/args.h). */
+int trainer_args(arg_spec_t *out, trainer_opts_t *o);
 
 /* Run until the step target or a signal. 0 on a clean stop; -1 with a
  * one-line message in err when the run cannot start or a fatal error

@@ -119,18 +119,18 @@ static broker_t *connect_run(const redis_t *r, const char *run)
     return b;
 }
 
-static void game_in_a_row(game_record_t *r, int size, uint64_t wid, uint64_t seq)
+/* testkit's game_in_a_row with a game id (worker id, sequence). */
+/* A fresh redis-server without a password in directory NAME, and a
+ * connection for run RUN on it. */
+static broker_t *redis_run(redis_t *r, const char *name, const char *run)
 {
-    board_t b;
-    board_init(&b, size, RULE_FREESTYLE);
-    record_clear(r, RULE_FREESTYLE, size, 0);
-    for (int i = 0; !board_over(&b); i++) {
-        int mv = (i % 2 == 0) ? i / 2 : size + i / 2;
-        record_visit_t v[1] = {{(int16_t)mv, 30}};
-        ck_assert_int_eq(record_add_ply(r, mv, 1, 0.1f, v, 1), 0);
-        ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
-    }
-    r->result = b.result;
+    redis_init(r, name, NULL);
+    return connect_run(r, run);
+}
+
+static void game_with_id(game_record_t *r, int size, uint64_t wid, uint64_t seq)
+{
+    game_in_a_row(r, size);
     r->worker_id = wid;
     r->game_seq = seq;
 }
@@ -315,8 +315,7 @@ END_TEST
 START_TEST(test_stream_pending_ack_trim)
 {
     redis_t r;
-    redis_init(&r, "stream", NULL);
-    broker_t *b = connect_run(&r, "s1");
+    broker_t *b = redis_run(&r, "stream", "s1");
     char err[512];
     ck_assert_int_eq(broker_group_create(b, err, sizeof err), 0);
     ck_assert_int_eq(broker_group_create(b, err, sizeof err), 0); /* exists: fine */
@@ -325,7 +324,7 @@ START_TEST(test_stream_pending_ack_trim)
     uint8_t *f = NULL;
     size_t cap = 0;
     for (int i = 0; i < 5; i++) {
-        game_in_a_row(&g, 9, 77, (uint64_t)i);
+        game_with_id(&g, 9, 77, (uint64_t)i);
         size_t n = record_encode(&g, &f, &cap, err, sizeof err);
         ck_assert_uint_gt(n, 0);
         ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
@@ -361,7 +360,7 @@ START_TEST(test_stream_pending_ack_trim)
     ck_assert_int_eq(broker_ack(b, &bt, err, sizeof err), 0);
     ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 0);
     /* a broker restart (appendonly) keeps the group and its position */
-    game_in_a_row(&g, 9, 77, 9);
+    game_with_id(&g, 9, 77, 9);
     size_t n = record_encode(&g, &f, &cap, err, sizeof err);
     ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
     redis_stop(&r);
@@ -397,8 +396,7 @@ static void tiny_model(const char *path, uint64_t gen)
 START_TEST(test_settings_versions)
 {
     redis_t r;
-    redis_init(&r, "settings", NULL);
-    broker_t *b = connect_run(&r, "st");
+    broker_t *b = redis_run(&r, "settings", "st");
     char err[512];
     broker_settings_t s = {.run_id = 0x5eed, .stream_max = 777};
     run_config_default(&s.cfg);
@@ -462,8 +460,7 @@ END_TEST
 START_TEST(test_worker_bad_model_and_old_run)
 {
     redis_t r;
-    redis_init(&r, "oldrun", NULL);
-    broker_t *b = connect_run(&r, "r2");
+    broker_t *b = redis_run(&r, "oldrun", "r2");
     char err[512], mp[600], log[600], spool[600];
     snprintf(mp, sizeof mp, "%s/m0.gzm", r.dir);
     snprintf(log, sizeof log, "%s/worker.log", r.dir);
@@ -552,6 +549,23 @@ static int cmp_gid(const void *a, const void *b)
     return x->s < y->s ? -1 : x->s > y->s;
 }
 
+typedef struct ids {
+    gid_t_ *v;
+    size_t n, cap;
+} ids_t;
+
+/* read_records' callback: the record's game id into the ids_t user. */
+static void add_id(void *user, const game_record_t *r)
+{
+    ids_t *ids = user;
+    if (ids->n == ids->cap) {
+        ids->cap = ids->cap ? 2 * ids->cap : 1024;
+        ids->v = realloc(ids->v, ids->cap * sizeof *ids->v);
+        ck_assert_ptr_nonnull(ids->v);
+    }
+    ids->v[ids->n++] = (gid_t_){r->worker_id, r->game_seq};
+}
+
 START_TEST(test_cluster_survives_faults_exactly_once)
 {
     cluster_t c;
@@ -591,7 +605,7 @@ START_TEST(test_cluster_survives_faults_exactly_once)
         ck_assert_int_eq(broker_add_game(b, s.run_id, 0xbad, junk, sizeof junk, err, sizeof err), 0);
     game_record_t g;
     record_init(&g);
-    game_in_a_row(&g, 7, 0x01d, 1);
+    game_with_id(&g, 7, 0x01d, 1);
     uint8_t *f = NULL;
     size_t cap = 0, n = record_encode(&g, &f, &cap, err, sizeof err);
     ck_assert_int_eq(broker_add_game(b, s.run_id ^ 1, 0x01d, f, n, err, sizeof err), 0);
@@ -642,40 +656,21 @@ START_TEST(test_cluster_survives_faults_exactly_once)
         char *wl = slurp(p);
         ck_assert_msg(0, "worker exit %d/%d; its log:\n%s", rc0, rc1, wl ? wl : "(none)");
     }
-    kill(t, SIGTERM);
-    ck_assert_int_eq(wait_exit(t, 60), 0);
+    stop_child(t, 60);
     broker_free(b);
     b = connect_run(&c.r, "clu");
     ck_assert_int_eq(broker_pending(b, err, sizeof err), 0);
     ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 0);
     broker_free(b);
 
-    /* every game a worker sent is stored exactly once */
-    size_t ns = 0, capg = 1024;
-    gid_t_ *stored = malloc(capg * sizeof *stored);
+    /* every game a worker sent is stored exactly once (a torn tail from the
+     * SIGKILL is a bad frame, not a game) */
+    ids_t ids = {0};
     char gdir[600];
     snprintf(gdir, sizeof gdir, "%s/games", c.run);
-    DIR *d = opendir(gdir);
-    ck_assert_ptr_nonnull(d);
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        if (!strstr(de->d_name, ".gzr"))
-            continue;
-        char p[1200];
-        snprintf(p, sizeof p, "%s/%s", gdir, de->d_name);
-        record_reader_t *fr = record_reader_open(p, err, sizeof err);
-        ck_assert_ptr_nonnull(fr);
-        int rc;
-        while ((rc = record_reader_next(fr, &g, err, sizeof err)) != 0) {
-            if (rc < 0)
-                continue; /* a torn tail from the SIGKILL */
-            if (ns == capg)
-                stored = realloc(stored, (capg *= 2) * sizeof *stored);
-            stored[ns++] = (gid_t_){g.worker_id, g.game_seq};
-        }
-        record_reader_free(fr);
-    }
-    closedir(d);
+    read_records(gdir, ".gzr", add_id, &ids, NULL);
+    gid_t_ *stored = ids.v;
+    size_t ns = ids.n;
     qsort(stored, ns, sizeof *stored, cmp_gid);
     for (size_t i = 1; i < ns; i++)
         ck_assert_msg(cmp_gid(&stored[i - 1], &stored[i]) != 0,

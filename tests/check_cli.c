@@ -1,15 +1,25 @@
-/* The command line: option parsing (cli/args.c) in-process, and the
- * program's answers to bad subcommands and options through the real
- * binary ($GOMOKU_BIN). */
+/* The command line: option parsing (selfplay/args.c) in-process, the
+ * settings table (selfplay/settings.c), and the program's answers to bad
+ * subcommands and options through the real binary ($GOMOKU_BIN). */
 #include <check.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
+#include "selfplay/args.h"
+#include "selfplay/rundir.h"
 #include "tests/testkit.h"
 
-static const cmd_help_t help = {"demo", "gomoku demo [--games N] FILE", "A demo command."};
+static const cmd_help_t help = {"demo", 0, "gomoku demo [--games N] FILE", "A demo command."};
+
+static const setting_t rows[] = {
+    {"fast", "fast", SET_FLAG, 0, 0, NULL, "", "go fast", 0, 0, 0, NULL},
+    {"games", "games", SET_INT, 1, 1000, "7", "N", "games", 0, 0, 0, NULL},
+    {"temp", "temp", SET_DOUBLE, 0, 2, "1.5", "T", "temperature", 0, 0, 0, NULL},
+    {"out", "out", SET_STR, 0, 0, NULL, "DIR", "output", 0, 0, 0, NULL},
+    {"seed", "seed", SET_U64, 0, 0, "1", "S", "seed", 0, 0, 0, NULL},
+};
 
 typedef struct opts {
     bool fast;
@@ -22,11 +32,9 @@ typedef struct opts {
 static int parse(opts_t *o, char **pos, int *npos, int argc, char **argv)
 {
     arg_spec_t specs[] = {
-        {"fast", ARG_FLAG, &o->fast, 0, 0, "go fast"},
-        {"games", ARG_INT, &o->games, 1, 1000, "N games"},
-        {"temp", ARG_DOUBLE, &o->temp, 0, 2, "T temperature"},
-        {"out", ARG_STR, &o->out, 0, 0, "DIR output"},
-        {"seed", ARG_U64, &o->seed, 0, 0, "S seed"},
+        {&rows[0], &o->fast, 0, false}, {&rows[1], &o->games, 0, false},
+        {&rows[2], &o->temp, 0, false}, {&rows[3], &o->out, 0, false},
+        {&rows[4], &o->seed, 0, false},
     };
     memset(o, 0, sizeof *o);
     /* stderr goes to /dev/null: only return codes and values are checked here */
@@ -37,6 +45,22 @@ static int parse(opts_t *o, char **pos, int *npos, int argc, char **argv)
     stderr = saved;
     return rc;
 }
+
+/* Without options every value is its row's default. */
+START_TEST(test_args_defaults)
+{
+    char *argv[] = {"demo"};
+    opts_t o;
+    int np = -1;
+    ck_assert_int_eq(parse(&o, NULL, &np, 1, argv), ARGS_OK);
+    ck_assert(!o.fast);
+    ck_assert_int_eq(o.games, 7);
+    ck_assert(o.temp == 1.5);
+    ck_assert_ptr_null(o.out);
+    ck_assert(o.seed == 1);
+    ck_assert_int_eq(np, 0);
+}
+END_TEST
 
 START_TEST(test_args_values)
 {
@@ -158,10 +182,103 @@ START_TEST(test_each_command_options)
 }
 END_TEST
 
+/* Every row is whole, its key unique, its default valid and in range,
+ * and a run setting has a field of its own. */
+START_TEST(test_settings_rows)
+{
+    size_t fields[S_COUNT];
+    int nfields = 0;
+    for (int i = 0; i < S_COUNT; i++) {
+        const setting_t *s = &settings_table[i];
+        ck_assert_msg(s->key && s->opt && s->arg && s->help && s->by, "row %d is empty", i);
+        ck_assert_msg(settings_find(s->key) == s, "key %s is not unique", s->key);
+        ck_assert_msg(s->type != SET_CHOICE || s->choices, "%s: no choices", s->key);
+        if (s->def && s->type != SET_STR) {
+            union { int i; double d; uint64_t u; const char *p; bool b; int e; } v;
+            const char *why;
+            ck_assert_msg(settings_parse(s, s->def, &v, &why) == 0, "%s: default '%s': %s",
+                          s->key, s->def, why);
+        }
+        if (s->flags & SETTING_RUN) {
+            ck_assert_msg(run_setting_find(s->key) == s, "%s", s->key);
+            for (int k = 0; k < nfields; k++)
+                ck_assert_msg(fields[k] != s->field, "%s: field used twice", s->key);
+            fields[nfields++] = s->field;
+        }
+    }
+    ck_assert_int_ge(nfields, 30);
+}
+END_TEST
+
+/* `gomoku CMD --help` shows each of SHOWN (NULL-terminated) and none of
+ * HIDDEN. */
+static void help_shows(const char *cmd, const char *const *shown, const char *const *hidden)
+{
+    char args[64], out[1 << 15];
+    snprintf(args, sizeof args, "%s --help", cmd);
+    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    for (; *shown; shown++)
+        ck_assert_msg(strstr(out, *shown), "gomoku %s lacks '%s'", args, *shown);
+    for (; *hidden; hidden++)
+        ck_assert_msg(!strstr(out, *hidden), "gomoku %s shows '%s'", args, *hidden);
+}
+
+/* `gomoku help settings` lists every key; --help of a command shows its
+ * options with their defaults but not the hidden ones (tests, trainer). */
+START_TEST(test_settings_help)
+{
+    size_t len = 1 << 17;
+    char *out = malloc(len);
+    ck_assert_int_eq(run_gomoku("help settings", NULL, CAPTURE_OUT, out, len), 0);
+    for (int i = 0; i < S_COUNT; i++) {
+        char key[96];
+        snprintf(key, sizeof key, "\n%s ", settings_table[i].key);
+        ck_assert_msg(strstr(out, key), "help settings lacks %s", settings_table[i].key);
+    }
+    free(out);
+    help_shows("train", (const char *const[]){"--c-puct", "(default 1.5)",
+                                              "(default 1; may change on resume)", NULL},
+               (const char *const[]){"--fault", "--worker-fault", NULL});
+    help_shows("worker", (const char *const[]){"--spool-max", NULL},
+               (const char *const[]){"--records-fd", "--control-fd", "--games-log", "--fault",
+                                     "--run-dir", "--parent-pid", NULL});
+    help_shows("play", (const char *const[]){"(default 800)", "--fpu-root", NULL},
+               (const char *const[]){NULL});
+}
+END_TEST
+
+/* A version 4 config (before the search settings) reads with the search
+ * its run used; the current version round-trips. */
+START_TEST(test_run_config_versions)
+{
+    static const char v4[] = "version=4\nvisits=8\nsize=9\n";
+    run_config_t c;
+    char err[256], text[RUN_CONFIG_TEXT_MAX];
+    ck_assert_msg(run_config_parse(&c, v4, sizeof v4 - 1, "v4", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(c.visits, 8);
+    ck_assert(c.c_puct == 1.5 && c.fpu == 0.2 && c.fpu_root == 0.0);
+    ck_assert_int_eq(c.temp_moves, 8);
+    ck_assert_int_eq(c.vcf_nodes, 200);
+    ck_assert_int_eq(c.vcf_root_nodes, 5000);
+    c.c_puct = 2.25;
+    c.fpu = 0.5;
+    size_t n = run_config_format(&c, text, sizeof text);
+    ck_assert_ptr_nonnull(strstr(text, "version=5\n"));
+    run_config_t d;
+    ck_assert_msg(run_config_parse(&d, text, n, "v5", err, sizeof err) == 0, "%s", err);
+    ck_assert(d.c_puct == 2.25 && d.fpu == 0.5 && d.visits == 8 && d.size == 9);
+    static const char bad[] = "version=5\nblocks=41\n";   /* above NN_MAX_BLOCKS */
+    ck_assert_int_eq(run_config_parse(&d, bad, sizeof bad - 1, "bad", err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "bad:2: bad value for blocks"));
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
-    ADD_CASE(s, "args", -1, test_args_values, test_args_errors, test_args_dashdash_and_help);
+    ADD_CASE(s, "args", -1, test_args_defaults, test_args_values, test_args_errors,
+             test_args_dashdash_and_help);
+    ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
     ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options);
     return run_suite(s);
 }

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/pbrain.h"
+#include "play/pbrain.h"
 #include "play/player.h"
 #include "engine/bot.h"
 #include "nn/nn.h"
@@ -26,6 +26,47 @@
 extern char **environ;
 
 static double now_ms(void) { return now_s() * 1e3; }
+
+/* Replies timed from outside the brain include the scheduler's delays: a
+ * loaded 2-core machine has held a ready brain back past a 100 ms turn
+ * (102.7 and 174.4 ms seen). So one reply may take its turn plus LOAD_MS
+ * (times slow()); what the brain itself decides is held to the turn: its
+ * budget (pbrain_move_budget_ms), and the median of many replies. */
+#define LOAD_MS 400.0
+
+/* Reply times of a series of moves against a turn of turn_ms. */
+typedef struct times {
+    double ms[128];
+    int n;
+    double worst;
+} times_t;
+
+/* One reply of the series: within turn_ms plus the load allowance. */
+static void times_add(times_t *t, double dt, double turn_ms, const char *what, int move)
+{
+    ck_assert_msg(dt <= turn_ms + LOAD_MS * slow(), "%s: move %d took %.1f ms (turn %.0f)",
+                  what, move, dt, turn_ms);
+    if (t->n < 128)
+        t->ms[t->n++] = dt;
+    if (dt > t->worst)
+        t->worst = dt;
+}
+
+static int cmp_ms(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The series kept the turn: its median reply within turn_ms. */
+static void times_check(times_t *t, double turn_ms, const char *what)
+{
+    ck_assert_int_gt(t->n, 0);
+    qsort(t->ms, (size_t)t->n, sizeof t->ms[0], cmp_ms);
+    double median = t->ms[t->n / 2];
+    ck_assert_msg(median <= turn_ms, "%s: median reply %.1f ms (turn %.0f)", what, median,
+                  turn_ms);
+}
 
 /* ---- in-process harness ---- */
 
@@ -374,7 +415,7 @@ START_TEST(test_board_clock_starts_at_done)
     double dt = now_ms() - t0;
     ck_assert(as_move(h_answer(&h), 15) >= 0);
     ck_assert_int_eq(h.nreply, 2);   /* searched: MESSAGE + move */
-    ck_assert_msg(dt <= 100.0, "DONE answered after %.1f ms", dt);
+    ck_assert_msg(dt <= 100.0 + LOAD_MS * slow(), "DONE answered after %.1f ms", dt);
     ck_assert_msg(pbrain_margin_ms(h.pb) <= 45, "margin %d ms after a slow BOARD",
                   pbrain_margin_ms(h.pb));
     ck_assert_int_ge(pbrain_move_budget_ms(h.pb), 55);
@@ -455,9 +496,8 @@ START_TEST(test_info_time_and_memory)
     ck_assert_int_eq(pbrain_move_budget_ms(h.pb), b1);
     h_silent(&h, "INFO timeout_turn 0");
     ck_assert_int_eq(pbrain_move_budget_ms(h.pb), 0);
-    double t0 = now_ms();
     ck_assert(as_move(h_cmd(&h, "BEGIN"), 15) >= 0);
-    ck_assert_double_lt(now_ms() - t0, 100);   /* at once */
+    ck_assert_int_eq(h.nreply, 1);   /* at once: no search, no MESSAGE */
     h_silent(&h, "INFO timeout_match 100000");
     h_silent(&h, "INFO game_type 1");
     h_silent(&h, "INFO folder /tmp/x y");
@@ -614,12 +654,14 @@ static void model_file_cases(const char *path, int threads)
     board_t b;
     board_init(&b, 15, RULE_FREESTYLE);
     int moves = asan() ? 5 : 15;
+    times_t t = {.n = 0};
+    char what[32];
+    snprintf(what, sizeof what, "%d threads", threads);
     for (int i = 0; i < moves && !board_over(&b); i++) {
         char l[32];
         if (opponent_turn(&b, BOT_RANDOM, &rng, l, sizeof l) != 0)
             break;
-        double dt = h_send_ms(&h, l);
-        ck_assert_msg(dt <= 100.0, "%d threads: move %d took %.1f ms", threads, i, dt);
+        times_add(&t, h_send_ms(&h, l), 100.0, what, i);
         const char *a = h_answer(&h);
         int m = as_move(a, 15);
         ck_assert_msg(m >= 0 && board_play(&b, m) == MOVE_OK, "%d threads: move %d: '%s'",
@@ -627,11 +669,11 @@ static void model_file_cases(const char *path, int threads)
         ck_assert_int_eq(h.nreply, 2);
         ck_assert(starts(h.reply[0], "MESSAGE visits ") && strstr(h.reply[0], "winrate"));
     }
+    times_check(&t, 100.0, what);
     h_silent(&h, "INFO timeout_turn 0");
     ck_assert_str_eq(h_cmd(&h, "RESTART"), "OK");
-    double t0 = now_ms();
     ck_assert(as_move(h_cmd(&h, "BEGIN"), 15) >= 0);
-    ck_assert_double_lt(now_ms() - t0, 100.0);
+    ck_assert_int_eq(h.nreply, 1);   /* at once: no search, no MESSAGE */
     fclose(h.out);
     free(h.buf);
     pbrain_free(pb);
@@ -655,7 +697,7 @@ START_TEST(test_time_100_moves_in_process)
     h_open(&h, "mcts:uniform");
     uint64_t rng = 7;
     int moves = 0, games = 0;
-    double worst = 0;
+    times_t t = {.n = 0};
     h_silent(&h, "INFO timeout_turn 100");
     while (moves < 100) {
         h_cmd(&h, "START 15");
@@ -670,16 +712,15 @@ START_TEST(test_time_100_moves_in_process)
             const char *a = h_answer(&h);
             ck_assert_msg(a && as_move(a, 15) >= 0, "move %d: '%s'", moves, a ? a : "(none)");
             ck_assert_int_eq(board_play(&b, as_move(a, 15)), MOVE_OK);
-            if (dt > worst)
-                worst = dt;
-            ck_assert_msg(dt <= 100.0, "move %d took %.1f ms (limit 100)", moves, dt);
+            times_add(&t, dt, 100.0, "in-process", moves);
             moves++;
             if (board_over(&b))
                 break;
         }
     }
     fprintf(stderr, "pbrain in-process: %d moves in %d games, worst %.1f ms of 100, margin %d ms\n",
-            moves, games, worst, pbrain_margin_ms(h.pb));
+            moves, games, t.worst, pbrain_margin_ms(h.pb));
+    times_check(&t, 100.0, "in-process");
     h_close(&h);
 }
 END_TEST
@@ -878,7 +919,7 @@ START_TEST(test_binary_time_limit)
     char line[4096];
     uint64_t rng = 11;
     int target = asan() ? 30 : 100, moves = 0;
-    double worst = 0;
+    times_t t = {.n = 0};
     proc_send(&p, "INFO timeout_turn 100");
     while (moves < target) {
         proc_send(&p, "START 15");
@@ -896,14 +937,13 @@ START_TEST(test_binary_time_limit)
             ck_assert_msg(a != NULL, "no answer to %s", l);
             int m = as_move(a, 15);
             ck_assert_msg(m >= 0 && board_play(&b, m) == MOVE_OK, "bad answer '%s'", a);
-            if (dt > worst)
-                worst = dt;
-            ck_assert_msg(dt <= 100.0, "move %d took %.1f ms (limit 100)", moves, dt);
+            times_add(&t, dt, 100.0, "binary", moves);
             moves++;
         }
     }
     fprintf(stderr, "pbrain binary: %d moves, worst %.1f ms of 100 (write to answer)\n", moves,
-            worst);
+            t.worst);
+    times_check(&t, 100.0, "binary");
     proc_send(&p, "END");
     ck_assert_int_eq(proc_wait(&p, 5000), 0);
 }
@@ -1001,7 +1041,7 @@ START_TEST(test_binary_stop_and_end_during_search)
     const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
     proc_start(&p, args);
     char line[4096], msg[1024];
-    double bound = asan() ? 10000 : 1000;
+    double bound = 5000 * slow();
     proc_send(&p, "START 15");
     ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
     proc_send(&p, "INFO timeout_turn 60000");
@@ -1223,7 +1263,7 @@ START_TEST(test_player_broken_engines)
     double t0 = now_ms();
     ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
     double dt = now_ms() - t0;
-    ck_assert_msg(strstr(err, "no answer") && dt >= 1100 && dt < 3000, "%s (%.0f ms)", err, dt);
+    ck_assert_msg(strstr(err, "no answer") && dt >= 1100 && dt < 10000, "%s (%.0f ms)", err, dt);
     ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);   /* stays failed */
     player_free(p);
     ck_assert(no_children_left());
@@ -1253,7 +1293,7 @@ START_TEST(test_player_broken_engines)
     ck_assert_msg(p != NULL, "%s", err);
     t0 = now_ms();
     player_free(p);
-    ck_assert_double_lt(now_ms() - t0, 3000);
+    ck_assert_double_lt(now_ms() - t0, 10000);   /* not the engine's 30 s */
     ck_assert(no_children_left());
 }
 END_TEST

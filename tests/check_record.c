@@ -230,15 +230,23 @@ static void scan_file(scan_t *sc, const char *path)
     record_reader_free(fr);
 }
 
+/* sc read the records recs[0..nrecs) and reported bad frames at
+ * bad_off[0..nbad), in that order. */
+static void assert_scan_is(const scan_t *sc, const game_record_t *recs, int nrecs,
+                           const uint64_t *bad_off, int nbad)
+{
+    ck_assert_int_eq(sc->nrecs, nrecs);
+    for (int i = 0; i < nrecs; i++)
+        ck_assert_msg(record_equal(&sc->recs[i], &recs[i]), "record %d differs", i);
+    ck_assert_int_eq(sc->nbad, nbad);
+    for (int i = 0; i < nbad; i++)
+        ck_assert_msg(sc->bad_off[i] == bad_off[i], "bad frame %d reported at %llu, is at %llu",
+                      i, (unsigned long long)sc->bad_off[i], (unsigned long long)bad_off[i]);
+}
+
 static void assert_same_scan(const scan_t *a, const scan_t *b)
 {
-    ck_assert_int_eq(a->nrecs, b->nrecs);
-    for (int i = 0; i < a->nrecs; i++)
-        ck_assert_msg(record_equal(&a->recs[i], &b->recs[i]), "record %d differs", i);
-    ck_assert_int_eq(a->nbad, b->nbad);
-    for (int i = 0; i < a->nbad; i++)
-        ck_assert_msg(a->bad_off[i] == b->bad_off[i], "bad frame %d at %llu vs %llu", i,
-                      (unsigned long long)a->bad_off[i], (unsigned long long)b->bad_off[i]);
+    assert_scan_is(a, b->recs, b->nrecs, b->bad_off, b->nbad);
 }
 
 static char tmpdir[256];
@@ -551,9 +559,8 @@ START_TEST(test_random_corruptions)
     scan_t *sc = malloc(sizeof *sc);
     ck_assert_ptr_nonnull(sc);
     scan_init(sc);
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512];
-    snprintf(path, sizeof path, "%s/c.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, path, sizeof path, "c.gzr");
     int accepted[C_KINDS] = {0}, rejected[C_KINDS] = {0};
     for (int it = 0; it < n; it++) {
         int g = (int)rng_below(&s, POOL), kind = it % C_KINDS;
@@ -1021,13 +1028,7 @@ static void free_mixed(mixed_t *m)
 
 static void assert_scan_matches(const scan_t *sc, const mixed_t *m)
 {
-    ck_assert_int_eq(sc->nrecs, m->ngood);
-    for (int i = 0; i < m->ngood; i++)
-        ck_assert_msg(record_equal(&sc->recs[i], &m->good[i]), "good frame %d lost", i);
-    ck_assert_int_eq(sc->nbad, m->nbad);
-    for (int i = 0; i < m->nbad; i++)
-        ck_assert_msg(sc->bad_off[i] == m->bad_off[i], "bad frame %d reported at %llu, is at %llu",
-                      i, (unsigned long long)sc->bad_off[i], (unsigned long long)m->bad_off[i]);
+    assert_scan_is(sc, m->good, m->ngood, m->bad_off, m->nbad);
 }
 
 START_TEST(test_good_frames_among_garbage)
@@ -1036,9 +1037,8 @@ START_TEST(test_good_frames_among_garbage)
     mixed_t m;
     build_mixed(&m, &s);
     ck_assert_int_gt(m.nbad, 10);
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512];
-    snprintf(path, sizeof path, "%s/mixed.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, path, sizeof path, "mixed.gzr");
     write_file(path, m.buf, m.len, "wb");
     scan_t *a = malloc(sizeof *a);
     ck_assert_ptr_nonnull(a);
@@ -1081,9 +1081,8 @@ END_TEST
 
 START_TEST(test_reader_empty_and_missing)
 {
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char path[512], err[256];
-    snprintf(path, sizeof path, "%s/empty.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, path, sizeof path, "empty.gzr");
     write_file(path, (const uint8_t *)"", 0, "wb");
     record_reader_t *fr = record_reader_open(path, err, sizeof err);
     ck_assert_ptr_nonnull(fr);
@@ -1169,9 +1168,8 @@ static void write_small_file(const char *path, game_record_t g[3])
 
 START_TEST(test_cli_dump_stats_psq)
 {
-    make_tmpdir(tmpdir, sizeof tmpdir);
     char gz[512], out[512], errf[512], args[1600], dir[512];
-    snprintf(gz, sizeof gz, "%s/small.gzr", tmpdir);
+    make_tmppath(tmpdir, sizeof tmpdir, gz, sizeof gz, "small.gzr");
     snprintf(out, sizeof out, "%s/out.txt", tmpdir);
     snprintf(errf, sizeof errf, "%s/err.txt", tmpdir);
     game_record_t g[3];

@@ -101,9 +101,11 @@ static void small_opts(selfplay_opts_t *o, int size, int parallel, int visits)
     o->cheap_visits = visits / 4;
 }
 
-static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stats_t *st)
+/* GAMES games of self-play with o (on the CPU, one thread, quiet) on model
+ * m, each finished one given to fn(user); their stats into *st. */
+static void play_games(selfplay_opts_t *o, const nn_model_t *m, int games, selfplay_game_fn fn,
+                       void *user, selfplay_stats_t *st)
 {
-    nn_model_t *m = tiny_model(o->size);
     char err[256], note[256];
     o->device = "cpu";
     o->threads = 1;
@@ -111,12 +113,19 @@ static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stat
     selfplay_t *sp = selfplay_create(o, m, 3, note, sizeof note, err, sizeof err);
     ck_assert_msg(sp != NULL, "%s", err);
     selfplay_set_max_games(sp, (uint64_t)games);
-    c->threshold = o->resign_threshold;
     for (int steps = 0; selfplay_active(sp) > 0 || steps == 0; steps++) {
-        ck_assert_int_ge(selfplay_step(sp, on_game, c, err, sizeof err), 0);
+        ck_assert_int_ge(selfplay_step(sp, fn, user, err, sizeof err), 0);
         ck_assert_int_lt(steps, 200000);
     }
     selfplay_get_stats(sp, st);
+    selfplay_free(sp);
+}
+
+static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stats_t *st)
+{
+    nn_model_t *m = tiny_model(o->size);
+    c->threshold = o->resign_threshold;
+    play_games(o, m, games, on_game, c, st);
     ck_assert_msg(!c->bad, "%s", c->why);
     ck_assert_int_eq(c->games, games);
     ck_assert_uint_eq(st->games, (uint64_t)games);
@@ -126,7 +135,6 @@ static void run_games(selfplay_opts_t *o, int games, collect_t *c, selfplay_stat
     ck_assert_uint_gt(st->batches, 0);
     ck_assert_uint_ge(st->evals, st->batches);
     ck_assert_uint_le(st->evals, st->batches * (uint64_t)o->parallel);
-    selfplay_free(sp);
     nn_model_free(m);
 }
 
@@ -194,24 +202,13 @@ START_TEST(test_forced_playouts_targets)
     nn_model_t *m = tiny_model(7);
     for (int on = 0; on < 2; on++) {
         selfplay_opts_t o;
-        selfplay_opts_default(&o);
-        o.size = 7;
-        o.parallel = 4;
-        o.visits = 48;
+        small_opts(&o, 7, 4, 48);
         o.full_frac = 1.0;
         o.resign_threshold = 0.0;
         o.dirichlet_alpha = 0.3;
         o.forced_k = on ? 2.0 : 0.0;
-        o.device = "cpu";
-        o.threads = 1;
-        o.quiet = 1;
-        char err[256], note[256];
-        selfplay_t *sp = selfplay_create(&o, m, 1, note, sizeof note, err, sizeof err);
-        ck_assert_msg(sp != NULL, "%s", err);
-        selfplay_set_max_games(sp, 4);
-        for (int steps = 0; selfplay_active(sp) > 0 || steps == 0; steps++)
-            ck_assert_int_ge(selfplay_step(sp, sum_targets, &t[on], err, sizeof err), 0);
-        selfplay_free(sp);
+        selfplay_stats_t st;
+        play_games(&o, m, 4, sum_targets, &t[on], &st);
     }
     printf("forced playouts: off %ld plies %.1f visits %.1f entries %ld singles; "
            "on %ld plies %.1f visits %.1f entries %ld singles\n", t[0].plies,
@@ -527,45 +524,22 @@ static int run_cmd(const char *args, const char *dir, char *errtext, size_t errl
     return run_gomoku(cmd, NULL, CAPTURE_ERR, errtext, errlen);
 }
 
-/* Games in every .gzr of dir; *tmp counts leftover .tmp files. */
+/* Games in every .gzr of dir, each frame good; *files counts the .gzr
+ * files, *tmp leftover .tmp ones. */
 static int count_games(const char *dir, int *files, int *tmp)
 {
-    DIR *d = opendir(dir);
-    ck_assert(d != NULL);
-    struct dirent *e;
-    int games = 0;
-    *files = *tmp = 0;
-    while ((e = readdir(d))) {
-        size_t l = strlen(e->d_name);
-        if (l > 4 && strcmp(e->d_name + l - 4, ".tmp") == 0)
-            (*tmp)++;
-        if (l < 4 || strcmp(e->d_name + l - 4, ".gzr") != 0)
-            continue;
-        (*files)++;
-        char path[1024], err[256];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        record_reader_t *fr = record_reader_open(path, err, sizeof err);
-        ck_assert_msg(fr != NULL, "%s", err);
-        game_record_t r;
-        record_init(&r);
-        int rc;
-        while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0) {
-            ck_assert_msg(rc == 1, "bad frame: %s", err);
-            ck_assert_int_eq(record_validate(&r, err, sizeof err), 0);
-            games++;
-        }
-        record_free(&r);
-        record_reader_free(fr);
-    }
-    closedir(d);
-    return games;
+    long bad;
+    long games = read_records(dir, ".gzr", NULL, NULL, &bad);
+    ck_assert_int_eq(bad, 0);
+    *files = count_files(dir, ".gzr");
+    *tmp = count_files(dir, ".tmp");
+    return (int)games;
 }
 
 START_TEST(test_cmd_shards)
 {
     char dir[256], out[600], args[1024], err[2048];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(out, sizeof out, "%s/games", dir);
+    make_tmppath(dir, sizeof dir, out, sizeof out, "games");
     snprintf(args, sizeof args, "--random-net --blocks 1 --channels 8 --games 10 --out %s "
              "--visits 8 --cheap-visits 2 --parallel 4 --size 7 --device cpu --threads 1 "
              "--shard-games 4 --seed 5", out);
@@ -620,8 +594,7 @@ END_TEST
 START_TEST(test_cmd_sigint)
 {
     char dir[256], out[600];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(out, sizeof out, "%s/games", dir);
+    make_tmppath(dir, sizeof dir, out, sizeof out, "games");
     char *argv[] = {(char *)bin(), "selfplay", "--random-net", "--blocks", "1", "--channels", "8",
                     "--games", "100000000", "--out", out, "--visits", "8", "--cheap-visits", "2",
                     "--parallel", "4", "--size", "7", "--device", "cpu", "--threads", "1",

@@ -119,43 +119,37 @@ static pid_t start_train(const char *run, const char *fmt, ...)
     return spawn_logged(argv, errp);
 }
 
-/* A fresh run directory into RUN (LEN bytes) trained with ARGS (as for
- * start_train) to its end; returns wait_exit's answer after TIMEOUT_S. */
-static int train_fresh(char *run, size_t len, double timeout_s, const char *args)
+/* RUN trained with ARGS (as for start_train) to its end; returns
+ * wait_exit's answer after TIMEOUT_S. */
+static int train_until(const char *run, double timeout_s, const char *args)
 {
-    make_tmpdir(run, len);
     return wait_exit(start_train(run, "%s", args), timeout_s);
+}
+
+
+static void assert_size7(void *user, const game_record_t *r)
+{
+    (void)user;
+    ck_assert_int_eq(r->size, 7);
 }
 
 /* Frames in RUN/games: good and bad. */
 static void count_frames(const char *run, long *good, long *bad)
 {
-    *good = *bad = 0;
     char dir[512];
     snprintf(dir, sizeof dir, "%s/games", run);
-    DIR *d = opendir(dir);
-    ck_assert_ptr_nonnull(d);
-    struct dirent *de;
-    game_record_t r;
-    record_init(&r);
-    while ((de = readdir(d))) {
-        if (strncmp(de->d_name, "shard-", 6) != 0)
-            continue;
-        char p[1024], err[256];
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        record_reader_t *fr = record_reader_open(p, err, sizeof err);
-        ck_assert_msg(fr != NULL, "%s", err);
-        int rc;
-        while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0) {
-            if (rc > 0 && record_validate(&r, err, sizeof err) == 0 && r.size == 7)
-                (*good)++;
-            else
-                (*bad)++;
-        }
-        record_reader_free(fr);
-    }
-    closedir(d);
-    record_free(&r);
+    *good = read_records(dir, ".gzr", assert_size7, NULL, bad);
+}
+
+/* Every frame in RUN/games is whole, and the run counted them all;
+ * returns how many. */
+static long frames_whole(const char *run)
+{
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, status_num(run, "games"));
+    return good;
 }
 
 /* Step of the newest checkpoint in RUN/models (from its file). */
@@ -210,23 +204,14 @@ static void rm_rf(const char *run)
     remove_tree(err);
 }
 
-/* ---- in-process: wire and replay -------------------------------------- */
+/* The run directory of the tests of case "run": made fresh before each,
+ * removed with its RUN.err after one that passed. */
+static char run[64];
 
-static void game_in_a_row(game_record_t *r, int size)
-{
-    /* black plays the top row, white the row under it: black wins with five */
-    board_t b;
-    board_init(&b, size, RULE_FREESTYLE);
-    record_clear(r, RULE_FREESTYLE, size, 3);
-    for (int i = 0; !board_over(&b); i++) {
-        int mv = (i % 2 == 0) ? i / 2 : size + i / 2;
-        record_visit_t v[2] = {{(int16_t)mv, 30}, {(int16_t)(2 * size + i), 10}};
-        ck_assert_int_eq(record_add_ply(r, mv, i != 1, 0.1f, v, 2), 0);
-        ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
-    }
-    r->result = b.result;
-    ck_assert_int_eq(r->result, RESULT_BLACK);
-}
+static void run_setup(void) { make_tmpdir(run, sizeof run); }
+static void run_teardown(void) { rm_rf(run); }
+
+/* ---- in-process: wire and replay -------------------------------------- */
 
 START_TEST(test_wire_stream)
 {
@@ -487,10 +472,8 @@ END_TEST
 
 START_TEST(test_config_roundtrip)
 {
-    char dir[64];
-    make_tmpdir(dir, sizeof dir);
-    char p[128], err[256];
-    snprintf(p, sizeof p, "%s/config", dir);
+    char dir[64], p[128], err[256];
+    make_tmppath(dir, sizeof dir, p, sizeof p, "config");
     run_config_t c, d;
     run_config_default(&c);
     c.rule = RULE_RENJU;
@@ -540,8 +523,6 @@ END_TEST
 
 START_TEST(test_train_steps_and_checkpoint)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     pid_t pid = start_train(run, "--steps 50");
     int rc = wait_exit(pid, 50);
     char errp[128];
@@ -586,14 +567,11 @@ START_TEST(test_train_steps_and_checkpoint)
     pid = start_train(run, "--steps +5 --size 9");
     ck_assert_int_eq(wait_exit(pid, 20), 1);
     ck_assert(file_contains(errp, "size=7"));
-    rm_rf(run);
 }
 END_TEST
 
 START_TEST(test_worker_killed_is_restarted)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     pid_t pid = start_train(run, NULL);
     ck_assert(wait_status(run, "games", 4, 40));
     long pids[2];
@@ -607,27 +585,19 @@ START_TEST(test_worker_killed_is_restarted)
     ck_assert_int_ne(npids[0], pids[0]);
     ck_assert(process_alive(npids[0]));
     ck_assert(wait_status(run, "games", games_at_kill + 4, 30));
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
-    long good, bad;
-    count_frames(run, &good, &bad);
-    ck_assert_int_eq(bad, 0);
-    ck_assert_int_eq(status_num(run, "games"), good);
+    stop_child(pid, 40);
+    frames_whole(run);
     ck_assert(!process_alive(npids[0]) && !process_alive(npids[1]));
-    rm_rf(run);
 }
 END_TEST
 
 START_TEST(test_sigterm_then_resume)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     pid_t pid = start_train(run, NULL);
     ck_assert(wait_status(run, "step", 10, 50));
     /* twice, as `timeout` and group kills deliver it: still a clean stop */
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    stop_child(pid, 40);
     long long s1 = newest_step(run);
     ck_assert_int_ge(s1, 10);
     ck_assert_int_eq(status_num(run, "step"), s1); /* checkpointed where it stopped */
@@ -639,52 +609,38 @@ START_TEST(test_sigterm_then_resume)
     pid = start_train(run, "--steps +10");
     ck_assert_int_eq(wait_exit(pid, 50), 0);
     ck_assert_int_eq(newest_step(run), s1 + 10);
-    long g2;
-    count_frames(run, &g2, &bad);
-    ck_assert_int_ge(g2, g1);
-    ck_assert_int_eq(bad, 0);
-    ck_assert_int_eq(status_num(run, "games"), g2); /* the saved games were counted in */
+    ck_assert_int_ge(frames_whole(run), g1);   /* the saved games were counted in */
     ck_assert(run_has(run, ".err", "resuming from"));
-    rm_rf(run);
 }
 END_TEST
 
 START_TEST(test_garbage_frames_rejected)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     pid_t pid = start_train(run, "--worker-fault garbage --bad-frame-limit 0");
     ck_assert(wait_status(run, "games", 6, 40));
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    stop_child(pid, 40);
     long long games = status_num(run, "games");
     long long rejected = status_num(run, "rejected_frames");
     /* each good frame is followed by junk and a corrupt copy: both rejected */
     ck_assert_int_ge(rejected, games);
     ck_assert_int_gt(worker_num(run, 0, "bad_frames") + worker_num(run, 1, "bad_frames"), 0);
-    long good, bad;
-    count_frames(run, &good, &bad);
-    ck_assert_int_eq(bad, 0);
-    ck_assert_int_eq(good, games);
+    ck_assert_int_eq(frames_whole(run), games);
 
     /* with a limit the worker is restarted */
     char run2[64];
     make_tmpdir(run2, sizeof run2);
     pid = start_train(run2, "--worker-fault garbage --bad-frame-limit 4 --workers 1");
     ck_assert_msg(wait_worker_num(run2, 0, "restarts", 1, 40), "worker 0: no restart");
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    stop_child(pid, 40);
+    long good, bad;
     count_frames(run2, &good, &bad);
     ck_assert_int_eq(bad, 0);
-    rm_rf(run);
     rm_rf(run2);
 }
 END_TEST
 
 START_TEST(test_second_trainer_refused)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     pid_t pid = start_train(run, NULL);
     ck_assert(wait_status(run, "pid", 1, 30));
     char run2err[128];
@@ -704,16 +660,12 @@ START_TEST(test_second_trainer_refused)
     snprintf(want, sizeof want, "%s is in use by another process", run);
     ck_assert_msg(file_contains(run2err, want), "no '%s' in %s", want, run2err);
     ck_assert(process_alive(pid));
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
-    rm_rf(run);
+    stop_child(pid, 40);
 }
 END_TEST
 
 START_TEST(test_killed_trainer_leaves_no_workers_and_resumes)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     pid_t pid = start_train(run, NULL);
     ck_assert(wait_status(run, "step", 26, 50)); /* past the first checkpoint */
     long pids[2];
@@ -748,14 +700,12 @@ START_TEST(test_killed_trainer_leaves_no_workers_and_resumes)
     ck_assert_int_eq(newest_step(run), s0 + 5);
     ck_assert_int_eq(status_num(run, "bad_frames_on_load"), 1);
     ck_assert_int_ge(status_num(run, "games"), good0);
-    rm_rf(run);
 }
 END_TEST
 
 START_TEST(test_resume_with_only_invalid_games)
 {
-    char run[64];
-    ck_assert_int_eq(train_fresh(run, sizeof run, 50, "--steps 5"), 0);
+    ck_assert_int_eq(train_until(run, 50, "--steps 5"), 0);
     long good, bad;
     count_frames(run, &good, &bad);
     ck_assert_int_gt(good, 0);
@@ -784,7 +734,6 @@ START_TEST(test_resume_with_only_invalid_games)
     ck_assert(run_has(run, ".err", "are invalid: training waits for new games"));
     ck_assert_int_eq(newest_step(run), 8);
     ck_assert_int_ge(status_num(run, "bad_frames_on_load"), 1);
-    rm_rf(run);
 }
 END_TEST
 
@@ -833,10 +782,8 @@ static void resume_train(nn_net_t *net, int from, int to, const nn_config_t *cfg
 
 START_TEST(test_exact_resume)
 {
-    char dir[64];
-    make_tmpdir(dir, sizeof dir);
-    char p[128], err[512], note[128];
-    snprintf(p, sizeof p, "%s/%06d.gzm", dir, RS_N);
+    char dir[64], p[128], err[512], note[128];
+    make_tmppath(dir, sizeof dir, p, sizeof p, "%06d.gzm", RS_N);
     nn_config_t cfg;
     nn_config_default(&cfg, 1, 8, RS_S);
     nn_model_t *m = nn_model_create(&cfg, 5, err, sizeof err);
@@ -891,10 +838,8 @@ END_TEST
 
 START_TEST(test_nonfinite_model_refused)
 {
-    char dir[64];
-    make_tmpdir(dir, sizeof dir);
-    char p[128], err[512];
-    snprintf(p, sizeof p, "%s/nan.gzm", dir);
+    char dir[64], p[128], err[512];
+    make_tmppath(dir, sizeof dir, p, sizeof p, "nan.gzm");
     nn_model_t *m = small_model(1, 8, 7, 1);
     m->params[m->nparams / 2] = NAN;
     ck_assert_int_eq(nn_model_save(m, p, err, sizeof err), 0);
@@ -938,14 +883,11 @@ static void expect_nonfinite_outcome(const char *run, long long skipped, long lo
 
 START_TEST(test_nonfinite_loss_stops_run)
 {
-    char run[64];
-    ck_assert_int_eq(train_fresh(run, sizeof run, 90,
-                                 "--fault nan-loss --nonfinite-limit 3 --steps 20"), 1);
+    ck_assert_int_eq(train_until(run, 90, "--fault nan-loss --nonfinite-limit 3 --steps 20"), 1);
     ck_assert_msg(run_has(run, ".err", "3 training steps in a row gave a non-finite loss"),
                   "no stop message in %s.err", run);
     /* the checkpoint left behind is the finite one */
     expect_nonfinite_outcome(run, 3, 0);
-    rm_rf(run);
 }
 END_TEST
 
@@ -954,10 +896,8 @@ END_TEST
  * on with finite losses to its target. */
 START_TEST(test_nonfinite_step_rolled_back)
 {
-    char run[64];
-    ck_assert_int_eq(train_fresh(run, sizeof run, 120, "--fault nan-once --steps 30"), 0);
+    ck_assert_int_eq(train_until(run, 120, "--fault nan-once --steps 30"), 0);
     expect_nonfinite_outcome(run, 1, 30);
-    rm_rf(run);
 }
 END_TEST
 
@@ -966,33 +906,24 @@ END_TEST
  * ignores the option. */
 START_TEST(test_init_model)
 {
-    char dir[64], run[128], mp[128], out[128], cmd[1024];
-    make_tmpdir(dir, sizeof dir);
-    snprintf(run, sizeof run, "%s/r", dir);
+    char dir[64], run[128], mp[128];
+    make_tmppath(dir, sizeof dir, run, sizeof run, "r");
     snprintf(mp, sizeof mp, "%s/init.gzm", dir);
-    snprintf(out, sizeof out, "%s/out", dir);
     nn_model_t *m = small_model(1, 8, 7, 99);
     m->rule = RULE_STANDARD;
     m->step = 1234;
     save_model(m, mp);
     char err[512];
 
-    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --blocks 2 --device cpu 2>'%s'",
-             bin(), run, mp, out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
-    ck_assert_msg(file_contains(out, "--blocks 2, but --init-model"), "no reason in %s", out);
-    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --rule renju --device cpu 2>'%s'",
-             bin(), run, mp, out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
-    ck_assert_msg(file_contains(out, "trained for standard"), "no reason in %s", out);
+    expect_gomoku(1, "--blocks 2, but --init-model", "train %s --init-model %s --blocks 2 "
+                  "--device cpu", run, mp);
+    expect_gomoku(1, "trained for standard", "train %s --init-model %s --rule renju --device cpu",
+                  run, mp);
     /* a model file that is not one: refused with the loader's reason */
     char junk[160];
     snprintf(junk, sizeof junk, "%s/junk.gzm", dir);
     write_file(junk, "not a model\n", 12, "wb");
-    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --device cpu 2>'%s'", bin(), run, junk,
-             out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
-    ck_assert_msg(file_contains(out, "junk.gzm"), "no reason in %s", out);
+    expect_gomoku(1, "junk.gzm", "train %s --init-model %s --device cpu", run, junk);
 
     pid_t pid = start_train(run, "--init-model %s --blocks 1 --steps 1", mp);
     ck_assert_int_eq(wait_exit(pid, 60), 0);
@@ -1009,10 +940,8 @@ START_TEST(test_init_model)
     snprintf(p, sizeof p, "%s/train.log", run);
     ck_assert(file_contains(p, "trained 1234 steps before"));
 
-    snprintf(cmd, sizeof cmd, "%s train %s --init-model %s --steps +1 --device cpu "
-             ">/dev/null 2>'%s'", bin(), run, mp, out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
-    ck_assert_msg(file_contains(out, "--init-model ignored"), "no note in %s", out);
+    expect_gomoku(0, "--init-model ignored", "train %s --init-model %s --steps +1 --device cpu",
+                  run, mp);
     nn_model_free(m);
     rm_rf(dir);
 }
@@ -1022,21 +951,15 @@ START_TEST(test_bad_run_paths)
 {
     char dir[64];
     make_tmpdir(dir, sizeof dir);
-    char cmd[8192], out[128];
-    snprintf(out, sizeof out, "%s/out", dir);
     /* a newline: the control protocol ("model GEN PATH\n") cannot carry it */
-    snprintf(cmd, sizeof cmd, "%s train '%s/a\nb' --device cpu 2>'%s'", bin(), dir, out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
-    ck_assert_msg(file_contains(out, "control byte 0x0a"), "no reason in %s", out);
+    expect_gomoku(2, "control byte 0x0a", "train '%s/a\nb' --device cpu", dir);
     /* too long: its files would not fit */
     char longp[3600];
     int n = snprintf(longp, sizeof longp, "%s/", dir);
     while (n < 3100)
         longp[n++] = 'x';
     longp[n] = '\0';
-    snprintf(cmd, sizeof cmd, "%s train '%s' --device cpu 2>'%s'", bin(), longp, out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
-    ck_assert_msg(file_contains(out, "at most 3000"), "no reason in %s", out);
+    expect_gomoku(2, "at most 3000", "train '%s' --device cpu", longp);
     /* nothing was created, here or in the parent */
     DIR *d = opendir(dir);
     struct dirent *de;
@@ -1044,36 +967,18 @@ START_TEST(test_bad_run_paths)
     while ((de = readdir(d)))
         entries += de->d_name[0] != '.';
     closedir(d);
-    ck_assert_int_eq(entries, 1); /* out */
+    ck_assert_int_eq(entries, 0);
     /* a bad setting names itself and its range */
-    snprintf(cmd, sizeof cmd, "%s train %s/r --momentum 1.5 2>'%s'", bin(), dir, out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
-    ck_assert_msg(file_contains(out, "momentum"), "no reason in %s", out);
-    snprintf(cmd, sizeof cmd, "%s train %s/r --lr nan 2>'%s'", bin(), dir, out);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    expect_gomoku(2, "bad value for momentum: '1.5' (out of range 0..0.999)",
+                  "train %s/r --momentum 1.5", dir);
+    expect_gomoku(2, "lr", "train %s/r --lr nan", dir);
     rm_rf(dir);
 }
 END_TEST
 
-static int count_files(const char *dir, const char *suffix)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return -1;
-    int n = 0;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t l = strlen(de->d_name), sl = strlen(suffix);
-        n += l > sl && strcmp(de->d_name + l - sl, suffix) == 0;
-    }
-    closedir(d);
-    return n;
-}
-
 START_TEST(test_checkpoint_retention)
 {
-    char run[64];
-    ck_assert_int_eq(train_fresh(run, sizeof run, 90, "--checkpoint-every 1 --keep-checkpoints 3 "
+    ck_assert_int_eq(train_until(run, 90, "--checkpoint-every 1 --keep-checkpoints 3 "
                                                       "--keep-every 10 --steps 30 --workers 1"),
                      0);
     char models[128], p[256];
@@ -1095,14 +1000,11 @@ START_TEST(test_checkpoint_retention)
     ck_assert_int_eq(wait_exit(pid, 90), 0);
     ck_assert_int_eq(access(p, F_OK), -1);
     ck_assert(run_has(run, "/train.log", "removed 1 stale temporary files"));
-    rm_rf(run);
 }
 END_TEST
 
 START_TEST(test_disk_full_pauses_and_drops_counted)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     /* after 2 games, 3 writes fail half-way (ENOSPC), then the disk recovers */
     setenv("GOMOKU_FAULT_ENOSPC", "2:3", 1);
     pid_t pid = start_train(run, "--steps 30");
@@ -1113,11 +1015,7 @@ START_TEST(test_disk_full_pauses_and_drops_counted)
     ck_assert(run_has(run, "/train.log", "No space left on device; workers paused"));
     ck_assert(run_has(run, "/train.log", "writable again"));
     /* the torn halves were cut off: every saved frame is whole */
-    long good, bad;
-    count_frames(run, &good, &bad);
-    ck_assert_int_eq(bad, 0);
-    ck_assert_int_eq(good, status_num(run, "games"));
-    rm_rf(run);
+    frames_whole(run);
 }
 END_TEST
 
@@ -1128,15 +1026,13 @@ END_TEST
  * without it the test says so and checks nothing. */
 START_TEST(test_real_disk_full_tmpfs)
 {
-    char run[64], games[128];
-    make_tmpdir(run, sizeof run);
+    char games[128];
     snprintf(games, sizeof games, "%s/games", run);
     ck_assert_int_eq(mkdir(games, 0755), 0);
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("tmpfs", games, "tmpfs", 0, "size=16k") != 0) {
         fprintf(stderr, "test_real_disk_full_tmpfs: cannot mount a tmpfs here (%s): not run\n",
                 strerror(errno));
-        rm_rf(run);
         return;
     }
     pid_t pid = start_train(run, NULL);
@@ -1158,56 +1054,38 @@ START_TEST(test_real_disk_full_tmpfs)
     ck_assert(wait_status(run, "games", saved + 20, 60));
     snprintf(p, sizeof p, "%s/train.log", run);
     ck_assert(file_contains(p, "writable again"));
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
-    long good, bad;
-    count_frames(run, &good, &bad);
-    ck_assert_int_eq(bad, 0);
-    ck_assert_int_eq(good, status_num(run, "games"));
+    stop_child(pid, 40);
+    frames_whole(run);
     umount2(games, MNT_DETACH);
-    rm_rf(run);
 }
 END_TEST
 
 START_TEST(test_stalled_worker_restarted)
 {
-    char run[64];
-    make_tmpdir(run, sizeof run);
     pid_t pid = start_train(run, "--worker-fault stall --stall-s 1 --workers 1 "
                                  "--stop-timeout 1");
     ck_assert(wait_status(run, "pid", 1, 30));
     ck_assert_msg(wait_worker_num(run, 0, "stalls", 1, 30), "worker 0: no stall");
     ck_assert_msg(wait_worker_num(run, 0, "restarts", 1, 30), "worker 0: no restart");
     ck_assert(run_has(run, "/train.log", "stalled: no game and no heartbeat"));
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
-    rm_rf(run);
+    stop_child(pid, 40);
 }
 END_TEST
 
 START_TEST(test_bad_arguments)
 {
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "%s train 2>/dev/null", bin());
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
-    snprintf(cmd, sizeof cmd, "%s train /tmp/x --steps +0 2>/dev/null", bin());
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
-    snprintf(cmd, sizeof cmd, "%s train /tmp/x --rule go 2>/dev/null", bin());
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
-    snprintf(cmd, sizeof cmd, "%s train --help >/dev/null", bin());
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 0);
-    snprintf(cmd, sizeof cmd, "%s worker --records-fd 1 2>/dev/null", bin());
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 2);
+    expect_gomoku(2, "missing RUN_DIR", "train");
+    expect_gomoku(2, "--steps wants S or +N", "train /tmp/x --steps +0");
+    expect_gomoku(2, "bad value for rule: 'go'", "train /tmp/x --rule go");
+    expect_gomoku(0, "usage: gomoku train", "train --help");
+    expect_gomoku(2, "are required", "worker --records-fd 1");
     /* a directory with other things in it is not taken for a run */
-    char dir[64];
-    make_tmpdir(dir, sizeof dir);
-    char p[128];
-    snprintf(p, sizeof p, "%s/notes.txt", dir);
+    char dir[64], p[128];
+    make_tmppath(dir, sizeof dir, p, sizeof p, "notes.txt");
     FILE *f = fopen(p, "w");
     fputs("mine\n", f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "%s train %s --device cpu 2>/dev/null", bin(), dir);
-    ck_assert_int_eq(WEXITSTATUS(system(cmd)), 1);
+    expect_gomoku(1, "not a run directory", "train %s --device cpu", dir);
     rm_rf(dir);
 }
 END_TEST
@@ -1218,12 +1096,16 @@ int main(void)
     ADD_CASE(s, "unit", 30, test_wire_stream, test_wire_lines, test_replay_window_and_samples,
              test_replay_policy_outputs,
              test_config_roundtrip, test_nonfinite_model_refused, test_exact_resume);
-    ADD_CASE(s, "process", asan() ? 240 : 120, test_bad_arguments, test_train_steps_and_checkpoint,
-             test_worker_killed_is_restarted, test_sigterm_then_resume,
-             test_garbage_frames_rejected, test_second_trainer_refused,
-             test_killed_trainer_leaves_no_workers_and_resumes, test_resume_with_only_invalid_games,
-             test_nonfinite_loss_stops_run, test_nonfinite_step_rolled_back, test_init_model,
-             test_bad_run_paths, test_checkpoint_retention, test_disk_full_pauses_and_drops_counted,
-             test_real_disk_full_tmpfs, test_stalled_worker_restarted);
+    ADD_CASE(s, "process", asan() ? 240 : 120, test_bad_arguments, test_init_model,
+             test_bad_run_paths);
+    TCase *tc = ADD_CASE(s, "run", asan() ? 240 : 120, test_train_steps_and_checkpoint,
+                         test_worker_killed_is_restarted, test_sigterm_then_resume,
+                         test_garbage_frames_rejected, test_second_trainer_refused,
+                         test_killed_trainer_leaves_no_workers_and_resumes,
+                         test_resume_with_only_invalid_games, test_nonfinite_loss_stops_run,
+                         test_nonfinite_step_rolled_back, test_checkpoint_retention,
+                         test_disk_full_pauses_and_drops_counted, test_real_disk_full_tmpfs,
+                         test_stalled_worker_restarted);
+    tcase_add_checked_fixture(tc, run_setup, run_teardown);
     return run_suite(s);
 }

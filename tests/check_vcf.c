@@ -44,6 +44,12 @@ static void place(board_t *b, int size, rule_t rule, int to_move, const int (*bl
 
 #define PLACE(b, size, rule, side, B, W) \
     place(b, size, rule, side, B, (int)(sizeof B / sizeof B[0]), W, (int)(sizeof W / sizeof W[0]))
+/* PLACE on a freestyle board with black to move, which must have a VCF, into r. */
+#define PLACE_WIN(s, b, size, B, W, r)                                     \
+    do {                                                                   \
+        PLACE(b, size, RULE_FREESTYLE, STONE_BLACK, B, W);                 \
+        ck_assert_int_eq(vcf_solve(s, b, NULL, r), VCF_WIN);               \
+    } while (0)
 
 static int count_fives(const board_t *b, int color)
 {
@@ -202,13 +208,12 @@ START_TEST(test_two_fours)
 {
     vcf_t *s = solver();
     board_t b;
-    PLACE(&b, 15, RULE_FREESTYLE, STONE_BLACK, TWO_B, TWO_W);
     vcf_result_t r;
-    ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_WIN);
+    PLACE_WIN(s, &b, 15, TWO_B, TWO_W, &r);
+    check_line(&b, &r);
     ck_assert_int_eq(r.nfours, 2);
     ck_assert_int_eq(r.line[0], board_xy(&b, 8, 5));
     ck_assert_int_eq(r.line[1], board_xy(&b, 9, 5));
-    check_line(&b, &r);
     vcf_limits_t one = {.max_fours = 1};
     ck_assert_int_eq(vcf_solve(s, &b, &one, &r), VCF_NONE);
     /* the same with a tiny node budget: unknown, not a wrong answer */
@@ -293,9 +298,8 @@ START_TEST(test_long_vcf)
 {
     vcf_t *s = solver();
     board_t b;
-    PLACE(&b, 20, RULE_FREESTYLE, STONE_BLACK, LONG_B, LONG_W);
     vcf_result_t r;
-    ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_WIN);
+    PLACE_WIN(s, &b, 20, LONG_B, LONG_W, &r);
     ck_assert_int_ge(r.nfours, 15);
     check_line(&b, &r);
     vcf_clear(s);

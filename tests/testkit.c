@@ -1,10 +1,12 @@
 /* Helpers shared by the Check suites; see testkit.h. */
 #include "tests/testkit.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -297,4 +299,108 @@ bool wait_status(const char *run, const char *key, long long v, double timeout_s
         usleep(50000);
     }
     return false;
+}
+
+void expect_gomoku(int status, const char *needle, const char *fmt, ...)
+{
+    char args[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    size_t len = 1 << 16;
+    char *out = malloc(len);
+    ck_assert_ptr_nonnull(out);
+    int rc = run_gomoku(args, NULL, CAPTURE_BOTH, out, len);
+    ck_assert_msg(rc == status, "gomoku %s: exit %d, not %d:\n%s", args, rc, status, out);
+    ck_assert_msg(!needle || strstr(out, needle), "gomoku %s: no '%s' in:\n%s", args, needle,
+                  out);
+    free(out);
+}
+
+void stop_child(pid_t pid, double timeout_s)
+{
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, timeout_s), 0);
+}
+
+void game_in_a_row(game_record_t *r, int size)
+{
+    board_t b;
+    board_init(&b, size, RULE_FREESTYLE);
+    record_clear(r, RULE_FREESTYLE, size, 3);
+    for (int i = 0; !board_over(&b); i++) {
+        int mv = (i % 2 == 0) ? i / 2 : size + i / 2;
+        record_visit_t v[2] = {{(int16_t)mv, 30}, {(int16_t)(2 * size + i), 10}};
+        ck_assert_int_eq(record_add_ply(r, mv, i != 1, 0.1f, v, 2), 0);
+        ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
+    }
+    r->result = b.result;
+    ck_assert_int_eq(r->result, RESULT_BLACK);
+}
+
+static bool has_suffix(const char *name, const char *suffix)
+{
+    size_t l = strlen(name), sl = strlen(suffix);
+    return l > sl && strcmp(name + l - sl, suffix) == 0;
+}
+
+long read_records(const char *dir, const char *suffix,
+                  void (*fn)(void *user, const game_record_t *r), void *user, long *bad)
+{
+    DIR *d = opendir(dir);
+    ck_assert_msg(d != NULL, "cannot open %s", dir);
+    game_record_t r;
+    record_init(&r);
+    long good = 0, nbad = 0;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (!has_suffix(de->d_name, suffix))
+            continue;
+        char p[4200], err[256];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        record_reader_t *fr = record_reader_open(p, err, sizeof err);
+        ck_assert_msg(fr != NULL, "%s", err);
+        int rc;
+        while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0) {
+            if (rc < 0 || record_validate(&r, err, sizeof err) != 0) {
+                nbad++;
+                continue;
+            }
+            good++;
+            if (fn)
+                fn(user, &r);
+        }
+        record_reader_free(fr);
+    }
+    closedir(d);
+    record_free(&r);
+    if (bad)
+        *bad = nbad;
+    return good;
+}
+
+int count_files(const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += has_suffix(de->d_name, suffix);
+    closedir(d);
+    return n;
+}
+
+void make_tmppath(char *dir, size_t dirlen, char *path, size_t pathlen, const char *fmt, ...)
+{
+    make_tmpdir(dir, dirlen);
+    int n = snprintf(path, pathlen, "%s/", dir);
+    ck_assert(n > 0 && (size_t)n < pathlen);
+    va_list ap;
+    va_start(ap, fmt);
+    int m = vsnprintf(path + n, pathlen - (size_t)n, fmt, ap);
+    va_end(ap);
+    ck_assert_msg(m >= 0 && (size_t)(n + m) < pathlen, "path too long for its buffer");
 }

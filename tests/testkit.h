@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "engine/board.h"
+#include "engine/record.h"
 
 /* ---- suites ---- */
 
@@ -75,6 +76,10 @@ int wait_exit(pid_t pid, double timeout_s);
 
 /* Creates a fresh directory under $TMPDIR (else /tmp) into OUT. */
 void make_tmpdir(char *out, size_t len);
+/* make_tmpdir into DIR, and into PATH the name FMT (printf) in it, not
+ * created: the usual start of a test that writes files. */
+void make_tmppath(char *dir, size_t dirlen, char *path, size_t pathlen, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* Creates a fresh empty file under $TMPDIR (else /tmp) into OUT. */
 void make_tmpfile(char *out, size_t len);
 /* rm -rf PATH; fails the test when that fails. */
@@ -111,5 +116,34 @@ long long status_num(const char *run, const char *key);
 /* Polls RUN/status.json until KEY is at least V: true, or false after
  * TIMEOUT_S * slow() seconds. */
 bool wait_status(const char *run, const char *key, long long v, double timeout_s);
+
+/* ---- the program's answers ---- */
+
+/* Runs `$GOMOKU_BIN ARGS` (ARGS printf'd from FMT: shell text) with stdout
+ * and stderr captured together; fails the test unless it exits with
+ * STATUS and, when NEEDLE is not NULL, the output holds NEEDLE (the
+ * message names the command and shows the output). */
+void expect_gomoku(int status, const char *needle, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* SIGTERM to PID, then fails the test unless it exits 0 within
+ * TIMEOUT_S * slow() seconds (a clean stop). */
+void stop_child(pid_t pid, double timeout_s);
+
+/* ---- game records ---- */
+
+/* A game on an empty SIZE x SIZE freestyle board (model generation 3):
+ * black plays the top row, white the row under it, black wins with five.
+ * Each ply records 30 visits on its move and 10 on a point two rows lower;
+ * ply 1 is a cheap search, the others full. */
+void game_in_a_row(game_record_t *r, int size);
+/* Reads every frame of the files in DIR whose names end in SUFFIX (".gzr"):
+ * FN (when not NULL) gets each good record (a frame that decodes and
+ * passes record_validate) and may fail the test. Returns the good ones;
+ * *BAD (when not NULL) gets the others. Fails the test when DIR or one of
+ * its files cannot be opened. */
+long read_records(const char *dir, const char *suffix,
+                  void (*fn)(void *user, const game_record_t *r), void *user, long *bad);
+/* Files in DIR whose names end in SUFFIX; -1 when DIR cannot be opened. */
+int count_files(const char *dir, const char *suffix);
 
 #endif

@@ -17,6 +17,7 @@
 #include <stdio.h>
 
 #include "nn/nn.h"
+#include "play/searcher.h"
 
 /* ---- JSON (serve_json.c) ------------------------------------------------ */
 
@@ -88,6 +89,7 @@ typedef struct serve_play_opts {
     int visits;            /* model playouts per move */
     const char *device;
     nn_precision_t precision;   /* of the model's nets */
+    search_settings_t search;   /* c_puct, fpu, VCF checks of the model's searches */
     int max_games;         /* concurrent games kept (the oldest idle one is dropped for a new one) */
     int max_searches;      /* searches running at once */
 } serve_play_opts_t;

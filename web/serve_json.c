@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
 #include "web/serve.h"
 #include "util/util.h"
 

@@ -11,7 +11,6 @@
 #include <sys/random.h>
 #include <time.h>
 
-#include "cli/args.h"
 #include "play/player.h"
 #include "web/serve.h"
 #include "util/util.h"
@@ -299,6 +298,7 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
     po.visits = p->o.visits;
     po.device = p->o.device;
     po.precision = p->o.precision;
+    po.search = p->o.search;
     po.quiet = 1;
     po.cache_bytes = PLAY_CACHE_BYTES;
     player_t *pl = player_create(spec, rule, (int)size, &po, err, sizeof err);

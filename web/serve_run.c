@@ -18,7 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/args.h"
 #include "web/serve.h"
 #include "engine/record.h"
 #include "selfplay/rundir.h"

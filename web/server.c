@@ -459,7 +459,7 @@ web_server_t *web_server_start(const web_server_opts_t *o, char *url, size_t url
         goto out_free;
     serve_play_opts_t po = {.model = o->model, .run_dir = o->run_dir, .visits = o->visits,
                             .device = o->device, .precision = o->precision,
-                            .max_games = o->max_games, .max_searches = o->max_searches};
+                            .search = o->search, .max_games = o->max_games, .max_searches = o->max_searches};
     if (!(s->play = serve_play_create(&po, err, errlen)))
         goto out_free;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "nn/nn.h"
+#include "play/searcher.h"
 
 typedef struct web_server_opts {
     const char *run_dir;    /* a run directory to watch (read only), or NULL */
@@ -20,6 +21,7 @@ typedef struct web_server_opts {
     int visits;             /* model playouts per move */
     const char *device;
     nn_precision_t precision;
+    search_settings_t search;   /* c_puct, fpu, VCF checks of the model's searches */
     int max_games;          /* games kept at once */
     int max_searches;       /* searches running at once */
 } web_server_opts_t;

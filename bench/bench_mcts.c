@@ -4,40 +4,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
-#include "cli/cmds.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "engine/bot.h"
 #include "util/util.h"
 #include "mcts/mcts.h"
 
+static const cmd_help_t help = {
+    "bench mcts", BY_BENCH_MCTS, "gomoku bench mcts [--size N --visits V --runs K --batch B]",
+    "Search playouts per second on one thread with a zero-cost uniform\n"
+    "evaluator (a playout: select to a leaf, expand with priors, back up).\n"
+    "Each run searches a different opening from a fresh tree. Prints one\n"
+    "JSON line; playouts_per_s is the median over the runs. With --vcf-nodes\n"
+    "each opening is searched twice, without and with the VCF check, one\n"
+    "after the other; vcf_ratio is the median of the per-opening ratios\n"
+    "(with / without) and vcf_playouts_per_s is playouts_per_s times it."};
+
 int bench_mcts(int argc, char **argv)
 {
-    int size = 15, visits = 20000, runs = 5, batch = 1, mem_mb = 512, vcf_nodes = 0, stones = 0;
-    rule_t rule = RULE_FREESTYLE;
-    uint64_t seed = 1;
+    int size, visits, runs, batch, mem_mb, vcf_nodes, stones;
+    rule_t rule;
+    uint64_t seed;
     arg_spec_t specs[] = {
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"rule", ARG_RULE, &rule, 0, 0, "R  freestyle|standard|renju (default freestyle)"},
-        {"visits", ARG_INT, &visits, 100, 2000000, "V  playouts per search (default 20000)"},
-        {"runs", ARG_INT, &runs, 1, 100, "K  searches; the median is reported (default 5)"},
-        {"batch", ARG_INT, &batch, 1, 256, "B  leaves per eval call, virtual loss (default 1)"},
-        {"mem", ARG_INT, &mem_mb, 16, 65536, "MB tree memory (default 512)"},
-        {"seed", ARG_U64, &seed, 0, 0, "S  seed (default 1)"},
-        {"stones", ARG_INT, &stones, 0, 200,
-         "K  start from K greedy-bot moves (a middle game) instead of 0-3 random stones"},
-        {"vcf-nodes", ARG_INT, &vcf_nodes, 0, 1000000,
-         "N  also search each opening with the VCF leaf check of N nodes (root: 20N)"},
+        ARG(S_SIZE, &size), ARG(S_RULE, &rule), ARG(S_BENCH_MCTS_VISITS, &visits),
+        ARG(S_BENCH_RUNS, &runs), ARG(S_BENCH_MCTS_BATCH, &batch), ARG(S_BENCH_MCTS_MEM, &mem_mb),
+        ARG(S_SEED, &seed), ARG(S_STONES, &stones), ARG(S_BENCH_MCTS_VCF_NODES, &vcf_nodes),
     };
-    cmd_help_t h = {"bench mcts", "gomoku bench mcts [--size N --visits V --runs K --batch B]",
-                    "Search playouts per second on one thread with a zero-cost uniform\n"
-                    "evaluator (a playout: select to a leaf, expand with priors, back up).\n"
-                    "Each run searches a different opening from a fresh tree. Prints one\n"
-                    "JSON line; playouts_per_s is the median over the runs. With --vcf-nodes\n"
-                    "each opening is searched twice, without and with the VCF check, one\n"
-                    "after the other; vcf_ratio is the median of the per-opening ratios\n"
-                    "(with / without) and vcf_playouts_per_s is playouts_per_s times it."};
-    int rc = args_parse(&h, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
 

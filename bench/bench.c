@@ -1,4 +1,4 @@
-#include "cli/bench.h"
+#include "bench/bench.h"
 
 #include <stdlib.h>
 

@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli/args.h"
-#include "cli/cmds.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "engine/frame.h"
 #include "engine/record.h"
 #include "selfplay/broker.h"
@@ -253,34 +253,33 @@ static pid_t start_redis(char *dir, size_t dirlen, int *port, char *err, size_t 
     return pid;
 }
 
+static const cmd_help_t help = {
+    "bench broker", BY_BENCH_BROKER,
+    "gomoku bench broker [--broker URL --frames N --size 15 --plies 60]",
+    "Sends N game frames (random legal games, self-play-like visit lists)\n"
+    "through a pipe (written by a thread, read, decoded and validated) and through\n"
+    "the Redis broker (XADDed one by one as a worker does, then read by XREADGROUP,\n"
+    "decoded, validated and XACKed as the trainer does), and prints one JSON line:\n"
+    "frames/s of each side, and the workers one trainer can take =\n"
+    "trainer-side broker frames/s * 3600 / (games/hour of one worker). Without --broker\n"
+    "it starts its own redis-server (must be on PATH) and removes it after."};
+
 int bench_broker(int argc, char **argv)
 {
     const char *url = NULL;
-    int nframes = 3000, size = 15, plies = 60;
-    double gph = 2170;
+    int nframes, size, plies;
+    double gph;
     arg_spec_t specs[] = {
-        {"broker", ARG_STR, &url, 0, 0, "URL  redis://[:password@]host:port[/db] (default: start a private redis-server)"},
-        {"frames", ARG_INT, &nframes, 10, 10000000, "N  frames per transport (default 3000)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "N  board size (default 15)"},
-        {"plies", ARG_INT, &plies, 1, BOARD_CELLS, "N  plies per game (default 60)"},
-        {"worker-games-per-hour", ARG_DOUBLE, &gph, 1, 1e9, "G  one worker's games/hour, for the ceiling (default 2170: a CPU worker, 6x64 net)"},
+        ARG(S_BENCH_BROKER, &url), ARG(S_FRAMES, &nframes), ARG(S_SIZE, &size),
+        ARG(S_PLIES, &plies), ARG(S_WORKER_GAMES_PER_HOUR, &gph),
     };
-    cmd_help_t h = {"bench broker",
-                    "gomoku bench broker [--broker URL --frames N --size 15 --plies 60]",
-                    "Sends N game frames (random legal games, self-play-like visit lists)\n"
-                    "through a pipe (written by a thread, read, decoded and validated) and through\n"
-                    "the Redis broker (XADDed one by one as a worker does, then read by XREADGROUP,\n"
-                    "decoded, validated and XACKed as the trainer does), and prints one JSON line:\n"
-                    "frames/s of each side, and the workers one trainer can take =\n"
-                    "trainer-side broker frames/s * 3600 / (games/hour of one worker). Without --broker\n"
-                    "it starts its own redis-server (must be on PATH) and removes it after."};
-    int rc = args_parse(&h, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     char err[512];
     broker_url_t u;
     if (url && broker_url_parse(url, &u, err, sizeof err) != 0)
-        return args_fail(&h, "%s", err);
+        return args_fail(&help, "%s", err);
     if (!broker_available()) {
         fprintf(stderr, "gomoku bench broker: this build has no Redis broker support "
                         "(install libhiredis-dev and reconfigure)\n");

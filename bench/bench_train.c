@@ -5,9 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli/args.h"
-#include "cli/cmds.h"
-#include "cli/options.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "engine/record.h"
 #include "nn/nn.h"
 #include "selfplay/replay.h"
@@ -44,34 +43,29 @@ static int random_game(game_record_t *r, int size, uint64_t *rng)
     return 0;
 }
 
+static const cmd_help_t help = {
+    "bench train", BY_BENCH_TRAIN,
+    "gomoku bench train [--device D --blocks B --channels C --batch N --size S]",
+    "Training samples/s with minibatch assembly (CPU threads, random symmetries)\n"
+    "running alongside, and assembly samples/s alone, on a window of random\n"
+    "games. Prints one JSON line."};
+
 int bench_train(int argc, char **argv)
 {
-    static const cmd_help_t help = {
-        "bench train",
-        "gomoku bench train [--device D --blocks B --channels C --batch N --size S]",
-        "Training samples/s with minibatch assembly (CPU threads, random symmetries)\n"
-        "running alongside, and assembly samples/s alone, on a window of random\n"
-        "games. Prints one JSON line."};
-    const char *device = "auto";
-    int blocks = 6, channels = 64, batch = 256, size = 15, steps = 20, threads = 1,
-        games = 300, nthreads = 1;
-    arg_spec_t specs[ARGS_MAX] = {
-        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default auto)"},
-        {"batch", ARG_INT, &batch, 1, 65536, "N  minibatch (default 256)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "S  board size (default 15)"},
-        {"steps", ARG_INT, &steps, 1, 100000, "N  timed training steps (default 20)"},
-        {"threads", ARG_INT, &threads, 0, 256, "T  CPU backend threads (default 1; 0: all)"},
-        {"assemble-threads", ARG_INT, &nthreads, 1, 64, "T  assembly threads (default 1)"},
-        {"games", ARG_INT, &games, 1, 100000, "N  random games in the window (default 300)"},
+    const char *device;
+    int blocks, channels, batch, size, steps, threads, games, nthreads;
+    arg_spec_t specs[] = {
+        ARG(S_DEVICE, &device), ARG(S_BATCH, &batch), ARG(S_SIZE, &size),
+        ARG(S_BENCH_TRAIN_STEPS, &steps), ARG(S_TRAIN_THREADS, &threads),
+        ARG(S_ASSEMBLE_THREADS, &nthreads), ARG(S_BENCH_TRAIN_GAMES, &games),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
-    int ns = args_count(specs, ARGS_MAX);
-    ns += options_net(specs + ns, &blocks, &channels);
-    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
 
     char err[512], note[256] = "";
-    nn_model_t *m = options_model_open(NULL, blocks, channels, size, 1, err, sizeof err);
+    nn_model_t *m = nn_model_open(NULL, blocks, channels, size, 1, err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku bench train: %s\n", err);
         return 1;

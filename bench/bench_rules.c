@@ -6,15 +6,14 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
-#include "cli/cmds.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "engine/board.h"
 #include "engine/bot.h"
 #include "util/util.h"
 
 static const cmd_help_t help = {
-    "bench rules",
+    "bench rules", BY_BENCH_RULES,
     "gomoku bench rules [--runs R] [--seconds S] [--seed N]",
     "Random playouts on 15x15 under each rule; prints one JSON line per rule\n"
     "with the median moves/s over R runs of S seconds each, and every run.",
@@ -48,13 +47,11 @@ static long playout(board_t *b, rule_t rule, uint64_t *rng)
 
 int bench_rules(int argc, char **argv)
 {
-    int runs = 5;
-    double seconds = 1.0;
-    uint64_t seed = 1;
+    int runs;
+    double seconds;
+    uint64_t seed;
     arg_spec_t specs[] = {
-        {"runs", ARG_INT, &runs, 1, 1000, "R  runs per rule (default 5)"},
-        {"seconds", ARG_DOUBLE, &seconds, 0.01, 3600, "S  seconds per run (default 1)"},
-        {"seed", ARG_U64, &seed, 0, 0, "N  random seed (default 1)"},
+        ARG(S_BENCH_RUNS, &runs), ARG(S_BENCH_SECONDS, &seconds), ARG(S_SEED, &seed),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)

@@ -3,9 +3,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "cli/args.h"
-#include "cli/cmds.h"
-#include "cli/options.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "selfplay/selfplay.h"
 #include "util/util.h"
 
@@ -16,39 +15,38 @@ static int count_game(void *user, const game_record_t *rec)
     return 0;
 }
 
+static const cmd_help_t help = {
+    "bench selfplay", BY_BENCH_SELFPLAY,
+    "gomoku bench selfplay [--device D --blocks 6 --channels 64 --visits 200 "
+    "--parallel G --seconds S]",
+    "Runs batched self-play with a randomly initialised net of the given shape\n"
+    "for S seconds and prints one JSON line: moves/s, evals/s, average batch\n"
+    "and games/hour = moves/s * 3600 / mean plies of the games finished (the\n"
+    "games under way at the end count only through their moves)."};
+
 int bench_selfplay(int argc, char **argv)
 {
     selfplay_opts_t o;
     selfplay_opts_default(&o);
-    o.device = "cpu";
-    o.parallel = 16;
     o.quiet = 1;
-    int blocks = 6, channels = 64;
-    double seconds = 60.0;
+    int blocks, channels;
+    double seconds;
     arg_spec_t specs[ARGS_MAX] = {
-        {"device", ARG_STR, &o.device, 0, 0, "D  auto, cpu, cuda, ... (default cpu)"},
-        {"seconds", ARG_DOUBLE, &seconds, 0.1, 86400, "S  how long to run (default 60)"},
+        ARG(S_BENCH_DEVICE, &o.device), ARG(S_BENCH_SELFPLAY_SECONDS, &seconds),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int ns = args_count(specs, ARGS_MAX);
-    ns += options_net(specs + ns, &blocks, &channels);
-    ns += options_selfplay(specs + ns, &o);
-    cmd_help_t h = {"bench selfplay",
-                    "gomoku bench selfplay [--device D --blocks 6 --channels 64 --visits 200 "
-                    "--parallel G --seconds S]",
-                    "Runs batched self-play with a randomly initialised net of the given shape\n"
-                    "for S seconds and prints one JSON line: moves/s, evals/s, average batch\n"
-                    "and games/hour = moves/s * 3600 / mean plies of the games finished (the\n"
-                    "games under way at the end count only through their moves)."};
-    int rc = args_parse(&h, specs, ns, argc, argv, NULL, 0, NULL);
+    ns += selfplay_args(specs + ns, &o);
+    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     char err[512];
-    nn_model_t *m = options_model_open(NULL, blocks, channels, o.size, o.seed, err, sizeof err);
+    nn_model_t *m = nn_model_open(NULL, blocks, channels, o.size, o.seed, err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku bench selfplay: %s\n", err);
         return 1;
     }
-    selfplay_t *sp = options_selfplay_create(&o, m, "bench selfplay");
+    selfplay_t *sp = selfplay_start(&o, m, "bench selfplay");
     if (!sp)
         return 1;
     uint64_t plies = 0;

@@ -6,17 +6,15 @@
 #include <string.h>
 #include <time.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
-#include "cli/cmds.h"
-#include "cli/options.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "nn/nn.h"
 #include "nn/nn_cuda.h"
 #include "nn/sgemm.h"
 #include "util/util.h"
 
 static const cmd_help_t help = {
-    "bench nn", "gomoku bench nn [--device D --precision P --blocks B --channels C --batch N[,N...]]",
+    "bench nn", BY_BENCH_NN, "gomoku bench nn [--device D --precision P --blocks B --channels C --batch N[,N...]]",
     "Measure the network on a device: forward evals/s and GFLOP/s, training samples/s,\n"
     "and this machine's SGEMM GFLOP/s on a square product (the peak the CPU path can\n"
     "approach), each the median of several runs. Prints one JSON line per batch size."};
@@ -104,29 +102,19 @@ static void fill_inputs(float *in, float *pt, float *vt, int n, int s)
 
 int bench_nn(int argc, char **argv)
 {
-    const char *device = "cpu", *batch_s = "64", *model_path = NULL, *prec_s = "auto";
-    int blocks = 6, channels = 64, size = 15, runs = 5, threads = 0, sgemm_n = 2048;
-    double seconds = 1.0;
-    arg_spec_t specs[ARGS_MAX] = {
-        {"device", ARG_STR, &device, 0, 0, "D  auto, cpu, cpu-ref, cuda, cuda:N (default cpu)"},
-        {"precision", ARG_STR, &prec_s, 0, 0, ARGS_PRECISION_HELP " (training is fp32)"},
-        {"batch", ARG_STR, &batch_s, 0, 0, "N[,N...]  batch sizes, one JSON line each (default 64)"},
-        {"size", ARG_INT, &size, BOARD_MIN, BOARD_MAX, "S  board size (default 15)"},
-        {"model", ARG_STR, &model_path, 0, 0, "F  use this model's dims and weights instead"},
-        {"threads", ARG_INT, &threads, 0, 256, "T  CPU threads, 0 = all cores (default 0)"},
-        {"seconds", ARG_DOUBLE, &seconds, 0.01, 600, "S  minimum seconds per run (default 1)"},
-        {"runs", ARG_INT, &runs, 1, 64, "R  runs per figure; the median is reported (default 5)"},
-        {"sgemm-size", ARG_INT, &sgemm_n, 64, 8192,
-         "N  square SGEMM for the peak figure (default 2048)"},
+    const char *device, *batch_s, *model_path = NULL;
+    nn_precision_t prec;
+    int blocks, channels, size, runs, threads, sgemm_n;
+    double seconds;
+    arg_spec_t specs[] = {
+        ARG(S_BENCH_DEVICE, &device), ARG(S_PRECISION, &prec), ARG(S_BENCH_NN_BATCH, &batch_s),
+        ARG(S_SIZE, &size), ARG(S_BENCH_NN_MODEL, &model_path), ARG(S_NET_THREADS, &threads),
+        ARG(S_BENCH_SECONDS, &seconds), ARG(S_BENCH_RUNS, &runs), ARG(S_SGEMM_SIZE, &sgemm_n),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
-    int ns = args_count(specs, ARGS_MAX);
-    ns += options_net(specs + ns, &blocks, &channels);
-    int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
+    int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    nn_precision_t prec;
-    if (args_precision(&help, prec_s, &prec) != ARGS_OK)
-        return 2;
     int batches[32];
     int nb = parse_list(batch_s, batches, 32);
     if (nb <= 0)
@@ -136,7 +124,7 @@ int bench_nn(int argc, char **argv)
     for (int i = 0; i < nb; i++)
         maxb = batches[i] > maxb ? batches[i] : maxb;
     char err[512], note[512];
-    nn_model_t *m = options_model_open(model_path, blocks, channels, size, 1, err, sizeof err);
+    nn_model_t *m = nn_model_open(model_path, blocks, channels, size, 1, err, sizeof err);
     if (m && size > m->cfg.board_max) {
         fprintf(stderr, "gomoku bench nn: --size %d is larger than the model's board max %d\n",
                 size, m->cfg.board_max);

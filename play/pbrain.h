@@ -22,8 +22,8 @@
  * play/movetime.h; a move's clock starts when its line arrived (BOARD: at
  * DONE). timeout_turn 0, or a budget under
  * 1 ms, plays at once (bots: the bot; models: the policy's best move). */
-#ifndef GZ_CLI_PBRAIN_H
-#define GZ_CLI_PBRAIN_H
+#ifndef GZ_PLAY_PBRAIN_H
+#define GZ_PLAY_PBRAIN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -43,6 +43,7 @@ typedef struct pbrain_opts {
     const char *device;   /* "auto", "cpu", "cuda", ...; not copied */
     nn_precision_t precision;   /* inference precision of the nets */
     uint64_t seed;
+    search_settings_t search;   /* c_puct, fpu, VCF checks of model searches */
     int quiet;            /* no notes on stderr */
 } pbrain_opts_t;
 

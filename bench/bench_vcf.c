@@ -7,16 +7,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "cli/args.h"
-#include "cli/bench.h"
-#include "cli/cmds.h"
+#include "bench/bench.h"
+#include "selfplay/args.h"
 #include "engine/board.h"
 #include "engine/bot.h"
 #include "util/util.h"
 #include "engine/vcf.h"
 
 static const cmd_help_t help = {
-    "bench vcf",
+    "bench vcf", BY_BENCH_VCF,
     "gomoku bench vcf [--positions P] [--nodes N] [--runs R] [--seed S]",
     "Solves P seeded 15x15 freestyle positions (side to move attacks) with a\n"
     "budget of N nodes each and prints one JSON line: median positions/s and\n"
@@ -41,13 +40,11 @@ static void make_position(board_t *b, uint64_t *rng)
 
 int bench_vcf(int argc, char **argv)
 {
-    int npos = 200, runs = 3;
-    uint64_t nodes = 10000, seed = 1;
+    int npos, runs;
+    uint64_t nodes, seed;
     arg_spec_t specs[] = {
-        {"positions", ARG_INT, &npos, 1, 100000, "P  positions in the set (default 200)"},
-        {"nodes", ARG_U64, &nodes, 1, 1e12, "N  node budget per position (default 10000)"},
-        {"runs", ARG_INT, &runs, 1, 1000, "R  runs over the set (default 3)"},
-        {"seed", ARG_U64, &seed, 0, 0, "S  seed of the position set (default 1)"},
+        ARG(S_POSITIONS, &npos), ARG(S_BENCH_VCF_NODES, &nodes), ARG(S_BENCH_VCF_RUNS, &runs),
+        ARG(S_SEED, &seed),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)

@@ -1,6 +1,6 @@
 /* Gomocup (piskvork) protocol engine; see pbrain.h for the commands, the
  * swap2 choices and the time rule. */
-#include "cli/pbrain.h"
+#include "play/pbrain.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -183,6 +183,7 @@ void pbrain_opts_default(pbrain_opts_t *o)
     o->device = "auto";
     o->precision = NN_PRECISION_AUTO;
     o->seed = 1;
+    search_settings_default(&o->search);
 }
 
 /* A search runs between these two: a stop request (YXSTOP) counts only
@@ -231,6 +232,15 @@ static double search_value(pbrain_t *pb, const board_t *b, double budget_ms, cha
     return v;
 }
 
+void pbrain_free(pbrain_t *pb)
+{
+    if (!pb)
+        return;
+    brain_free(pb->br);
+    pthread_mutex_destroy(&pb->mu);
+    free(pb);
+}
+
 pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
 {
     pbrain_t *pb = calloc(1, sizeof *pb);
@@ -246,24 +256,16 @@ pbrain_t *pbrain_create(const pbrain_opts_t *o, char *err, size_t errlen)
     pb->rule = RULE_FREESTYLE;
     pb->size = BOARD_DEFAULT;
     brain_opts_t bo = {.model = pb->spec, .threads = o->threads, .device = o->device,
-                       .precision = o->precision, .seed = o->seed,
+                       .precision = o->precision, .seed = o->seed, .search = o->search,
                        .who = o->quiet ? NULL : "gomoku pbrain"};
-    if (!(pb->br = brain_create(&bo, err, errlen)))
-        goto out_free;
+    pb->br = brain_create(&bo, err, errlen);
+    if (!pb->br) {
+        pbrain_free(pb);
+        return NULL;
+    }
     return pb;
-out_free:
-    pbrain_free(pb);
-    return NULL;
 }
 
-void pbrain_free(pbrain_t *pb)
-{
-    if (!pb)
-        return;
-    brain_free(pb->br);
-    pthread_mutex_destroy(&pb->mu);
-    free(pb);
-}
 
 const board_t *pbrain_board(const pbrain_t *pb)
 {
