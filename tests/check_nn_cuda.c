@@ -1270,6 +1270,8 @@ int main(void)
 #ifdef GZ_HAVE_CUDA
     tcase_add_test(tc, test_shapes);
     tcase_add_test(tc, test_config_rules);
+#else
+    (void)tc;
 #endif
     if (run_suite(s) != 0)
         return 1;
