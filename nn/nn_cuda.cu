@@ -1305,6 +1305,8 @@ static int infer_path_init(nn_ctx *c, int prec, char *err, size_t errlen)
     TRY_GPU(dev, cudaMalloc(&p->w_trunk, (size_t)(2 * c->B) * p->wstride * esize + 16));
     TRY_GPU(dev, cudaMalloc(&p->w_pol1, (size_t)c->Hp * C * esize));
     TRY_GPU(dev, cudaMalloc(&p->w_val1, (size_t)c->Hv * C * esize));
+    /* zeros: the trials below run on them before the first conversion */
+    TRY_GPU(dev, cudaMemsetAsync(p->w_in, 0, (size_t)C * 9 * 8 * esize, c->stream));
     TRY_GPU(dev, cudaMemsetAsync(p->w_trunk, 0, (size_t)(2 * c->B) * p->wstride * esize + 16,
                                  c->stream));
     p->graph = (cudaGraphExec_t *)calloc((size_t)nb, sizeof(cudaGraphExec_t));
@@ -1594,6 +1596,12 @@ static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, flo
         capture_graph(c, p, bi, nb);
         module_unlock();
     }
+    /* a bucket's first run loads kernels (CUDA loads them lazily: cuBLAS's
+     * for these sizes, our own), which another thread's capture must not
+     * see: under the lock too */
+    bool first = p->uses[bi] == 0;
+    if (first)
+        module_lock();
     if (p->uses[bi] < 255)
         p->uses[bi]++;
     if (p->state[bi] == GRAPH_LIVE) {
@@ -1604,6 +1612,8 @@ static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, flo
         c->plain_runs++;
     }
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    if (first)
+        module_unlock();
     memcpy(policy, c->inf.h_policy, (size_t)n * c->HW * sizeof(float));
     memcpy(value, c->inf.h_value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float));
 }
@@ -2050,6 +2060,12 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     LAUNCH_CHECK();
 }
 
+/* The weight copies of both precisions are stale. */
+static void weights_changed(nn_ctx *c)
+{
+    c->path[0].dirty = c->path[1].dirty = true;
+}
+
 /* A host pointer in pinned memory (cudaMallocHost, host_alloc)? */
 static bool host_pinned(const void *p)
 {
@@ -2085,10 +2101,11 @@ fail:
 
 /* Copy a training batch to the device (straight from the caller's pinned
  * buffers, else through the staging copy) and run the pass at its bucket
- * size, padding rows zeroed. 0, or -1 with err (no memory for the training
- * buffers, no algorithm). */
+ * size, padding rows zeroed; with `step`, then its Nesterov update. 0, or
+ * -1 with err (no memory for the training buffers, no algorithm). */
 static int train_run(nn_ctx *c, const float *in, const float *pt, const float *vt, int n,
-                     float wd, policy_weights pw, char *err, size_t errlen)
+                     float wd, policy_weights pw, const nn_train_opts_t *step, char *err,
+                     size_t errlen)
 {
     if (n < 0 || n > c->max_batch) {
         snprintf(err, errlen, "cuda:%d: batch %d is outside 1..%d", c->device, n, c->max_batch);
@@ -2096,15 +2113,16 @@ static int train_run(nn_ctx *c, const float *in, const float *pt, const float *v
     }
     CUDA_CHECK(cudaSetDevice(c->device));
     int nb = nn_cuda_bucket(n, c->max_batch), bi = nn_cuda_bucket_index(nb, c->max_batch);
-    if (!c->tr || !c->tr->conv[CONV_IN].plan[bi].set) {
+    /* a bucket's first pass also loads kernels lazily: under the lock, as
+     * its setup (see cuda_forward) */
+    bool first = !c->tr || !c->tr->conv[CONV_IN].plan[bi].set;
+    if (first) {
         module_lock();
-        int rc = (c->tr || train_init(c, err, errlen) == 0) &&
-                         choose_train(c, bi, nb, err, errlen) == 0
-                     ? 0
-                     : -1;
-        module_unlock();
-        if (rc != 0)
+        if ((!c->tr && train_init(c, err, errlen) != 0) ||
+            choose_train(c, bi, nb, err, errlen) != 0) {
+            module_unlock();
             return -1;
+        }
     }
     train_state *tr = c->tr;
     size_t P = (size_t)c->P, HW = (size_t)c->HW, V = NN_VALUE_OUTPUTS;
@@ -2112,9 +2130,11 @@ static int train_run(nn_ctx *c, const float *in, const float *pt, const float *v
     size_t row[3] = {P * HW, c->K * HW, V};
     if (!(host_pinned(in) && host_pinned(pt) && host_pinned(vt))) {
         if (!tr->h_in) {
-            module_lock();
+            if (!first)
+                module_lock();
             int rc = train_staging_init(c, err, errlen);
-            module_unlock();
+            if (!first || rc != 0)
+                module_unlock();
             if (rc != 0)
                 return -1;
         }
@@ -2135,6 +2155,16 @@ static int train_run(nn_ctx *c, const float *in, const float *pt, const float *v
     train_pass(c, bi, nb, n, wd, pw);
     CUDA_CHECK(cudaMemcpyAsync(tr->h_loss, tr->loss, 6 * sizeof(float), cudaMemcpyDeviceToHost,
                                c->stream));
+    if (step) {
+        k_sgd<<<blocks_for(c->dparams, THREADS), THREADS, 0, c->stream>>>(
+            c->params, tr->grad, c->mom, c->dparams, step->lr, step->momentum);
+        LAUNCH_CHECK();
+        weights_changed(c);
+    }
+    if (first) {
+        CUDA_CHECK(cudaStreamSynchronize(c->stream));
+        module_unlock();
+    }
     return 0;
 }
 
@@ -2150,11 +2180,6 @@ static void losses_out(const nn_ctx *c, nn_losses_t *out)
     out->soft_policy = c->K > 2 ? c->tr->h_loss[5] : 0.0f;
 }
 
-static void weights_changed(nn_ctx *c)
-{
-    c->path[0].dirty = c->path[1].dirty = true;
-}
-
 static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
                            int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
                            size_t errlen)
@@ -2164,12 +2189,8 @@ static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const 
             memset(out, 0, sizeof *out);
         return 0;
     }
-    if (train_run(c, in, pt, vt, n, o->weight_decay, policy_weights_of(o), err, errlen) != 0)
+    if (train_run(c, in, pt, vt, n, o->weight_decay, policy_weights_of(o), o, err, errlen) != 0)
         return -1;
-    k_sgd<<<blocks_for(c->dparams, THREADS), THREADS, 0, c->stream>>>(
-        c->params, c->tr->grad, c->mom, c->dparams, o->lr, o->momentum);
-    LAUNCH_CHECK();
-    weights_changed(c);
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     losses_out(c, out);
     return 0;
@@ -2185,7 +2206,7 @@ static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
             memset(grad, 0, c->nparams * sizeof(float));
         return 0;
     }
-    if (train_run(c, in, pt, vt, n, wd, policy_weights_of(NULL), err, errlen) != 0)
+    if (train_run(c, in, pt, vt, n, wd, policy_weights_of(NULL), NULL, err, errlen) != 0)
         return -1;
     if (grad)
         params_download(c, grad, c->tr->grad);   /* synchronises */
