@@ -431,6 +431,32 @@ END_TEST
 
 /* ---- device checks ---- */
 
+/* setenv NAME=VALUE for one create, then the value it had (the suite may
+ * run with GZ_CUDA_TF32=0 set from outside: scripts/gpu-check). */
+typedef struct env_saved {
+    const char *name;
+    bool had;
+    char value[256];
+} env_saved_t;
+
+static env_saved_t env_push(const char *name, const char *value)
+{
+    env_saved_t e = {.name = name};
+    const char *v = getenv(name);
+    if ((e.had = v != NULL))
+        snprintf(e.value, sizeof e.value, "%s", v);
+    ck_assert_int_eq(setenv(name, value, 1), 0);
+    return e;
+}
+
+static void env_pop(const env_saved_t *e)
+{
+    if (e->had)
+        setenv(e->name, e->value, 1);
+    else
+        unsetenv(e->name);
+}
+
 /* The module's backend, set in main once a device is known to be usable. */
 static const nn_backend_t *CU;
 /* The device string the spawned commands use: "cuda", "cpu" standing in. */
@@ -1011,9 +1037,9 @@ START_TEST(test_forward_20x256)
         m->params[L.pol_w2 + i] *= 8;
     for (int i = 0; i < 3 * m->cfg.value_hidden; i++)
         m->params[L.val_fc2_w + i] *= 8;
-    ck_assert_int_eq(setenv("GOMOKU_CONV", "direct", 1), 0);
+    env_saved_t env_ = env_push("GOMOKU_CONV", "direct");
     nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
-    unsetenv("GOMOKU_CONV");
+    env_pop(&env_);
     nn_ctx_t *gb = cuda_ctx_prec(m, n, NN_PRECISION_BF16);
     nn_ctx_t *gf = cuda_ctx_prec(m, n, NN_PRECISION_FP32);
     float *pr = malloc(sizeof(float) * n * HW), *pb = malloc(sizeof(float) * n * HW);
@@ -1445,9 +1471,9 @@ START_TEST(test_graphs)
 {
     const int M = 9, n = 8;
     nn_model_t *a = test_model(2, 16, M, 61), *bm = test_model(2, 16, M, 62);
-    setenv("GZ_CUDA_GRAPHS", "0", 1);
+    env_saved_t env_ = env_push("GZ_CUDA_GRAPHS", "0");
     nn_ctx_t *plain = cuda_ctx(a, n);
-    unsetenv("GZ_CUDA_GRAPHS");
+    env_pop(&env_);
     nn_ctx_t *gpu = cuda_ctx(a, n), *cpu = cpu_ctx(&nn_backend_cpu, a, n);
     static const int sizes[] = {9};
     batch_t b = make_batch(n, M, sizes, 1, 63);
@@ -1513,9 +1539,9 @@ static void one_step_matches_cpu(int K, const nn_train_opts_t *o)
 {
     const int M = 9, n = 16;
     nn_model_t *m = test_model_k(2, 16, M, K, 71);
-    setenv("GZ_CUDA_TF32", "0", 1);
+    env_saved_t env_ = env_push("GZ_CUDA_TF32", "0");
     nn_ctx_t *gpu = cuda_ctx(m, n);
-    unsetenv("GZ_CUDA_TF32");
+    env_pop(&env_);
     nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
     size_t np = m->nparams;
     float *mom = malloc(sizeof(float) * np), *wc = malloc(sizeof(float) * np);
@@ -1590,9 +1616,9 @@ START_TEST(test_graph_failure_one_bucket)
     }
     const int M = 9, n = 8;
     nn_model_t *m = test_model(2, 16, M, 65);
-    ck_assert_int_eq(setenv("GZ_CUDA_TEST_BREAK_CAPTURE", "8", 1), 0);
+    env_saved_t env_ = env_push("GZ_CUDA_TEST_BREAK_CAPTURE", "8");
     nn_ctx_t *gpu = cuda_ctx(m, n);
-    unsetenv("GZ_CUDA_TEST_BREAK_CAPTURE");
+    env_pop(&env_);
     nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
     static const int sizes[] = {9, 7};
     bool ok = true;
@@ -1833,9 +1859,9 @@ START_TEST(test_fp32_forward)
 {
     const int M = 15, n = 7, HW = M * M;
     nn_model_t *m = test_model(4, 32, M, 111);
-    ck_assert_int_eq(setenv("GOMOKU_CONV", "direct", 1), 0);
+    env_saved_t env_ = env_push("GOMOKU_CONV", "direct");
     nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
-    unsetenv("GOMOKU_CONV");
+    env_pop(&env_);
     nn_ctx_t *gpu = cuda_ctx_prec(m, n, NN_PRECISION_FP32);
     static const int sizes[] = {15, 9};
     batch_t b = make_batch(n, M, sizes, 2, 112);
