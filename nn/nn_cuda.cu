@@ -97,16 +97,20 @@ static const char *cudnn_detail(void)
     return buf;
 }
 
-static void check_fail(const char *what, const char *call, const char *file, int line)
+/* A failed call: stops with file:line, or while capturing is recorded in
+ * t_soft. detail: more of the library's own words ("" when none). */
+static void check_fail(const char *what, const char *detail, const char *call, const char *file,
+                       int line)
 {
     if (t_soft) {
         if (!t_soft->failed) {
             t_soft->failed = true;
-            snprintf(t_soft->what, sizeof t_soft->what, "%s at %s:%d", what, file, line);
+            snprintf(t_soft->what, sizeof t_soft->what, "%s%s at %s:%d", what, detail, file,
+                     line);
         }
         return;
     }
-    fprintf(stderr, "%s:%d: %s failed: %s%s\n", file, line, call, what, cudnn_detail());
+    fprintf(stderr, "%s:%d: %s failed: %s%s\n", file, line, call, what, detail);
     abort();
 }
 
@@ -132,9 +136,10 @@ static const char *fail_detail(cudnnStatus_t) { return cudnn_detail(); }
 
 #define GPU_CHECK(x)                                                         \
     do {                                                                     \
-        const char *f_ = fail_name(x);                                       \
+        auto s_ = (x);                                                       \
+        const char *f_ = fail_name(s_);                                      \
         if (f_)                                                              \
-            check_fail(f_, #x, __FILE__, __LINE__);                          \
+            check_fail(f_, fail_detail(s_), #x, __FILE__, __LINE__);         \
     } while (0)
 #define CUDA_CHECK(x) GPU_CHECK(x)
 #define CUDNN_CHECK(x) GPU_CHECK(x)
@@ -1585,6 +1590,12 @@ static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, flo
     }
     int nb = nn_cuda_bucket(n, c->max_batch), bi = nn_cuda_bucket_index(nb, c->max_batch);
     memcpy(c->inf.h_in, in, (size_t)n * c->P * c->HW * sizeof(float));
+    /* a bucket's first run loads kernels (CUDA loads them lazily: cuBLAS's
+     * for these sizes, our own), which another thread's capture must not
+     * see: under the lock too (it never captures: that is the second run) */
+    bool first = p->uses[bi] == 0;
+    if (first)
+        module_lock();
     if (p->dirty) {
         if (p->bf)
             convert_weights<bf16>(c, p);
@@ -1596,12 +1607,6 @@ static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, flo
         capture_graph(c, p, bi, nb);
         module_unlock();
     }
-    /* a bucket's first run loads kernels (CUDA loads them lazily: cuBLAS's
-     * for these sizes, our own), which another thread's capture must not
-     * see: under the lock too */
-    bool first = p->uses[bi] == 0;
-    if (first)
-        module_lock();
     if (p->uses[bi] < 255)
         p->uses[bi]++;
     if (p->state[bi] == GRAPH_LIVE) {

@@ -4,27 +4,35 @@
  * Two runs of Check, both CK_NOFORK (never fork after CUDA init):
  *  1. device-free checks, run everywhere (CI included): the program links
  *     no CUDA library; the aligned device layout and the batch buckets;
+ *     the loader's ABI and struct-size check; the cuDNN version rule;
  *     module-load errors (missing file, foreign library) as `gomoku device`
- *     and `--device cuda|auto` report them; cuDNN descriptor shapes and the
- *     backend's config rules (CUDA build); the cached availability answer.
- *     A failure here exits 1.
+ *     and `--device cuda|auto` report them; cuDNN descriptor shapes, the
+ *     backend's config rules and the module's self test (cuDNN library
+ *     check, how an algorithm trial reports cuDNN's refusals) (CUDA build);
+ *     the cached availability answer. A failure here exits 1.
  *  2. device checks, only when a CUDA device is usable: forward against
- *     the CPU for several batch sizes (bucket padding), board sizes 5..20
- *     and a net without blocks, graphs on and off, graph replay after
- *     set_weights and train_step; gradients against the reference; one
- *     optimizer step parameter by parameter (TF32 off) and 200 steps against
- *     the CPU; weights and momentum round trips; create/free without memory
- *     growth; spawning `gomoku device` after CUDA init; a short `gomoku
- *     train` on the GPU. Test case "quick" is a short subset (for
- *     `CK_RUN_CASE=quick compute-sanitizer ...`).
+ *     the CPU for several batch sizes (bucket padding), board sizes 5..20,
+ *     a net without blocks, and 20x256, at bf16 and fp32; graphs live (the
+ *     module's stats), on and off, replay after set_weights and train_step,
+ *     one bucket's capture broken on purpose; threads creating, capturing
+ *     and freeing nets at once (gomoku serve); gradients against the
+ *     reference; one optimizer step parameter by parameter (TF32 off) and
+ *     200 steps against the CPU; a training-only context and a pinned
+ *     batch; training that does not fit; weights and momentum round trips;
+ *     create/free without memory growth; spawning `gomoku device` after
+ *     CUDA init; a short `gomoku train` on the GPU. Test case "quick" is a
+ *     short subset (for `CK_RUN_CASE=quick compute-sanitizer ...`).
  *     Without a device the process exits 77 (meson: SKIP) once the
  *     device-free checks passed -- unless this machine has an NVIDIA GPU
  *     (/dev/nvidia0): then a build without a working CUDA module FAILS.
  *  3. with GZ_CUDA_TEST_STANDIN set (meson test nn_cuda_standin, suite
- *     cpu): the device checks that make no CUDA call of their own, with the
- *     CPU fast backend standing in for the device, so the tests' logic runs
- *     where no GPU is (it found a tolerance that a correct GPU would have
- *     failed, and a learning check set beyond what the net can learn).
+ *     cpu): the device checks, with a stand-in device in the GPU's place:
+ *     the CPU fast backend, whose bf16 forward emulates the CUDA bf16
+ *     path's rounding points, so the tests' logic and their bf16
+ *     tolerances run where no GPU is (it found a tolerance that a correct
+ *     GPU would have failed, and a learning check set beyond what the net
+ *     can learn). Checks of what only a device has (graphs, device memory)
+ *     say so and pass.
  * Tolerances are stated next to each comparison; every comparison prints
  * its largest difference. The training path lets cuDNN use TF32 tensor
  * cores (the tolerances allow for it) except where GZ_CUDA_TF32=0 is set. */
