@@ -43,6 +43,9 @@ static int random_game(game_record_t *r, int size, uint64_t *rng)
     return 0;
 }
 
+static void *bench_host_alloc(void *net, size_t bytes) { return nn_net_host_alloc(net, bytes); }
+static void bench_host_free(void *net, void *p) { nn_net_host_free(net, p); }
+
 static const cmd_help_t help = {
     "bench train", BY_BENCH_TRAIN,
     "gomoku bench train [--device D --blocks B --channels C --batch N --size S]",
@@ -94,7 +97,7 @@ int bench_train(int argc, char **argv)
 
     /* assembly alone, one thread */
     replay_batch_t b;
-    if (replay_batch_alloc(&b, batch, size, 1) != 0) {
+    if (replay_batch_alloc(&b, batch, size, 1, NULL) != 0) {
         fprintf(stderr, "gomoku bench train: out of memory\n");
         goto out_free_replay;
     }
@@ -110,7 +113,9 @@ int bench_train(int argc, char **argv)
     /* training with the assembly threads feeding it */
     nn_train_opts_t o = {.lr = 0.01f, .momentum = 0.9f, .weight_decay = 1e-4f};
     nn_losses_t l;
-    replay_batcher_t *bt = replay_batcher_create(rp, batch, nthreads, 3, 1, 7);
+    /* the net's host memory, as the trainer's (pinned on CUDA) */
+    const replay_alloc_t host = {bench_host_alloc, bench_host_free, net};
+    replay_batcher_t *bt = replay_batcher_create(rp, batch, nthreads, 3, 1, 7, &host);
     if (!bt) {
         fprintf(stderr, "gomoku bench train: cannot start assembly threads\n");
         goto out_free_batch;

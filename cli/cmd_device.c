@@ -19,8 +19,9 @@ static const cmd_help_t help = {
     "gomoku device",
     "Lists the compute devices, one line each:\n"
     "  cpu: cores, OpenBLAS yes/no, and the fast CPU backend against the reference\n"
-    "  cuda:N: name, compute capability, memory, driver/runtime versions, and the\n"
-    "          GPU forward (bf16) and training loss (fp32) against the CPU reference\n"
+    "  cuda:N: name, compute capability, memory, driver/runtime/cuDNN versions, and\n"
+    "          the GPU forward (bf16 and fp32) and training loss (fp32) against the\n"
+    "          CPU reference\n"
     "  cuda: unavailable: <reason>   when no CUDA device can be used (module\n"
     "          missing or not loadable, no driver, no device)\n"
     "  cuda module: the path of the CUDA module that was loaded (gomoku-cuda.so)\n"
@@ -102,16 +103,21 @@ static void tiny_free(tiny_t *t)
     free(t);
 }
 
-/* Forward and loss of the tiny net on a backend; 0, or -1 with err set. */
-static int tiny_run(const tiny_t *t, const char *device, tiny_out_t *o, char *err,
-                    size_t errlen)
+/* Forward at precision prec and loss of the tiny net on a backend; 0, or
+ * -1 with err set (a precision the device cannot run is an error here,
+ * not a stop in forward). */
+static int tiny_run(const tiny_t *t, const char *device, nn_precision_t prec, tiny_out_t *o,
+                    char *err, size_t errlen)
 {
     nn_net_t *net = nn_net_create(t->model, device, TINY_BATCH, 1, NULL, 0, err, errlen);
     if (!net)
         return -1;
-    nn_net_forward(net, t->in, TINY_BATCH, o->policy, o->value);
-    int rc = nn_net_loss_grad(net, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses,
+    int rc = nn_net_set_precision(net, prec, NULL, 0, err, errlen);
+    if (rc == 0) {
+        nn_net_forward(net, t->in, TINY_BATCH, o->policy, o->value);
+        rc = nn_net_loss_grad(net, t->in, t->ptarget, t->vtarget, TINY_BATCH, 1e-4f, &o->losses,
                               NULL, err, errlen);
+    }
     nn_net_free(net);
     return rc;
 }
@@ -127,21 +133,32 @@ static double max_diff(const float *a, const float *b, size_t n)
     return m;
 }
 
-/* Print "...; forward max abs diff X (tol T), loss diff Y (tol U): PASS|FAIL";
- * true when it passed. */
-static bool tiny_report(const tiny_out_t *ref, const tiny_out_t *got, double fwd_tol,
-                        double loss_tol)
+/* Largest forward difference (policy and value) of got from ref. */
+static double fwd_diff(const tiny_out_t *ref, const tiny_out_t *got)
 {
     double df = max_diff(ref->policy, got->policy, sizeof ref->policy / sizeof(float));
     double dv = max_diff(ref->value, got->value, sizeof ref->value / sizeof(float));
-    if (dv > df)
-        df = dv;
+    return dv > df ? dv : df;
+}
+
+/* Print "tiny net [bf16 ...,] forward max abs diff X (tol T), loss A vs B:
+ * PASS|FAIL"; got2 (may be NULL) is a second precision's forward, named
+ * what2, with tolerance tol2. True when it passed. */
+static bool tiny_report(const tiny_out_t *ref, const tiny_out_t *got, double fwd_tol,
+                        double loss_tol, const char *what2, const tiny_out_t *got2, double tol2)
+{
+    double df = fwd_diff(ref, got), d2 = got2 ? fwd_diff(ref, got2) : 0.0;
     double dl = fabs((double)ref->losses.total - (double)got->losses.total);
     if (isnan(dl))
         dl = INFINITY;
-    bool ok = df <= fwd_tol && dl <= loss_tol * (1.0 + fabs((double)ref->losses.total));
-    printf("tiny net forward max abs diff %.2e (tol %.0e), loss %.5f vs %.5f: %s\n", df,
-           fwd_tol, (double)got->losses.total, (double)ref->losses.total, ok ? "PASS" : "FAIL");
+    bool ok = df <= fwd_tol && d2 <= tol2 &&
+              dl <= loss_tol * (1.0 + fabs((double)ref->losses.total));
+    printf("tiny net ");
+    if (got2)
+        printf("%s forward max abs diff %.2e (tol %.0e), ", what2, d2, tol2);
+    printf("%sforward max abs diff %.2e (tol %.0e), loss %.5f vs %.5f: %s\n",
+           got2 ? "fp32 " : "", df, fwd_tol, (double)got->losses.total,
+           (double)ref->losses.total, ok ? "PASS" : "FAIL");
     return ok;
 }
 
@@ -159,10 +176,12 @@ int cmd_device(int argc, char **argv)
     }
     bool all_ok = true;
     tiny_out_t *ref = calloc(1, sizeof *ref), *got = calloc(1, sizeof *got);
-    if (!ref || !got) {
+    tiny_out_t *got2 = calloc(1, sizeof *got2);
+    if (!ref || !got || !got2) {
         fprintf(stderr, "gomoku device: out of memory\n");
         free(ref);
         free(got);
+        free(got2);
         tiny_free(t);
         return 1;
     }
@@ -175,12 +194,12 @@ int cmd_device(int argc, char **argv)
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
     printf("cpu: %ld cores, OpenBLAS %s; ", cores, blas);
     fflush(stdout);
-    if (tiny_run(t, "cpu-ref", ref, err, sizeof err) != 0 ||
-        tiny_run(t, "cpu", got, err, sizeof err) != 0) {
+    if (tiny_run(t, "cpu-ref", NN_PRECISION_FP32, ref, err, sizeof err) != 0 ||
+        tiny_run(t, "cpu", NN_PRECISION_FP32, got, err, sizeof err) != 0) {
         printf("FAIL: %s\n", err);
         all_ok = false;
     } else {
-        all_ok &= tiny_report(ref, got, 1e-4, 1e-4);
+        all_ok &= tiny_report(ref, got, 1e-4, 1e-4, NULL, NULL, 0.0);
     }
 
     char why[512];
@@ -201,17 +220,19 @@ int cmd_device(int argc, char **argv)
             fflush(stdout);
             char dev[32];
             snprintf(dev, sizeof dev, "cuda:%d", d);
-            if (tiny_run(t, dev, got, err, sizeof err) != 0) {
+            if (tiny_run(t, dev, NN_PRECISION_BF16, got2, err, sizeof err) != 0 ||
+                tiny_run(t, dev, NN_PRECISION_FP32, got, err, sizeof err) != 0) {
                 printf("FAIL: %s\n", err);
                 all_ok = false;
                 continue;
             }
-            /* bf16 forward; fp32 (TF32) loss */
-            all_ok &= tiny_report(ref, got, 2e-2, 5e-3);
+            /* bf16 forward; fp32 forward (no TF32); fp32 (TF32) loss */
+            all_ok &= tiny_report(ref, got, 1e-4, 5e-3, "bf16", got2, 2e-2);
         }
     }
     free(ref);
     free(got);
+    free(got2);
     tiny_free(t);
     return all_ok ? 0 : 1;
 }

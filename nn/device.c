@@ -32,16 +32,56 @@ static const nn_cuda_module_t *mod_try(const char *path, char *why, size_t whyle
         return NULL;
     }
     nn_cuda_module_fn fn = (nn_cuda_module_fn)dlsym(h, NN_CUDA_MODULE_ENTRY);
-    const nn_cuda_module_t *m = fn ? fn() : NULL;
-    if (!m || m->abi != NN_CUDA_MODULE_ABI || m->size != sizeof *m) {
-        snprintf(why, whylen, "%s: not a gomoku CUDA module of this version (rebuild it)",
-                 path);
+    if (!fn) {
+        snprintf(why, whylen, "%s: not a gomoku CUDA module (no %s)", path,
+                 NN_CUDA_MODULE_ENTRY);
+        dlclose(h);
+        return NULL;
+    }
+    const nn_cuda_module_t *m = fn();
+    char what[256];
+    if (nn_cuda_module_check(m, what, sizeof what) != 0) {
+        snprintf(why, whylen, "%s: %s", path, what);
         dlclose(h);
         return NULL;
     }
     return m;   /* stays loaded for the life of the process */
 }
 #endif
+
+int nn_cuda_module_check(const nn_cuda_module_t *m, char *why, size_t whylen)
+{
+    if (!m) {
+        snprintf(why, whylen, "the module's entry returned nothing (rebuild it)");
+        return -1;
+    }
+    /* abi and size first: the fields after them are only where we expect
+     * them in a module of our ABI */
+    if (m->abi != NN_CUDA_MODULE_ABI || m->size != sizeof *m) {
+        snprintf(why, whylen,
+                 "a gomoku CUDA module of another version (module ABI %d, %zu bytes; this "
+                 "program's ABI %d, %zu bytes): rebuild it",
+                 m->abi, m->size, NN_CUDA_MODULE_ABI, sizeof *m);
+        return -1;
+    }
+    const struct { const char *name; size_t module, here; } s[] = {
+        {"nn_config_t", m->size_config, sizeof(nn_config_t)},
+        {"nn_model_t", m->size_model, sizeof(nn_model_t)},
+        {"nn_train_opts_t", m->size_train_opts, sizeof(nn_train_opts_t)},
+        {"nn_losses_t", m->size_losses, sizeof(nn_losses_t)},
+        {"nn_backend_t", m->size_backend, sizeof(nn_backend_t)},
+        {"nn_cuda_stats_t", m->size_stats, sizeof(nn_cuda_stats_t)},
+    };
+    for (size_t i = 0; i < sizeof s / sizeof s[0]; i++)
+        if (s[i].module != s[i].here) {
+            snprintf(why, whylen,
+                     "%s is %zu bytes in the module, %zu in this program (a header changed "
+                     "without an ABI bump): rebuild it",
+                     s[i].name, s[i].module, s[i].here);
+            return -1;
+        }
+    return 0;
+}
 
 #ifdef GZ_CUDA_MODULE_DIR
 static const char *const install_dir = GZ_CUDA_MODULE_DIR;
@@ -157,6 +197,18 @@ int nn_cuda_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why
 {
     const nn_cuda_module_t *m = mod_get(why, whylen);
     return m ? m->mem_info(dev, free_bytes, total_bytes, why, whylen) : -1;
+}
+
+int nn_cuda_ctx_stats(nn_ctx_t *c, nn_cuda_stats_t *out)
+{
+    const nn_cuda_module_t *m = mod_get(NULL, 0);
+    return m ? m->ctx_stats(c, out) : -1;
+}
+
+int nn_cuda_self_test(char *err, size_t errlen)
+{
+    const nn_cuda_module_t *m = mod_get(err, errlen);
+    return m ? m->self_test(err, errlen) : -1;
 }
 
 /* ---- nn_net_t ---- */
@@ -309,6 +361,21 @@ int nn_net_loss_grad(nn_net_t *net, const float *in, const float *policy_target,
                               grad, err, errlen);
 }
 
+void *nn_net_host_alloc(nn_net_t *net, size_t bytes)
+{
+    return net->be->host_alloc ? net->be->host_alloc(net->ctx, bytes) : malloc(bytes);
+}
+
+void nn_net_host_free(nn_net_t *net, void *p)
+{
+    if (!p)
+        return;
+    if (net->be->host_free)
+        net->be->host_free(net->ctx, p);
+    else
+        free(p);
+}
+
 void nn_net_get_weights(nn_net_t *net, float *params) { net->be->get_weights(net->ctx, params); }
 void nn_net_set_weights(nn_net_t *net, const float *params)
 {
@@ -434,8 +501,8 @@ int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t not
     }
     if (p != NN_PRECISION_AUTO) {
         int rc = net->be->set_precision(net->ctx, p, err, errlen);
-        net->prec = rc == 0 ? p : NN_PRECISION_FP32;
-        return rc;
+        net->prec = rc < 0 ? NN_PRECISION_FP32 : (nn_precision_t)rc;
+        return rc < 0 ? -1 : 0;
     }
     char why[256];
     double dp, dv;
@@ -445,12 +512,24 @@ int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t not
         return nn_net_set_precision(net, NN_PRECISION_FP32, NULL, 0, err, errlen);
     }
     bool ok = dp <= NN_BF16_AUTO_TOLERANCE && dv <= NN_BF16_AUTO_TOLERANCE;
-    bool faster = !net->be->bf16_faster || net->be->bf16_faster(net->ctx);
+    if (!ok) {
+        if (note && notelen)
+            snprintf(note, notelen,
+                     "fp32 (bf16 accuracy check: policy %.4f, value %.4f: over the limit)", dp,
+                     dv);
+        return nn_net_set_precision(net, NN_PRECISION_FP32, NULL, 0, err, errlen);
+    }
+    /* accurate enough: the backend takes the faster of the two by its own rule */
+    char faster[160] = "";
+    int rc = net->be->set_precision(net->ctx, NN_PRECISION_AUTO, faster, sizeof faster);
+    if (rc < 0) {
+        if (note && notelen)
+            snprintf(note, notelen, "fp32 (bf16: %s)", faster);
+        return nn_net_set_precision(net, NN_PRECISION_FP32, NULL, 0, err, errlen);
+    }
+    net->prec = (nn_precision_t)rc;
     if (note && notelen)
-        snprintf(note, notelen, "%s (%sbf16 accuracy check: policy %.4f, value %.4f%s)",
-                 ok && faster ? "bf16" : "fp32",
-                 ok && !faster ? "faster than bf16 for this net here, Winograd trunk; " : "", dp,
-                 dv, ok ? "" : ": over the limit");
-    return nn_net_set_precision(net, ok && faster ? NN_PRECISION_BF16 : NN_PRECISION_FP32, NULL,
-                                0, err, errlen);
+        snprintf(note, notelen, "%s (%s%sbf16 accuracy check: policy %.4f, value %.4f)",
+                 nn_precision_name(net->prec), faster, faster[0] ? "; " : "", dp, dv);
+    return 0;
 }

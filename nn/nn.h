@@ -197,10 +197,11 @@ float nn_schedule_lr(const nn_schedule_t *s, uint64_t step);
 
 /* Inference precision. fp32: the reference-exact fast path. bf16: the CPU
  * backend's 3x3 convs in bf16 with fp32 accumulation (AVX-512-BF16 CPUs;
- * policy and value probabilities within 2e-2 of fp32, see README). auto:
- * bf16 when the CPU has it, the net passes an accuracy check against its
- * own fp32 forward and the backend runs it faster in bf16 (bf16_faster),
- * else fp32. Training is always fp32. */
+ * policy and value probabilities within 2e-2 of fp32, see README); the
+ * CUDA backend's tensor-core path. auto: bf16 when the net passes an
+ * accuracy check against its own fp32 forward and the backend finds bf16
+ * the faster of the two for this net (its own rule), else fp32. Training
+ * is always fp32. */
 typedef enum nn_precision {
     NN_PRECISION_FP32 = 0,
     NN_PRECISION_BF16 = 1,
@@ -247,16 +248,23 @@ typedef struct nn_backend {
     void (*get_momentum)(nn_ctx_t *c, float *m);
     void (*set_momentum)(nn_ctx_t *c, const float *m);
     void (*free)(nn_ctx_t *c);
-    /* Inference precision of forward (NN_PRECISION_FP32 or _BF16; training
-     * stays fp32). 0, or -1 with err set (the CPU cannot), and then the
-     * precision is fp32. NULL: the backend keeps its own (CUDA: bf16). */
-    int (*set_precision)(nn_ctx_t *c, nn_precision_t p, char *err, size_t errlen);
-    /* auto's speed rule: whether bf16 inference runs this net faster than
-     * fp32 here (CPU: not when the fp32 forward takes the pixel-major
-     * Winograd trunk with the AVX-512 product kernel, at least 48 channels,
-     * on a board that fills most of its 4x4 tiles; see nn_cpu.c). NULL: it
-     * does. */
-    bool (*bf16_faster)(nn_ctx_t *c);
+    /* Inference precision of forward (training stays fp32). FP32 or BF16:
+     * that one; AUTO: the caller has checked that bf16 is accurate enough
+     * for this net, the backend takes whichever of the two it runs faster
+     * (a private rule: the CPU keeps fp32 for a Winograd trunk it runs
+     * faster than its bf16 kernel, see nn_cpu.c; CUDA takes bf16) and says
+     * why in msg when that is fp32. Returns the precision now in force
+     * (NN_PRECISION_FP32 or _BF16), or -1 with the reason in msg (the
+     * device cannot: no AVX-512 BF16, no memory, no cuDNN algorithm), and
+     * then fp32 is in force, if anything. NULL: the backend has one
+     * precision (the float64 reference). */
+    int (*set_precision)(nn_ctx_t *c, nn_precision_t p, char *msg, size_t msglen);
+    /* Host memory the backend copies to its device from without staging
+     * (CUDA: pinned, cudaMallocHost), for buffers a caller fills again and
+     * again (training batches); NULL when out of memory. host_free frees
+     * what host_alloc gave. Both NULL: malloc / free. */
+    void *(*host_alloc)(nn_ctx_t *c, size_t bytes);
+    void (*host_free)(nn_ctx_t *c, void *p);
 } nn_backend_t;
 
 /* CPU backends. Both take max_batch >= 1 and threads >= 0 (0: all cores;
@@ -308,6 +316,13 @@ int nn_net_train_step(nn_net_t *net, const float *in, const float *policy_target
 int nn_net_loss_grad(nn_net_t *net, const float *in, const float *policy_target,
                      const float *value_target, int n, float weight_decay, nn_losses_t *out,
                      float *grad, char *err, size_t errlen);
+/* Host memory for inputs the net reads again and again (training
+ * batches): pinned on CUDA, so train_step copies from it straight to the
+ * device instead of through a staging copy; malloc on the CPU. NULL when
+ * out of memory. Free it with nn_net_host_free on the same net, before
+ * nn_net_free. */
+void *nn_net_host_alloc(nn_net_t *net, size_t bytes);
+void nn_net_host_free(nn_net_t *net, void *p);
 /* Flat parameters and Nesterov momentum (nparams floats each, the
  * parameter layout), copied out of / into the net. */
 void nn_net_get_weights(nn_net_t *net, float *params);
@@ -317,12 +332,15 @@ void nn_net_set_momentum(nn_net_t *net, const float *m);
 /* Set the net's inference precision (a new net runs fp32). auto never
  * fails: it writes what it chose and why to *note (may be NULL), e.g.
  * "bf16 (bf16 accuracy check: policy 0.0008, value 0.0001)" or "fp32
- * (bf16: this CPU lacks AVX-512 BF16 (vdpbf16ps))". bf16 fails with err set when
- * the CPU cannot. Backends that choose their own (CUDA) keep it, with a
- * note such as "cuda:0's own (auto asked for: cuda:0 chooses)". Allocates; not for hot paths. 0, or -1 with err set. */
+ * (bf16: this CPU lacks AVX-512 BF16 (vdpbf16ps))". fp32 and bf16 fail
+ * with err set when the device cannot (a CPU without bf16; a CUDA device
+ * out of memory for that precision's state), and the net runs fp32. A
+ * backend with one precision (cpu-ref) keeps it, with a note such as
+ * "cpu-ref's own (auto asked for: cpu-ref chooses)". Allocates; not for
+ * hot paths. 0, or -1 with err set. */
 int nn_net_set_precision(nn_net_t *net, nn_precision_t p, char *note, size_t notelen,
                          char *err, size_t errlen);
-/* "fp32" or "bf16" (CPU backends), "device" where the backend chooses. */
+/* "fp32" or "bf16", "device" where the backend has one precision (cpu-ref). */
 const char *nn_net_precision_name(const nn_net_t *net);
 /* The auto check's figures: max |bf16 - fp32| over policy and over value
  * probabilities of a fixed set of positions (random stones near the

@@ -1,8 +1,4 @@
-/* CPU backends.
- *
- * nn_backend_cpu_ref: the reference. Plain loops, one sample at a time,
- * computed in float64 (nn_ref_loss_grad64), so gradients can be checked
- * against finite differences and the fast and CUDA paths against it.
+/* The fast CPU backend (the reference is nn/nn_ref.c).
  *
  * nn_backend_cpu: the fast path. A batch is split into equal chunks, one
  * per thread; each thread keeps its chunk's activations channel-major,
@@ -15,6 +11,7 @@
  * through nn/gemm_bf16.h instead. */
 #include "nn/gemm_bf16.h"
 #include "nn/nn.h"
+#include "nn/nn_int.h"
 #include "nn/sgemm.h"
 #include "nn/winograd.h"
 
@@ -25,528 +22,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Masks are read from the input planes with a 0.5 threshold. */
-static inline bool in_onboard(const float *in, int hw, int q)
-{
-    return in[NN_PLANE_ONBOARD * hw + q] > 0.5f;
-}
-static inline bool in_legal(const float *in, int hw, int q)
-{
-    return in[NN_PLANE_ONBOARD * hw + q] > 0.5f && in[NN_PLANE_OWN * hw + q] < 0.5f &&
-           in[NN_PLANE_OPP * hw + q] < 0.5f && in[NN_PLANE_FORBIDDEN * hw + q] < 0.5f;
-}
-
-/* ---------------------------------------------------------------------- */
-/* Reference path, float64.                                               */
-
-typedef struct ref_ws {
-    double *x0, *mask, *legal, *a0, *h, *y, *p1, *logit, *prob, *v1, *pooled, *f1, *vl, *q;
-    double *dA, *dB, *dp1, *dv1, *dlogit, *df1, *dpooled, *dvl, *dx0;
-    double *mem;
-} ref_ws_t;
-
-static int ref_ws_init(ref_ws_t *w, const nn_config_t *c)
-{
-    size_t hw = (size_t)c->board_max * c->board_max, C = (size_t)c->channels;
-    size_t B = (size_t)c->blocks, P = (size_t)c->in_planes;
-    size_t Hp = (size_t)c->policy_head, Hv = (size_t)c->value_head;
-    size_t Vh = (size_t)c->value_hidden, K = (size_t)c->policy_outputs;
-    size_t sizes[] = {P * hw, hw, hw, C * hw, B * C * hw, B * C * hw, Hp * hw, K * hw, hw,
-                      Hv * hw, Hv, Vh, 3, 3, C * hw, C * hw, Hp * hw, Hv * hw, K * hw, Vh,
-                      Hv, 3, P * hw};
-    double **ptrs[] = {&w->x0, &w->mask, &w->legal, &w->a0, &w->h, &w->y, &w->p1,
-                       &w->logit, &w->prob, &w->v1, &w->pooled, &w->f1, &w->vl, &w->q,
-                       &w->dA, &w->dB, &w->dp1, &w->dv1, &w->dlogit, &w->df1,
-                       &w->dpooled, &w->dvl, &w->dx0};
-    size_t n = sizeof sizes / sizeof sizes[0], total = 0;
-    for (size_t i = 0; i < n; i++)
-        total += sizes[i];
-    w->mem = calloc(total, sizeof(double));
-    if (!w->mem)
-        return -1;
-    double *p = w->mem;
-    for (size_t i = 0; i < n; i++) {
-        *ptrs[i] = p;
-        p += sizes[i];
-    }
-    return 0;
-}
-
-/* out (cout, M, M) = conv3x3(in (cin, M, M), w (cout, cin, 3, 3)) + b, zero padding. */
-static void ref_conv3(const double *in, int cin, const double *w, const double *b, int cout,
-                      int M, double *out)
-{
-    int hw = M * M;
-    for (int co = 0; co < cout; co++)
-        for (int y = 0; y < M; y++)
-            for (int x = 0; x < M; x++) {
-                double s = b[co];
-                for (int ci = 0; ci < cin; ci++)
-                    for (int ky = 0; ky < 3; ky++)
-                        for (int kx = 0; kx < 3; kx++) {
-                            int yy = y + ky - 1, xx = x + kx - 1;
-                            if (yy < 0 || yy >= M || xx < 0 || xx >= M)
-                                continue;
-                            s += w[((co * cin + ci) * 3 + ky) * 3 + kx] * in[ci * hw + yy * M + xx];
-                        }
-                out[co * hw + y * M + x] = s;
-            }
-}
-
-/* Gradients of ref_conv3: dw, db accumulate; din accumulates when not NULL. */
-static void ref_conv3_back(const double *in, int cin, const double *w, int cout, int M,
-                           const double *dout, double *dw, double *db, double *din)
-{
-    int hw = M * M;
-    for (int co = 0; co < cout; co++)
-        for (int y = 0; y < M; y++)
-            for (int x = 0; x < M; x++) {
-                double g = dout[co * hw + y * M + x];
-                if (g == 0.0)
-                    continue;
-                db[co] += g;
-                for (int ci = 0; ci < cin; ci++)
-                    for (int ky = 0; ky < 3; ky++)
-                        for (int kx = 0; kx < 3; kx++) {
-                            int yy = y + ky - 1, xx = x + kx - 1;
-                            if (yy < 0 || yy >= M || xx < 0 || xx >= M)
-                                continue;
-                            int wi = ((co * cin + ci) * 3 + ky) * 3 + kx;
-                            dw[wi] += g * in[ci * hw + yy * M + xx];
-                            if (din)
-                                din[ci * hw + yy * M + xx] += g * w[wi];
-                        }
-            }
-}
-
-/* out (cout, hw) = w (cout, cin) x in (cin, hw) + b. */
-static void ref_conv1(const double *in, int cin, const double *w, const double *b, int cout,
-                      int hw, double *out)
-{
-    for (int co = 0; co < cout; co++)
-        for (int q = 0; q < hw; q++) {
-            double s = b[co];
-            for (int ci = 0; ci < cin; ci++)
-                s += w[co * cin + ci] * in[ci * hw + q];
-            out[co * hw + q] = s;
-        }
-}
-
-static void ref_conv1_back(const double *in, int cin, const double *w, int cout, int hw,
-                           const double *dout, double *dw, double *db, double *din)
-{
-    for (int co = 0; co < cout; co++)
-        for (int q = 0; q < hw; q++) {
-            double g = dout[co * hw + q];
-            db[co] += g;
-            for (int ci = 0; ci < cin; ci++) {
-                dw[co * cin + ci] += g * in[ci * hw + q];
-                din[ci * hw + q] += g * w[co * cin + ci];
-            }
-        }
-}
-
-/* x = relu(x) * mask, per channel. */
-static void ref_relu_mask(double *x, int ch, int hw, const double *mask)
-{
-    for (int c = 0; c < ch; c++)
-        for (int q = 0; q < hw; q++)
-            x[c * hw + q] = x[c * hw + q] > 0.0 ? x[c * hw + q] * mask[q] : 0.0;
-}
-
-/* Forward of one sample `in` (P, M, M); fills the workspace. */
-static void ref_forward(const nn_config_t *c, const nn_layout_t *L, const double *W,
-                        const float *in, ref_ws_t *w)
-{
-    int M = c->board_max, hw = M * M, C = c->channels, P = c->in_planes;
-    int Hp = c->policy_head, Hv = c->value_head, Vh = c->value_hidden;
-    int nlegal = 0, non = 0;
-    for (int i = 0; i < P * hw; i++)
-        w->x0[i] = in[i];
-    for (int q = 0; q < hw; q++) {
-        w->mask[q] = in_onboard(in, hw, q) ? 1.0 : 0.0;
-        w->legal[q] = in_legal(in, hw, q) ? 1.0 : 0.0;
-        nlegal += w->legal[q] > 0;
-        non += w->mask[q] > 0;
-    }
-    ref_conv3(w->x0, P, W + L->in_w, W + L->in_b, C, M, w->a0);
-    ref_relu_mask(w->a0, C, hw, w->mask);
-    const double *x = w->a0;
-    for (int b = 0; b < c->blocks; b++) {
-        const double *bw = W + L->blocks + (size_t)b * L->block_stride;
-        const double *w1 = bw, *b1 = w1 + (size_t)C * C * 9, *w2 = b1 + C, *b2 = w2 + (size_t)C * C * 9;
-        double *h = w->h + (size_t)b * C * hw, *y = w->y + (size_t)b * C * hw;
-        ref_conv3(x, C, w1, b1, C, M, h);
-        ref_relu_mask(h, C, hw, w->mask);
-        ref_conv3(h, C, w2, b2, C, M, y);
-        for (int i = 0; i < C * hw; i++)
-            y[i] += x[i];
-        ref_relu_mask(y, C, hw, w->mask);
-        x = y;
-    }
-    /* policy head */
-    ref_conv1(x, C, W + L->pol_w1, W + L->pol_b1, Hp, hw, w->p1);
-    ref_relu_mask(w->p1, Hp, hw, w->mask);
-    ref_conv1(w->p1, Hp, W + L->pol_w2, W + L->pol_b2, c->policy_outputs, hw, w->logit);
-    double mx = -INFINITY, sum = 0.0;   /* probabilities of channel 0 */
-    for (int q = 0; q < hw; q++)
-        if (w->legal[q] > 0 && w->logit[q] > mx)
-            mx = w->logit[q];
-    for (int q = 0; q < hw; q++) {
-        w->prob[q] = w->legal[q] > 0 ? exp(w->logit[q] - mx) : 0.0;
-        sum += w->prob[q];
-    }
-    for (int q = 0; q < hw; q++)
-        w->prob[q] = nlegal ? w->prob[q] / sum : 0.0;
-    /* value head */
-    ref_conv1(x, C, W + L->val_w1, W + L->val_b1, Hv, hw, w->v1);
-    ref_relu_mask(w->v1, Hv, hw, w->mask);
-    for (int k = 0; k < Hv; k++) {
-        double s = 0.0;
-        for (int q = 0; q < hw; q++)
-            s += w->v1[k * hw + q];
-        w->pooled[k] = non ? s / non : 0.0;
-    }
-    for (int j = 0; j < Vh; j++) {
-        double s = W[L->val_fc1_b + j];
-        for (int k = 0; k < Hv; k++)
-            s += W[L->val_fc1_w + (size_t)j * Hv + k] * w->pooled[k];
-        w->f1[j] = s > 0.0 ? s : 0.0;
-    }
-    double vmx = -INFINITY, vs = 0.0;
-    for (int o = 0; o < 3; o++) {
-        double s = W[L->val_fc2_b + o];
-        for (int j = 0; j < Vh; j++)
-            s += W[L->val_fc2_w + (size_t)o * Vh + j] * w->f1[j];
-        w->vl[o] = s;
-        vmx = s > vmx ? s : vmx;
-    }
-    for (int o = 0; o < 3; o++)
-        vs += (w->q[o] = exp(w->vl[o] - vmx));
-    for (int o = 0; o < 3; o++)
-        w->q[o] /= vs;
-}
-
-/* Losses of one forwarded sample, lp[k] per policy channel; backward when
- * G != NULL (scaled by `scale`, accumulated into G; input gradient written
- * to w->dx0). pt is the sample's (K, hw) policy target, pw the K policy
- * loss weights. */
-static void ref_backward(const nn_config_t *c, const nn_layout_t *L, const double *W,
-                         const float *pt, const float *vt, double scale, const float *pw,
-                         ref_ws_t *w, double *G, double *lp, double *lv)
-{
-    int M = c->board_max, hw = M * M, C = c->channels, P = c->in_planes;
-    int Hp = c->policy_head, Hv = c->value_head, Vh = c->value_hidden;
-    int non = 0;
-    for (int q = 0; q < hw; q++)
-        non += w->mask[q] > 0;
-    /* policy CE over legal points: -sum t log p; target mass at illegal points is ignored */
-    for (int k = 0; k < c->policy_outputs; k++) {
-        const double *lg = w->logit + (size_t)k * hw;
-        const float *tk = pt + (size_t)k * hw;
-        double mx = -INFINITY, sum = 0.0, T = 0.0, dot = 0.0;
-        for (int q = 0; q < hw; q++)
-            if (w->legal[q] > 0) {
-                mx = lg[q] > mx ? lg[q] : mx;
-                T += tk[q];
-                dot += tk[q] * lg[q];
-            }
-        if (mx > -INFINITY) {
-            for (int q = 0; q < hw; q++)
-                if (w->legal[q] > 0)
-                    sum += exp(lg[q] - mx);
-            lp[k] += T * (mx + log(sum)) - dot;
-        }
-        double sk = scale * pw[k];
-        for (int q = 0; q < hw; q++)
-            w->dlogit[(size_t)k * hw + q] =
-                w->legal[q] > 0 ? sk * (exp(lg[q] - mx) / sum * T - tk[q]) : 0.0;
-    }
-    double vmx = fmax(w->vl[0], fmax(w->vl[1], w->vl[2])), vs = 0.0, Tv = 0.0, vdot = 0.0;
-    for (int o = 0; o < 3; o++) {
-        vs += exp(w->vl[o] - vmx);
-        Tv += vt[o];
-        vdot += vt[o] * w->vl[o];
-    }
-    *lv += Tv * (vmx + log(vs)) - vdot;
-    if (!G)
-        return;
-
-    for (int o = 0; o < 3; o++)
-        w->dvl[o] = scale * (w->q[o] * Tv - vt[o]);
-    const double *x = c->blocks ? w->y + (size_t)(c->blocks - 1) * C * hw : w->a0;
-    memset(w->dA, 0, sizeof(double) * (size_t)C * hw);
-    /* policy head */
-    memset(w->dp1, 0, sizeof(double) * (size_t)Hp * hw);
-    ref_conv1_back(w->p1, Hp, W + L->pol_w2, c->policy_outputs, hw, w->dlogit, G + L->pol_w2,
-                   G + L->pol_b2, w->dp1);
-    for (int i = 0; i < Hp * hw; i++)
-        w->dp1[i] = w->p1[i] > 0 ? w->dp1[i] : 0.0;
-    ref_conv1_back(x, C, W + L->pol_w1, Hp, hw, w->dp1, G + L->pol_w1, G + L->pol_b1, w->dA);
-    /* value head */
-    memset(w->df1, 0, sizeof(double) * (size_t)Vh);
-    for (int o = 0; o < 3; o++) {
-        G[L->val_fc2_b + o] += w->dvl[o];
-        for (int j = 0; j < Vh; j++) {
-            G[L->val_fc2_w + (size_t)o * Vh + j] += w->dvl[o] * w->f1[j];
-            w->df1[j] += w->dvl[o] * W[L->val_fc2_w + (size_t)o * Vh + j];
-        }
-    }
-    memset(w->dpooled, 0, sizeof(double) * (size_t)Hv);
-    for (int j = 0; j < Vh; j++) {
-        double g = w->f1[j] > 0 ? w->df1[j] : 0.0;
-        G[L->val_fc1_b + j] += g;
-        for (int k = 0; k < Hv; k++) {
-            G[L->val_fc1_w + (size_t)j * Hv + k] += g * w->pooled[k];
-            w->dpooled[k] += g * W[L->val_fc1_w + (size_t)j * Hv + k];
-        }
-    }
-    for (int k = 0; k < Hv; k++)
-        for (int q = 0; q < hw; q++)
-            w->dv1[k * hw + q] = w->v1[k * hw + q] > 0 ? w->dpooled[k] / non : 0.0;
-    ref_conv1_back(x, C, W + L->val_w1, Hv, hw, w->dv1, G + L->val_w1, G + L->val_b1, w->dA);
-    /* trunk, last block first; dA holds d(block output) */
-    for (int b = c->blocks - 1; b >= 0; b--) {
-        const double *bw = W + L->blocks + (size_t)b * L->block_stride;
-        double *gb = G + L->blocks + (size_t)b * L->block_stride;
-        size_t cw = (size_t)C * C * 9;
-        const double *h = w->h + (size_t)b * C * hw, *y = w->y + (size_t)b * C * hw;
-        const double *xin = b ? w->y + (size_t)(b - 1) * C * hw : w->a0;
-        for (int i = 0; i < C * hw; i++)
-            w->dA[i] = y[i] > 0 ? w->dA[i] : 0.0;   /* d(pre-relu sum): skip and branch */
-        memset(w->dB, 0, sizeof(double) * (size_t)C * hw);
-        ref_conv3_back(h, C, bw + cw + C, C, M, w->dA, gb + cw + C, gb + 2 * cw + C, w->dB);
-        for (int i = 0; i < C * hw; i++)
-            w->dB[i] = h[i] > 0 ? w->dB[i] : 0.0;
-        ref_conv3_back(xin, C, bw, C, M, w->dB, gb, gb + cw, w->dA);
-    }
-    for (int i = 0; i < C * hw; i++)
-        w->dA[i] = w->a0[i] > 0 ? w->dA[i] : 0.0;
-    memset(w->dx0, 0, sizeof(double) * (size_t)P * hw);
-    ref_conv3_back(w->x0, P, W + L->in_w, C, M, w->dA, G + L->in_w, G + L->in_b, w->dx0);
-}
-
-/* L2 term c * sum(w^2) over weight tensors; gradient added to G when not NULL. */
-static double ref_l2(const nn_config_t *c, const double *W, double wd, double *G)
-{
-    double s = 0.0;
-    for (int t = 0; t < nn_param_tensors(c); t++) {
-        if (!nn_param_tensor_is_weight(c, t))
-            continue;
-        nn_tensor_info_t ti = nn_param_tensor(c, t);
-        for (size_t i = ti.offset; i < ti.offset + ti.count; i++) {
-            s += W[i] * W[i];
-            if (G)
-                G[i] += 2.0 * wd * W[i];
-        }
-    }
-    return wd * s;
-}
-
-/* Means of the per-channel policy loss sums lp over n samples into *out
- * (may be NULL); returns the total loss (nn_losses_t.total), channel k
- * weighted by pw[k]. */
-static double losses_total(const nn_config_t *c, const float *pw, double *lp, double lv,
-                           double l2, int n, nn_losses_t *out)
-{
-    double total = lv + l2;
-    for (int k = 0; k < c->policy_outputs; k++) {
-        lp[k] = n ? lp[k] / n : 0.0;
-        total += pw[k] * lp[k];
-    }
-    if (out)
-        *out = (nn_losses_t){.policy = (float)lp[0], .value = (float)lv, .l2 = (float)l2,
-                             .total = (float)total,
-                             .opp_policy = c->policy_outputs > 1 ? (float)lp[1] : 0.0f,
-                             .soft_policy = c->policy_outputs > 2 ? (float)lp[2] : 0.0f};
-    return total;
-}
-
-static double ref_loss_grad(const nn_config_t *c, const double *W, ref_ws_t *ws,
-                            const float *in, const float *pt, const float *vt, int n, double wd,
-                            const float *pw, nn_losses_t *out, double *G, double *gin)
-{
-    nn_layout_t L;
-    nn_param_layout(c, &L);
-    size_t hw = (size_t)c->board_max * c->board_max, ps = (size_t)c->in_planes * hw;
-    size_t pts = (size_t)c->policy_outputs * hw;
-    if (G)
-        memset(G, 0, sizeof(double) * L.total);
-    double lp[NN_MAX_POLICY_OUTPUTS] = {0}, lv = 0.0;
-    for (int s = 0; s < n; s++) {
-        ref_forward(c, &L, W, in + s * ps, ws);
-        ref_backward(c, &L, W, pt + s * pts, vt + 3 * s, 1.0 / n, pw, ws,
-                     (G || gin) ? G : NULL, lp, &lv);
-        if (gin)
-            memcpy(gin + s * ps, ws->dx0, sizeof(double) * ps);
-    }
-    lv = n ? lv / n : 0.0;
-    double l2 = ref_l2(c, W, wd, G);
-    return losses_total(c, pw, lp, lv, l2, n, out);
-}
-
-double nn_ref_loss_grad64(const nn_config_t *cfg, const double *params, const float *in,
-                          const float *policy_target, const float *value_target, int n,
-                          double weight_decay, nn_losses_t *out, double *grad,
-                          double *grad_in)
-{
-    ref_ws_t ws;
-    double *g = grad;
-    if (ref_ws_init(&ws, cfg) != 0)
-        abort();   /* test helper: no memory for scratch is not recoverable */
-    if (!g && grad_in) {   /* backward needs somewhere to put parameter gradients */
-        g = malloc(sizeof(double) * nn_param_count(cfg));
-        assert(g);
-    }
-    float pw[NN_MAX_POLICY_OUTPUTS];
-    nn_train_policy_weights(NULL, pw);
-    double r = ref_loss_grad(cfg, params, &ws, in, policy_target, value_target, n,
-                             weight_decay, pw, out, g, grad_in);
-    if (g != grad)
-        free(g);
-    free(ws.mem);
-    return r;
-}
-
 struct nn_ctx {
     nn_config_t cfg;
     nn_layout_t lay;
     int max_batch;
-    bool ref;              /* which vtable made it */
-    /* reference */
-    ref_ws_t rws;
-    double *rparams, *rgrad;   /* nparams each */
-    /* both */
     float *params;         /* nparams, owned */
     float *grad;           /* nparams */
     float *mom;            /* nparams, Nesterov momentum buffer */
     bool params_changed;   /* since the fast path last derived data from params */
-    /* fast path: below */
     struct fast *fast;
     gemm_bf16_t *bf16;     /* inference convs in bf16 (nn/gemm_bf16.h); NULL: fp32 */
     bool bf16_stale;       /* params changed since bf16 packed them */
 };
-
-static void sgd_update(nn_ctx_t *c, const nn_train_opts_t *o)
-{
-    size_t n = c->lay.total;
-    float mu = o->momentum, lr = o->lr;
-    for (size_t i = 0; i < n; i++) {
-        float g = c->grad[i];
-        c->mom[i] = mu * c->mom[i] + g;
-        c->params[i] -= lr * (g + mu * c->mom[i]);
-    }
-}
-
-static nn_ctx_t *ref_create(const nn_model_t *m, int max_batch, int device, int threads,
-                            char *err, size_t errlen)
-{
-    (void)device;
-    (void)threads;
-    size_t np = m->nparams;
-    nn_ctx_t *c = calloc(1, sizeof *c);
-    if (!c)
-        goto out_nomem;
-    c->cfg = m->cfg;
-    c->ref = true;
-    nn_param_layout(&m->cfg, &c->lay);
-    assert(c->lay.total == np);
-    c->max_batch = max_batch;
-    c->params = malloc(np * sizeof(float));
-    c->grad = malloc(np * sizeof(float));
-    c->mom = calloc(np, sizeof(float));
-    c->rparams = malloc(np * sizeof(double));
-    c->rgrad = malloc(np * sizeof(double));
-    if (!c->params || !c->grad || !c->mom || !c->rparams || !c->rgrad ||
-        ref_ws_init(&c->rws, &m->cfg) != 0)
-        goto out_free_ctx;
-    memcpy(c->params, m->params, np * sizeof(float));
-    return c;
-
-out_free_ctx:
-    free(c->params);
-    free(c->grad);
-    free(c->mom);
-    free(c->rparams);
-    free(c->rgrad);
-    free(c);
-out_nomem:
-    snprintf(err, errlen, "cpu-ref: out of memory");
-    return NULL;
-}
-
-static void ref_free(nn_ctx_t *c)
-{
-    if (!c)
-        return;
-    free(c->rws.mem);
-    free(c->params);
-    free(c->grad);
-    free(c->mom);
-    free(c->rparams);
-    free(c->rgrad);
-    free(c);
-}
-
-static void ref_sync_params(nn_ctx_t *c)
-{
-    for (size_t i = 0; i < c->lay.total; i++)
-        c->rparams[i] = c->params[i];
-}
-
-static void ref_forward_batch(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
-{
-    assert(n >= 0 && n <= c->max_batch);
-    ref_sync_params(c);
-    size_t hw = (size_t)c->cfg.board_max * c->cfg.board_max, ps = (size_t)c->cfg.in_planes * hw;
-    for (int s = 0; s < n; s++) {
-        ref_forward(&c->cfg, &c->lay, c->rparams, in + s * ps, &c->rws);
-        for (size_t q = 0; q < hw; q++)
-            policy[s * hw + q] = (float)c->rws.prob[q];
-        for (int o = 0; o < 3; o++)
-            value[3 * s + o] = (float)c->rws.q[o];
-    }
-}
-
-/* An empty batch: zero losses and gradient, as nn_net_loss_grad. */
-static int empty_batch(const nn_ctx_t *c, nn_losses_t *out, float *grad)
-{
-    if (out)
-        *out = (nn_losses_t){0};
-    if (grad)
-        memset(grad, 0, c->lay.total * sizeof(float));
-    return 0;
-}
-
-/* Losses and gradient by the reference path with policy loss weights pw. */
-static int ref_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                           int n, float wd, const float *pw, nn_losses_t *out, float *grad)
-{
-    assert(n >= 0 && n <= c->max_batch);
-    if (n == 0)
-        return empty_batch(c, out, grad);
-    ref_sync_params(c);
-    nn_losses_t l;
-    ref_loss_grad(&c->cfg, c->rparams, &c->rws, in, pt, vt, n, wd, pw, &l,
-                  grad ? c->rgrad : NULL, NULL);
-    if (out)
-        *out = l;
-    if (grad)
-        for (size_t i = 0; i < c->lay.total; i++)
-            grad[i] = (float)c->rgrad[i];
-    return 0;
-}
-
-static int ref_loss_grad_f(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                           int n, float wd, nn_losses_t *out, float *grad, char *err,
-                           size_t errlen)
-{
-    (void)err;
-    (void)errlen;
-    float pw[NN_MAX_POLICY_OUTPUTS];
-    nn_train_policy_weights(NULL, pw);
-    return ref_loss_grad_w(c, in, pt, vt, n, wd, pw, out, grad);
-}
 
 static void cpu_get_weights(nn_ctx_t *c, float *params)
 {
@@ -569,23 +56,6 @@ static void cpu_set_momentum(nn_ctx_t *c, const float *m)
 {
     memcpy(c->mom, m, c->lay.total * sizeof(float));
 }
-
-static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                          int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
-                          size_t errlen);
-
-const nn_backend_t nn_backend_cpu_ref = {
-    .name = "cpu-ref",
-    .create = ref_create,
-    .forward = ref_forward_batch,
-    .train_step = cpu_train_step,
-    .loss_grad = ref_loss_grad_f,
-    .get_weights = cpu_get_weights,
-    .set_weights = cpu_set_weights,
-    .get_momentum = cpu_get_momentum,
-    .set_momentum = cpu_set_momentum,
-    .free = ref_free,
-};
 
 /* ---------------------------------------------------------------------- */
 /* Fast path.                                                             */
@@ -905,9 +375,9 @@ static void fast_forward_chunk(lane_t *w, bool all)
         for (int p = 0; p < P; p++)
             memcpy(w->x0 + (size_t)p * ld + s * hw, is + (size_t)p * hw, sizeof(float) * hw);
         for (int q = 0; q < hw; q++) {
-            bool on = in_onboard(is, hw, q);
+            bool on = nn_in_onboard(is, hw, q);
             w->mask[s * hw + q] = on ? 1.0f : 0.0f;
-            w->legal[s * hw + q] = in_legal(is, hw, q) ? 1.0f : 0.0f;
+            w->legal[s * hw + q] = nn_in_legal(is, hw, q) ? 1.0f : 0.0f;
             cnt += on;
         }
         w->cnt[s] = (float)cnt;
@@ -1511,7 +981,7 @@ static int fast_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const
 {
     struct fast *f = c->fast;
     if (n == 0)
-        return empty_batch(c, out, grad);
+        return nn_empty_batch(c->lay.total, out, grad);
     if (fast_train_ready(c, err, errlen) != 0)
         return -1;
     f->pw = pw;
@@ -1543,7 +1013,7 @@ static int fast_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const
     }
     l2 *= wd;
     lv = n ? lv / n : 0.0;
-    losses_total(&c->cfg, pw, lp, lv, l2, n, out);
+    nn_ref_losses_total(&c->cfg, pw, lp, lv, l2, n, out);
     return 0;
 }
 
@@ -1556,55 +1026,68 @@ static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     return fast_loss_grad_w(c, in, pt, vt, n, wd, pw, out, grad, err, errlen);
 }
 
-/* Both backends: gradient into c->grad by the context's own path, then SGD.
- * An empty batch is no step (as nn_net_train_step and the CUDA backend). */
-static int cpu_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
-                          int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
-                          size_t errlen)
+/* Gradient into c->grad, then the Nesterov step. An empty batch is no step
+ * (as nn_net_train_step and the other backends). */
+static int fast_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
+                           int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
+                           size_t errlen)
 {
     if (n == 0)
-        return empty_batch(c, out, NULL);
-    float wd = o->weight_decay, pw[NN_MAX_POLICY_OUTPUTS];
+        return nn_empty_batch(c->lay.total, out, NULL);
+    float pw[NN_MAX_POLICY_OUTPUTS];
     nn_train_policy_weights(o, pw);
-    int rc = c->ref ? ref_loss_grad_w(c, in, pt, vt, n, wd, pw, out, c->grad)
-                    : fast_loss_grad_w(c, in, pt, vt, n, wd, pw, out, c->grad, err, errlen);
-    if (rc != 0)
+    if (fast_loss_grad_w(c, in, pt, vt, n, o->weight_decay, pw, out, c->grad, err, errlen) != 0)
         return -1;
-    sgd_update(c, o);
+    nn_ref_sgd_step(c->params, c->grad, c->mom, c->lay.total, o->lr, o->momentum);
     c->bf16_stale = true;
     c->params_changed = true;
     return 0;
 }
 
-static int fast_set_precision(nn_ctx_t *c, nn_precision_t p, char *err, size_t errlen)
-{
-    gemm_bf16_free(c->bf16);
-    c->bf16 = p == NN_PRECISION_BF16 ? gemm_bf16_create(&c->cfg, c->params, c->fast->nthreads,
-                                                        c->fast->piece, err, errlen)
-                                     : NULL;
-    c->bf16_stale = false;
-    return p == NN_PRECISION_BF16 && !c->bf16 ? -1 : 0;
-}
-
-/* auto's rule, from measurements on an AVX-512-BF16 CPU (docs/BENCHMARKS.md,
- * "Pixel-major trunk"): the fp32 forward beats the bf16 direct kernel when
- * the trunk is pixel-major Winograd with the AVX-512 product kernel, at
- * least 48 channels, and the 4x4 tiles waste little of the board (M^2 at
- * least 3/4 of the covered (4T)^2: 15x15 0.88, 19x19 0.90, 11x11 0.84; not
- * 9x9 0.56 or 13x13 0.66, where the two ran even or bf16 won). */
-static bool fast_bf16_faster(nn_ctx_t *c)
+/* auto's speed rule, from measurements on an AVX-512-BF16 CPU
+ * (docs/BENCHMARKS.md, "Pixel-major trunk"): the fp32 forward beats the
+ * bf16 direct kernel when the trunk is pixel-major Winograd with the
+ * AVX-512 product kernel, at least 48 channels, and the 4x4 tiles waste
+ * little of the board (M^2 at least 3/4 of the covered (4T)^2: 15x15 0.88,
+ * 19x19 0.90, 11x11 0.84; not 9x9 0.56 or 13x13 0.66, where the two ran
+ * even or bf16 won). */
+static bool fp32_faster(const nn_ctx_t *c)
 {
     int M = c->cfg.board_max, side = 4 * wino_tiles_side(M);
-    bool wino_pays = c->fast->pm_trunk && wino_forward_fast(c->cfg.channels) &&
-                     c->cfg.channels >= 48 && 4 * M * M >= 3 * side * side;
-    return !wino_pays;
+    return c->fast->pm_trunk && wino_forward_fast(c->cfg.channels) && c->cfg.channels >= 48 &&
+           4 * M * M >= 3 * side * side;
+}
+
+/* fp32, bf16 (the CPU must have AVX-512 BF16), or auto: the faster of the
+ * two for this net here (fp32_faster), the caller having checked bf16's
+ * accuracy. */
+static int fast_set_precision(nn_ctx_t *c, nn_precision_t p, char *msg, size_t msglen)
+{
+    if (msg && msglen)
+        msg[0] = '\0';
+    if (p == NN_PRECISION_AUTO) {
+        if (fp32_faster(c)) {
+            snprintf(msg, msglen, "faster than bf16 for this net here, Winograd trunk");
+            p = NN_PRECISION_FP32;
+        } else {
+            p = NN_PRECISION_BF16;
+        }
+    }
+    gemm_bf16_free(c->bf16);
+    c->bf16 = p == NN_PRECISION_BF16 ? gemm_bf16_create(&c->cfg, c->params, c->fast->nthreads,
+                                                        c->fast->piece, msg, msglen)
+                                     : NULL;
+    c->bf16_stale = false;
+    if (p == NN_PRECISION_BF16 && !c->bf16)
+        return -1;
+    return p;
 }
 
 const nn_backend_t nn_backend_cpu = {
     .name = "cpu",
     .create = fast_create,
     .forward = fast_forward,
-    .train_step = cpu_train_step,
+    .train_step = fast_train_step,
     .loss_grad = fast_loss_grad,
     .get_weights = cpu_get_weights,
     .set_weights = cpu_set_weights,
@@ -1612,5 +1095,4 @@ const nn_backend_t nn_backend_cpu = {
     .set_momentum = cpu_set_momentum,
     .free = fast_free,
     .set_precision = fast_set_precision,
-    .bf16_faster = fast_bf16_faster,
 };

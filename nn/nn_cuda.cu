@@ -2,29 +2,58 @@
  * own kernels for the rest. Built as the module gomoku-cuda.so, loaded on
  * first use (nn/nn_cuda.h); its only export is gomoku_cuda_module().
  *
- * Two paths, one set of fp32 master weights on the device:
- *  - forward (self-play inference): NHWC bf16 activations, tensor-core
- *    convolutions (fp32 accumulate). The input planes are padded to 8
- *    channels; the trunk needs channels % 8 == 0. The 1x1 head convs are
- *    bf16 cuBLAS GEMMs with fp32 output; heads run in fp32. A batch runs
- *    at its bucket size (nn_cuda_bucket); one CUDA graph per bucket,
- *    captured on the second call with that bucket. The cuDNN algorithms of
- *    every bucket are chosen in create (the first heuristic candidate that
- *    runs), so forward never meets a missing algorithm. bf16 copies of the
- *    conv weights are refreshed after set_weights / train_step.
+ * One set of fp32 master weights on the device, three paths:
+ *  - forward, bf16 (self-play inference, auto's choice): NHWC bf16
+ *    activations into tensor-core convolutions (fp32 accumulate); the
+ *    residual stream (each block's output, the sum of its input and its
+ *    branch) is kept in fp32 and rounded to bf16 only as the next conv's
+ *    input, so rounding does not compound over the blocks. The 1x1 head
+ *    convs are cuBLAS GEMMs with fp32 output; the heads run in fp32.
+ *  - forward, fp32 (--precision fp32): the same NHWC code in fp32, cuDNN
+ *    without TF32 (CUDNN_FMA_MATH) and fp32 cuBLAS GEMMs: the CPU's fp32
+ *    within summation order.
+ *    Both forwards pad the input planes to 8 channels (the trunk needs
+ *    channels % 8 == 0), run a batch at its bucket size (nn_cuda_bucket),
+ *    and capture one CUDA graph per bucket on that bucket's second call;
+ *    a failed capture leaves that bucket without a graph, not the others.
+ *    A precision's weight copies, cuDNN plans (every bucket, chosen when
+ *    the precision is first needed, so forward never meets a missing
+ *    algorithm) and graphs are built by set_precision (which reports a
+ *    failure) or else by the first forward (which stops on one). The
+ *    inference buffers are shared by both precisions and built with the
+ *    first of them: a training-only context never allocates them.
  *  - loss_grad / train_step: NCHW fp32 (cuDNN may use TF32 tensor cores;
- *    GZ_CUDA_TF32=0 at create forbids it), cuDNN filter layout per tensor.
+ *    GZ_CUDA_TF32=0 at create forbids it), cuDNN filter layout per tensor,
  *    Nesterov SGD in a kernel. Training buffers are allocated on the first
- *    training call (an inference-only context never pays for them), the
- *    algorithms of a bucket on its first use; either failing is an error
- *    the caller gets, not an abort.
+ *    training call, the algorithms of a bucket on its first use (each
+ *    backward-data algorithm tried with the beta, 0 or 1, that the pass
+ *    runs it with); either failing is an error the caller gets, not an
+ *    abort. A batch in pinned memory (host_alloc) is copied straight to
+ *    the device; any other goes through a pinned staging copy.
+ * Every convolution has its own descriptors per pass (forward, backward
+ * data, backward filter) and bucket, set once with the chosen algorithm's
+ * math type: nothing is rewritten per call, so cuDNN's plan cache sees
+ * the same descriptors every time.
  * Parameters, gradients and momentum live on the device in an aligned copy
  * of the flat layout (each tensor on a 256-byte boundary,
  * nn_cuda_dev_layout); get/set map between the two.
- * Every context owns its stream, handles, buffers and pinned host memory;
- * every copy goes on its stream. A failed CUDA/cuDNN/cuBLAS call in
- * forward/training stops with file:line (a broken invariant); create and
- * the training calls' resource failures return messages instead. */
+ *
+ * Threads: a context is used by one thread at a time, but several threads
+ * may each run their own (gomoku serve: one per connection). A CUDA graph
+ * capture is broken by device-wide work in another thread (cudaMalloc,
+ * cudaFree, cudaMallocHost, handle creation and destruction, cuDNN
+ * loading kernels), and that thread is then left with
+ * cudaErrorStreamCaptureUnsupported as its last error, which its next
+ * launch check would stop on. So one module-wide lock is held around
+ * capture, create, free, building a precision, training setup, algorithm
+ * trials and host_alloc/free, and every one of them clears the thread's
+ * last error before it lets go. Steady-state forward and training take no
+ * lock.
+ *
+ * Errors: a failed CUDA/cuDNN/cuBLAS call in forward or a training pass
+ * stops with file:line and cuDNN's own last message (a broken invariant);
+ * create, set_precision, the training setup and algorithm trials return
+ * messages instead, naming cuDNN's status and last error string. */
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
@@ -45,24 +74,43 @@ typedef __nv_bfloat16 bf16;
 /* ---- error checking ---- */
 
 /* While a CUDA graph is being captured, a failing call is recorded here
- * instead of stopping the process, so the context can fall back to plain
- * launches (a capture failure is not a broken invariant). */
+ * instead of stopping the process, so the bucket can run without a graph
+ * (a capture failure is not a broken invariant). */
 struct soft_err {
     bool failed;
     char what[200];
 };
 static thread_local soft_err *t_soft = nullptr;
 
-static void check_fail(const char *what, const char *call, const char *file, int line)
+/* cuDNN's last error message on this thread ("" when none), as "; cuDNN:
+ * <message>" for appending. */
+static const char *cudnn_detail(void)
+{
+    static thread_local char buf[300];
+    char m[256];
+    m[0] = '\0';
+    cudnnGetLastErrorString(m, sizeof m);
+    if (m[0])
+        snprintf(buf, sizeof buf, "; cuDNN: %s", m);
+    else
+        buf[0] = '\0';
+    return buf;
+}
+
+/* A failed call: stops with file:line, or while capturing is recorded in
+ * t_soft. detail: more of the library's own words ("" when none). */
+static void check_fail(const char *what, const char *detail, const char *call, const char *file,
+                       int line)
 {
     if (t_soft) {
         if (!t_soft->failed) {
             t_soft->failed = true;
-            snprintf(t_soft->what, sizeof t_soft->what, "%s at %s:%d", what, file, line);
+            snprintf(t_soft->what, sizeof t_soft->what, "%s%s at %s:%d", what, detail, file,
+                     line);
         }
         return;
     }
-    fprintf(stderr, "%s:%d: %s failed: %s\n", file, line, call, what);
+    fprintf(stderr, "%s:%d: %s failed: %s%s\n", file, line, call, what, detail);
     abort();
 }
 
@@ -80,36 +128,54 @@ static const char *fail_name(cublasStatus_t s)
 {
     return s == CUBLAS_STATUS_SUCCESS ? NULL : cublasGetStatusName(s);
 }
+/* What to add to a failure's message: cuDNN's last error string for a
+ * cuDNN call, nothing for the others. */
+static const char *fail_detail(cudaError_t) { return ""; }
+static const char *fail_detail(cublasStatus_t) { return ""; }
+static const char *fail_detail(cudnnStatus_t) { return cudnn_detail(); }
 
 #define GPU_CHECK(x)                                                         \
     do {                                                                     \
-        const char *f_ = fail_name(x);                                       \
+        auto s_ = (x);                                                       \
+        const char *f_ = fail_name(s_);                                      \
         if (f_)                                                              \
-            check_fail(f_, #x, __FILE__, __LINE__);                          \
+            check_fail(f_, fail_detail(s_), #x, __FILE__, __LINE__);         \
     } while (0)
 #define CUDA_CHECK(x) GPU_CHECK(x)
 #define CUDNN_CHECK(x) GPU_CHECK(x)
 #define CUBLAS_CHECK(x) GPU_CHECK(x)
 #define LAUNCH_CHECK() CUDA_CHECK(cudaGetLastError())
 
-/* For create: a failure becomes a message and a jump to `fail`. */
-#define TRY_GPU(x)                                                           \
-    do {                                                                     \
-        const char *f_ = fail_name(x);                                       \
-        if (f_) {                                                            \
-            snprintf(err, errlen, "cuda:%d: %s: %s (%s:%d)", device, #x, f_, \
-                     __FILE__, __LINE__);                                    \
-            goto fail;                                                       \
-        }                                                                    \
+/* For the calls that return errors: a failure becomes a message in
+ * err/errlen (naming the device `dev`) and a jump to `fail`. */
+#define TRY_GPU(dev, x)                                                          \
+    do {                                                                         \
+        auto s_ = (x);                                                           \
+        const char *f_ = fail_name(s_);                                          \
+        if (f_) {                                                                \
+            snprintf(err, errlen, "cuda:%d: %s: %s%s (%s:%d)", (dev), #x, f_,    \
+                     fail_detail(s_), __FILE__, __LINE__);                       \
+            goto fail;                                                           \
+        }                                                                        \
     } while (0)
-#define TRY_CUDA(x) TRY_GPU(x)
-#define TRY_CUDNN(x) TRY_GPU(x)
-#define TRY_CUBLAS(x) TRY_GPU(x)
 
 static unsigned blocks_for(size_t n, unsigned threads)
 {
     size_t b = (n + threads - 1) / threads;
     return (unsigned)(b ? b : 1);
+}
+
+/* ---- the module-wide lock (see "Threads" above) ---- */
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void module_lock(void) { pthread_mutex_lock(&g_mu); }
+/* Clears this thread's last CUDA error first: what went wrong under the
+ * lock was reported already, and must not stop a later launch check. */
+static void module_unlock(void)
+{
+    (void)cudaGetLastError();
+    pthread_mutex_unlock(&g_mu);
 }
 
 /* ---- availability ---- */
@@ -153,6 +219,32 @@ static int cu_device_valid(int dev, char *why, size_t whylen)
     return n > 0 && dev >= 0 && dev < n ? 0 : -1;
 }
 
+/* The cuDNN in use against the headers this module was built with: the
+ * major version must match (nn_cuda_cudnn_version_check), and each
+ * sub-library the backend calls must load and agree with the others (a
+ * missing libcudnn_cnn.so.9 would otherwise read as "no algorithm runs").
+ * Needs no device. 0, or -1 with a message. */
+static int cudnn_libs_check(char *err, size_t errlen)
+{
+    if (nn_cuda_cudnn_version_check(cudnnGetVersion(), CUDNN_VERSION, err, errlen) != 0)
+        return -1;
+    static const struct {
+        const char *name;
+        cudnnStatus_t (*check)(void);
+    } subs[] = {{"graph", cudnnGraphVersionCheck},
+                {"ops", cudnnOpsVersionCheck},
+                {"cnn", cudnnCnnVersionCheck}};
+    for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
+        cudnnStatus_t st = subs[i].check();
+        if (st != CUDNN_STATUS_SUCCESS) {
+            snprintf(err, errlen, "cuDNN %s sub-library (libcudnn_%s.so.9): %s%s", subs[i].name,
+                     subs[i].name, cudnnGetErrorString(st), cudnn_detail());
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int cu_device_describe(int dev, char *buf, size_t len)
 {
     if (cu_device_valid(dev, buf, len) != 0)
@@ -170,14 +262,19 @@ static int cu_device_describe(int dev, char *buf, size_t len)
     cublasGetProperty(MAJOR_VERSION, &cublas_ver);
     int cublas_minor = 0;
     cublasGetProperty(MINOR_VERSION, &cublas_minor);
-    size_t cudnn_ver = cudnnGetVersion();
+    int rM, rm, rp, hM, hm, hp;
+    nn_cuda_cudnn_version_split(cudnnGetVersion(), &rM, &rm, &rp);
+    nn_cuda_cudnn_version_split(CUDNN_VERSION, &hM, &hm, &hp);
+    char libs[300];
+    if (cudnn_libs_check(libs, sizeof libs) == 0)
+        libs[0] = '\0';
     snprintf(buf, len,
              "%s, compute %d.%d, %.1f GiB, %d SMs, driver %d.%d, runtime %d.%d, "
-             "cuDNN %zu.%zu.%zu, cuBLAS %d.%d",
+             "cuDNN %d.%d.%d (built with %d.%d.%d)%s%s, cuBLAS %d.%d",
              p.name, p.major, p.minor, (double)p.totalGlobalMem / (1024.0 * 1024 * 1024),
-             p.multiProcessorCount, drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10,
-             cudnn_ver / 10000, cudnn_ver % 10000 / 100, cudnn_ver % 100, cublas_ver,
-             cublas_minor);
+             p.multiProcessorCount, drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10, rM,
+             rm, rp, hM, hm, hp, libs[0] ? ": " : "", libs, cublas_ver, cublas_minor);
+    (void)cudaGetLastError();
     return 0;
 }
 
@@ -227,10 +324,10 @@ __device__ float block_max(float v) { return block_reduce(v, max_op(), -INFINITY
 
 /* in (n, P, HW) planes -> mask (n, HW) on-board, legal (n, HW) 1 where a
  * stone may go (on board, empty, not forbidden); x8 (n, HW, 8) the planes
- * as NHWC bf16 padded with zero channels, when not NULL. Same 0.5
- * thresholds as the reference. */
-__global__ void k_prep(const float *in, int n, int P, int HW, bf16 *x8, float *mask,
-                       float *legal)
+ * as NHWC T padded with zero channels, when not NULL. Same 0.5 thresholds
+ * as the reference. */
+template <typename T>
+__global__ void k_prep(const float *in, int n, int P, int HW, T *x8, float *mask, float *legal)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n * HW)
@@ -244,7 +341,7 @@ __global__ void k_prep(const float *in, int n, int P, int HW, bf16 *x8, float *m
     legal[i] = (on && empty && allowed) ? 1.0f : 0.0f;
     if (x8)
         for (int c = 0; c < 8; c++)
-            x8[(size_t)i * 8 + c] = __float2bfloat16(c < P ? pl[c * HW] : 0.0f);
+            st(&x8[(size_t)i * 8 + c], c < P ? pl[c * HW] : 0.0f);
 }
 
 /* out = act(y + bias[c] (+ res)) * mask. Layout NHWC (c fastest) or NCHW
@@ -273,6 +370,25 @@ __global__ void k_bias_act(const T *y, const float *bias, const T *res, const fl
     if (mask)
         v *= mask[pix];
     st(&out[i], v);
+}
+
+/* The residual stream of the NHWC forward, in fp32: xf = relu(y + bias[c]
+ * (+ xf)) * mask (res: add the stream's old value, the block's input), and
+ * xt = xf as T when xt is not NULL (the next conv's input). */
+template <typename T>
+__global__ void k_residual(const T *y, const float *bias, bool res, const float *mask,
+                           float *xf, T *xt, size_t total, int C)
+{
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= total)
+        return;
+    float v = ld(y[i]) + bias[i % C];
+    if (res)
+        v += xf[i];
+    v = fmaxf(v, 0.0f) * mask[i / C];
+    xf[i] = v;
+    if (xt)
+        st(&xt[i], v);
 }
 
 /* Policy logits from the fp32 1x1-conv output h (rows, Hp), rows = n*HW:
@@ -528,9 +644,10 @@ __global__ void k_sgd(float *w, const float *g, float *v, size_t n, float lr, fl
     w[i] -= lr * (g[i] + mu * vi);
 }
 
-/* Filter (K, Cin, RS) fp32 -> (K, RS, Cpad) bf16 (cuDNN NHWC filter), zero
+/* Filter (K, Cin, RS) fp32 -> (K, RS, Cpad) T (cuDNN's NHWC filter), zero
  * in the padding channels. */
-__global__ void k_filter_krsc(const float *src, int K, int Cin, int RS, int Cpad, bf16 *dst)
+template <typename T>
+__global__ void k_filter_krsc(const float *src, int K, int Cin, int RS, int Cpad, T *dst)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t total = (size_t)K * RS * Cpad;
@@ -539,8 +656,7 @@ __global__ void k_filter_krsc(const float *src, int K, int Cin, int RS, int Cpad
     int c = (int)(i % Cpad);
     int rs = (int)((i / Cpad) % RS);
     size_t k = i / ((size_t)Cpad * RS);
-    float v = c < Cin ? src[(k * Cin + c) * RS + rs] : 0.0f;
-    dst[i] = __float2bfloat16(v);
+    st(&dst[i], c < Cin ? src[(k * Cin + c) * RS + rs] : 0.0f);
 }
 
 /* Pseudo-random values in [-0.5, 0.5) for benchmark operands. */
@@ -554,66 +670,397 @@ __global__ void k_fill_bf16(bf16 *p, size_t n, unsigned seed)
     }
 }
 
-/* ---- the context ---- */
+/* ---- convolutions: shapes, per-bucket plans, algorithm trials ---- */
 
 enum { CONV_IN, CONV_TRUNK, CONV_P1, CONV_P2, CONV_V1, CONV_SHAPES };
+enum { PASS_FWD, PASS_DATA, PASS_FILT, PASSES };
 enum { L2_CHUNKS = 32, THREADS = 256, MAX_TENSORS = 2 + 4 * NN_MAX_BLOCKS + 10 };
 
-struct fwd_choice {
-    bool set;
-    cudnnConvolutionFwdAlgo_t algo;
-    cudnnMathType_t math;
+/* The betas each training conv's backward-data pass runs with (BETA0:
+ * overwrite dx, BETA1: accumulate onto it). Its algorithm is tried with
+ * each of them (an algorithm may run with one and refuse the other), and
+ * conv_bwd_data asserts the pass asks for nothing else. The input conv's
+ * is never run: nothing needs the gradient of the input planes. */
+enum { BETA0 = 1, BETA1 = 2 };
+static const unsigned char bwd_data_betas[CONV_SHAPES] = {
+    0,               /* CONV_IN */
+    BETA0 | BETA1,   /* CONV_TRUNK: conv2 into dt, conv1 onto the skip path's gradient */
+    BETA1,           /* CONV_P1: onto the value head's */
+    BETA0,           /* CONV_P2 */
+    BETA0,           /* CONV_V1: the first into dx */
 };
-struct bwd_choice {
-    bool set;
+
+/* One convolution at one bucket: its activations' descriptors, and per
+ * pass a convolution descriptor carrying the chosen algorithm's math
+ * type. Set once, then only read. */
+struct conv_plan {
+    bool set;                             /* algorithms chosen */
+    cudnnTensorDescriptor_t xd, yd;       /* (n, cin, M, M), (n, cout, M, M) */
+    cudnnConvolutionDescriptor_t cd[PASSES];
     cudnnConvolutionFwdAlgo_t fwd;
-    cudnnMathType_t fwd_math;
     cudnnConvolutionBwdDataAlgo_t data;
-    cudnnMathType_t data_math;
     cudnnConvolutionBwdFilterAlgo_t filt;
-    cudnnMathType_t filt_math;
 };
 
-/* The inference path's NHWC bf16 descriptors: the 3x3 input conv (8
- * padded planes -> C) and trunk conv (C -> C), for one batch size. */
-struct infer_desc {
-    cudnnTensorDescriptor_t xd8, xdc;   /* (n, 8, M, M), (n, C, M, M) */
-    cudnnFilterDescriptor_t wd_in, wd_trunk;
-    cudnnConvolutionDescriptor_t cd3;
-};
-
-/* A training-path convolution shape (NCHW fp32). */
+/* A convolution of one path, batch-independent: its filter, and a plan
+ * per bucket. */
 struct conv_shape {
-    int cin, cout, k;
-    cudnnFilterDescriptor_t wd;
-    cudnnConvolutionDescriptor_t cd;
-    cudnnTensorDescriptor_t xd, yd;   /* set for the batch size in use */
-    bwd_choice *choice;               /* [nbuckets] */
+    int id, cin, cout, k, M;
+    int npass;                  /* 1: forward only (inference), PASSES: training */
+    int nbuckets;
+    cudnnDataType_t dt;
+    cudnnTensorFormat_t fmt;
+    cudnnMathType_t math0;      /* a plan's math type before the trial sets its own */
+    cudnnFilterDescriptor_t wd; /* (cout, cin, k, k) */
+    conv_plan *plan;            /* [nbuckets] */
+};
+
+/* Destroy *d when set and clear it: one overload per descriptor kind. */
+static void desc_destroy(cudnnTensorDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyTensorDescriptor(*d);
+    *d = NULL;
+}
+static void desc_destroy(cudnnFilterDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyFilterDescriptor(*d);
+    *d = NULL;
+}
+static void desc_destroy(cudnnConvolutionDescriptor_t *d)
+{
+    if (*d)
+        cudnnDestroyConvolutionDescriptor(*d);
+    *d = NULL;
+}
+
+static void conv_shape_free(conv_shape *cs)
+{
+    if (cs->plan)
+        for (int b = 0; b < cs->nbuckets; b++) {
+            conv_plan *p = &cs->plan[b];
+            desc_destroy(&p->xd);
+            desc_destroy(&p->yd);
+            for (int q = 0; q < PASSES; q++)
+                desc_destroy(&p->cd[q]);
+        }
+    desc_destroy(&cs->wd);
+    free(cs->plan);
+    memset(cs, 0, sizeof *cs);
+}
+
+/* A shape with no plan built yet. A failure leaves what was made for
+ * conv_shape_free. */
+static cudnnStatus_t conv_shape_init(conv_shape *cs, int id, int cin, int cout, int k, int M,
+                                     cudnnDataType_t dt, cudnnTensorFormat_t fmt,
+                                     cudnnMathType_t math0, int npass, int nbuckets)
+{
+    memset(cs, 0, sizeof *cs);
+    cs->id = id;
+    cs->cin = cin;
+    cs->cout = cout;
+    cs->k = k;
+    cs->M = M;
+    cs->dt = dt;
+    cs->fmt = fmt;
+    cs->math0 = math0;
+    cs->npass = npass;
+    cs->nbuckets = nbuckets;
+    cs->plan = (conv_plan *)calloc((size_t)nbuckets, sizeof(conv_plan));
+    if (!cs->plan)
+        return CUDNN_STATUS_ALLOC_FAILED;
+    cudnnStatus_t st = cudnnCreateFilterDescriptor(&cs->wd);
+    return st ? st : cudnnSetFilter4dDescriptor(cs->wd, dt, fmt, cout, cin, k, k);
+}
+
+/* The descriptors of bucket bi's plan at batch n (no algorithm yet). */
+static cudnnStatus_t conv_plan_desc(conv_shape *cs, int bi, int n)
+{
+    conv_plan *p = &cs->plan[bi];
+    int pad = cs->k / 2;
+    cudnnStatus_t st;
+    if ((st = cudnnCreateTensorDescriptor(&p->xd)) || (st = cudnnCreateTensorDescriptor(&p->yd)) ||
+        (st = cudnnSetTensor4dDescriptor(p->xd, cs->fmt, cs->dt, n, cs->cin, cs->M, cs->M)) ||
+        (st = cudnnSetTensor4dDescriptor(p->yd, cs->fmt, cs->dt, n, cs->cout, cs->M, cs->M)))
+        return st;
+    for (int q = 0; q < cs->npass; q++)
+        if ((st = cudnnCreateConvolutionDescriptor(&p->cd[q])) ||
+            (st = cudnnSetConvolution2dDescriptor(p->cd[q], pad, pad, 1, 1, 1, 1,
+                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)) ||
+            (st = cudnnSetConvolutionMathType(p->cd[q], cs->math0)))
+            return st;
+    return CUDNN_STATUS_SUCCESS;
+}
+
+/* Channels of training shape s. */
+static void conv_dims(const nn_config_t *cfg, int s, int *cin, int *cout)
+{
+    switch (s) {
+    case CONV_IN: *cin = cfg->in_planes; *cout = cfg->channels; break;
+    case CONV_TRUNK: *cin = cfg->channels; *cout = cfg->channels; break;
+    case CONV_P1: *cin = cfg->channels; *cout = cfg->policy_head; break;
+    case CONV_P2: *cin = cfg->policy_head; *cout = cfg->policy_outputs; break;
+    default: *cin = cfg->channels; *cout = cfg->value_head; break;
+    }
+}
+static const int conv_k[CONV_SHAPES] = {3, 3, 1, 1, 1};
+static const char *const conv_names[CONV_SHAPES] = {"input conv", "trunk conv", "policy conv1",
+                                                    "policy conv2", "value conv"};
+
+/* The training path's shape s (NCHW fp32, every pass). */
+static cudnnStatus_t train_shape_init(conv_shape *cs, const nn_config_t *cfg, int s,
+                                      int nbuckets)
+{
+    int cin, cout;
+    conv_dims(cfg, s, &cin, &cout);
+    return conv_shape_init(cs, s, cin, cout, conv_k[s], cfg->board_max, CUDNN_DATA_FLOAT,
+                           CUDNN_TENSOR_NCHW, CUDNN_DEFAULT_MATH, PASSES, nbuckets);
+}
+
+/* An inference path's 3x3 conv (NHWC, forward only): the input conv (8
+ * padded planes -> C) or the trunk conv (C -> C). bf16 starts from tensor-op
+ * math, fp32 from FMA (no TF32). */
+static cudnnStatus_t infer_shape_init(conv_shape *cs, int id, int C, int M, bool bf,
+                                      int nbuckets)
+{
+    return conv_shape_init(cs, id, id == CONV_IN ? 8 : C, C, 3, M,
+                           bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
+                           bf ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH, 1, nbuckets);
+}
+
+/* Output dims of plan bi's convolution must be (n, cout, M, M). */
+static int check_out_dims(const conv_shape *cs, int bi, int n, const char *what, char *err,
+                          size_t errlen)
+{
+    const conv_plan *p = &cs->plan[bi];
+    int on, oc, oh, ow;
+    cudnnStatus_t st =
+        cudnnGetConvolution2dForwardOutputDim(p->cd[PASS_FWD], p->xd, cs->wd, &on, &oc, &oh, &ow);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        snprintf(err, errlen, "%s: cudnnGetConvolution2dForwardOutputDim: %s%s", what,
+                 cudnnGetErrorString(st), cudnn_detail());
+        return -1;
+    }
+    if (on != n || oc != cs->cout || oh != cs->M || ow != cs->M) {
+        snprintf(err, errlen, "%s: output %dx%dx%dx%d, expected %dx%dx%dx%d", what, on, oc, oh,
+                 ow, n, cs->cout, cs->M, cs->M);
+        return -1;
+    }
+    return 0;
+}
+
+/* What an algorithm trial met, for the message when nothing ran. */
+struct trial_log {
+    cudnnStatus_t query;       /* the heuristic query's own failure */
+    int candidates, refused, too_big, failed;
+    cudnnStatus_t refusal;     /* the first candidate the heuristic marked as not runnable */
+    cudnnStatus_t run;         /* the last failed run */
+    cudaError_t cuda;          /* CUDA's last error after it */
+    char detail[256];          /* cuDNN's last error string after the last failure */
+};
+
+/* One line: why no candidate ran. */
+static void trial_say(const trial_log *t, char *buf, size_t len)
+{
+    int w;
+    if (t->query != CUDNN_STATUS_SUCCESS)
+        w = snprintf(buf, len, "the heuristic query failed: %s", cudnnGetErrorString(t->query));
+    else if (t->candidates == 0)
+        w = snprintf(buf, len, "the heuristic offered no algorithm");
+    else
+        w = snprintf(buf, len,
+                     "%d candidates: %d refused by the heuristic (first: %s), %d over the "
+                     "workspace, %d failed to run (last: %s; CUDA: %s)",
+                     t->candidates, t->refused,
+                     t->refused ? cudnnGetErrorString(t->refusal) : "-", t->too_big, t->failed,
+                     t->failed ? cudnnGetErrorString(t->run) : "-",
+                     t->failed ? cudaGetErrorName(t->cuda) : "-");
+    if (t->detail[0] && w >= 0 && (size_t)w < len)
+        snprintf(buf + w, len - (size_t)w, "; cuDNN: %s", t->detail);
+}
+
+/* The heuristic's candidates in its order; the first that fits the
+ * workspace and runs (returns success on the real buffers) is kept, so a
+ * candidate the heuristic ranks first but this cuDNN build cannot execute
+ * does not strand the context. `force_math` >= 0 replaces the candidate's
+ * math type (CUDNN_FMA_MATH: no TF32); a candidate that would convert fp32
+ * operands to fp16 runs as plain tensor-op math. The kept math type is
+ * left on cd (a descriptor of this plan and pass alone). Never called
+ * during graph capture. get(perf, cap, &got) queries; run(algo) executes.
+ * *log says what happened when nothing ran. */
+template <typename Perf, typename Algo, typename Get, typename Run>
+static bool try_algos(Get get, Run run, cudnnConvolutionDescriptor_t cd, size_t ws,
+                      int force_math, Algo *algo, trial_log *log)
+{
+    memset(log, 0, sizeof *log);
+    Perf perf[16];
+    int got = 0;
+    cudnnStatus_t st = get(perf, 16, &got);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        log->query = st;
+        cudnnGetLastErrorString(log->detail, sizeof log->detail);
+        return false;
+    }
+    log->candidates = got;
+    for (int i = 0; i < got; i++) {
+        if (perf[i].status != CUDNN_STATUS_SUCCESS) {
+            if (log->refused++ == 0)
+                log->refusal = perf[i].status;
+            continue;
+        }
+        if (perf[i].memory > ws) {
+            log->too_big++;
+            continue;
+        }
+        cudnnMathType_t m = force_math >= 0 ? (cudnnMathType_t)force_math : perf[i].mathType;
+        if (m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+            m = CUDNN_TENSOR_OP_MATH;   /* never fp32 -> fp16 inside a conv */
+        st = cudnnSetConvolutionMathType(cd, m);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = run(perf[i].algo);
+        if (st == CUDNN_STATUS_SUCCESS) {
+            *algo = perf[i].algo;
+            return true;
+        }
+        log->failed++;
+        log->run = st;
+        log->cuda = cudaGetLastError();   /* a refused launch must not fail a later check */
+        cudnnGetLastErrorString(log->detail, sizeof log->detail);
+    }
+    return false;
+}
+
+/* Workspace of the first feasible of got candidates (0 when none). */
+template <typename Perf> static size_t first_feasible_memory(const Perf *p, int got)
+{
+    for (int i = 0; i < got; i++)
+        if (p[i].status == CUDNN_STATUS_SUCCESS)
+            return p[i].memory;
+    return 0;
+}
+
+/* Largest workspace the heuristics' first feasible candidates want for
+ * plan p of cs (every pass it has; backward data only where it runs). */
+static size_t ws_need(cudnnHandle_t h, const conv_shape *cs, const conv_plan *p)
+{
+    size_t need = 0, w;
+    int got = 0;
+    cudnnConvolutionFwdAlgoPerf_t pf[16];
+    if (cudnnGetConvolutionForwardAlgorithm_v7(h, p->xd, cs->wd, p->cd[PASS_FWD], p->yd, 16, &got,
+                                               pf) == 0)
+        need = first_feasible_memory(pf, got);
+    if (cs->npass < PASSES)
+        return need;
+    cudnnConvolutionBwdDataAlgoPerf_t pd[16];
+    if (bwd_data_betas[cs->id] &&
+        cudnnGetConvolutionBackwardDataAlgorithm_v7(h, cs->wd, p->yd, p->cd[PASS_DATA], p->xd, 16,
+                                                    &got, pd) == 0 &&
+        (w = first_feasible_memory(pd, got)) > need)
+        need = w;
+    cudnnConvolutionBwdFilterAlgoPerf_t pw[16];
+    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, p->xd, p->yd, p->cd[PASS_FILT], cs->wd,
+                                                      16, &got, pw) == 0 &&
+        (w = first_feasible_memory(pw, got)) > need)
+        need = w;
+    return need;
+}
+
+/* Choose plan p's forward algorithm by running the candidates on x, w, y. */
+static bool pick_fwd(cudnnHandle_t h, const conv_shape *cs, conv_plan *p, const void *x,
+                     const void *w, void *y, void *ws, size_t wss, int force_math,
+                     trial_log *log)
+{
+    const float one = 1.0f, zero = 0.0f;
+    cudnnConvolutionDescriptor_t cd = p->cd[PASS_FWD];
+    return try_algos<cudnnConvolutionFwdAlgoPerf_t>(
+        [&](cudnnConvolutionFwdAlgoPerf_t *pf, int cap, int *got) {
+            return cudnnGetConvolutionForwardAlgorithm_v7(h, p->xd, cs->wd, cd, p->yd, cap, got,
+                                                          pf);
+        },
+        [&](cudnnConvolutionFwdAlgo_t a) {
+            return cudnnConvolutionForward(h, &one, p->xd, x, cs->wd, w, cd, a, ws, wss, &zero,
+                                           p->yd, y);
+        },
+        cd, wss, force_math, &p->fwd, log);
+}
+
+/* Workspace size from the heuristics' wish: at least lo, at most 1 GiB (a
+ * larger ask falls to the next candidate). */
+static size_t ws_clamp(size_t need, size_t lo)
+{
+    if (need < lo)
+        need = lo;
+    return need > (1024u << 20) ? (1024u << 20) : need;
+}
+
+/* ---- the context ---- */
+
+enum { GRAPH_NONE, GRAPH_LIVE, GRAPH_FAILED };
+
+/* One inference precision (index NN_PRECISION_FP32 or _BF16): weight
+ * copies in the NHWC filter layout, the two 3x3 convs' plans for every
+ * bucket, its workspace (a captured graph holds its pointer, so no other
+ * path may grow it), and a CUDA graph per bucket. */
+struct infer_path {
+    bool ready;
+    bool dirty;                 /* weight copies older than params */
+    bool bf;                    /* bf16, else fp32 */
+    size_t esize;               /* bytes per element */
+    void *w_in;                 /* (C, 3, 3, 8) */
+    void *w_trunk;              /* B x 2 x wstride, each (C, 3, 3, C) */
+    size_t wstride;             /* elements per trunk filter, 256-byte aligned */
+    void *w_pol1, *w_val1;      /* (Hp, C), (Hv, C) */
+    conv_shape in, trunk;
+    void *ws;
+    size_t ws_size;
+    cudaGraphExec_t *graph;     /* [nbuckets] */
+    unsigned char *state;       /* [nbuckets] GRAPH_* */
+    unsigned char *uses;        /* [nbuckets] forward calls, up to 255 */
+};
+
+/* The inference buffers, shared by both precisions and sized for fp32 (a
+ * bf16 path uses half of x8, t and y). */
+struct infer_state {
+    bool ready;
+    float *in;                  /* (N, P, HW) */
+    void *x8;                   /* (N, HW, 8) */
+    float *mask, *legal;        /* (N, HW) */
+    float *xf;                  /* (N, HW, C) the residual stream, fp32 */
+    bf16 *xt;                   /* (N, HW, C) xf in bf16: the bf16 path's conv and head input */
+    void *t, *y;                /* (N, HW, C) */
+    float *head;                /* (N * HW, max(Hp, Hv)) */
+    float *plog;                /* (N, HW) */
+    float *pooled, *vh, *vl;    /* (N, Hv), (N, Vh), (N, 3) */
+    float *policy, *value;      /* (N, HW), (N, 3) */
+    float *h_in, *h_policy, *h_value;   /* pinned */
 };
 
 struct train_state {
     float *grad;                        /* (dparams) device layout */
-    float *in, *ptarget, *vtarget;      /* (N, P, HW), (N, HW), (N, 3) */
+    float *in, *ptarget, *vtarget;      /* (N, P, HW), (N, K, HW), (N, 3) */
     float *mask, *legal, *count;        /* (N, HW), (N, HW), (N) */
     float *xs;                          /* (B + 1) x act_stride: block inputs, x_B the trunk output */
     float *ts;                          /* B x act_stride: inner activations */
     float *tmp;                         /* (N, C, HW) conv output */
     float *ph, *dph;                    /* (N, Hp, HW) */
     float *vg, *dvg;                    /* (N, Hv, HW) */
-    float *plog, *dplog;                /* (N, HW) */
+    float *plog, *dplog;                /* (N, K, HW) */
     float *pooled, *dpooled;            /* (N, Hv) */
     float *h1, *dh1;                    /* (N, Vh) */
     float *vl, *dvl;                    /* (N, 3) */
-    float *lp, *lv;                     /* (N) per-sample losses */
+    float *lp, *lv;                     /* (N, K), (N) per-sample losses */
     float *dx, *dz, *dt;                /* (N, C, HW) */
     unsigned long long *segs;           /* weight segments (device offset, count) */
     int nsegs;
     float *partials;                    /* (nsegs * L2_CHUNKS) */
-    float *loss;                        /* (4) */
+    float *loss;                        /* (6) */
     void *ws;
     size_t ws_size;
-    float *h_in, *h_pt, *h_vt, *h_loss; /* pinned */
+    float *h_loss;                      /* pinned (6) */
     unsigned long long *h_segs;         /* pinned */
+    float *h_in, *h_pt, *h_vt;          /* pinned staging for a caller's unpinned batch; NULL
+                                         * until one arrives */
     conv_shape conv[CONV_SHAPES];
 };
 
@@ -627,6 +1074,10 @@ struct nn_ctx {
     int M, HW, P, C, B, Hp, Hv, Vh;
     int K;                      /* policy outputs; forward uses channel 0 */
     bool tf32;                  /* training convs may use TF32 tensor cores */
+    bool graphs_on;             /* GZ_CUDA_GRAPHS != 0 */
+    int break_capture;          /* tests: the bucket size whose capture is made to fail
+                                 * (GZ_CUDA_TEST_BREAK_CAPTURE), 0: none */
+    int prec;                   /* forward's precision: NN_PRECISION_FP32 or _BF16 */
 
     cudaStream_t stream;
     cudnnHandle_t dnn;
@@ -635,28 +1086,10 @@ struct nn_ctx {
 
     float *params;              /* (dparams) fp32 master weights */
     float *mom;                 /* (dparams) Nesterov momentum */
-    /* inference (NHWC bf16) */
-    bf16 *w_in;                 /* (C, 3, 3, 8) */
-    bf16 *w_trunk;              /* B x 2 x wstride, each (C, 3, 3, C) */
-    size_t wstride;             /* bf16 elements per trunk filter, 256-byte aligned */
-    bf16 *w_pol1, *w_val1;      /* (Hp, C), (Hv, C) */
-    bool weights_dirty;         /* bf16 copies stale */
-    float *in;                  /* (N, P, HW) */
-    bf16 *x8;                   /* (N, HW, 8) */
-    float *mask, *legal;        /* (N, HW) */
-    bf16 *x, *t, *y;            /* (N, HW, C) */
-    float *head;                /* (N * HW, max(Hp, Hv)) */
-    float *plog;                /* (N, HW) */
-    float *pooled, *vh, *vl;    /* (N, Hv), (N, Vh), (N, 3) */
-    float *policy, *value;      /* (N, HW), (N, 3) */
-    float *h_in, *h_policy, *h_value;   /* pinned */
-    void *ws;
-    size_t ws_size;
-    infer_desc inf;
-    fwd_choice *alg_in, *alg_trunk;     /* [nbuckets] */
-    cudaGraphExec_t *graphs;            /* [nbuckets] */
-    unsigned char *uses;                /* [nbuckets] */
-    bool graphs_on;
+    infer_state inf;
+    infer_path path[2];         /* [NN_PRECISION_FP32], [NN_PRECISION_BF16] */
+    unsigned long long graph_launches, plain_runs;
+    char graph_error[200];
 
     train_state *tr;            /* NULL until the first training call */
 };
@@ -732,142 +1165,8 @@ static int cfg_rules(const nn_config_t *cfg, char *err, size_t errlen)
     return 0;
 }
 
-/* ---- descriptors (usable without a device) ---- */
-
-static cudnnStatus_t set_nhwc_bf16(cudnnTensorDescriptor_t d, int n, int ch, int M)
-{
-    return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NHWC, CUDNN_DATA_BFLOAT16, n, ch, M, M);
-}
-static cudnnStatus_t set_nchw_f32(cudnnTensorDescriptor_t d, int n, int ch, int M)
-{
-    return cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, ch, M, M);
-}
-
-/* Destroy *d when set and clear it: one overload per descriptor kind. */
-static void desc_destroy(cudnnTensorDescriptor_t *d)
-{
-    if (*d)
-        cudnnDestroyTensorDescriptor(*d);
-    *d = NULL;
-}
-static void desc_destroy(cudnnFilterDescriptor_t *d)
-{
-    if (*d)
-        cudnnDestroyFilterDescriptor(*d);
-    *d = NULL;
-}
-static void desc_destroy(cudnnConvolutionDescriptor_t *d)
-{
-    if (*d)
-        cudnnDestroyConvolutionDescriptor(*d);
-    *d = NULL;
-}
-
-/* Point d's activations at batch n of C channels on M x M boards. */
-static cudnnStatus_t infer_desc_batch(infer_desc *d, int C, int n, int M)
-{
-    cudnnStatus_t st = set_nhwc_bf16(d->xd8, n, 8, M);
-    return st ? st : set_nhwc_bf16(d->xdc, n, C, M);
-}
-
-/* Create d's descriptors for C channels and batch n on M x M boards. A
- * failure leaves what was created for infer_desc_free. */
-static cudnnStatus_t infer_desc_init(infer_desc *d, int C, int n, int M)
-{
-    cudnnStatus_t st;
-    if ((st = cudnnCreateTensorDescriptor(&d->xd8)) ||
-        (st = cudnnCreateTensorDescriptor(&d->xdc)) ||
-        (st = cudnnCreateFilterDescriptor(&d->wd_in)) ||
-        (st = cudnnCreateFilterDescriptor(&d->wd_trunk)) ||
-        (st = cudnnCreateConvolutionDescriptor(&d->cd3)) ||
-        (st = infer_desc_batch(d, C, n, M)) ||
-        (st = cudnnSetFilter4dDescriptor(d->wd_in, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C, 8,
-                                         3, 3)) ||
-        (st = cudnnSetFilter4dDescriptor(d->wd_trunk, CUDNN_DATA_BFLOAT16, CUDNN_TENSOR_NHWC, C,
-                                         C, 3, 3)) ||
-        (st = cudnnSetConvolution2dDescriptor(d->cd3, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
-                                              CUDNN_DATA_FLOAT)))
-        return st;
-    return cudnnSetConvolutionMathType(d->cd3, CUDNN_TENSOR_OP_MATH);
-}
-
-static void infer_desc_free(infer_desc *d)
-{
-    desc_destroy(&d->xd8);
-    desc_destroy(&d->xdc);
-    desc_destroy(&d->wd_in);
-    desc_destroy(&d->wd_trunk);
-    desc_destroy(&d->cd3);
-}
-
-static const int conv_k[CONV_SHAPES] = {3, 3, 1, 1, 1};
-static void conv_dims(const nn_config_t *cfg, int s, int *cin, int *cout)
-{
-    switch (s) {
-    case CONV_IN: *cin = cfg->in_planes; *cout = cfg->channels; break;
-    case CONV_TRUNK: *cin = cfg->channels; *cout = cfg->channels; break;
-    case CONV_P1: *cin = cfg->channels; *cout = cfg->policy_head; break;
-    case CONV_P2: *cin = cfg->policy_head; *cout = cfg->policy_outputs; break;
-    default: *cin = cfg->channels; *cout = cfg->value_head; break;
-    }
-}
-
-/* Create the NCHW fp32 descriptors of shape s. */
-static cudnnStatus_t conv_shape_init(conv_shape *cs, const nn_config_t *cfg, int s)
-{
-    cudnnStatus_t st;
-    conv_dims(cfg, s, &cs->cin, &cs->cout);
-    cs->k = conv_k[s];
-    int pad = cs->k / 2;
-    if ((st = cudnnCreateFilterDescriptor(&cs->wd)) ||
-        (st = cudnnCreateConvolutionDescriptor(&cs->cd)) ||
-        (st = cudnnCreateTensorDescriptor(&cs->xd)) ||
-        (st = cudnnCreateTensorDescriptor(&cs->yd)))
-        return st;
-    if ((st = cudnnSetFilter4dDescriptor(cs->wd, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, cs->cout,
-                                         cs->cin, cs->k, cs->k)) ||
-        (st = cudnnSetConvolution2dDescriptor(cs->cd, pad, pad, 1, 1, 1, 1,
-                                              CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT)))
-        return st;
-    return CUDNN_STATUS_SUCCESS;
-}
-
-static void conv_shape_free(conv_shape *cs)
-{
-    desc_destroy(&cs->wd);
-    desc_destroy(&cs->cd);
-    desc_destroy(&cs->xd);
-    desc_destroy(&cs->yd);
-    free(cs->choice);
-    memset(cs, 0, sizeof *cs);
-}
-
-static cudnnStatus_t conv_shape_batch(conv_shape *cs, int n, int M)
-{
-    cudnnStatus_t st = set_nchw_f32(cs->xd, n, cs->cin, M);
-    return st ? st : set_nchw_f32(cs->yd, n, cs->cout, M);
-}
-
-/* Output dims of a convolution must be (n, cout, M, M). */
-static int check_out_dims(cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t xd,
-                          cudnnFilterDescriptor_t wd, int n, int cout, int M, const char *what,
-                          char *err, size_t errlen)
-{
-    int on, oc, oh, ow;
-    cudnnStatus_t st = cudnnGetConvolution2dForwardOutputDim(cd, xd, wd, &on, &oc, &oh, &ow);
-    if (st != CUDNN_STATUS_SUCCESS) {
-        snprintf(err, errlen, "%s: cudnnGetConvolution2dForwardOutputDim: %s", what,
-                 cudnnGetErrorString(st));
-        return -1;
-    }
-    if (on != n || oc != cout || oh != M || ow != M) {
-        snprintf(err, errlen, "%s: output %dx%dx%dx%d, expected %dx%dx%dx%d", what, on, oc, oh,
-                 ow, n, cout, M, M);
-        return -1;
-    }
-    return 0;
-}
-
+/* Shape logic without a device: every descriptor the backend builds for
+ * cfg at batch n keeps the M x M plane. */
 static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen)
 {
     if (cfg_rules(cfg, err, errlen) != 0)
@@ -876,175 +1175,261 @@ static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errl
         snprintf(err, errlen, "batch size must be at least 1, got %d", n);
         return -1;
     }
-    int M = cfg->board_max, C = cfg->channels, rc = -1;
-    cudnnStatus_t st;
-    infer_desc d = {};
-    conv_shape cs[CONV_SHAPES];
+    int M = cfg->board_max, C = cfg->channels, rc = -1, ns = 0;
+    conv_shape cs[4 + CONV_SHAPES];
+    char what[64];
     memset(cs, 0, sizeof cs);
-    if ((st = infer_desc_init(&d, C, n, M))) {
-        snprintf(err, errlen, "inference descriptors: %s", cudnnGetErrorString(st));
-        goto out;
-    }
-    if (check_out_dims(d.cd3, d.xd8, d.wd_in, n, C, M, "bf16 input conv", err, errlen) ||
-        check_out_dims(d.cd3, d.xdc, d.wd_trunk, n, C, M, "bf16 trunk conv", err, errlen))
-        goto out;
-    for (int s = 0; s < CONV_SHAPES; s++) {
-        static const char *const names[CONV_SHAPES] = {"input conv", "trunk conv",
-                                                       "policy conv1", "policy conv2",
-                                                       "value conv"};
-        if ((st = conv_shape_init(&cs[s], cfg, s)) || (st = conv_shape_batch(&cs[s], n, M))) {
-            snprintf(err, errlen, "%s descriptors: %s", names[s], cudnnGetErrorString(st));
+    for (int bf = 0; bf < 2; bf++)
+        for (int id = CONV_IN; id <= CONV_TRUNK; id++, ns++) {
+            snprintf(what, sizeof what, "%s %s", bf ? "bf16" : "fp32", conv_names[id]);
+            cudnnStatus_t st = infer_shape_init(&cs[ns], id, C, M, bf, 1);
+            if (st == CUDNN_STATUS_SUCCESS)
+                st = conv_plan_desc(&cs[ns], 0, n);
+            if (st != CUDNN_STATUS_SUCCESS) {
+                snprintf(err, errlen, "%s descriptors: %s%s", what, cudnnGetErrorString(st),
+                         cudnn_detail());
+                goto out;
+            }
+            if (check_out_dims(&cs[ns], 0, n, what, err, errlen))
+                goto out;
+        }
+    for (int s = 0; s < CONV_SHAPES; s++, ns++) {
+        snprintf(what, sizeof what, "training %s", conv_names[s]);
+        cudnnStatus_t st = train_shape_init(&cs[ns], cfg, s, 1);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = conv_plan_desc(&cs[ns], 0, n);
+        if (st != CUDNN_STATUS_SUCCESS) {
+            snprintf(err, errlen, "%s descriptors: %s%s", what, cudnnGetErrorString(st),
+                     cudnn_detail());
             goto out;
         }
-        if (check_out_dims(cs[s].cd, cs[s].xd, cs[s].wd, n, cs[s].cout, M, names[s], err,
-                           errlen))
+        if (check_out_dims(&cs[ns], 0, n, what, err, errlen))
             goto out;
     }
     rc = 0;
 out:
-    for (int s = 0; s < CONV_SHAPES; s++)
-        conv_shape_free(&cs[s]);
-    infer_desc_free(&d);
+    for (int i = 0; i < (int)(sizeof cs / sizeof cs[0]); i++)
+        conv_shape_free(&cs[i]);
     return rc;
-}
-
-/* ---- algorithm choice ---- */
-
-/* The heuristic's candidates in its order; the first that fits the
- * workspace and runs (returns success on the real buffers) is kept, so a
- * candidate the heuristic ranks first but this cuDNN build cannot execute
- * does not strand the context. `force_math` >= 0 replaces the candidate's
- * math type (CUDNN_FMA_MATH: no TF32); a candidate that would convert fp32
- * operands to fp16 runs as plain tensor-op math (TF32 for fp32 data, as
- * the tolerances allow). Never called during graph capture.
- * get(perf, cap, &got) queries; run(algo) executes. */
-template <typename Perf, typename Algo, typename Get, typename Run>
-static bool try_algos(Get get, Run run, cudnnConvolutionDescriptor_t cd, size_t ws,
-                      int force_math, Algo *algo, cudnnMathType_t *math)
-{
-    Perf perf[16];
-    int got = 0;
-    if (get(perf, 16, &got) != CUDNN_STATUS_SUCCESS)
-        return false;
-    for (int i = 0; i < got; i++) {
-        if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > ws)
-            continue;
-        cudnnMathType_t m = force_math >= 0 ? (cudnnMathType_t)force_math : perf[i].mathType;
-        if (m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
-            m = CUDNN_TENSOR_OP_MATH;   /* never fp32 -> fp16 inside a conv */
-        if (cudnnSetConvolutionMathType(cd, m) != CUDNN_STATUS_SUCCESS)
-            continue;
-        if (run(perf[i].algo) == CUDNN_STATUS_SUCCESS) {
-            *algo = perf[i].algo;
-            *math = m;
-            return true;
-        }
-        (void)cudaGetLastError();   /* a refused launch must not fail a later check */
-    }
-    return false;
-}
-
-/* Workspace of the first feasible of got candidates (0 when none). */
-template <typename Perf> static size_t first_feasible_memory(const Perf *p, int got)
-{
-    for (int i = 0; i < got; i++)
-        if (p[i].status == CUDNN_STATUS_SUCCESS)
-            return p[i].memory;
-    return 0;
-}
-
-/* Largest workspace the heuristics' first feasible candidates want for
- * these descriptors (forward only when bwd is false). */
-static size_t ws_need(cudnnHandle_t h, cudnnTensorDescriptor_t xd, cudnnFilterDescriptor_t wd,
-                      cudnnConvolutionDescriptor_t cd, cudnnTensorDescriptor_t yd, bool bwd)
-{
-    size_t need = 0, w;
-    int got = 0;
-    cudnnConvolutionFwdAlgoPerf_t pf[16];
-    if (cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, 16, &got, pf) == 0)
-        need = first_feasible_memory(pf, got);
-    if (!bwd)
-        return need;
-    cudnnConvolutionBwdDataAlgoPerf_t pd[16];
-    if (cudnnGetConvolutionBackwardDataAlgorithm_v7(h, wd, yd, cd, xd, 16, &got, pd) == 0 &&
-        (w = first_feasible_memory(pd, got)) > need)
-        need = w;
-    cudnnConvolutionBwdFilterAlgoPerf_t pw[16];
-    if (cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, xd, yd, cd, wd, 16, &got, pw) == 0 &&
-        (w = first_feasible_memory(pw, got)) > need)
-        need = w;
-    return need;
-}
-
-static bool pick_fwd(cudnnHandle_t h, cudnnTensorDescriptor_t xd, const void *x,
-                     cudnnFilterDescriptor_t wd, const void *w, cudnnConvolutionDescriptor_t cd,
-                     cudnnTensorDescriptor_t yd, void *y, void *ws, size_t wss, int force_math,
-                     cudnnConvolutionFwdAlgo_t *algo, cudnnMathType_t *math)
-{
-    const float one = 1.0f, zero = 0.0f;
-    return try_algos<cudnnConvolutionFwdAlgoPerf_t>(
-        [&](cudnnConvolutionFwdAlgoPerf_t *p, int cap, int *got) {
-            return cudnnGetConvolutionForwardAlgorithm_v7(h, xd, wd, cd, yd, cap, got, p);
-        },
-        [&](cudnnConvolutionFwdAlgo_t a) {
-            return cudnnConvolutionForward(h, &one, xd, x, wd, w, cd, a, ws, wss, &zero, yd, y);
-        },
-        cd, wss, force_math, algo, math);
 }
 
 /* ---- inference forward ---- */
 
-static void conv_bf16(nn_ctx *c, const fwd_choice *a, cudnnTensorDescriptor_t xd, const bf16 *x,
-                      cudnnFilterDescriptor_t wd, const bf16 *w, bf16 *y)
+static void infer_state_free(infer_state *s)
 {
-    const float one = 1.0f, zero = 0.0f;
-    CUDNN_CHECK(cudnnSetConvolutionMathType(c->inf.cd3, a->math));
-    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, xd, x, wd, w, c->inf.cd3, a->algo, c->ws,
-                                        c->ws_size, &zero, c->inf.xdc, y));
+    void *dev[] = {s->in, s->x8, s->mask, s->legal, s->xf, s->xt, s->t, s->y, s->head, s->plog, s->pooled,
+                   s->vh, s->vl, s->policy, s->value};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (dev[i])
+            cudaFree(dev[i]);
+    void *host[] = {s->h_in, s->h_policy, s->h_value};
+    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
+        if (host[i])
+            cudaFreeHost(host[i]);
+    memset(s, 0, sizeof *s);
 }
 
-/* Inference algorithms of every bucket, chosen in create: 0, or -1 with err. */
-static int choose_fwd_all(nn_ctx *c, char *err, size_t errlen)
+/* The inference buffers, for max_batch (module lock held). 0, or -1 with
+ * err and nothing left allocated. */
+static int infer_state_init(nn_ctx *c, char *err, size_t errlen)
 {
-    for (int bi = 0, n = 1;; bi++, n = nn_cuda_bucket_next(n)) {
-        if (n > c->max_batch)
-            n = c->max_batch;
-        CUDNN_CHECK(infer_desc_batch(&c->inf, c->C, n, c->M));
-        fwd_choice *a = &c->alg_in[bi], *b = &c->alg_trunk[bi];
-        /* no blocks: no trunk conv to choose (and no trunk weights to run it on) */
-        const infer_desc *d = &c->inf;
-        if (!pick_fwd(c->dnn, d->xd8, c->x8, d->wd_in, c->w_in, d->cd3, d->xdc, c->y, c->ws,
-                      c->ws_size, -1, &a->algo, &a->math) ||
-            (c->B > 0 && !pick_fwd(c->dnn, d->xdc, c->x, d->wd_trunk, c->w_trunk, d->cd3, d->xdc,
-                                   c->y, c->ws, c->ws_size, -1, &b->algo, &b->math))) {
-            snprintf(err, errlen,
-                     "cuda:%d: no cuDNN bf16 convolution runs at batch %d within %zu MiB of "
-                     "workspace",
-                     c->device, n, c->ws_size >> 20);
-            return -1;
-        }
-        a->set = b->set = true;
-        if (n == c->max_batch)
-            return 0;
+    infer_state *s = &c->inf;
+    size_t N = (size_t)c->max_batch, HW = (size_t)c->HW, C = (size_t)c->C;
+    size_t H = (size_t)(c->Hp > c->Hv ? c->Hp : c->Hv);
+    int dev = c->device;
+#define DEV(ptr, bytes) TRY_GPU(dev, cudaMalloc((void **)&(ptr), (size_t)(bytes) + 16))
+    DEV(s->in, N * c->P * HW * sizeof(float));
+    DEV(s->x8, N * HW * 8 * sizeof(float));
+    DEV(s->mask, N * HW * sizeof(float));
+    DEV(s->legal, N * HW * sizeof(float));
+    DEV(s->xf, N * HW * C * sizeof(float));
+    DEV(s->xt, N * HW * C * sizeof(bf16));
+    DEV(s->t, N * HW * C * sizeof(float));
+    DEV(s->y, N * HW * C * sizeof(float));
+    DEV(s->head, N * HW * H * sizeof(float));
+    DEV(s->plog, N * HW * sizeof(float));
+    DEV(s->pooled, N * c->Hv * sizeof(float));
+    DEV(s->vh, N * c->Vh * sizeof(float));
+    DEV(s->vl, N * NN_VALUE_OUTPUTS * sizeof(float));
+    DEV(s->policy, N * HW * sizeof(float));
+    DEV(s->value, N * NN_VALUE_OUTPUTS * sizeof(float));
+#undef DEV
+    TRY_GPU(dev, cudaMallocHost((void **)&s->h_in, N * c->P * HW * sizeof(float)));
+    TRY_GPU(dev, cudaMallocHost((void **)&s->h_policy, N * HW * sizeof(float)));
+    TRY_GPU(dev, cudaMallocHost((void **)&s->h_value, N * NN_VALUE_OUTPUTS * sizeof(float)));
+    /* zeros: the padding rows of a bucket stay finite */
+    memset(s->h_in, 0, N * c->P * HW * sizeof(float));
+    TRY_GPU(dev, cudaMemsetAsync(s->x8, 0, N * HW * 8 * sizeof(float), c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(s->xf, 0, N * HW * C * sizeof(float), c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(s->xt, 0, N * HW * C * sizeof(bf16), c->stream));
+    TRY_GPU(dev, cudaStreamSynchronize(c->stream));
+    s->ready = true;
+    return 0;
+fail:
+    cudaStreamSynchronize(c->stream);
+    infer_state_free(s);
+    return -1;
+}
+
+static void infer_path_free(infer_path *p, int nbuckets)
+{
+    if (p->graph)
+        for (int i = 0; i < nbuckets; i++)
+            if (p->graph[i])
+                cudaGraphExecDestroy(p->graph[i]);
+    free(p->graph);
+    free(p->state);
+    free(p->uses);
+    conv_shape_free(&p->in);
+    conv_shape_free(&p->trunk);
+    void *dev[] = {p->w_in, p->w_trunk, p->w_pol1, p->w_val1, p->ws};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
+        if (dev[i])
+            cudaFree(dev[i]);
+    memset(p, 0, sizeof *p);
+}
+
+/* Precision prec's path (module lock held, inference buffers ready):
+ * weight copies, plans of every bucket (algorithms tried on the real
+ * buffers), workspace, graph slots. 0, or -1 with err and nothing left. */
+static int infer_path_init(nn_ctx *c, int prec, char *err, size_t errlen)
+{
+    infer_path *p = &c->path[prec];
+    infer_state *s = &c->inf;
+    int dev = c->device, C = c->C, nb = c->nbuckets, force = -1;
+    size_t esize, need = 0;
+    const char *pname = prec == NN_PRECISION_BF16 ? "bf16" : "fp32";
+    cudnnStatus_t st;
+    memset(p, 0, sizeof *p);
+    p->bf = prec == NN_PRECISION_BF16;
+    p->esize = esize = p->bf ? sizeof(bf16) : sizeof(float);
+    p->wstride = ((size_t)C * 9 * C * esize + 255) / 256 * 256 / esize;
+    /* fp32 means fp32: no TF32 in its convolutions */
+    force = p->bf ? -1 : (int)CUDNN_FMA_MATH;
+    TRY_GPU(dev, cudaMalloc(&p->w_in, (size_t)C * 9 * 8 * esize));
+    TRY_GPU(dev, cudaMalloc(&p->w_trunk, (size_t)(2 * c->B) * p->wstride * esize + 16));
+    TRY_GPU(dev, cudaMalloc(&p->w_pol1, (size_t)c->Hp * C * esize));
+    TRY_GPU(dev, cudaMalloc(&p->w_val1, (size_t)c->Hv * C * esize));
+    /* zeros: the trials below run on them before the first conversion */
+    TRY_GPU(dev, cudaMemsetAsync(p->w_in, 0, (size_t)C * 9 * 8 * esize, c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(p->w_trunk, 0, (size_t)(2 * c->B) * p->wstride * esize + 16,
+                                 c->stream));
+    p->graph = (cudaGraphExec_t *)calloc((size_t)nb, sizeof(cudaGraphExec_t));
+    p->state = (unsigned char *)calloc((size_t)nb, 1);
+    p->uses = (unsigned char *)calloc((size_t)nb, 1);
+    if (!p->graph || !p->state || !p->uses) {
+        snprintf(err, errlen, "cuda:%d: out of host memory", dev);
+        goto fail;
     }
+    if ((st = infer_shape_init(&p->in, CONV_IN, C, c->M, p->bf, nb)) ||
+        (st = infer_shape_init(&p->trunk, CONV_TRUNK, C, c->M, p->bf, nb))) {
+        snprintf(err, errlen, "cuda:%d: %s inference descriptors: %s%s", dev, pname,
+                 cudnnGetErrorString(st), cudnn_detail());
+        goto fail;
+    }
+    for (int bi = 0, n = 1; bi < nb; bi++, n = nn_cuda_bucket_next(n)) {
+        n = n > c->max_batch ? c->max_batch : n;
+        if ((st = conv_plan_desc(&p->in, bi, n)) || (st = conv_plan_desc(&p->trunk, bi, n))) {
+            snprintf(err, errlen, "cuda:%d: %s inference descriptors at batch %d: %s%s", dev,
+                     pname, n, cudnnGetErrorString(st), cudnn_detail());
+            goto fail;
+        }
+    }
+    /* a workspace for what the heuristics' first choices want at max_batch,
+     * at least 32 MiB */
+    need = ws_need(c->dnn, &p->in, &p->in.plan[nb - 1]);
+    if (c->B > 0) {
+        size_t w = ws_need(c->dnn, &p->trunk, &p->trunk.plan[nb - 1]);
+        need = w > need ? w : need;
+    }
+    p->ws_size = ws_clamp(need, 32u << 20);
+    TRY_GPU(dev, cudaMalloc(&p->ws, p->ws_size));
+    for (int bi = 0, n = 1; bi < nb; bi++, n = nn_cuda_bucket_next(n)) {
+        n = n > c->max_batch ? c->max_batch : n;
+        trial_log log;
+        const char *which = conv_names[CONV_IN];
+        /* no blocks: no trunk conv to choose (and no trunk weights to run it on) */
+        bool ok = pick_fwd(c->dnn, &p->in, &p->in.plan[bi], s->x8, p->w_in, s->y, p->ws,
+                           p->ws_size, force, &log);
+        if (ok && c->B > 0) {
+            which = conv_names[CONV_TRUNK];
+            ok = pick_fwd(c->dnn, &p->trunk, &p->trunk.plan[bi],
+                          p->bf ? (const void *)s->xt : (const void *)s->xf, p->w_trunk, s->y,
+                          p->ws, p->ws_size, force, &log);
+        }
+        if (!ok) {
+            char say[400];
+            trial_say(&log, say, sizeof say);
+            snprintf(err, errlen,
+                     "cuda:%d: no cuDNN %s algorithm runs the %s at batch %d within %zu MiB of "
+                     "workspace: %s",
+                     dev, pname, which, n, p->ws_size >> 20, say);
+            goto fail;
+        }
+        p->in.plan[bi].set = p->trunk.plan[bi].set = true;
+    }
+    TRY_GPU(dev, cudaStreamSynchronize(c->stream));
+    p->dirty = true;
+    p->ready = true;
+    return 0;
+fail:
+    cudaStreamSynchronize(c->stream);
+    infer_path_free(p, nb);
+    return -1;
 }
 
-static void bias_act_bf16(nn_ctx *c, int n, const bf16 *y, size_t bias_off, const bf16 *res,
-                          bf16 *out)
+/* Everything forward at precision prec needs (module lock held). 0, or -1
+ * with err. */
+static int infer_ensure(nn_ctx *c, int prec, char *err, size_t errlen)
 {
-    size_t total = (size_t)n * c->HW * c->C;
-    k_bias_act<bf16><<<blocks_for(total, THREADS), THREADS, 0, c->stream>>>(
-        y, c->params + bias_off, res, c->mask, out, total, c->C, c->HW, 1, 1);
-    LAUNCH_CHECK();
+    if (cudaSetDevice(c->device) != cudaSuccess) {
+        snprintf(err, errlen, "cuda:%d: cudaSetDevice failed", c->device);
+        return -1;
+    }
+    if (!c->inf.ready && infer_state_init(c, err, errlen) != 0)
+        return -1;
+    return c->path[prec].ready ? 0 : infer_path_init(c, prec, err, errlen);
 }
 
-/* 1x1 conv of the NHWC bf16 trunk output: out (rows, K) fp32 = x (rows, C) W^T,
- * W (K, C) bf16. */
-static void head_gemm(nn_ctx *c, int rows, const bf16 *w, int K, float *out)
+template <typename T> static cudaDataType_t blas_type();
+template <> cudaDataType_t blas_type<bf16>() { return CUDA_R_16BF; }
+template <> cudaDataType_t blas_type<float>() { return CUDA_R_32F; }
+
+/* Refresh path p's weight copies (type T) from the fp32 master copy. */
+template <typename T> static void convert_weights(nn_ctx *c, infer_path *p)
+{
+    cudaStream_t s = c->stream;
+    size_t n = (size_t)c->C * 9 * 8;
+    k_filter_krsc<T><<<blocks_for(n, THREADS), THREADS, 0, s>>>(c->params + c->D.in_w, c->C, c->P,
+                                                                9, 8, (T *)p->w_in);
+    LAUNCH_CHECK();
+    size_t wsz = (size_t)c->C * 9 * c->C;
+    for (int b = 0; b < c->B; b++)
+        for (int k = 0; k < 2; k++) {
+            k_filter_krsc<T><<<blocks_for(wsz, THREADS), THREADS, 0, s>>>(
+                c->params + (k ? blk_w2(c, b) : blk_w1(c, b)), c->C, c->C, 9, c->C,
+                (T *)p->w_trunk + (size_t)(2 * b + k) * p->wstride);
+            LAUNCH_CHECK();
+        }
+    size_t np = (size_t)c->Hp * c->C, nv = (size_t)c->Hv * c->C;
+    k_filter_krsc<T><<<blocks_for(np, THREADS), THREADS, 0, s>>>(c->params + c->D.pol_w1, c->Hp,
+                                                                 c->C, 1, c->C, (T *)p->w_pol1);
+    LAUNCH_CHECK();
+    k_filter_krsc<T><<<blocks_for(nv, THREADS), THREADS, 0, s>>>(c->params + c->D.val_w1, c->Hv,
+                                                                 c->C, 1, c->C, (T *)p->w_val1);
+    LAUNCH_CHECK();
+    p->dirty = false;
+}
+
+/* 1x1 conv of the NHWC trunk output: out (rows, K) fp32 = x (rows, C) W^T,
+ * x and W (K, C) of type T; fp32 accumulation (for fp32 operands plain
+ * FP32: the handle's default math mode allows no TF32). */
+template <typename T>
+static void head_gemm(nn_ctx *c, int rows, const T *x, const T *w, int K, float *out)
 {
     const float one = 1.0f, zero = 0.0f;
     CUBLAS_CHECK(cublasGemmEx(c->blas, CUBLAS_OP_T, CUBLAS_OP_N, K, rows, c->C, &one, w,
-                              CUDA_R_16BF, c->C, c->x, CUDA_R_16BF, c->C, &zero, out,
+                              blas_type<T>(), c->C, x, blas_type<T>(), c->C, &zero, out,
                               CUDA_R_32F, K, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
@@ -1070,83 +1455,87 @@ static void value_fc(nn_ctx *c, int n, const float *pooled, float *h1, float *vl
     fc_forward(c->blas, n, h1, c->Vh, c->params + D->val_fc2_w, NN_VALUE_OUTPUTS, vl);
 }
 
-/* The whole forward for bucket bi of n rows, from the pinned input to the
- * pinned outputs, enqueued on the stream (also what a CUDA graph captures). */
-static void fwd_enqueue(nn_ctx *c, int bi, int n)
+/* y = conv(x) of plan bi of an inference conv. */
+static void conv_infer(nn_ctx *c, const infer_path *p, const conv_shape *cs, int bi,
+                       const void *x, const void *w, void *y)
+{
+    const float one = 1.0f, zero = 0.0f;
+    const conv_plan *pl = &cs->plan[bi];
+    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, pl->xd, x, cs->wd, w, pl->cd[PASS_FWD],
+                                        pl->fwd, p->ws, p->ws_size, &zero, pl->yd, y));
+}
+
+/* The whole forward of path p (type T) for bucket bi of n rows, from the
+ * pinned input to the pinned outputs, enqueued on the stream (also what a
+ * CUDA graph captures). The residual stream xf stays fp32; the convs and
+ * head GEMMs read it as T (xt for bf16, xf itself for fp32). */
+template <typename T> static void fwd_enqueue(nn_ctx *c, infer_path *p, int bi, int n)
 {
     cudaStream_t s = c->stream;
+    infer_state *f = &c->inf;
     int HW = c->HW, rows = n * HW;
+    size_t act = (size_t)rows * c->C;
     const nn_layout_t *D = &c->D;
-    CUDA_CHECK(cudaMemcpyAsync(c->in, c->h_in, (size_t)n * c->P * HW * sizeof(float),
+    T *x8 = (T *)f->x8, *t = (T *)f->t, *y = (T *)f->y;
+    T *xt = p->bf ? (T *)f->xt : NULL;            /* T copy of the stream (bf16 only) */
+    const T *xin = p->bf ? (const T *)f->xt : (const T *)f->xf;
+    CUDA_CHECK(cudaMemcpyAsync(f->in, f->h_in, (size_t)n * c->P * HW * sizeof(float),
                                cudaMemcpyHostToDevice, s));
-    k_prep<<<blocks_for(rows, THREADS), THREADS, 0, s>>>(c->in, n, c->P, HW, c->x8, c->mask,
-                                                         c->legal);
+    k_prep<T><<<blocks_for(rows, THREADS), THREADS, 0, s>>>(f->in, n, c->P, HW, x8, f->mask,
+                                                            f->legal);
     LAUNCH_CHECK();
-    CUDNN_CHECK(infer_desc_batch(&c->inf, c->C, n, c->M));
-    conv_bf16(c, &c->alg_in[bi], c->inf.xd8, c->x8, c->inf.wd_in, c->w_in, c->y);
-    bias_act_bf16(c, n, c->y, D->in_b, NULL, c->x);
+    unsigned g = blocks_for(act, THREADS);
+    conv_infer(c, p, &p->in, bi, x8, p->w_in, y);
+    k_residual<T><<<g, THREADS, 0, s>>>(y, c->params + D->in_b, false, f->mask, f->xf, xt, act,
+                                        c->C);
+    LAUNCH_CHECK();
     for (int b = 0; b < c->B; b++) {
-        const bf16 *w1 = c->w_trunk + (size_t)(2 * b) * c->wstride, *w2 = w1 + c->wstride;
-        conv_bf16(c, &c->alg_trunk[bi], c->inf.xdc, c->x, c->inf.wd_trunk, w1, c->y);
-        bias_act_bf16(c, n, c->y, blk_b1(c, b), NULL, c->t);
-        conv_bf16(c, &c->alg_trunk[bi], c->inf.xdc, c->t, c->inf.wd_trunk, w2, c->y);
-        bias_act_bf16(c, n, c->y, blk_b2(c, b), c->x, c->x);
+        const T *w1 = (const T *)p->w_trunk + (size_t)(2 * b) * p->wstride, *w2 = w1 + p->wstride;
+        conv_infer(c, p, &p->trunk, bi, xin, w1, y);
+        k_bias_act<T><<<g, THREADS, 0, s>>>(y, c->params + blk_b1(c, b), NULL, f->mask, t, act,
+                                            c->C, HW, 1, 1);
+        LAUNCH_CHECK();
+        conv_infer(c, p, &p->trunk, bi, t, w2, y);
+        k_residual<T><<<g, THREADS, 0, s>>>(y, c->params + blk_b2(c, b), true, f->mask, f->xf,
+                                            xt, act, c->C);
+        LAUNCH_CHECK();
     }
     /* policy head */
-    head_gemm(c, rows, c->w_pol1, c->Hp, c->head);
+    head_gemm<T>(c, rows, xin, (const T *)p->w_pol1, c->Hp, f->head);
     k_policy_logits<<<blocks_for(rows, THREADS), THREADS, 0, s>>>(
-        c->head, c->params + D->pol_b1, c->params + D->pol_w2, c->params + D->pol_b2, c->Hp,
-        rows, c->plog);
+        f->head, c->params + D->pol_b1, c->params + D->pol_w2, c->params + D->pol_b2, c->Hp,
+        rows, f->plog);
     LAUNCH_CHECK();
-    k_policy_softmax<<<n, THREADS, 0, s>>>(c->plog, c->legal, HW, 1, c->policy, NULL, 0.0f,
+    k_policy_softmax<<<n, THREADS, 0, s>>>(f->plog, f->legal, HW, 1, f->policy, NULL, 0.0f,
                                            policy_weights_of(NULL), NULL, NULL);
     LAUNCH_CHECK();
     /* value head */
-    head_gemm(c, rows, c->w_val1, c->Hv, c->head);
-    k_value_pool_rows<<<n, 128, 0, s>>>(c->head, c->params + D->val_b1, c->mask, HW, c->Hv,
-                                        c->pooled);
+    head_gemm<T>(c, rows, xin, (const T *)p->w_val1, c->Hv, f->head);
+    k_value_pool_rows<<<n, 128, 0, s>>>(f->head, c->params + D->val_b1, f->mask, HW, c->Hv,
+                                        f->pooled);
     LAUNCH_CHECK();
-    value_fc(c, n, c->pooled, c->vh, c->vl);
-    k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(c->vl, c->params + D->val_fc2_b, n,
-                                                       c->value, NULL, 0.0f, NULL, NULL);
+    value_fc(c, n, f->pooled, f->vh, f->vl);
+    k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(f->vl, c->params + D->val_fc2_b, n,
+                                                       f->value, NULL, 0.0f, NULL, NULL);
     LAUNCH_CHECK();
-    CUDA_CHECK(cudaMemcpyAsync(c->h_policy, c->policy, (size_t)n * HW * sizeof(float),
+    CUDA_CHECK(cudaMemcpyAsync(f->h_policy, f->policy, (size_t)n * HW * sizeof(float),
                                cudaMemcpyDeviceToHost, s));
-    CUDA_CHECK(cudaMemcpyAsync(c->h_value, c->value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float),
+    CUDA_CHECK(cudaMemcpyAsync(f->h_value, f->value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float),
                                cudaMemcpyDeviceToHost, s));
 }
 
-/* Refresh the bf16 conv weights from the fp32 master copy. */
-static void convert_weights(nn_ctx *c)
+static void fwd_run(nn_ctx *c, infer_path *p, int bi, int n)
 {
-    cudaStream_t s = c->stream;
-    size_t n = (size_t)c->C * 9 * 8;
-    k_filter_krsc<<<blocks_for(n, THREADS), THREADS, 0, s>>>(c->params + c->D.in_w, c->C, c->P,
-                                                             9, 8, c->w_in);
-    LAUNCH_CHECK();
-    size_t wsz = (size_t)c->C * 9 * c->C;
-    for (int b = 0; b < c->B; b++) {
-        k_filter_krsc<<<blocks_for(wsz, THREADS), THREADS, 0, s>>>(
-            c->params + blk_w1(c, b), c->C, c->C, 9, c->C, c->w_trunk + (size_t)(2 * b) * c->wstride);
-        LAUNCH_CHECK();
-        k_filter_krsc<<<blocks_for(wsz, THREADS), THREADS, 0, s>>>(
-            c->params + blk_w2(c, b), c->C, c->C, 9, c->C,
-            c->w_trunk + (size_t)(2 * b + 1) * c->wstride);
-        LAUNCH_CHECK();
-    }
-    size_t np = (size_t)c->Hp * c->C, nv = (size_t)c->Hv * c->C;
-    k_filter_krsc<<<blocks_for(np, THREADS), THREADS, 0, s>>>(c->params + c->D.pol_w1, c->Hp,
-                                                              c->C, 1, c->C, c->w_pol1);
-    LAUNCH_CHECK();
-    k_filter_krsc<<<blocks_for(nv, THREADS), THREADS, 0, s>>>(c->params + c->D.val_w1, c->Hv,
-                                                              c->C, 1, c->C, c->w_val1);
-    LAUNCH_CHECK();
-    c->weights_dirty = false;
+    if (p->bf)
+        fwd_enqueue<bf16>(c, p, bi, n);
+    else
+        fwd_enqueue<float>(c, p, bi, n);
 }
 
-/* Capture the forward of bucket bi (n rows) into a graph; false (graphs
- * off for this context, one line on stderr) when capture does not work. */
-static bool capture_graph(nn_ctx *c, int bi, int n)
+/* Capture path p's forward of bucket bi (n rows) into a graph (module lock
+ * held). A failure leaves this bucket without a graph (one line on stderr,
+ * kept in graph_error), the other buckets as they were. */
+static void capture_graph(nn_ctx *c, infer_path *p, int bi, int n)
 {
     soft_err se;
     se.failed = false;
@@ -1155,155 +1544,232 @@ static bool capture_graph(nn_ctx *c, int bi, int n)
     t_soft = &se;
     cudaError_t e = cudaStreamBeginCapture(c->stream, cudaStreamCaptureModeThreadLocal);
     if (e == cudaSuccess) {
-        fwd_enqueue(c, bi, n);
+        fwd_run(c, p, bi, n);
+        if (n == c->break_capture)   /* tests: a call capture does not allow */
+            (void)cudaStreamSynchronize(c->stream);
         e = cudaStreamEndCapture(c->stream, &g);
     }
     t_soft = nullptr;
     if (e == cudaSuccess && !se.failed)
-        e = cudaGraphInstantiate(&c->graphs[bi], g, 0);
+        e = cudaGraphInstantiate(&p->graph[bi], g, 0);
     if (g)
         cudaGraphDestroy(g);
     if (e != cudaSuccess || se.failed) {
-        fprintf(stderr, "nn_cuda: CUDA graph capture failed (%s); running without graphs\n",
-                se.failed ? se.what : cudaGetErrorName(e));
+        snprintf(c->graph_error, sizeof c->graph_error, "%s forward, batch %d: %s",
+                 p->bf ? "bf16" : "fp32", n, se.failed ? se.what : cudaGetErrorName(e));
+        fprintf(stderr, "nn_cuda: cuda:%d: CUDA graph capture failed (%s); this batch size "
+                "runs without a graph\n", c->device, c->graph_error);
         (void)cudaGetLastError();
-        c->graphs[bi] = NULL;
-        c->graphs_on = false;
-        return false;
+        p->graph[bi] = NULL;
+        p->state[bi] = GRAPH_FAILED;
+        return;
     }
-    return true;
+    p->state[bi] = GRAPH_LIVE;
 }
 
 /* Runs at the bucket size of n: rows n..bucket-1 of the pinned input are
- * zeros or an earlier call's rows; their outputs are not returned. */
+ * zeros or an earlier call's rows; their outputs are not returned. A
+ * precision not built yet is built here, and a failure to build it stops
+ * the process with the reason (set_precision reports it instead). */
 static void cuda_forward(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
 {
     assert(n >= 0 && n <= c->max_batch);
     if (n == 0)
         return;
     CUDA_CHECK(cudaSetDevice(c->device));
+    infer_path *p = &c->path[c->prec];
+    if (!c->inf.ready || !p->ready) {
+        char err[512];
+        module_lock();
+        int rc = infer_ensure(c, c->prec, err, sizeof err);
+        module_unlock();
+        if (rc != 0) {
+            fprintf(stderr, "nn_cuda: forward: %s\n", err);
+            abort();
+        }
+    }
     int nb = nn_cuda_bucket(n, c->max_batch), bi = nn_cuda_bucket_index(nb, c->max_batch);
-    memcpy(c->h_in, in, (size_t)n * c->P * c->HW * sizeof(float));
-    if (c->weights_dirty)
-        convert_weights(c);
-    if (c->graphs_on && !c->graphs[bi] && c->uses[bi] >= 1)
-        capture_graph(c, bi, nb);
-    if (c->uses[bi] < 255)
-        c->uses[bi]++;
-    if (c->graphs_on && c->graphs[bi])
-        CUDA_CHECK(cudaGraphLaunch(c->graphs[bi], c->stream));
-    else
-        fwd_enqueue(c, bi, nb);
+    memcpy(c->inf.h_in, in, (size_t)n * c->P * c->HW * sizeof(float));
+    /* a bucket's first run loads kernels (CUDA loads them lazily: cuBLAS's
+     * for these sizes, our own), which another thread's capture must not
+     * see: under the lock too (it never captures: that is the second run) */
+    bool first = p->uses[bi] == 0;
+    if (first)
+        module_lock();
+    if (p->dirty) {
+        if (p->bf)
+            convert_weights<bf16>(c, p);
+        else
+            convert_weights<float>(c, p);
+    }
+    if (c->graphs_on && p->state[bi] == GRAPH_NONE && p->uses[bi] >= 1) {
+        module_lock();
+        capture_graph(c, p, bi, nb);
+        module_unlock();
+    }
+    if (p->uses[bi] < 255)
+        p->uses[bi]++;
+    if (p->state[bi] == GRAPH_LIVE) {
+        CUDA_CHECK(cudaGraphLaunch(p->graph[bi], c->stream));
+        c->graph_launches++;
+    } else {
+        fwd_run(c, p, bi, nb);
+        c->plain_runs++;
+    }
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
-    memcpy(policy, c->h_policy, (size_t)n * c->HW * sizeof(float));
-    memcpy(value, c->h_value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float));
+    if (first)
+        module_unlock();
+    memcpy(policy, c->inf.h_policy, (size_t)n * c->HW * sizeof(float));
+    memcpy(value, c->inf.h_value, (size_t)n * NN_VALUE_OUTPUTS * sizeof(float));
+}
+
+/* fp32 or bf16 (auto: bf16, the tensor-core path), building what it needs
+ * now so a failure is an error here, not a stop in forward. */
+static int cuda_set_precision(nn_ctx_t *c, nn_precision_t p, char *msg, size_t msglen)
+{
+    if (msg && msglen)
+        msg[0] = '\0';
+    int want = p == NN_PRECISION_FP32 ? NN_PRECISION_FP32 : NN_PRECISION_BF16;
+    char err[512];
+    module_lock();
+    int rc = infer_ensure(c, want, err, sizeof err);
+    module_unlock();
+    if (rc != 0) {
+        snprintf(msg, msglen, "%s", err);
+        c->prec = NN_PRECISION_FP32;
+        return -1;
+    }
+    c->prec = want;
+    return want;
 }
 
 /* ---- training ---- */
 
-static void conv_fwd_f32(nn_ctx *c, conv_shape *cs, int bi, int n, const float *x, size_t w_off,
+static void conv_fwd_f32(nn_ctx *c, const conv_shape *cs, int bi, const float *x, size_t w_off,
                          float *y)
 {
     train_state *tr = c->tr;
     const float one = 1.0f, zero = 0.0f;
-    const bwd_choice *a = &cs->choice[bi];
-    CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
-    CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->fwd_math));
-    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, cs->xd, x, cs->wd, c->params + w_off,
-                                        cs->cd, a->fwd, tr->ws, tr->ws_size, &zero, cs->yd, y));
+    const conv_plan *p = &cs->plan[bi];
+    CUDNN_CHECK(cudnnConvolutionForward(c->dnn, &one, p->xd, x, cs->wd, c->params + w_off,
+                                        p->cd[PASS_FWD], p->fwd, tr->ws, tr->ws_size, &zero,
+                                        p->yd, y));
 }
 
-/* dx (+)= conv^T(dy): beta 0 overwrites dx, 1 accumulates. */
-static void conv_bwd_data(nn_ctx *c, conv_shape *cs, int bi, int n, const float *dy,
+/* dx (+)= conv^T(dy): beta 0 overwrites dx, 1 accumulates; only with a beta
+ * the algorithm was tried with (bwd_data_betas). */
+static void conv_bwd_data(nn_ctx *c, const conv_shape *cs, int bi, const float *dy,
                           size_t w_off, float beta, float *dx)
 {
+    assert(bwd_data_betas[cs->id] & (beta == 0.0f ? BETA0 : BETA1));
     train_state *tr = c->tr;
     const float one = 1.0f;
-    const bwd_choice *a = &cs->choice[bi];
-    CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
-    CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->data_math));
-    CUDNN_CHECK(cudnnConvolutionBackwardData(c->dnn, &one, cs->wd, c->params + w_off, cs->yd,
-                                             dy, cs->cd, a->data, tr->ws, tr->ws_size, &beta,
-                                             cs->xd, dx));
+    const conv_plan *p = &cs->plan[bi];
+    CUDNN_CHECK(cudnnConvolutionBackwardData(c->dnn, &one, cs->wd, c->params + w_off, p->yd, dy,
+                                             p->cd[PASS_DATA], p->data, tr->ws, tr->ws_size,
+                                             &beta, p->xd, dx));
 }
 
 /* grad[w_off...] = dL/dw from x and dy. */
-static void conv_bwd_filter(nn_ctx *c, conv_shape *cs, int bi, int n, const float *x,
+static void conv_bwd_filter(nn_ctx *c, const conv_shape *cs, int bi, const float *x,
                             const float *dy, size_t w_off)
 {
     train_state *tr = c->tr;
     const float one = 1.0f, zero = 0.0f;
-    const bwd_choice *a = &cs->choice[bi];
-    CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
-    CUDNN_CHECK(cudnnSetConvolutionMathType(cs->cd, a->filt_math));
-    CUDNN_CHECK(cudnnConvolutionBackwardFilter(c->dnn, &one, cs->xd, x, cs->yd, dy, cs->cd,
-                                               a->filt, tr->ws, tr->ws_size, &zero, cs->wd,
-                                               tr->grad + w_off));
+    const conv_plan *p = &cs->plan[bi];
+    CUDNN_CHECK(cudnnConvolutionBackwardFilter(c->dnn, &one, p->xd, x, p->yd, dy,
+                                               p->cd[PASS_FILT], p->filt, tr->ws, tr->ws_size,
+                                               &zero, cs->wd, tr->grad + w_off));
 }
 
-/* Training algorithms for bucket bi (n rows), on first use of that bucket,
- * before the batch is copied in (the trial runs write the x, y and grad
- * buffers the pass then overwrites). 0, or -1 with err. */
+/* Training algorithms for bucket bi (n rows), on first use of that bucket
+ * (module lock held), before the batch is copied in (the trial runs write
+ * the buffers the pass then overwrites). Each conv is tried on the buffers
+ * the pass runs it on; backward data with each beta it runs with (onto
+ * zeroed gradient buffers), and not at all for the input conv. 0, or -1
+ * with err naming the conv, the pass and what cuDNN said. */
 static int choose_train(nn_ctx *c, int bi, int n, char *err, size_t errlen)
 {
     train_state *tr = c->tr;
     float *xB = tr->xs + (size_t)c->B * nn_cuda_align((size_t)c->max_batch * c->C * c->HW);
-    /* x, y and weight offset each shape runs on in the pass */
+    /* x, y, weight offset and backward-data destination of each conv in the pass */
     float *xs[CONV_SHAPES] = {tr->in, tr->xs, xB, tr->ph, xB};
     float *ys[CONV_SHAPES] = {tr->tmp, tr->tmp, tr->ph, tr->plog, tr->vg};
+    float *dxs[CONV_SHAPES] = {NULL, tr->dt, tr->dx, tr->dph, tr->dx};
     size_t ws[CONV_SHAPES] = {c->D.in_w, c->B ? blk_w1(c, 0) : c->D.in_w, c->D.pol_w1,
                               c->D.pol_w2, c->D.val_w1};
-    static const char *const names[CONV_SHAPES] = {"input", "trunk", "policy 1x1",
-                                                   "policy 1x1 (2)", "value 1x1"};
     int force = c->tf32 ? -1 : (int)CUDNN_FMA_MATH;
+    cudnnHandle_t h = c->dnn;
     for (int s = 0; s < CONV_SHAPES; s++) {
         if (s == CONV_TRUNK && c->B == 0)
             continue;
         conv_shape *cs = &tr->conv[s];
-        bwd_choice *a = &cs->choice[bi];
-        if (a->set)
+        conv_plan *p = &cs->plan[bi];
+        if (p->set)
             continue;
-        CUDNN_CHECK(conv_shape_batch(cs, n, c->M));
-        cudnnHandle_t h = c->dnn;
-        const float one = 1.0f, zero = 0.0f;
+        if (!p->xd) {
+            cudnnStatus_t st = conv_plan_desc(cs, bi, n);
+            if (st != CUDNN_STATUS_SUCCESS) {
+                snprintf(err, errlen, "cuda:%d: training descriptors of the %s at batch %d: %s%s",
+                         c->device, conv_names[s], n, cudnnGetErrorString(st), cudnn_detail());
+                return -1;
+            }
+        }
+        const float one = 1.0f;
         float *x = xs[s], *y = ys[s], *w = c->params + ws[s], *g = tr->grad + ws[s];
+        float *dx = dxs[s];
+        unsigned betas = bwd_data_betas[s];
+        trial_log log;
         const char *what = NULL;
-        if (!pick_fwd(h, cs->xd, x, cs->wd, w, cs->cd, cs->yd, y, tr->ws, tr->ws_size, force,
-                      &a->fwd, &a->fwd_math))
+        if (!pick_fwd(h, cs, p, x, w, y, tr->ws, tr->ws_size, force, &log))
             what = "forward";
-        else if (!try_algos<cudnnConvolutionBwdDataAlgoPerf_t>(
-                     [&](cudnnConvolutionBwdDataAlgoPerf_t *p, int cap, int *got) {
+        else if (betas &&
+                 !try_algos<cudnnConvolutionBwdDataAlgoPerf_t>(
+                     [&](cudnnConvolutionBwdDataAlgoPerf_t *pd, int cap, int *got) {
                          return cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                             h, cs->wd, cs->yd, cs->cd, cs->xd, cap, got, p);
+                             h, cs->wd, p->yd, p->cd[PASS_DATA], p->xd, cap, got, pd);
                      },
                      [&](cudnnConvolutionBwdDataAlgo_t al) {
-                         return cudnnConvolutionBackwardData(h, &one, cs->wd, w, cs->yd, y,
-                                                             cs->cd, al, tr->ws, tr->ws_size,
-                                                             &zero, cs->xd, x);
+                         cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+                         for (int k = 0; k < 2 && st == CUDNN_STATUS_SUCCESS; k++) {
+                             float beta = (float)k;
+                             if (betas & (k ? BETA1 : BETA0))
+                                 st = cudnnConvolutionBackwardData(h, &one, cs->wd, w, p->yd, y,
+                                                                   p->cd[PASS_DATA], al, tr->ws,
+                                                                   tr->ws_size, &beta, p->xd, dx);
+                         }
+                         return st;
                      },
-                     cs->cd, tr->ws_size, force, &a->data, &a->data_math))
-            what = "backward data";
+                     p->cd[PASS_DATA], tr->ws_size, force, &p->data, &log))
+            what = betas == BETA1 ? "backward data (beta 1)"
+                   : betas == BETA0 ? "backward data (beta 0)"
+                                    : "backward data (beta 0 and 1)";
         else if (!try_algos<cudnnConvolutionBwdFilterAlgoPerf_t>(
-                     [&](cudnnConvolutionBwdFilterAlgoPerf_t *p, int cap, int *got) {
+                     [&](cudnnConvolutionBwdFilterAlgoPerf_t *pf, int cap, int *got) {
                          return cudnnGetConvolutionBackwardFilterAlgorithm_v7(
-                             h, cs->xd, cs->yd, cs->cd, cs->wd, cap, got, p);
+                             h, p->xd, p->yd, p->cd[PASS_FILT], cs->wd, cap, got, pf);
                      },
                      [&](cudnnConvolutionBwdFilterAlgo_t al) {
-                         return cudnnConvolutionBackwardFilter(h, &one, cs->xd, x, cs->yd, y,
-                                                               cs->cd, al, tr->ws, tr->ws_size,
-                                                               &zero, cs->wd, g);
+                         const float zero = 0.0f;
+                         return cudnnConvolutionBackwardFilter(h, &one, p->xd, x, p->yd, y,
+                                                               p->cd[PASS_FILT], al, tr->ws,
+                                                               tr->ws_size, &zero, cs->wd, g);
                      },
-                     cs->cd, tr->ws_size, force, &a->filt, &a->filt_math))
+                     p->cd[PASS_FILT], tr->ws_size, force, &p->filt, &log))
             what = "backward filter";
         if (what) {
+            char say[400];
+            trial_say(&log, say, sizeof say);
             snprintf(err, errlen,
-                     "cuda:%d: no cuDNN fp32 %s algorithm runs for the %s conv at batch %d "
-                     "within %zu MiB of workspace",
-                     c->device, what, names[s], n, tr->ws_size >> 20);
+                     "cuda:%d: no cuDNN fp32 %s algorithm runs for the %s at batch %d within "
+                     "%zu MiB of workspace: %s",
+                     c->device, what, conv_names[s], n, tr->ws_size >> 20, say);
             return -1;
         }
-        a->set = true;
+        p->set = true;
     }
+    /* the trials wrote the backward buffers: beta-1 passes start from what
+     * the pass writes first, never from these */
     return 0;
 }
 
@@ -1354,9 +1820,9 @@ static void train_free(train_state *tr)
     TRY_ALLOC(cudaMallocHost((void **)&(ptr), ((size_t)(floats) + 1) * sizeof(float)),      \
               ((size_t)(floats) + 1) * sizeof(float), what)
 
-/* First training call: every training buffer, sized for max_batch. 0, or
- * -1 with err set and nothing left allocated (the context still runs
- * forward; a later training call tries again). */
+/* First training call (module lock held): every training buffer, sized
+ * for max_batch. 0, or -1 with err set and nothing left allocated (the
+ * context still runs forward; a later training call tries again). */
 static int train_init(nn_ctx *c, char *err, size_t errlen)
 {
     train_state *tr = (train_state *)calloc(1, sizeof *tr);
@@ -1365,10 +1831,10 @@ static int train_init(nn_ctx *c, char *err, size_t errlen)
         return -1;
     }
     c->tr = tr;
+    int dev = c->device, ns = 0;
     size_t N = (size_t)c->max_batch, HW = (size_t)c->HW, C = (size_t)c->C, K = (size_t)c->K;
-    size_t act = N * C * HW, stride = nn_cuda_align(act);
+    size_t act = N * C * HW, stride = nn_cuda_align(act), need = 64u << 20, sb = 0;
     DALLOC(tr->grad, c->dparams, "gradients");
-    CUDA_CHECK(cudaMemsetAsync(tr->grad, 0, c->dparams * sizeof(float), c->stream));
     DALLOC(tr->in, N * c->P * HW, "input");
     DALLOC(tr->ptarget, N * K * HW, "policy target");
     DALLOC(tr->vtarget, N * NN_VALUE_OUTPUTS, "value target");
@@ -1396,78 +1862,65 @@ static int train_init(nn_ctx *c, char *err, size_t errlen)
     DALLOC(tr->dz, act, "trunk grad");
     DALLOC(tr->dt, act, "trunk grad");
     DALLOC(tr->loss, 6, "losses");
-    /* every row starts as zeros: padding rows of a bucket stay finite */
-    CUDA_CHECK(cudaMemsetAsync(tr->in, 0, N * c->P * HW * sizeof(float), c->stream));
-    CUDA_CHECK(cudaMemsetAsync(tr->ptarget, 0, N * K * HW * sizeof(float), c->stream));
-    CUDA_CHECK(cudaMemsetAsync(tr->vtarget, 0, N * NN_VALUE_OUTPUTS * sizeof(float), c->stream));
-
-    {
-        /* weight segments (device offsets) for the L2 term: the tensors the reference decays */
-        int ns = 0;
-        for (int i = 0; i < nn_param_tensors(&c->cfg); i++)
-            ns += nn_param_tensor_is_weight(&c->cfg, i);
-        size_t sb = sizeof(unsigned long long) * 2 * (size_t)ns;
-        TRY_ALLOC(cudaMallocHost((void **)&tr->h_segs, sb), sb, "segments");
-        TRY_ALLOC(cudaMalloc((void **)&tr->segs, sb), sb, "segments");
-        ns = 0;
-        for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
-            if (!nn_param_tensor_is_weight(&c->cfg, i))
-                continue;
-            tr->h_segs[2 * ns] = c->doff[i];
-            tr->h_segs[2 * ns + 1] = nn_param_tensor(&c->cfg, i).count;
-            ns++;
-        }
-        tr->nsegs = ns;
-        CUDA_CHECK(cudaMemcpyAsync(tr->segs, tr->h_segs, sb, cudaMemcpyHostToDevice, c->stream));
-        DALLOC(tr->partials, (size_t)ns * L2_CHUNKS, "l2 partials");
-    }
-
-    HALLOC(tr->h_in, N * c->P * HW, "pinned input");
-    HALLOC(tr->h_pt, N * K * HW, "pinned policy target");
-    HALLOC(tr->h_vt, N * NN_VALUE_OUTPUTS, "pinned value target");
     HALLOC(tr->h_loss, 6, "pinned losses");
-
+    /* every row starts as zeros: padding rows of a bucket stay finite, and
+     * the beta-1 trials of choose_train read zeros */
     {
-        /* descriptors, and a workspace that fits the heuristics' first
-         * choices at max_batch (at least 64 MiB, at most 1 GiB: a larger
-         * ask falls to the next candidate) */
-        size_t need = 64u << 20;
-        int nb = c->nbuckets;
-        for (int s = 0; s < CONV_SHAPES; s++) {
-            conv_shape *cs = &tr->conv[s];
-            cudnnStatus_t st = conv_shape_init(cs, &c->cfg, s);
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = conv_shape_batch(cs, c->max_batch, c->M);
-            if (st != CUDNN_STATUS_SUCCESS) {
-                snprintf(err, errlen, "cuda:%d: training descriptors: %s", c->device,
-                         cudnnGetErrorString(st));
-                goto fail;
-            }
-            cs->choice = (bwd_choice *)calloc((size_t)nb, sizeof(bwd_choice));
-            if (!cs->choice) {
-                snprintf(err, errlen, "cuda:%d: out of host memory", c->device);
-                goto fail;
-            }
-            size_t w = ws_need(c->dnn, cs->xd, cs->wd, cs->cd, cs->yd, true);
-            need = w > need ? w : need;
-        }
-        if (need > (1024u << 20))
-            need = 1024u << 20;
-        TRY_ALLOC(cudaMalloc(&tr->ws, need), need, "cuDNN workspace");
-        tr->ws_size = need;
+        struct { float *p; size_t n; } z[] = {
+            {tr->grad, c->dparams}, {tr->in, N * c->P * HW}, {tr->ptarget, N * K * HW},
+            {tr->vtarget, N * NN_VALUE_OUTPUTS}, {tr->dx, act}, {tr->dz, act}, {tr->dt, act},
+            {tr->dph, N * c->Hp * HW}};
+        for (size_t i = 0; i < sizeof z / sizeof z[0]; i++)
+            TRY_GPU(dev, cudaMemsetAsync(z[i].p, 0, z[i].n * sizeof(float), c->stream));
     }
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    /* weight segments (device offsets) for the L2 term: the tensors the reference decays */
+    for (int i = 0; i < nn_param_tensors(&c->cfg); i++)
+        ns += nn_param_tensor_is_weight(&c->cfg, i);
+    sb = sizeof(unsigned long long) * 2 * (size_t)ns;
+    TRY_ALLOC(cudaMallocHost((void **)&tr->h_segs, sb), sb, "segments");
+    TRY_ALLOC(cudaMalloc((void **)&tr->segs, sb), sb, "segments");
+    ns = 0;
+    for (int i = 0; i < nn_param_tensors(&c->cfg); i++) {
+        if (!nn_param_tensor_is_weight(&c->cfg, i))
+            continue;
+        tr->h_segs[2 * ns] = c->doff[i];
+        tr->h_segs[2 * ns + 1] = nn_param_tensor(&c->cfg, i).count;
+        ns++;
+    }
+    tr->nsegs = ns;
+    TRY_GPU(dev, cudaMemcpyAsync(tr->segs, tr->h_segs, sb, cudaMemcpyHostToDevice, c->stream));
+    DALLOC(tr->partials, (size_t)ns * L2_CHUNKS, "l2 partials");
+
+    /* descriptors, the max_batch bucket's plan descriptors now, and a
+     * workspace that fits the heuristics' first choices there (at least
+     * 64 MiB) */
+    for (int s = 0; s < CONV_SHAPES; s++) {
+        conv_shape *cs = &tr->conv[s];
+        int last = c->nbuckets - 1;
+        cudnnStatus_t st = train_shape_init(cs, &c->cfg, s, c->nbuckets);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = conv_plan_desc(cs, last, c->max_batch);
+        if (st != CUDNN_STATUS_SUCCESS) {
+            snprintf(err, errlen, "cuda:%d: training descriptors of the %s: %s%s", dev,
+                     conv_names[s], cudnnGetErrorString(st), cudnn_detail());
+            goto fail;
+        }
+        size_t w = ws_need(c->dnn, cs, &cs->plan[last]);
+        need = w > need ? w : need;
+    }
+    tr->ws_size = ws_clamp(need, 64u << 20);
+    TRY_ALLOC(cudaMalloc(&tr->ws, tr->ws_size), tr->ws_size, "cuDNN workspace");
+    TRY_GPU(dev, cudaStreamSynchronize(c->stream));
     return 0;
 
 fail:
-    CUDA_CHECK(cudaStreamSynchronize(c->stream));
+    cudaStreamSynchronize(c->stream);
     train_free(tr);
     c->tr = NULL;
     return -1;
 }
 #undef HALLOC
 #undef DALLOC
-#undef TRY_ALLOC
 
 /* Forward + backward at bucket bi (nb rows, n of them real; the rest are
  * zeros with zero targets, so they add nothing): losses into tr->loss
@@ -1481,25 +1934,26 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     int HW = c->HW, C = c->C, B = c->B;
     size_t act = (size_t)nb * C * HW, stride = nn_cuda_align((size_t)c->max_batch * C * HW);
     float scale = 1.0f / n;
-    conv_shape *cin = &tr->conv[CONV_IN], *ctr = &tr->conv[CONV_TRUNK];
-    conv_shape *cp1 = &tr->conv[CONV_P1], *cp2 = &tr->conv[CONV_P2], *cv1 = &tr->conv[CONV_V1];
+    const conv_shape *cin = &tr->conv[CONV_IN], *ctr = &tr->conv[CONV_TRUNK];
+    const conv_shape *cp1 = &tr->conv[CONV_P1], *cp2 = &tr->conv[CONV_P2];
+    const conv_shape *cv1 = &tr->conv[CONV_V1];
 
-    k_prep<<<blocks_for((size_t)nb * HW, THREADS), THREADS, 0, s>>>(tr->in, nb, c->P, HW, NULL,
-                                                                     tr->mask, tr->legal);
+    k_prep<float><<<blocks_for((size_t)nb * HW, THREADS), THREADS, 0, s>>>(
+        tr->in, nb, c->P, HW, NULL, tr->mask, tr->legal);
     LAUNCH_CHECK();
     /* trunk */
     float *x0 = tr->xs;
-    conv_fwd_f32(c, cin, bi, nb, tr->in, D->in_w, tr->tmp);
+    conv_fwd_f32(c, cin, bi, tr->in, D->in_w, tr->tmp);
     k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
         tr->tmp, c->params + D->in_b, NULL, tr->mask, x0, act, C, HW, 0, 1);
     LAUNCH_CHECK();
     for (int b = 0; b < B; b++) {
         float *xb = tr->xs + (size_t)b * stride, *xn = xb + stride, *tb = tr->ts + (size_t)b * stride;
-        conv_fwd_f32(c, ctr, bi, nb, xb, blk_w1(c, b), tr->tmp);
+        conv_fwd_f32(c, ctr, bi, xb, blk_w1(c, b), tr->tmp);
         k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
             tr->tmp, c->params + blk_b1(c, b), NULL, tr->mask, tb, act, C, HW, 0, 1);
         LAUNCH_CHECK();
-        conv_fwd_f32(c, ctr, bi, nb, tb, blk_w2(c, b), tr->tmp);
+        conv_fwd_f32(c, ctr, bi, tb, blk_w2(c, b), tr->tmp);
         k_bias_act<float><<<blocks_for(act, THREADS), THREADS, 0, s>>>(
             tr->tmp, c->params + blk_b2(c, b), xb, tr->mask, xn, act, C, HW, 0, 1);
         LAUNCH_CHECK();
@@ -1507,11 +1961,11 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     float *xB = tr->xs + (size_t)B * stride;
     /* policy head */
     size_t php = (size_t)nb * c->Hp * HW;
-    conv_fwd_f32(c, cp1, bi, nb, xB, D->pol_w1, tr->ph);
+    conv_fwd_f32(c, cp1, bi, xB, D->pol_w1, tr->ph);
     k_bias_act<float><<<blocks_for(php, THREADS), THREADS, 0, s>>>(
         tr->ph, c->params + D->pol_b1, NULL, tr->mask, tr->ph, php, c->Hp, HW, 0, 1);
     LAUNCH_CHECK();
-    conv_fwd_f32(c, cp2, bi, nb, tr->ph, D->pol_w2, tr->plog);
+    conv_fwd_f32(c, cp2, bi, tr->ph, D->pol_w2, tr->plog);
     int K = c->K;
     size_t pl = (size_t)nb * K * HW;
     k_bias_act<float><<<blocks_for(pl, THREADS), THREADS, 0, s>>>(
@@ -1522,7 +1976,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     LAUNCH_CHECK();
     /* value head */
     size_t vgp = (size_t)nb * c->Hv * HW;
-    conv_fwd_f32(c, cv1, bi, nb, xB, D->val_w1, tr->vg);
+    conv_fwd_f32(c, cv1, bi, xB, D->val_w1, tr->vg);
     k_bias_act<float><<<blocks_for(vgp, THREADS), THREADS, 0, s>>>(
         tr->vg, c->params + D->val_b1, NULL, tr->mask, tr->vg, vgp, c->Hv, HW, 0, 1);
     LAUNCH_CHECK();
@@ -1560,20 +2014,20 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     LAUNCH_CHECK();
     k_bias_grad<<<c->Hv, THREADS, 0, s>>>(tr->dvg, nb, c->Hv, HW, tr->grad + D->val_b1);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cv1, bi, nb, xB, tr->dvg, D->val_w1);
-    conv_bwd_data(c, cv1, bi, nb, tr->dvg, D->val_w1, 0.0f, tr->dx);
+    conv_bwd_filter(c, cv1, bi, xB, tr->dvg, D->val_w1);
+    conv_bwd_data(c, cv1, bi, tr->dvg, D->val_w1, 0.0f, tr->dx);
 
     /* policy head backward */
     k_bias_grad<<<K, THREADS, 0, s>>>(tr->dplog, nb, K, HW, tr->grad + D->pol_b2);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cp2, bi, nb, tr->ph, tr->dplog, D->pol_w2);
-    conv_bwd_data(c, cp2, bi, nb, tr->dplog, D->pol_w2, 0.0f, tr->dph);
+    conv_bwd_filter(c, cp2, bi, tr->ph, tr->dplog, D->pol_w2);
+    conv_bwd_data(c, cp2, bi, tr->dplog, D->pol_w2, 0.0f, tr->dph);
     k_relu_grad<<<blocks_for(php, THREADS), THREADS, 0, s>>>(tr->dph, tr->ph, tr->dph, php);
     LAUNCH_CHECK();
     k_bias_grad<<<c->Hp, THREADS, 0, s>>>(tr->dph, nb, c->Hp, HW, tr->grad + D->pol_b1);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cp1, bi, nb, xB, tr->dph, D->pol_w1);
-    conv_bwd_data(c, cp1, bi, nb, tr->dph, D->pol_w1, 1.0f, tr->dx);
+    conv_bwd_filter(c, cp1, bi, xB, tr->dph, D->pol_w1);
+    conv_bwd_data(c, cp1, bi, tr->dph, D->pol_w1, 1.0f, tr->dx);
 
     /* trunk backward: dx holds dL/dx_{b+1} */
     float *dx = tr->dx, *dz = tr->dz;
@@ -1583,15 +2037,15 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
         LAUNCH_CHECK();
         k_bias_grad<<<C, THREADS, 0, s>>>(dz, nb, C, HW, tr->grad + blk_b2(c, b));
         LAUNCH_CHECK();
-        conv_bwd_filter(c, ctr, bi, nb, tb, dz, blk_w2(c, b));
-        conv_bwd_data(c, ctr, bi, nb, dz, blk_w2(c, b), 0.0f, tr->dt);
+        conv_bwd_filter(c, ctr, bi, tb, dz, blk_w2(c, b));
+        conv_bwd_data(c, ctr, bi, dz, blk_w2(c, b), 0.0f, tr->dt);
         k_relu_grad<<<blocks_for(act, THREADS), THREADS, 0, s>>>(tr->dt, tb, tr->dt, act);
         LAUNCH_CHECK();
         k_bias_grad<<<C, THREADS, 0, s>>>(tr->dt, nb, C, HW, tr->grad + blk_b1(c, b));
         LAUNCH_CHECK();
-        conv_bwd_filter(c, ctr, bi, nb, xb, tr->dt, blk_w1(c, b));
+        conv_bwd_filter(c, ctr, bi, xb, tr->dt, blk_w1(c, b));
         /* dL/dx_b = dz (skip path) + conv1^T(dt) */
-        conv_bwd_data(c, ctr, bi, nb, tr->dt, blk_w1(c, b), 1.0f, dz);
+        conv_bwd_data(c, ctr, bi, tr->dt, blk_w1(c, b), 1.0f, dz);
         float *t = dx;
         dx = dz;
         dz = t;
@@ -1600,7 +2054,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     LAUNCH_CHECK();
     k_bias_grad<<<C, THREADS, 0, s>>>(dz, nb, C, HW, tr->grad + D->in_b);
     LAUNCH_CHECK();
-    conv_bwd_filter(c, cin, bi, nb, tr->in, dz, D->in_w);
+    conv_bwd_filter(c, cin, bi, tr->in, dz, D->in_w);
 
     /* L2 term and the losses */
     dim3 grid(L2_CHUNKS, tr->nsegs);
@@ -1611,40 +2065,111 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     LAUNCH_CHECK();
 }
 
-/* Copy a training batch to the device (through pinned memory) and run the
- * pass at its bucket size, padding rows zeroed. 0, or -1 with err (no
- * memory for the training buffers, no algorithm). */
+/* The weight copies of both precisions are stale. */
+static void weights_changed(nn_ctx *c)
+{
+    c->path[0].dirty = c->path[1].dirty = true;
+}
+
+/* A host pointer in pinned memory (cudaMallocHost, host_alloc)? */
+static bool host_pinned(const void *p)
+{
+    cudaPointerAttributes a;
+    if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return false;
+    }
+    return a.type == cudaMemoryTypeHost;
+}
+
+/* The pinned staging copy of a batch, for callers whose buffers are not
+ * pinned (module lock held). 0, or -1 with err. */
+static int train_staging_init(nn_ctx *c, char *err, size_t errlen)
+{
+    train_state *tr = c->tr;
+    size_t N = (size_t)c->max_batch, HW = (size_t)c->HW;
+    size_t sz[3] = {N * c->P * HW * sizeof(float), N * c->K * HW * sizeof(float),
+                    N * NN_VALUE_OUTPUTS * sizeof(float)};
+    float **p[3] = {&tr->h_in, &tr->h_pt, &tr->h_vt};
+    for (int i = 0; i < 3; i++)
+        TRY_ALLOC(cudaMallocHost((void **)p[i], sz[i]), sz[i], "pinned staging");
+    return 0;
+fail:
+    for (int i = 0; i < 3; i++) {
+        if (*p[i])
+            cudaFreeHost(*p[i]);
+        *p[i] = NULL;
+    }
+    return -1;
+}
+#undef TRY_ALLOC
+
+/* Copy a training batch to the device (straight from the caller's pinned
+ * buffers, else through the staging copy) and run the pass at its bucket
+ * size, padding rows zeroed; with `step`, then its Nesterov update. 0, or
+ * -1 with err (no memory for the training buffers, no algorithm). */
 static int train_run(nn_ctx *c, const float *in, const float *pt, const float *vt, int n,
-                     float wd, policy_weights pw, char *err, size_t errlen)
+                     float wd, policy_weights pw, const nn_train_opts_t *step, char *err,
+                     size_t errlen)
 {
     if (n < 0 || n > c->max_batch) {
         snprintf(err, errlen, "cuda:%d: batch %d is outside 1..%d", c->device, n, c->max_batch);
         return -1;
     }
     CUDA_CHECK(cudaSetDevice(c->device));
-    if (!c->tr && train_init(c, err, errlen) != 0)
-        return -1;
-    train_state *tr = c->tr;
     int nb = nn_cuda_bucket(n, c->max_batch), bi = nn_cuda_bucket_index(nb, c->max_batch);
-    if (choose_train(c, bi, nb, err, errlen) != 0)
-        return -1;
+    /* a bucket's first pass also loads kernels lazily: under the lock, as
+     * its setup (see cuda_forward) */
+    bool first = !c->tr || !c->tr->conv[CONV_IN].plan[bi].set;
+    if (first) {
+        module_lock();
+        if ((!c->tr && train_init(c, err, errlen) != 0) ||
+            choose_train(c, bi, nb, err, errlen) != 0) {
+            module_unlock();
+            return -1;
+        }
+    }
+    train_state *tr = c->tr;
     size_t P = (size_t)c->P, HW = (size_t)c->HW, V = NN_VALUE_OUTPUTS;
-    memcpy(tr->h_in, in, (size_t)n * P * HW * sizeof(float));
-    memcpy(tr->h_pt, pt, (size_t)n * c->K * HW * sizeof(float));
-    memcpy(tr->h_vt, vt, (size_t)n * V * sizeof(float));
-    struct { float *dev, *host; size_t row; } cp[3] = {
-        {tr->in, tr->h_in, P * HW}, {tr->ptarget, tr->h_pt, c->K * HW}, {tr->vtarget, tr->h_vt, V}};
+    const float *src[3] = {in, pt, vt};
+    size_t row[3] = {P * HW, c->K * HW, V};
+    if (!(host_pinned(in) && host_pinned(pt) && host_pinned(vt))) {
+        if (!tr->h_in) {
+            if (!first)
+                module_lock();
+            int rc = train_staging_init(c, err, errlen);
+            if (!first || rc != 0)
+                module_unlock();
+            if (rc != 0)
+                return -1;
+        }
+        float *stage[3] = {tr->h_in, tr->h_pt, tr->h_vt};
+        for (int i = 0; i < 3; i++) {
+            memcpy(stage[i], src[i], (size_t)n * row[i] * sizeof(float));
+            src[i] = stage[i];
+        }
+    }
+    float *dst[3] = {tr->in, tr->ptarget, tr->vtarget};
     for (int i = 0; i < 3; i++) {
-        CUDA_CHECK(cudaMemcpyAsync(cp[i].dev, cp[i].host, (size_t)n * cp[i].row * sizeof(float),
+        CUDA_CHECK(cudaMemcpyAsync(dst[i], src[i], (size_t)n * row[i] * sizeof(float),
                                    cudaMemcpyHostToDevice, c->stream));
         if (nb > n)
-            CUDA_CHECK(cudaMemsetAsync(cp[i].dev + (size_t)n * cp[i].row, 0,
-                                       (size_t)(nb - n) * cp[i].row * sizeof(float),
-                                       c->stream));
+            CUDA_CHECK(cudaMemsetAsync(dst[i] + (size_t)n * row[i], 0,
+                                       (size_t)(nb - n) * row[i] * sizeof(float), c->stream));
     }
     train_pass(c, bi, nb, n, wd, pw);
     CUDA_CHECK(cudaMemcpyAsync(tr->h_loss, tr->loss, 6 * sizeof(float), cudaMemcpyDeviceToHost,
                                c->stream));
+    if (step) {
+        k_sgd<<<blocks_for(c->dparams, THREADS), THREADS, 0, c->stream>>>(
+            c->params, tr->grad, c->mom, c->dparams, step->lr, step->momentum);
+        LAUNCH_CHECK();
+        weights_changed(c);
+    }
+    if (first) {
+        CUDA_CHECK(cudaStreamSynchronize(c->stream));
+        module_unlock();
+    }
     return 0;
 }
 
@@ -1669,12 +2194,8 @@ static int cuda_train_step(nn_ctx_t *c, const float *in, const float *pt, const 
             memset(out, 0, sizeof *out);
         return 0;
     }
-    if (train_run(c, in, pt, vt, n, o->weight_decay, policy_weights_of(o), err, errlen) != 0)
+    if (train_run(c, in, pt, vt, n, o->weight_decay, policy_weights_of(o), o, err, errlen) != 0)
         return -1;
-    k_sgd<<<blocks_for(c->dparams, THREADS), THREADS, 0, c->stream>>>(
-        c->params, c->tr->grad, c->mom, c->dparams, o->lr, o->momentum);
-    LAUNCH_CHECK();
-    c->weights_dirty = true;
     CUDA_CHECK(cudaStreamSynchronize(c->stream));
     losses_out(c, out);
     return 0;
@@ -1690,7 +2211,7 @@ static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
             memset(grad, 0, c->nparams * sizeof(float));
         return 0;
     }
-    if (train_run(c, in, pt, vt, n, wd, policy_weights_of(NULL), err, errlen) != 0)
+    if (train_run(c, in, pt, vt, n, wd, policy_weights_of(NULL), NULL, err, errlen) != 0)
         return -1;
     if (grad)
         params_download(c, grad, c->tr->grad);   /* synchronises */
@@ -1710,7 +2231,7 @@ static void cuda_set_weights(nn_ctx_t *c, const float *params)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
     CUDA_CHECK(params_upload(c, c->params, params));
-    c->weights_dirty = true;
+    weights_changed(c);
 }
 
 static void cuda_get_momentum(nn_ctx_t *c, float *m)
@@ -1725,44 +2246,62 @@ static void cuda_set_momentum(nn_ctx_t *c, const float *m)
     CUDA_CHECK(params_upload(c, c->mom, m));
 }
 
+/* Pinned host memory (module lock: cudaMallocHost would break another
+ * thread's capture). NULL when the device has none to give. */
+static void *cuda_host_alloc(nn_ctx_t *c, size_t bytes)
+{
+    void *p = NULL;
+    module_lock();
+    if (cudaSetDevice(c->device) != cudaSuccess || cudaMallocHost(&p, bytes ? bytes : 1) !=
+                                                       cudaSuccess)
+        p = NULL;
+    module_unlock();
+    return p;
+}
+
+static void cuda_host_free(nn_ctx_t *c, void *p)
+{
+    (void)c;
+    if (!p)
+        return;
+    module_lock();
+    cudaFreeHost(p);
+    module_unlock();
+}
+
 /* ---- create / free ---- */
 
-static void cuda_free(nn_ctx_t *c)
+/* Everything c holds (module lock held). */
+static void free_locked(nn_ctx *c)
 {
-    if (!c)
-        return;
     cudaSetDevice(c->device);
     if (c->stream)
         cudaStreamSynchronize(c->stream);
     train_free(c->tr);
-    if (c->graphs) {
-        for (int i = 0; i < c->nbuckets; i++)
-            if (c->graphs[i])
-                cudaGraphExecDestroy(c->graphs[i]);
-        free(c->graphs);
-    }
-    free(c->uses);
-    free(c->alg_in);
-    free(c->alg_trunk);
+    for (int i = 0; i < 2; i++)
+        infer_path_free(&c->path[i], c->nbuckets);
+    infer_state_free(&c->inf);
     /* the handles first: cuBLAS still points at its workspace until destroyed */
     if (c->blas)
         cublasDestroy(c->blas);
     if (c->dnn)
         cudnnDestroy(c->dnn);
-    void *dev[] = {c->params, c->mom, c->w_in, c->w_trunk, c->w_pol1, c->w_val1, c->in, c->x8,
-                   c->mask, c->legal, c->x, c->t, c->y, c->head, c->plog, c->pooled, c->vh,
-                   c->vl, c->policy, c->value, c->ws, c->blas_ws};
+    void *dev[] = {c->params, c->mom, c->blas_ws};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++)
         if (dev[i])
             cudaFree(dev[i]);
-    void *host[] = {c->h_in, c->h_policy, c->h_value};
-    for (size_t i = 0; i < sizeof host / sizeof host[0]; i++)
-        if (host[i])
-            cudaFreeHost(host[i]);
-    infer_desc_free(&c->inf);
     if (c->stream)
         cudaStreamDestroy(c->stream);
     free(c);
+}
+
+static void cuda_free(nn_ctx_t *c)
+{
+    if (!c)
+        return;
+    module_lock();
+    free_locked(c);
+    module_unlock();   /* clears what the teardown left as the last error */
 }
 
 static bool env_off(const char *name)
@@ -1771,8 +2310,110 @@ static bool env_off(const char *name)
     return v && strcmp(v, "0") == 0;
 }
 
-/* Every failure returns NULL with a message (no device, no memory, no
- * cuDNN algorithm), so `--device auto` can fall back to the CPU. */
+/* cuDNN can run a convolution at all: the bf16 NHWC input conv and the fp32
+ * NCHW one at batch 1 on scratch buffers (module lock held). What a
+ * missing or broken engine sub-library looks like is the first trial
+ * failing, and create must say so (auto then uses the CPU) rather than
+ * the first forward stopping. 0, or -1 with err. */
+static int probe_convs(nn_ctx *c, char *err, size_t errlen)
+{
+    int dev = c->device, rc = -1;
+    size_t HW = (size_t)c->HW, C = (size_t)c->C, wss = 0;
+    void *x = NULL, *w = NULL, *y = NULL, *ws = NULL;
+    conv_shape cs[2];
+    memset(cs, 0, sizeof cs);
+    TRY_GPU(dev, cudaMalloc(&x, 8 * HW * sizeof(float)));
+    TRY_GPU(dev, cudaMalloc(&w, C * 9 * 8 * sizeof(float)));
+    TRY_GPU(dev, cudaMalloc(&y, C * HW * sizeof(float)));
+    TRY_GPU(dev, cudaMemsetAsync(x, 0, 8 * HW * sizeof(float), c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(w, 0, C * 9 * 8 * sizeof(float), c->stream));
+    for (int k = 0; k < 2; k++) {
+        cudnnStatus_t st = k == 0 ? infer_shape_init(&cs[k], CONV_IN, c->C, c->M, true, 1)
+                                  : train_shape_init(&cs[k], &c->cfg, CONV_IN, 1);
+        if (st == CUDNN_STATUS_SUCCESS)
+            st = conv_plan_desc(&cs[k], 0, 1);
+        if (st != CUDNN_STATUS_SUCCESS) {
+            snprintf(err, errlen, "cuda:%d: cuDNN descriptors: %s%s", dev,
+                     cudnnGetErrorString(st), cudnn_detail());
+            goto fail;
+        }
+        size_t need = ws_need(c->dnn, &cs[k], &cs[k].plan[0]);
+        wss = need > wss ? need : wss;
+    }
+    wss = ws_clamp(wss, 1u << 20);
+    TRY_GPU(dev, cudaMalloc(&ws, wss));
+    for (int k = 0; k < 2; k++) {
+        trial_log log;
+        if (!pick_fwd(c->dnn, &cs[k], &cs[k].plan[0], x, w, y, ws, wss, -1, &log)) {
+            char say[400];
+            trial_say(&log, say, sizeof say);
+            snprintf(err, errlen, "cuda:%d: cuDNN runs no %s convolution: %s", dev,
+                     k == 0 ? "bf16" : "fp32", say);
+            goto fail;
+        }
+    }
+    TRY_GPU(dev, cudaStreamSynchronize(c->stream));
+    rc = 0;
+fail:
+    cudaStreamSynchronize(c->stream);
+    for (int k = 0; k < 2; k++)
+        conv_shape_free(&cs[k]);
+    void *bufs[] = {x, w, y, ws};
+    for (int i = 0; i < 4; i++)
+        if (bufs[i])
+            cudaFree(bufs[i]);
+    return rc;
+}
+
+/* create's device work (module lock held). 0, or -1 with err. */
+static int create_locked(nn_ctx *c, const nn_model_t *m, char *err, size_t errlen)
+{
+    int dev = c->device;
+    const size_t blas_ws = 32u << 20;
+    cudaFuncAttributes fa;
+    cudaError_t e;
+    TRY_GPU(dev, cudaSetDevice(dev));
+    /* our kernels first run in forward, where a failure stops the process:
+     * a device older than every -Dgpu_arch of this build must fail here,
+     * so `--device auto` still falls back */
+    e = cudaFuncGetAttributes(&fa, k_prep<bf16>);
+    if (e != cudaSuccess) {
+        snprintf(err, errlen, "cuda:%d: this build has no kernels for the device (%s; "
+                 "rebuild with its -Dgpu_arch)", dev, cudaGetErrorName(e));
+        return -1;
+    }
+    if (cudnn_libs_check(err, errlen) != 0) {
+        char why[400];
+        snprintf(why, sizeof why, "%s", err);
+        snprintf(err, errlen, "cuda:%d: %s", dev, why);
+        return -1;
+    }
+    TRY_GPU(dev, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+    TRY_GPU(dev, cudnnCreate(&c->dnn));
+    TRY_GPU(dev, cudnnSetStream(c->dnn, c->stream));
+    TRY_GPU(dev, cublasCreate(&c->blas));
+    TRY_GPU(dev, cublasSetStream(c->blas, c->stream));
+    /* our own cuBLAS workspace, so graph capture never makes cuBLAS allocate */
+    TRY_GPU(dev, cudaMalloc(&c->blas_ws, blas_ws));
+    TRY_GPU(dev, cublasSetWorkspace(c->blas, c->blas_ws, blas_ws));
+    TRY_GPU(dev, cudaMalloc((void **)&c->params, c->dparams * sizeof(float)));
+    TRY_GPU(dev, cudaMalloc((void **)&c->mom, c->dparams * sizeof(float)));
+    /* zeros: the padding between tensors stays finite */
+    TRY_GPU(dev, cudaMemsetAsync(c->params, 0, c->dparams * sizeof(float), c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(c->mom, 0, c->dparams * sizeof(float), c->stream));
+    TRY_GPU(dev, params_upload(c, c->params, m->params));
+    if (probe_convs(c, err, errlen) != 0)
+        return -1;
+    TRY_GPU(dev, cudaStreamSynchronize(c->stream));
+    return 0;
+fail:
+    return -1;
+}
+
+/* Every failure returns NULL with a message (no device, a cuDNN of another
+ * major version or missing a sub-library, no memory, no convolution that
+ * runs), so `--device auto` can fall back to the CPU. The inference and
+ * training state are built when first needed; a new context runs fp32. */
 static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int threads,
                              char *err, size_t errlen)
 {
@@ -1820,109 +2461,40 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     c->K = m->cfg.policy_outputs;
     c->Hv = m->cfg.value_head;
     c->Vh = m->cfg.value_hidden;
+    c->prec = NN_PRECISION_FP32;
     c->graphs_on = !env_off("GZ_CUDA_GRAPHS");
     c->tf32 = !env_off("GZ_CUDA_TF32");
+    const char *bc = getenv("GZ_CUDA_TEST_BREAK_CAPTURE");
+    c->break_capture = bc ? atoi(bc) : 0;
 
-    size_t N = (size_t)max_batch, HW = (size_t)c->HW, C = (size_t)c->C;
-    size_t K = (size_t)(c->Hp > c->Hv ? c->Hp : c->Hv);
-    const size_t blas_ws = 32u << 20;
-    size_t nbk = (size_t)c->nbuckets;
-    c->wstride = (C * 9 * C + 127) / 128 * 128;   /* 256 bytes of bf16 */
+    module_lock();
+    int rc = create_locked(c, m, err, errlen);
+    if (rc != 0)
+        free_locked(c);
+    module_unlock();
+    return rc == 0 ? c : NULL;
+}
 
-    c->alg_in = (fwd_choice *)calloc(nbk, sizeof(fwd_choice));
-    c->alg_trunk = (fwd_choice *)calloc(nbk, sizeof(fwd_choice));
-    c->graphs = (cudaGraphExec_t *)calloc(nbk, sizeof(cudaGraphExec_t));
-    c->uses = (unsigned char *)calloc(nbk, 1);
-    if (!c->alg_in || !c->alg_trunk || !c->graphs || !c->uses) {
-        snprintf(err, errlen, "out of memory");
-        goto fail;
-    }
-
-    TRY_CUDA(cudaSetDevice(device));
-    {
-        /* our kernels first run in forward, where a failure stops the
-         * process: a device older than every -Dgpu_arch of this build must
-         * fail here, so `--device auto` still falls back */
-        cudaFuncAttributes fa;
-        cudaError_t e = cudaFuncGetAttributes(&fa, k_prep);
-        if (e != cudaSuccess) {
-            snprintf(err, errlen, "cuda:%d: this build has no kernels for the device (%s; "
-                     "rebuild with its -Dgpu_arch)", device, cudaGetErrorName(e));
-            goto fail;
+static int cu_ctx_stats(nn_ctx_t *c, nn_cuda_stats_t *out)
+{
+    memset(out, 0, sizeof *out);
+    out->precision = c->prec;
+    out->infer_ready = c->inf.ready;
+    out->train_ready = c->tr != NULL;
+    out->train_staging = c->tr && c->tr->h_in;
+    out->buckets = c->nbuckets;
+    for (int i = 0; i < 2; i++) {
+        const infer_path *p = &c->path[i];
+        out->path_ready[i] = p->ready;
+        for (int b = 0; p->ready && b < c->nbuckets; b++) {
+            out->graphs_live += p->state[b] == GRAPH_LIVE;
+            out->graphs_failed += p->state[b] == GRAPH_FAILED;
         }
     }
-    TRY_CUDA(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
-    TRY_CUDNN(cudnnCreate(&c->dnn));
-    TRY_CUDNN(cudnnSetStream(c->dnn, c->stream));
-    TRY_CUBLAS(cublasCreate(&c->blas));
-    TRY_CUBLAS(cublasSetStream(c->blas, c->stream));
-    /* our own cuBLAS workspace, so graph capture never makes cuBLAS allocate */
-    TRY_CUDA(cudaMalloc(&c->blas_ws, blas_ws));
-    TRY_CUBLAS(cublasSetWorkspace(c->blas, c->blas_ws, blas_ws));
-
-#define DEV(ptr, count) TRY_CUDA(cudaMalloc((void **)&(ptr), ((size_t)(count) + 1) * sizeof *(ptr)))
-    DEV(c->params, c->dparams);
-    DEV(c->mom, c->dparams);
-    DEV(c->w_in, C * 9 * 8);
-    DEV(c->w_trunk, (size_t)(2 * c->B) * c->wstride);
-    DEV(c->w_pol1, (size_t)c->Hp * C);
-    DEV(c->w_val1, (size_t)c->Hv * C);
-    DEV(c->in, N * c->P * HW);
-    DEV(c->x8, N * HW * 8);
-    DEV(c->mask, N * HW);
-    DEV(c->legal, N * HW);
-    DEV(c->x, N * HW * C);
-    DEV(c->t, N * HW * C);
-    DEV(c->y, N * HW * C);
-    DEV(c->head, N * HW * K);
-    DEV(c->plog, N * HW);
-    DEV(c->pooled, N * c->Hv);
-    DEV(c->vh, N * c->Vh);
-    DEV(c->vl, N * NN_VALUE_OUTPUTS);
-    DEV(c->policy, N * HW);
-    DEV(c->value, N * NN_VALUE_OUTPUTS);
-#undef DEV
-    TRY_CUDA(cudaMallocHost((void **)&c->h_in, N * c->P * HW * sizeof(float)));
-    TRY_CUDA(cudaMallocHost((void **)&c->h_policy, N * HW * sizeof(float)));
-    TRY_CUDA(cudaMallocHost((void **)&c->h_value, N * NN_VALUE_OUTPUTS * sizeof(float)));
-    /* zeros: the padding of a tensor and the padding rows of a bucket stay finite */
-    memset(c->h_in, 0, N * c->P * HW * sizeof(float));
-    TRY_CUDA(cudaMemsetAsync(c->params, 0, c->dparams * sizeof(float), c->stream));
-    TRY_CUDA(cudaMemsetAsync(c->mom, 0, c->dparams * sizeof(float), c->stream));
-    TRY_CUDA(cudaMemsetAsync(c->x8, 0, N * HW * 8 * sizeof(bf16), c->stream));
-    TRY_CUDA(cudaMemsetAsync(c->x, 0, N * HW * C * sizeof(bf16), c->stream));
-    TRY_CUDA(cudaMemsetAsync(c->w_in, 0, C * 9 * 8 * sizeof(bf16), c->stream));
-    TRY_CUDA(cudaMemsetAsync(c->w_trunk, 0, (size_t)(2 * c->B) * c->wstride * sizeof(bf16),
-                             c->stream));
-
-    TRY_CUDNN(infer_desc_init(&c->inf, c->C, max_batch, c->M));
-
-    /* workspace: what the heuristics' first choices need at max_batch, at
-     * least 32 MiB, at most 1 GiB (a larger ask falls to the next candidate) */
-    {
-        size_t need = 32u << 20, w;
-        w = ws_need(c->dnn, c->inf.xd8, c->inf.wd_in, c->inf.cd3, c->inf.xdc, false);
-        need = w > need ? w : need;
-        w = ws_need(c->dnn, c->inf.xdc, c->inf.wd_trunk, c->inf.cd3, c->inf.xdc, false);
-        need = w > need ? w : need;
-        if (need > (1024u << 20))
-            need = 1024u << 20;
-        TRY_CUDA(cudaMalloc(&c->ws, need));
-        c->ws_size = need;
-    }
-    if (choose_fwd_all(c, err, errlen) != 0)
-        goto fail;
-    TRY_CUDA(cudaStreamSynchronize(c->stream));
-    TRY_CUDA(cudaGetLastError());
-
-    TRY_CUDA(params_upload(c, c->params, m->params));
-    c->weights_dirty = true;
-    return c;
-
-fail:
-    (void)cudaGetLastError();
-    cuda_free(c);
-    return NULL;
+    out->graph_launches = c->graph_launches;
+    out->plain_runs = c->plain_runs;
+    snprintf(out->graph_error, sizeof out->graph_error, "%s", c->graph_error);
+    return 0;
 }
 
 static const nn_backend_t backend_cuda = {
@@ -1936,13 +2508,26 @@ static const nn_backend_t backend_cuda = {
     cuda_get_momentum,
     cuda_set_momentum,
     cuda_free,
-    NULL,   /* set_precision: inference is bf16 (tensor cores), training fp32 */
-    NULL,   /* bf16_faster: not asked without set_precision */
+    cuda_set_precision,
+    cuda_host_alloc,
+    cuda_host_free,
 };
 
 /* ---- benchmark helper ---- */
 
+static double gemm_peak_locked(int device, char *name, size_t namelen);
+
+/* Under the module lock: its allocations would break another thread's
+ * capture. */
 static double cu_gemm_peak_tflops(int device, char *name, size_t namelen)
+{
+    module_lock();
+    double r = gemm_peak_locked(device, name, namelen);
+    module_unlock();
+    return r;
+}
+
+static double gemm_peak_locked(int device, char *name, size_t namelen)
 {
     char why[128];
     if (cu_device_valid(device, why, sizeof why) != 0) {
@@ -2013,10 +2598,7 @@ out:
     cudaFree(cm);
     if (st)
         cudaStreamDestroy(st);
-    /* a refused cudaMalloc stays the thread's last error: the next forward's
-     * launch check on this thread would stop the process on it */
-    (void)cudaGetLastError();
-    return tflops;
+    return tflops;   /* module_unlock clears what a refused cudaMalloc left */
 }
 
 static int cu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *why,
@@ -2035,11 +2617,119 @@ static int cu_mem_info(int dev, size_t *free_bytes, size_t *total_bytes, char *w
     return 0;
 }
 
+/* ---- device-free self test ---- */
+
+/* An algorithm trial on made-up candidates: what it keeps and what it
+ * says when nothing runs. */
+static int self_test_trials(char *err, size_t errlen)
+{
+    typedef cudnnConvolutionFwdAlgoPerf_t P;
+    typedef cudnnConvolutionFwdAlgo_t A;
+    cudnnConvolutionDescriptor_t cd = NULL;
+    int rc = -1;
+    trial_log log;
+    A algo = CUDNN_CONVOLUTION_FWD_ALGO_GEMM;
+    char say[600];
+    bool ok;
+    cudnnMathType_t m;
+    P cand[4];
+    memset(cand, 0, sizeof cand);
+    cand[0].algo = CUDNN_CONVOLUTION_FWD_ALGO_FFT;   /* the heuristic says it cannot */
+    cand[0].status = CUDNN_STATUS_NOT_SUPPORTED;
+    cand[1].algo = CUDNN_CONVOLUTION_FWD_ALGO_WINOGRAD;   /* too much workspace */
+    cand[1].memory = 1u << 30;
+    cand[2].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM;   /* refuses to run */
+    cand[3].algo = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;   /* runs */
+    cand[3].mathType = CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
+    int ncand = 4;
+    auto get = [&](P *p, int cap, int *got) {
+        *got = ncand < cap ? ncand : cap;
+        memcpy(p, cand, sizeof(P) * (size_t)*got);
+        return CUDNN_STATUS_SUCCESS;
+    };
+    auto run = [&](A a) {
+        return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ? CUDNN_STATUS_SUCCESS
+               : CUDNN_STATUS_EXECUTION_FAILED;
+    };
+    if (cudnnCreateConvolutionDescriptor(&cd) != CUDNN_STATUS_SUCCESS ||
+        cudnnSetConvolution2dDescriptor(cd, 1, 1, 1, 1, 1, 1, CUDNN_CROSS_CORRELATION,
+                                        CUDNN_DATA_FLOAT) != CUDNN_STATUS_SUCCESS) {
+        snprintf(err, errlen, "self test: cannot make a convolution descriptor");
+        goto out;
+    }
+    /* the runnable one is kept, with tensor-op math (never fp16 conversion) */
+    ok = try_algos<P>(get, run, cd, 64u << 20, -1, &algo, &log);
+    if (!ok || algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+        cudnnGetConvolutionMathType(cd, &m) != CUDNN_STATUS_SUCCESS ||
+        m != CUDNN_TENSOR_OP_MATH) {
+        snprintf(err, errlen, "self test: the trial kept algo %d (ok %d), want %d with "
+                 "tensor-op math", (int)algo, ok, (int)CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM);
+        goto out;
+    }
+    /* force_math replaces the candidate's */
+    ok = try_algos<P>(get, run, cd, 64u << 20, (int)CUDNN_FMA_MATH, &algo, &log);
+    if (!ok || cudnnGetConvolutionMathType(cd, &m) != CUDNN_STATUS_SUCCESS ||
+        m != CUDNN_FMA_MATH) {
+        snprintf(err, errlen, "self test: force_math FMA was not kept");
+        goto out;
+    }
+    /* nothing runs: every kind of refusal is counted and named */
+    ncand = 3;
+    ok = try_algos<P>(get, run, cd, 64u << 20, -1, &algo, &log);
+    trial_say(&log, say, sizeof say);
+    if (ok || !strstr(say, "3 candidates") || !strstr(say, "1 refused") ||
+        !strstr(say, cudnnGetErrorString(CUDNN_STATUS_NOT_SUPPORTED)) ||
+        !strstr(say, "1 over the workspace") || !strstr(say, "1 failed to run") ||
+        !strstr(say, cudnnGetErrorString(CUDNN_STATUS_EXECUTION_FAILED))) {
+        snprintf(err, errlen, "self test: a failed trial says: %s", say);
+        goto out;
+    }
+    /* the query itself fails, as when a sub-library does not load */
+    ok = try_algos<P>([](P *, int, int *got) {
+                          *got = 0;
+                          return CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED;
+                      },
+                      run, cd, 64u << 20, -1, &algo, &log);
+    trial_say(&log, say, sizeof say);
+    if (ok || !strstr(say, "the heuristic query failed") ||
+        !strstr(say, cudnnGetErrorString(CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED))) {
+        snprintf(err, errlen, "self test: a failed query says: %s", say);
+        goto out;
+    }
+    rc = 0;
+out:
+    if (cd)
+        cudnnDestroyConvolutionDescriptor(cd);
+    (void)cudaGetLastError();
+    return rc;
+}
+
+static int cu_self_test(char *err, size_t errlen)
+{
+    if (cudnn_libs_check(err, errlen) != 0)
+        return -1;
+    return self_test_trials(err, errlen);
+}
+
 /* ---- the module's one entry point ---- */
 
 static const nn_cuda_module_t module = {
-    NN_CUDA_MODULE_ABI, sizeof(nn_cuda_module_t), &backend_cuda,    cu_device_count,
-    cu_device_describe, cu_gemm_peak_tflops,      cu_check_shapes, cu_mem_info,
+    NN_CUDA_MODULE_ABI,
+    sizeof(nn_cuda_module_t),
+    sizeof(nn_config_t),
+    sizeof(nn_model_t),
+    sizeof(nn_train_opts_t),
+    sizeof(nn_losses_t),
+    sizeof(nn_backend_t),
+    sizeof(nn_cuda_stats_t),
+    &backend_cuda,
+    cu_device_count,
+    cu_device_describe,
+    cu_gemm_peak_tflops,
+    cu_check_shapes,
+    cu_mem_info,
+    cu_ctx_stats,
+    cu_self_test,
 };
 
 extern "C" __attribute__((visibility("default"))) const nn_cuda_module_t *gomoku_cuda_module(void)

@@ -144,28 +144,41 @@ uint64_t replay_games(replay_t *r)
     return n;
 }
 
-int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs)
+static void *batch_alloc(const replay_alloc_t *a, size_t bytes)
+{
+    return a->alloc ? a->alloc(a->ctx, bytes) : malloc(bytes);
+}
+
+int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs,
+                       const replay_alloc_t *a)
 {
     size_t mm = (size_t)board_max * board_max;
     memset(b, 0, sizeof *b);
+    if (a)
+        b->alloc = *a;
     b->n = n;
     b->board_max = board_max;
     b->policy_outputs = policy_outputs;
-    b->in = malloc((size_t)n * NN_PLANES * mm * sizeof(float));
-    b->policy = malloc((size_t)n * policy_outputs * mm * sizeof(float));
-    b->value = malloc((size_t)n * 3 * sizeof(float));
+    b->in = batch_alloc(&b->alloc, (size_t)n * NN_PLANES * mm * sizeof(float));
+    b->policy = batch_alloc(&b->alloc, (size_t)n * policy_outputs * mm * sizeof(float));
+    b->value = batch_alloc(&b->alloc, (size_t)n * 3 * sizeof(float));
     if (!b->in || !b->policy || !b->value) {
         replay_batch_release_buffers(b);
         return -1;
     }
     return 0;
 }
-
 void replay_batch_release_buffers(replay_batch_t *b)
 {
-    free(b->in);
-    free(b->policy);
-    free(b->value);
+    float *bufs[] = {b->in, b->policy, b->value};
+    for (int i = 0; i < 3; i++) {
+        if (!bufs[i])
+            continue;
+        if (b->alloc.free)
+            b->alloc.free(b->alloc.ctx, bufs[i]);
+        else
+            free(bufs[i]);
+    }
     b->in = b->policy = b->value = NULL;
 }
 
@@ -326,7 +339,8 @@ static void *batcher_main(void *arg)
 }
 
 replay_batcher_t *replay_batcher_create(replay_t *r, int batch, int threads, int nbuf,
-                                        uint64_t min_positions, uint64_t seed)
+                                        uint64_t min_positions, uint64_t seed,
+                                        const replay_alloc_t *a)
 {
     assert(batch > 0 && threads >= 1 && nbuf >= 2);
     replay_batcher_t *bt = calloc(1, sizeof *bt);
@@ -346,7 +360,7 @@ replay_batcher_t *replay_batcher_create(replay_t *r, int batch, int threads, int
     if (!bt->bufs || !bt->state || !bt->order || !bt->threads)
         goto out_free;
     for (int i = 0; i < nbuf; i++)
-        if (replay_batch_alloc(&bt->bufs[i], batch, r->board_max, r->policy_outputs) != 0)
+        if (replay_batch_alloc(&bt->bufs[i], batch, r->board_max, r->policy_outputs, a) != 0)
             goto out_free;
     for (int i = 0; i < threads; i++) {
         thread_arg_t *a = malloc(sizeof *a);

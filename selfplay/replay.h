@@ -12,7 +12,9 @@
  * the soft target, the visit distribution ^ NN_SOFT_POWER renormalized.
  *
  * replay_batcher_t runs CPU threads that keep a few minibatches ready in
- * host buffers it allocates up front. They never touch a device (design
+ * host buffers it allocates up front, from the caller's allocator (the
+ * trainer's: its net's host memory, pinned on CUDA, so the copy to the
+ * device reads them directly). The threads never touch a device (design
  * rule 4): the caller's training thread copies a taken batch to its device.
  *
  * Thread safety: replay_add and the batcher's threads may run at once
@@ -20,6 +22,7 @@
 #ifndef GZ_SELFPLAY_REPLAY_H
 #define GZ_SELFPLAY_REPLAY_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "engine/board.h"
@@ -41,6 +44,15 @@ int replay_add(replay_t *r, const game_record_t *rec);
 uint64_t replay_positions(replay_t *r);
 uint64_t replay_games(replay_t *r);
 
+/* Where a batch's buffers come from: alloc(ctx, bytes), NULL when out of
+ * memory, and free(ctx, p). A NULL replay_alloc_t: malloc and free. The
+ * allocator must outlive the buffers. */
+typedef struct replay_alloc {
+    void *(*alloc)(void *ctx, size_t bytes);
+    void (*free)(void *ctx, void *p);
+    void *ctx;
+} replay_alloc_t;
+
 /* One minibatch in host memory; buffers owned by whoever made it. */
 typedef struct replay_batch {
     int n;           /* samples */
@@ -50,11 +62,13 @@ typedef struct replay_batch {
     float *policy;   /* (n, K, M*M): visit distribution (sums to 1), opponent's reply
                       * (one-hot or all zero), soft target (sums to 1) */
     float *value;    /* (n, 3) win/draw/loss for the side to move */
+    replay_alloc_t alloc;   /* what the buffers came from (all NULL: malloc) */
 } replay_batch_t;
 
-/* Allocate / free the buffers of a batch of n with K policy channels. 0
- * or -1 (out of memory). */
-int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs);
+/* Allocate / free the buffers of a batch of n with K policy channels, from
+ * a (NULL: malloc). 0 or -1 (out of memory). */
+int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs,
+                       const replay_alloc_t *a);
 void replay_batch_release_buffers(replay_batch_t *b);
 
 /* Fill b->n samples drawn from the window, with random symmetries, using
@@ -64,10 +78,11 @@ int replay_sample(replay_t *r, replay_batch_t *b, uint64_t *rng);
 typedef struct replay_batcher replay_batcher_t;
 
 /* threads >= 1 assembler threads keep up to nbuf >= 2 batches of `batch`
- * ready once the window holds at least min_positions. NULL when out of
- * memory or a thread cannot start. */
+ * ready once the window holds at least min_positions, in buffers from a
+ * (NULL: malloc). NULL when out of memory or a thread cannot start. */
 replay_batcher_t *replay_batcher_create(replay_t *r, int batch, int threads, int nbuf,
-                                        uint64_t min_positions, uint64_t seed);
+                                        uint64_t min_positions, uint64_t seed,
+                                        const replay_alloc_t *a);
 /* Stops and joins the threads, frees the buffers. */
 void replay_batcher_free(replay_batcher_t *bt);
 

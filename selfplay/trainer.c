@@ -342,6 +342,10 @@ static int train_one(trainer_t *t, char *err, size_t errlen)
 
 /* ---- the run ---------------------------------------------------------- */
 
+/* The batcher's allocator: the training net's host memory. */
+static void *trainer_host_alloc(void *net, size_t bytes) { return nn_net_host_alloc(net, bytes); }
+static void trainer_host_free(void *net, void *p) { nn_net_host_free(net, p); }
+
 static int setup(trainer_t *t, char *err, size_t errlen)
 {
     const char *subdirs[] = {"models", "games"};
@@ -395,8 +399,12 @@ static int setup(trainer_t *t, char *err, size_t errlen)
     t->min_positions = (uint64_t)t->cfg.batch * 2;
     if (t->min_positions > (uint64_t)t->cfg.window)
         t->min_positions = (uint64_t)t->cfg.window;
+    /* minibatches in the net's host memory (pinned on CUDA): the step copies
+     * them to the device without a staging copy */
+    const replay_alloc_t host = {trainer_host_alloc, trainer_host_free, t->net};
     t->batcher = replay_batcher_create(t->replay, t->cfg.batch, t->o->assemble_threads, 3,
-                                       t->min_positions, t->cfg.seed ^ (t->step * 0x9e37u));
+                                       t->min_positions, t->cfg.seed ^ (t->step * 0x9e37u),
+                                       &host);
     if (!t->batcher) {
         snprintf(err, errlen, "cannot start the minibatch threads");
         return -1;

@@ -349,7 +349,7 @@ START_TEST(test_replay_policy_outputs)
     game_in_a_row(&g, size);
     ck_assert_int_eq(replay_add(rp, &g), 8);
     replay_batch_t b;
-    ck_assert_int_eq(replay_batch_alloc(&b, 200, m, K), 0);
+    ck_assert_int_eq(replay_batch_alloc(&b, 200, m, K, NULL), 0);
     uint64_t rng = 7;
     ck_assert_int_eq(replay_sample(rp, &b, &rng), 0);
     double hi = pow(0.75, 0.25), lo = pow(0.25, 0.25);
@@ -407,7 +407,7 @@ START_TEST(test_replay_window_and_samples)
     ck_assert_int_eq(replay_add(rp, &other), -1); /* wrong rule */
 
     replay_batch_t b;
-    ck_assert_int_eq(replay_batch_alloc(&b, 256, m, 1), 0);
+    ck_assert_int_eq(replay_batch_alloc(&b, 256, m, 1, NULL), 0);
     uint64_t rng = 99;
     ck_assert_int_eq(replay_sample(rp, &b, &rng), 0);
     int wins = 0, losses = 0, syms = 0;
@@ -447,7 +447,7 @@ START_TEST(test_replay_window_and_samples)
     ck_assert_int_gt(syms, 0); /* random symmetries were applied */
     replay_batch_release_buffers(&b);
 
-    replay_batcher_t *bt = replay_batcher_create(rp, 64, 2, 3, 1, 5);
+    replay_batcher_t *bt = replay_batcher_create(rp, 64, 2, 3, 1, 5, NULL);
     ck_assert_ptr_nonnull(bt);
     for (int i = 0; i < 10; i++) {
         replay_batch_t *x = replay_batcher_take(bt);
