@@ -131,7 +131,9 @@ int cmd_train(int argc, char **argv)
         {"stop-timeout", ARG_INT, &o.stop_timeout_s, 1, 3600,
          "S  seconds to wait for workers to stop (default 20)"},
         {"worker-fault", ARG_STR, &o.worker_fault, 0, 0,
-         "F  tests only: workers send corrupt frames (garbage) or stall"},
+         "F  tests only: workers send corrupt frames (garbage), forged results (forge) or stall"},
+        {"games-log", ARG_STR, &o.games_log, 0, 0,
+         "FILE  tests only: workers append the id of each game they send"},
         {"init-model", ARG_STR, &o.init_model, 0, 0,
          "FILE  a new run starts from this model (its blocks, channels, size and rule) instead "
          "of random weights"},
@@ -180,8 +182,9 @@ int cmd_train(int argc, char **argv)
         o.steps = v;
     }
     if (o.worker_fault && strcmp(o.worker_fault, "garbage") != 0 &&
-        strcmp(o.worker_fault, "stall") != 0 && strcmp(o.worker_fault, "none") != 0)
-        return args_fail(&help, "--worker-fault must be none, garbage or stall, got '%s'",
+        strcmp(o.worker_fault, "stall") != 0 && strcmp(o.worker_fault, "forge") != 0 &&
+        strcmp(o.worker_fault, "none") != 0)
+        return args_fail(&help, "--worker-fault must be none, garbage, forge or stall, got '%s'",
                          o.worker_fault);
     if (o.fault && strcmp(o.fault, "nan-loss") != 0 && strcmp(o.fault, "nan-once") != 0 &&
         strcmp(o.fault, "none") != 0)
@@ -213,14 +216,29 @@ int cmd_train(int argc, char **argv)
     } else if (o.run_name) {
         return args_fail(&help, "--run-name needs --broker");
     }
+    if (o.broker_url) {
+        /* before anything is created: a refused password or database ends
+         * here, with no run left behind (an unreachable broker is retried) */
+        broker_url_t bu;
+        char berr[512] = "";
+        broker_url_parse(o.broker_url, &bu, berr, sizeof berr);
+        o.broker = broker_create(&bu, o.run_name, berr, sizeof berr);
+        memset(bu.password, 0, sizeof bu.password);
+        if (!o.broker) {
+            fprintf(stderr, "gomoku train: %s\n", berr);
+            return 1;
+        }
+    }
 
     if (run_mkdir(dir, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
+        broker_free(o.broker);
         return 1;
     }
     o.lock_fd = run_lock(dir, err, sizeof err);
     if (o.lock_fd < 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
+        broker_free(o.broker);
         return 1;
     }
     char cpath[4096];
@@ -285,12 +303,15 @@ int cmd_train(int argc, char **argv)
     }
     o.cfg = cfg;
     o.run_dir = dir;
-    if (trainer_run(&o, err, sizeof err) != 0) {
+    int trc = trainer_run(&o, err, sizeof err);
+    o.broker = NULL;   /* the trainer's now (freed there) */
+    if (trc != 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
         goto out_unlock;
     }
     rc = 0;
 out_unlock:
+    broker_free(o.broker);
     run_unlock(o.lock_fd);
     return rc;
 }

@@ -45,10 +45,10 @@ int cmd_worker(int argc, char **argv)
         {"parent-pid", ARG_U64, &parent, 0, 0, "PID  exit at once unless this is our parent"},
         {"threads", ARG_INT, &o.sp.threads, 0, 256, "T  CPU backend threads (default 1)"},
         {"seed", ARG_U64, &seed, 0, 0, "S  random seed (--broker: default from the clock and pid)"},
-        {"fault", ARG_STR, &fault, 0, 0, "F  tests only: none, garbage (corrupt frames) or stall"},
+        {"fault", ARG_STR, &fault, 0, 0, "F  tests only: none, garbage (corrupt frames), stall or forge (forged results)"},
         {"broker", ARG_STR, &ro.url, 0, 0, "URL  redis://[:password@]host:port[/db], or @FILE holding it: remote worker"},
         {"run", ARG_STR, &ro.run, 0, 0, "NAME  the run's name on the broker (its trainer's --run-name)"},
-        {"spool", ARG_STR, &spool, 0, 0, "DIR  outage buffer (default gomoku-spool-NAME)"},
+        {"spool", ARG_STR, &spool, 0, 0, "DIR  games kept until stored: --broker: outage buffer (default gomoku-spool-NAME); else until the trainer acknowledges them"},
         {"spool-max", ARG_INT, &ro.spool_max, 1, 10000000, "N  games the spool may hold (default 10000)"},
         {"max-games", ARG_U64, &max_games, 0, 0, "N  stop after sending N games (default: no limit)"},
         {"device", ARG_STR, &ro.device, 0, 0, "D  --broker: auto, cpu, cuda, cuda:N (default auto)"},
@@ -61,6 +61,12 @@ int cmd_worker(int argc, char **argv)
                         &npos);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
+    if (spool && !*spool)
+        return args_fail(&help, "--spool: the directory path is empty");
+    for (const unsigned char *p = (const unsigned char *)spool; p && *p; p++)
+        if (*p < 0x20 || *p == 0x7f)   /* one line in messages and logs, as run paths */
+            return args_fail(&help, "--spool: the directory path holds control byte 0x%02x at "
+                             "offset %zu", *p, (size_t)(p - (const unsigned char *)spool));
     if (ro.url || ro.run) {
         if (!ro.url || !ro.run)
             return args_fail(&help, "--broker and --run go together");
@@ -99,8 +105,12 @@ int cmd_worker(int argc, char **argv)
         o.fault = WORKER_FAULT_GARBAGE;
     else if (strcmp(fault, "stall") == 0)
         o.fault = WORKER_FAULT_STALL;
+    else if (strcmp(fault, "forge") == 0)
+        o.fault = WORKER_FAULT_FORGE;
     else
-        return args_fail(&help, "--fault must be none, garbage or stall, got '%s'", fault);
+        return args_fail(&help, "--fault must be none, garbage, stall or forge, got '%s'", fault);
+    o.spool_dir = spool;
+    o.games_log = ro.games_log;
     char err[4600], cpath[4200];
     run_config_t cfg;
     snprintf(cpath, sizeof cpath, "%s/config", run_dir);

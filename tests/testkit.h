@@ -101,4 +101,10 @@ long long status_num(const char *run, const char *key);
  * TIMEOUT_S * slow() seconds. */
 bool wait_status(const char *run, const char *key, long long v, double timeout_s);
 
+/* ---- JSON ---- */
+
+/* Whether S is one whole, valid JSON text (RFC 8259); when not, WHY says
+ * what and at which byte. */
+bool json_valid(const char *s, char *why, size_t whylen);
+
 #endif
