@@ -29,7 +29,7 @@ static void file_path(const spool_t *s, uint64_t n, char *out, size_t outlen)
 
 spool_t *spool_open(const char *dir, int max, int durable, char *err, size_t errlen)
 {
-    if (strlen(dir) >= 3000) {
+    if (strlen(dir) >= 3060) {   /* RUN_DIR_MAX plus /spool/worker-K */
         snprintf(err, errlen, "spool directory path too long");
         return NULL;
     }

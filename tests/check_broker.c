@@ -265,6 +265,14 @@ START_TEST(test_bad_arguments)
     ck_assert_int_eq(run_cmd(a7, &out), 2);
     ck_assert_msg(strstr(out, "port") && !strstr(out, "pw9"), "%s", out);
     free(out);
+    /* a spool path is one line (logs, messages): a newline in it is refused */
+    char *a8[] = {(char *)bin(), "worker", "--broker", "redis://h:1", "--run", "r", "--spool",
+                  "/tmp/sp\nool", NULL};
+    ck_assert_int_eq(run_cmd(a8, &out), 2);
+    ck_assert_msg(strstr(out, "--spool: the directory path holds control byte 0x0a at offset 7"),
+                  "%s", out);
+    ck_assert_msg(access("/tmp/sp\nool", F_OK) != 0, "the spool was created");
+    free(out);
 }
 END_TEST
 
