@@ -219,6 +219,8 @@ void trainer_ack(trainer_t *t, wslot_t *w, uint64_t wid, uint64_t seq)
 void trainer_acks_flush(trainer_t *t, wslot_t *w)
 {
     (void)t;
+    if (w->nacks == 0)
+        return;
     size_t at = 0;
     while (at < w->nacks && w->state == W_RUNNING) {
         size_t n = w->nacks - at;
