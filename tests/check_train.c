@@ -1307,6 +1307,10 @@ START_TEST(test_real_disk_full_tmpfs)
                   strstr(st, "\"games_dir_error\": \"No space left on device\"") &&
                   strstr(st, "\"games_held\": 1") && strstr(st, "\"games_dropped\": 0"), "%s", st);
     free(st);
+    /* the progress line follows the status.json write by a moment */
+    end = now_s() + 10 * slow();
+    while (now_s() < end && !run_has(run, ".err", "disk full"))
+        usleep(50000);
     ck_assert_msg(run_has(run, ".err", "disk full"), "no 'disk full' in the progress line");
     long long saved = status_num(run, "games");
     /* the disk gets room again: the run goes on */
