@@ -90,14 +90,29 @@ int cmd_train(int argc, char **argv)
     } else if (o.run_name) {
         return args_fail(&help, "--run-name needs --broker");
     }
+    if (o.broker_url) {
+        /* before anything is created: a refused password or database ends
+         * here, with no run left behind (an unreachable broker is retried) */
+        broker_url_t bu;
+        char berr[512] = "";
+        broker_url_parse(o.broker_url, &bu, berr, sizeof berr);
+        o.broker = broker_create(&bu, o.run_name, berr, sizeof berr);
+        memset(bu.password, 0, sizeof bu.password);
+        if (!o.broker) {
+            fprintf(stderr, "gomoku train: %s\n", berr);
+            return 1;
+        }
+    }
 
     if (run_mkdir(dir, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
+        broker_free(o.broker);
         return 1;
     }
     o.lock_fd = run_lock(dir, err, sizeof err);
     if (o.lock_fd < 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
+        broker_free(o.broker);
         return 1;
     }
     run_config_t cfg;
@@ -112,12 +127,15 @@ int cmd_train(int argc, char **argv)
     }
     o.cfg = cfg;
     o.run_dir = dir;
-    if (trainer_run(&o, err, sizeof err) != 0) {
+    int trc = trainer_run(&o, err, sizeof err);
+    o.broker = NULL;   /* the trainer's now (freed there) */
+    if (trc != 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
         goto out_unlock;
     }
     rc = 0;
 out_unlock:
+    broker_free(o.broker);
     run_unlock(o.lock_fd);
     return rc;
 }

@@ -42,6 +42,12 @@ int cmd_worker(int argc, char **argv)
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
+    if (spool && !*spool)
+        return args_fail(&help, "--spool: the directory path is empty");
+    for (const unsigned char *p = (const unsigned char *)spool; p && *p; p++)
+        if (*p < 0x20 || *p == 0x7f)   /* one line in messages and logs, as run paths */
+            return args_fail(&help, "--spool: the directory path holds control byte 0x%02x at "
+                             "offset %zu", *p, (size_t)(p - (const unsigned char *)spool));
     if (ro.url || ro.run) {
         if (!ro.url || !ro.run)
             return args_fail(&help, "--broker and --run go together");
@@ -73,7 +79,10 @@ int cmd_worker(int argc, char **argv)
     if (ro.seed != 0)
         o.sp.seed = ro.seed;
     o.fault = strcmp(fault, "garbage") == 0 ? WORKER_FAULT_GARBAGE
-              : strcmp(fault, "stall") == 0 ? WORKER_FAULT_STALL : WORKER_FAULT_NONE;
+              : strcmp(fault, "stall") == 0 ? WORKER_FAULT_STALL
+              : strcmp(fault, "forge") == 0 ? WORKER_FAULT_FORGE : WORKER_FAULT_NONE;
+    o.spool_dir = spool;
+    o.games_log = ro.games_log;
     char err[4600], cpath[4200];
     run_config_t cfg;
     snprintf(cpath, sizeof cpath, "%s/config", run_dir);

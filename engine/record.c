@@ -323,6 +323,14 @@ int record_validate(const game_record_t *r, char *err, size_t errlen)
                     result_str((result_t)r->result));
             return -1;
         }
+        result_t winner = b.to_move == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
+        if (r->result != winner) {
+            /* a forged or corrupted result: the side that resigned cannot win */
+            util_errf(err, errlen, "resigned game records %s as the winner, but %s was to "
+                      "move after ply %u and resigned", result_str((result_t)r->result),
+                      b.to_move == STONE_BLACK ? "black" : "white", (unsigned)r->nplies);
+            return -1;
+        }
         return 0;
     }
     if (r->result != b.result) {

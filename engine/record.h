@@ -75,7 +75,8 @@ int record_equal(const game_record_t *a, const game_record_t *b);
  * the result matches the final position (or a resignation), else -1 with
  * a message in err naming the ply (numbered from 1, as `gomoku records dump`
  * shows them). A resigned game (RECORD_FLAG_RESIGNED) must end in an open
- * position with a black or white result. */
+ * position, and its result must be a win for the side that did not resign
+ * (the side to move after the last ply resigned). */
 int record_validate(const game_record_t *r, char *err, size_t errlen);
 
 /* Encode r as one frame into *buf (grown with realloc as needed, caller

@@ -148,6 +148,14 @@ int brain_genmove(brain_t *br, const board_t *b, const uint8_t *blocked, double 
             return -1;
         m->searched = budget_ms >= 1.0;
         m->move = mcts_pick_move(br->tree, 0.0);
+        if (m->move == MOVE_NONE && stop && *stop) {
+            /* stopped before the root was expanded: the policy's move, as
+             * with no time at all */
+            if (brain_search(br, b, 0.0, NULL, &m->r, err, errlen))
+                return -1;
+            m->searched = 0;
+            m->move = mcts_pick_move(br->tree, 0.0);
+        }
     }
     m->move = unblocked_move(br, b, blocked, m->move);
     if (m->move == MOVE_NONE || board_check_move(b, m->move) != MOVE_OK) {

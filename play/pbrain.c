@@ -62,6 +62,7 @@ struct pbrain {
     int stop;
     int searching;
     int ending;                 /* END was read: every search ends at once */
+    int input_closed;           /* end of input: every search ends at once, moves still said */
 };
 
 /* Every reply goes through here: one line, printable ASCII only. */
@@ -199,7 +200,7 @@ static void search_end(pbrain_t *pb)
 {
     pthread_mutex_lock(&pb->mu);
     pb->searching = 0;
-    if (!pb->ending)
+    if (!pb->ending && !pb->input_closed)
         __atomic_store_n(&pb->stop, 0, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&pb->mu);
 }
@@ -1089,6 +1090,12 @@ static void *reader_main(void *arg)
     }
     pthread_mutex_lock(&r->pb->mu);
     r->eof = 1;
+    /* the manager is gone (or closed our input): a running search stops
+     * now and later ones at once, so the lines still queued are answered
+     * with what the searches have and the engine exits, instead of
+     * thinking to the end of each move's time */
+    r->pb->input_closed = 1;
+    __atomic_store_n(&r->pb->stop, 1, __ATOMIC_RELAXED);
     pthread_cond_broadcast(&r->cv);
     pthread_mutex_unlock(&r->pb->mu);
 out_quit:

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -633,19 +634,134 @@ int broker_group_create(broker_t *b, char *err, size_t errlen)
 
 void broker_batch_free(broker_batch_t *bt)
 {
-    if (bt->reply)
-        freeReplyObject(bt->reply);
     free(bt->e);
+    free(bt->frame_off);
+    free(bt->bytes);
     memset(bt, 0, sizeof *bt);
 }
 
-static uint64_t hex_field(const redisReply *v)
+
+/* ---- reading the stream with a bound on every entry ----
+ *
+ * XREADGROUP's reply is read here, off the connection's socket, instead of
+ * by hiredis: hiredis would take a whole bulk string into memory before
+ * anyone can look at its length (and grows its buffer in 1 MiB steps, so a
+ * 64 MiB value costs seconds). Here each length is seen first: a value of
+ * an entry past BROKER_ENTRY_MAX is read through a small buffer and thrown
+ * away as it arrives, and the entry is refused (acknowledged and deleted
+ * on the broker). The frames kept are copied into the batch's buffer. */
+
+typedef struct rd {
+    int fd;
+    size_t at, len;
+    char why[128];
+    uint8_t buf[1 << 16];
+} rd_t;
+
+static int rd_fill(rd_t *r)
 {
-    if (v->type != REDIS_REPLY_STRING || v->len == 0 || v->len > 16)
+    if (r->at < r->len)
+        return 0;
+    r->at = r->len = 0;
+    for (;;) {
+        ssize_t n = recv(r->fd, r->buf, sizeof r->buf, 0);
+        if (n > 0) {
+            r->len = (size_t)n;
+            return 0;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        snprintf(r->why, sizeof r->why, "%s", n == 0 ? "connection closed" :
+                 errno == EAGAIN || errno == EWOULDBLOCK ? "timed out" : strerror(errno));
+        return -1;
+    }
+}
+
+/* One line without its CRLF into out (NUL-terminated); a longer one than
+ * outlen - 1 is a protocol error. */
+static int rd_line(rd_t *r, char *out, size_t outlen)
+{
+    size_t n = 0;
+    for (;;) {
+        if (rd_fill(r) != 0)
+            return -1;
+        char c = (char)r->buf[r->at++];
+        if (c == '\n' && n > 0 && out[n - 1] == '\r') {
+            out[n - 1] = '\0';
+            return 0;
+        }
+        if (n + 1 >= outlen) {
+            snprintf(r->why, sizeof r->why, "protocol error (a line too long)");
+            return -1;
+        }
+        out[n++] = c;
+    }
+}
+
+/* n bytes and the CRLF after them: into dst, or thrown away when dst is NULL. */
+static int rd_body(rd_t *r, uint8_t *dst, size_t n)
+{
+    for (size_t left = n + 2; left > 0;) {
+        if (rd_fill(r) != 0)
+            return -1;
+        size_t k = r->len - r->at < left ? r->len - r->at : left;
+        if (dst) {
+            size_t body = left > 2 ? left - 2 : 0, take = k < body ? k : body;
+            memcpy(dst + (n - body), r->buf + r->at, take);
+        }
+        r->at += k;
+        left -= k;
+    }
+    return 0;
+}
+
+/* A header line "<type><number>": the number, or -2 with why. -1 is nil. */
+static long long rd_head(rd_t *r, char type, char *err, size_t errlen)
+{
+    char line[256];
+    if (rd_line(r, line, sizeof line) != 0)
+        return -2;
+    if (line[0] == '-') {   /* an error reply: the connection is still in step */
+        snprintf(err, errlen, "%.200s", line + 1);
+        return -3;
+    }
+    char *end;
+    long long v = line[0] == type ? strtoll(line + 1, &end, 10) : 0;
+    if (line[0] != type || end == line + 1 || *end || v < -1) {
+        snprintf(r->why, sizeof r->why, "protocol error (expected '%c', got '%.20s')", type, line);
+        return -2;
+    }
+    return v;
+}
+
+/* A short bulk string into out (NUL-terminated; *len its length), or
+ * thrown away (*len its length, out "") when longer than outlen - 1. */
+static int rd_small(rd_t *r, char *out, size_t outlen, size_t *len, char *err, size_t errlen)
+{
+    *len = 0;
+    out[0] = '\0';
+    long long n = rd_head(r, '$', err, errlen);
+    if (n < -1)
+        return (int)n;
+    *len = n < 0 ? 0 : (size_t)n;
+    if (n < 0)
+        return 0;
+    if ((size_t)n < outlen) {
+        if (rd_body(r, (uint8_t *)out, (size_t)n) != 0)
+            return -2;
+        out[n] = '\0';
+        return 0;
+    }
+    return rd_body(r, NULL, (size_t)n) != 0 ? -2 : 0;
+}
+
+static uint64_t hex_str(const char *s, size_t len)
+{
+    if (len == 0 || len > 16)
         return 0;
     uint64_t x = 0;
-    for (size_t i = 0; i < v->len; i++) {
-        char c = v->str[i];
+    for (size_t i = 0; i < len; i++) {
+        char c = s[i];
         int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
         if (d < 0)
             return 0;
@@ -654,13 +770,192 @@ static uint64_t hex_field(const redisReply *v)
     return x;
 }
 
-int broker_read(broker_t *b, const char *consumer, int pending, int count, int block_ms,
-                broker_batch_t *bt, char *err, size_t errlen)
+/* Why a field of an entry is unusable, into e->why (the first one found). */
+static void entry_bad(broker_entry_t *e, const char *field, const char *what)
 {
-    if (bt->reply)
-        freeReplyObject(bt->reply);
-    bt->reply = NULL;
-    bt->n = 0;
+    if (!e->why[0])
+        snprintf(e->why, sizeof e->why, "entry %s: field '%s' %s", e->id, field, what);
+}
+
+/* Room for n more bytes in the batch's buffer; its offset, or -1. */
+static long long batch_room(broker_batch_t *bt, size_t n)
+{
+    if (bt->cap_bytes - bt->nbytes < n) {
+        size_t ncap = bt->cap_bytes ? bt->cap_bytes : 65536;
+        while (ncap - bt->nbytes < n)
+            ncap *= 2;
+        uint8_t *p = realloc(bt->bytes, ncap);
+        if (!p)
+            return -1;
+        bt->bytes = p;
+        bt->cap_bytes = ncap;
+    }
+    long long off = (long long)bt->nbytes;
+    bt->nbytes += n;
+    return off;
+}
+
+/* The entries of one XREADGROUP reply. 0; -3 an error reply (err says it,
+ * the connection is fine); -2 the connection is out of step (r->why). */
+static int read_entries(rd_t *r, broker_batch_t *bt, char *err, size_t errlen)
+{
+    long long ns = rd_head(r, '*', err, errlen);
+    if (ns < -1)
+        return (int)ns;
+    if (ns <= 0)
+        return 0;   /* nil: nothing new (BLOCK timed out) */
+    for (long long si = 0; si < ns; si++) {
+        if (rd_head(r, '*', err, errlen) != 2)
+            return snprintf(r->why, sizeof r->why, "protocol error (a stream)"), -2;
+        char key[256];
+        size_t kl;
+        if (rd_small(r, key, sizeof key, &kl, err, errlen) != 0)
+            return -2;
+        long long n = rd_head(r, '*', err, errlen);
+        if (n < -1)
+            return -2;
+        if (n > 0 && bt->n + n > bt->cap) {
+            int ncap = bt->n + (int)n;
+            broker_entry_t *e = realloc(bt->e, (size_t)ncap * sizeof *e);
+            if (e)
+                bt->e = e;
+            size_t *o = e ? realloc(bt->frame_off, (size_t)ncap * sizeof *o) : NULL;
+            if (!o)
+                return snprintf(r->why, sizeof r->why, "out of memory"), -2;
+            bt->frame_off = o;
+            bt->cap = ncap;
+        }
+        for (long long i = 0; i < n; i++) {
+            if (rd_head(r, '*', err, errlen) != 2)
+                return snprintf(r->why, sizeof r->why, "protocol error (an entry)"), -2;
+            broker_entry_t *e = &bt->e[bt->n];
+            memset(e, 0, sizeof *e);
+            bt->frame_off[bt->n] = SIZE_MAX;
+            bt->n++;
+            size_t idl;
+            if (rd_small(r, e->id, sizeof e->id, &idl, err, errlen) != 0 || idl >= sizeof e->id)
+                return snprintf(r->why, sizeof r->why, "protocol error (an entry id)"), -2;
+            long long nf = rd_head(r, '*', err, errlen);
+            if (nf < -1 || nf % 2 != 0)
+                return snprintf(r->why, sizeof r->why, "protocol error (entry fields)"), -2;
+            if (nf < 0) {   /* a pending entry deleted meanwhile */
+                snprintf(e->why, sizeof e->why, "entry %s has no fields (deleted from the stream)",
+                         e->id);
+                continue;
+            }
+            size_t total = 0;
+            int have_run = 0, have_w = 0, have_f = 0;
+            char name[16] = "";
+            for (long long f = 0; f < nf; f++) {
+                /* names and values alike: the length first; past the limit
+                 * the entry is refused and nothing more of it is read */
+                long long vn = rd_head(r, '$', err, errlen);
+                if (vn < -1)
+                    return -2;
+                size_t vl = vn < 0 ? 0 : (size_t)vn;
+                if (vl > BROKER_ENTRY_MAX - total) {
+                    e->oversized = total + vl;
+                    snprintf(e->why, sizeof e->why, "entry %s is over %zu bytes, the limit is %zu "
+                             "(refused unread, deleted from the stream)", e->id, e->oversized,
+                             BROKER_ENTRY_MAX);
+                    return -4;
+                }
+                total += vl + 16;
+                if (f % 2 == 0 && vn < 0)
+                    return snprintf(r->why, sizeof r->why, "protocol error (a nil name)"), -2;
+                if (f % 2 == 0) {   /* a name */
+                    if (vl < sizeof name) {
+                        if (rd_body(r, (uint8_t *)name, vl) != 0)
+                            return -2;
+                        name[vl] = '\0';
+                    } else {
+                        name[0] = '\0';
+                        if (rd_body(r, NULL, vl) != 0)
+                            return -2;
+                    }
+                    continue;
+                }
+                if (strcmp(name, "f") == 0) {
+                    have_f = 1;
+                    if (vl == 0) {
+                        entry_bad(e, "f", "(frame) is empty");
+                    } else {
+                        long long off = batch_room(bt, vl);
+                        if (off < 0)
+                            return snprintf(r->why, sizeof r->why, "out of memory"), -2;
+                        bt->frame_off[bt->n - 1] = (size_t)off;
+                        e->len = vl;
+                    }
+                    if (vn > 0 && rd_body(r, bt->bytes + bt->frame_off[bt->n - 1], vl) != 0)
+                        return -2;
+                    if (vn == 0 && rd_body(r, NULL, 0) != 0)
+                        return -2;
+                    continue;
+                }
+                char val[64];
+                if (vl < sizeof val) {
+                    if (vn >= 0 && rd_body(r, (uint8_t *)val, vl) != 0)
+                        return -2;
+                    val[vl] = '\0';
+                } else {
+                    val[0] = '\0';
+                    if (rd_body(r, NULL, vl) != 0)
+                        return -2;
+                }
+                if (strcmp(name, "run") == 0) {
+                    have_run = 1;
+                    e->run_id = hex_str(val, vl);
+                    if (vl == 0)
+                        entry_bad(e, "run", "is empty");
+                    else if (!e->run_id)
+                        entry_bad(e, "run", "is not a run id (1-16 hex digits, not 0)");
+                } else if (strcmp(name, "w") == 0) {
+                    have_w = 1;
+                    e->worker_id = hex_str(val, vl);
+                    if (vl == 0)
+                        entry_bad(e, "w", "(worker id) is empty");
+                    else if (!e->worker_id)
+                        entry_bad(e, "w", "(worker id) is not 1-16 hex digits, not 0");
+                }
+            }
+            if (!have_run)
+                entry_bad(e, "run", "is missing");
+            if (!have_w)
+                entry_bad(e, "w", "(worker id) is missing");
+            if (!have_f)
+                entry_bad(e, "f", "(frame) is missing");
+        }
+    }
+    return 0;
+}
+
+/* Acknowledge and delete the oversized entries of bt on the broker: they
+ * are refused for good, and their bytes should not stay there. */
+static void drop_oversized(broker_t *b, const broker_batch_t *bt)
+{
+    for (int i = 0; i < bt->n; i++) {
+        if (!bt->e[i].oversized)
+            continue;
+        char e[256];
+        const char *ack[] = {"XACK", b->k_games, BROKER_GROUP, bt->e[i].id};
+        const char *del[] = {"XDEL", b->k_games, bt->e[i].id};
+        redisReply *r = cmd(b, 4, ack, NULL, e, sizeof e);
+        if (r)
+            freeReplyObject(r);
+        r = b->c ? cmd(b, 3, del, NULL, e, sizeof e) : NULL;
+        if (r)
+            freeReplyObject(r);
+        /* not connected: it stays pending, and is refused again when read again */
+    }
+}
+
+static int read_once(broker_t *b, const char *consumer, int pending, int count, int block_ms,
+                     broker_batch_t *bt, char *err, size_t errlen)
+{
+    if (!b->c) {
+        snprintf(err, errlen, "broker %.64s is not connected (%.100s)", b->u.host, b->last_err);
+        return -1;
+    }
     char cnt[16], blk[16];
     snprintf(cnt, sizeof cnt, "%d", count);
     snprintf(blk, sizeof blk, "%d", block_ms);
@@ -679,60 +974,85 @@ int broker_read(broker_t *b, const char *consumer, int pending, int count, int b
     av[ac++] = "STREAMS";
     av[ac++] = b->k_games;
     av[ac++] = pending ? "0" : ">";
-    redisReply *r = cmd(b, ac, av, NULL, err, errlen);
+    /* hiredis sends it; the reply is read below, straight off the socket
+     * (its own reader holds nothing between the replies of a blocking
+     * connection) */
+    int done = 0;
+    if (b->c->reader->pos != b->c->reader->len ||
+        redisAppendCommandArgv(b->c, ac, av, NULL) != REDIS_OK)
+        goto out_broken;
+    while (!done)
+        if (redisBufferWrite(b->c, &done) != REDIS_OK)
+            goto out_broken;
+    rd_t *r = malloc(sizeof *r);
     if (!r) {
-        if (strstr(err, "NOGROUP") && broker_group_create(b, err, errlen) == 0)
+        snprintf(err, errlen, "out of memory");
+        drop(b, "out of memory");
+        return -1;
+    }
+    r->fd = b->c->fd;
+    r->at = r->len = 0;
+    r->why[0] = '\0';
+    char rerr[256] = "";
+    int rc = read_entries(r, bt, rerr, sizeof rerr);
+    if (rc == 0 && r->at != r->len)
+        rc = -2, snprintf(r->why, sizeof r->why, "protocol error (bytes after the reply)");
+    if (rc == -2) {
+        char why[200];
+        snprintf(why, sizeof why, "%s", r->why);
+        free(r);
+        snprintf(err, errlen, "broker %.64s:%d: XREADGROUP: %.120s", b->u.host, b->u.port, why);
+        drop(b, why);
+        bt->n = 0;
+        return -1;
+    }
+    free(r);
+    if (rc == -4) {
+        /* an entry past the limit: the rest of the reply is not read, the
+         * connection goes (the cheapest way to skip the bytes on their
+         * way) and a new one refuses the entry; what followed it in the
+         * reply is pending now, for the caller's next pending read */
+        redisFree(b->c);
+        b->c = NULL;
+        bt->incomplete = 1;
+        char ce[256];
+        if (connect_now(b, ce, sizeof ce) != 0) {
+            b->down_since = util_now_ms() * 1e-3;
+            b->attempts = 1;
+            b->backoff_s = BACKOFF_MIN_S;
+            b->next_try = b->down_since + b->backoff_s;
+        }
+        rc = 0;
+    }
+    if (rc == -3) {
+        bt->n = 0;
+        snprintf(err, errlen, "broker %.64s:%d: XREADGROUP: %.150s", b->u.host, b->u.port, rerr);
+        if (strstr(rerr, "NOGROUP") && broker_group_create(b, err, errlen) == 0)
             return 0; /* the broker lost the group (restart without persistence): read again */
+        if (strncmp(rerr, "NOAUTH", 6) == 0 || strncmp(rerr, "WRONGPASS", 9) == 0) {
+            b->fatal = 1;
+            drop(b, "authentication");
+        }
         return -1;
     }
-    bt->reply = r;
-    if (r->type == REDIS_REPLY_NIL)
-        return 0;
-    /* [[key, [[id, [field, value, ...]], ...]]] */
-    if (r->type != REDIS_REPLY_ARRAY || r->elements != 1 ||
-        r->element[0]->type != REDIS_REPLY_ARRAY || r->element[0]->elements != 2 ||
-        r->element[0]->element[1]->type != REDIS_REPLY_ARRAY) {
-        snprintf(err, errlen, "broker: unexpected reply to XREADGROUP");
-        return -1;
-    }
-    redisReply *list = r->element[0]->element[1];
-    if (list->elements > (size_t)bt->cap) {
-        broker_entry_t *e = realloc(bt->e, list->elements * sizeof *e);
-        if (!e) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        bt->e = e;
-        bt->cap = (int)list->elements;
-    }
-    for (size_t i = 0; i < list->elements; i++) {
-        redisReply *it = list->element[i];
-        if (it->type != REDIS_REPLY_ARRAY || it->elements != 2 ||
-            it->element[0]->type != REDIS_REPLY_STRING ||
-            it->element[0]->len >= sizeof bt->e[0].id)
-            continue;
-        broker_entry_t *e = &bt->e[bt->n++];
-        memset(e, 0, sizeof *e);
-        memcpy(e->id, it->element[0]->str, it->element[0]->len);
-        redisReply *kv = it->element[1];
-        /* a pending entry that was deleted meanwhile comes back with nil fields */
-        if (kv->type != REDIS_REPLY_ARRAY)
-            continue;
-        for (size_t j = 0; j + 1 < kv->elements; j += 2) {
-            redisReply *k = kv->element[j], *v = kv->element[j + 1];
-            if (k->type != REDIS_REPLY_STRING || v->type != REDIS_REPLY_STRING)
-                continue;
-            if (k->len == 3 && memcmp(k->str, "run", 3) == 0)
-                e->run_id = hex_field(v);
-            else if (k->len == 1 && k->str[0] == 'w')
-                e->worker_id = hex_field(v);
-            else if (k->len == 1 && k->str[0] == 'f') {
-                e->frame = (const uint8_t *)v->str;
-                e->len = v->len;
-            }
-        }
-    }
+    for (int i = 0; i < bt->n; i++)
+        bt->e[i].frame = bt->frame_off[i] == SIZE_MAX ? NULL : bt->bytes + bt->frame_off[i];
+    drop_oversized(b, bt);
     return 0;
+out_broken:
+    snprintf(err, errlen, "broker %.64s:%d: XREADGROUP: %.100s", b->u.host, b->u.port,
+             b->c->errstr[0] ? b->c->errstr : "cannot send");
+    drop(b, "connection lost");
+    return -1;
+}
+
+int broker_read(broker_t *b, const char *consumer, int pending, int count, int block_ms,
+                broker_batch_t *bt, char *err, size_t errlen)
+{
+    bt->n = 0;
+    bt->nbytes = 0;
+    bt->incomplete = 0;
+    return read_once(b, consumer, pending, count, block_ms, bt, err, errlen);
 }
 
 /* The id just after "ms-seq", for XTRIM MINID (which keeps ids >= it). */

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "engine/board.h"
+#include "engine/frame.h"
 #include "selfplay/rundir.h"
 
 #define BROKER_GROUP "trainer"
@@ -113,12 +114,19 @@ long long broker_stream_len(broker_t *b, char *err, size_t errlen);
  * before the trainer first ran are read). An existing group is fine. */
 int broker_group_create(broker_t *b, char *err, size_t errlen);
 
+/* An entry (all its fields and values) above this many bytes is refused
+ * without being read: a frame is at most 4 MiB plus its header. */
+#define BROKER_ENTRY_MAX ((size_t)FRAME_MAX_PAYLOAD + 1024)
+
 typedef struct broker_entry {
     char id[48];            /* stream entry id "ms-seq" */
     uint64_t run_id;        /* 0 when the field is missing or malformed */
     uint64_t worker_id;
     const uint8_t *frame;   /* NULL when missing; points into the batch */
     size_t len;
+    size_t oversized;       /* > 0: the entry's size; it was refused unread (acknowledged and
+                             * deleted on the broker) */
+    char why[192];          /* "" or why the entry is unusable (the field named) */
 } broker_entry_t;
 
 /* One XREADGROUP's entries; owns them until the next read or _free. */
@@ -126,7 +134,11 @@ typedef struct broker_batch {
     broker_entry_t *e;
     int n;
     int cap;
-    void *reply;            /* the redisReply the entries point into */
+    uint8_t *bytes;         /* the frames the entries point into */
+    size_t nbytes, cap_bytes;
+    size_t *frame_off;      /* while reading: each entry's frame offset in bytes */
+    int incomplete;         /* the read stopped at an oversized entry: entries after it were
+                             * delivered and are pending (read them with pending = 1) */
 } broker_batch_t;
 
 void broker_batch_init(broker_batch_t *bt);
@@ -134,8 +146,14 @@ void broker_batch_free(broker_batch_t *bt);
 
 /* Read up to count entries as consumer `consumer`: pending = 1 re-reads
  * entries delivered before but never acknowledged (after a crash), else
- * new ones. block_ms > 0 waits that long for new entries. 0 (bt->n may be
- * 0) or -1. */
+ * new ones. block_ms > 0 waits that long for new entries. Each length is
+ * seen before its bytes are taken: at the first entry over
+ * BROKER_ENTRY_MAX the read stops (the entry is the batch's last, with
+ * e->oversized and e->why; its worker id kept when it came first), the
+ * connection is dropped rather than the rest read, and a new one
+ * acknowledges and deletes that entry on the broker; bt->incomplete then
+ * says that entries after it may be pending. So a huge junk entry costs
+ * neither its transfer nor memory. 0 (bt->n may be 0) or -1. */
 int broker_read(broker_t *b, const char *consumer, int pending, int count, int block_ms,
                 broker_batch_t *bt, char *err, size_t errlen);
 /* Acknowledge every entry of bt (call only once their games are on disk)

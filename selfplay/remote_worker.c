@@ -184,7 +184,7 @@ static int on_game(void *user, const game_record_t *rec)
         w->sent++;
         return w->o->max_games && w->sent >= w->o->max_games;
     }
-    if (spool_put(w->spool, w->frame, len, e, sizeof e) != 0) {
+    if (spool_put(w->spool, w->frame, len, NULL, e, sizeof e) != 0) {
         /* cannot happen while play pauses before the spool fills; say so if it does */
         say(w, "game %" PRIu64 " lost: %s", w->rec.game_seq, e);
         return 0;
@@ -298,7 +298,7 @@ int remote_worker_run(const remote_worker_opts_t *o, char *err, size_t errlen)
     signal(SIGPIPE, SIG_IGN);
     g_stop = 0;
 
-    w->spool = spool_open(o->spool_dir, o->spool_max, err, errlen);
+    w->spool = spool_open(o->spool_dir, o->spool_max, 1, err, errlen);
     if (!w->spool)
         goto out_free;
     char e[512];

@@ -5,6 +5,8 @@
  *   RUN_DIR/lock          the trainer's pid (the lock is a flock on RUN_DIR itself)
  *   RUN_DIR/models/       checkpoints NNNNNN.gzm (NNNNNN = training step)
  *   RUN_DIR/games/        shard-NNNNNN.gzr, accepted self-play frames
+ *   RUN_DIR/spool/        worker-K/: games worker K sent and the trainer has not yet
+ *                         acknowledged (selfplay/spool.h)
  *   RUN_DIR/status.json   rewritten atomically about once a second
  *   RUN_DIR/metrics.csv   one row per few steps
  *   RUN_DIR/train.log     events (worker deaths, restarts, checkpoints)

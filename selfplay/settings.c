@@ -212,8 +212,8 @@ const setting_t settings_table[S_COUNT] = {
                       "a new run starts from this model (its blocks, channels, size and rule) "
                       "instead of random weights", BY_TRAIN},
     [S_TRAIN_WORKER_FAULT] = {"train_worker_fault", "worker-fault", SET_CHOICE, 0, 0, NULL, "F",
-                              "tests only: workers send corrupt frames (garbage) or stall",
-                              BY_TRAIN, HIDDEN, "none|garbage|stall"},
+                              "tests only: workers send corrupt frames (garbage), forged results "
+                              "(forge) or stall", BY_TRAIN, HIDDEN, "none|garbage|stall|forge"},
     [S_TRAIN_FAULT] = {"train_fault", "fault", SET_CHOICE, 0, 0, NULL, "F",
                        "tests only: nan-loss (every step's loss is NaN), nan-once (step 6's only)",
                        BY_TRAIN, HIDDEN, "none|nan-loss|nan-once"},
@@ -237,12 +237,13 @@ const setting_t settings_table[S_COUNT] = {
                        "random seed; 0: from the clock and pid (--broker), the trainer's choice "
                        "(else)", BY_WORKER},
     [S_WORKER_FAULT] = {"worker_fault", "fault", SET_CHOICE, 0, 0, "none", "F",
-                        "tests only: garbage (corrupt frames) or stall", BY_WORKER, HIDDEN,
-                        "none|garbage|stall"},
+                        "tests only: garbage (corrupt frames), stall or forge (forged results)",
+                        BY_WORKER, HIDDEN, "none|garbage|stall|forge"},
     [S_WORKER_RUN] = {"worker_run", "run", SET_STR, 0, 0, NULL, "NAME",
                       "the run's name on the broker (its trainer's --run-name)", BY_WORKER},
     [S_SPOOL] = {"spool", "spool", SET_STR, 0, 0, NULL, "DIR",
-                 "outage buffer (without it: gomoku-spool-NAME)", BY_WORKER},
+                 "games kept until stored: --broker: outage buffer (default gomoku-spool-NAME); "
+                 "else until the trainer acknowledges them", BY_WORKER},
     [S_SPOOL_MAX] = {"spool_max", "spool-max", SET_INT, 1, 10000000, "10000", "N",
                      "games the spool may hold", BY_WORKER},
     [S_MAX_GAMES] = {"max_games", "max-games", SET_U64, 0, 0, "0", "N",
@@ -250,7 +251,7 @@ const setting_t settings_table[S_COUNT] = {
     [S_WORKER_PARALLEL] = {"worker_parallel", "parallel", SET_INT, 1, 65536, NULL, "G",
                            "--broker: concurrent games (without it: the run's)", BY_WORKER},
     [S_GAMES_LOG] = {"games_log", "games-log", SET_STR, 0, 0, NULL, "FILE",
-                     "tests only: append the id of each game sent", BY_WORKER, HIDDEN},
+                     "tests only: append the id of each game sent", BY_WORKER | BY_TRAIN, HIDDEN},
 
     [S_PLAY_VISITS] = {"play_visits", "visits", SET_INT, 0, 10000000, STR(PLAYER_VISITS), "V",
                        "model players: playouts per move; 0: use --time", BY_PLAY},

@@ -17,6 +17,7 @@ struct spool {
     char dir[3072];
     int lock_fd;
     int max;
+    int durable;
     uint64_t lo, hi;   /* files lo..hi-1 may exist; count of those that do */
     int count;
 };
@@ -26,9 +27,9 @@ static void file_path(const spool_t *s, uint64_t n, char *out, size_t outlen)
     snprintf(out, outlen, "%s/%016" PRIu64 ".gzf", s->dir, n);
 }
 
-spool_t *spool_open(const char *dir, int max, char *err, size_t errlen)
+spool_t *spool_open(const char *dir, int max, int durable, char *err, size_t errlen)
 {
-    if (strlen(dir) >= 3000) {
+    if (strlen(dir) >= 3060) {   /* RUN_DIR_MAX plus /spool/worker-K */
         snprintf(err, errlen, "spool directory path too long");
         return NULL;
     }
@@ -43,6 +44,7 @@ spool_t *spool_open(const char *dir, int max, char *err, size_t errlen)
     }
     snprintf(s->dir, sizeof s->dir, "%s", dir);
     s->max = max;
+    s->durable = durable;
     s->lock_fd = run_lock(dir, err, errlen);
     if (s->lock_fd < 0)
         goto out_free_spool;
@@ -55,6 +57,10 @@ spool_t *spool_open(const char *dir, int max, char *err, size_t errlen)
     struct dirent *de;
     while ((de = readdir(d))) {
         const char *nm = de->d_name;
+        if (strstr(nm, ".gzf.tmp.")) {   /* a write killed before its rename */
+            unlinkat(dirfd(d), nm, 0);
+            continue;
+        }
         if (strlen(nm) != 20 || strcmp(nm + 16, ".gzf") != 0)
             continue;
         uint64_t v = 0;
@@ -92,7 +98,41 @@ void spool_free(spool_t *s)
 int spool_count(const spool_t *s) { return s->count; }
 int spool_max(const spool_t *s) { return s->max; }
 
-int spool_put(spool_t *s, const uint8_t *frame, size_t len, char *err, size_t errlen)
+/* frame into path through a temporary and a rename; fsync'd when durable. */
+static int write_file(const spool_t *s, const char *path, const uint8_t *frame, size_t len,
+                      char *err, size_t errlen)
+{
+    if (s->durable) {
+        if (util_write_atomic(path, frame, len, err, errlen) != 0)
+            return -1;
+        util_fsync_dir(s->dir);
+        return 0;
+    }
+    char tmp[3300];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    FILE *f = fopen(tmp, "wbe");
+    if (!f) {
+        snprintf(err, errlen, "cannot create %s: %s", tmp, strerror(errno));
+        return -1;
+    }
+    int ok = fwrite(frame, 1, len, f) == len;
+    int e = errno;
+    if (fclose(f) != 0 && ok) {
+        ok = 0;
+        e = errno;
+    }
+    if (!ok || rename(tmp, path) != 0) {
+        if (ok)
+            e = errno;
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(e));
+        unlink(tmp);
+        return -1;
+    }
+    return 0;
+}
+
+int spool_put(spool_t *s, const uint8_t *frame, size_t len, uint64_t *no, char *err,
+              size_t errlen)
 {
     if (s->count >= s->max) {
         snprintf(err, errlen, "spool %s is full (%d games)", s->dir, s->max);
@@ -100,11 +140,12 @@ int spool_put(spool_t *s, const uint8_t *frame, size_t len, char *err, size_t er
     }
     char p[3200];
     file_path(s, s->hi, p, sizeof p);
-    if (util_write_atomic(p, frame, len, err, errlen) != 0)
+    if (write_file(s, p, frame, len, err, errlen) != 0)
         return -1;
-    util_fsync_dir(s->dir);
     if (s->count == 0)
         s->lo = s->hi;
+    if (no)
+        *no = s->hi;
     s->hi++;
     s->count++;
     return 0;
@@ -162,4 +203,18 @@ void spool_pop(spool_t *s)
     unlink(p);
     s->lo++;
     s->count--;
+}
+
+void spool_remove(spool_t *s, uint64_t no)
+{
+    if (s->count == 0 || no < s->lo || no >= s->hi)
+        return;
+    if (no == s->lo) {
+        spool_pop(s);
+        return;
+    }
+    char p[3200];
+    file_path(s, no, p, sizeof p);
+    if (unlink(p) == 0)
+        s->count--;   /* the gap it leaves is skipped by spool_peek */
 }

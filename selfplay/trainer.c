@@ -265,9 +265,28 @@ static int checkpoint(trainer_t *t, char *err, size_t errlen)
     return 0;
 }
 
+/* A checkpoint that cannot be written (a full disk) does not end the run:
+ * training waits (no step goes unsaved for long) and it is tried again
+ * every 10 s; the workers and the games go on. */
+static void checkpoint_or_wait(trainer_t *t)
+{
+    char err[4400];
+    if (checkpoint(t, err, sizeof err) == 0) {
+        if (t->ckpt_owed)
+            trainer_log(t, "checkpoint written after all: training goes on");
+        t->ckpt_owed = 0;
+        return;
+    }
+    if (!t->ckpt_owed)
+        trainer_log(t, "%s; training waits until a checkpoint can be written (tried every 10 s)",
+                    err);
+    t->ckpt_owed = 1;
+    t->ckpt_retry_at = util_now_ms() * 1e-3 + 10.0;
+}
+
 static int can_train(trainer_t *t)
 {
-    if (replay_positions(t->replay) < t->min_positions)
+    if (t->ckpt_owed || replay_positions(t->replay) < t->min_positions)
         return 0;
     return (double)(t->step + 1) * t->cfg.batch <= t->cfg.ratio * (double)t->positions;
 }
@@ -348,8 +367,8 @@ static void trainer_host_free(void *net, void *p) { nn_net_host_free(net, p); }
 
 static int setup(trainer_t *t, char *err, size_t errlen)
 {
-    const char *subdirs[] = {"models", "games"};
-    for (int i = 0; i < 2; i++)
+    const char *subdirs[] = {"models", "games", "spool"};
+    for (int i = 0; i < 3; i++)
         if (run_mkdir(trainer_path(t, "%s", subdirs[i]), err, errlen) != 0)
             return -1;
     t->log = fopen(trainer_path(t, "train.log"), "ae");
@@ -386,7 +405,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the replay window");
         return -1;
     }
-    if (t->o->broker_url && !(t->ids = broker_ids_create())) {
+    if (!(t->ids = broker_ids_create())) {
         snprintf(err, errlen, "out of memory");
         return -1;
     }
@@ -394,6 +413,8 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         return -1;
     if (trainer_shard_open(t, err, errlen) != 0)
         return -1;
+    /* games the workers of a killed trainer had sent and it had not stored */
+    trainer_spools_take_all(t);
     if (t->o->broker_url && trainer_broker_start(t, err, errlen) != 0)
         return -1;
     t->min_positions = (uint64_t)t->cfg.batch * 2;
@@ -441,7 +462,7 @@ int trainer_args(arg_spec_t *out, trainer_opts_t *o)
         ARG(S_ASSEMBLE_THREADS, &o->assemble_threads), ARG(S_METRICS_EVERY, &o->metrics_every),
         ARG(S_BAD_FRAME_LIMIT, &o->bad_frame_limit), ARG(S_STOP_TIMEOUT, &o->stop_timeout_s),
         ARG(S_TRAIN_WORKER_FAULT, &o->worker_fault), ARG(S_INIT_MODEL, &o->init_model),
-        ARG(S_TRAIN_FAULT, &o->fault),
+        ARG(S_TRAIN_FAULT, &o->fault), ARG(S_GAMES_LOG, &o->games_log),
     };
     static_assert(ARGS_COUNT(specs) <= ARGS_GROUP_MAX, "a group fits");
     return args_append(out, specs, ARGS_COUNT(specs));
@@ -460,10 +481,12 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
 {
     trainer_t *t = calloc(1, sizeof *t);
     if (!t) {
+        broker_free(o->broker);
         snprintf(err, errlen, "out of memory");
         return -1;
     }
     t->o = o;
+    t->broker = o->broker;   /* ours from here on: freed by trainer_broker_free */
     t->cfg = o->cfg;
     snprintf(t->dir, sizeof t->dir, "%s", o->run_dir);
     t->tty = isatty(2);
@@ -514,6 +537,8 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
 
     while (!g_stop_signal && !t->stop_nonfinite && !(t->target && t->step >= t->target)) {
         trainer_restart_due(t);
+        if (t->ckpt_owed && util_now_ms() * 1e-3 >= t->ckpt_retry_at)
+            checkpoint_or_wait(t);
         int train = can_train(t);
         if (t->broker && broker_connected(t->broker)) {
             /* the broker's blocking read is the wait; local pipes are polled around it */
@@ -530,12 +555,14 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
                 goto out_stop;
             if (t->step % (uint64_t)o->metrics_every == 0)
                 trainer_metrics_row(t);
-            if (t->step % (uint64_t)t->cfg.checkpoint_every == 0 &&
-                checkpoint(t, err, errlen) != 0)
-                goto out_stop;
+            if (t->step % (uint64_t)t->cfg.checkpoint_every == 0)
+                checkpoint_or_wait(t);
         } else {
-            snprintf(t->state, sizeof t->state, "waiting for games");
+            snprintf(t->state, sizeof t->state, t->ckpt_owed ? "checkpoint failed" :
+                     "waiting for games");
         }
+        if (t->disk_full)
+            snprintf(t->state, sizeof t->state, "disk full");
         trainer_progress(t, 0);
     }
     if (t->stop_nonfinite) {
@@ -567,6 +594,10 @@ out_stop:
     trainer_log(t, "stopped at step %" PRIu64 ", generation %" PRIu64 ", %" PRIu64 " games (%" PRIu64
          " this session), %" PRIu64 " rejected frames", t->step, t->generation, t->games,
          t->session_games, t->rejected);
+    if (t->held_len || t->games_deferred)
+        trainer_log(t, "games/ was still full: %" PRIu64 " games could not be written; they stay "
+                    "in the workers' spools (%s/spool) and are stored when the run resumes",
+                    t->games_deferred + (t->held_len > 0), t->dir);
 out:
     replay_batcher_free(t->batcher);
     trainer_broker_free(t);
@@ -577,7 +608,10 @@ out:
             close(t->w[i].ctl_fd);
         frame_stream_free(t->w[i].fs);
     }
+    for (int i = 0; i < t->nw; i++)
+        free(t->w[i].acks);
     free(t->w);
+    free(t->held);
     free(t->snapshot);
     free(t->good);
     if (t->shard_fd >= 0)

@@ -41,10 +41,13 @@ typedef struct trainer_opts {
     int bad_frame_limit;       /* corrupt frames before a worker is restarted */
     int stop_timeout_s;        /* wait this long for workers after "stop" */
     const char *worker_fault;  /* tests: passed to workers as --fault */
+    const char *games_log;     /* tests: passed to workers as --games-log */
     const char *fault;         /* tests: "nan-loss" poisons every minibatch */
     const char *init_model;    /* a new run starts from this model's weights (NULL: random) */
     const char *exe;           /* program to spawn; NULL: /proc/self/exe */
     const char *broker_url;    /* NULL: no broker; else also take games from remote workers */
+    struct broker *broker;     /* its connection, made by the caller before it created anything
+                                * (NULL: trainer_run makes it); trainer_run frees it */
     const char *run_name;      /* the run's name on the broker */
     int stream_max;            /* games the broker's stream may hold before workers hold back */
 } trainer_opts_t;

@@ -11,7 +11,7 @@
 #include "util/util.h"
 #include "selfplay/trainer_int.h"
 
-#define BROKER_READ_COUNT 256
+#define BROKER_READ_COUNT 64
 
 /* What the trainer saw from one remote worker (by the worker id in its entries). */
 typedef struct rstat {
@@ -20,11 +20,32 @@ typedef struct rstat {
     double last_seen;
 } rstat_t;
 
+/* The entry of worker id `id`. The table holds at most REMOTE_STATS_MAX:
+ * a new id then takes the place of the one seen longest ago, whose counts
+ * go into the sums of the evicted (junk entries with many ids cost a fixed
+ * amount of memory and of status.json). NULL only when out of memory. */
 static rstat_t *remote_stat(trainer_t *t, uint64_t id)
 {
     for (int i = 0; i < t->nrs; i++)
         if (t->rs[i].id == id)
             return &t->rs[i];
+    if (t->nrs == REMOTE_STATS_MAX) {
+        if (!t->rs_evicted && !(t->rs_evicted = calloc(1, sizeof *t->rs_evicted)))
+            return NULL;
+        int old = 0;
+        for (int i = 1; i < t->nrs; i++)
+            if (t->rs[i].last_seen < t->rs[old].last_seen)
+                old = i;
+        rstat_t *o = &t->rs[old], *sum = t->rs_evicted;
+        sum->games += o->games;
+        sum->bad_frames += o->bad_frames;
+        sum->duplicates += o->duplicates;
+        sum->other_run += o->other_run;
+        t->nrs_evicted++;
+        memset(o, 0, sizeof *o);
+        o->id = id;
+        return o;
+    }
     if (t->nrs == t->caprs) {
         int ncap = t->caprs ? t->caprs * 2 : 16;
         rstat_t *p = realloc(t->rs, (size_t)ncap * sizeof *p);
@@ -66,32 +87,38 @@ static int take(trainer_t *t, const broker_entry_t *e)
         rs->last_seen = util_now_ms() * 1e-3;
     char why[256];
     size_t used = 0;
-    if (e->run_id != t->run_id) {
+    frame_status_t fst;
+    if (e->why[0]) {
+        snprintf(why, sizeof why, "%s", e->why);
+        t->broker_oversized += e->oversized > 0;
+    } else if (e->run_id != t->run_id) {
         t->broker_other_run++;
         if (rs && rs->other_run++ == 0)
             trainer_log(t, "broker: worker %016" PRIx64 " sends games of another run (id %016"
                         PRIx64 ", this run is %016" PRIx64 "): refused", e->worker_id, e->run_id,
                         t->run_id);
         return 0;
-    }
-    if (!e->frame)
-        snprintf(why, sizeof why, "entry %s has no frame", e->id);
-    else if (record_decode(e->frame, e->len, &used, &t->rec, why, sizeof why) != FRAME_OK)
-        ;
-    else if (used != e->len)
-        snprintf(why, sizeof why, "%zu bytes after the frame", e->len - used);
-    else if (trainer_check_record(t, &t->rec, why, sizeof why) == 0) {
-        if (broker_ids_has(t->ids, t->rec.worker_id, t->rec.game_seq)) {
+    } else if ((fst = record_decode(e->frame, e->len, &used, &t->rec, why, sizeof why)) !=
+               FRAME_OK) {
+        if (fst == FRAME_NEED_MORE)
+            snprintf(why, sizeof why, "entry %s: field 'f' holds %zu bytes, not a whole frame",
+                     e->id, e->len);
+    } else if (used != e->len) {
+        snprintf(why, sizeof why, "entry %s: %zu bytes after the frame", e->id, e->len - used);
+    } else if (t->rec.worker_id == 0) {
+        /* a redelivery of it could not be told from a new game */
+        snprintf(why, sizeof why, "entry %s: the game has no id (worker id 0): refused, a "
+                 "redelivery of it could not be recognised", e->id);
+    } else if (trainer_check_record(t, &t->rec, why, sizeof why) == 0) {
+        int st = trainer_store_once(t, e->frame, e->len);
+        if (st < 0)
+            return -1;
+        if (st == 0) {
             t->broker_dups++;
             if (rs)
                 rs->duplicates++;
             return 0;
         }
-        if (trainer_store_game(t, e->frame, e->len) != 0)
-            return -1;
-        if (broker_ids_add(t->ids, t->rec.worker_id, t->rec.game_seq) < 0)
-            trainer_log(t, "broker: out of memory for the stored game ids (a redelivered game "
-                        "may be stored twice)");
         if (rs)
             rs->games++;
         t->broker_games++;
@@ -147,6 +174,8 @@ int trainer_broker_poll(trainer_t *t, int block_ms)
     trainer_shard_sync(t); /* on disk before the broker forgets them */
     if (broker_ack(t->broker, &t->bt, e, sizeof e) != 0)
         trainer_log(t, "broker: %s (the entries come again and are stored once)", e);
+    if (t->bt.incomplete)
+        t->broker_rereading = 1;   /* entries after an oversized one are pending */
     return t->bt.n;
 }
 
@@ -159,15 +188,16 @@ int trainer_broker_start(trainer_t *t, char *err, size_t errlen)
     if (broker_run_id(t->dir, &t->run_id, err, errlen) != 0)
         return -1;
     char e[512] = "";
-    t->broker = broker_create(&u, t->o->run_name, e, sizeof e);
-    if (!t->broker) {
+    if (!t->broker && !(t->broker = broker_create(&u, t->o->run_name, e, sizeof e))) {
         snprintf(err, errlen, "%s", e);
         return -1;
     }
-    if (!broker_connected(t->broker))
+    if (!broker_connected(t->broker)) {
+        broker_state(t->broker, e, sizeof e);
         trainer_log(t, "broker: %s; retrying with backoff (local workers go on)", e);
-    else
+    } else {
         on_connect(t);
+    }
     return 0;
 }
 
@@ -189,30 +219,31 @@ void trainer_broker_drain(trainer_t *t, int timeout_s)
         ;
 }
 
-size_t trainer_broker_status(trainer_t *t, char *buf, size_t cap)
+void trainer_broker_status(trainer_t *t, FILE *f)
 {
-    if (!t->broker || cap == 0)
-        return 0;
+    if (!t->broker)
+        return;
     char st[512], esc[1100];
-    size_t n = 0;
-#define PUT(...) do { int k_ = snprintf(buf + n, cap - n, __VA_ARGS__); \
-                      if (k_ > 0) n = n + (size_t)k_ < cap ? n + (size_t)k_ : cap - 1; } while (0)
     broker_state(t->broker, st, sizeof st);
-    PUT(",\n  \"broker\": {\"state\": %s, \"run\": \"%s\", \"run_id\": \"%016" PRIx64
-        "\", \"games\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"bad_frames\": %" PRIu64
-        ", \"other_run\": %" PRIu64 "},\n  \"remote_workers\": [", util_json_str(st, esc, sizeof esc),
-        t->o->run_name, t->run_id, t->broker_games, t->broker_dups, t->broker_bad,
-        t->broker_other_run);
+    fprintf(f, ",\n  \"broker\": {\"state\": %s, \"run\": \"%s\", \"run_id\": \"%016" PRIx64
+            "\", \"games\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"bad_frames\": %" PRIu64
+            ", \"oversized\": %" PRIu64 ", \"other_run\": %" PRIu64 "},\n  \"remote_workers\": [",
+            util_json_str(st, esc, sizeof esc), t->o->run_name, t->run_id, t->broker_games,
+            t->broker_dups, t->broker_bad, t->broker_oversized, t->broker_other_run);
+    double now = util_now_ms() * 1e-3;
     for (int i = 0; i < t->nrs; i++) {
         const rstat_t *r = &t->rs[i];
-        PUT("%s\n    {\"id\": \"%016" PRIx64 "\", \"games\": %" PRIu64 ", \"bad_frames\": %"
-            PRIu64 ", \"duplicates\": %" PRIu64 ", \"other_run\": %" PRIu64
-            ", \"seen_s_ago\": %.0f}", i ? "," : "", r->id, r->games, r->bad_frames,
-            r->duplicates, r->other_run, util_now_ms() * 1e-3 - r->last_seen);
+        fprintf(f, "%s\n    {\"id\": \"%016" PRIx64 "\", \"games\": %" PRIu64 ", \"bad_frames\": %"
+                PRIu64 ", \"duplicates\": %" PRIu64 ", \"other_run\": %" PRIu64
+                ", \"seen_s_ago\": %.0f}", i ? "," : "", r->id, r->games, r->bad_frames,
+                r->duplicates, r->other_run, now - r->last_seen);
     }
-    PUT("\n  ]");
-#undef PUT
-    return n;
+    fputs("\n  ]", f);
+    /* the ids seen longest ago, past the table's bound: their sums */
+    const rstat_t z = {0}, *e = t->rs_evicted ? t->rs_evicted : &z;
+    fprintf(f, ",\n  \"remote_workers_evicted\": {\"workers\": %" PRIu64 ", \"games\": %" PRIu64
+            ", \"bad_frames\": %" PRIu64 ", \"duplicates\": %" PRIu64 ", \"other_run\": %"
+            PRIu64 "}", t->nrs_evicted, e->games, e->bad_frames, e->duplicates, e->other_run);
 }
 
 void trainer_broker_free(trainer_t *t)
@@ -221,7 +252,9 @@ void trainer_broker_free(trainer_t *t)
     broker_free(t->broker);
     broker_ids_free(t->ids);
     free(t->rs);
+    free(t->rs_evicted);
     t->broker = NULL;
     t->ids = NULL;
     t->rs = NULL;
+    t->rs_evicted = NULL;
 }

@@ -19,6 +19,7 @@
 #include "engine/frame.h"
 #include "engine/record.h"
 #include "util/util.h"
+#include "selfplay/spool.h"
 #include "selfplay/trainer_int.h"
 #include "selfplay/wire.h"
 
@@ -160,10 +161,11 @@ int trainer_store_game(trainer_t *t, const uint8_t *frame, size_t len)
         return -1;
     }
     if (t->disk_err[0]) {
-        trainer_log(t, "games/ writable again: workers resumed (%" PRIu64 " games dropped)",
-                    t->games_dropped);
+        trainer_log(t, "games/ writable again after %.0f s: workers resumed (%" PRIu64
+                    " games dropped)", util_now_ms() * 1e-3 - t->disk_since, t->games_dropped);
         t->disk_err[0] = '\0';
     }
+    t->disk_full = 0;
     int np = replay_add(t->replay, &t->rec);
     if (np < 0) {
         trainer_log(t, "replay window: out of memory (game kept on disk only)");
@@ -181,17 +183,108 @@ int trainer_store_game(trainer_t *t, const uint8_t *frame, size_t len)
     return 0;
 }
 
-/* A game could not be written: drop it, count it, pause the workers. */
+int trainer_store_once(trainer_t *t, const uint8_t *frame, size_t len)
+{
+    const game_record_t *r = &t->rec;
+    if (r->worker_id != 0 && broker_ids_has(t->ids, r->worker_id, r->game_seq))
+        return 0;
+    if (trainer_store_game(t, frame, len) != 0)
+        return -1;
+    if (broker_ids_add(t->ids, r->worker_id, r->game_seq) < 0)
+        trainer_log(t, "out of memory for the stored game ids (a game sent again may be stored "
+                    "twice)");
+    return 1;
+}
+
+/* A game could not be written: pause the workers, retry in a second. */
 void trainer_disk_failed(trainer_t *t, int e)
 {
-    t->games_dropped++;
-    t->disk_retry_at = util_now_ms() * 1e-3 + 1.0;
-    if (!t->disk_err[0])
-        trainer_log(t, "cannot write to %s/games: %s; workers paused until writes succeed (%" PRIu64
-             " games dropped so far)", t->dir, strerror(e), t->games_dropped);
+    double now = util_now_ms() * 1e-3;
+    t->disk_retry_at = now + 1.0;
+    if (!t->disk_err[0]) {
+        t->disk_since = now;
+        trainer_log(t, "cannot write to %s/games: %s; the game is held and workers paused until "
+                    "a write succeeds (retried every second)", t->dir, strerror(e));
+    }
     t->disk_full = 1;
     snprintf(t->disk_err, sizeof t->disk_err, "%s", strerror(e));
 }
 
-/* Take every whole frame the worker has sent (none while games/ cannot be
- * written: the worker blocks once its pipe is full). */
+/* ---- the workers' spools ---------------------------------------------- */
+
+const char *trainer_spool_dir(const trainer_t *t, int k, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/spool/worker-%d", t->dir, k);
+    return buf;
+}
+
+void trainer_spool_take(trainer_t *t, const char *dir)
+{
+    char e[512] = "";
+    spool_t *s = NULL;
+    /* a worker of a trainer killed a moment ago may still hold the lock */
+    for (int i = 0; i < 50 && !(s = spool_open(dir, INT32_MAX, 0, e, sizeof e)); i++) {
+        if (!strstr(e, "in use"))
+            break;
+        usleep(100000);
+    }
+    if (!s) {
+        trainer_log(t, "worker spool: %s (its games are taken later)", e);
+        return;
+    }
+    uint8_t *buf = NULL;
+    size_t cap = 0, len = 0;
+    uint64_t stored = 0, dups = 0, bad = 0;
+    int r;
+    while ((r = spool_peek(s, &buf, &cap, &len, e, sizeof e)) != 0) {
+        if (r < 0) {   /* unreadable: spool_peek removed it */
+            trainer_log(t, "worker spool: %s", e);
+            bad++;
+            continue;
+        }
+        size_t used = 0;
+        char why[256] = "";
+        if (record_decode(buf, len, &used, &t->rec, why, sizeof why) != FRAME_OK ||
+            used != len || trainer_check_record(t, &t->rec, why, sizeof why) != 0) {
+            if (bad++ < 3)
+                trainer_log(t, "worker spool %s: a game refused: %s", dir,
+                            why[0] ? why : "not one whole frame");
+            t->rejected++;
+            spool_pop(s);
+            continue;
+        }
+        int st = trainer_store_once(t, buf, len);
+        if (st < 0)
+            break;   /* games/ is full: the rest stays for later */
+        stored += st == 1;
+        dups += st == 0;
+        spool_pop(s);
+    }
+    t->spool_games += stored;
+    t->spool_dups += dups;
+    if (stored || dups || spool_count(s))
+        trainer_log(t, "worker spool %s: %" PRIu64 " games stored, %" PRIu64 " already stored%s",
+                    dir, stored, dups, spool_count(s) ? " (the rest when games/ takes writes)" : "");
+    free(buf);
+    spool_free(s);
+}
+
+void trainer_spools_take_all(trainer_t *t)
+{
+    char dir[3300];
+    snprintf(dir, sizeof dir, "%s/spool", t->dir);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        int k;
+        char tail;
+        if (sscanf(de->d_name, "worker-%d%c", &k, &tail) != 1 || k < 0)
+            continue;
+        char p[3600];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        trainer_spool_take(t, p);
+    }
+    closedir(d);
+}

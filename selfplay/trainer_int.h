@@ -7,6 +7,7 @@
 
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "engine/frame.h"
@@ -20,6 +21,7 @@
 #define BACKOFF_MAX_S 30.0
 #define HEALTHY_S 60.0        /* a worker that lived this long restarts without delay growth */
 #define RATE_SNAPS 30         /* rates over the last ~30 s */
+#define REMOTE_STATS_MAX 256  /* remote worker ids tracked in status.json (the rest summed) */
 
 typedef enum { W_RUNNING, W_BACKOFF, W_STOPPING, W_DONE } wstate_t;
 
@@ -38,6 +40,9 @@ typedef struct wslot {
     uint64_t bad_life;   /* rejected in this life (restart past the limit) */
     uint64_t restarts;
     uint64_t partial;    /* partial frames dropped at death */
+    uint64_t duplicates; /* games it sent again that were stored already (its spool's) */
+    char *acks;          /* "ack WID SEQ" lines not yet written to its control pipe */
+    size_t nacks, capacks;
 } wslot_t;
 
 typedef struct snap { double t; uint64_t games, positions, samples; } snap_t;
@@ -59,6 +64,8 @@ typedef struct trainer {
     nn_schedule_t sched;
 
     uint64_t step, start_step, target, ckpt_step;
+    int ckpt_owed;         /* the last checkpoint failed: training waits for a retry */
+    double ckpt_retry_at;
     uint64_t generation;
     char model_path[4096]; /* newest checkpoint */
     nn_losses_t last;      /* losses of the newest step */
@@ -77,12 +84,19 @@ typedef struct trainer {
     int stop_nonfinite;
 
     /* games/ writes: a failed write pauses the workers (their pipes fill
-     * and they block) until a retry succeeds */
+     * and they block) until a retry succeeds; the game that failed is held
+     * here and written first */
     int disk_full;
     int stopping;   /* stopping the workers: read them even while games/ is full */
-    double disk_retry_at;
-    uint64_t games_dropped;
+    double disk_retry_at, disk_since;
+    uint64_t games_dropped;   /* read and given up: kept by no one we know of (see README) */
+    uint64_t games_deferred;  /* read while stopping on a full disk: left in the workers' spools */
+    uint8_t *held;            /* the frame that could not be written (held_len > 0) */
+    size_t held_len, held_cap;
+    int held_slot;            /* the worker it came from */
     char disk_err[256];
+    char status_err[512];     /* why status.json could not be written ("" when it was) */
+    uint64_t spool_games, spool_dups;  /* taken from workers' spools; of them already stored */
     long fault_enospc_after, fault_enospc_count;  /* tests: GOMOKU_FAULT_ENOSPC=N:M */
 
     int shard_fd;
@@ -96,16 +110,19 @@ typedef struct trainer {
     /* remote workers through the broker (trainer_broker.c) */
     broker_t *broker;
     broker_batch_t bt;
-    broker_ids_t *ids;          /* game ids stored (with a broker) */
+    broker_ids_t *ids;          /* game ids stored (every game with an id, any source) */
     uint64_t run_id;
     int broker_rereading;       /* re-reading entries received but not acknowledged */
     double broker_said;         /* when the broker's absence was last logged */
     char broker_shown[400];     /* the URL without its password */
-    uint64_t broker_games, broker_dups, broker_bad, broker_other_run;
-    struct rstat *rs;           /* per remote worker id */
+    uint64_t broker_games, broker_dups, broker_bad, broker_other_run, broker_oversized;
+    struct rstat *rs;           /* per remote worker id, at most REMOTE_STATS_MAX */
     int nrs, caprs;
+    struct rstat *rs_evicted;   /* the sums of the entries evicted to keep that bound */
+    uint64_t nrs_evicted;
 
     double t_start, t_status, t_progress;
+    int shown_full;             /* disk_full as the last progress line showed it */
     snap_t snaps[RATE_SNAPS];
     int nsnaps;
     double rate_games, rate_positions, rate_samples;
@@ -132,10 +149,20 @@ int trainer_shard_append(trainer_t *t, const uint8_t *frame, size_t len);
 /* Store the frame whose decoded record is t->rec: append it to the shard
  * (a failed write pauses the workers: trainer_disk_failed), add it to the
  * replay window, count it, rotate the shard when full. 0, or -1 when it
- * could not be written (the game is dropped and counted). */
+ * could not be written (nothing is counted: the caller keeps the game). */
 int trainer_store_game(trainer_t *t, const uint8_t *frame, size_t len);
-/* A game could not be written (errno e): count it, pause the workers. */
+/* Store t->rec's frame once: 1 stored (its id remembered), 0 a duplicate
+ * of a stored game (by its id), -1 not written (disk full). */
+int trainer_store_once(trainer_t *t, const uint8_t *frame, size_t len);
+/* A game could not be written (errno e): pause the workers, retry in 1 s. */
 void trainer_disk_failed(trainer_t *t, int e);
+/* Take what the worker spool dir holds (its process is gone): store each
+ * game once, remove it. Leaves the rest when games/ fills. */
+void trainer_spool_take(trainer_t *t, const char *dir);
+/* Take every worker spool under RUN_DIR/spool (at start, no worker running). */
+void trainer_spools_take_all(trainer_t *t);
+/* RUN_DIR/spool/worker-K into buf. */
+const char *trainer_spool_dir(const trainer_t *t, int k, char *buf, size_t len);
 /* The record belongs in this run and replays legally; 0 or -1 with why. */
 int trainer_check_record(trainer_t *t, const game_record_t *r, char *why, size_t whylen);
 int trainer_load_games(trainer_t *t, char *err, size_t errlen);
@@ -146,6 +173,12 @@ int trainer_spawn_worker(trainer_t *t, wslot_t *w);
 void trainer_schedule_restart(wslot_t *w);
 void trainer_worker_gone(trainer_t *t, wslot_t *w, int stopping);
 void trainer_worker_send(trainer_t *t, wslot_t *w, const char *line);
+/* Queue "ack WID SEQ" for w (written by trainer_acks_flush). */
+void trainer_ack(trainer_t *t, wslot_t *w, uint64_t wid, uint64_t seq);
+void trainer_acks_flush(trainer_t *t, wslot_t *w);
+/* games/ is full: write the held game once its retry time has come. 1 when
+ * games/ takes writes again (or there was nothing to retry), else 0. */
+int trainer_disk_retry(trainer_t *t);
 void trainer_worker_frames(trainer_t *t, wslot_t *w);
 /* Read from every ready worker; wait up to timeout_ms for something. */
 void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping);
@@ -163,7 +196,7 @@ void trainer_broker_publish(trainer_t *t, const char *model_path);
 /* Before exit: take what remote workers already sent (up to timeout_s). */
 void trainer_broker_drain(trainer_t *t, int timeout_s);
 /* status.json's broker and remote_workers fields (nothing without a broker). */
-size_t trainer_broker_status(trainer_t *t, char *buf, size_t cap);
+void trainer_broker_status(trainer_t *t, FILE *f);
 void trainer_broker_free(trainer_t *t);
 
 /* trainer_status.c */

@@ -55,7 +55,7 @@ int trainer_spawn_worker(trainer_t *t, wslot_t *w)
              t->cfg.seed * 1000003u + (uint64_t)w->id * 7919u + w->restarts * 104729u +
                  t->step * 31u + (uint64_t)time(NULL));
     /* send paths, not data: the worker reads the settings from RUN_DIR/config */
-    char *argv[24];
+    char *argv[28];
     int ac = 0;
     argv[ac++] = "gomoku";
     argv[ac++] = "worker";
@@ -75,9 +75,16 @@ int trainer_spawn_worker(trainer_t *t, wslot_t *w)
     argv[ac++] = "1";
     argv[ac++] = "--seed";
     argv[ac++] = a_seed;
+    char spool[3300];
+    argv[ac++] = "--spool";
+    argv[ac++] = (char *)trainer_spool_dir(t, w->id, spool, sizeof spool);
     if (t->o->worker_fault) {
         argv[ac++] = "--fault";
         argv[ac++] = (char *)t->o->worker_fault;
+    }
+    if (t->o->games_log) {
+        argv[ac++] = "--games-log";
+        argv[ac++] = (char *)t->o->games_log;
     }
     argv[ac] = NULL;
 
@@ -108,6 +115,7 @@ int trainer_spawn_worker(trainer_t *t, wslot_t *w)
     w->started_at = util_now_ms() * 1e-3;
     w->last_seen = w->started_at;
     w->bad_life = 0;
+    w->nacks = 0;
     frame_stream_clear(w->fs);
     return 0;
 out_fail:;
@@ -142,7 +150,10 @@ void trainer_worker_gone(trainer_t *t, wslot_t *w, int stopping)
     }
     trainer_worker_frames(t, w); /* whole frames still held are games, not a partial one */
     size_t pend = frame_stream_pending(w->fs);
-    if (pend > 0) {
+    if (pend > 0 && t->disk_full && !t->stopping) {
+        trainer_log(t, "worker %d: %zu bytes not yet taken while games/ is full: its games stay "
+                    "in its spool", w->id, pend);
+    } else if (pend > 0) {
         w->partial++;
         t->partial++;
         t->rejected++;
@@ -152,6 +163,11 @@ void trainer_worker_gone(trainer_t *t, wslot_t *w, int stopping)
     close(w->rec_fd);
     close(w->ctl_fd);
     w->rec_fd = w->ctl_fd = -1;
+    w->nacks = 0;   /* its spool is read now, acknowledged or not */
+    if (!t->disk_full) {
+        char spool[3300];
+        trainer_spool_take(t, trainer_spool_dir(t, w->id, spool, sizeof spool));
+    }
     char how[64];
     if (r > 0 && WIFSIGNALED(st))
         snprintf(how, sizeof how, "was killed by signal %d", WTERMSIG(st));
@@ -181,6 +197,106 @@ void trainer_worker_send(trainer_t *t, wslot_t *w, const char *line)
              n < 0 ? strerror(errno) : "pipe full");
 }
 
+void trainer_ack(trainer_t *t, wslot_t *w, uint64_t wid, uint64_t seq)
+{
+    (void)t;
+    if (wid == 0 || w->state != W_RUNNING)
+        return;
+    if (w->capacks - w->nacks < 64) {
+        size_t ncap = w->capacks ? w->capacks * 2 : 4096;
+        char *p = realloc(w->acks, ncap);
+        if (!p)
+            return;   /* the game stays in its spool; the trainer takes it there later */
+        w->acks = p;
+        w->capacks = ncap;
+    }
+    w->nacks += (size_t)snprintf(w->acks + w->nacks, w->capacks - w->nacks,
+                                 "ack %016" PRIx64 " %" PRIu64 "\n", wid, seq);
+}
+
+/* Whole lines, at most PIPE_BUF bytes a write (so a write is all or
+ * nothing); what the pipe has no room for waits for the next call. */
+void trainer_acks_flush(trainer_t *t, wslot_t *w)
+{
+    (void)t;
+    if (w->nacks == 0)
+        return;
+    size_t at = 0;
+    while (at < w->nacks && w->state == W_RUNNING) {
+        size_t n = w->nacks - at;
+        if (n > 4096) {
+            n = 4096;
+            while (n > 0 && w->acks[at + n - 1] != '\n')
+                n--;
+        }
+        ssize_t k = write(w->ctl_fd, w->acks + at, n);
+        if (k <= 0)
+            break;   /* full (or gone): later */
+        at += (size_t)k;
+    }
+    if (w->state != W_RUNNING)
+        at = w->nacks;
+    memmove(w->acks, w->acks + at, w->nacks - at);
+    w->nacks -= at;
+}
+
+/* The frame failed to write: keep it (the worker's pipe is left unread
+ * until it is written). */
+static void hold(trainer_t *t, wslot_t *w, const uint8_t *frame, size_t len)
+{
+    if (t->held_cap < len) {
+        uint8_t *p = realloc(t->held, len);
+        if (!p) {
+            /* still in the worker's spool: the trainer takes it from there */
+            t->games_dropped++;
+            trainer_log(t, "out of memory holding a game while games/ is full (it stays in "
+                        "worker %d's spool)", w->id);
+            return;
+        }
+        t->held = p;
+        t->held_cap = len;
+    }
+    memcpy(t->held, frame, len);
+    t->held_len = len;
+    t->held_slot = w->id;
+}
+
+int trainer_disk_retry(trainer_t *t)
+{
+    if (!t->disk_full)
+        return 1;
+    if (util_now_ms() * 1e-3 < t->disk_retry_at && !t->stopping)
+        return 0;
+    if (t->held_len == 0) {
+        t->disk_full = 0;   /* the next write (or the broker's re-read) tells */
+        return 1;
+    }
+    char why[256];
+    if (record_decode_payload(t->held + FRAME_HEADER_BYTES,
+                              (uint32_t)(t->held_len - FRAME_HEADER_BYTES), &t->rec, why,
+                              sizeof why) != 0) {
+        trainer_log(t, "the held game no longer decodes (%s): dropped", why);   /* cannot be */
+        t->games_dropped++;
+        t->held_len = 0;
+        t->disk_full = 0;
+        return 1;
+    }
+    int st = trainer_store_once(t, t->held, t->held_len);
+    if (st < 0)
+        return 0;
+    wslot_t *w = &t->w[t->held_slot];
+    if (st == 1)
+        w->games++;
+    else
+        w->duplicates++;
+    trainer_ack(t, w, t->rec.worker_id, t->rec.game_seq);
+    t->held_len = 0;
+    t->disk_full = 0;
+    return 1;
+}
+
+/* Take every whole frame the worker has sent (none while games/ cannot be
+ * written: the worker blocks once its pipe is full). */
 void trainer_worker_frames(trainer_t *t, wslot_t *w)
 {
     for (;;) {
@@ -206,16 +322,28 @@ void trainer_worker_frames(trainer_t *t, wslot_t *w)
                 st = -1;
             } else if (trainer_check_record(t, &t->rec, rwhy, sizeof rwhy) != 0) {
                 snprintf(why, sizeof why, "%s", rwhy);
+                /* refused for good: a resend cannot change that */
+                trainer_ack(t, w, t->rec.worker_id, t->rec.game_seq);
                 st = -1;
             }
         }
         if (st > 0) {
-            if (trainer_store_game(t, frame, flen) != 0) {
-                if (t->stopping)
-                    continue; /* dropped and counted: the worker must be read to its end */
+            int r = t->disk_full ? -1 : trainer_store_once(t, frame, flen);
+            if (r < 0 && t->stopping && t->disk_full) {
+                /* stopping on a full disk: the worker must be read to its end;
+                 * the game stays in its spool for the next trainer */
+                t->games_deferred++;
+                continue;
+            }
+            if (r < 0) {
+                hold(t, w, frame, flen);
                 return;
             }
-            w->games++;
+            if (r == 1)
+                w->games++;
+            else
+                w->duplicates++;
+            trainer_ack(t, w, t->rec.worker_id, t->rec.game_seq);
             continue;
         }
         w->bad_frames++;
@@ -238,18 +366,19 @@ void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping)
 {
     struct pollfd pf[512];
     int idx[512], n = 0;
-    if (t->disk_full && util_now_ms() * 1e-3 >= t->disk_retry_at) {
-        /* try again: the next frame's write tells whether there is room */
-        t->disk_full = 0;
+    if (t->disk_full && trainer_disk_retry(t)) {
+        /* written: take what the workers sent meanwhile */
         for (int i = 0; i < t->nw; i++)
-            if (t->w[i].rec_fd >= 0)
+            if (t->w[i].rec_fd >= 0) {
                 trainer_worker_frames(t, &t->w[i]);
+                trainer_acks_flush(t, &t->w[i]);
+            }
     }
     if (t->disk_full && !t->stopping) {
         /* paused: leave the pipes unread, so the workers block on them (not
          * while stopping: a worker blocked on its pipe cannot hear "stop",
          * and a killed one's EOF must be read; what cannot be written then
-         * is dropped and counted) */
+         * stays in the workers' spools) */
         if (timeout_ms > 0)
             usleep((useconds_t)timeout_ms * 1000);
         return;
@@ -285,6 +414,7 @@ void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping)
                 trainer_worker_gone(t, w, stopping);
             break;
         }
+        trainer_acks_flush(t, w);
     }
 }
 

@@ -58,52 +58,81 @@ static const char *json_num(double v, char buf[32])
     return buf;
 }
 
+/* status.json, whole: the text grows as needed (never cut). When it cannot
+ * be written (a full disk) the last good file stays, the progress line says
+ * so, and the next second tries again. */
 static void write_status(trainer_t *t)
 {
     char esc[8192];
-    static char buf[65536];
-    size_t cap = sizeof buf, n = 0;
-#define PUT(...) do { int k_ = snprintf(buf + n, cap - n, __VA_ARGS__); \
-                      if (k_ > 0) n = n + (size_t)k_ < cap ? n + (size_t)k_ : cap - 1; } while (0)
-    PUT("{\n  \"state\": \"%s\",\n  \"pid\": %ld,\n  \"step\": %" PRIu64 ",\n", t->state,
-        (long)getpid(), t->step);
-    PUT("  \"target_step\": %" PRIu64 ",\n  \"generation\": %" PRIu64 ",\n", t->target,
-        t->generation);
-    PUT("  \"model\": %s,\n", util_json_str(t->model_path, esc, sizeof esc));
-    PUT("  \"device\": \"%s\",\n", t->device);
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    if (!f) {
+        snprintf(t->status_err, sizeof t->status_err, "out of memory");
+        return;
+    }
+    double now = util_now_ms() * 1e-3;
+    fprintf(f, "{\n  \"state\": \"%s\",\n  \"pid\": %ld,\n  \"step\": %" PRIu64 ",\n", t->state,
+            (long)getpid(), t->step);
+    fprintf(f, "  \"target_step\": %" PRIu64 ",\n  \"generation\": %" PRIu64 ",\n", t->target,
+            t->generation);
+    fprintf(f, "  \"model\": %s,\n", util_json_str(t->model_path, esc, sizeof esc));
+    fprintf(f, "  \"device\": \"%s\",\n", t->device);
     char n1[32], n2[32], n3[32], n4[32];
-    PUT("  \"losses\": {\"policy\": %s, \"value\": %s, \"l2\": %s, \"total\": %s},\n",
-        json_num(t->last.policy, n1), json_num(t->last.value, n2), json_num(t->last.l2, n3),
-        json_num(t->last.total, n4));
-    PUT("  \"nonfinite_steps_skipped\": %" PRIu64 ",\n", t->nonfinite_skipped);
-    PUT("  \"games_dir_writable\": %s,\n  \"games_dropped\": %" PRIu64 ",\n",
-        t->disk_err[0] ? "false" : "true", t->games_dropped);
-    PUT("  \"lr\": %.6g,\n", nn_schedule_lr(&t->sched, t->step));
-    PUT("  \"games\": %" PRIu64 ",\n  \"positions\": %" PRIu64 ",\n", t->games, t->positions);
-    PUT("  \"window_positions\": %" PRIu64 ",\n  \"window_games\": %" PRIu64 ",\n",
-        replay_positions(t->replay), replay_games(t->replay));
-    PUT("  \"games_per_s\": %s,\n  \"positions_per_s\": %s,\n  \"samples_per_s\": %s,\n",
-        json_num(t->rate_games, n1), json_num(t->rate_positions, n2),
-        json_num(t->rate_samples, n3));
-    PUT("  \"ratio\": %.3g,\n  \"rejected_frames\": %" PRIu64 ",\n", t->cfg.ratio, t->rejected);
-    PUT("  \"partial_frames_dropped\": %" PRIu64 ",\n  \"bad_frames_on_load\": %" PRIu64 ",\n",
-        t->partial, t->load_bad);
-    PUT("  \"elapsed_s\": %.1f,\n  \"updated\": %ld,\n  \"workers\": [", util_now_ms() * 1e-3 - t->t_start,
-        (long)time(NULL));
+    fprintf(f, "  \"losses\": {\"policy\": %s, \"value\": %s, \"l2\": %s, \"total\": %s},\n",
+            json_num(t->last.policy, n1), json_num(t->last.value, n2), json_num(t->last.l2, n3),
+            json_num(t->last.total, n4));
+    fprintf(f, "  \"nonfinite_steps_skipped\": %" PRIu64 ",\n", t->nonfinite_skipped);
+    fprintf(f, "  \"games_dir_writable\": %s,\n  \"games_dir_error\": %s,\n",
+            t->disk_err[0] ? "false" : "true",
+            t->disk_err[0] ? util_json_str(t->disk_err, esc, sizeof esc) : "null");
+    fprintf(f, "  \"disk_full_s\": %.0f,\n  \"games_held\": %d,\n",
+            t->disk_err[0] ? now - t->disk_since : 0.0, t->held_len > 0);
+    fprintf(f, "  \"games_dropped\": %" PRIu64 ",\n  \"games_left_in_spools\": %" PRIu64 ",\n",
+            t->games_dropped, t->games_deferred);
+    fprintf(f, "  \"games_from_spools\": %" PRIu64 ",\n  \"duplicates_from_spools\": %" PRIu64
+            ",\n", t->spool_games, t->spool_dups);
+    fprintf(f, "  \"lr\": %.6g,\n", nn_schedule_lr(&t->sched, t->step));
+    fprintf(f, "  \"games\": %" PRIu64 ",\n  \"positions\": %" PRIu64 ",\n", t->games,
+            t->positions);
+    fprintf(f, "  \"window_positions\": %" PRIu64 ",\n  \"window_games\": %" PRIu64 ",\n",
+            replay_positions(t->replay), replay_games(t->replay));
+    fprintf(f, "  \"games_per_s\": %s,\n  \"positions_per_s\": %s,\n  \"samples_per_s\": %s,\n",
+            json_num(t->rate_games, n1), json_num(t->rate_positions, n2),
+            json_num(t->rate_samples, n3));
+    fprintf(f, "  \"ratio\": %.3g,\n  \"rejected_frames\": %" PRIu64 ",\n", t->cfg.ratio,
+            t->rejected);
+    fprintf(f, "  \"partial_frames_dropped\": %" PRIu64 ",\n  \"bad_frames_on_load\": %" PRIu64
+            ",\n", t->partial, t->load_bad);
+    fprintf(f, "  \"elapsed_s\": %.1f,\n  \"updated\": %ld,\n  \"workers\": [", now - t->t_start,
+            (long)time(NULL));
     for (int i = 0; i < t->nw; i++) {
         const wslot_t *w = &t->w[i];
-        PUT("%s\n    {\"id\": %d, \"pid\": %ld, \"state\": \"%s\", \"stalls\": %" PRIu64 ", \"restarts\": %" PRIu64
-            ", \"games\": %" PRIu64 ", \"bad_frames\": %" PRIu64 ", \"partial_frames\": %"
-            PRIu64 "}", i ? "," : "", i, (long)w->pid, trainer_wstate_name(w->state), w->stalls, w->restarts,
-            w->games, w->bad_frames, w->partial);
+        fprintf(f, "%s\n    {\"id\": %d, \"pid\": %ld, \"state\": \"%s\", \"stalls\": %" PRIu64
+                ", \"restarts\": %" PRIu64 ", \"games\": %" PRIu64 ", \"bad_frames\": %" PRIu64
+                ", \"partial_frames\": %" PRIu64 ", \"duplicates\": %" PRIu64 "}", i ? "," : "", i,
+                (long)w->pid, trainer_wstate_name(w->state), w->stalls, w->restarts, w->games,
+                w->bad_frames, w->partial, w->duplicates);
     }
-    PUT("\n  ]");
-    n += trainer_broker_status(t, buf + n, cap - n);
-    PUT("\n}\n");
-#undef PUT
+    fputs("\n  ]", f);
+    trainer_broker_status(t, f);
+    fputs("\n}\n", f);
+    if (fclose(f) != 0 || !buf) {
+        free(buf);
+        snprintf(t->status_err, sizeof t->status_err, "out of memory");
+        return;
+    }
     char err[512];
-    if (util_write_atomic(trainer_path(t, "status.json"), buf, n, err, sizeof err) != 0)
-        trainer_log(t, "%s", err);
+    if (util_write_atomic(trainer_path(t, "status.json"), buf, n, err, sizeof err) != 0) {
+        if (!t->status_err[0])
+            trainer_log(t, "%s; the last status.json written stays (tried again every second)",
+                        err);
+        snprintf(t->status_err, sizeof t->status_err, "%s", err);
+    } else if (t->status_err[0]) {
+        trainer_log(t, "status.json written again");
+        t->status_err[0] = '\0';
+    }
+    free(buf);
 }
 
 void trainer_progress(trainer_t *t, int force)
@@ -113,18 +142,24 @@ void trainer_progress(trainer_t *t, int force)
         return;
     t->t_status = now;
     update_rates(t, now);
+    int was_stale = t->status_err[0] != '\0';
     write_status(t);
-    if (!force && !t->tty && now - t->t_progress < 10.0)
+    /* a change of the outage shows at once, not at the next 10 s line */
+    int change = (t->disk_full != t->shown_full) || (was_stale != (t->status_err[0] != '\0'));
+    t->shown_full = t->disk_full;
+    if (!force && !change && !t->tty && now - t->t_progress < 10.0)
         return;
     t->t_progress = now;
-    char tgt[32] = "";
+    char tgt[32] = "", stale[600] = "";
     if (t->target)
         snprintf(tgt, sizeof tgt, "/%" PRIu64, t->target);
+    if (t->status_err[0])
+        snprintf(stale, sizeof stale, "  status.json not updated: %.500s", t->status_err);
     fprintf(stderr, "%sstep %" PRIu64 "%s  loss p %.3f v %.3f  games %" PRIu64
             " (%.2f/s)  pos %" PRIu64 "  %.0f samples/s  workers %d/%d  rejected %" PRIu64
-            "  %s%s", t->tty ? "\r\033[K" : "", t->step, tgt, t->last.policy, t->last.value,
+            "  %s%s%s", t->tty ? "\r\033[K" : "", t->step, tgt, t->last.policy, t->last.value,
             t->games, t->rate_games, t->positions, t->rate_samples, trainer_workers_running(t), t->nw,
-            t->rejected, t->state, t->tty ? "" : "\n");
+            t->rejected, t->state, stale, t->tty ? "" : "\n");
     fflush(stderr);
 }
 

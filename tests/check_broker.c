@@ -171,20 +171,20 @@ START_TEST(test_spool_bounded_ordered_locked)
 {
     char dir[512], err[512];
     subdir(dir, sizeof dir, "spool");
-    spool_t *s = spool_open(dir, 3, err, sizeof err);
+    spool_t *s = spool_open(dir, 3, 1, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
     for (int i = 0; i < 3; i++) {
         uint8_t b[8] = {(uint8_t)i, 1, 2, 3, 4, 5, 6, 7};
-        ck_assert_int_eq(spool_put(s, b, sizeof b, err, sizeof err), 0);
+        ck_assert_int_eq(spool_put(s, b, sizeof b, NULL, err, sizeof err), 0);
     }
     uint8_t b[4] = {9, 9, 9, 9};
-    ck_assert_int_eq(spool_put(s, b, sizeof b, err, sizeof err), -1);
+    ck_assert_int_eq(spool_put(s, b, sizeof b, NULL, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "full"), "%s", err);
-    ck_assert_ptr_null(spool_open(dir, 3, err, sizeof err));
+    ck_assert_ptr_null(spool_open(dir, 3, 1, err, sizeof err));
     ck_assert_msg(strstr(err, "in use"), "%s", err);
     spool_free(s);
     /* a new worker on the same directory finds them, oldest first */
-    s = spool_open(dir, 3, err, sizeof err);
+    s = spool_open(dir, 3, 1, err, sizeof err);
     ck_assert_ptr_nonnull(s);
     ck_assert_int_eq(spool_count(s), 3);
     uint8_t *buf = NULL;
@@ -196,7 +196,7 @@ START_TEST(test_spool_bounded_ordered_locked)
         spool_pop(s);
     }
     ck_assert_int_eq(spool_peek(s, &buf, &cap, &len, err, sizeof err), 0);
-    ck_assert_int_eq(spool_put(s, b, sizeof b, err, sizeof err), 0);
+    ck_assert_int_eq(spool_put(s, b, sizeof b, NULL, err, sizeof err), 0);
     ck_assert_int_eq(spool_count(s), 1);
     free(buf);
     spool_free(s);
@@ -265,6 +265,14 @@ START_TEST(test_bad_arguments)
     ck_assert_int_eq(run_cmd(a7, &out), 2);
     ck_assert_msg(strstr(out, "port") && !strstr(out, "pw9"), "%s", out);
     free(out);
+    /* a spool path is one line (logs, messages): a newline in it is refused */
+    char *a8[] = {(char *)bin(), "worker", "--broker", "redis://h:1", "--run", "r", "--spool",
+                  "/tmp/sp\nool", NULL};
+    ck_assert_int_eq(run_cmd(a8, &out), 2);
+    ck_assert_msg(strstr(out, "--spool: the directory path holds control byte 0x0a at offset 7"),
+                  "%s", out);
+    ck_assert_msg(access("/tmp/sp\nool", F_OK) != 0, "the spool was created");
+    free(out);
 }
 END_TEST
 
@@ -308,6 +316,16 @@ START_TEST(test_password_refused_clearly)
     ck_assert_int_eq(wait_exit(spawn_logged(argv, log), 20), 1);
     ck_assert(file_contains(log, "refused the password"));
     ck_assert(!file_contains(log, "WrongPass9"));
+    /* a trainer with a wrong password fails before it creates the run */
+    char run[600], tlog[600];
+    snprintf(run, sizeof run, "%s/newrun", r.dir);
+    snprintf(tlog, sizeof tlog, "%s/train.log", r.dir);
+    char *targv[] = {(char *)bin(), "train", run, "--workers", "0", "--broker", at, "--size", "7",
+                     "--device", "cpu", NULL};
+    ck_assert_int_eq(wait_exit(spawn_logged(targv, tlog), 20), 1);
+    ck_assert_msg(file_contains(tlog, "refused the password"), "no refusal in the trainer's log");
+    ck_assert(!file_contains(tlog, "WrongPass9"));
+    ck_assert_msg(access(run, F_OK) != 0, "the run %s was created before the broker refused", run);
     redis_stop(&r);
 }
 END_TEST
@@ -510,6 +528,204 @@ START_TEST(test_worker_bad_model_and_old_run)
     ck_assert_int_eq(broker_publish_settings(b, &s, err, sizeof err), 0);
     ck_assert_int_eq(wait_exit(w, 20), 1);
     ck_assert(file_contains(log, "another run"));
+    broker_free(b);
+    redis_stop(&r);
+}
+END_TEST
+
+/* XADD argv through ctx; fails the test on an error reply. */
+static void xadd(redisContext *ctx, int argc, const char **argv, const size_t *lens)
+{
+    redisReply *rep = redisCommandArgv(ctx, argc, argv, lens);
+    ck_assert_msg(rep && rep->type != REDIS_REPLY_ERROR, "XADD: %s",
+                  rep ? rep->str : ctx->errstr);
+    freeReplyObject(rep);
+}
+
+/* The read measures entries on the broker: a 64 MiB junk entry is refused
+ * there (acknowledged, deleted) without crossing the wire, and fields that
+ * are missing or empty are named. */
+START_TEST(test_read_refuses_oversized_unread)
+{
+    redis_t r;
+    redis_init(&r, "oversized", NULL);
+    broker_t *b = connect_run(&r, "big");
+    char err[512];
+    ck_assert_int_eq(broker_group_create(b, err, sizeof err), 0);
+    redisContext *ctx = redisConnect("127.0.0.1", r.port);
+    ck_assert(ctx && !ctx->err);
+    size_t big = (size_t)64 << 20;
+    char *junk = malloc(big);
+    ck_assert_ptr_nonnull(junk);
+    memset(junk, 'j', big);
+    const char *a1[] = {"XADD", "gz:big:games", "*", "run", "abc", "w", "0000000000000bbb", "f",
+                        junk};
+    size_t l1[] = {4, 12, 1, 3, 3, 1, 16, 1, big};
+    xadd(ctx, 9, a1, l1);
+    free(junk);
+    game_record_t g;
+    record_init(&g);
+    game_in_a_row(&g, 9, 77, 1);
+    uint8_t *f = NULL;
+    size_t cap = 0, n = record_encode(&g, &f, &cap, err, sizeof err);
+    ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
+    const char *a2[] = {"XADD", "gz:big:games", "*", "run", "abc", "w", "4d", "f", ""};
+    xadd(ctx, 9, a2, NULL);
+    const char *a3[] = {"XADD", "gz:big:games", "*", "run", "abc", "f", "x"};
+    xadd(ctx, 7, a3, NULL);
+    const char *a4[] = {"XADD", "gz:big:games", "*", "run", "", "w", "4d", "f", "x"};
+    xadd(ctx, 9, a4, NULL);
+    broker_batch_t bt;
+    broker_batch_init(&bt);
+    double t0 = now_s();
+    ck_assert_int_eq(broker_read(b, "trainer", 0, 64, 0, &bt, err, sizeof err), 0);
+    double dt = now_s() - t0;
+    fprintf(stderr, "test_read_refuses_oversized_unread: a read with a 64 MiB entry took %.3f s\n",
+            dt);
+    /* the read stops at the big entry, refused by its size alone */
+    ck_assert_int_eq(bt.n, 1);
+    ck_assert_int_eq(bt.incomplete, 1);
+    ck_assert_uint_ge(bt.e[0].oversized, big);
+    ck_assert_ptr_null(bt.e[0].frame);
+    ck_assert_uint_eq(bt.e[0].worker_id, 0xbbb);
+    ck_assert_msg(strstr(bt.e[0].why, "the limit is") && strstr(bt.e[0].why, "refused unread"),
+                  "%s", bt.e[0].why);
+    ck_assert(broker_connected(b));
+    /* on the broker: the big entry is gone and acknowledged; the four after
+     * it were delivered in the same reply and are pending */
+    ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 4);
+    ck_assert_int_eq(broker_pending(b, err, sizeof err), 4);
+    /* the pending re-read sees them, in order, each bad field named */
+    ck_assert_int_eq(broker_read(b, "trainer", 1, 64, 0, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(bt.n, 4);
+    ck_assert_int_eq(bt.incomplete, 0);
+    ck_assert_str_eq(bt.e[0].why, "");
+    ck_assert_uint_eq(bt.e[0].len, n);
+    ck_assert_int_eq(memcmp(bt.e[0].frame, f, n), 0);
+    ck_assert_msg(strstr(bt.e[1].why, "field 'f' (frame) is empty"), "'%s'", bt.e[1].why);
+    ck_assert_msg(strstr(bt.e[2].why, "field 'w' (worker id) is missing"), "'%s'", bt.e[2].why);
+    ck_assert_msg(strstr(bt.e[3].why, "field 'run' is empty"), "'%s'", bt.e[3].why);
+    ck_assert_int_eq(broker_ack(b, &bt, err, sizeof err), 0);
+    ck_assert_int_eq(broker_stream_len(b, err, sizeof err), 0);
+    broker_batch_free(&bt);
+    free(f);
+    record_free(&g);
+    redisFree(ctx);
+    broker_free(b);
+    redis_stop(&r);
+}
+END_TEST
+
+/* A trainer fed junk through the broker: 5,000 entries from 5,000 worker
+ * ids, one entry over the size limit, an id-less game sent three times, a
+ * forged result, an empty frame, and a good game delivered three times.
+ * It stores the good game once, refuses the rest with their reasons, and
+ * status.json stays valid JSON with a bounded worker table. */
+START_TEST(test_trainer_refuses_broker_junk)
+{
+    redis_t r;
+    redis_init(&r, "junk", NULL);
+    char run[600], log[600];
+    snprintf(run, sizeof run, "%s/junkrun", g_tmp);
+    snprintf(log, sizeof log, "%s/junk-trainer.log", g_tmp);
+    char *targv[] = {(char *)bin(), "train", run, "--workers", "0", "--broker", r.url,
+                     "--run-name", "junk", "--parallel", "2", "--visits", "4", "--blocks", "1",
+                     "--channels", "8", "--size", "7", "--device", "cpu", NULL};
+    pid_t t = spawn_logged(targv, log);
+    broker_t *b = connect_run(&r, "junk");
+    char err[512];
+    uint64_t gen;
+    double end = now_s() + 30 * slow();
+    while (broker_model_gen(b, &gen, err, sizeof err) != 0)
+        ck_assert_msg(now_s() < end, "trainer published no model"), usleep(50000);
+    broker_settings_t s;
+    ck_assert_int_eq(broker_fetch_settings(b, &s, err, sizeof err), 0);
+    char rid[24];
+    snprintf(rid, sizeof rid, "%016" PRIx64, s.run_id);
+
+    redisContext *ctx = redisConnect("127.0.0.1", r.port);
+    ck_assert(ctx && !ctx->err);
+    enum { NJUNK = 5000 };
+    for (int i = 0; i < NJUNK; i++) {
+        char wid[24];
+        snprintf(wid, sizeof wid, "%016x", 0x100000 + i);
+        const char *av[] = {"XADD", "gz:junk:games", "*", "run", rid, "w", wid, "f", "junkjunk"};
+        redisAppendCommandArgv(ctx, 9, av, NULL);
+    }
+    for (int i = 0; i < NJUNK; i++) {
+        redisReply *rep;
+        ck_assert_int_eq(redisGetReply(ctx, (void **)&rep), REDIS_OK);
+        freeReplyObject(rep);
+    }
+    size_t big = (size_t)5 << 20;
+    char *bigf = calloc(1, big);
+    const char *ab[] = {"XADD", "gz:junk:games", "*", "run", rid, "w", "0000000000000b16", "f",
+                        bigf};
+    size_t lb[] = {4, 13, 1, 3, strlen(rid), 1, 16, 1, big};
+    xadd(ctx, 9, ab, lb);
+    free(bigf);
+    game_record_t g;
+    record_init(&g);
+    uint8_t *f = NULL;
+    size_t cap = 0, n;
+    game_in_a_row(&g, 7, 0, 0);   /* no id */
+    n = record_encode(&g, &f, &cap, err, sizeof err);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(broker_add_game(b, s.run_id, 0x1d1e55, f, n, err, sizeof err), 0);
+    /* forged: black played 3, white was to move and resigned, "white won" */
+    record_clear(&g, RULE_FREESTYLE, 7, 0);
+    ck_assert_int_eq(record_add_ply(&g, 24, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_add_ply(&g, 25, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_add_ply(&g, 17, 1, 0.0f, NULL, 0), 0);
+    g.flags = RECORD_FLAG_RESIGNED;
+    g.result = RESULT_WHITE;
+    g.worker_id = 0xf0f;
+    g.game_seq = 1;
+    n = record_encode(&g, &f, &cap, err, sizeof err);
+    ck_assert_int_eq(broker_add_game(b, s.run_id, 0xf0f, f, n, err, sizeof err), 0);
+    const char *ae[] = {"XADD", "gz:junk:games", "*", "run", rid, "w", "0000000000000e00", "f", ""};
+    xadd(ctx, 9, ae, NULL);
+    game_in_a_row(&g, 7, 0x600d, 7);
+    n = record_encode(&g, &f, &cap, err, sizeof err);
+    for (int i = 0; i < 3; i++)
+        ck_assert_int_eq(broker_add_game(b, s.run_id, 0x600d, f, n, err, sizeof err), 0);
+    free(f);
+    record_free(&g);
+    redisFree(ctx);
+
+    /* every entry taken: the stream drains */
+    end = now_s() + 60 * slow();
+    while (broker_stream_len(b, err, sizeof err) > 0 || broker_pending(b, err, sizeof err) > 0)
+        ck_assert_msg(now_s() < end, "the trainer did not take the stream"), usleep(100000);
+    ck_assert(wait_status(run, "duplicates", 2, 10));
+    char sp[700], why[256];
+    snprintf(sp, sizeof sp, "%s/status.json", run);
+    char *st = must_slurp(sp);
+    ck_assert_msg(json_valid(st, why, sizeof why), "status.json: %s", why);
+    ck_assert_int_eq(json_num(st, "games"), 1);
+    const char *bs = strstr(st, "\"broker\": ");
+    ck_assert_ptr_nonnull(bs);
+    ck_assert_int_eq(json_num(bs, "games"), 1);
+    ck_assert_int_eq(json_num(bs, "duplicates"), 2);
+    ck_assert_int_eq(json_num(bs, "oversized"), 1);
+    ck_assert_int_eq(json_num(bs, "bad_frames"), NJUNK + 1 + 3 + 1 + 1);
+    int listed = 0;
+    for (const char *q = st; (q = strstr(q, "\"seen_s_ago\"")); q++)
+        listed++;
+    ck_assert_int_le(listed, 256);
+    const char *ev = strstr(st, "\"remote_workers_evicted\": ");
+    ck_assert_ptr_nonnull(ev);
+    ck_assert_int_ge(json_num(ev, "workers"), NJUNK + 5 - 256);
+    fprintf(stderr, "test_trainer_refuses_broker_junk: status.json %zu bytes, %d workers listed, "
+            "%lld summed as evicted\n", strlen(st), listed, json_num(ev, "workers"));
+    free(st);
+    ck_assert_msg(file_contains(log, "the game has no id"), "no reason for the id-less game");
+    ck_assert_msg(file_contains(log, "resigned game records white as the winner"),
+                  "no reason for the forged game");
+    ck_assert_msg(file_contains(log, "field 'f' (frame) is empty"), "no reason for the empty field");
+    ck_assert_msg(file_contains(log, "the limit is 4195328"), "no reason for the big entry");
+    kill(t, SIGTERM);
+    ck_assert_int_eq(wait_exit(t, 40), 0);
     broker_free(b);
     redis_stop(&r);
 }
@@ -718,7 +934,8 @@ int main(void)
              test_game_id_set, test_bad_arguments);
     ADD_CASE(s, "redis", asan() ? 600 : 150, test_password_refused_clearly,
              test_stream_pending_ack_trim, test_settings_versions,
-             test_worker_bad_model_and_old_run, test_cluster_survives_faults_exactly_once);
+             test_worker_bad_model_and_old_run, test_read_refuses_oversized_unread,
+             test_trainer_refuses_broker_junk, test_cluster_survives_faults_exactly_once);
     int rc = run_suite(s);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", g_tmp);

@@ -1084,6 +1084,44 @@ START_TEST(test_binary_stop_and_end_during_search)
 }
 END_TEST
 
+/* End of input during a 60 s search (the manager is gone): the search stops
+ * at once, the move found so far is still said, a command queued behind it
+ * is answered without a search of its own, and the engine exits. Before,
+ * it searched on to the end of the move's time. */
+START_TEST(test_binary_eof_during_search)
+{
+    char model[256], cmd[1024];
+    snprintf(model, sizeof model, "/tmp/check_pbrain_eof_%ld.gzm", (long)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 --out %s "
+             ">/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
+    ck_assert_int_eq(system(cmd), 0);
+    proc_t p;
+    const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
+    proc_start(&p, args);
+    char line[4096], msg[1024];
+    proc_send(&p, "START 15");
+    ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
+    proc_send(&p, "INFO timeout_turn 60000");
+    proc_send(&p, "TURN 7,7");
+    proc_send(&p, "TURN 0,0");   /* queued behind the search */
+    usleep(300 * 1000);
+    double t0 = now_ms();
+    close(p.to);
+    p.to = -1;
+    const char *a = proc_reply(&p, line, sizeof line, 20000, msg, sizeof msg);
+    ck_assert_msg(a && as_move(a, 15) >= 0, "first move after EOF: '%s'", a ? a : "(none)");
+    a = proc_reply(&p, line, sizeof line, 20000, msg, sizeof msg);
+    ck_assert_msg(a && as_move(a, 15) >= 0, "queued move after EOF: '%s'", a ? a : "(none)");
+    int rc = proc_wait(&p, 20000);
+    double exit_ms = now_ms() - t0;
+    ck_assert_int_eq(rc, 0);
+    ck_assert_msg(exit_ms < 10000.0 * slow(), "EOF during a 60 s search: exit after %.1f ms",
+                  exit_ms);
+    unlink(model);
+    fprintf(stderr, "pbrain EOF: exit %.1f ms after the input closed (60 s searches)\n", exit_ms);
+}
+END_TEST
+
 /* ---- fuzz ---- */
 
 static int reply_ok(const char *s)
@@ -1307,7 +1345,7 @@ int main(void)
              test_swap2, test_search_finds_win_and_reports, test_fuzz_lines);
     ADD_CASE(s, "time", 120, test_time_100_moves_in_process, test_binary_time_limit,
              test_binary_stall_then_search, test_binary_stop_and_end_during_search,
-             test_model_file);
+             test_binary_eof_during_search, test_model_file);
     ADD_CASE(s, "process", 60, test_binary_transcript, test_player_against_own_binary,
              test_player_broken_engines);
     return run_suite(s);

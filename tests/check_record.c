@@ -458,6 +458,43 @@ START_TEST(test_validate_replays_rules)
 }
 END_TEST
 
+/* A resignation is by the side to move after the last ply: a record that
+ * names that side the winner is forged (or corrupted), CRC or not. */
+START_TEST(test_validate_resigner_cannot_win)
+{
+    game_record_t r;
+    record_init(&r);
+    char err[256];
+    for (int nplies = 0; nplies <= 3; nplies++) {
+        record_clear(&r, RULE_FREESTYLE, 15, 0);
+        for (int i = 0; i < nplies; i++)
+            ck_assert_int_eq(record_add_ply(&r, 7 * 15 + i, 1, 0.0f, NULL, 0), 0);
+        r.flags = RECORD_FLAG_RESIGNED;
+        bool black_resigned = nplies % 2 == 0;
+        r.result = black_resigned ? RESULT_WHITE : RESULT_BLACK;
+        ck_assert_msg(record_validate(&r, err, sizeof err) == 0, "%d plies: %s", nplies, err);
+        r.result = black_resigned ? RESULT_BLACK : RESULT_WHITE;
+        ck_assert_int_eq(record_validate(&r, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "resigned") && strstr(err, black_resigned ? "black was to move"
+                                                                         : "white was to move"),
+                      "message '%s'", err);
+        /* the encoder takes it (it checks fields, not the game), the CRC holds,
+         * and only validation refuses it */
+        uint8_t *buf = NULL;
+        size_t cap = 0, used = 0;
+        size_t n = record_encode(&r, &buf, &cap, err, sizeof err);
+        ck_assert_uint_gt(n, 0);
+        game_record_t d;
+        record_init(&d);
+        ck_assert_int_eq(record_decode(buf, n, &used, &d, err, sizeof err), FRAME_OK);
+        ck_assert_int_eq(record_validate(&d, err, sizeof err), -1);
+        record_free(&d);
+        free(buf);
+    }
+    record_free(&r);
+}
+END_TEST
+
 /* ---- corruptions ---- */
 
 /* Inflate a frame's payload into the serialised record (test-side zlib). */
@@ -1279,7 +1316,7 @@ static Suite *record_suite(void)
     Suite *s = suite_create("record");
     ADD_CASE(s, "codec", 120, test_roundtrip_random_games, test_every_prefix_needs_more,
              test_empty_game_and_limits, test_encode_refuses_bad_records,
-             test_validate_replays_rules);
+             test_validate_replays_rules, test_validate_resigner_cannot_win);
     ADD_CASE(s, "corruption", 120, test_random_corruptions, test_forged_records_keep_invariants,
              test_version_and_magic_checked, test_version1_still_reads, test_zip_bomb_rejected,
              test_good_frames_among_garbage, test_stream_one_byte_at_a_time,

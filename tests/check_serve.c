@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 
 #include "engine/record.h"
 #include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 extern char **environ;
 
@@ -438,10 +440,149 @@ START_TEST(test_watch)
 }
 END_TEST
 
+/* ---- slow clients ---- */
+
+enum { NSLOW = 200 };
+
+typedef struct slow {
+    int port;
+    volatile int stop;
+    int fd[NSLOW];
+    long opened, closed_by_server;
+} slow_t;
+
+static const char slow_head[] = "GET /api/info HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ";
+
+static int slow_open(int port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ck_assert_int_ge(fd, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* 200 connections that never finish their headers: a byte each every
+ * 200 ms on each; one the server closes is opened again at once. */
+static void *slow_main(void *arg)
+{
+    slow_t *sl = arg;
+    size_t sent[NSLOW] = {0};
+    for (int i = 0; i < NSLOW; i++) {
+        sl->fd[i] = slow_open(sl->port);
+        sl->opened++;
+    }
+    while (!sl->stop) {
+        for (int i = 0; i < NSLOW && !sl->stop; i++) {
+            int fd = sl->fd[i];
+            char junk[64];
+            bool dead = fd < 0;
+            if (!dead) {
+                ssize_t r = recv(fd, junk, sizeof junk, MSG_DONTWAIT);
+                dead = r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
+                                  errno != ENOTCONN);
+                if (r > 0)
+                    dead = true;   /* it answered (a 4xx): done with it */
+            }
+            if (!dead) {
+                const char *b = sent[i] < sizeof slow_head - 1 ? slow_head + sent[i] : "a";
+                ssize_t w = send(fd, b, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+                if (w == 1)
+                    sent[i]++;
+                else if (w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != ENOTCONN)
+                    dead = true;
+            }
+            if (dead) {
+                if (fd >= 0) {
+                    close(fd);
+                    sl->closed_by_server++;
+                }
+                sl->fd[i] = slow_open(sl->port);
+                sl->opened++;
+                sent[i] = 0;
+            }
+        }
+        usleep(200 * 1000);
+    }
+    for (int i = 0; i < NSLOW; i++)
+        if (sl->fd[i] >= 0)
+            close(sl->fd[i]);
+    return NULL;
+}
+
+/* 200 clients dribbling header bytes (and reconnecting when dropped) take
+ * no one's place: requests from the same address are still answered, each
+ * promptly; the dribblers are closed by the request deadline or to make
+ * room. Before, 48 of them held the per-address limit for good. */
+START_TEST(test_slow_clients_lock_no_one_out)
+{
+    const char *extra[] = {"--model", "bot:greedy", NULL};
+    server_t s = serve_start(extra);
+    slow_t sl = {.port = s.port};
+    pthread_t th;
+    ck_assert_int_eq(pthread_create(&th, NULL, slow_main, &sl), 0);
+    usleep(1500 * 1000);   /* all 200 in and dribbling */
+    double worst = 0, sum = 0;
+    int n = 0;
+    double end = now_s() + 13;   /* past the 10 s request deadline */
+    while (now_s() < end) {
+        double t0 = now_s();
+        int code = http(s.port, "GET", "/api/info", "", NULL);
+        double dt = now_s() - t0;
+        ck_assert_msg(code == 200, "request %d during the slow clients: status %d after %.2f s",
+                      n, code, dt);
+        worst = dt > worst ? dt : worst;
+        sum += dt;
+        n++;
+        usleep(300 * 1000);
+    }
+    sl.stop = 1;
+    pthread_join(th, NULL);
+    fprintf(stderr, "serve slow clients: %d requests answered during %d dribbling connections "
+            "(%ld opened, %ld closed by the server): mean %.3f s, worst %.3f s\n", n, NSLOW,
+            sl.opened, sl.closed_by_server, sum / n, worst);
+    ck_assert_int_ge(n, 10);
+    ck_assert_msg(worst < 10.0 * slow(), "a request took %.2f s", worst);
+    ck_assert_int_gt(sl.closed_by_server, 0);
+    serve_stop(&s);
+}
+END_TEST
+
+/* --run with a newest checkpoint that does not load falls back to the one
+ * before it, as `gomoku train` resumes; none loading is said, not fatal. */
+START_TEST(test_run_bad_newest_checkpoint)
+{
+    char dir[] = "/tmp/gz-serve-ckpt-XXXXXX";
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    char p[512];
+    snprintf(p, sizeof p, "%s/models", dir);
+    ck_assert_int_eq(mkdir(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/models/000010.gzm", dir);
+    nn_model_t *m = small_model(1, 8, 9, 3);
+    save_model(m, p);
+    nn_model_free(m);
+    snprintf(p, sizeof p, "%s/models/000020.gzm", dir);
+    write_text(p, "GZM1 torn by a crash", "w");
+    const char *extra[] = {"--run", dir, NULL};
+    server_t s = serve_start(extra);
+    ck_assert_int_eq(http(s.port, "GET", "/api/info", "", NULL), 200);
+    ck_assert_msg(strstr(body_of(), "000010.gzm"), "%s", body_of());
+    ck_assert_int_eq(http(s.port, "POST", "/api/game", "", "{\"size\": 9}"), 200);
+    serve_stop(&s);
+    char cmd[600];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("serve");
     ADD_CASE(su, "serve", 120, test_listen_refused, test_token, test_bad_requests, test_play_bot,
-             test_watch);
+             test_watch, test_run_bad_newest_checkpoint, test_slow_clients_lock_no_one_out);
     return run_suite(su);
 }

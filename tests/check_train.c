@@ -6,6 +6,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -207,6 +208,125 @@ static void rm_rf(const char *run)
 /* The run directory of the tests of case "run": made fresh before each,
  * removed with its RUN.err after one that passed. */
 static char run[64];
+/* ---- games sent against games stored ------------------------------------ */
+
+typedef struct gid { uint64_t w, s; } gid_t_;
+
+static int cmp_gid(const void *a, const void *b)
+{
+    const gid_t_ *x = a, *y = b;
+    if (x->w != y->w)
+        return x->w < y->w ? -1 : 1;
+    return x->s < y->s ? -1 : x->s > y->s;
+}
+
+typedef struct gids { gid_t_ *v; size_t n, cap; } gids_t;
+
+static void gids_add(gids_t *g, uint64_t w, uint64_t s)
+{
+    if (g->n == g->cap) {
+        g->cap = g->cap ? g->cap * 2 : 256;
+        g->v = realloc(g->v, g->cap * sizeof *g->v);
+        ck_assert_ptr_nonnull(g->v);
+    }
+    g->v[g->n++] = (gid_t_){w, s};
+}
+
+/* The ids of the valid games in FILE (a .gzr or a spool's .gzf). */
+static void gids_of_file(gids_t *g, const char *path)
+{
+    char err[256];
+    game_record_t r;
+    record_init(&r);
+    record_reader_t *fr = record_reader_open(path, err, sizeof err);
+    ck_assert_msg(fr != NULL, "%s", err);
+    int rc;
+    while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0)
+        if (rc > 0 && record_validate(&r, err, sizeof err) == 0)
+            gids_add(g, r.worker_id, r.game_seq);
+    record_reader_free(fr);
+    record_free(&r);
+}
+
+static void gids_of_dir(gids_t *g, const char *dir, const char *suffix)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        size_t l = strlen(de->d_name), sl = strlen(suffix);
+        if (l <= sl || strcmp(de->d_name + l - sl, suffix) != 0)
+            continue;
+        char p[1200];
+        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+        gids_of_file(g, p);
+    }
+    closedir(d);
+}
+
+/* Every game the workers logged as sent (LOG: "WID SEQ" lines) is stored in
+ * RUN/games exactly once, or still held in a worker's spool (kept, not
+ * lost). Returns the number sent; *stored, *spooled the others' counts. */
+static size_t check_sent_stored(const char *run, const char *log, size_t *stored,
+                                size_t *spooled)
+{
+    gids_t st = {0}, sp = {0};
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/games", run);
+    gids_of_dir(&st, dir, ".gzr");
+    for (int k = 0; k < 16; k++) {
+        snprintf(dir, sizeof dir, "%s/spool/worker-%d", run, k);
+        gids_of_dir(&sp, dir, ".gzf");
+    }
+    if (st.n)
+        qsort(st.v, st.n, sizeof *st.v, cmp_gid);
+    if (sp.n)
+        qsort(sp.v, sp.n, sizeof *sp.v, cmp_gid);
+    for (size_t i = 1; i < st.n; i++)
+        ck_assert_msg(cmp_gid(&st.v[i - 1], &st.v[i]) != 0 || st.v[i].w == 0,
+                      "game %016" PRIx64 ":%" PRIu64 " stored twice", st.v[i].w, st.v[i].s);
+    FILE *f = fopen(log, "r");
+    ck_assert_msg(f != NULL, "no games log %s", log);
+    unsigned long long w, q;
+    size_t nsent = 0;
+    while (fscanf(f, "%llx %llu", &w, &q) == 2) {
+        gid_t_ key = {w, q};
+        ck_assert_msg((st.n && bsearch(&key, st.v, st.n, sizeof *st.v, cmp_gid)) ||
+                      (sp.n && bsearch(&key, sp.v, sp.n, sizeof *sp.v, cmp_gid)),
+                      "game %016llx:%llu was sent but is neither stored nor spooled", w, q);
+        nsent++;
+    }
+    fclose(f);
+    *stored = st.n;
+    *spooled = sp.n;
+    free(st.v);
+    free(sp.v);
+    return nsent;
+}
+
+/* A frame of a 7x7 game that black resigned after 3 plies, recorded as
+ * black's win: CRC-valid, refused only by the rules. */
+static size_t forged_frame(uint8_t **buf, size_t *cap, uint64_t seq)
+{
+    game_record_t r;
+    record_init(&r);
+    record_clear(&r, RULE_FREESTYLE, 7, 0);
+    ck_assert_int_eq(record_add_ply(&r, 24, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_add_ply(&r, 25, 1, 0.0f, NULL, 0), 0);
+    ck_assert_int_eq(record_add_ply(&r, 17, 1, 0.0f, NULL, 0), 0);
+    r.flags = RECORD_FLAG_RESIGNED;
+    r.result = RESULT_WHITE;   /* white was to move and resigned: white cannot win */
+    r.worker_id = 0xf0f;
+    r.game_seq = seq;
+    char err[256];
+    size_t n = record_encode(&r, buf, cap, err, sizeof err);
+    ck_assert_msg(n > 0, "%s", err);
+    record_free(&r);
+    return n;
+}
+
+/* ---- in-process: wire and replay -------------------------------------- */
 
 static void run_setup(void) { make_tmpdir(run, sizeof run); }
 static void run_teardown(void) { rm_rf(run); }
@@ -1003,60 +1123,271 @@ START_TEST(test_checkpoint_retention)
 }
 END_TEST
 
-START_TEST(test_disk_full_pauses_and_drops_counted)
+/* The games log beside RUN (outside it: RUN may be a full tmpfs). */
+static const char *glog_of(const char *run, char *buf, size_t len)
 {
+    snprintf(buf, len, "%s.games", run);
+    return buf;
+}
+
+static void rm_run(const char *run)
+{
+    char p[600];
+    rm_rf(run);
+    remove_tree(glog_of(run, p, sizeof p));
+}
+
+START_TEST(test_disk_full_holds_games)
+{
+    char run[64], glog[128];
+    make_tmpdir(run, sizeof run);
+    glog_of(run, glog, sizeof glog);
     /* after 2 games, 3 writes fail half-way (ENOSPC), then the disk recovers */
     setenv("GOMOKU_FAULT_ENOSPC", "2:3", 1);
-    pid_t pid = start_train(run, "--steps 30");
+    pid_t pid = start_train(run, "--steps 30 --games-log %s", glog);
     unsetenv("GOMOKU_FAULT_ENOSPC");
     ck_assert_int_eq(wait_exit(pid, 120), 0);
-    ck_assert_int_eq(status_num(run, "games_dropped"), 3);
+    /* the game whose write failed was held and written on a retry: none lost */
+    ck_assert_int_eq(status_num(run, "games_dropped"), 0);
     ck_assert(run_has(run, "/status.json", "\"games_dir_writable\": true"));
-    ck_assert(run_has(run, "/train.log", "No space left on device; workers paused"));
+    ck_assert(run_has(run, "/train.log", "No space left on device; the game is held"));
     ck_assert(run_has(run, "/train.log", "writable again"));
+    ck_assert_msg(run_has(run, ".err", "disk full"), "the progress line never said 'disk full'");
     /* the torn halves were cut off: every saved frame is whole */
-    frames_whole(run);
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, status_num(run, "games"));
+    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
+    fprintf(stderr, "test_disk_full_holds_games: %zu games sent, %zu stored, %zu left in spools\n",
+            sent, stored, spooled);
+    ck_assert_uint_eq(spooled, 0);
+    ck_assert_uint_eq(sent, stored);
+    rm_run(run);
 }
 END_TEST
 
-/* A real full disk: games/ is a 16 KiB tmpfs (mounted in this test's own
- * mount namespace, so it goes away with the test whatever happens). The
- * trainer pauses the workers and counts what it drops; when the tmpfs grows
- * it goes on, and every frame on disk is whole. Needs CAP_SYS_ADMIN (root):
- * without it the test says so and checks nothing. */
+/* Mount a tmpfs of OPTS on DIR in this test's own mount namespace (it goes
+ * away with the test whatever happens); false, having said why, when the
+ * test may not (no CAP_SYS_ADMIN). */
+static bool mount_tmpfs(const char *dir, const char *opts, const char *test)
+{
+    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+        mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
+        fprintf(stderr, "%s: cannot mount a tmpfs here (%s): not run\n", test, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* A real full disk: games/ is a 16 KiB tmpfs. The trainer holds the game
+ * it could not write, pauses the workers, and status.json says so; when the
+ * tmpfs grows it goes on, every frame on disk is whole and every game sent
+ * is stored. */
 START_TEST(test_real_disk_full_tmpfs)
 {
-    char games[128];
+    char run[64], games[128], glog[128];
+    make_tmpdir(run, sizeof run);
+    glog_of(run, glog, sizeof glog);
     snprintf(games, sizeof games, "%s/games", run);
     ck_assert_int_eq(mkdir(games, 0755), 0);
-    if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
-        mount("tmpfs", games, "tmpfs", 0, "size=16k") != 0) {
-        fprintf(stderr, "test_real_disk_full_tmpfs: cannot mount a tmpfs here (%s): not run\n",
-                strerror(errno));
+    if (!mount_tmpfs(games, "size=16k", "test_real_disk_full_tmpfs")) {
+        rm_rf(run);
         return;
     }
-    pid_t pid = start_train(run, NULL);
+    pid_t pid = start_train(run, "--games-log %s", glog);
     char p[256];
     snprintf(p, sizeof p, "%s/train.log", run);
-    double end = now_s() + 90;
-    while (now_s() < end && !file_contains(p, "No space left on device; workers paused"))
+    double end = now_s() + 90 * slow();
+    while (now_s() < end && !file_contains(p, "No space left on device; the game is held"))
         usleep(100000);
-    ck_assert_msg(file_contains(p, "No space left on device; workers paused"), "never full");
-    ck_assert(wait_status(run, "games_dropped", 1, 10));
+    ck_assert_msg(file_contains(p, "No space left on device; the game is held"), "never full");
     snprintf(p, sizeof p, "%s/status.json", run);
-    end = now_s() + 10;
-    while (now_s() < end && !file_contains(p, "\"games_dir_writable\": false"))
+    end = now_s() + 10 * slow();
+    while (now_s() < end && !file_contains(p, "\"state\": \"disk full\""))
         usleep(50000);
-    ck_assert(file_contains(p, "\"games_dir_writable\": false"));
+    char *st = must_slurp(p);
+    ck_assert_msg(strstr(st, "\"state\": \"disk full\"") &&
+                  strstr(st, "\"games_dir_writable\": false") &&
+                  strstr(st, "\"games_dir_error\": \"No space left on device\"") &&
+                  strstr(st, "\"games_held\": 1") && strstr(st, "\"games_dropped\": 0"), "%s", st);
+    free(st);
+    /* the progress line follows the status.json write by a moment */
+    end = now_s() + 10 * slow();
+    while (now_s() < end && !run_has(run, ".err", "disk full"))
+        usleep(50000);
+    ck_assert_msg(run_has(run, ".err", "disk full"), "no 'disk full' in the progress line");
     long long saved = status_num(run, "games");
     /* the disk gets room again: the run goes on */
     ck_assert_int_eq(mount("tmpfs", games, "tmpfs", MS_REMOUNT, "size=4m"), 0);
     ck_assert(wait_status(run, "games", saved + 20, 60));
     snprintf(p, sizeof p, "%s/train.log", run);
     ck_assert(file_contains(p, "writable again"));
-    stop_child(pid, 40);
-    frames_whole(run);
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, status_num(run, "games"));
+    ck_assert_int_eq(status_num(run, "games_dropped"), 0);
+    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
+    fprintf(stderr, "test_real_disk_full_tmpfs: %zu games sent, %zu stored, %zu left in spools\n",
+            sent, stored, spooled);
+    ck_assert_uint_eq(sent, stored);
     umount2(games, MNT_DETACH);
+    rm_run(run);
+}
+END_TEST
+
+/* The whole run directory on a tmpfs that fills up: status.json cannot be
+ * written either. The last good one stays (valid JSON), the progress line
+ * says it is not updated, and it is written again as soon as there is room;
+ * no game is lost. */
+START_TEST(test_status_json_on_full_disk)
+{
+    char run[64], glog[128];
+    make_tmpdir(run, sizeof run);
+    glog_of(run, glog, sizeof glog);
+    if (!mount_tmpfs(run, "size=4m", "test_status_json_on_full_disk")) {
+        rm_rf(run);
+        return;
+    }
+    pid_t pid = start_train(run, "--games-log %s", glog);
+    ck_assert(wait_status(run, "games", 4, 60));
+    /* fill the disk */
+    char filler[128];
+    snprintf(filler, sizeof filler, "%s/filler", run);
+    int fd = open(filler, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ck_assert_int_ge(fd, 0);
+    static char chunk[65536];
+    while (write(fd, chunk, sizeof chunk) > 0)
+        ;
+    while (write(fd, chunk, 512) > 0)
+        ;
+    close(fd);
+    char errp[128];
+    snprintf(errp, sizeof errp, "%s.err", run);
+    double end = now_s() + 60 * slow();
+    while (now_s() < end && !(file_contains(errp, "status.json not updated") &&
+                               file_contains(errp, "disk full")))
+        usleep(100000);
+    ck_assert_msg(file_contains(errp, "status.json not updated"), "the progress line never said so");
+    ck_assert_msg(file_contains(errp, "disk full"), "the progress line never said 'disk full'");
+    char sp[128], why[256];
+    snprintf(sp, sizeof sp, "%s/status.json", run);
+    char *st = must_slurp(sp);
+    ck_assert_msg(json_valid(st, why, sizeof why), "status.json while full: %s", why);
+    long long updated = json_num(st, "updated");
+    free(st);
+    /* room again: status.json is fresh, and games come again */
+    long long saved = status_num(run, "games");
+    ck_assert_int_eq(unlink(filler), 0);
+    end = now_s() + 30 * slow();
+    while (now_s() < end && status_num(run, "updated") <= updated + 1)
+        usleep(100000);
+    ck_assert_int_gt(status_num(run, "updated"), updated + 1);
+    ck_assert(wait_status(run, "games", saved + 4, 60));
+    ck_assert(file_contains(errp, "status.json written again"));
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    st = must_slurp(sp);
+    ck_assert_msg(json_valid(st, why, sizeof why), "status.json: %s", why);
+    ck_assert_msg(strstr(st, "\"games_dir_writable\": true") && strstr(st, "\"games_dropped\": 0"),
+                  "%s", st);
+    free(st);
+    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
+    fprintf(stderr, "test_status_json_on_full_disk: %zu games sent, %zu stored, %zu left in "
+            "spools\n", sent, stored, spooled);
+    ck_assert_uint_eq(sent, stored);
+    umount2(run, MNT_DETACH);
+    rm_run(run);
+}
+END_TEST
+
+/* Ten SIGKILLs of the trainer with local workers at work: the games in
+ * their pipes come to the next trainer from the workers' spools, and every
+ * game sent is stored exactly once. */
+START_TEST(test_killed_trainer_loses_no_game)
+{
+    char run[64], glog[128];
+    make_tmpdir(run, sizeof run);
+    glog_of(run, glog, sizeof glog);
+    for (int k = 0; k <= 10; k++) {
+        pid_t pid = start_train(run, "--games-log %s", glog);
+        long long before = status_num(run, "games");
+        double end = now_s() + 60 * slow();
+        while (now_s() < end && !(status_num(run, "pid") == pid &&
+                                  status_num(run, "games") >= before + 6))
+            usleep(20000);
+        ck_assert_msg(status_num(run, "pid") == pid, "trainer %d never wrote its status", k);
+        if (k == 10) {   /* the last one stops cleanly */
+            ck_assert_int_eq(kill(pid, SIGTERM), 0);
+            ck_assert_int_eq(wait_exit(pid, 40), 0);
+            break;
+        }
+        long pids[2];
+        int np = worker_pids(run, pids, 2);
+        ck_assert_int_eq(kill(pid, SIGKILL), 0);
+        ck_assert_int_eq(wait_exit(pid, 10), 128 + SIGKILL);
+        end = now_s() + 10;
+        for (int i = 0; i < np; i++)
+            while (process_alive(pids[i]) && now_s() < end)
+                usleep(10000);
+    }
+    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
+    /* what the trainers took from the spools (what the pipes held at each kill) */
+    long taken = 0, dups = 0;
+    char *log = run_slurp(run, "/train.log");
+    for (const char *q = log; q && (q = strstr(q, "worker spool ")); q++) {
+        long a, b;
+        const char *c = strstr(q, ": ");
+        if (c && sscanf(c, ": %ld games stored, %ld already stored", &a, &b) == 2) {
+            taken += a;
+            dups += b;
+        }
+    }
+    free(log);
+    fprintf(stderr, "test_killed_trainer_loses_no_game: 10 SIGKILLs: %zu games sent, %zu stored, "
+            "%zu left in spools; %ld of them came from the spools (%ld more were there and "
+            "stored already)\n", sent, stored, spooled, taken, dups);
+    ck_assert_uint_eq(spooled, 0);
+    /* every game sent is stored (check_sent_stored); a worker killed between
+     * keeping a game and logging it as sent adds a stored game not logged */
+    ck_assert_uint_ge(stored, sent);
+    ck_assert_uint_le(stored, sent + 2 * 10);
+    ck_assert(run_has(run, "/train.log", "worker spool"));
+    rm_run(run);
+}
+END_TEST
+
+/* A CRC-valid resigned game won by the side that resigned is refused with
+ * its reason from a worker's pipe and from a saved file. */
+START_TEST(test_forged_result_refused)
+{
+    char run[64];
+    make_tmpdir(run, sizeof run);
+    ck_assert_int_eq(train_until(run, 60, "--steps 5 --workers 1 --worker-fault forge"), 0);
+    long long games = status_num(run, "games");
+    ck_assert_int_gt(games, 0);
+    ck_assert_int_ge(status_num(run, "rejected_frames"), games);
+    ck_assert_msg(run_has(run, "/train.log", "resigned game records"), "no reason in train.log");
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, games);
+    /* a forged frame in a saved shard: dropped on load, with the reason */
+    uint8_t *buf = NULL;
+    size_t cap = 0, n = forged_frame(&buf, &cap, 1);
+    char p[256];
+    snprintf(p, sizeof p, "%s/games/shard-000000.gzr", run);
+    write_file(p, buf, n, "ab");
+    free(buf);
+    pid_t pid = start_train(run, "--steps +1 --workers 1");
+    ck_assert_int_eq(wait_exit(pid, 60), 0);
+    ck_assert_int_eq(status_num(run, "bad_frames_on_load"), 1);
+    ck_assert_msg(run_has(run, ".err", "dropped a bad frame: resigned game records white as the "
+                                       "winner, but white was to move"), "no reason on load");
+    rm_rf(run);
 }
 END_TEST
 
@@ -1097,14 +1428,15 @@ int main(void)
              test_replay_policy_outputs,
              test_config_roundtrip, test_nonfinite_model_refused, test_exact_resume);
     ADD_CASE(s, "process", asan() ? 240 : 120, test_bad_arguments, test_init_model,
-             test_bad_run_paths);
+             test_bad_run_paths, test_disk_full_holds_games, test_real_disk_full_tmpfs,
+             test_status_json_on_full_disk, test_killed_trainer_loses_no_game,
+             test_forged_result_refused);
     TCase *tc = ADD_CASE(s, "run", asan() ? 240 : 120, test_train_steps_and_checkpoint,
                          test_worker_killed_is_restarted, test_sigterm_then_resume,
                          test_garbage_frames_rejected, test_second_trainer_refused,
                          test_killed_trainer_leaves_no_workers_and_resumes,
                          test_resume_with_only_invalid_games, test_nonfinite_loss_stops_run,
                          test_nonfinite_step_rolled_back, test_checkpoint_retention,
-                         test_disk_full_pauses_and_drops_counted, test_real_disk_full_tmpfs,
                          test_stalled_worker_restarted);
     tcase_add_checked_fixture(tc, run_setup, run_teardown);
     return run_suite(s);

@@ -2,6 +2,7 @@
 #include "tests/testkit.h"
 
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -403,4 +404,144 @@ void make_tmppath(char *dir, size_t dirlen, char *path, size_t pathlen, const ch
     int m = vsnprintf(path + n, pathlen - (size_t)n, fmt, ap);
     va_end(ap);
     ck_assert_msg(m >= 0 && (size_t)(n + m) < pathlen, "path too long for its buffer");
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+typedef struct jp {
+    const char *p;
+    int depth;
+    const char *why;
+} jp_t;
+
+static void jp_ws(jp_t *j)
+{
+    while (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r')
+        j->p++;
+}
+
+static bool jp_value(jp_t *j);
+
+static bool jp_string(jp_t *j)
+{
+    if (*j->p != '"')
+        return j->why = "a string expected", false;
+    for (j->p++; *j->p != '"'; j->p++) {
+        unsigned char c = (unsigned char)*j->p;
+        if (c == '\0')
+            return j->why = "an unterminated string", false;
+        if (c < 0x20)
+            return j->why = "a control byte in a string", false;
+        if (c == '\\') {
+            j->p++;
+            if (*j->p == 'u') {
+                for (int k = 1; k <= 4; k++)
+                    if (!isxdigit((unsigned char)j->p[k]))
+                        return j->why = "a bad \\u escape", false;
+                j->p += 4;
+            } else if (!strchr("\"\\/bfnrt", *j->p) || !*j->p) {
+                return j->why = "a bad escape", false;
+            }
+        }
+    }
+    j->p++;
+    return true;
+}
+
+static bool jp_number(jp_t *j)
+{
+    const char *s = j->p;
+    if (*j->p == '-')
+        j->p++;
+    if (*j->p == '0')
+        j->p++;
+    else if (*j->p >= '1' && *j->p <= '9')
+        while (isdigit((unsigned char)*j->p))
+            j->p++;
+    else
+        return j->why = "a value expected", false;
+    if (*j->p == '.') {
+        j->p++;
+        if (!isdigit((unsigned char)*j->p))
+            return j->why = "digits expected after '.'", false;
+        while (isdigit((unsigned char)*j->p))
+            j->p++;
+    }
+    if (*j->p == 'e' || *j->p == 'E') {
+        j->p++;
+        if (*j->p == '+' || *j->p == '-')
+            j->p++;
+        if (!isdigit((unsigned char)*j->p))
+            return j->why = "an exponent expected", false;
+        while (isdigit((unsigned char)*j->p))
+            j->p++;
+    }
+    return j->p > s;
+}
+
+static bool jp_list(jp_t *j, char close, bool object)
+{
+    j->p++;
+    if (++j->depth > 64)
+        return j->why = "nested too deep", false;
+    jp_ws(j);
+    if (*j->p == close) {
+        j->p++;
+        j->depth--;
+        return true;
+    }
+    for (;;) {
+        jp_ws(j);
+        if (object) {
+            if (!jp_string(j))
+                return false;
+            jp_ws(j);
+            if (*j->p != ':')
+                return j->why = "':' expected", false;
+            j->p++;
+        }
+        if (!jp_value(j))
+            return false;
+        jp_ws(j);
+        if (*j->p == ',') {
+            j->p++;
+            continue;
+        }
+        if (*j->p != close)
+            return j->why = object ? "',' or '}' expected" : "',' or ']' expected", false;
+        j->p++;
+        j->depth--;
+        return true;
+    }
+}
+
+static bool jp_value(jp_t *j)
+{
+    jp_ws(j);
+    switch (*j->p) {
+    case '{': return jp_list(j, '}', true);
+    case '[': return jp_list(j, ']', false);
+    case '"': return jp_string(j);
+    case 't': return strncmp(j->p, "true", 4) == 0 ? (j->p += 4, true) : (j->why = "bad word", false);
+    case 'f': return strncmp(j->p, "false", 5) == 0 ? (j->p += 5, true) : (j->why = "bad word", false);
+    case 'n': return strncmp(j->p, "null", 4) == 0 ? (j->p += 4, true) : (j->why = "bad word", false);
+    default: return jp_number(j);
+    }
+}
+
+bool json_valid(const char *s, char *why, size_t whylen)
+{
+    if (!s) {
+        snprintf(why, whylen, "no text");
+        return false;
+    }
+    jp_t j = {.p = s, .why = "trailing text"};
+    bool ok = jp_value(&j);
+    if (ok) {
+        jp_ws(&j);
+        ok = *j.p == '\0';
+    }
+    if (!ok)
+        snprintf(why, whylen, "%s at byte %zu of %zu", j.why, (size_t)(j.p - s), strlen(s));
+    return ok;
 }

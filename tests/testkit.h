@@ -145,5 +145,10 @@ long read_records(const char *dir, const char *suffix,
                   void (*fn)(void *user, const game_record_t *r), void *user, long *bad);
 /* Files in DIR whose names end in SUFFIX; -1 when DIR cannot be opened. */
 int count_files(const char *dir, const char *suffix);
+/* ---- JSON ---- */
+
+/* Whether S is one whole, valid JSON text (RFC 8259); when not, WHY says
+ * what and at which byte. */
+bool json_valid(const char *s, char *why, size_t whylen);
 
 #endif

@@ -75,9 +75,10 @@ uint64_t serve_run_wait(serve_run_t *r, uint64_t seen, int timeout_ms);
  * line, and advance *c. Returns whether anything had changed. Thread-safe. */
 bool serve_run_delta(serve_run_t *r, serve_cursor_t *c, FILE *f);
 
-/* The newest checkpoint of the run (models/NNNNNN.gzm) into path; false
- * when there is none. */
-bool serve_run_latest_model(const char *dir, char *path, size_t len);
+/* The run's checkpoints (models/NNNNNN.gzm): the numbers of the newest
+ * max of them into nums, newest first; how many (0 when none, -1 when
+ * models/ cannot be read). */
+int serve_run_models(const char *dir, uint64_t *nums, int max);
 
 /* ---- games against the model (serve_play.c) --------------------------- */
 

@@ -26,15 +26,20 @@ typedef struct play_game {
     board_t board;
     int human;                  /* STONE_BLACK or STONE_WHITE */
     player_t *player;
-    char model[4200];           /* what the player is (for the page and .psq) */
+    char model[4300];           /* what the player is (for the page and .psq) */
     bool have_analysis;
     int analysis_ply;           /* the model's move the analysis belongs to (ply index) */
     player_analysis_t analysis;
 } play_game_t;
 
+#define PLAY_CHECKPOINTS 64   /* checkpoints tried, newest first, for one that loads */
+
 struct serve_play {
     serve_play_opts_t o;
-    char model_desc[4300];
+    char model_desc[4400];
+    uint64_t newest_seen;       /* the run's newest checkpoint when good_model was chosen */
+    bool have_good;
+    char good_model[4300];      /* the newest checkpoint of the run that loads */
     int max_size, default_size;
     pthread_mutex_t lock;
     pthread_cond_t idle;
@@ -43,18 +48,60 @@ struct serve_play {
     play_game_t *games;
 };
 
-/* The player spec for a new game; false with err when there is none. */
-static bool play_spec(serve_play_t *p, char *spec, size_t len, char *err, size_t errlen)
+/* The newest checkpoint of the run that loads, as `gomoku train` resumes
+ * from: one that does not (torn, corrupt) is skipped and named in note
+ * (else note is ""). Each is loaded to check it, so the answer is kept
+ * while the newest checkpoint stays the same. Under p->lock when the
+ * server runs. */
+static bool good_checkpoint(serve_play_t *p, char *spec, size_t len, char *note, size_t notelen,
+                            char *err, size_t errlen)
 {
+    uint64_t nums[PLAY_CHECKPOINTS];
+    int n = serve_run_models(p->o.run_dir, nums, PLAY_CHECKPOINTS);
+    note[0] = '\0';
+    if (n <= 0) {
+        snprintf(err, errlen, "the run %s has no checkpoint yet", p->o.run_dir);
+        return false;
+    }
+    if (p->have_good && nums[0] == p->newest_seen) {
+        snprintf(spec, len, "%s", p->good_model);
+        return true;
+    }
+    char first_err[300] = "";
+    for (int i = 0; i < n; i++) {
+        char path[4300], e[256];
+        snprintf(path, sizeof path, "%s/models/%06" PRIu64 ".gzm", p->o.run_dir, nums[i]);
+        nn_model_t *m = nn_model_load(path, e, sizeof e);
+        if (!m) {
+            if (!first_err[0])
+                snprintf(first_err, sizeof first_err, "%s", e);
+            continue;
+        }
+        nn_model_free(m);
+        if (i > 0)
+            snprintf(note, notelen, "%d newer checkpoint%s unusable (%s): using %06" PRIu64 ".gzm",
+                     i, i > 1 ? "s" : "", first_err, nums[i]);
+        snprintf(p->good_model, sizeof p->good_model, "%s", path);
+        p->newest_seen = nums[0];
+        p->have_good = true;
+        snprintf(spec, len, "%s", path);
+        return true;
+    }
+    snprintf(err, errlen, "none of the newest %d checkpoints of %s loads (newest: %s)", n,
+             p->o.run_dir, first_err);
+    return false;
+}
+
+/* The player spec for a new game; false with err when there is none. */
+static bool play_spec(serve_play_t *p, char *spec, size_t len, char *note, size_t notelen,
+                      char *err, size_t errlen)
+{
+    note[0] = '\0';
     if (p->o.model) {
         snprintf(spec, len, "%s", p->o.model);
         return true;
     }
-    if (!serve_run_latest_model(p->o.run_dir, spec, len)) {
-        snprintf(err, errlen, "the run %s has no checkpoint yet", p->o.run_dir);
-        return false;
-    }
-    return true;
+    return good_checkpoint(p, spec, len, note, notelen, err, errlen);
 }
 
 serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t errlen)
@@ -74,11 +121,15 @@ serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t er
         p->rng = (uint64_t)time(NULL) ^ ((uint64_t)(uintptr_t)p << 16);
     p->max_size = BOARD_MAX;
     p->default_size = BOARD_DEFAULT;
-    char spec[4200];
-    if (!play_spec(p, spec, sizeof spec, err, errlen)) {
-        /* a run that has not checkpointed yet: play once it has */
+    char spec[4300], note[600];
+    if (!play_spec(p, spec, sizeof spec, note, sizeof note, err, errlen)) {
+        /* a run that has not checkpointed yet (or none loads yet): play once one does */
+        if (strstr(err, "loads"))
+            fprintf(stderr, "gomoku serve: %s: games start once a checkpoint loads\n", err);
         snprintf(p->model_desc, sizeof p->model_desc, "newest checkpoint of %s", o->run_dir);
     } else {
+        if (note[0])
+            fprintf(stderr, "gomoku serve: %s\n", note);
         snprintf(p->model_desc, sizeof p->model_desc, "%s%s", o->model ? "" : "newest checkpoint: ",
                  spec);
         if (strncmp(spec, "bot:", 4) != 0) {
@@ -290,8 +341,11 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
             i++;
         }
     }
-    char spec[4200];
-    if (!play_spec(p, spec, sizeof spec, err, sizeof err))
+    char spec[4300], note[600];
+    pthread_mutex_lock(&p->lock);
+    bool have = play_spec(p, spec, sizeof spec, note, sizeof note, err, sizeof err);
+    pthread_mutex_unlock(&p->lock);
+    if (!have)
         return serve_error(f, 503, "%s", err);
     player_opts_t po;
     player_opts_default(&po);

@@ -486,15 +486,17 @@ static bool poll_models(serve_run_t *r)
     return true;
 }
 
-bool serve_run_latest_model(const char *dir, char *path, size_t len)
+int serve_run_models(const char *dir, uint64_t *nums, int max)
 {
     char d[4200];
     snprintf(d, sizeof d, "%s/models", dir);
-    uint64_t num[2];   /* room for the sort's neighbour read */
-    if (list_numbered(d, "", ".gzm", num, 1, NULL, NULL) != 1)
-        return false;
-    snprintf(path, len, "%s/%06" PRIu64 ".gzm", d, num[0]);
-    return true;
+    int n = list_numbered(d, "", ".gzm", nums, max, NULL, NULL);
+    for (int i = 0; i < n / 2; i++) {   /* ascending from the list: newest first */
+        uint64_t t = nums[i];
+        nums[i] = nums[n - 1 - i];
+        nums[n - 1 - i] = t;
+    }
+    return n;
 }
 
 /* ---- the thread and the readers --------------------------------------- */

@@ -4,23 +4,55 @@
  * One thread per connection (MHD_USE_THREAD_PER_CONNECTION), so an event
  * stream that waits for news or a search that thinks for a second holds
  * only its own connection. Routes are fixed strings: no file is served
- * from disk, so no path can reach outside them. */
+ * from disk, so no path can reach outside them.
+ *
+ * Slow clients: a connection that is still receiving a request (from its
+ * accept, or from the end of its previous response) is "receiving". Each
+ * must have its whole request in within SERVE_REQUEST_S, whatever it
+ * trickles; and at most SERVE_RECEIVING_PER_ADDR of them per client
+ * address (SERVE_RECEIVING_MAX in all) are kept: a new connection beyond
+ * that closes the oldest receiving one of the address that holds the most.
+ * libmicrohttpd's own inactivity timeout restarts with every byte, and its
+ * limits count every connection, so neither stops a client that trickles
+ * bytes on many connections; these do (a reaper thread shuts the socket
+ * down, and the connection's thread ends). Connections being answered
+ * (a search, an event stream) are never closed this way. */
 #include "web/server.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "util/util.h"
 
 #include "web/serve.h"
 
 #define SERVE_MAX_BODY 4096
 #define SERVE_MAX_STREAMS 16
 #define SERVE_HEARTBEAT_MS 15000
+#define SERVE_REQUEST_S 10.0            /* a whole request (headers and body) within this */
+#define SERVE_RECEIVING_PER_ADDR 32     /* receiving connections kept per client address */
+#define SERVE_RECEIVING_MAX 128         /* ... and in all */
+#define SERVE_CONNECTIONS_MAX 1024      /* libmicrohttpd's limits: far above ours */
+#define SERVE_CONNECTIONS_PER_ADDR 256
+
+/* One open connection (the socket context of libmicrohttpd's notify). */
+typedef struct conn {
+    struct conn *prev, *next;
+    int fd;
+    unsigned char addr[16];     /* the client's address (IPv4 in the first 4 bytes) */
+    double since;               /* s: when it began to wait for the request it is receiving */
+    bool receiving;             /* waiting for or receiving a request: may be closed by us */
+    bool closing;               /* shut down by us: its thread is ending it */
+} conn_t;
 
 typedef struct server {
     serve_run_t *run;
@@ -28,8 +60,13 @@ typedef struct server {
     const char *token;
     bool check_host;            /* loopback without token: Host must be loopback (DNS rebinding) */
     volatile int stop;          /* set by web_server_free: streams end */
-    pthread_mutex_t lock;
+    pthread_mutex_t lock;       /* streams, the connection list */
     int streams;
+    conn_t *conns;              /* every open connection */
+    uint64_t closed_slow;       /* closed for taking too long or for room */
+    pthread_t reaper;
+    bool reaper_on;
+    pthread_cond_t reaper_cv;
 } server_t;
 
 typedef struct request {
@@ -185,6 +222,146 @@ static enum MHD_Result start_stream(server_t *s, struct MHD_Connection *c)
     enum MHD_Result ret = MHD_queue_response(c, 200, r);
     MHD_destroy_response(r);
     return ret;
+}
+
+/* ---- slow clients ------------------------------------------------------ */
+
+static double now_s(void) { return util_now_ms() * 1e-3; }
+
+/* Close a receiving connection from outside its thread: its recv() ends
+ * and libmicrohttpd closes it (the fd stays ours to touch until the CLOSED
+ * notification, which takes the lock first). Under s->lock. */
+static void conn_shut(server_t *s, conn_t *k)
+{
+    shutdown(k->fd, SHUT_RDWR);
+    k->closing = true;
+    s->closed_slow++;
+}
+
+/* Room for one more receiving connection from addr: close the oldest
+ * receiving one of the address holding the most, while addr holds too many
+ * or all do. Under s->lock. */
+static void make_room(server_t *s, const unsigned char *addr)
+{
+    for (;;) {
+        int total = 0, mine = 0;
+        for (conn_t *k = s->conns; k; k = k->next)
+            if (k->receiving && !k->closing) {
+                total++;
+                mine += memcmp(k->addr, addr, sizeof k->addr) == 0;
+            }
+        if (mine <= SERVE_RECEIVING_PER_ADDR && total <= SERVE_RECEIVING_MAX)
+            return;
+        /* the address to take from: addr itself when over its own share,
+         * else the one with the most (counted by a scan per candidate: the
+         * list is short, at most the limits above plus what is answered) */
+        const unsigned char *from = addr;
+        if (mine <= SERVE_RECEIVING_PER_ADDR) {
+            int best = 0;
+            for (conn_t *k = s->conns; k; k = k->next) {
+                if (!k->receiving || k->closing)
+                    continue;
+                int c = 0;
+                for (conn_t *q = s->conns; q; q = q->next)
+                    c += q->receiving && !q->closing && memcmp(q->addr, k->addr, 16) == 0;
+                if (c > best) {
+                    best = c;
+                    from = k->addr;
+                }
+            }
+        }
+        conn_t *old = NULL;
+        for (conn_t *k = s->conns; k; k = k->next)
+            if (k->receiving && !k->closing && memcmp(k->addr, from, 16) == 0 &&
+                (!old || k->since < old->since))
+                old = k;
+        if (!old)
+            return;
+        conn_shut(s, old);
+    }
+}
+
+static void notify_connection(void *cls, struct MHD_Connection *c, void **socket_context,
+                              enum MHD_ConnectionNotificationCode code)
+{
+    server_t *s = cls;
+    if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+        conn_t *k = *socket_context;
+        if (!k)
+            return;
+        pthread_mutex_lock(&s->lock);
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            s->conns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        pthread_mutex_unlock(&s->lock);
+        free(k);
+        *socket_context = NULL;
+        return;
+    }
+    conn_t *k = calloc(1, sizeof *k);
+    const union MHD_ConnectionInfo *fi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+    const union MHD_ConnectionInfo *ai = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!k || !fi) {   /* not tracked: only libmicrohttpd's own limits apply to it */
+        free(k);
+        return;
+    }
+    k->fd = fi->connect_fd;
+    if (ai && ai->client_addr) {
+        const struct sockaddr *sa = ai->client_addr;
+        if (sa->sa_family == AF_INET)
+            memcpy(k->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+        else if (sa->sa_family == AF_INET6)
+            memcpy(k->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+    }
+    k->since = now_s();
+    k->receiving = true;
+    pthread_mutex_lock(&s->lock);
+    k->next = s->conns;
+    if (s->conns)
+        s->conns->prev = k;
+    s->conns = k;
+    make_room(s, k->addr);
+    pthread_mutex_unlock(&s->lock);
+    *socket_context = k;
+}
+
+/* The connection's request is in (receiving = false) or answered (true again). */
+static void conn_receiving(server_t *s, struct MHD_Connection *c, bool receiving)
+{
+    const union MHD_ConnectionInfo *i = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_t *k = i ? i->socket_context : NULL;
+    if (!k)
+        return;
+    pthread_mutex_lock(&s->lock);
+    k->receiving = receiving;
+    k->since = now_s();
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Closes receiving connections past SERVE_REQUEST_S, four times a second. */
+static void *reaper_main(void *arg)
+{
+    server_t *s = arg;
+    pthread_mutex_lock(&s->lock);
+    while (!s->stop) {
+        double now = now_s();
+        for (conn_t *k = s->conns; k; k = k->next)
+            if (k->receiving && !k->closing && now - k->since > SERVE_REQUEST_S)
+                conn_shut(s, k);
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 250 * 1000 * 1000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&s->reaper_cv, &s->lock, &ts);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
 }
 
 /* ---- requests ---------------------------------------------------------- */
@@ -359,6 +536,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
         *upload_size = 0;
         return MHD_YES;
     }
+    conn_receiving(s, c, false);   /* the whole request is in: being answered now */
     if (rq->too_big)
         return reply_error(c, 413, "request body over %d bytes", SERVE_MAX_BODY);
     rq->body[rq->n] = '\0';
@@ -368,11 +546,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 static void request_done(void *cls, struct MHD_Connection *c, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
-    (void)c;
     (void)toe;
     free(*con_cls);
     *con_cls = NULL;
+    conn_receiving(cls, c, true);   /* waiting for its next request (keep-alive) */
 }
 
 /* HOST:PORT (HOST a name, an IPv4 address or [IPv6]) into addr. */
@@ -462,16 +639,24 @@ web_server_t *web_server_start(const web_server_opts_t *o, char *url, size_t url
                             .search = o->search, .max_games = o->max_games, .max_searches = o->max_searches};
     if (!(s->play = serve_play_create(&po, err, errlen)))
         goto out_free;
+    pthread_cond_init(&s->reaper_cv, NULL);
+    if (pthread_create(&s->reaper, NULL, reaper_main, s) != 0) {
+        snprintf(err, errlen, "cannot start a thread: %s", strerror(errno));
+        goto out_free;
+    }
+    s->reaper_on = true;
     unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
                      (addr.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0);
     w->d = MHD_start_daemon(
         flags, 0, NULL, NULL, handle, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
-        MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)48,
+        MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTIONS_MAX,
+        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTIONS_PER_ADDR,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
-        MHD_OPTION_NOTIFY_COMPLETED, request_done, NULL,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
+        MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+        MHD_OPTION_NOTIFY_CONNECTION, notify_connection, s,
         MHD_OPTION_END);
     if (!w->d) {
         snprintf(err, errlen, "cannot listen on %s (address in use or not ours?)", o->listen);
@@ -505,6 +690,13 @@ void web_server_free(web_server_t *w)
     __atomic_store_n(&w->s.stop, 1, __ATOMIC_RELAXED);
     if (w->d)
         MHD_stop_daemon(w->d);
+    if (w->s.reaper_on) {
+        pthread_mutex_lock(&w->s.lock);
+        pthread_cond_signal(&w->s.reaper_cv);
+        pthread_mutex_unlock(&w->s.lock);
+        pthread_join(w->s.reaper, NULL);
+        pthread_cond_destroy(&w->s.reaper_cv);
+    }
     serve_play_free(w->s.play);
     serve_run_free(w->s.run);
     pthread_mutex_destroy(&w->s.lock);
