@@ -119,7 +119,6 @@ static broker_t *connect_run(const redis_t *r, const char *run)
     return b;
 }
 
-/* testkit's game_in_a_row with a game id (worker id, sequence). */
 /* A fresh redis-server without a password in directory NAME, and a
  * connection for run RUN on it. */
 static broker_t *redis_run(redis_t *r, const char *name, const char *run)
@@ -128,6 +127,7 @@ static broker_t *redis_run(redis_t *r, const char *name, const char *run)
     return connect_run(r, run);
 }
 
+/* testkit's game_in_a_row with a game id (worker id, sequence). */
 static void game_with_id(game_record_t *r, int size, uint64_t wid, uint64_t seq)
 {
     game_in_a_row(r, size);
@@ -565,7 +565,7 @@ START_TEST(test_read_refuses_oversized_unread)
     free(junk);
     game_record_t g;
     record_init(&g);
-    game_in_a_row(&g, 9, 77, 1);
+    game_with_id(&g, 9, 77, 1);
     uint8_t *f = NULL;
     size_t cap = 0, n = record_encode(&g, &f, &cap, err, sizeof err);
     ck_assert_int_eq(broker_add_game(b, 0xabc, 77, f, n, err, sizeof err), 0);
@@ -668,7 +668,7 @@ START_TEST(test_trainer_refuses_broker_junk)
     record_init(&g);
     uint8_t *f = NULL;
     size_t cap = 0, n;
-    game_in_a_row(&g, 7, 0, 0);   /* no id */
+    game_with_id(&g, 7, 0, 0);   /* no id */
     n = record_encode(&g, &f, &cap, err, sizeof err);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(broker_add_game(b, s.run_id, 0x1d1e55, f, n, err, sizeof err), 0);
@@ -685,7 +685,7 @@ START_TEST(test_trainer_refuses_broker_junk)
     ck_assert_int_eq(broker_add_game(b, s.run_id, 0xf0f, f, n, err, sizeof err), 0);
     const char *ae[] = {"XADD", "gz:junk:games", "*", "run", rid, "w", "0000000000000e00", "f", ""};
     xadd(ctx, 9, ae, NULL);
-    game_in_a_row(&g, 7, 0x600d, 7);
+    game_with_id(&g, 7, 0x600d, 7);
     n = record_encode(&g, &f, &cap, err, sizeof err);
     for (int i = 0; i < 3; i++)
         ck_assert_int_eq(broker_add_game(b, s.run_id, 0x600d, f, n, err, sizeof err), 0);
