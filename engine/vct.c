@@ -703,16 +703,18 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
     for (; ply < PLY_MAX - 2; ply += 2) {
         int pts[BOARD_CELLS];
         cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
-        if (and_node) {
-            int n;
+        if (and_node) {   /* the reply that holds out longest, by the table */
+            int n, longest = -1;
             int r = expand_and(s, c, &n), pick = n ? c[0].move : MOVE_NONE;
             if (r == EV_LOSS)
                 return false;
-            for (int i = 0; i < n; i++)
-                if (tt_probe(s, key_after(s, c[i].move, s->def, MOVE_NONE), depth) == EV_WIN) {
+            for (int i = 0; i < n; i++) {
+                const tt_entry_t *e = tt_find(s, key_after(s, c[i].move, s->def, MOVE_NONE));
+                if (e && e->win && e->win <= depth && e->win > longest) {
+                    longest = e->win;
                     pick = c[i].move;
-                    break;
                 }
+            }
             if (pick == MOVE_NONE) {   /* nothing stops it: block one winning four */
                 winning_points(&s->b, s->att, pts);
                 pick = pts[0];
@@ -725,6 +727,10 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
             line_add(s, pts[0]);
             return true;
         }
+        uint64_t key = key_here(s);
+        const tt_entry_t *e = tt_find(s, key);
+        if (e && e->win && e->win < depth)
+            depth = e->win;   /* keep the line as short as the proof */
         vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
         vcf_result_t vr;
         if (vcf_solve(s->vcf, &s->b, &vl, &vr) == VCF_WIN) {
@@ -732,12 +738,12 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
                 line_add(s, vr.line[i]);
             return true;
         }
-        uint64_t key = key_here(s);
         if (tt_probe(s, key, depth) != EV_WIN && dfs_iterate(s, depth, false, ply) != EV_WIN)
             return false;
-        const tt_entry_t *e = tt_find(s, key);
+        e = tt_find(s, key);
         if (!e || e->best == MOVE_NONE)
             return false;
+        depth = e->win;
         cand_t cd;
         bool win;
         int m = e->best;
