@@ -1,9 +1,8 @@
 /* gomoku bench vcf: the VCF solver on a fixed seeded set of 15x15
- * freestyle positions (games of greedy moves, one in four random, cut at
- * ply 20..79, so they hold the threats real games have). Each position is solved with a
- * node budget and an empty table; one JSON line with the median
- * positions/s and nodes/s over the runs, and the fraction solved (win or
- * proven none, not out of budget). */
+ * freestyle positions (bench_threat_position: greedy games cut at ply
+ * 20..79). Each position is solved with a node budget and an empty
+ * table; one JSON line with the median positions/s and nodes/s over the
+ * runs, and the fraction solved (win or proven none, not out of budget). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,7 +10,6 @@
 #include "cli/bench.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
-#include "engine/bot.h"
 #include "engine/util.h"
 #include "engine/vcf.h"
 
@@ -22,22 +20,6 @@ static const cmd_help_t help = {
     "budget of N nodes each and prints one JSON line: median positions/s and\n"
     "nodes/s over R runs, the fraction solved (win or proven none) and won.",
 };
-
-/* A game of greedy (three in four) and random moves cut at a random ply. */
-static void make_position(board_t *b, uint64_t *rng)
-{
-    for (;;) {
-        board_init(b, BOARD_DEFAULT, RULE_FREESTYLE);
-        int plies = 20 + (int)(util_rng_next(rng) % 60);
-        while (b->nmoves < plies && !board_over(b)) {
-            bool random = util_rng_next(rng) % 4 == 0;
-            int m = random ? bot_random_move(b, rng) : bot_greedy_move(b, rng);
-            board_play(b, m);
-        }
-        if (!board_over(b))
-            return;
-    }
-}
 
 int bench_vcf(int argc, char **argv)
 {
@@ -63,7 +45,7 @@ int bench_vcf(int argc, char **argv)
     }
     uint64_t rng = seed;
     for (int i = 0; i < npos; i++)
-        make_position(&pos[i], &rng);
+        bench_threat_position(&pos[i], &rng);
     int solved = 0, won = 0;
     uint64_t total_nodes = 0;
     for (int r = 0; r < runs; r++) {

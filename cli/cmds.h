@@ -24,6 +24,7 @@ int bench_mcts(int argc, char **argv);
 int bench_selfplay(int argc, char **argv);
 int bench_train(int argc, char **argv);
 int bench_vcf(int argc, char **argv);
+int bench_vct(int argc, char **argv);
 int bench_broker(int argc, char **argv);
 
 #endif

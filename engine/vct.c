@@ -333,11 +333,11 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     int nt = line_five_points(b, s->def, pts);
     if (nt >= 2 || depth == 0)
         return EV_LOSS;
-    int forced = nt ? pts[0] : MOVE_NONE;
+    int forced = nt ? pts[0] : MOVE_NONE, fours[BOARD_CELLS];
+    int nfours = vcf_four_points(b, s->att, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes, .max_fours = depth};
     vcf_result_t vr;
-    vcf_status_t vs = vcf_solve(s->vcf, b, &vl, &vr);
-    if (vs == VCF_WIN) {
+    if (nfours > 0 && vcf_solve(s->vcf, b, &vl, &vr) == VCF_WIN) {   /* no four, no VCF */
         *win_move = vr.line[0];
         return EV_WIN;
     }
@@ -356,19 +356,19 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
         return *n ? EV_OPEN : EV_LOSS;
     }
     uint8_t four[BOARD_CELLS] = {0};
-    int nc = vcf_four_points(b, s->att, pts), k = 0;
-    for (int i = 0; i < nc; i++) {
-        four[pts[i]] = 1;
-        if (may_play(b, s->att, pts[i]) && classify(s, pts[i], false, &out[k], &win)) {
+    int k = 0;
+    for (int i = 0; i < nfours; i++) {
+        four[fours[i]] = 1;
+        if (may_play(b, s->att, fours[i]) && classify(s, fours[i], false, &out[k], &win)) {
             if (win) {
-                *win_move = pts[i];
+                *win_move = fours[i];
                 return EV_WIN;
             }
             k++;
         }
     }
-    int nfours = k;
-    nc = line_window_points(b, s->att, 2, pts);
+    nfours = k;
+    int nc = line_window_points(b, s->att, 2, pts);
     for (int i = 0; i < nc; i++) {
         if (four[pts[i]] || !may_play(b, s->att, pts[i]) ||
             !classify(s, pts[i], false, &out[k], &win))
@@ -416,10 +416,11 @@ static void add_lines(const board_t *b, int p, int r, uint8_t *cnt)
 static int expand_and(vct_t *s, cand_t *out, int *n)
 {
     board_t *b = &s->b;
-    int npts = board_npoints(b), w[BOARD_CELLS], pts[BOARD_CELLS];
+    int npts = board_npoints(b), w[BOARD_CELLS], pts[BOARD_CELLS], fours[BOARD_CELLS];
     *n = 0;
+    int nf = vcf_four_points(b, s->def, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes};
-    if (vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
+    if (nf > 0 && vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
         return EV_LOSS;
     int nw = winning_points(b, s->att, w);
     if (nw == 0)
@@ -458,10 +459,9 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
             taken[q] = 1;
         }
     }
-    int nf = vcf_four_points(b, s->def, pts);
     for (int i = 0; i < nf; i++)
-        if (!taken[pts[i]] && may_play(b, s->def, pts[i]))
-            out[k++] = (cand_t){.move = (int16_t)pts[i], .block = MOVE_NONE, .kind = KIND_REPLY};
+        if (!taken[fours[i]] && may_play(b, s->def, fours[i]))
+            out[k++] = (cand_t){.move = (int16_t)fours[i], .block = MOVE_NONE, .kind = KIND_REPLY};
     *n = k;
     return k ? EV_OPEN : EV_WIN;
 }
