@@ -13,8 +13,8 @@
 
 static const cmd_help_t help = {
     "rules",
-    "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"] [--vcf [--vcf-nodes N]]\n"
-    "       [--vct [--vct-nodes N]]",
+    "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"] [--vcf [--vcf-nodes N]] "
+    "[--vct [--vct-nodes N]]",
     "Replays the moves (black first) and prints three lines:\n"
     "  to_move: black|white\n"
     "  winner: black|white|none   (draw when the board filled up)\n"

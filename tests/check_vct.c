@@ -642,12 +642,72 @@ START_TEST(test_bot_vct_against_vcf)
 }
 END_TEST
 
+static int run_bin(const char *args, char *out, size_t outlen)
+{
+    return run_gomoku(args, NULL, CAPTURE_BOTH, out, outlen);
+}
+
+/* THREE_THREE and ONE_DEFENCE as move lists on 9x9. */
+#define THREE_THREE_MOVES "--size 9 --moves '4,2 0,7 4,3 8,7 2,4 0,8 3,4 8,8'"
+#define ONE_DEFENCE_MOVES "--size 9 --moves '5,3 2,1 7,3 3,2 2,4 2,5 3,4 7,7 3,5'"
+
+START_TEST(test_cli_rules_vct)
+{
+    char out[4096];
+    ck_assert_int_eq(run_bin("rules --vct " THREE_THREE_MOVES, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "vct: win 2: 4,4 ") != NULL, "%s", out);
+    ck_assert_int_eq(run_bin("rules --vct --moves '7,7 0,0'", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "vct: none\n") != NULL, "%s", out);
+    /* white to move against black's double three: the one defence */
+    ck_assert_int_eq(run_bin("rules --vct " ONE_DEFENCE_MOVES, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "vct: none\nvct_opponent: win 2: ") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "vct_defences: 4,4\n") != NULL, "%s", out);
+    /* with --vcf too: both sections, VCF first */
+    ck_assert_int_eq(run_bin("rules --vcf --vct " THREE_THREE_MOVES, out, sizeof out), 0);
+    char *vcf = strstr(out, "vcf: none\n"), *vct = strstr(out, "vct: win 2: ");
+    ck_assert_msg(vcf && vct && vcf < vct, "%s", out);
+    /* budget: 1 node is not enough */
+    ck_assert_int_eq(run_bin("rules --vct --vct-nodes 1 " THREE_THREE_MOVES, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "vct: unknown (node budget)\n") != NULL, "%s", out);
+    /* malformed options: a line saying what is wrong (then the usage), exit 2 */
+    ck_assert_int_eq(run_bin("rules --vct --vct-nodes abc --moves '7,7'", out, sizeof out), 2);
+    ck_assert_msg(strncmp(out, "gomoku rules: --vct-nodes ", 26) == 0, "%s", out);
+    ck_assert_msg(strchr(out, '\n') && strstr(strchr(out, '\n') + 1, "usage:") ==
+                  strchr(out, '\n') + 1, "%s", out);
+    ck_assert_int_eq(run_bin("rules --vct --vct-nodes 0 --moves '7,7'", out, sizeof out), 2);
+    ck_assert_int_eq(run_bin("rules --vct --vct-nodes -3", out, sizeof out), 2);
+    ck_assert_int_eq(run_bin("rules --vct-nodes 100 --moves '7,7'", out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--vct-nodes needs --vct") != NULL, "%s", out);
+    ck_assert_int_eq(run_bin("rules --vct --moves '7,7 zz'", out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "move 1 'zz' is not a move") != NULL, "%s", out);
+}
+END_TEST
+
+START_TEST(test_cli_bench_vct)
+{
+    char out[4096];
+    ck_assert_int_eq(run_bin("bench vct --positions 10 --nodes 200 --runs 1", out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "{\"bench\":\"vct\"") == out, "%s", out);
+    ck_assert_ptr_nonnull(strstr(out, "\"algo\":\"pn\""));
+    ck_assert_ptr_nonnull(strstr(out, "\"positions_per_s\":"));
+    ck_assert_ptr_nonnull(strstr(out, "\"nodes_per_s\":"));
+    ck_assert_ptr_nonnull(strstr(out, "\"solved\":"));
+    ck_assert_int_eq(run_bin("bench vct --positions 10 --nodes 200 --runs 1 --algo dfs", out,
+                             sizeof out), 0);
+    ck_assert_ptr_nonnull(strstr(out, "\"algo\":\"dfs\""));
+    ck_assert_int_eq(run_bin("bench vct --positions 0", out, sizeof out), 2);
+    ck_assert_int_eq(run_bin("bench vct --algo best", out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "--algo must be pn or dfs") != NULL, "%s", out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_deep_line, test_renju_white_forces_forbidden,
              test_defend, test_limits, test_bot_vct, test_bot_vct_against_vcf,
-             test_random_freestyle, test_random_standard, test_random_renju, test_random_small);
+             test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
+             test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);
 }
