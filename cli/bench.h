@@ -18,4 +18,26 @@ double bench_median(double *v, int n);
  * The same rng state gives the same position. */
 void bench_threat_position(board_t *b, uint64_t *rng);
 
+/* A threat solver under measurement, behind three calls; solve returns
+ * 0 (proven none), 1 (won) or 2 (out of budget), as vcf_status_t and
+ * vct_status_t do, with the solver's limits in s. */
+typedef struct bench_solver {
+    void *s;
+    void (*clear)(void *s);
+    int (*solve)(void *s, const board_t *b);
+    uint64_t (*nodes)(const void *s);
+} bench_solver_t;
+
+typedef struct bench_threat_result {
+    double positions_per_s, nodes_per_s;   /* medians over the runs */
+    double solved, won;                    /* fractions of the set, last run */
+    double nodes_per_position;             /* last run */
+} bench_threat_result_t;
+
+/* Solve npos positions of bench_threat_position (rng seeded with seed)
+ * runs times, each with emptied tables, timing the solves only (wall
+ * clock). 0, or -1 when out of memory. */
+int bench_threat_run(const bench_solver_t *sv, int npos, int runs, uint64_t seed,
+                     bench_threat_result_t *out);
+
 #endif

@@ -5,14 +5,12 @@
  * positions/s and nodes/s over the runs, and the fraction solved (win or
  * proven none within the depth, not out of budget) and won. */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "cli/args.h"
 #include "cli/bench.h"
 #include "cli/cmds.h"
 #include "engine/board.h"
-#include "engine/util.h"
 #include "engine/vct.h"
 
 static const cmd_help_t help = {
@@ -25,6 +23,20 @@ static const cmd_help_t help = {
     "prints one JSON line: median positions/s and nodes/s over R runs, the\n"
     "fraction solved (win or proven none) and won.",
 };
+
+struct vct_run {
+    vct_t *s;
+    vct_limits_t lim;
+};
+
+static void run_clear(void *r) { vct_clear(((struct vct_run *)r)->s); }
+static uint64_t run_nodes(const void *r) { return vct_nodes(((const struct vct_run *)r)->s); }
+
+static int run_solve(void *r, const board_t *b)
+{
+    struct vct_run *v = r;
+    return (int)vct_solve(v->s, b, &v->lim, NULL);
+}
 
 int bench_vct(int argc, char **argv)
 {
@@ -48,50 +60,24 @@ int bench_vct(int argc, char **argv)
         algo = VCT_ALGO_DFS;
     else if (strcmp(algo_s, "pn") != 0)
         return args_fail(&help, "--algo must be pn or dfs, not '%s'", algo_s);
-    board_t *pos = malloc(sizeof *pos * (size_t)npos);
-    double *pps = malloc(sizeof *pps * (size_t)runs), *nps = malloc(sizeof *nps * (size_t)runs);
     char err[128];
-    vct_t *s = vct_create((size_t)4 << 20, err, sizeof err);
-    if (!pos || !pps || !nps || !s) {
+    struct vct_run run = {.s = vct_create((size_t)4 << 20, err, sizeof err),
+                          .lim = {.nodes = nodes, .max_depth = depth, .vcf_nodes = vcf_nodes,
+                                  .algo = algo}};
+    bench_solver_t sv = {.s = &run, .clear = run_clear, .solve = run_solve, .nodes = run_nodes};
+    bench_threat_result_t res;
+    if (!run.s || bench_threat_run(&sv, npos, runs, seed, &res) < 0) {
         fprintf(stderr, "gomoku bench vct: out of memory\n");
-        rc = 1;
-        goto out_free;
-    }
-    uint64_t rng = seed;
-    for (int i = 0; i < npos; i++)
-        bench_threat_position(&pos[i], &rng);
-    int solved = 0, won = 0;
-    uint64_t total_nodes = 0;
-    for (int r = 0; r < runs; r++) {
-        uint64_t n0 = vct_nodes(s);
-        double t = 0.0;
-        solved = won = 0;
-        for (int i = 0; i < npos; i++) {
-            vct_clear(s);
-            vct_limits_t lim = {.nodes = nodes, .max_depth = depth, .vcf_nodes = vcf_nodes,
-                                .algo = algo};
-            double t0 = util_now_ms() / 1e3;
-            vct_status_t st = vct_solve(s, &pos[i], &lim, NULL);
-            t += util_now_ms() / 1e3 - t0;
-            solved += st != VCT_UNKNOWN;
-            won += st == VCT_WIN;
-        }
-        total_nodes = vct_nodes(s) - n0;
-        pps[r] = t > 0.0 ? npos / t : 0.0;
-        nps[r] = t > 0.0 ? (double)total_nodes / t : 0.0;
+        vct_free(run.s);
+        return 1;
     }
     printf("{\"bench\":\"vct\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"depth\":%d,\"algo\":\"%s\",\"positions_per_s\":%.1f,"
            "\"nodes_per_s\":%.0f,\"solved\":%.3f,\"won\":%.3f,\"nodes_per_position\":%.1f,"
            "\"runs\":%d}\n",
            BOARD_DEFAULT, npos, (unsigned long long)nodes, depth ? depth : VCT_MAX_DEPTH,
-           algo == VCT_ALGO_PN ? "pn" : "dfs", bench_median(pps, runs), bench_median(nps, runs),
-           (double)solved / npos, (double)won / npos, (double)total_nodes / npos, runs);
-    rc = 0;
-out_free:
-    vct_free(s);
-    free(pos);
-    free(pps);
-    free(nps);
-    return rc;
+           algo == VCT_ALGO_PN ? "pn" : "dfs", res.positions_per_s, res.nodes_per_s, res.solved,
+           res.won, res.nodes_per_position, runs);
+    vct_free(run.s);
+    return 0;
 }

@@ -278,8 +278,7 @@ static int safe_move(const board_t *b, int *cand, int n, vcf_t *s, const vcf_lim
             return cand[i];
         if (has_win(&after, s, lim, t, tlim))
             continue;   /* the opponent would have a forced win */
-        after.to_move = b->to_move;
-        after.hash ^= zobrist_side();
+        board_pass(&after);
         if (has_win(&after, s, lim, t, tlim))
             return cand[i];
         if (safe == MOVE_NONE)
@@ -334,8 +333,7 @@ int bot_vct_move(const board_t *b, uint64_t *rng, vcf_t *vcf, vct_t *vct)
     const vct_limits_t defend = {.nodes = BOT_VCT_DEFEND_NODES};
     vct_result_t r;
     board_t flip = *b;   /* the opponent's threats, as if it were to move */
-    flip.to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - b->to_move);
-    flip.hash ^= zobrist_side();
+    board_pass(&flip);
     if (vcf_solve(f, b, &vcf_attack, NULL) == VCF_WIN ||
         vcf_solve(f, &flip, &vcf_defend_lim, NULL) == VCF_WIN) {
         move = bot_vcf_move(b, rng, f);   /* a VCF to play or to stop comes first */

@@ -395,20 +395,6 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     return k ? EV_OPEN : EV_LOSS;
 }
 
-/* Mark in cnt the points on the four lines through p within r of it,
- * and p itself. */
-static void add_lines(const board_t *b, int p, int r, uint8_t *cnt)
-{
-    int size = b->size, px = p % size, py = p / size;
-    cnt[p]++;
-    for (int d = 0; d < NDIRS; d++)
-        for (int k = -r; k <= r; k++) {
-            int x = px + k * line_dx[d], y = py + k * line_dy[d];
-            if (k != 0 && x >= 0 && y >= 0 && x < size && y < size)
-                cnt[y * size + x]++;
-        }
-}
-
 /* Defender to move facing a three (the attacker has winning fours, no
  * five point): EV_LOSS (the defender's VCF, or no threat left), EV_WIN
  * (no reply stops it) or EV_OPEN with the replies in out[0..*n): the
@@ -429,20 +415,20 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
     uint8_t cnt[BOARD_CELLS] = {0}, taken[BOARD_CELLS] = {0};
     for (int i = 0; i < nw; i++) {
         if (!renju) {
-            add_lines(b, w[i], 4, cnt);
+            line_mark_rays(b, w[i], 4, cnt);
             continue;
         }
-        add_lines(b, w[i], 5, cnt);
+        line_mark_rays(b, w[i], 5, cnt);
         if (s->att == STONE_WHITE) {   /* black stones that make a five point playable */
             int f[32];
             b->cells[w[i]] = (uint8_t)s->att;
-            int nf = board_five_points_near(b, s->att, w[i], f);
+            int nfive = board_five_points_near(b, s->att, w[i], f);
             b->cells[w[i]] = STONE_EMPTY;
-            for (int j = 0; j < nf; j++)
-                add_lines(b, f[j], 5, cnt);
+            for (int j = 0; j < nfive; j++)
+                line_mark_rays(b, f[j], 5, cnt);
         }
     }
-    int need = renju ? 1 : nw, k = 0;
+    int need = renju ? 1 : nw < 255 ? nw : 255, k = 0;
     for (int q = 0; q < npts; q++) {
         if (cnt[q] < need || !may_play(b, s->def, q))
             continue;
@@ -485,11 +471,9 @@ static void undo_n(vct_t *s, int n)
         board_undo(&s->b);
 }
 
-/* Depth-first search. */
-
-static int dfs_and(vct_t *s, int depth, int ply);
-
-static int dfs_or(vct_t *s, int depth, int ply)
+/* Depth-first search of the working board, an attacker position (a
+ * defender one when and_node) with depth attacker moves left. */
+static int dfs(vct_t *s, int depth, bool and_node, int ply)
 {
     uint64_t key = key_here(s);
     int r = tt_probe(s, key, depth);
@@ -501,57 +485,26 @@ static int dfs_or(vct_t *s, int depth, int ply)
     cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
     int n, win = MOVE_NONE;
     assert(ply < PLY_MAX);
-    r = expand_or(s, depth, c, &n, &win);
+    r = and_node ? expand_and(s, c, &n) : expand_or(s, depth, c, &n, &win);
     if (r != EV_OPEN) {
         tt_store(s, key, depth, r, win);
         return r;
     }
+    int decisive = and_node ? EV_LOSS : EV_WIN;   /* one such child decides */
     for (int i = 0; i < n; i++) {
         int played = play_cand(s, &c[i]);
-        r = c[i].kind == KIND_FOUR ? dfs_or(s, depth - 1, ply + 1)
-                                   : dfs_and(s, depth - 1, ply + 1);
+        r = dfs(s, and_node ? depth : depth - 1, c[i].kind == KIND_THREE, ply + 1);
         undo_n(s, played);
-        if (r == EV_WIN) {
-            tt_store(s, key, depth, EV_WIN, c[i].move);
-            return EV_WIN;
+        if (r == decisive) {
+            tt_store(s, key, depth, r, and_node ? MOVE_NONE : c[i].move);
+            return r;
         }
         if (r == EV_ABORT)
             return r;
     }
-    tt_store(s, key, depth, EV_LOSS, MOVE_NONE);
-    return EV_LOSS;
-}
-
-static int dfs_and(vct_t *s, int depth, int ply)
-{
-    uint64_t key = key_here(s);
-    int r = tt_probe(s, key, depth);
-    if (r != EV_OPEN)
-        return r;
-    if (over_budget(s))
-        return EV_ABORT;
-    s->nodes++;
-    cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
-    int n;
-    assert(ply < PLY_MAX);
-    r = expand_and(s, c, &n);
-    if (r != EV_OPEN) {
-        tt_store(s, key, depth, r, MOVE_NONE);
-        return r;
-    }
-    for (int i = 0; i < n; i++) {
-        board_play(&s->b, c[i].move);
-        r = dfs_or(s, depth, ply + 1);
-        board_undo(&s->b);
-        if (r == EV_LOSS) {
-            tt_store(s, key, depth, EV_LOSS, MOVE_NONE);
-            return EV_LOSS;
-        }
-        if (r == EV_ABORT)
-            return r;
-    }
-    tt_store(s, key, depth, EV_WIN, MOVE_NONE);
-    return EV_WIN;
+    r = and_node ? EV_WIN : EV_LOSS;
+    tt_store(s, key, depth, r, MOVE_NONE);
+    return r;
 }
 
 /* Iterative deepening from the working board (an attacker position, or
@@ -560,7 +513,7 @@ static int dfs_iterate(vct_t *s, int depth, bool and_node, int ply)
 {
     int r = EV_LOSS;
     for (int d = 1; d <= depth && r == EV_LOSS; d++)
-        r = and_node ? dfs_and(s, d, ply) : dfs_or(s, d, ply);
+        r = dfs(s, d, and_node, ply);
     return r;
 }
 
@@ -843,8 +796,7 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     if (board_over(b))
         return -1;
     board_t flip = *b;
-    flip.to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - b->to_move);
-    flip.hash ^= zobrist_side();
+    board_pass(&flip);
     if (vct_solve(s, &flip, lim, &r) != VCT_WIN)
         return -1;
     if (threat)
@@ -864,7 +816,7 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     for (int i = 0; i < n; i++)
         cand[pts[i]] = 1;
     for (int i = 0; i < r.nline; i++)
-        add_lines(b, r.line[i], reach, cand);
+        line_mark_rays(b, r.line[i], reach, cand);
     int k = 0;
     for (int m = 0; m < npts; m++) {
         if (!cand[m] || board_check_move(b, m) != MOVE_OK)

@@ -220,6 +220,14 @@ static void expect_vct(const board_t *b, int nthreats, int x, int y)
     vct_free(s);
 }
 
+/* B holds no VCF for the side to move: a VCT found is made of threes too. */
+static void expect_no_vcf(const board_t *b)
+{
+    vcf_t *f = vcf_create((size_t)1 << 20, NULL, 0);
+    ck_assert_int_eq(vcf_solve(f, b, NULL, NULL), VCF_NONE);
+    vcf_free(f);
+}
+
 /* Neither algorithm finds a VCT within depth, nor (when brute_depth > 0)
  * the exhaustive solver within brute_depth. */
 static void expect_no_vct(const board_t *b, int depth, int brute_depth)
@@ -252,9 +260,7 @@ START_TEST(test_three_three)
 {
     board_t b;
     board_from_diagram(&b, RULE_FREESTYLE, STONE_BLACK, THREE_THREE);
-    vcf_t *f = vcf_create((size_t)1 << 20, NULL, 0);
-    ck_assert_int_eq(vcf_solve(f, &b, NULL, NULL), VCF_NONE);
-    vcf_free(f);
+    expect_no_vcf(&b);
     expect_vct(&b, 2, 4, 4);
     board_t copy = b;
     ck_assert(brute_vct(&copy, 2));
@@ -374,9 +380,7 @@ START_TEST(test_deep_line)
 {
     board_t b;
     board_from_diagram(&b, RULE_FREESTYLE, STONE_WHITE, DEEP);
-    vcf_t *f = vcf_create((size_t)1 << 20, NULL, 0);
-    ck_assert_int_eq(vcf_solve(f, &b, NULL, NULL), VCF_NONE);
-    vcf_free(f);
+    expect_no_vcf(&b);
     expect_vct(&b, 7, -1, -1);
     vct_t *s = solver();
     vct_limits_t lim = {.algo = VCT_ALGO_DFS};
@@ -545,8 +549,7 @@ START_TEST(test_defend)
     }
     ck_assert_int_eq(stops, 1);
     /* black to move: white threatens nothing */
-    b.to_move = STONE_BLACK;
-    b.hash ^= zobrist_side();
+    board_pass(&b);
     ck_assert_int_eq(vct_defend(s, &b, &lim, moves, NULL), -1);
     vct_free(s);
     vct_free(check);
