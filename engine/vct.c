@@ -772,6 +772,8 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
     s->aborted = false;
     if (s->max_nodes)
         s->max_nodes = s->nodes + s->max_nodes;
+    if (s->deadline_ms > 0.0)
+        s->deadline_ms = util_now_ms() + lim->time_ms;
     bool ok = dfs ? line_from_table(s, depth, false, 0) : line_from_tree(s);
     if (!ok)
         st = VCT_UNKNOWN;
