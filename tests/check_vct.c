@@ -613,8 +613,9 @@ START_TEST(test_bot_vct)
 END_TEST
 
 /* A short series on 15x15 from seeded random openings, both colours:
- * bot:vct wins at least as many games as bot:vcf. (Over 100 games with
- * `gomoku match bot:vct bot:vcf` it scores about 63%; see README.) */
+ * bot:vct wins at least as many games as bot:vcf. (`gomoku match bot:vct
+ * bot:vcf --games 100 --openings 4 --seed 7`: 64-33-3. Over 15 such sets
+ * of four games, 14 held.) */
 START_TEST(test_bot_vct_against_vcf)
 {
     int vct_wins = 0, vcf_wins = 0, games = 4;
