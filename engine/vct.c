@@ -287,7 +287,8 @@ static bool over_budget(vct_t *s)
 /* The attacker's move m (legal, not a five) as a child: a four (with the
  * block; *win when the block is impossible), a three, or no threat. The
  * check after a block of a counter-four is global: the three it keeps
- * may be an old one. Returns 0 for no threat, else 1 with *out set. */
+ * may be an old one. Returns 0 for no threat, else 1 with *win set or,
+ * when it is not a win at once, *out. */
 static int classify(vct_t *s, int m, bool global, cand_t *out, bool *win)
 {
     board_t *b = &s->b;
