@@ -2,6 +2,9 @@
 
 #include <stdlib.h>
 
+#include "engine/bot.h"
+#include "util/util.h"
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -17,4 +20,61 @@ double bench_median(double *v, int n)
 {
     bench_sort(v, n);
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int bench_threat_run(const bench_solver_t *sv, int npos, int runs, uint64_t seed,
+                     bench_threat_result_t *out)
+{
+    int rc = -1;
+    board_t *pos = malloc(sizeof *pos * (size_t)npos);
+    double *pps = malloc(sizeof *pps * (size_t)runs), *nps = malloc(sizeof *nps * (size_t)runs);
+    if (!pos || !pps || !nps)
+        goto out_free;
+    uint64_t rng = seed;
+    for (int i = 0; i < npos; i++)
+        bench_threat_position(&pos[i], &rng);
+    int solved = 0, won = 0;
+    uint64_t nodes = 0;
+    for (int r = 0; r < runs; r++) {
+        uint64_t n0 = sv->nodes(sv->s);
+        double t = 0.0;
+        solved = won = 0;
+        for (int i = 0; i < npos; i++) {
+            sv->clear(sv->s);
+            double t0 = util_now_ms() / 1e3;
+            int st = sv->solve(sv->s, &pos[i]);
+            t += util_now_ms() / 1e3 - t0;
+            solved += st != 2;
+            won += st == 1;
+        }
+        nodes = sv->nodes(sv->s) - n0;
+        pps[r] = t > 0.0 ? npos / t : 0.0;
+        nps[r] = t > 0.0 ? (double)nodes / t : 0.0;
+    }
+    *out = (bench_threat_result_t){
+        .positions_per_s = bench_median(pps, runs), .nodes_per_s = bench_median(nps, runs),
+        .solved = (double)solved / npos, .won = (double)won / npos,
+        .nodes_per_position = (double)nodes / npos,
+    };
+    rc = 0;
+out_free:
+    free(pos);
+    free(pps);
+    free(nps);
+    return rc;
+}
+
+void bench_threat_position(board_t *b, uint64_t *rng)
+{
+    for (;;) {
+        board_init(b, BOARD_DEFAULT, RULE_FREESTYLE);
+        int plies = 20 + (int)(util_rng_next(rng) % 60);
+        while (b->nmoves < plies && !board_over(b)) {
+            bool random = util_rng_next(rng) % 4 == 0;
+            int m = random ? bot_random_move(b, rng) : bot_greedy_move(b, rng);
+            board_play(b, m);
+        }
+        if (!board_over(b))
+            return;
+    }
 }

@@ -5,14 +5,47 @@
 #ifndef GZ_BENCH_BENCH_H
 #define GZ_BENCH_BENCH_H
 
+#include <stdint.h>
+
+#include "engine/board.h"
+
 typedef int bench_fn(int argc, char **argv);
 
-bench_fn bench_rules, bench_nn, bench_mcts, bench_selfplay, bench_train, bench_vcf, bench_broker;
+bench_fn bench_rules, bench_nn, bench_mcts, bench_selfplay, bench_train, bench_vcf, bench_vct,
+    bench_broker;
 
 /* Sort v[0..n-1] ascending, in place. */
 void bench_sort(double *v, int n);
 /* The median of v[0..n-1] (n >= 1; the mean of the two middle values
  * when n is even). Sorts v in place. */
 double bench_median(double *v, int n);
+
+/* The threat solvers' benchmark positions (bench vcf, bench vct): a game
+ * of greedy moves, one in four random, on 15x15 freestyle, cut at ply
+ * 20..79 and not finished, so they hold the threats real games have.
+ * The same rng state gives the same position. */
+void bench_threat_position(board_t *b, uint64_t *rng);
+
+/* A threat solver under measurement, behind three calls; solve returns
+ * 0 (proven none), 1 (won) or 2 (out of budget), as vcf_status_t and
+ * vct_status_t do, with the solver's limits in s. */
+typedef struct bench_solver {
+    void *s;
+    void (*clear)(void *s);
+    int (*solve)(void *s, const board_t *b);
+    uint64_t (*nodes)(const void *s);
+} bench_solver_t;
+
+typedef struct bench_threat_result {
+    double positions_per_s, nodes_per_s;   /* medians over the runs */
+    double solved, won;                    /* fractions of the set, last run */
+    double nodes_per_position;             /* last run */
+} bench_threat_result_t;
+
+/* Solve npos positions of bench_threat_position (rng seeded with seed)
+ * runs times, each with emptied tables, timing the solves only (wall
+ * clock). 0, or -1 when out of memory. */
+int bench_threat_run(const bench_solver_t *sv, int npos, int runs, uint64_t seed,
+                     bench_threat_result_t *out);
 
 #endif

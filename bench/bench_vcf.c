@@ -1,17 +1,13 @@
 /* gomoku bench vcf: the VCF solver on a fixed seeded set of 15x15
- * freestyle positions (games of greedy moves, one in four random, cut at
- * ply 20..79, so they hold the threats real games have). Each position is solved with a
- * node budget and an empty table; one JSON line with the median
- * positions/s and nodes/s over the runs, and the fraction solved (win or
- * proven none, not out of budget). */
+ * freestyle positions (bench_threat_position: greedy games cut at ply
+ * 20..79). Each position is solved with a node budget and an empty
+ * table; one JSON line with the median positions/s and nodes/s over the
+ * runs, and the fraction solved (win or proven none, not out of budget). */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "bench/bench.h"
 #include "selfplay/args.h"
 #include "engine/board.h"
-#include "engine/bot.h"
-#include "util/util.h"
 #include "engine/vcf.h"
 
 static const cmd_help_t help = {
@@ -22,20 +18,18 @@ static const cmd_help_t help = {
     "nodes/s over R runs, the fraction solved (win or proven none) and won.",
 };
 
-/* A game of greedy (three in four) and random moves cut at a random ply. */
-static void make_position(board_t *b, uint64_t *rng)
+struct vcf_run {
+    vcf_t *s;
+    vcf_limits_t lim;
+};
+
+static void run_clear(void *r) { vcf_clear(((struct vcf_run *)r)->s); }
+static uint64_t run_nodes(const void *r) { return vcf_nodes(((const struct vcf_run *)r)->s); }
+
+static int run_solve(void *r, const board_t *b)
 {
-    for (;;) {
-        board_init(b, BOARD_DEFAULT, RULE_FREESTYLE);
-        int plies = 20 + (int)(util_rng_next(rng) % 60);
-        while (b->nmoves < plies && !board_over(b)) {
-            bool random = util_rng_next(rng) % 4 == 0;
-            int m = random ? bot_random_move(b, rng) : bot_greedy_move(b, rng);
-            board_play(b, m);
-        }
-        if (!board_over(b))
-            return;
-    }
+    struct vcf_run *v = r;
+    return (int)vcf_solve(v->s, b, &v->lim, NULL);
 }
 
 int bench_vcf(int argc, char **argv)
@@ -49,48 +43,21 @@ int bench_vcf(int argc, char **argv)
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    board_t *pos = malloc(sizeof *pos * (size_t)npos);
-    double *pps = malloc(sizeof *pps * (size_t)runs), *nps = malloc(sizeof *nps * (size_t)runs);
     char err[128];
-    vcf_t *s = vcf_create((size_t)1 << 20, err, sizeof err);
-    if (!pos || !pps || !nps || !s) {
+    struct vcf_run run = {.s = vcf_create((size_t)1 << 20, err, sizeof err),
+                          .lim = {.nodes = nodes}};
+    bench_solver_t sv = {.s = &run, .clear = run_clear, .solve = run_solve, .nodes = run_nodes};
+    bench_threat_result_t res;
+    if (!run.s || bench_threat_run(&sv, npos, runs, seed, &res) < 0) {
         fprintf(stderr, "gomoku bench vcf: out of memory\n");
-        rc = 1;
-        goto out_free;
-    }
-    uint64_t rng = seed;
-    for (int i = 0; i < npos; i++)
-        make_position(&pos[i], &rng);
-    int solved = 0, won = 0;
-    uint64_t total_nodes = 0;
-    for (int r = 0; r < runs; r++) {
-        uint64_t n0 = vcf_nodes(s);
-        double t = 0.0;
-        solved = won = 0;
-        for (int i = 0; i < npos; i++) {
-            vcf_clear(s);
-            vcf_limits_t lim = {.nodes = nodes};
-            double t0 = util_now_ms() / 1e3;
-            vcf_status_t st = vcf_solve(s, &pos[i], &lim, NULL);
-            t += util_now_ms() / 1e3 - t0;
-            solved += st != VCF_UNKNOWN;
-            won += st == VCF_WIN;
-        }
-        total_nodes = vcf_nodes(s) - n0;
-        pps[r] = t > 0.0 ? npos / t : 0.0;
-        nps[r] = t > 0.0 ? (double)total_nodes / t : 0.0;
+        vcf_free(run.s);
+        return 1;
     }
     printf("{\"bench\":\"vcf\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"positions_per_s\":%.0f,\"nodes_per_s\":%.0f,"
            "\"solved\":%.3f,\"won\":%.3f,\"nodes_per_position\":%.1f,\"runs\":%d}\n",
-           BOARD_DEFAULT, npos, (unsigned long long)nodes, bench_median(pps, runs),
-           bench_median(nps, runs),
-           (double)solved / npos, (double)won / npos, (double)total_nodes / npos, runs);
-    rc = 0;
-out_free:
-    vcf_free(s);
-    free(pos);
-    free(pps);
-    free(nps);
-    return rc;
+           BOARD_DEFAULT, npos, (unsigned long long)nodes, res.positions_per_s, res.nodes_per_s,
+           res.solved, res.won, res.nodes_per_position, runs);
+    vcf_free(run.s);
+    return 0;
 }

@@ -18,6 +18,7 @@ int cmd_bench(int argc, char **argv)
         {"selfplay", bench_selfplay, "self-play games/hour with a real net"},
         {"train", bench_train, "training samples/s"},
         {"vcf", bench_vcf, "VCF solver positions/s and nodes/s on a seeded set"},
+        {"vct", bench_vct, "VCT solver positions/s and nodes/s on the same set"},
         {"broker", bench_broker, "game frames/s through the Redis broker vs a pipe"},
     };
     int n = (int)(sizeof kinds / sizeof kinds[0]);
@@ -31,6 +32,6 @@ int cmd_bench(int argc, char **argv)
     for (int i = 0; i < n; i++)
         if (strcmp(argv[1], kinds[i].name) == 0)
             return kinds[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "gomoku bench: unknown benchmark '%s'\nusage: gomoku bench rules|nn|mcts|selfplay|train|vcf|broker [options]\n", argv[1]);
+    fprintf(stderr, "gomoku bench: unknown benchmark '%s'\nusage: gomoku bench rules|nn|mcts|selfplay|train|vcf|vct|broker [options]\n", argv[1]);
     return 2;
 }

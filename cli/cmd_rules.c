@@ -1,18 +1,20 @@
 /* gomoku rules: replay a move list under a rule and print the side to
  * move, the winner and the forbidden points of the side to move; with
- * --vcf also the VCF of the side to move, or the defences against the
- * opponent's. */
+ * --vcf (--vct) also the VCF (VCT) of the side to move, or the defences
+ * against the opponent's. */
 #include <stdio.h>
 #include <string.h>
 
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/vcf.h"
+#include "engine/vct.h"
 #include "selfplay/args.h"
 
 static const cmd_help_t help = {
     "rules", BY_RULES,
-    "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"] [--vcf [--vcf-nodes N]]",
+    "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"] [--vcf [--vcf-nodes N]] "
+    "[--vct [--vct-nodes N]]",
     "Replays the moves (black first) and prints three lines:\n"
     "  to_move: black|white\n"
     "  winner: black|white|none   (draw when the board filled up)\n"
@@ -22,28 +24,41 @@ static const cmd_help_t help = {
     "  vcf: none | vcf: unknown (node budget)\n"
     "and when there is none, the opponent's and the moves that stop it:\n"
     "  vcf_opponent: win K fours: ...   vcf_defences: x,y ...   (empty: lost)\n"
+    "With --vct, the same for the VCT (victory by continuous threats: fours and\n"
+    "threes), K counting the attacker's threats:\n"
+    "  vct: win K: x,y x,y ...   vct: none | vct: unknown (node budget)\n"
+    "  vct_opponent: win K: ...   vct_defences: x,y ...\n"
     "Moves are Gomocup x,y (0-based, x column, y row from the top) or letter-number\n"
     "(h8: column letter, row number from the bottom), separated by spaces.\n"
     "An illegal move is a one-line error naming its 0-based index (exit 1).",
 };
 
-static void print_line(const char *label, const board_t *b, const vcf_result_t *r)
+/* " x,y x,y ...\n" */
+static void print_moves(const board_t *b, const int *moves, int n)
 {
-    if (r->status == VCF_NONE) {
-        printf("%s: none\n", label);
-        return;
-    }
-    if (r->status == VCF_UNKNOWN) {
-        printf("%s: unknown (node budget)\n", label);
-        return;
-    }
-    printf("%s: win %d fours:", label, r->nfours);
-    for (int i = 0; i < r->nline; i++) {
+    for (int i = 0; i < n; i++) {
         char buf[16];
-        move_format_xy(r->line[i], b->size, buf, sizeof buf);
+        move_format_xy(moves[i], b->size, buf, sizeof buf);
         printf(" %s", buf);
     }
     printf("\n");
+}
+
+/* "label: none", "label: unknown (node budget)" or "label: win K[ unit]:
+ * x,y ...": status is a vcf_status_t or vct_status_t (same values). */
+static void print_line(const char *label, const board_t *b, int status, int k, const char *unit,
+                       const int *line, int nline)
+{
+    if (status == VCF_NONE) {
+        printf("%s: none\n", label);
+        return;
+    }
+    if (status == VCF_UNKNOWN) {
+        printf("%s: unknown (node budget)\n", label);
+        return;
+    }
+    printf("%s: win %d%s:", label, k, unit);
+    print_moves(b, line, nline);
 }
 
 static int print_vcf(const board_t *b, uint64_t nodes)
@@ -57,23 +72,46 @@ static int print_vcf(const board_t *b, uint64_t nodes)
     vcf_limits_t lim = {.nodes = nodes};
     vcf_result_t r;
     vcf_solve(s, b, &lim, &r);
-    print_line("vcf", b, &r);
+    print_line("vcf", b, r.status, r.nfours, " fours", r.line, r.nline);
     if (r.status == VCF_NONE && !board_over(b)) {
         int moves[BOARD_CELLS];
         vcf_result_t threat;
         int n = vcf_defend(s, b, &lim, moves, &threat);
         if (n >= 0) {
-            print_line("vcf_opponent", b, &threat);
+            print_line("vcf_opponent", b, threat.status, threat.nfours, " fours", threat.line,
+                       threat.nline);
             printf("vcf_defences:");
-            for (int i = 0; i < n; i++) {
-                char buf[16];
-                move_format_xy(moves[i], b->size, buf, sizeof buf);
-                printf(" %s", buf);
-            }
-            printf("\n");
+            print_moves(b, moves, n);
         }
     }
     vcf_free(s);
+    return 0;
+}
+
+static int print_vct(const board_t *b, uint64_t nodes)
+{
+    char err[128];
+    vct_t *s = vct_create((size_t)16 << 20, err, sizeof err);
+    if (!s) {
+        fprintf(stderr, "gomoku rules: %s\n", err);
+        return 1;
+    }
+    vct_limits_t lim = {.nodes = nodes};
+    vct_result_t r;
+    vct_solve(s, b, &lim, &r);
+    print_line("vct", b, r.status, r.nthreats, "", r.line, r.nline);
+    if (r.status == VCT_NONE && !board_over(b)) {
+        int moves[BOARD_CELLS];
+        vct_result_t threat;
+        int n = vct_defend(s, b, &lim, moves, &threat);
+        if (n >= 0) {
+            print_line("vct_opponent", b, threat.status, threat.nthreats, "", threat.line,
+                       threat.nline);
+            printf("vct_defences:");
+            print_moves(b, moves, n);
+        }
+    }
+    vct_free(s);
     return 0;
 }
 
@@ -82,11 +120,12 @@ int cmd_rules(int argc, char **argv)
     const char *moves_s = "";
     rule_t rule;
     int size;
-    bool vcf;
-    uint64_t vcf_nodes;
+    bool vcf, vct;
+    uint64_t vcf_nodes, vct_nodes;
     arg_spec_t specs[] = {
         ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_MOVES, &moves_s), ARG(S_VCF, &vcf),
-        ARG(S_RULES_VCF_NODES, &vcf_nodes),
+        ARG(S_RULES_VCF_NODES, &vcf_nodes), ARG(S_RULES_VCT, &vct),
+        ARG(S_RULES_VCT_NODES, &vct_nodes),
     };
     int ns = ARGS_COUNT(specs);
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
@@ -94,6 +133,8 @@ int cmd_rules(int argc, char **argv)
         return args_exit_status(rc);
     if (args_given(specs, ns, S_RULES_VCF_NODES) && !vcf)
         return args_fail(&help, "--vcf-nodes needs --vcf");
+    if (args_given(specs, ns, S_RULES_VCT_NODES) && !vct)
+        return args_fail(&help, "--vct-nodes needs --vct");
 
     board_t b;
     board_init(&b, size, rule);
@@ -136,11 +177,9 @@ int cmd_rules(int argc, char **argv)
     int pts[BOARD_CELLS];
     int n = board_forbidden_points(&b, pts);
     printf("forbidden:");
-    for (int i = 0; i < n; i++) {
-        char buf[16];
-        move_format_xy(pts[i], size, buf, sizeof buf);
-        printf(" %s", buf);
-    }
-    printf("\n");
-    return vcf ? print_vcf(&b, vcf_nodes) : 0;
+    print_moves(&b, pts, n);
+    rc = vcf ? print_vcf(&b, vcf_nodes) : 0;
+    if (rc == 0 && vct)
+        rc = print_vct(&b, vct_nodes);
+    return rc;
 }

@@ -94,6 +94,12 @@ bool board_undo(board_t *b)
     return true;
 }
 
+void board_pass(board_t *b)
+{
+    b->to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - b->to_move);
+    b->hash ^= zobrist_side();
+}
+
 bool board_is_winning_move(const board_t *b, int move)
 {
     if (b->result != RESULT_NONE || move < 0 || move >= b->size * b->size ||

@@ -66,6 +66,11 @@ move_status_t board_play(board_t *b, int move);
 /* Take back the last move; false when there is none. */
 bool board_undo(board_t *b);
 
+/* The other side to move, as if the side to move passed: to_move and hash
+ * change, the history does not. For threat queries ("what if it were the
+ * opponent's turn"); board_undo after a pass takes back the last stone. */
+void board_pass(board_t *b);
+
 /* Renju only: would black playing the empty point `move` be forbidden
  * (double-three, double-four or overline, and it does not make exactly five)?
  * Always false for other rules, for white, and for occupied points. */

@@ -1,4 +1,4 @@
-/* Random, greedy and VCF bots; see bot.h. */
+/* Random, greedy, VCF and VCT bots; see bot.h. */
 #include <assert.h>
 #include <string.h>
 
@@ -7,7 +7,7 @@
 #include "util/util.h"
 
 static const char *const bot_names[BOT_COUNT] = {
-    [BOT_RANDOM] = "random", [BOT_GREEDY] = "greedy", [BOT_VCF] = "vcf",
+    [BOT_RANDOM] = "random", [BOT_GREEDY] = "greedy", [BOT_VCF] = "vcf", [BOT_VCT] = "vct",
 };
 
 bool bot_parse(const char *name, bot_kind_t *out)
@@ -240,12 +240,21 @@ static int pick_best(const board_t *b, const int *cand, int n, uint64_t *rng)
     return best;
 }
 
+/* Has the side to move of b a forced win found within the budgets: a
+ * VCF, or (t not NULL) a VCT? */
+static bool has_win(const board_t *b, vcf_t *f, const vcf_limits_t *fl, vct_t *t,
+                    const vct_limits_t *tl)
+{
+    return vcf_solve(f, b, fl, NULL) == VCF_WIN || (t && vct_solve(t, b, tl, NULL) == VCT_WIN);
+}
+
 /* Among candidates, the best by greedy score that leaves the opponent no
- * VCF, preferring one after which the bot would have a VCF if the
- * opponent passed (a threat the opponent must answer); the first
+ * forced win (has_win), preferring one after which the bot would have one
+ * if the opponent passed (a threat the opponent must answer); the first
  * BOT_VCF_TOP by score are tried. MOVE_NONE when each gives the opponent
- * a VCF. */
-static int safe_move(const board_t *b, int *cand, int n, vcf_t *s, const vcf_limits_t *lim)
+ * a win. */
+static int safe_move(const board_t *b, int *cand, int n, vcf_t *s, const vcf_limits_t *lim,
+                     vct_t *t, const vct_limits_t *tlim)
 {
     double score[BOARD_CELLS];
     for (int i = 0; i < n; i++)
@@ -267,11 +276,10 @@ static int safe_move(const board_t *b, int *cand, int n, vcf_t *s, const vcf_lim
         board_play(&after, cand[i]);
         if (board_over(&after))
             return cand[i];
-        if (vcf_solve(s, &after, lim, NULL) == VCF_WIN)
-            continue;   /* the opponent would have a VCF */
-        after.to_move = b->to_move;
-        after.hash ^= zobrist_side();
-        if (vcf_solve(s, &after, lim, NULL) == VCF_WIN)
+        if (has_win(&after, s, lim, t, tlim))
+            continue;   /* the opponent would have a forced win */
+        board_pass(&after);
+        if (has_win(&after, s, lim, t, tlim))
             return cand[i];
         if (safe == MOVE_NONE)
             safe = cand[i];
@@ -300,7 +308,7 @@ int bot_vcf_move(const board_t *b, uint64_t *rng, vcf_t *solver)
         int n = vcf_defend(s, b, &defend, cand, NULL);
         if (n < 0)
             n = greedy_candidates(b, cand);
-        move = n > 0 ? safe_move(b, cand, n, s, &defend) : MOVE_NONE;
+        move = n > 0 ? safe_move(b, cand, n, s, &defend, NULL, NULL) : MOVE_NONE;
         if (move == MOVE_NONE)
             move = bot_greedy_move(b, rng);
     }
@@ -309,11 +317,53 @@ int bot_vcf_move(const board_t *b, uint64_t *rng, vcf_t *solver)
     return move;
 }
 
+int bot_vct_move(const board_t *b, uint64_t *rng, vcf_t *vcf, vct_t *vct)
+{
+    if (board_over(b))
+        return MOVE_NONE;
+    char err[128];
+    vcf_t *f = vcf ? vcf : vcf_create((size_t)1 << 20, err, sizeof err);
+    vct_t *t = vct ? vct : vct_create((size_t)2 << 20, err, sizeof err);
+    int move = MOVE_NONE, cand[BOARD_CELLS];
+    if (!f || !t)
+        goto out_free;   /* out of memory: greedy's move below */
+    const vcf_limits_t vcf_attack = {.nodes = BOT_VCF_NODES};
+    const vcf_limits_t vcf_defend_lim = {.nodes = BOT_VCF_DEFEND_NODES};
+    const vct_limits_t attack = {.nodes = BOT_VCT_NODES};
+    const vct_limits_t defend = {.nodes = BOT_VCT_DEFEND_NODES};
+    vct_result_t r;
+    board_t flip = *b;   /* the opponent's threats, as if it were to move */
+    board_pass(&flip);
+    if (vcf_solve(f, b, &vcf_attack, NULL) == VCF_WIN ||
+        vcf_solve(f, &flip, &vcf_defend_lim, NULL) == VCF_WIN) {
+        move = bot_vcf_move(b, rng, f);   /* a VCF to play or to stop comes first */
+    } else if (vct_solve(t, b, &attack, &r) == VCT_WIN) {
+        move = r.line[0];
+    } else if (vct_solve(t, &flip, &attack, NULL) == VCT_WIN) {
+        /* the best few by greedy score first, then all of vct_defend's */
+        int n = greedy_candidates(b, cand);
+        move = safe_move(b, cand, n, f, &vcf_defend_lim, t, &defend);
+        if (move == MOVE_NONE && (n = vct_defend(t, b, &defend, cand, NULL)) > 0)
+            move = pick_best(b, cand, n, rng);
+        if (move == MOVE_NONE)
+            move = bot_vcf_move(b, rng, f);
+    } else {
+        move = bot_vcf_move(b, rng, f);
+    }
+out_free:
+    if (f != vcf)
+        vcf_free(f);
+    if (t != vct)
+        vct_free(t);
+    return move != MOVE_NONE ? move : bot_greedy_move(b, rng);
+}
+
 int bot_move(bot_kind_t k, const board_t *b, uint64_t *rng)
 {
     switch (k) {
     case BOT_GREEDY: return bot_greedy_move(b, rng);
     case BOT_VCF: return bot_vcf_move(b, rng, NULL);
+    case BOT_VCT: return bot_vct_move(b, rng, NULL, NULL);
     default: return bot_random_move(b, rng);
     }
 }

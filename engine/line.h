@@ -48,6 +48,21 @@ static inline int rule_is_five(int rule, int c, int run)
     return run == 5;
 }
 
+/* Count in mark[] (saturating at 255) the points on the four lines
+ * through p within `reach` of it, and p itself once: the points that can
+ * touch a threat at p. */
+static inline void line_mark_rays(const board_t *b, int p, int reach, uint8_t *mark)
+{
+    int size = b->size, px = p % size, py = p / size;
+    mark[p] += mark[p] < 255;
+    for (int d = 0; d < NDIRS; d++)
+        for (int k = -reach; k <= reach; k++) {
+            int x = px + k * line_dx[d], y = py + k * line_dy[d], q = y * size + x;
+            if (k != 0 && x >= 0 && y >= 0 && x < size && y < size)
+                mark[q] += mark[q] < 255;
+        }
+}
+
 /* Empty cells in a window of five on a line that holds `own` stones of
  * colour c and no other stone or wall (the rest empty), found from c's
  * stones; each cell once, in board order of the stones. own 4: candidate

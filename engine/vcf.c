@@ -343,14 +343,13 @@ int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
     if (board_over(b))
         return -1;
     board_t flip = *b;
-    flip.to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - b->to_move);
-    flip.hash ^= zobrist_side();
+    board_pass(&flip);
     if (vcf_solve(s, &flip, lim, &r) != VCF_WIN)
         return -1;
     if (threat)
         *threat = r;
 
-    int size = b->size, npts = board_npoints(b);
+    int npts = board_npoints(b);
     uint8_t cand[BOARD_CELLS] = {0};
     int pts[BOARD_CELLS];
     int n = board_five_points(b, b->to_move, pts);
@@ -359,15 +358,8 @@ int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
     n = vcf_four_points(b, b->to_move, pts);
     for (int i = 0; i < n; i++)
         cand[pts[i]] = 1;
-    for (int i = 0; i < r.nline; i++) {
-        int mx = r.line[i] % size, my = r.line[i] / size;
-        for (int d = 0; d < NDIRS; d++)
-            for (int k = -4; k <= 4; k++) {
-                int x = mx + k * line_dx[d], y = my + k * line_dy[d];
-                if (x >= 0 && y >= 0 && x < size && y < size)
-                    cand[y * size + x] = 1;
-            }
-    }
+    for (int i = 0; i < r.nline; i++)
+        line_mark_rays(b, r.line[i], 4, cand);
     int k = 0;
     for (int m = 0; m < npts; m++) {
         if (!cand[m] || board_check_move(b, m) != MOVE_OK)

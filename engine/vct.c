@@ -287,7 +287,8 @@ static bool over_budget(vct_t *s)
 /* The attacker's move m (legal, not a five) as a child: a four (with the
  * block; *win when the block is impossible), a three, or no threat. The
  * check after a block of a counter-four is global: the three it keeps
- * may be an old one. Returns 0 for no threat, else 1 with *out set. */
+ * may be an old one. Returns 0 for no threat, else 1 with *win set or,
+ * when it is not a win at once, *out. */
 static int classify(vct_t *s, int m, bool global, cand_t *out, bool *win)
 {
     board_t *b = &s->b;
@@ -333,11 +334,11 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     int nt = line_five_points(b, s->def, pts);
     if (nt >= 2 || depth == 0)
         return EV_LOSS;
-    int forced = nt ? pts[0] : MOVE_NONE;
+    int forced = nt ? pts[0] : MOVE_NONE, fours[BOARD_CELLS];
+    int nfours = vcf_four_points(b, s->att, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes, .max_fours = depth};
     vcf_result_t vr;
-    vcf_status_t vs = vcf_solve(s->vcf, b, &vl, &vr);
-    if (vs == VCF_WIN) {
+    if (nfours > 0 && vcf_solve(s->vcf, b, &vl, &vr) == VCF_WIN) {   /* no four, no VCF */
         *win_move = vr.line[0];
         return EV_WIN;
     }
@@ -356,19 +357,19 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
         return *n ? EV_OPEN : EV_LOSS;
     }
     uint8_t four[BOARD_CELLS] = {0};
-    int nc = vcf_four_points(b, s->att, pts), k = 0;
-    for (int i = 0; i < nc; i++) {
-        four[pts[i]] = 1;
-        if (may_play(b, s->att, pts[i]) && classify(s, pts[i], false, &out[k], &win)) {
+    int k = 0;
+    for (int i = 0; i < nfours; i++) {
+        four[fours[i]] = 1;
+        if (may_play(b, s->att, fours[i]) && classify(s, fours[i], false, &out[k], &win)) {
             if (win) {
-                *win_move = pts[i];
+                *win_move = fours[i];
                 return EV_WIN;
             }
             k++;
         }
     }
-    int nfours = k;
-    nc = line_window_points(b, s->att, 2, pts);
+    nfours = k;
+    int nc = line_window_points(b, s->att, 2, pts);
     for (int i = 0; i < nc; i++) {
         if (four[pts[i]] || !may_play(b, s->att, pts[i]) ||
             !classify(s, pts[i], false, &out[k], &win))
@@ -395,45 +396,32 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     return k ? EV_OPEN : EV_LOSS;
 }
 
-/* Mark in cnt the points on the four lines through p within r of it,
- * and p itself. */
-static void add_lines(const board_t *b, int p, int r, uint8_t *cnt)
-{
-    int size = b->size, px = p % size, py = p / size;
-    cnt[p]++;
-    for (int d = 0; d < NDIRS; d++)
-        for (int k = -r; k <= r; k++) {
-            int x = px + k * line_dx[d], y = py + k * line_dy[d];
-            if (k != 0 && x >= 0 && y >= 0 && x < size && y < size)
-                cnt[y * size + x]++;
-        }
-}
-
 /* The defender's replies to the attacker's winning-four points w[0..nw)
  * on b (defender to move, no five point for either side): the points
- * that leave the attacker no winning four, then the defender's own fours,
- * into out; returns the count. */
-static int three_replies(board_t *b, int att, int def, const int *w, int nw, int *out)
+ * that leave the attacker no winning four, then the defender's own fours
+ * fours[0..nf) it may play, into out; returns the count. */
+static int three_replies(board_t *b, int att, int def, const int *w, int nw, const int *fours,
+                         int nf, int *out)
 {
     int npts = board_npoints(b), pts[BOARD_CELLS];
     bool renju = b->rule == RULE_RENJU;
     uint8_t cnt[BOARD_CELLS] = {0}, taken[BOARD_CELLS] = {0};
     for (int i = 0; i < nw; i++) {
         if (!renju) {
-            add_lines(b, w[i], 4, cnt);
+            line_mark_rays(b, w[i], 4, cnt);
             continue;
         }
-        add_lines(b, w[i], 5, cnt);
+        line_mark_rays(b, w[i], 5, cnt);
         if (att == STONE_WHITE) {   /* black stones that make a five point playable */
             int f[32];
             b->cells[w[i]] = (uint8_t)att;
-            int nf = board_five_points_near(b, att, w[i], f);
+            int nfive = board_five_points_near(b, att, w[i], f);
             b->cells[w[i]] = STONE_EMPTY;
-            for (int j = 0; j < nf; j++)
-                add_lines(b, f[j], 5, cnt);
+            for (int j = 0; j < nfive; j++)
+                line_mark_rays(b, f[j], 5, cnt);
         }
     }
-    int need = renju ? 1 : nw, k = 0;
+    int need = renju ? 1 : nw < 255 ? nw : 255, k = 0;
     for (int q = 0; q < npts; q++) {
         if (cnt[q] < need || !may_play(b, def, q))
             continue;
@@ -450,10 +438,9 @@ static int three_replies(board_t *b, int att, int def, const int *w, int nw, int
             taken[q] = 1;
         }
     }
-    int nf = vcf_four_points(b, def, pts);
     for (int i = 0; i < nf; i++)
-        if (!taken[pts[i]] && may_play(b, def, pts[i]))
-            out[k++] = pts[i];
+        if (!taken[fours[i]] && may_play(b, def, fours[i]))
+            out[k++] = fours[i];
     return k;
 }
 
@@ -464,15 +451,16 @@ static int three_replies(board_t *b, int att, int def, const int *w, int nw, int
 static int expand_and(vct_t *s, cand_t *out, int *n)
 {
     board_t *b = &s->b;
-    int w[BOARD_CELLS], r[BOARD_CELLS];
+    int w[BOARD_CELLS], fours[BOARD_CELLS], r[BOARD_CELLS];
     *n = 0;
+    int nf = vcf_four_points(b, s->def, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes};
-    if (vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
+    if (nf > 0 && vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
         return EV_LOSS;
     int nw = winning_points(b, s->att, w);
     if (nw == 0)
         return EV_LOSS;
-    int k = three_replies(b, s->att, s->def, w, nw, r);
+    int k = three_replies(b, s->att, s->def, w, nw, fours, nf, r);
     for (int i = 0; i < k; i++)
         out[i] = (cand_t){.move = (int16_t)r[i], .block = MOVE_NONE, .kind = KIND_REPLY};
     *n = k;
@@ -482,13 +470,14 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
 int vct_three_defences(const board_t *b, int *out)
 {
     board_t w = *b;
-    int me = b->to_move, opp = 3 - me, pts[BOARD_CELLS];
+    int me = b->to_move, opp = 3 - me, pts[BOARD_CELLS], fours[BOARD_CELLS];
     if (board_over(b) || line_five_points(&w, me, pts) > 0 || line_five_points(&w, opp, pts) > 0)
         return -1;
     int nw = winning_points(&w, opp, pts);
     if (nw == 0)
         return -1;
-    return three_replies(&w, opp, me, pts, nw, out);
+    int nf = vcf_four_points(&w, me, fours);
+    return three_replies(&w, opp, me, pts, nw, fours, nf, out);
 }
 
 /* Play a child's moves on the working board; returns how many. */
@@ -510,11 +499,9 @@ static void undo_n(vct_t *s, int n)
         board_undo(&s->b);
 }
 
-/* Depth-first search. */
-
-static int dfs_and(vct_t *s, int depth, int ply);
-
-static int dfs_or(vct_t *s, int depth, int ply)
+/* Depth-first search of the working board, an attacker position (a
+ * defender one when and_node) with depth attacker moves left. */
+static int dfs(vct_t *s, int depth, bool and_node, int ply)
 {
     uint64_t key = key_here(s);
     int r = tt_probe(s, key, depth);
@@ -526,57 +513,26 @@ static int dfs_or(vct_t *s, int depth, int ply)
     cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
     int n, win = MOVE_NONE;
     assert(ply < PLY_MAX);
-    r = expand_or(s, depth, c, &n, &win);
+    r = and_node ? expand_and(s, c, &n) : expand_or(s, depth, c, &n, &win);
     if (r != EV_OPEN) {
         tt_store(s, key, depth, r, win);
         return r;
     }
+    int decisive = and_node ? EV_LOSS : EV_WIN;   /* one such child decides */
     for (int i = 0; i < n; i++) {
         int played = play_cand(s, &c[i]);
-        r = c[i].kind == KIND_FOUR ? dfs_or(s, depth - 1, ply + 1)
-                                   : dfs_and(s, depth - 1, ply + 1);
+        r = dfs(s, and_node ? depth : depth - 1, c[i].kind == KIND_THREE, ply + 1);
         undo_n(s, played);
-        if (r == EV_WIN) {
-            tt_store(s, key, depth, EV_WIN, c[i].move);
-            return EV_WIN;
+        if (r == decisive) {
+            tt_store(s, key, depth, r, and_node ? MOVE_NONE : c[i].move);
+            return r;
         }
         if (r == EV_ABORT)
             return r;
     }
-    tt_store(s, key, depth, EV_LOSS, MOVE_NONE);
-    return EV_LOSS;
-}
-
-static int dfs_and(vct_t *s, int depth, int ply)
-{
-    uint64_t key = key_here(s);
-    int r = tt_probe(s, key, depth);
-    if (r != EV_OPEN)
-        return r;
-    if (over_budget(s))
-        return EV_ABORT;
-    s->nodes++;
-    cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
-    int n;
-    assert(ply < PLY_MAX);
-    r = expand_and(s, c, &n);
-    if (r != EV_OPEN) {
-        tt_store(s, key, depth, r, MOVE_NONE);
-        return r;
-    }
-    for (int i = 0; i < n; i++) {
-        board_play(&s->b, c[i].move);
-        r = dfs_or(s, depth, ply + 1);
-        board_undo(&s->b);
-        if (r == EV_LOSS) {
-            tt_store(s, key, depth, EV_LOSS, MOVE_NONE);
-            return EV_LOSS;
-        }
-        if (r == EV_ABORT)
-            return r;
-    }
-    tt_store(s, key, depth, EV_WIN, MOVE_NONE);
-    return EV_WIN;
+    r = and_node ? EV_WIN : EV_LOSS;
+    tt_store(s, key, depth, r, MOVE_NONE);
+    return r;
 }
 
 /* Iterative deepening from the working board (an attacker position, or
@@ -585,7 +541,7 @@ static int dfs_iterate(vct_t *s, int depth, bool and_node, int ply)
 {
     int r = EV_LOSS;
     for (int d = 1; d <= depth && r == EV_LOSS; d++)
-        r = and_node ? dfs_and(s, d, ply) : dfs_or(s, d, ply);
+        r = dfs(s, d, and_node, ply);
     return r;
 }
 
@@ -728,16 +684,18 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
     for (; ply < PLY_MAX - 2; ply += 2) {
         int pts[BOARD_CELLS];
         cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
-        if (and_node) {
-            int n;
+        if (and_node) {   /* the reply that holds out longest, by the table */
+            int n, longest = -1;
             int r = expand_and(s, c, &n), pick = n ? c[0].move : MOVE_NONE;
             if (r == EV_LOSS)
                 return false;
-            for (int i = 0; i < n; i++)
-                if (tt_probe(s, key_after(s, c[i].move, s->def, MOVE_NONE), depth) == EV_WIN) {
+            for (int i = 0; i < n; i++) {
+                const tt_entry_t *e = tt_find(s, key_after(s, c[i].move, s->def, MOVE_NONE));
+                if (e && e->win && e->win <= depth && e->win > longest) {
+                    longest = e->win;
                     pick = c[i].move;
-                    break;
                 }
+            }
             if (pick == MOVE_NONE) {   /* nothing stops it: block one winning four */
                 winning_points(&s->b, s->att, pts);
                 pick = pts[0];
@@ -750,6 +708,10 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
             line_add(s, pts[0]);
             return true;
         }
+        uint64_t key = key_here(s);
+        const tt_entry_t *e = tt_find(s, key);
+        if (e && e->win && e->win < depth)
+            depth = e->win;   /* keep the line as short as the proof */
         vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
         vcf_result_t vr;
         if (vcf_solve(s->vcf, &s->b, &vl, &vr) == VCF_WIN) {
@@ -757,12 +719,12 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
                 line_add(s, vr.line[i]);
             return true;
         }
-        uint64_t key = key_here(s);
         if (tt_probe(s, key, depth) != EV_WIN && dfs_iterate(s, depth, false, ply) != EV_WIN)
             return false;
-        const tt_entry_t *e = tt_find(s, key);
+        e = tt_find(s, key);
         if (!e || e->best == MOVE_NONE)
             return false;
+        depth = e->win;
         cand_t cd;
         bool win;
         int m = e->best;
@@ -838,6 +800,8 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
     s->aborted = false;
     if (s->max_nodes)
         s->max_nodes = s->nodes + s->max_nodes;
+    if (s->deadline_ms > 0.0)
+        s->deadline_ms = util_now_ms() + lim->time_ms;
     bool ok = dfs ? line_from_table(s, depth, false, 0) : line_from_tree(s);
     if (!ok)
         st = VCT_UNKNOWN;
@@ -864,8 +828,7 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     double deadline = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0;
     vct_limits_t each = lim ? *lim : (vct_limits_t){0};
     board_t flip = *b;
-    flip.to_move = (uint8_t)(STONE_BLACK + STONE_WHITE - b->to_move);
-    flip.hash ^= zobrist_side();
+    board_pass(&flip);
     if (vct_solve(s, &flip, &each, &r) != VCT_WIN)
         return -1;
     if (threat)
@@ -885,7 +848,7 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     for (int i = 0; i < n; i++)
         cand[pts[i]] = 1;
     for (int i = 0; i < r.nline; i++)
-        add_lines(b, r.line[i], reach, cand);
+        line_mark_rays(b, r.line[i], reach, cand);
     int k = 0;
     for (int m = 0; m < npts; m++) {
         if (!cand[m] || board_check_move(b, m) != MOVE_OK)

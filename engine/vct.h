@@ -100,8 +100,12 @@ void vct_clear(vct_t *s);
 /* Search a VCT for the side to move of b. Deterministic for a given table
  * content and limits without time_ms. A finished game is VCT_NONE. out
  * may be NULL; returns the status. The line is the proof's principal
- * variation: at each reply, one of the defender's moves the solver
- * proved lost (a counter-four first, when there is one). */
+ * variation: at each reply, of the defender's moves the solver proved
+ * lost, the one the table says holds out longest. It is rebuilt after
+ * the search with a second budget as large as the first; should that run
+ * out (the table lost much of the proof), the answer is VCT_UNKNOWN. The
+ * depth-first search's line takes no more threats than the shortest VCT
+ * needs against the best defence. */
 vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_result_t *out);
 
 /* The defence: the side to move of b faces the opponent's VCT. When the

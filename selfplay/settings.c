@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "engine/board.h"
+#include "engine/vct.h"
 #include "mcts/mcts.h"
 #include "nn/nn.h"
 #include "play/player.h"
@@ -41,7 +42,7 @@ const setting_t settings_table[S_COUNT] = {
                 BY_BENCH_MCTS | BY_BENCH_TRAIN | BY_BENCH_BROKER, RUN(size)},
     [S_SEED] = {"seed", "seed", SET_U64, 0, 0, "1", "S", "random seed",
                 BY_PLAY | BY_MATCH | SELFPLAY | BY_MODEL | BY_PBRAIN | BY_BENCH_RULES |
-                BY_BENCH_MCTS | BY_BENCH_VCF, RUN(seed)},
+                BY_BENCH_MCTS | BY_BENCH_VCF | BY_BENCH_VCT, RUN(seed)},
     [S_DEVICE] = {"device", "device", SET_STR, 1, sizeof(((run_config_t *)0)->device) - 1,
                   "auto", "D", "auto, cpu, cpu-ref, cuda, cuda:N",
                   BY_PLAY | BY_MATCH | BY_SELFPLAY | BY_TRAIN | BY_WORKER | BY_PBRAIN |
@@ -308,6 +309,10 @@ const setting_t settings_table[S_COUNT] = {
                "print the VCF line (or the defences against one)", BY_RULES},
     [S_RULES_VCF_NODES] = {"rules_vcf_nodes", "vcf-nodes", SET_U64, 1, 1e12, "1000000", "N",
                            "solver node budget per solve (with --vcf)", BY_RULES},
+    [S_RULES_VCT] = {"rules_vct", "vct", SET_FLAG, 0, 0, NULL, "",
+                     "print the VCT line (or the defences against one)", BY_RULES},
+    [S_RULES_VCT_NODES] = {"rules_vct_nodes", "vct-nodes", SET_U64, 1, 1e12, "10000", "N",
+                           "VCT solver node budget per solve (with --vct)", BY_RULES},
     [S_TOP] = {"top", "top", SET_INT, 0, BOARD_CELLS, "5", "N",
                "dump: most visited points shown per ply", BY_RECORDS},
     [S_MODEL_OUT] = {"model_out", "out", SET_STR, 0, 0, NULL, "F", "file to write", BY_MODEL},
@@ -350,7 +355,19 @@ const setting_t settings_table[S_COUNT] = {
     [S_BENCH_VCF_NODES] = {"bench_vcf_nodes", "nodes", SET_U64, 1, 1e12, "10000", "N",
                            "node budget per position", BY_BENCH_VCF},
     [S_BENCH_VCF_RUNS] = {"bench_vcf_runs", "runs", SET_INT, 1, 64, "3", "R",
-                          "runs over the set; the median is reported", BY_BENCH_VCF},
+                          "runs over the set; the median is reported", BY_BENCH_VCF | BY_BENCH_VCT},
+    [S_BENCH_VCT_POSITIONS] = {"bench_vct_positions", "positions", SET_INT, 1, 100000, "100", "P",
+                               "positions in the set", BY_BENCH_VCT},
+    [S_BENCH_VCT_NODES] = {"bench_vct_nodes", "nodes", SET_U64, 1, 1e12, "2000", "N",
+                           "node budget per position", BY_BENCH_VCT},
+    [S_BENCH_VCT_DEPTH] = {"bench_vct_depth", "depth", SET_INT, 0, VCT_MAX_DEPTH, "0", "D",
+                           "threats at most; 0: the solver's limit", BY_BENCH_VCT},
+    [S_BENCH_VCT_ALGO] = {"bench_vct_algo", "algo", SET_CHOICE, 0, 0, "pn", "A",
+                          "proof-number search (pn) or iterative-deepening depth-first (dfs)",
+                          BY_BENCH_VCT, 0, 0, "pn|dfs"},
+    [S_BENCH_VCT_VCF_NODES] = {"bench_vct_vcf_nodes", "vcf-nodes", SET_U64, 1, 1e12,
+                               STR(VCT_VCF_NODES), "N", "budget of each inner VCF check",
+                               BY_BENCH_VCT},
     [S_BENCH_BROKER] = {"bench_broker", "broker", SET_STR, 0, 0, NULL, "URL",
                         "redis://[:password@]host:port[/db] (without it: a private "
                         "redis-server)", BY_BENCH_BROKER},
@@ -506,7 +523,7 @@ void settings_format_range(const setting_t *s, char *buf, size_t len)
 static const char *const by_names[BY_COUNT] = {
     "rules", "records", "play", "match", "selfplay", "model-init", "train", "worker", "pbrain",
     "serve", "bench-rules", "bench-nn", "bench-mcts", "bench-selfplay", "bench-train",
-    "bench-vcf", "bench-broker", "calibrate",
+    "bench-vcf", "bench-broker", "calibrate", "bench-vct",
 };
 
 void settings_format_commands(const setting_t *s, char *buf, size_t len)

@@ -223,8 +223,7 @@ START_TEST(test_two_fours)
     ck_assert_int_eq(r.nodes, 1);
     vcf_free(fresh);
     /* white to move has no fours at all */
-    b.to_move = STONE_WHITE;
-    b.hash ^= zobrist_side();
+    board_pass(&b);
     ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_NONE);
     vcf_free(s);
 }
@@ -392,8 +391,7 @@ START_TEST(test_defend)
     }
     ck_assert_int_eq(total, n);
     /* nothing to defend: black's turn with white to threaten nothing */
-    b.to_move = STONE_BLACK;
-    b.hash ^= zobrist_side();
+    board_pass(&b);
     ck_assert_int_eq(vcf_defend(s, &b, &lim, moves, NULL), -1);
     vcf_free(s);
     vcf_free(check);
