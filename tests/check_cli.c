@@ -165,7 +165,7 @@ END_TEST
 START_TEST(test_each_command_options)
 {
     static const char *cmds[] = {"rules", "records", "play", "match", "selfplay", "model",
-                                 "train", "pbrain", "device"};
+                                 "train", "pbrain", "device", "calibrate"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char args[128];
         int lines;
@@ -273,12 +273,55 @@ START_TEST(test_run_config_versions)
 }
 END_TEST
 
+/* gomoku calibrate on a small net's own games: every sampled position is
+ * in one bucket, the solved ones are a part of them, and bad input (no
+ * model, no file, a file of garbage) ends in one clear line. */
+START_TEST(test_calibrate)
+{
+    char dir[64], cmd[512], out[8192];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(cmd, sizeof cmd, "model init --blocks 1 --channels 8 --board-max 9 --out %s/m.gzm", dir);
+    expect_gomoku(0, NULL, "%s", cmd);
+    expect_gomoku(0, NULL, "selfplay --model %s/m.gzm --games 4 --parallel 4 --visits 16 "
+                  "--cheap-visits 0 --size 9 --device cpu --out %s/g > /dev/null", dir, dir);
+    snprintf(cmd, sizeof cmd, "calibrate --model %s/m.gzm --positions 30 --every 1 --skip 0 "
+             "--vct-nodes 500 --device cpu --json %s/g/*.gzr", dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    long pos = -1, wins = -1, losses = -1, sum = 0;
+    const char *p = strstr(out, "\"positions\":");
+    ck_assert_msg(p && sscanf(p, "\"positions\":%ld", &pos) == 1, "%s", out);
+    ck_assert_int_gt(pos, 0);
+    ck_assert_int_le(pos, 30);
+    p = strstr(out, "\"exact_wins\":");
+    ck_assert(p && sscanf(p, "\"exact_wins\":%ld,\"exact_losses\":%ld", &wins, &losses) == 2);
+    ck_assert_int_le(wins + losses, pos);
+    for (p = out; (p = strstr(p, "{\"n\":")); p++) {
+        long n;
+        ck_assert(sscanf(p, "{\"n\":%ld", &n) == 1);
+        sum += n;
+    }
+    ck_assert_int_eq(sum, pos);
+    expect_gomoku(2, "--model is required", "calibrate %s/g/x.gzr", dir);
+    expect_gomoku(2, "no game record files given", "calibrate --model %s/m.gzm", dir);
+    expect_gomoku(1, "nope.gzr: No such file", "calibrate --model %s/m.gzm %s/nope.gzr", dir, dir);
+    expect_gomoku(1, "nope.gzm", "calibrate --model %s/nope.gzm %s/g/x.gzr", dir, dir);
+    snprintf(cmd, sizeof cmd, "%s/junk.gzr", dir);
+    FILE *f = fopen(cmd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("not a game record at all", f);
+    fclose(f);
+    expect_gomoku(0, "0 positions from 0 games (1 bad records skipped)",
+                  "calibrate --model %s/m.gzm --device cpu %s/junk.gzr", dir, dir);
+    remove_tree(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
     ADD_CASE(s, "args", -1, test_args_defaults, test_args_values, test_args_errors,
              test_args_dashdash_and_help);
     ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
-    ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options);
+    ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate);
     return run_suite(s);
 }
