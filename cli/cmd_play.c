@@ -58,8 +58,9 @@ static void print_view(const char *who, const board_t *b, const player_t *p)
     player_analysis_t a;
     if (!player_analysis(p, &a))
         return;
-    printf("  %s: win rate %.1f%%%s, %u visits, best line:", who, 100.0 * a.winrate,
-           a.proven > 0 ? " (proven win)" : a.proven < 0 ? " (proven loss)" : "", a.visits);
+    printf("  %s: win rate %.1f%%%s, %u visit%s, best line:", who, 100.0 * a.winrate,
+           a.proven > 0 ? " (proven win)" : a.proven < 0 ? " (proven loss)" : "", a.visits,
+           a.visits == 1 ? "" : "s");
     print_line(b, a.pv, a.npv);
     printf("\n");
 }

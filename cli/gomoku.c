@@ -23,7 +23,7 @@ static const command_t commands[] = {
     {"pbrain", cmd_pbrain, "Gomocup (piskvork) protocol engine on stdin/stdout", 0},
     {"serve", cmd_serve, "a browser board: watch a training run live, play the model", 0},
     {"calibrate", cmd_calibrate, "the value head's win rate against solved positions and results", 0},
-    {"bench", cmd_bench, "throughput benchmarks (rules, nn, mcts, selfplay, train): JSON lines", 0},
+    {"bench", cmd_bench, "throughput benchmarks (rules, nn, mcts, selfplay, train, vcf, vct, broker): JSON lines", 0},
     {"device", cmd_device, "list compute devices and check each with a tiny convolution", 0},
     {"worker", cmd_worker, "self-play worker process (started by 'gomoku train')", 1},
 };

@@ -87,8 +87,11 @@ static int set_value(const cmd_help_t *h, const arg_spec_t *a, const char *val)
     }
     if (settings_parse(s, val, a->dst, &why) == 0)
         return ARGS_OK;
-    if (strcmp(why, "out of range") == 0)
-        return args_fail(h, "--%s must be in %g..%g, got %s", s->opt, s->lo, s->hi, val);
+    if (strcmp(why, "out of range") == 0) {
+        char range[64];   /* 1..1000000, not 1..1e+06 */
+        settings_format_range(s, range, sizeof range);
+        return args_fail(h, "--%s must be in %s, got %s", s->opt, range, val);
+    }
     switch (s->type) {
     case SET_INT: return args_fail(h, "--%s wants an integer, got '%s'", s->opt, val);
     case SET_DOUBLE: return args_fail(h, "--%s wants a number, got '%s'", s->opt, val);

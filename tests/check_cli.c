@@ -157,6 +157,8 @@ START_TEST(test_program_errors)
     ck_assert_ptr_nonnull(strstr(first, "unknown benchmark 'nosuch'"));
     ck_assert_int_eq(run_bin("help", &lines, NULL, 0), 0);
     ck_assert_int_eq(lines, 0);
+    /* a range is written as the user types numbers, never 1e+06 */
+    expect_gomoku(2, "--games must be in 1..1000000, got 0", "match bot:random bot:greedy --games 0");
 }
 END_TEST
 
