@@ -13,6 +13,7 @@
 
 #include "cli/cmds.h"
 #include "engine/board.h"
+#include "engine/gamefile.h"
 #include "engine/record.h"
 #include "selfplay/args.h"
 
@@ -166,28 +167,19 @@ typedef struct psq_ctx {
     uint64_t written;
 } psq_ctx_t;
 
-/* Piskvork's .psq: a "Piskvork WxH, L1:L2, S" line, one "x,y,ms" line per
- * move (1-based x column, y row from the top), the two players' names
- * (black first) and an end code (0: the game ended normally). */
+/* One Piskvork .psq per game (engine/gamefile.h), both players named after
+ * the model generation that played it. */
 static int psq_record(void *user, const game_record_t *r, uint64_t index)
 {
     psq_ctx_t *c = user;
-    char path[4096];
+    char path[4096], name[64], err[4400];
     snprintf(path, sizeof path, "%s/game_%06llu.psq", c->dir, (unsigned long long)index);
-    FILE *f = fopen(path, "w");
-    if (!f) {
-        fprintf(stderr, "gomoku records: cannot create %s: %s\n", path, strerror(errno));
-        return -1;
-    }
-    fprintf(f, "Piskvork %dx%d, 11:11, 0\n", r->size, r->size);
-    for (uint32_t i = 0; i < r->nplies; i++) {
-        int m = r->plies[i].move;
-        fprintf(f, "%d,%d,0\n", m % r->size + 1, m / r->size + 1);
-    }
-    fprintf(f, "gomoku-zero gen %" PRIu64 "\ngomoku-zero gen %" PRIu64 "\n0\n", r->model_gen,
-            r->model_gen);
-    if (fclose(f) != 0) {
-        fprintf(stderr, "gomoku records: cannot write %s: %s\n", path, strerror(errno));
+    snprintf(name, sizeof name, "gomoku-zero gen %" PRIu64, r->model_gen);
+    int moves[BOARD_CELLS];
+    for (uint32_t i = 0; i < r->nplies; i++)
+        moves[i] = r->plies[i].move;
+    if (psq_save(path, r->size, moves, (int)r->nplies, name, name, err, sizeof err) != 0) {
+        fprintf(stderr, "gomoku records: %s\n", err);
         return -1;
     }
     c->written++;

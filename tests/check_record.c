@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "engine/board.h"
+#include "engine/gamefile.h"
 #include "engine/record.h"
 #include "tests/testkit.h"
 
@@ -1311,6 +1312,188 @@ START_TEST(test_cli_dump_stats_psq)
 }
 END_TEST
 
+
+/* ---- .psq files and opening lines (engine/gamefile) ---- */
+
+START_TEST(test_psq_roundtrip_random_games)
+{
+    uint64_t seed = 77;
+    for (int t = 0; t < 200; t++) {
+        int size = BOARD_MIN + (int)rng_below(&seed, BOARD_MAX - BOARD_MIN + 1);
+        board_t b;
+        board_init(&b, size, RULE_FREESTYLE);
+        int n = (int)rng_below(&seed, (uint32_t)(size * size));
+        while (b.nmoves < n && !board_over(&b)) {
+            int m = (int)rng_below(&seed, (uint32_t)(size * size));
+            if (board_check_move(&b, m) == MOVE_OK)
+                board_play(&b, m);
+        }
+        int moves[BOARD_CELLS];
+        for (int i = 0; i < b.nmoves; i++)
+            moves[i] = b.moves[i];
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        ck_assert_int_eq(psq_write(f, size, moves, b.nmoves, "alice", t % 2 ? NULL : "bob\nx"), 0);
+        fclose(f);
+        psq_game_t g;
+        char err[256] = "";
+        ck_assert_msg(psq_parse(buf, len, &g, err, sizeof err) == 0, "%s", err);
+        ck_assert_int_eq(g.size, size);
+        ck_assert_int_eq(g.nmoves, b.nmoves);
+        for (int i = 0; i < g.nmoves; i++)
+            ck_assert_int_eq(g.moves[i], moves[i]);
+        ck_assert_str_eq(g.black, "alice");
+        ck_assert_str_eq(g.white, t % 2 ? "unknown" : "bob?x");
+        board_t b2;
+        ck_assert_msg(psq_to_board(&g, RULE_FREESTYLE, &b2, err, sizeof err) == 0, "%s", err);
+        ck_assert(b2.hash == b.hash);
+        free(buf);
+    }
+}
+END_TEST
+
+static int parse_text(const char *text, psq_game_t *g, char *err, size_t errlen)
+{
+    return psq_parse(text, strlen(text), g, err, errlen);
+}
+
+START_TEST(test_psq_forms_and_errors)
+{
+    psq_game_t g;
+    char err[256];
+    /* Piskvork's own file: CRLF, ms column, names, end code, trailing lines */
+    const char *piskvork = "Piskvork 20x20, 11:11, 0\r\n10,10,1200\r\n11,11,30\r\n 9,12,0 \r\n"
+                           "pbrain-a.exe\r\npbrain-b.exe\r\n-1\r\n";
+    ck_assert_msg(parse_text(piskvork, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(g.size, 20);
+    ck_assert_int_eq(g.nmoves, 3);
+    ck_assert_int_eq(g.moves[0], 9 * 20 + 9);
+    ck_assert_int_eq(g.moves[2], 11 * 20 + 8);
+    ck_assert_str_eq(g.black, "pbrain-a.exe");
+    ck_assert_str_eq(g.white, "pbrain-b.exe");
+    /* no header: move lines on a 15x15 board; no ms column */
+    ck_assert_msg(parse_text("8,8\n9,9\n", &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(g.size, 15);
+    ck_assert_int_eq(g.nmoves, 2);
+    /* header only: an empty game */
+    ck_assert(parse_text("Piskvork 15x15, 11:11, 0\n", &g, err, sizeof err) == 0);
+    ck_assert_int_eq(g.nmoves, 0);
+    ck_assert(parse_text("", &g, err, sizeof err) == 0);
+    ck_assert_int_eq(g.nmoves, 0);
+
+    static const struct { const char *text, *why; } bad[] = {
+        {"Piskvork 15x16, 11:11, 0\n", "only square"},
+        {"Piskvork 30x30, 11:11, 0\n", "outside"},
+        {"Piskvork fifteen\n", "header wants"},
+        {"Piskvork 15x15, 11:11, 0\n16,1,0\n", "off the 15x15 board"},
+        {"Piskvork 15x15, 11:11, 0\n0,1,0\n", "off the"},
+        {"Piskvork 15x15, 11:11, 0\n3,3,0\n3,3,0\n", "already played"},
+        {"hello world\n", "expected 'Piskvork WxH' or a move"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        ck_assert_msg(parse_text(bad[i].text, &g, err, sizeof err) == -1, "accepted %s", bad[i].text);
+        ck_assert_msg(strstr(err, bad[i].why), "'%s': %s", bad[i].text, err);
+        ck_assert(!strchr(err, '\n'));
+    }
+    ck_assert(psq_parse("8,8\n\0x", 6, &g, err, sizeof err) == -1);
+    ck_assert_msg(strstr(err, "NUL"), "%s", err);
+
+    /* a legal .psq can still be illegal under renju */
+    ck_assert(parse_text("Piskvork 15x15, 11:11, 0\n8,8\n1,1\n9,8\n1,2\n8,9\n1,3\n9,9\n", &g, err,
+                         sizeof err) == 0);
+    board_t b;
+    ck_assert(psq_to_board(&g, RULE_FREESTYLE, &b, err, sizeof err) == 0);
+    ck_assert(parse_text("Piskvork 15x15, 11:11, 0\n7,8\n1,1\n8,7\n1,2\n9,8\n1,3\n8,9\n1,5\n8,8\n", &g,
+                         err, sizeof err) == 0);
+    ck_assert_int_eq(psq_to_board(&g, RULE_RENJU, &b, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "move 9") && strstr(err, "renju"), "%s", err);
+}
+END_TEST
+
+START_TEST(test_psq_random_bytes_never_crash)
+{
+    uint64_t seed = 4242;
+    static const char alphabet[] = "0123456789,,,\n\n x-+Piskvork\r\t\xff";
+    for (int t = 0; t < 20000; t++) {
+        char text[200];
+        size_t len = rng_below(&seed, sizeof text);
+        for (size_t i = 0; i < len; i++)
+            text[i] = alphabet[rng_below(&seed, sizeof alphabet - 1)];
+        if (t % 3 == 0 && len > 30)
+            memcpy(text, "Piskvork 9x9, 11:11, 0\n", 23);
+        psq_game_t g;
+        char err[256] = "";
+        if (psq_parse(text, len, &g, err, sizeof err) == 0) {
+            ck_assert(g.size >= BOARD_MIN && g.size <= BOARD_MAX);
+            for (int i = 0; i < g.nmoves; i++)
+                ck_assert(g.moves[i] >= 0 && g.moves[i] < g.size * g.size);
+        } else {
+            ck_assert(err[0] && !strchr(err, '\n'));
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_psq_save_load_file)
+{
+    char dir[512], path[1024], err[256];
+    make_tmppath(dir, sizeof dir, path, sizeof path, "game.psq");
+    int moves[3] = {7 * 15 + 7, 8 * 15 + 8, 6 * 15 + 7};
+    ck_assert_msg(psq_save(path, 15, moves, 3, "human", "gomoku-zero", err, sizeof err) == 0, "%s", err);
+    psq_game_t g;
+    ck_assert_msg(psq_load(path, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(g.nmoves, 3);
+    ck_assert_int_eq(g.moves[2], moves[2]);
+    ck_assert_str_eq(g.white, "gomoku-zero");
+    char missing[1100];
+    snprintf(missing, sizeof missing, "%s/none.psq", dir);
+    ck_assert_int_eq(psq_load(missing, &g, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "cannot open") && strstr(err, "none.psq"), "%s", err);
+    /* saving into a directory that does not exist fails and says where */
+    snprintf(missing, sizeof missing, "%s/no/such/dir/g.psq", dir);
+    ck_assert_int_eq(psq_save(missing, 15, moves, 3, NULL, NULL, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "no/such/dir"), "%s", err);
+    remove_tree(dir);
+}
+END_TEST
+
+START_TEST(test_opening_lines)
+{
+    int m[BOARD_CELLS];
+    char err[256];
+    ck_assert_int_eq(opening_parse_line("h8 i9 j7\n", 15, m, BOARD_CELLS, err, sizeof err), 3);
+    ck_assert_int_eq(m[0], 7 * 15 + 7);   /* h8: column 7, row 8 from the bottom = y 7 */
+    ck_assert_int_eq(m[1], 6 * 15 + 8);
+    ck_assert_int_eq(m[2], 8 * 15 + 9);
+    ck_assert_int_eq(opening_parse_line("  H8,I9", 15, m, BOARD_CELLS, err, sizeof err), 2);
+    ck_assert_int_eq(opening_parse_line("0,0, 1,-1, -2,3", 15, m, BOARD_CELLS, err, sizeof err), 3);
+    ck_assert_int_eq(m[0], 7 * 15 + 7);
+    ck_assert_int_eq(m[1], 6 * 15 + 8);
+    ck_assert_int_eq(m[2], 10 * 15 + 5);
+    ck_assert_int_eq(opening_parse_line("0,0", 20, m, BOARD_CELLS, err, sizeof err), 1);
+    ck_assert_int_eq(m[0], 10 * 20 + 10);
+    ck_assert_int_eq(opening_parse_line("# a comment", 15, m, BOARD_CELLS, err, sizeof err), 0);
+    ck_assert_int_eq(opening_parse_line("   \r\n", 15, m, BOARD_CELLS, err, sizeof err), 0);
+    static const struct { const char *line, *why; } bad[] = {
+        {"h8 h8", "already used"},
+        {"h8 z99", "not a point"},
+        {"0,0, 8,0", "off the 15x15"},
+        {"0,0, 1", "pairs"},
+        {"0,0 1,1", "expected ','"},
+        {"h8 i", "not a point"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = '\0';
+        ck_assert_int_eq(opening_parse_line(bad[i].line, 15, m, BOARD_CELLS, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, bad[i].why), "'%s': %s", bad[i].line, err);
+    }
+    ck_assert_int_eq(opening_parse_line("h8 i9 j7", 15, m, 2, err, sizeof err), -1);
+    ck_assert_int_eq(opening_parse_line("h8", 99, m, 2, err, sizeof err), -1);
+}
+END_TEST
+
 static Suite *record_suite(void)
 {
     Suite *s = suite_create("record");
@@ -1322,6 +1505,8 @@ static Suite *record_suite(void)
              test_good_frames_among_garbage, test_stream_one_byte_at_a_time,
              test_reader_empty_and_missing);
     ADD_CASE(s, "cli", 60, test_cli_dump_stats_psq);
+    ADD_CASE(s, "gamefile", 120, test_psq_roundtrip_random_games, test_psq_forms_and_errors,
+             test_psq_random_bytes_never_crash, test_psq_save_load_file, test_opening_lines);
     return s;
 }
 

@@ -11,6 +11,7 @@
 #include <sys/random.h>
 #include <time.h>
 
+#include "engine/gamefile.h"
 #include "play/player.h"
 #include "web/serve.h"
 #include "util/util.h"
@@ -491,15 +492,13 @@ int serve_play_psq(serve_play_t *p, const char *id, FILE *f)
     if (!g)
         return st;
     const board_t *b = &g->board;
-    /* Piskvork: "Piskvork WxH, L1:L2, S", one "x,y,ms" line per move (1-based),
-     * the players' names (black first), an end code */
-    fprintf(f, "Piskvork %dx%d, 11:11, 0\n", b->size, b->size);
-    for (int i = 0; i < b->nmoves; i++)
-        fprintf(f, "%d,%d,0\n", b->moves[i] % b->size + 1, b->moves[i] / b->size + 1);
     const char *base = strrchr(g->model, '/');
     base = base ? base + 1 : g->model;
-    fprintf(f, "%s\n%s\n0\n", g->human == STONE_BLACK ? "human" : base,
-            g->human == STONE_BLACK ? base : "human");
+    int moves[BOARD_CELLS];
+    for (int i = 0; i < b->nmoves; i++)
+        moves[i] = b->moves[i];
+    psq_write(f, b->size, moves, b->nmoves, g->human == STONE_BLACK ? "human" : base,
+              g->human == STONE_BLACK ? base : "human");
     play_release(p, g);
     return 200;
 }
