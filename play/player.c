@@ -2,10 +2,12 @@
  * on stdin) and the built-in bots. Model and pbrain players live in
  * player_model.c and player_pbrain.c. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "play/player.h"
 #include "engine/bot.h"
@@ -23,25 +25,41 @@ void player_opts_default(player_opts_t *o)
     o->quiet = 0;
 }
 
+int player_spec_check(const char *spec, char *err, size_t errlen)
+{
+    bot_kind_t kind;
+    if (!spec || !*spec)
+        snprintf(err, errlen, "empty player spec (want human, %s, pbrain:COMMAND or a model file)",
+                 BOT_LIST);
+    else if (strcmp(spec, "human") == 0)
+        return 0;
+    else if (strncmp(spec, "bot:", 4) == 0 && !bot_parse(spec + 4, &kind))
+        snprintf(err, errlen, "unknown bot '%s' (bots: %s)", spec, BOT_LIST);
+    else if (strncmp(spec, "bot:", 4) == 0)
+        return 0;
+    else if (strcmp(spec, "pbrain:") == 0)
+        snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
+    else if (strncmp(spec, "pbrain:", 7) == 0)
+        return 0;
+    else if (access(spec, R_OK) != 0)
+        snprintf(err, errlen, "cannot read model %s: %s (a player is human, %s, pbrain:COMMAND "
+                 "or a model file)", spec, strerror(errno), BOT_LIST);
+    else
+        return 0;
+    return -1;
+}
+
 player_t *player_create(const char *spec, rule_t rule, int size, const player_opts_t *o,
                         char *err, size_t errlen)
 {
-    if (!spec || !*spec) {
-        snprintf(err, errlen, "empty player spec (want human, %s, pbrain:COMMAND or a model file)",
-                 BOT_LIST);
+    if (player_spec_check(spec, err, errlen) != 0)
         return NULL;
-    }
     if (strcmp(spec, "human") == 0)
         return player_human_create(err, errlen);
     if (strncmp(spec, "bot:", 4) == 0)
         return player_bot_create(spec, o->seed, err, errlen);
-    if (strncmp(spec, "pbrain:", 7) == 0) {
-        if (!spec[7]) {
-            snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
-            return NULL;
-        }
+    if (strncmp(spec, "pbrain:", 7) == 0)
         return player_pbrain_create(spec + 7, rule, size, o, err, errlen);
-    }
     return player_model_create(spec, rule, size, o, err, errlen);
 }
 
@@ -70,6 +88,7 @@ player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, siz
     }
     p->ops = ops;
     p->impl = impl;
+    p->time_left = MOVETIME_UNLIMITED;
     va_list ap;
     va_start(ap, name_fmt);
     vsnprintf(p->name, sizeof p->name, name_fmt, ap);

@@ -13,6 +13,7 @@
 
 #include "engine/board.h"
 #include "nn/nn.h"
+#include "play/movetime.h"
 #include "play/searcher.h"
 
 #define PLAYER_VISITS 800   /* model players' playouts per move by default */
@@ -20,6 +21,7 @@
 typedef struct player_opts {
     int visits;          /* model players: playouts per move (0: use time_ms) */
     int time_ms;         /* model players: time per move when visits == 0 */
+    int match_time_ms;   /* a clock per game (Gomocup's timeout_match); 0: none */
     int threads;         /* model players: search threads */
     search_settings_t search;   /* model players: c_puct, fpu, VCF checks */
     const char *device;  /* model players: "auto", "cpu", "cuda", ... */
@@ -64,8 +66,16 @@ struct player {
     const player_ops_t *ops;
     char name[128];       /* for reports: "bot:greedy", "models/x.gzm" */
     int is_human;
+    long long time_left;  /* ms left on this game's clock (MOVETIME_UNLIMITED: no clock);
+                           * the match sets it before each genmove */
     void *impl;
 };
+
+/* Whether spec names a player, without starting it: an unknown bot, an
+ * empty pbrain: command or a model file that cannot be read is -1 with a
+ * one-line message (so a command checks all its players before loading
+ * any). */
+int player_spec_check(const char *spec, char *err, size_t errlen);
 
 /* NULL with a one-line message in err for an unknown spec or a model file
  * that does not load. */

@@ -11,12 +11,15 @@
 #include "mcts/mcts.h"
 #include "nn/nn.h"
 #include "play/searcher.h"
+#include "util/util.h"
 
 #define MODEL_BATCH 8
 
 typedef struct model_player {
     searcher_t *search;
     int visits, time_ms;
+    int match_time_ms;    /* 0: no game clock */
+    movetime_t mt;        /* the game clock's manager (latency learned over the game) */
     rule_t rule;
     int size;
     mcts_result_t last;   /* the last genmove's search (last.best_move MOVE_NONE: none) */
@@ -32,9 +35,24 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
         return -1;
     }
     mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms};
+    double t0 = util_now_ms(), budget = 0;
+    if (p->time_left < MOVETIME_UNLIMITED) {
+        /* a game clock: the move's share of it, the per-move limit kept */
+        mp->mt.timeout_turn = mp->time_ms > 0 ? mp->time_ms : p->time_left;
+        mp->mt.timeout_match = mp->match_time_ms;
+        mp->mt.time_left = p->time_left;
+        budget = movetime_budget_ms(&mp->mt, b);
+        if (budget < 1.0)
+            lim = (mcts_limits_t){.visits = 1};
+        else
+            lim.time_ms = (int)budget;
+    }
     mcts_result_t r;
     char e[256];
-    if (searcher_search(mp->search, b, &lim, &r, e, sizeof e) != 0) {
+    int rc = searcher_search(mp->search, b, &lim, &r, e, sizeof e);
+    if (p->time_left < MOVETIME_UNLIMITED)
+        movetime_record(&mp->mt, t0, budget);
+    if (rc != 0) {
         snprintf(err, errlen, "%s: %s", p->name, e);
         return -1;
     }
@@ -64,6 +82,7 @@ static bool model_analysis(const player_t *p, player_analysis_t *out)
 static void model_new_game(player_t *p, const board_t *b)
 {
     model_player_t *mp = p->impl;
+    movetime_init(&mp->mt);
     if (b->size == mp->size && b->rule == mp->rule)
         mcts_set_root(searcher_tree(mp->search, 0), b);
 }
@@ -98,7 +117,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
                               char *err, size_t errlen)
 {
     char e[256], note[256] = "";
-    if (o->visits <= 0 && o->time_ms <= 0) {
+    if (o->visits <= 0 && o->time_ms <= 0 && o->match_time_ms <= 0) {
         snprintf(err, errlen, "model player %s: needs a visit or time budget", path);
         return NULL;
     }
@@ -113,6 +132,8 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     model_player_t *mp = p->impl;
     mp->visits = o->visits;
     mp->time_ms = o->visits > 0 ? 0 : o->time_ms;
+    mp->match_time_ms = o->match_time_ms;
+    movetime_init(&mp->mt);
     mp->rule = rule;
     mp->size = size;
     mp->last.best_move = MOVE_NONE;

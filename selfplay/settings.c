@@ -278,8 +278,12 @@ const setting_t settings_table[S_COUNT] = {
 
     [S_MATCH_GAMES] = {"match_games", "games", SET_INT, 1, 1000000, "10", "N", "games",
                        BY_MATCH},
-    [S_OPENINGS] = {"openings", "openings", SET_INT, 0, 20, "2", "K", "random opening moves",
+    [S_OPENINGS] = {"openings", "openings", SET_STR, 0, 0, "2", "K|FILE",
+                    "K random stones near the centre (0..20), or an openings FILE (see README)",
                     BY_MATCH},
+    [S_MATCH_TIME] = {"match_time", "match-time", SET_INT, 0, 86400000, "0", "MS",
+                      "a clock per player per game (Gomocup's timeout_match); out of it loses; "
+                      "0: none", BY_MATCH},
     [S_JSON] = {"json", "json", SET_FLAG, 0, 0, NULL, "", "also print the result as one JSON line",
                 BY_MATCH | BY_CALIBRATE},
     [S_MATCH_QUIET] = {"match_quiet", "quiet", SET_FLAG, 0, 0, NULL, "",

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "play/match.h"
 #include "play/pbrain.h"
 #include "play/player.h"
 #include "engine/bot.h"
@@ -1336,6 +1337,140 @@ START_TEST(test_player_broken_engines)
 }
 END_TEST
 
+
+/* ---- match play: game clocks and opening files ---- */
+
+/* An engine under a game clock is told timeout_match and, before each
+ * move, the time it has left, and that time goes down. */
+START_TEST(test_match_clock_told_to_engine)
+{
+    char dir[512], log[1024], cmd[2200], err[512];
+    make_tmppath(dir, sizeof dir, log, sizeof log, "engine.log");
+    snprintf(cmd, sizeof cmd, "pbrain:tee -a '%s' | '%s' pbrain --model bot:greedy", log, bin());
+    player_opts_t o;
+    player_opts_default(&o);
+    o.time_ms = 300;
+    o.match_time_ms = 60000;
+    o.quiet = 1;
+    player_t *eng = player_create(cmd, RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(eng != NULL, "%s", err);
+    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(rnd != NULL, "%s", err);
+    board_t opening;
+    board_init(&opening, 15, RULE_FREESTYLE);
+    result_t res;
+    int plies;
+    bool forfeit;
+    ck_assert_msg(match_play(eng, rnd, &opening, 60000, &res, &plies, &forfeit, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert(!forfeit);
+    ck_assert_int_eq(eng->time_left, MOVETIME_UNLIMITED);   /* no clock outside a game */
+    player_free(eng);
+    player_free(rnd);
+    char *text = must_slurp(log);
+    ck_assert_msg(strstr(text, "INFO timeout_match 60000"), "%s", text);
+    long long prev = 60001;
+    int told = 0;
+    for (const char *q = strstr(text, "INFO time_left "); q; q = strstr(q + 1, "INFO time_left ")) {
+        long long left = atoll(q + 15);
+        ck_assert_msg(left <= prev && left > 0, "time_left %lld after %lld", left, prev);
+        prev = left;
+        told++;
+    }
+    ck_assert_int_ge(told, (plies + 1) / 2);   /* before every move of its own */
+    free(text);
+    remove_tree(dir);
+}
+END_TEST
+
+/* An engine that takes longer than its game clock loses the game on time;
+ * one that plays an occupied point is a failed engine (the match ends). */
+START_TEST(test_match_forfeits)
+{
+    player_opts_t o;
+    player_opts_default(&o);
+    o.time_ms = 2000;
+    o.match_time_ms = 150;
+    o.quiet = 1;
+    char err[512];
+    player_t *slow_eng = player_create("pbrain:read l; echo OK; while read l; do case $l in "
+                                       "BEGIN*) sleep 0.6; echo 7,7;; esac; done",
+                                       RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(slow_eng != NULL, "%s", err);
+    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(rnd != NULL, "%s", err);
+    board_t opening;
+    board_init(&opening, 15, RULE_FREESTYLE);
+    result_t res;
+    int plies;
+    bool forfeit;
+    ck_assert_msg(match_play(slow_eng, rnd, &opening, 150, &res, &plies, &forfeit, err, sizeof err)
+                  == 0, "%s", err);
+    ck_assert(forfeit);
+    ck_assert_int_eq(res, RESULT_WHITE);
+    ck_assert_int_eq(plies, 0);
+    ck_assert_msg(strstr(err, "ran out of its 150 ms game clock"), "%s", err);
+    player_free(slow_eng);
+    /* without a clock the same engine's move stands */
+    o.match_time_ms = 0;
+    player_t *occ = player_create("pbrain:read l; echo OK; while read l; do case $l in "
+                                  "BEGIN*|TURN*|DONE*) echo 7,7;; esac; done",
+                                  RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(occ != NULL, "%s", err);
+    board_play(&opening, 7 * 15 + 7);   /* the engine, white, answers on this stone */
+    ck_assert_int_eq(match_play(rnd, occ, &opening, 0, &res, &plies, &forfeit, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "7,7: occupied"), "%s", err);   /* the engine is unusable now */
+    player_free(occ);
+    player_free(rnd);
+    ck_assert(no_children_left());
+}
+END_TEST
+
+/* gomoku match with an openings file: pairs of games share a line, colours
+ * swapped; per-colour results; bad files are one-line errors; a player
+ * spec that cannot work is refused before any player starts. */
+START_TEST(test_match_openings_file)
+{
+    char dir[512], path[1024], out[8192];
+    make_tmppath(dir, sizeof dir, path, sizeof path, "openings.txt");
+    const char *good = "# two openings\nh8 i9 j7\n\n0,0, 1,1, -1,1, 2,2\n";
+    write_file(path, good, strlen(good), "w");
+    char args[2048];
+    snprintf(args, sizeof args, "match bot:vcf bot:random --games 6 --openings '%s' --json", path);
+    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_BOTH, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "A as black 3-0-0, as white 3-0-0"), "%s", out);
+    ck_assert_msg(strstr(out, "\"a_black\":[3,0,0]"), "%s", out);
+    ck_assert_msg(strstr(out, "game 6/6"), "%s", out);
+    /* the first game's opening is the file's first line: visible in a
+     * pbrain engine's BOARD block */
+    static const struct { const char *text, *why; } bad[] = {
+        {"h8 i9\nh8 z77\n", "line 2: 'z77' is not a point"},
+        {"# nothing\n\n", "no openings in it"},
+        {"0,0, 0,1, 1,0, 1,1, 2,0, 2,1, 3,0, 3,1, 4,0\n", "line 1: stone 9 (l8) ends the game"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file(path, bad[i].text, strlen(bad[i].text), "w");
+        snprintf(args, sizeof args, "match bot:vcf bot:random --games 2 --openings '%s'", path);
+        expect_gomoku(2, bad[i].why, "%s", args);
+    }
+    const char *renju = "-1,0, -5,-5, 1,0, -5,-4, 0,-1, -5,-2, 0,1, 5,5, 0,0\n";   /* 3x3 at h8 */
+    write_file(path, renju, strlen(renju), "w");
+    expect_gomoku(0, NULL, "match bot:vcf bot:random --games 2 --openings %s", path);
+    expect_gomoku(2, "line 1: stone 9 (h8) forbidden under renju",
+                  "match bot:vcf bot:random --rule renju --openings %s", path);
+    snprintf(args, sizeof args, "match bot:vcf bot:random --openings '%s/none.txt'", dir);
+    expect_gomoku(2, "cannot open", "%s", args);
+    expect_gomoku(2, "a count of random stones must be in 0..20",
+                  "match bot:vcf bot:random --openings 21");
+    /* B is checked before A starts: an engine that would take seconds to
+     * start is never run */
+    expect_gomoku(2, "cannot read model /nonexistent/b.gzm",
+                  "match 'pbrain:sleep 30' /nonexistent/b.gzm");
+    expect_gomoku(2, "unknown bot 'bot:nope'", "match bot:vcf bot:nope");
+    remove_tree(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pbrain");
@@ -1348,5 +1483,7 @@ int main(void)
              test_binary_eof_during_search, test_model_file);
     ADD_CASE(s, "process", 60, test_binary_transcript, test_player_against_own_binary,
              test_player_broken_engines);
+    ADD_CASE(s, "match", 120, test_match_clock_told_to_engine, test_match_forfeits,
+             test_match_openings_file);
     return run_suite(s);
 }
