@@ -375,8 +375,11 @@ int opening_parse_line(const char *line, int size, int *moves, int max, char *er
     const char *nl = memchr(line, '\n', (size_t)(e - line));
     if (nl)
         e = nl;
+    const char *hash = memchr(line, '#', (size_t)(e - line));
+    if (hash)
+        e = hash;   /* a comment to the end of the line */
     const char *s = skip_blank(line, e);
-    if (s == e || *s == '#')
+    if (s == e)
         return 0;
     int n = isalpha((unsigned char)*s) ? opening_alpha(s, e, size, moves, max, err, errlen)
                                        : opening_offsets(s, e, size, moves, max, err, errlen);

@@ -16,7 +16,7 @@
  *   0,0, 1,-1, 2,0               Gomocup/c-gomoku-cli centre offsets: x,y
  *                                pairs, x to the right, y down, 0,0 the
  *                                centre point (size/2, size/2)
- * Blank lines and lines starting with '#' are not openings.
+ * '#' starts a comment to the end of the line; blank lines are skipped.
  *
  * Every reader checks what it is given and fails with a one-line reason;
  * nothing here allocates except gamefile_read_text. */

@@ -1468,6 +1468,8 @@ START_TEST(test_opening_lines)
     ck_assert_int_eq(m[1], 6 * 15 + 8);
     ck_assert_int_eq(m[2], 8 * 15 + 9);
     ck_assert_int_eq(opening_parse_line("  H8,I9", 15, m, BOARD_CELLS, err, sizeof err), 2);
+    ck_assert_int_eq(opening_parse_line("h8 i9 j7  # eval +3", 15, m, BOARD_CELLS, err, sizeof err), 3);
+    ck_assert_int_eq(opening_parse_line("0,0, 1,1 # two", 15, m, BOARD_CELLS, err, sizeof err), 2);
     ck_assert_int_eq(opening_parse_line("0,0, 1,-1, -2,3", 15, m, BOARD_CELLS, err, sizeof err), 3);
     ck_assert_int_eq(m[0], 7 * 15 + 7);
     ck_assert_int_eq(m[1], 6 * 15 + 8);
