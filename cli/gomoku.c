@@ -25,7 +25,7 @@ static const command_t commands[] = {
     {"calibrate", cmd_calibrate, "the value head's win rate against solved positions and results", 0},
     {"bench", cmd_bench, "throughput benchmarks (rules, nn, mcts, selfplay, train, vcf, vct, broker): JSON lines", 0},
     {"device", cmd_device, "list compute devices and check each with a tiny convolution", 0},
-    {"worker", cmd_worker, "self-play worker process (started by 'gomoku train')", 1},
+    {"worker", cmd_worker, "self-play worker: started by 'gomoku train' (or by hand with --broker)", 0},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 

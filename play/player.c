@@ -98,20 +98,14 @@ player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, siz
 
 /* ---- human ---- */
 
-/* genmove returns -1 with err "quit" (quit typed, or end of input) or
- * "undo" (the caller takes moves back). Bad input re-prompts with the
- * reason. Prompts and refusals go to stdout, where the board is. */
-static int human_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
+bool human_read_line(const char *prompt, char *line, size_t len)
 {
-    (void)p;
-    char line[256];
     for (;;) {
-        printf("%s to move (x,y or h8; undo; quit)> ", b->to_move == STONE_BLACK ? "black" : "white");
+        printf("%s", prompt);
         fflush(stdout);
-        if (!fgets(line, sizeof line, stdin)) {
+        if (!fgets(line, (int)len, stdin)) {
             printf("\n");
-            snprintf(err, errlen, "quit");
-            return -1;
+            return false;
         }
         char *s = line, *e;
         while (isspace((unsigned char)*s))
@@ -121,24 +115,54 @@ static int human_genmove(player_t *p, const board_t *b, int *move, char *err, si
             *--e = '\0';
         if (*s == '\0')
             continue;
-        if (strcmp(s, "quit") == 0 || strcmp(s, "undo") == 0) {
-            snprintf(err, errlen, "%s", s);
+        memmove(line, s, (size_t)(e - s) + 1);
+        return true;
+    }
+}
+
+bool human_command_is(const char *line, const char *word)
+{
+    size_t n = strlen(word);
+    return strncmp(line, word, n) == 0 && (line[n] == '\0' || isspace((unsigned char)line[n]));
+}
+
+/* The prompt's commands other than moves (player.h). */
+static const char *const human_words[] = {"quit", "undo", "hint", "help", "save"};
+
+/* genmove returns -1 with err "quit" at end of input, or the line typed
+ * when it is a command (human_words); the caller acts on it. Bad input
+ * re-prompts with the reason. Prompts and refusals go to stdout, where the
+ * board is. */
+static int human_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
+{
+    (void)p;
+    char line[1024], prompt[64];
+    snprintf(prompt, sizeof prompt, "%s to move (x,y or h8; help)> ",
+             b->to_move == STONE_BLACK ? "black" : "white");
+    for (;;) {
+        if (!human_read_line(prompt, line, sizeof line)) {
+            snprintf(err, errlen, "quit");
             return -1;
         }
+        for (size_t i = 0; i < sizeof human_words / sizeof human_words[0]; i++)
+            if (human_command_is(line, human_words[i])) {
+                snprintf(err, errlen, "%s", line);
+                return -1;
+            }
         int m;
-        if (!move_parse(s, b->size, &m)) {
-            printf("refused: '%s' is not a move on this %dx%d board (try 7,7 or h8)\n", s,
-                   b->size, b->size);
+        if (!move_parse(line, b->size, &m)) {
+            printf("refused: '%s' is not a move on this %dx%d board (try 7,7 or h8; help lists "
+                   "the commands)\n", line, b->size, b->size);
             continue;
         }
         move_status_t st = board_check_move(b, m);
         if (st == MOVE_FORBIDDEN) {
-            printf("refused: %s is forbidden for black in renju (%s)\n", s,
+            printf("refused: %s is forbidden for black in renju (%s)\n", line,
                    forbid_str(board_forbidden_kind(b, m)));
             continue;
         }
         if (st != MOVE_OK) {
-            printf("refused: %s is %s\n", s, move_status_str(st));
+            printf("refused: %s is %s\n", line, move_status_str(st));
             continue;
         }
         *move = m;

@@ -90,12 +90,22 @@ player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, siz
                        const char *name_fmt, ...) __attribute__((format(printf, 5, 6)));
 
 /* Kinds implemented in their own files; player_create dispatches to them. */
+/* A person at the terminal: genmove reads stdin until a legal move, or
+ * returns -1 with err "quit" at end of input, or with err the line typed
+ * when it starts with a prompt command: quit, undo, hint, help, save. */
 player_t *player_human_create(char *err, size_t errlen);                        /* player.c */
 player_t *player_bot_create(const char *name, uint64_t seed, char *err, size_t errlen); /* player.c */
 player_t *player_model_create(const char *path, rule_t rule, int size, const player_opts_t *o,
                               char *err, size_t errlen);                         /* player_model.c */
 player_t *player_pbrain_create(const char *command, rule_t rule, int size, const player_opts_t *o,
                                char *err, size_t errlen);                        /* player_pbrain.c */
+
+/* For a person's prompts: prints prompt, reads a line from stdin into
+ * line[len], surrounding blanks trimmed and blank lines skipped; false at
+ * end of input. */
+bool human_read_line(const char *prompt, char *line, size_t len);
+/* Whether line is the command word alone or followed by blanks ("save F"). */
+bool human_command_is(const char *line, const char *word);
 
 static inline int player_genmove(player_t *p, const board_t *b, int *move, char *err,
                                  size_t errlen)

@@ -107,7 +107,7 @@ typedef enum setting_id {
     /* the players of play and match */
     S_PLAY_VISITS, S_MATCH_VISITS, S_TIME, S_SEARCH_THREADS,
     /* gomoku play */
-    S_BLACK, S_WHITE, S_PLAY_MODEL, S_HUMAN_COLOR, S_HINT, S_PLAY_QUIET,
+    S_BLACK, S_WHITE, S_PLAY_MODEL, S_HUMAN_COLOR, S_HINT, S_PLAY_QUIET, S_LOAD,
     /* gomoku match */
     S_MATCH_GAMES, S_OPENINGS, S_MATCH_TIME, S_JSON, S_MATCH_QUIET,
     /* gomoku pbrain */
