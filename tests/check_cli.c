@@ -339,6 +339,13 @@ static int count(const char *s, const char *needle)
     return n;
 }
 
+/* Fails the test unless OUT holds every one of NEEDLES (NULL-terminated). */
+static void shows_all(const char *out, const char *const *needles)
+{
+    for (; *needles; needles++)
+        ck_assert_msg(strstr(out, *needles), "no '%s' in:\n%s", *needles, out);
+}
+
 /* The rows of the K-th board (0-based; -1: the last) in OUT, into ROWS. */
 static void board_rows(const char *out, int k, char *rows, size_t len)
 {
@@ -446,14 +453,12 @@ START_TEST(test_play_menu)
     play(args, input, out);
     ck_assert_int_eq(count(out, "move 9: black e9 (4,0)"), 2);
     ck_assert_int_eq(count(out, "result: black wins (human) after 9 moves"), 2);
-    ck_assert_msg(strstr(out, "game over (undo, new, save FILE, quit; help)> "), "%s", out);
-    ck_assert_msg(strstr(out, "  new        a new game"), "%s", out);
-    ck_assert_msg(strstr(out, "refused: 'hint': the game is over"), "%s", out);
-    ck_assert_msg(strstr(out, "undone: back to move 9"), "%s", out);
-    ck_assert_msg(strstr(out, "saved 9 moves to "), "%s", out);
-    ck_assert_msg(strstr(out, "new game: you play black (X)"), "%s", out);
-    ck_assert_msg(strstr(out, "move 9: black i5 (8,4)"), "%s", out);   /* on the loaded start */
-    ck_assert_msg(strstr(out, "result: none (quit) after 10 moves"), "%s", out);
+    shows_all(out, (const char *const[]){
+        "game over (undo, new, save FILE, quit; help)> ", "  new        a new game",
+        "refused: 'hint': the game is over", "undone: back to move 9", "saved 9 moves to ",
+        "new game: you play black (X)",
+        "move 9: black i5 (8,4)",   /* on the loaded start */
+        "result: none (quit) after 10 moves", NULL});
     psq_game_t g;
     char err[256], won[128];
     snprintf(won, sizeof won, "%s/won.psq", dir);
