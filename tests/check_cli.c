@@ -380,7 +380,8 @@ START_TEST(test_play_save_load)
     snprintf(input, sizeof input, "e5\\nsave %s/no/such/dir.psq\\nsave\\nf5\\nsave %s\\nquit\\n",
              dir, path);
     play(args, input, out);
-    shows_all(out, (const char *const[]){"not saved: ", "No such file or directory", "not saved: say where",
+    shows_all(out, (const char *const[]){"not saved: ", "No such file or directory",
+                                         "not saved: say where",
                                          "saved 4 moves to ", NULL});
     board_rows(out, -1, rows1, sizeof rows1);
     psq_game_t g;
@@ -450,8 +451,8 @@ START_TEST(test_play_menu)
     make_tmppath(dir, sizeof dir, path, sizeof path, "b4.psq");
     write_file(path, black_four, strlen(black_four), "wb");
     snprintf(args, sizeof args, "play --white bot:greedy --load %s", path);
-    snprintf(input, sizeof input, "e9\\nhelp\\nhint\\nundo\\ne9\\nsave %s/won.psq\\nnew\\ni5\\nquit\\n",
-             dir);
+    snprintf(input, sizeof input,
+             "e9\\nhelp\\nhint\\nundo\\ne9\\nsave %s/won.psq\\nnew\\ni5\\nquit\\n", dir);
     play(args, input, out);
     ck_assert_int_eq(count(out, "move 9: black e9 (4,0)"), 2);
     ck_assert_int_eq(count(out, "result: black wins (human) after 9 moves"), 2);
