@@ -139,7 +139,7 @@ def make_run(gomoku, src, d):
     with open(os.path.join(d, "elo.csv"), "w") as f:
         f.write("unix_time,round,step,model,elo,opponent,elo_vs_prev,wld_vs_prev,"
                 "elo_vs_greedy,wld_vs_greedy\n1,0,0,m0,0,,,,,\n2,1,60,m1,85.5,m0,85.5,,,\n"
-                "3,2,120,m2,140.2,m1,54.7,,,\n")
+                "3,2,120,m2,140.2,m1,54.7,13-7-0,210.0,19-1-0\n")
     r = subprocess.run([gomoku, "selfplay", "--model", os.path.join(src, "models",
                         "freestyle9-2x32.gzm"), "--games", "2", "--parallel", "2",
                         "--visits", "16", "--size", "9", "--device", "cpu",

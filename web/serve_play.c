@@ -433,6 +433,8 @@ int serve_play_load(serve_play_t *p, const char *rule_s, const char *color, cons
         return serve_error(f, 400, "color must be black or white");
     psq_game_t pg;
     board_t b;
+    if (text[strspn(text, " \t\r\n")] == '\0')
+        return serve_error(f, 400, "the body is empty: send the .psq file's text");
     if (psq_parse(text, n, &pg, err, sizeof err) != 0)
         return serve_error(f, 400, "not a .psq game: %s", err);
     if (pg.size > p->max_size)

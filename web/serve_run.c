@@ -103,11 +103,11 @@ struct serve_run {
     int nckpt;
     uint64_t ckpt_ver;
 
-    char notes[4][256];              /* what could not be read, latest per source */
+    char notes[5][256];              /* what could not be read, latest per source (NOTE_*) */
     uint64_t notes_ver;
 };
 
-enum { NOTE_STATUS, NOTE_CSV, NOTE_GAMES, NOTE_MODELS };
+enum { NOTE_STATUS, NOTE_METRICS, NOTE_ELO, NOTE_GAMES, NOTE_MODELS, NOTE_COUNT };
 
 static void note(serve_run_t *r, int which, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -326,7 +326,7 @@ static bool poll_csv(serve_run_t *r, csv_tail_t *t)
         t->off = pos;
     }
     if (t->bad != bad0)
-        note(r, NOTE_CSV, "%s: %" PRIu64 " unreadable lines skipped", t->name, t->bad);
+        note(r, t == &r->elo ? NOTE_ELO : NOTE_METRICS, "%s: %" PRIu64 " unreadable lines skipped", t->name, t->bad);
     close(fd);
     return changed;
 }
@@ -758,7 +758,7 @@ bool serve_run_delta(serve_run_t *r, serve_cursor_t *c, FILE *f)
         SEP();
         fputs("\"notes\": [", f);
         bool first = true;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < NOTE_COUNT; i++)
             if (r->notes[i][0]) {
                 fputs(first ? "" : ", ", f);
                 util_json_write(f, r->notes[i]);
