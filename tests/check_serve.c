@@ -560,16 +560,17 @@ START_TEST(test_watch)
     ck_assert_msg(strstr(b, "bad frames so far"), "%s", b);
     ck_assert_msg(strstr(b, "{\"name\": \"000005.gzm\", \"step\": 5"), "%s", b);
     ck_assert_msg(strstr(b, "\"elo\": {\"reset\": true, \"columns\": [\"step\", \"elo\", "
-                            "\"elo_vs_prev\", \"elo_vs_prev_lo\", \"elo_vs_prev_hi\", \"elo_vs_greedy\", "
-                            "\"elo_vs_greedy_lo\", \"elo_vs_greedy_hi\"], \"rows\": [[0, 0, null, null, "
-                            "null, null, null, null], [60, 70.4, 70.4, "), "%s", b);
-    ck_assert_msg(strstr(b, "[120, 120.1, 49.7, "), "%s", b);
-    ck_assert_msg(strstr(b, ", 382.4, "), "%s", b);
+                            "\"elo_vs_prev\", \"games_vs_prev\", \"elo_vs_prev_lo\", \"elo_vs_prev_hi\", "
+                            "\"elo_vs_greedy\", \"games_vs_greedy\", \"elo_vs_greedy_lo\", "
+                            "\"elo_vs_greedy_hi\"], \"rows\": [[0, 0, null, null, null, null, null, null, "
+                            "null, null], [60, 70.4, 70.4, 20, "), "%s", b);
+    ck_assert_msg(strstr(b, "[120, 120.1, 49.7, 20, "), "%s", b);
+    ck_assert_msg(strstr(b, ", 382.4, 20, "), "%s", b);
     ck_assert_msg(strstr(b, ", null]]}"), "the upper bound after 20-0-0 is open: %s", b);
     ck_assert_msg(strstr(b, "elo.csv: 1 unreadable lines skipped"), "%s", b);
     {   /* the intervals hold the Elo difference, lower bound below it */
-        const char *r = strstr(b, "[60, 70.4, 70.4, ");
-        double lo = atof(r + 17), hi = atof(strchr(r + 17, ',') + 2);
+        const char *r = strstr(b, "[60, 70.4, 70.4, 20, ");
+        double lo = atof(r + 21), hi = atof(strchr(r + 21, ',') + 2);
         ck_assert_msg(lo < 70.4 && hi > 70.4 && lo > -400 && hi < 600, "%g %g: %s", lo, hi, b);
     }
 

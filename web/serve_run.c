@@ -24,7 +24,7 @@
 #include "selfplay/rundir.h"
 #include "util/util.h"
 
-#define CSV_MAX_COLS 8
+#define CSV_MAX_COLS 10
 #define CSV_MAX_ROWS 20000
 #define CSV_MAX_LINE 4096
 #define RUN_GAMES 24                 /* newest finished games kept */
@@ -37,8 +37,9 @@
 typedef enum {
     CSV_NUM,                         /* a number the row must have */
     CSV_OPT,                         /* a number, or NaN when empty or not in the file */
-    CSV_WLD_LO, CSV_WLD_HI           /* from a "W-L-D" field: the 95% interval of its Elo
-                                      * difference (match_elo); NaN when empty or unbounded */
+    CSV_WLD_N,                       /* from a "W-L-D" field: its games; NaN when empty */
+    CSV_WLD_LO, CSV_WLD_HI           /* ... the 95% interval of its Elo difference
+                                      * (match_elo); NaN when empty or unbounded */
 } csv_kind_t;
 
 typedef struct csv_col {
@@ -229,7 +230,7 @@ static bool csv_value(csv_kind_t k, const char *s, double *v)
         return false;
     double elo, lo, hi;
     match_elo(w, l, d, &elo, &lo, &hi);
-    *v = k == CSV_WLD_LO ? lo : hi;
+    *v = k == CSV_WLD_N ? (double)(w + l + d) : k == CSV_WLD_LO ? lo : hi;
     if (!isfinite(*v))
         *v = NAN;
     return true;
@@ -598,9 +599,9 @@ serve_run_t *serve_run_create(const char *dir, char *err, size_t errlen)
      * model and against bot:greedy, with their W-L-D (the anchor row has none) */
     static const csv_col_t ecols[] = {
         {"step", "step", CSV_NUM}, {"elo", "elo", CSV_NUM},
-        {"elo_vs_prev", "elo_vs_prev", CSV_OPT},
+        {"elo_vs_prev", "elo_vs_prev", CSV_OPT}, {"games_vs_prev", "wld_vs_prev", CSV_WLD_N},
         {"elo_vs_prev_lo", "wld_vs_prev", CSV_WLD_LO}, {"elo_vs_prev_hi", "wld_vs_prev", CSV_WLD_HI},
-        {"elo_vs_greedy", "elo_vs_greedy", CSV_OPT},
+        {"elo_vs_greedy", "elo_vs_greedy", CSV_OPT}, {"games_vs_greedy", "wld_vs_greedy", CSV_WLD_N},
         {"elo_vs_greedy_lo", "wld_vs_greedy", CSV_WLD_LO},
         {"elo_vs_greedy_hi", "wld_vs_greedy", CSV_WLD_HI}};
     _Static_assert(sizeof mcols / sizeof mcols[0] <= CSV_MAX_COLS &&
