@@ -161,8 +161,8 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);
     if (!mp->search)
         goto out_err;
-    if (note[0] && !o->quiet)
-        fprintf(stderr, "%s\n", note);
+    if (note[0] && !o->quiet)   /* match, play: two models, the device said once */
+        nn_note_print(stderr, note);
     board_t b;
     board_init(&b, size, rule);
     mcts_set_root(searcher_tree(mp->search, 0), &b);
