@@ -37,12 +37,22 @@ typedef struct player player_t;
 
 /* What a searching player thought of its last move (player_analysis). */
 #define PLAYER_PV_MAX 32
+#define PLAYER_CAND_MAX 5
+/* One root move the search weighed. */
+typedef struct player_candidate {
+    int move;
+    uint32_t visits;
+    float winrate;        /* in [0,1], for the player, after this move (0.5 when unvisited) */
+} player_candidate_t;
+
 typedef struct player_analysis {
     float winrate;        /* in [0,1], for the side that moved (the player) */
     int proven;           /* +1 proven win for the player, -1 proven loss, 0 not proven */
     uint32_t visits;      /* root visits behind it */
     int npv;
     int pv[PLAYER_PV_MAX]; /* best line from the position it was asked about, its move first */
+    int ncand;
+    player_candidate_t cand[PLAYER_CAND_MAX]; /* the most visited root moves, most first */
 } player_analysis_t;
 
 /* The vtable behind a player; each kind of player fills one. */

@@ -23,7 +23,28 @@ typedef struct model_player {
     rule_t rule;
     int size;
     mcts_result_t last;   /* the last genmove's search (last.best_move MOVE_NONE: none) */
+    int ncand;
+    player_candidate_t cand[PLAYER_CAND_MAX];   /* the last genmove's most visited root moves */
 } model_player_t;
+
+/* The n most visited root children of tree t, most first (ties: prior). */
+static int top_candidates(const mcts_t *t, player_candidate_t *out, int n)
+{
+    mcts_child_info_t ch[BOARD_CELLS];
+    int nch = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
+    for (; k < n; k++) {
+        int best = -1;
+        for (int i = 0; i < nch; i++)
+            if (ch[i].visits > 0 && (best < 0 || ch[i].visits > ch[best].visits ||
+                                     (ch[i].visits == ch[best].visits && ch[i].prior > ch[best].prior)))
+                best = i;
+        if (best < 0)
+            break;
+        out[k] = (player_candidate_t){ch[best].move, ch[best].visits, (ch[best].q + 1.0f) * 0.5f};
+        ch[best].visits = 0;
+    }
+    return k;
+}
 
 static int model_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
 {
@@ -62,6 +83,7 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
     }
     *move = r.best_move;
     mp->last = r;
+    mp->ncand = top_candidates(searcher_tree(mp->search, 0), mp->cand, PLAYER_CAND_MAX);
     return 0;
 }
 
@@ -76,6 +98,8 @@ static bool model_analysis(const player_t *p, player_analysis_t *out)
     out->visits = r->root_visits;
     out->npv = r->npv < PLAYER_PV_MAX ? r->npv : PLAYER_PV_MAX;
     memcpy(out->pv, r->pv, sizeof(int) * (size_t)out->npv);
+    out->ncand = mp->ncand;
+    memcpy(out->cand, mp->cand, sizeof(player_candidate_t) * (size_t)mp->ncand);
     return true;
 }
 
@@ -158,8 +182,8 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);
     if (!mp->search)
         goto out_err;
-    if (note[0] && !o->quiet)
-        fprintf(stderr, "%s\n", note);
+    if (note[0] && !o->quiet)   /* match, play: two models, the device said once */
+        nn_note_print(stderr, note);
     board_t b;
     board_init(&b, size, rule);
     mcts_set_root(searcher_tree(mp->search, 0), &b);

@@ -309,6 +309,8 @@ const setting_t settings_table[S_COUNT] = {
                        BY_SERVE},
     [S_SEARCHES] = {"searches", "searches", SET_INT, 1, 16, "2", "N",
                     "searches running at once", BY_SERVE},
+    [S_LOAD] = {"load", "load", SET_STR, 0, 0, NULL, "FILE.psq",
+                "start the first game from this Piskvork .psq game", BY_SERVE},
 
     [S_MOVES] = {"moves", "moves", SET_STR, 0, 0, NULL, "\"x,y x,y ...\"",
                  "moves to replay, black first", BY_RULES},

@@ -726,6 +726,10 @@ START_TEST(test_trainer_refuses_broker_junk)
     ck_assert_msg(file_contains(log, "the limit is 4195328"), "no reason for the big entry");
     kill(t, SIGTERM);
     ck_assert_int_eq(wait_exit(t, 40), 0);
+    /* the progress line counts the remote worker a game came from (0x600d),
+     * not the ids that sent only junk */
+    ck_assert_msg(file_contains(log, "workers 0/0 local, 1 remote"), "no remote count in the "
+                  "trainer's progress line");
     broker_free(b);
     redis_stop(&r);
 }

@@ -1022,6 +1022,30 @@ START_TEST(test_eval_and_cache)
 }
 END_TEST
 
+/* A program loading several models says its device and why once; what
+ * follows the device part (each net's precision) is said every time. */
+START_TEST(test_device_note_once)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    nn_note_print(f, "cuda unavailable: cudaErrorNoDevice; using cpu; precision bf16 (a)");
+    nn_note_print(f, "cuda unavailable: cudaErrorNoDevice; using cpu; precision bf16 (b)");
+    nn_note_print(f, "cuda unavailable: cudaErrorNoDevice; using cpu");
+    nn_note_print(f, "using cuda:0");
+    nn_note_print(f, "using cuda:0; precision fp16");
+    nn_note_print(f, "precision fp32");
+    fclose(f);
+    ck_assert_str_eq(buf, "cuda unavailable: cudaErrorNoDevice; using cpu; precision bf16 (a)\n"
+                          "precision bf16 (b)\n"
+                          "using cuda:0\n"
+                          "precision fp16\n"
+                          "precision fp32\n");
+    free(buf);
+}
+END_TEST
+
 START_TEST(test_devices)
 {
     nn_config_t cfg;
@@ -1519,7 +1543,8 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("nn");
-    ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices);
+    ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices,
+             test_device_note_once);
     ADD_CASE(s, "math", 120, test_gradcheck, test_gradcheck_policy_outputs, test_fast_vs_ref_1thread,
              test_fast_vs_ref_2threads, test_fast_vs_ref_policy_outputs,
              test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_wino_output_epilogue,
