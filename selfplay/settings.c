@@ -275,9 +275,9 @@ const setting_t settings_table[S_COUNT] = {
                 "show a suggested move and its line before each move of a person", BY_PLAY},
     [S_PLAY_QUIET] = {"play_quiet", "quiet", SET_FLAG, 0, 0, NULL, "", "no notes on stderr",
                       BY_PLAY},
-    [S_LOAD] = {"load", "load", SET_STR, 0, 0, NULL, "FILE",
-                "start from the position in a Piskvork .psq file (its size unless --size)",
-                BY_PLAY},
+    [S_LOAD] = {"load", "load", SET_STR, 0, 0, NULL, "FILE.psq",
+                "start from the position in a Piskvork .psq file (play: its size unless "
+                "--size; serve: the first game)", BY_PLAY | BY_SERVE},
 
     [S_MATCH_GAMES] = {"match_games", "games", SET_INT, 1, 1000000, "10", "N", "games",
                        BY_MATCH},
@@ -309,8 +309,6 @@ const setting_t settings_table[S_COUNT] = {
                        BY_SERVE},
     [S_SEARCHES] = {"searches", "searches", SET_INT, 1, 16, "2", "N",
                     "searches running at once", BY_SERVE},
-    [S_LOAD] = {"load", "load", SET_STR, 0, 0, NULL, "FILE.psq",
-                "start the first game from this Piskvork .psq game", BY_SERVE},
 
     [S_MOVES] = {"moves", "moves", SET_STR, 0, 0, NULL, "\"x,y x,y ...\"",
                  "moves to replay, black first", BY_RULES},

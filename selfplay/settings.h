@@ -114,7 +114,6 @@ typedef enum setting_id {
     S_PBRAIN_MODEL,
     /* gomoku serve */
     S_SERVE_RUN, S_SERVE_MODEL, S_LISTEN, S_TOKEN, S_SERVE_VISITS, S_SERVE_GAMES, S_SEARCHES,
-    S_LOAD,
     /* gomoku rules, records, model init */
     S_MOVES, S_VCF, S_RULES_VCF_NODES, S_TOP, S_MODEL_OUT, S_FORCE,
     /* gomoku bench */
