@@ -213,33 +213,18 @@ bool sj_get(const char *s, size_t n, const char *key, sj_val_t *out)
     char err[8];
     sj_scan_t sc = {s, s, s + n, err, sizeof err};
     sj_ws(&sc);
-    if (sc.p >= sc.end || *sc.p != '{')
+    const char *start = sc.p;
+    if (sc.p >= sc.end || *sc.p != '{' || !sj_value(&sc, 0))
         return false;
-    sc.p++;
+    sj_val_t obj = {SJ_OBJ, start, (size_t)(sc.p - start)}, k, v;
     size_t klen = strlen(key);
-    for (;;) {
-        sj_ws(&sc);
-        if (sc.p >= sc.end || *sc.p != '"')
-            return false;
-        const char *k = sc.p + 1;
-        if (!sj_string(&sc))
-            return false;
-        bool match = (size_t)(sc.p - 1 - k) == klen && memcmp(k, key, klen) == 0;
-        sj_ws(&sc);
-        sc.p++;   /* ':' (checked by sj_check) */
-        sj_ws(&sc);
-        const char *v = sc.p;
-        if (!sj_value(&sc, 1))
-            return false;
-        if (match) {
-            *out = (sj_val_t){sj_kind_at(*v), v, (size_t)(sc.p - v)};
+    const char *pos = NULL;
+    while (sj_next(&obj, &pos, &k, &v))
+        if (k.n - 2 == klen && memcmp(k.p + 1, key, klen) == 0) {
+            *out = v;
             return true;
         }
-        sj_ws(&sc);
-        if (sc.p >= sc.end || *sc.p != ',')
-            return false;
-        sc.p++;
-    }
+    return false;
 }
 
 /* v as a double: false when it is not a number or not finite. */
