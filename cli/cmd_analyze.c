@@ -28,12 +28,13 @@ int cmd_analyze(int argc, char **argv)
     analyze_opts_t o;
     analyze_opts_default(&o);
     rule_t rule;
+    int tree_mb;
     arg_spec_t specs[ARGS_MAX] = {
         ARG(S_ANALYZE_MODEL, &o.model), ARG(S_RULE, &rule), ARG(S_SIZE, &o.size),
         ARG(S_ANALYZE_VISITS, &o.visits), ARG(S_TIME, &o.time_ms),
         ARG(S_ANALYZE_CANDIDATES, &o.candidates), ARG(S_ANALYZE_PARALLEL, &o.workers),
         ARG(S_SEARCH_THREADS, &o.threads), ARG(S_DEVICE, &o.device),
-        ARG(S_PRECISION, &o.precision),
+        ARG(S_PRECISION, &o.precision), ARG(S_ANALYZE_TREE_MB, &tree_mb),
     };
     int ns = args_count(specs, ARGS_MAX);
     ns += options_search(specs + ns, &o.search);
@@ -45,6 +46,7 @@ int cmd_analyze(int argc, char **argv)
     o.rule = args_given(specs, ns, S_RULE) ? (int)rule : -1;
     if (!args_given(specs, ns, S_SIZE))
         o.size = 0;
+    o.tree_bytes = (size_t)tree_mb << 20;
     if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");
     char err[512], note[768];

@@ -62,6 +62,8 @@ typedef struct analyze_opts {
     int candidates;        /* a query's default count of candidates */
     int threads;           /* search threads per query, 1..SEARCHER_MAX_THREADS */
     int workers;           /* queries searched at once, 1..ANALYZE_MAX_WORKERS */
+    size_t tree_bytes;     /* each worker's search tree; 0: enough for `visits` on the
+                            * model's largest board (1 GiB when visits is 0) */
     search_settings_t search;
 } analyze_opts_t;
 

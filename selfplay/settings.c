@@ -316,6 +316,10 @@ const setting_t settings_table[S_COUNT] = {
     [S_ANALYZE_PARALLEL] = {"analyze_parallel", "parallel", SET_INT, 1, 64, "2", "N",
                             "queries searched at once, each by its own searcher (nets, trees, "
                             "cache)", BY_ANALYZE},
+    [S_ANALYZE_TREE_MB] = {"analyze_tree_mb", "tree-mb", SET_INT, 0, 65536, "0", "MB",
+                           "each parallel search's tree; 0: enough for --visits (a query that "
+                           "asks for more may stop early, mem_full), 1024 with --time",
+                           BY_ANALYZE},
 
     [S_MOVES] = {"moves", "moves", SET_STR, 0, 0, NULL, "\"x,y x,y ...\"",
                  "moves to replay, black first", BY_RULES},
