@@ -167,9 +167,8 @@ analyze_t *analyze_create(const analyze_opts_t *o, char *note, size_t notelen, c
         }
     }
     if (note && notelen)
-        snprintf(note, notelen, "%s%s%s %dx%d by default%s%s", o->rule < 0 && m ? "rule " : "",
-                 o->rule < 0 && m ? rule_name(a->rule) : "", o->rule < 0 && m ? "," : "",
-                 a->size, a->size, nn_note[0] ? "; " : "", nn_note);
+        snprintf(note, notelen, "rule %s, %dx%d by default%s%s", rule_name(a->rule), a->size,
+                 a->size, nn_note[0] ? "; " : "", nn_note);
     nn_model_free(m);
     return a;
 out_free_analyze_nomem:

@@ -195,7 +195,8 @@ bool sj_next(const sj_val_t *c, const char **pos, sj_val_t *key, sj_val_t *val)
         const char *k = sc.p;
         if (!sj_string(&sc))
             return false;
-        *key = (sj_val_t){SJ_STR, k, (size_t)(sc.p - k)};
+        if (key)
+            *key = (sj_val_t){SJ_STR, k, (size_t)(sc.p - k)};
         sj_ws(&sc);
         sc.p++;   /* ':' (checked by sj_check) */
         sj_ws(&sc);
@@ -249,15 +250,6 @@ bool sj_int(const sj_val_t *v, long lo, long hi, long *out)
     if (!sj_double(v, &d) || d != floor(d) || d < (double)lo || d > (double)hi)
         return false;
     *out = (long)d;
-    return true;
-}
-
-bool sj_num(const sj_val_t *v, double lo, double hi, double *out)
-{
-    double d;
-    if (!sj_double(v, &d) || d < lo || d > hi)
-        return false;
-    *out = d;
     return true;
 }
 

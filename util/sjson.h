@@ -26,14 +26,12 @@ int sj_check(const char *s, size_t n, char *err, size_t errlen);
  * key. */
 bool sj_get(const char *s, size_t n, const char *key, sj_val_t *out);
 /* The next element of the array or member of the object c (a value of a
- * text that passed sj_check): *pos NULL starts at the first; *key gets a
- * member's name as a string value (left alone for arrays). false after the
- * last one. */
+ * text that passed sj_check): *pos NULL starts at the first; *key (key
+ * may be NULL) gets a member's name as a string value, quotes included
+ * (left alone for arrays). false after the last one. */
 bool sj_next(const sj_val_t *c, const char **pos, sj_val_t *key, sj_val_t *val);
 /* An integral number in [lo, hi]; false otherwise (also for 1.5, 1e99, "3"). */
 bool sj_int(const sj_val_t *v, long lo, long hi, long *out);
-/* A finite number in [lo, hi]; false otherwise (also for 1e999, "3"). */
-bool sj_num(const sj_val_t *v, double lo, double hi, double *out);
 /* A string without escapes other than \" \\ \/, printable ASCII, that fits
  * in buf (len includes the NUL); false otherwise. */
 bool sj_str(const sj_val_t *v, char *buf, size_t len);
