@@ -27,10 +27,10 @@ int cmd_analyze(int argc, char **argv)
 {
     analyze_opts_t o;
     analyze_opts_default(&o);
-    rule_t rule;
+    rule_t rule = RULE_FREESTYLE;   /* set only when --rule is given */
     int tree_mb;
     arg_spec_t specs[ARGS_MAX] = {
-        ARG(S_ANALYZE_MODEL, &o.model), ARG(S_RULE, &rule), ARG(S_SIZE, &o.size),
+        ARG(S_ANALYZE_MODEL, &o.model), ARG(S_ANALYZE_RULE, &rule), ARG(S_ANALYZE_SIZE, &o.size),
         ARG(S_ANALYZE_VISITS, &o.visits), ARG(S_TIME, &o.time_ms),
         ARG(S_ANALYZE_CANDIDATES, &o.candidates), ARG(S_ANALYZE_PARALLEL, &o.workers),
         ARG(S_SEARCH_THREADS, &o.threads), ARG(S_DEVICE, &o.device),
@@ -43,9 +43,7 @@ int cmd_analyze(int argc, char **argv)
         return args_exit_status(rc);
     if (!o.model)
         return args_fail(&help, "--model is required");
-    o.rule = args_given(specs, ns, S_RULE) ? (int)rule : -1;
-    if (!args_given(specs, ns, S_SIZE))
-        o.size = 0;
+    o.rule = args_given(specs, ns, S_ANALYZE_RULE) ? (int)rule : -1;
     o.tree_bytes = (size_t)tree_mb << 20;
     if (o.visits == 0 && o.time_ms == 0)
         return args_fail(&help, "--visits 0 needs --time MS");

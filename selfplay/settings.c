@@ -36,11 +36,10 @@
  * commands, flags (and run config field), choices. */
 const setting_t settings_table[S_COUNT] = {
     [S_RULE] = {"rule", "rule", SET_RULE, 0, 0, "freestyle", "R", "freestyle, standard or renju",
-                BY_RULES | BY_PLAY | BY_MATCH | SELFPLAY | BY_MODEL | BY_BENCH_MCTS | BY_ANALYZE,
-                RUN(rule)},
+                BY_RULES | BY_PLAY | BY_MATCH | SELFPLAY | BY_MODEL | BY_BENCH_MCTS, RUN(rule)},
     [S_SIZE] = {"size", "size", SET_INT, BOARD_MIN, BOARD_MAX, STR(BOARD_DEFAULT), "N",
                 "board size", BY_RULES | BY_PLAY | BY_MATCH | SELFPLAY | BY_BENCH_NN |
-                BY_BENCH_MCTS | BY_BENCH_TRAIN | BY_BENCH_BROKER | BY_ANALYZE, RUN(size)},
+                BY_BENCH_MCTS | BY_BENCH_TRAIN | BY_BENCH_BROKER, RUN(size)},
     [S_SEED] = {"seed", "seed", SET_U64, 0, 0, "1", "S", "random seed",
                 BY_PLAY | BY_MATCH | SELFPLAY | BY_MODEL | BY_PBRAIN | BY_BENCH_RULES |
                 BY_BENCH_MCTS | BY_BENCH_VCF | BY_BENCH_VCT, RUN(seed)},
@@ -320,6 +319,12 @@ const setting_t settings_table[S_COUNT] = {
                            "each parallel search's tree; 0: enough for --visits (a query that "
                            "asks for more may stop early, mem_full), 1024 with --time",
                            BY_ANALYZE},
+    [S_ANALYZE_RULE] = {"analyze_rule", "rule", SET_RULE, 0, 0, NULL, "R",
+                        "a query's rule when it does not say: freestyle, standard or renju "
+                        "(unset: the rule the model was trained on)", BY_ANALYZE},
+    [S_ANALYZE_SIZE] = {"analyze_size", "size", SET_INT, BOARD_MIN, BOARD_MAX, NULL, "N",
+                        "a query's board size when it does not say (unset: 15, or the model's "
+                        "largest board if smaller)", BY_ANALYZE},
 
     [S_MOVES] = {"moves", "moves", SET_STR, 0, 0, NULL, "\"x,y x,y ...\"",
                  "moves to replay, black first", BY_RULES},

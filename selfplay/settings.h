@@ -117,6 +117,7 @@ typedef enum setting_id {
     S_SERVE_RUN, S_SERVE_MODEL, S_LISTEN, S_TOKEN, S_SERVE_VISITS, S_SERVE_GAMES, S_SEARCHES,
     /* gomoku analyze */
     S_ANALYZE_MODEL, S_ANALYZE_VISITS, S_ANALYZE_CANDIDATES, S_ANALYZE_PARALLEL, S_ANALYZE_TREE_MB,
+    S_ANALYZE_RULE, S_ANALYZE_SIZE,
     /* gomoku rules, records, model init */
     S_MOVES, S_VCF, S_RULES_VCF_NODES, S_TOP, S_MODEL_OUT, S_FORCE,
     /* gomoku bench */
