@@ -128,6 +128,10 @@ analyze_t *analyze_create(const analyze_opts_t *o, char *note, size_t notelen, c
     analyze_t *a = calloc(1, sizeof *a);
     if (!a)
         goto out_free_model_nomem;
+    pthread_mutex_init(&a->lock, NULL);
+    pthread_mutex_init(&a->out_lock, NULL);
+    pthread_cond_init(&a->nonempty, NULL);
+    pthread_cond_init(&a->nonfull, NULL);
     a->o = *o;
     a->board_max = m ? m->cfg.board_max : BOARD_MAX;
     a->rule = o->rule >= 0 ? (rule_t)o->rule
@@ -138,10 +142,6 @@ analyze_t *analyze_create(const analyze_opts_t *o, char *note, size_t notelen, c
                  a->board_max, a->size, a->size);
         goto out_free_analyze;
     }
-    pthread_mutex_init(&a->lock, NULL);
-    pthread_mutex_init(&a->out_lock, NULL);
-    pthread_cond_init(&a->nonempty, NULL);
-    pthread_cond_init(&a->nonfull, NULL);
     a->w = calloc((size_t)o->workers, sizeof *a->w);
     if (!a->w)
         goto out_free_analyze_nomem;
@@ -190,12 +190,10 @@ void analyze_free(analyze_t *a)
     for (int i = 0; i < a->nw; i++)
         searcher_free(a->w[i].s);
     free(a->w);
-    if (a->nw) {
-        pthread_mutex_destroy(&a->lock);
-        pthread_mutex_destroy(&a->out_lock);
-        pthread_cond_destroy(&a->nonempty);
-        pthread_cond_destroy(&a->nonfull);
-    }
+    pthread_mutex_destroy(&a->lock);
+    pthread_mutex_destroy(&a->out_lock);
+    pthread_cond_destroy(&a->nonempty);
+    pthread_cond_destroy(&a->nonfull);
     free(a);
 }
 
