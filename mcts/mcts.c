@@ -1036,6 +1036,7 @@ int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max)
         out[k].visits = c ? c->n : 0;
         out[k].q = c && c->n ? c->w / (float)c->n : 0.0f;
         out[k].prior = e->prior / PRIOR_ONE;
+        out[k].proven = c && c->state == NS_TERMINAL ? -c->exact : 0;
         k++;
     }
     return k;
@@ -1096,6 +1097,22 @@ int mcts_pick_move(mcts_t *t, double temperature)
     return ed[b].move;
 }
 
+/* The most visited line from nd (best_edge each step) into pv[0..max). */
+static int best_line(const mcts_t *t, const node_t *nd, int *pv, int max)
+{
+    int n = 0;
+    while (n < max && nd->nedges > 0) {
+        const edge_t *e = CE(t, nd->edge + (uint32_t)best_edge(t, nd));
+        pv[n++] = e->move;
+        if (!e->child)
+            break;
+        nd = CN(t, e->child);
+        if (nd->n == 0)
+            break;
+    }
+    return n;
+}
+
 void mcts_get_result(const mcts_t *t, mcts_result_t *out)
 {
     const node_t *r = CN(t, t->root);
@@ -1108,18 +1125,21 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out)
     out->mem_full = t->mem_full;
     int b = best_edge(t, r);
     out->best_move = b < 0 ? MOVE_NONE : CE(t, r->edge + (uint32_t)b)->move;
-    out->npv = 0;
-    const node_t *nd = r;
-    while (out->npv < MCTS_PV_MAX && nd->nedges > 0) {
-        int i = best_edge(t, nd);
-        const edge_t *e = CE(t, nd->edge + (uint32_t)i);
-        out->pv[out->npv++] = e->move;
-        if (!e->child)
-            break;
-        nd = CN(t, e->child);
-        if (nd->n == 0)
-            break;
+    out->npv = best_line(t, r, out->pv, MCTS_PV_MAX);
+}
+
+int mcts_child_pv(const mcts_t *t, int move, int *pv, int max)
+{
+    const node_t *r = CN(t, t->root);
+    for (int i = 0; i < r->nedges && max > 0; i++) {
+        const edge_t *e = CE(t, r->edge + (uint32_t)i);
+        if (e->move != move)
+            continue;
+        pv[0] = move;
+        const node_t *c = e->child ? CN(t, e->child) : NULL;
+        return c && c->n > 0 ? 1 + best_line(t, c, pv + 1, max - 1) : 1;
     }
+    return 0;
 }
 
 /* An atomic load: *stop is set by another thread (a protocol reader) or a

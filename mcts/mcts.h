@@ -238,9 +238,19 @@ int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
  * as its PUCT value stays below the best child's; a child left with 1
  * visit or fewer is dropped. Otherwise exactly mcts_root_visits. */
 int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max);
-/* Root child statistics for analysis: move, visits, Q (root side's view), prior. */
-typedef struct mcts_child_info { int move; uint32_t visits; float q; float prior; } mcts_child_info_t;
+/* Root child statistics for analysis, in edge order (prior, descending). */
+typedef struct mcts_child_info {
+    int move;
+    uint32_t visits;
+    float q;        /* mean value, root side's view (0 unvisited) */
+    float prior;
+    int proven;     /* +1: this move wins for the root side, -1: it loses, 0: not proven */
+} mcts_child_info_t;
 int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max);
+/* The best line that starts with root move `move` (the move, then the best
+ * child at each step, as mcts_get_result's pv) into pv[0..max); returns
+ * its length, 0 when move is not a root child. */
+int mcts_child_pv(const mcts_t *t, int move, int *pv, int max);
 /* Root value from the root side's view (0 before any visit). */
 float mcts_root_value(const mcts_t *t);
 uint32_t mcts_root_n(const mcts_t *t);

@@ -949,9 +949,9 @@ static int handle_line_at(pbrain_t *pb, const char *line, FILE *out, double t0)
     } else if (word_is(w, wn, "YXSTOP")) {
         ;   /* a stop with no search running: nothing to stop (pbrain_run stops a search) */
     } else if (word_is(w, wn, "ABOUT")) {
-        reply(out, "name=\"%s\", version=\"0.1.0\", author=\"the gomoku-zero authors\", "
+        reply(out, "name=\"%s\", version=\"%s\", author=\"the gomoku-zero authors\", "
               "country=\"International\", www=\"AlphaZero-style engine, C11 + CUDA\"",
-              PBRAIN_NAME);
+              PBRAIN_NAME, GZ_VERSION);
     } else if (*args && (word_is(w, wn, "RESTART") || word_is(w, wn, "BEGIN") ||
                          word_is(w, wn, "BOARD") || word_is(w, wn, "SWAP2BOARD"))) {
         quote(q, sizeof q, args);

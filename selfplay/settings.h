@@ -51,7 +51,8 @@ enum {
     BY_BENCH_BROKER = 1u << 16,
     BY_CALIBRATE = 1u << 17,
     BY_BENCH_VCT = 1u << 18,
-    BY_COUNT = 19
+    BY_ANALYZE = 1u << 19,
+    BY_COUNT = 20
 };
 
 /* setting_t.flags */
@@ -114,6 +115,9 @@ typedef enum setting_id {
     S_PBRAIN_MODEL,
     /* gomoku serve */
     S_SERVE_RUN, S_SERVE_MODEL, S_LISTEN, S_TOKEN, S_SERVE_VISITS, S_SERVE_GAMES, S_SEARCHES,
+    /* gomoku analyze */
+    S_ANALYZE_MODEL, S_ANALYZE_VISITS, S_ANALYZE_CANDIDATES, S_ANALYZE_PARALLEL, S_ANALYZE_TREE_MB,
+    S_ANALYZE_RULE, S_ANALYZE_SIZE,
     /* gomoku rules, records, model init */
     S_MOVES, S_VCF, S_RULES_VCF_NODES, S_TOP, S_MODEL_OUT, S_FORCE,
     /* gomoku bench */

@@ -168,7 +168,7 @@ END_TEST
 START_TEST(test_each_command_options)
 {
     static const char *cmds[] = {"rules", "records", "play", "match", "selfplay", "model",
-                                 "train", "pbrain", "device", "calibrate"};
+                                 "train", "pbrain", "device", "calibrate", "analyze"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char args[128];
         int lines;

@@ -1021,7 +1021,24 @@ START_TEST(test_root_prove_win)
     mcts_set_root(t, &b);
     mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
     ck_assert_int_eq(r.proven, 0);
+    /* each visited child's line starts with it; the best one's is the result's pv */
+    int pv[MCTS_PV_MAX];
+    ck_assert_int_eq(mcts_child_pv(t, r.best_move, pv, MCTS_PV_MAX), r.npv);
+    for (int i = 0; i < r.npv; i++)
+        ck_assert_int_eq(pv[i], r.pv[i]);
+    ck_assert_int_eq(mcts_child_pv(t, board_xy(&b, 4, 4), pv, MCTS_PV_MAX), 0);   /* occupied */
     ck_assert(mcts_root_prove_win(t, board_xy(&b, 7, 1)));
+    mcts_child_info_t ch[BOARD_CELLS];
+    int nch = mcts_root_children(t, ch, BOARD_CELLS), nproven = 0;
+    for (int i = 0; i < nch; i++) {
+        ck_assert_int_eq(ch[i].proven, ch[i].move == board_xy(&b, 7, 1) ? 1 : 0);
+        nproven += ch[i].proven;
+        if (ch[i].visits > 0 || ch[i].proven) {
+            ck_assert_int_ge(mcts_child_pv(t, ch[i].move, pv, MCTS_PV_MAX), 1);
+            ck_assert_int_eq(pv[0], ch[i].move);
+        }
+    }
+    ck_assert_int_eq(nproven, 1);
     mcts_get_result(t, &r);
     ck_assert_int_eq(r.proven, 1);
     ck_assert_int_eq(mcts_pick_move(t, 1.0), board_xy(&b, 7, 1));

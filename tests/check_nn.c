@@ -1000,6 +1000,17 @@ START_TEST(test_eval_and_cache)
             ck_assert_float_eq_tol(row[p] / 65535.0f, pol[i * BOARD_CELLS + p], 1.0f / 65535);
     }
     ck_assert_uint_eq(nn_eval_cache_hits(c), 3);
+    /* the net's own W/D/L (analysis): the forward's three, in batches of 2 */
+    float wdl[9];
+    nn_eval_wdl(e, rows, 3, wdl);
+    ck_assert_uint_eq(nn_eval_calls(e), 4);
+    for (int i = 0; i < 3; i++) {
+        nn_encode(&bs[i], M, in);
+        nn_net_forward(net, in, 1, np, nv);
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq_tol(wdl[3 * i + k], nv[k], 1e-6f);
+        ck_assert_float_eq_tol(wdl[3 * i] + wdl[3 * i + 1] + wdl[3 * i + 2], 1.0f, 1e-5f);
+    }
     /* the same stones under another rule: a miss */
     board_t other = bs[0];
     other.rule = RULE_RENJU;

@@ -1,6 +1,5 @@
 /* gomoku serve: the parts behind the HTTP layer (cmd_serve.c).
  *
- *   serve_json.c   a small, strict JSON reader for request bodies and status.json
  *   serve_run.c    watches a run directory (read only) and turns what changed
  *                  into JSON deltas for the page
  *   serve_play.c   a fixed number of games against the model, each with its own
@@ -17,31 +16,8 @@
 #include <stdio.h>
 
 #include "nn/nn.h"
+#include "util/sjson.h"
 #include "play/searcher.h"
-
-/* ---- JSON (serve_json.c) ------------------------------------------------ */
-
-typedef enum { SJ_NULL, SJ_BOOL, SJ_NUM, SJ_STR, SJ_ARR, SJ_OBJ } sj_kind_t;
-
-/* A value inside a JSON text: kind and the bytes it spans. */
-typedef struct sj_val {
-    sj_kind_t kind;
-    const char *p;
-    size_t n;
-} sj_val_t;
-
-/* Whether s[0..n) is exactly one JSON value (whitespace around it allowed),
- * nesting at most 32 deep. -1 with err naming the byte offset and what was
- * wrong, else 0. */
-int sj_check(const char *s, size_t n, char *err, size_t errlen);
-/* The member `key` of the object s[0..n) (which passed sj_check). false when
- * s is not an object or has no such key. */
-bool sj_get(const char *s, size_t n, const char *key, sj_val_t *out);
-/* An integral number in [lo, hi]; false otherwise (also for 1.5, 1e99, "3"). */
-bool sj_int(const sj_val_t *v, long lo, long hi, long *out);
-/* A string without escapes other than \" \\ \/, printable ASCII, that fits
- * in buf (len includes the NUL); false otherwise. */
-bool sj_str(const sj_val_t *v, char *buf, size_t len);
 
 /* ---- run directory (serve_run.c) -------------------------------------- */
 

@@ -4,6 +4,7 @@
  * thread per connection, so watching never waits for them) with the table
  * unlocked and the game marked busy; at most max_searches run at once. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <math.h>
 #include <pthread.h>
@@ -617,4 +618,17 @@ int serve_play_psq(serve_play_t *p, const char *id, FILE *f)
               g->human == STONE_BLACK ? base : "human");
     play_release(p, g);
     return 200;
+}
+
+int serve_error(FILE *f, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fputs("{\"error\": ", f);
+    util_json_write(f, msg);
+    fputs("}", f);
+    return status;
 }
