@@ -1043,9 +1043,11 @@ int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max)
         const node_t *c = e->child ? CN(t, e->child) : NULL;
         out[k].move = e->move;
         out[k].visits = c ? c->n : 0;
-        out[k].q = c && c->n ? c->w / (float)c->n : 0.0f;
         out[k].prior = e->prior / PRIOR_ONE;
-        out[k].proven = c && c->state == NS_TERMINAL ? -c->exact : 0;
+        /* a proven root's moves may have no node: a win's one move, a loss's blocks */
+        out[k].proven = c && c->state == NS_TERMINAL ? -c->exact
+                        : !c && r->state == NS_TERMINAL ? r->exact : 0;
+        out[k].q = c && c->n ? c->w / (float)c->n : (float)out[k].proven;
         k++;
     }
     return k;

@@ -242,8 +242,9 @@ int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
  * visit or fewer is dropped. Otherwise exactly mcts_root_visits. */
 int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max);
 /* Root child statistics for analysis, in edge order: move, visits, Q (root
- * side's view), prior, and proven: +1 the move wins for the root side, -1
- * it loses, 0 not proven (or a proven draw). */
+ * side's view; a proven value when the move has no visits), prior, and
+ * proven: +1 the move wins for the root side, -1 it loses, 0 not proven
+ * (or a proven draw). */
 typedef struct mcts_child_info {
     int move;
     uint32_t visits;

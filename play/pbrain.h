@@ -36,6 +36,7 @@
 #define PBRAIN_NAME "gomoku-zero"
 #define PBRAIN_LINE_MAX 4096   /* longer lines are refused with ERROR */
 #define PBRAIN_MAX_THREADS BRAIN_MAX_THREADS
+#define PBRAIN_INFO_MS 500.0   /* realtime info (INFO show_detail): a round at most this often */
 
 typedef struct pbrain_opts {
     const char *model;    /* "bot:greedy", "bot:random" or a .gzm path; not copied */

@@ -15,10 +15,9 @@
 #include "play/movetime.h"
 #include "play/pbrain.h"
 
-/* Realtime MESSAGE lines while searching: one round of them at most this
- * often (a round is the summary line, plus BEST when the best move
- * changed and LOSE for newly lost moves, at most PBRAIN_LOSE_LINES). */
-#define PBRAIN_INFO_MS 500.0
+/* Realtime rounds (PBRAIN_INFO_MS, pbrain.h): the summary line, plus BEST
+ * when the best move changed and LOSE for newly lost moves, at most
+ * PBRAIN_LOSE_LINES of them a round. */
 #define PBRAIN_LOSE_LINES 8
 
 /* The block of lines (ending with DONE) being read, by the command that opened it. */

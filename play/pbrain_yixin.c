@@ -100,15 +100,7 @@ void pbrain_yx_block_done(pbrain_t *pb, block_mode_t mode, FILE *out)
         return;
     }
     char err[200];
-    board_t saved = pb->board;
-    uint8_t saved_blocked[BOARD_CELLS];
-    memcpy(saved_blocked, pb->blocked, sizeof saved_blocked);
-    int saved_irregular = pb->irregular, saved_fixed = pb->fixed_stones;
-    if (pbrain_block_position(pb, err, sizeof err)) {
-        pb->board = saved;
-        memcpy(pb->blocked, saved_blocked, sizeof saved_blocked);
-        pb->irregular = saved_irregular;
-        pb->fixed_stones = saved_fixed;
+    if (pbrain_block_position(pb, err, sizeof err)) {   /* nothing changed */
         pbrain_reply(out, "ERROR YXBOARD: %s", err);
         return;
     }
@@ -177,7 +169,8 @@ static void list_best(pbrain_t *pb, FILE *out, const brain_move_t *m, void *user
         pbrain_format_line(line, sizeof line, pv, npv, pb->size);
         pbrain_format_xy(mv, sizeof mv, ch[i].move, pb->size);
         pbrain_reply(out, "MESSAGE (%d) %s winrate %.1f%% visits %u prior %.1f%% pv %s%s", i + 1,
-                     mv, ch[i].visits ? 50.0 * (ch[i].q + 1.0) : 50.0, ch[i].visits,
+                     mv, ch[i].visits || ch[i].proven ? 50.0 * (ch[i].q + 1.0) : 50.0,
+                     ch[i].visits,
                      100.0 * ch[i].prior, line,
                      ch[i].proven > 0 ? " (proven win)" : ch[i].proven < 0 ? " (proven loss)" : "");
     }
