@@ -1293,6 +1293,14 @@ START_TEST(test_yixin_board_forbid_block)
     ck_assert_int_eq(b->nmoves, 8);
     ck_assert_int_eq(b->to_move, STONE_BLACK);
     ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID .");   /* freestyle: none */
+    h_silent(&h, "INFO rule 2");   /* Gomocup: a continuous game, freestyle */
+    ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID .");
+    h_send(&h, "YXSHOWINFO");      /* from now on Yixin-Board's numbers: 2 is renju */
+    ck_assert_int_eq(h.nreply, 2);
+    ck_assert(starts(h.reply[1], "MESSAGE INFO MAX_THREAD_NUM 1"));
+    h_silent(&h, "INFO rule 2");
+    ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID 0707.");
+    h_silent(&h, "INFO show_detail 0");
     h_silent(&h, "INFO rule 4");
     ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID 0707.");
     /* white to move: still black's points */
