@@ -147,8 +147,10 @@ int brain_search(brain_t *br, const board_t *b, double budget_ms, const volatile
  * outlives the command that asked for it. */
 static void root_filter(brain_t *br, const board_t *b, const uint8_t *blocked)
 {
-    int allowed[BOARD_CELLS], n = 0, nblocked = 0;
-    for (int m = 0; m < board_npoints(b); m++) {
+    int allowed[BOARD_CELLS], n = 0, nblocked = 0, any = 0;
+    for (int m = 0; blocked && m < board_npoints(b) && !any; m++)
+        any = blocked[m] && b->cells[m] == STONE_EMPTY;
+    for (int m = 0; any && m < board_npoints(b); m++) {
         if (board_check_move(b, m) != MOVE_OK)
             continue;
         if (blocked && blocked[m])
