@@ -77,13 +77,14 @@ int pbrain_yx_info(pbrain_t *pb, const char *key, size_t kn, const char *v, FILE
 {
     if (!pbrain_word_is(key, kn, "show_detail"))
         return 0;
-    long long val;
+    long long val = 0;
     const char *why = "expected 0..3";
-    if (pbrain_parse_int(v, 1000000000, &val, &why) || val < 0 || val > 3) {
+    int bad = pbrain_parse_int(v, 1000000000, &val, &why);
+    if (bad || val < 0 || val > 3) {
         char q[64];
         pbrain_quote(q, sizeof q, v);
         pbrain_reply(out, "ERROR INFO show_detail '%s': %s (0 off; 1, 2 or 3 on)", q,
-                     val < 0 || val > 3 ? "expected 0..3" : why);
+                     bad ? why : "expected 0..3");
         return 1;
     }
     pb->realtime = val != 0;

@@ -1639,9 +1639,14 @@ START_TEST(test_binary_yixin_session)
     proc_send(&p, "8,8,2");
     proc_send(&p, "done");
     proc_send(&p, "yxnbest 5");
-    usleep(1500 * 1000);
-    proc_send(&p, "yxstop");
+    /* a realtime round comes while the 60 s search runs; then the stop */
     int moves = 0, ranked = 0, rounds = 0;
+    while (!rounds && (l = proc_line(&p, line, sizeof line, 30000))) {
+        session_line_ok(l);
+        rounds += starts(l, "MESSAGE realtime depth ");
+    }
+    ck_assert_int_eq(rounds, 1);
+    proc_send(&p, "yxstop");
     while (!moves && (l = proc_line(&p, line, sizeof line, 20000))) {
         if (as_move(l, 15) >= 0) {
             moves++;
