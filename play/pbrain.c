@@ -438,7 +438,9 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
         pbrain_reply(out, "ERROR %s", why);
         return -1;
     }
-    double budget = movetime_budget_ms(&pb->mt, &pb->board);
+    double full = movetime_budget_ms(&pb->mt, &pb->board), budget = full;
+    if (rq && rq->used_ms > 0.0)
+        budget = full > rq->used_ms ? full - rq->used_ms : 0.0;
     brain_move_t m;
     uint8_t avoid[BOARD_CELLS];
     pbrain_avoid_set(pb, rq ? rq->avoid : NULL, avoid);
@@ -459,7 +461,7 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
     pbrain_format_xy(mv, sizeof mv, m.move, pb->size);
     pbrain_reply(out, "%s", mv);
     fflush(out);
-    movetime_record(&pb->mt, t0, budget);
+    movetime_record(&pb->mt, t0, full);
     brain_played(pb->br, m.move);   /* after the reply: off our clock */
     return 0;
 }

@@ -112,6 +112,7 @@ int pbrain_ending(pbrain_t *pb);
 /* What a move request adds to a plain turn. */
 typedef struct pbrain_move_request {
     const uint8_t *avoid;       /* more points the root search avoids (NULL: none) */
+    double used_ms;             /* of the move's time, already spent on the command */
     /* called after the search and after the move was played on pb->board,
      * before the move line is said (NULL: none) */
     void (*report)(pbrain_t *pb, FILE *out, const brain_move_t *m, void *user);

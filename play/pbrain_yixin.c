@@ -11,6 +11,7 @@
 #include "play/balance.h"
 #include "play/movetime.h"
 #include "play/pbrain_impl.h"
+#include "util/util.h"
 
 #define DEFEND_TT_BYTES ((size_t)4 << 20)
 #define DEFEND_MAX_MS 3000.0       /* YXSEARCHDEFEND's threat solve cannot be stopped: capped */
@@ -268,6 +269,7 @@ static void search_defend(pbrain_t *pb, FILE *out, double t0)
                 }
         }
     }
+    rq.used_ms = util_now_ms() - t0;
     pbrain_answer_move(pb, out, t0, &rq);
 }
 
