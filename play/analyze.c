@@ -90,7 +90,7 @@ int analyze_candidates(const mcts_t *t, const mcts_result_t *r, analyze_cand_t *
         m = k;
     for (int i = 0; i < m; i++) {
         out[i] = all[i];
-        out[i].npv = mcts_child_pv(t, all[i].move, out[i].pv, MCTS_PV_MAX);
+        out[i].npv = mcts_root_child_pv(t, all[i].move, out[i].pv, MCTS_PV_MAX);
     }
     return m;
 }

@@ -1023,10 +1023,10 @@ START_TEST(test_root_prove_win)
     ck_assert_int_eq(r.proven, 0);
     /* each visited child's line starts with it; the best one's is the result's pv */
     int pv[MCTS_PV_MAX];
-    ck_assert_int_eq(mcts_child_pv(t, r.best_move, pv, MCTS_PV_MAX), r.npv);
+    ck_assert_int_eq(mcts_root_child_pv(t, r.best_move, pv, MCTS_PV_MAX), r.npv);
     for (int i = 0; i < r.npv; i++)
         ck_assert_int_eq(pv[i], r.pv[i]);
-    ck_assert_int_eq(mcts_child_pv(t, board_xy(&b, 4, 4), pv, MCTS_PV_MAX), 0);   /* occupied */
+    ck_assert_int_eq(mcts_root_child_pv(t, board_xy(&b, 4, 4), pv, MCTS_PV_MAX), 0);   /* occupied */
     ck_assert(mcts_root_prove_win(t, board_xy(&b, 7, 1)));
     mcts_child_info_t ch[BOARD_CELLS];
     int nch = mcts_root_children(t, ch, BOARD_CELLS), nproven = 0;
@@ -1034,7 +1034,7 @@ START_TEST(test_root_prove_win)
         ck_assert_int_eq(ch[i].proven, ch[i].move == board_xy(&b, 7, 1) ? 1 : 0);
         nproven += ch[i].proven;
         if (ch[i].visits > 0 || ch[i].proven) {
-            ck_assert_int_ge(mcts_child_pv(t, ch[i].move, pv, MCTS_PV_MAX), 1);
+            ck_assert_int_ge(mcts_root_child_pv(t, ch[i].move, pv, MCTS_PV_MAX), 1);
             ck_assert_int_eq(pv[0], ch[i].move);
         }
     }
