@@ -73,6 +73,18 @@ static bool scan_psq_move(const char *s, const char *e, long *x, long *y)
     return s == e;
 }
 
+/* A line that starts as a move does ("12," or "-3 ,"), whatever follows:
+ * a broken move, never a player's name. */
+static bool looks_like_move(const char *s, const char *e)
+{
+    long v;
+    s = skip_blank(s, e);
+    if (!scan_int(&s, e, &v))
+        return false;
+    s = skip_blank(s, e);
+    return s < e && *s == ',';
+}
+
 static void copy_name(char *dst, const char *s, const char *e)
 {
     s = skip_blank(s, e);
@@ -169,6 +181,11 @@ int psq_parse(const char *text, size_t len, psq_game_t *g, char *err, size_t err
             used[m] = 1;
             g->moves[g->nmoves++] = m;
             continue;
+        }
+        if (after == 0 && looks_like_move(s, e)) {
+            util_errf(err, errlen, "line %d: a bad move line (want 'x,y[,ms]', 1-based integers)",
+                      line);
+            return -1;
         }
         if (after == 0 && g->nmoves == 0 && !header && !is_blank_line(s, e)) {
             util_errf(err, errlen, "line %d: expected 'Piskvork WxH' or a move 'x,y[,ms]' (1-based)",

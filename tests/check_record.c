@@ -1390,6 +1390,8 @@ START_TEST(test_psq_forms_and_errors)
         {"Piskvork 15x15, 11:11, 0\n0,1,0\n", "off the"},
         {"Piskvork 15x15, 11:11, 0\n3,3,0\n3,3,0\n", "already played"},
         {"hello world\n", "expected 'Piskvork WxH' or a move"},
+        {"Piskvork 15x15, 11:11, 0\n1,nan,0\n", "line 2: a bad move line"},
+        {"Piskvork 15x15, 11:11, 0\n8,8\n9,9,1e3\nnames\n", "line 3: a bad move line"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
