@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cmds.h"
+#include "engine/gamefile.h"
 #include "play/match.h"
 #include "play/player.h"
 #include "cli/options.h"
@@ -31,6 +32,7 @@ static const cmd_help_t help = {
     "line, 'h8 i9 j7' or Gomocup centre offsets '0,0, 1,-1, 2,0'; the lines\n"
     "are used in order and start over when N needs more). --match-time MS\n"
     "gives each player a clock for the game; who runs out of it loses.\n"
+    "--save DIR writes every game as DIR/game_NNNN.psq.\n"
     "Prints W-L-D for A, per colour, and the Elo difference of A over B\n"
     "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
     "score the Elo is infinite and only the finite bound is given, from the\n"
@@ -65,6 +67,18 @@ static int openings_get(openings_t *op, const char *arg, int size, rule_t rule, 
     return match_openings_load(arg, size, rule, &op->boards, &op->n, err, errlen);
 }
 
+/* Game g (0-based) as save_dir/game_NNNN.psq; 0, or -1 said on stderr. */
+static int save_game(const char *save_dir, int g, const board_t *b, const char *black,
+                     const char *white)
+{
+    char path[4096], err[4400];
+    snprintf(path, sizeof path, "%s/game_%04d.psq", save_dir, g + 1);
+    if (psq_save_board(path, b, black, white, err, sizeof err) == 0)
+        return 0;
+    fprintf(stderr, "gomoku match: %s\n", err);
+    return -1;
+}
+
 /* The opening of game g (0-based): pairs of games share one. */
 static void openings_pick(const openings_t *op, board_t *b, int g, int size, rule_t rule,
                           uint64_t seed)
@@ -79,14 +93,14 @@ int cmd_match(int argc, char **argv)
 {
     rule_t rule;
     int games, size, match_time;
-    const char *openings_arg;
+    const char *openings_arg, *save_dir = NULL;
     uint64_t seed;
     bool json, quiet;
     player_opts_t o;
     player_opts_default(&o);
     arg_spec_t specs[ARGS_MAX] = {
         ARG(S_MATCH_GAMES, &games), ARG(S_OPENINGS, &openings_arg),
-        ARG(S_MATCH_TIME, &match_time),
+        ARG(S_MATCH_TIME, &match_time), ARG(S_MATCH_SAVE, &save_dir),
         ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_SEED, &seed),
         ARG(S_JSON, &json), ARG(S_MATCH_QUIET, &quiet),
         ARG(S_VCF_NODES, &o.search.vcf_nodes), ARG(S_VCF_ROOT_NODES, &o.search.vcf_root_nodes),
@@ -139,7 +153,8 @@ int cmd_match(int argc, char **argv)
         result_t res;
         int plies;
         bool forfeit;
-        if (match_play(black, white, &opening, match_time, &res, &plies, &forfeit, err,
+        board_t end;
+        if (match_play(black, white, &opening, match_time, &res, &plies, &forfeit, &end, err,
                        sizeof err) < 0) {
             fprintf(stderr, "gomoku match: game %d: %s\n", g + 1, err);
             status = 1;
@@ -147,6 +162,8 @@ int cmd_match(int argc, char **argv)
         }
         if (forfeit)
             fprintf(stderr, "%s\n", err);
+        if (save_dir && save_game(save_dir, g, &end, black->name, white->name) != 0)
+            status = 1;   /* said; the match goes on */
         const char *who;
         int k;
         if (res == RESULT_DRAW) {

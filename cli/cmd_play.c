@@ -178,12 +178,9 @@ static void game_save(const game_t *g, const char *line)
         printf("not saved: say where, as in 'save game.psq'\n");
         return;
     }
-    int moves[BOARD_CELLS];
-    for (int i = 0; i < g->b.nmoves; i++)
-        moves[i] = g->b.moves[i];
     char err[512];
-    if (psq_save(path, g->b.size, moves, g->b.nmoves, g->pl[STONE_BLACK]->name,
-                 g->pl[STONE_WHITE]->name, err, sizeof err) != 0)
+    if (psq_save_board(path, &g->b, g->pl[STONE_BLACK]->name, g->pl[STONE_WHITE]->name, err,
+                       sizeof err) != 0)
         printf("not saved: %s\n", err);
     else
         printf("saved %d move%s to %s\n", g->b.nmoves, g->b.nmoves == 1 ? "" : "s", path);

@@ -290,6 +290,27 @@ int psq_save(const char *path, int size, const int *moves, int n, const char *bl
     return rc;
 }
 
+static void board_moves(const board_t *b, int *moves)
+{
+    for (int i = 0; i < b->nmoves; i++)
+        moves[i] = b->moves[i];
+}
+
+int psq_write_board(FILE *f, const board_t *b, const char *black, const char *white)
+{
+    int moves[BOARD_CELLS];
+    board_moves(b, moves);
+    return psq_write(f, b->size, moves, b->nmoves, black, white);
+}
+
+int psq_save_board(const char *path, const board_t *b, const char *black, const char *white,
+                   char *err, size_t errlen)
+{
+    int moves[BOARD_CELLS];
+    board_moves(b, moves);
+    return psq_save(path, b->size, moves, b->nmoves, black, white, err, errlen);
+}
+
 int psq_to_board(const psq_game_t *g, rule_t rule, board_t *b, char *err, size_t errlen)
 {
     board_init(b, g->size, rule);

@@ -61,6 +61,11 @@ int psq_write(FILE *f, int size, const int *moves, int n, const char *black, con
 int psq_save(const char *path, int size, const int *moves, int n, const char *black,
              const char *white, char *err, size_t errlen);
 
+/* The same for the moves of board b (its history, in order). */
+int psq_write_board(FILE *f, const board_t *b, const char *black, const char *white);
+int psq_save_board(const char *path, const board_t *b, const char *black, const char *white,
+                   char *err, size_t errlen);
+
 /* Play g's moves on a fresh board of g->size under rule. 0, or -1 with err
  * naming the first move the rule refuses (forbidden, after the game ended). */
 int psq_to_board(const psq_game_t *g, rule_t rule, board_t *b, char *err, size_t errlen);

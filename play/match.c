@@ -119,28 +119,30 @@ void match_elo(double w, double l, double d, double *elo, double *lo, double *hi
 
 /* Play one game from the opening; *result set. -1 with err on a player failure. */
 int match_play(player_t *black, player_t *white, const board_t *opening, long long match_time_ms,
-               result_t *result, int *plies, bool *forfeit, char *err, size_t errlen)
+               result_t *result, int *plies, bool *forfeit, board_t *end, char *err,
+               size_t errlen)
 {
-    board_t b = *opening;
-    player_new_game(black, &b);
-    player_new_game(white, &b);
+    board_t scratch, *bp = end ? end : &scratch;
+    *bp = *opening;
+    player_new_game(black, bp);
+    player_new_game(white, bp);
     *forfeit = false;
     long long left[2] = {match_time_ms, match_time_ms};
-    while (!board_over(&b)) {
-        int side = b.to_move == STONE_BLACK ? 0 : 1;
+    while (!board_over(bp)) {
+        int side = bp->to_move == STONE_BLACK ? 0 : 1;
         player_t *p = side == 0 ? black : white;
         int m;
         char e[256];
         p->time_left = match_time_ms > 0 ? left[side] : MOVETIME_UNLIMITED;
         double t0 = util_now_ms();
-        int rc = player_genmove(p, &b, &m, e, sizeof e);
+        int rc = player_genmove(p, bp, &m, e, sizeof e);
         p->time_left = MOVETIME_UNLIMITED;
         if (rc < 0) {
             snprintf(err, errlen, "%s: %s", p->name, e);
             return -1;
         }
         left[side] -= (long long)(util_now_ms() - t0 + 0.5);
-        move_status_t st = board_check_move(&b, m);
+        move_status_t st = board_check_move(bp, m);
         if (st != MOVE_OK || (match_time_ms > 0 && left[side] < 0)) {
             if (st != MOVE_OK)
                 snprintf(err, errlen, "%s played an illegal move (%s): it loses the game", p->name,
@@ -148,17 +150,17 @@ int match_play(player_t *black, player_t *white, const board_t *opening, long lo
             else
                 snprintf(err, errlen, "%s ran out of its %lld ms game clock (%lld ms over): it "
                          "loses the game", p->name, match_time_ms, -left[side]);
-            *result = b.to_move == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
-            *plies = b.nmoves;
+            *result = bp->to_move == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
+            *plies = bp->nmoves;
             *forfeit = true;
             return 0;
         }
-        board_play(&b, m);
-        player_notify(black, &b, m);
-        player_notify(white, &b, m);
+        board_play(bp, m);
+        player_notify(black, bp, m);
+        player_notify(white, bp, m);
     }
-    *result = (result_t)b.result;
-    *plies = b.nmoves;
+    *result = (result_t)bp->result;
+    *plies = bp->nmoves;
     return 0;
 }
 

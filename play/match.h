@@ -30,10 +30,12 @@ int match_openings_load(const char *path, int size, rule_t rule, board_t **out, 
  * clock of that many ms for the game (Gomocup's timeout_match), told to it
  * before each move (player_t.time_left); the wall time of its genmove calls
  * comes off it. A player that answers an illegal move, or runs out of its
- * clock, loses the game: *forfeit, and err says who and why. 0, or -1 with
- * err when a player fails (an engine died, a person quit). */
+ * clock, loses the game: *forfeit, and err says who and why. The game's
+ * last position goes to *end when end is not NULL. 0, or -1 with err when
+ * a player fails (an engine died, a person quit). */
 int match_play(player_t *black, player_t *white, const board_t *opening, long long match_time_ms,
-               result_t *result, int *plies, bool *forfeit, char *err, size_t errlen);
+               result_t *result, int *plies, bool *forfeit, board_t *end, char *err,
+               size_t errlen);
 
 /* The Elo difference of w wins, l losses and d draws, with a 95% interval:
  * the score +- 1.96 standard errors through the logistic curve; at a score

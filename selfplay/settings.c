@@ -285,6 +285,8 @@ const setting_t settings_table[S_COUNT] = {
     [S_OPENINGS] = {"openings", "openings", SET_STR, 0, 0, "2", "K|FILE",
                     "K random stones near the centre (0..20), or an openings FILE (see README)",
                     BY_MATCH},
+    [S_MATCH_SAVE] = {"match_save", "save", SET_STR, 0, 0, NULL, "DIR",
+                      "write each game as DIR/game_NNNN.psq (the directory must exist)", BY_MATCH},
     [S_MATCH_TIME] = {"match_time", "match-time", SET_INT, 0, 86400000, "0", "MS",
                       "a clock per player per game (Gomocup's timeout_match); out of it loses; "
                       "0: none", BY_MATCH},

@@ -110,7 +110,7 @@ typedef enum setting_id {
     /* gomoku play */
     S_BLACK, S_WHITE, S_PLAY_MODEL, S_HUMAN_COLOR, S_HINT, S_PLAY_QUIET, S_LOAD,
     /* gomoku match */
-    S_MATCH_GAMES, S_OPENINGS, S_MATCH_TIME, S_JSON, S_MATCH_QUIET,
+    S_MATCH_GAMES, S_OPENINGS, S_MATCH_TIME, S_MATCH_SAVE, S_JSON, S_MATCH_QUIET,
     /* gomoku pbrain */
     S_PBRAIN_MODEL,
     /* gomoku serve */

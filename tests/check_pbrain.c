@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/gamefile.h"
 #include "play/match.h"
 #include "play/pbrain.h"
 #include "play/player.h"
@@ -1823,7 +1824,7 @@ START_TEST(test_match_clock_told_to_engine)
     result_t res;
     int plies;
     bool forfeit;
-    ck_assert_msg(match_play(eng, rnd, &opening, 60000, &res, &plies, &forfeit, err, sizeof err) == 0,
+    ck_assert_msg(match_play(eng, rnd, &opening, 60000, &res, &plies, &forfeit, NULL, err, sizeof err) == 0,
                   "%s", err);
     ck_assert(!forfeit);
     ck_assert_int_eq(eng->time_left, MOVETIME_UNLIMITED);   /* no clock outside a game */
@@ -1866,7 +1867,7 @@ START_TEST(test_match_forfeits)
     result_t res;
     int plies;
     bool forfeit;
-    ck_assert_msg(match_play(slow_eng, rnd, &opening, 150, &res, &plies, &forfeit, err, sizeof err)
+    ck_assert_msg(match_play(slow_eng, rnd, &opening, 150, &res, &plies, &forfeit, NULL, err, sizeof err)
                   == 0, "%s", err);
     ck_assert(forfeit);
     ck_assert_int_eq(res, RESULT_WHITE);
@@ -1880,7 +1881,7 @@ START_TEST(test_match_forfeits)
                                   RULE_FREESTYLE, 15, &o, err, sizeof err);
     ck_assert_msg(occ != NULL, "%s", err);
     board_play(&opening, 7 * 15 + 7);   /* the engine, white, answers on this stone */
-    ck_assert_int_eq(match_play(rnd, occ, &opening, 0, &res, &plies, &forfeit, err, sizeof err), -1);
+    ck_assert_int_eq(match_play(rnd, occ, &opening, 0, &res, &plies, &forfeit, NULL, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "7,7: occupied"), "%s", err);   /* the engine is unusable now */
     player_free(occ);
     player_free(rnd);
@@ -1898,13 +1899,25 @@ START_TEST(test_match_openings_file)
     const char *good = "# two openings\nh8 i9 j7\n\n0,0, 1,1, -1,1, 2,2\n";
     write_file(path, good, strlen(good), "w");
     char args[2048];
-    snprintf(args, sizeof args, "match bot:vcf bot:random --games 6 --openings '%s' --json", path);
+    snprintf(args, sizeof args, "match bot:vcf bot:random --games 6 --openings '%s' --json "
+             "--save '%s'", path, dir);
     ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_BOTH, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "A as black 3-0-0, as white 3-0-0"), "%s", out);
     ck_assert_msg(strstr(out, "\"a_black\":[3,0,0]"), "%s", out);
     ck_assert_msg(strstr(out, "game 6/6"), "%s", out);
-    /* the first game's opening is the file's first line: visible in a
-     * pbrain engine's BOARD block */
+    /* the saved games start with the file's lines, in order, each twice,
+     * then the first again; black is named first */
+    static const int first[4][2] = {{7 * 15 + 7, 6 * 15 + 8}, {7 * 15 + 7, 6 * 15 + 8},
+                                    {7 * 15 + 7, 8 * 15 + 8}, {7 * 15 + 7, 8 * 15 + 8}};
+    for (int g = 0; g < 6; g++) {
+        char gp[1200], e[256];
+        snprintf(gp, sizeof gp, "%s/game_%04d.psq", dir, g + 1);
+        psq_game_t pg;
+        ck_assert_msg(psq_load(gp, &pg, e, sizeof e) == 0, "%s", e);
+        ck_assert_int_eq(pg.moves[0], first[g % 4][0]);
+        ck_assert_int_eq(pg.moves[1], first[g % 4][1]);
+        ck_assert_str_eq(pg.black, g % 2 ? "bot:random" : "bot:vcf");
+    }
     static const struct { const char *text, *why; } bad[] = {
         {"h8 i9\nh8 z77\n", "line 2: 'z77' is not a point"},
         {"# nothing\n\n", "no openings in it"},

@@ -611,11 +611,8 @@ int serve_play_psq(serve_play_t *p, const char *id, FILE *f)
     const board_t *b = &g->board;
     const char *base = strrchr(g->model, '/');
     base = base ? base + 1 : g->model;
-    int moves[BOARD_CELLS];
-    for (int i = 0; i < b->nmoves; i++)
-        moves[i] = b->moves[i];
-    psq_write(f, b->size, moves, b->nmoves, g->human == STONE_BLACK ? "human" : base,
-              g->human == STONE_BLACK ? base : "human");
+    psq_write_board(f, b, g->human == STONE_BLACK ? "human" : base,
+                    g->human == STONE_BLACK ? base : "human");
     play_release(p, g);
     return 200;
 }
