@@ -1,10 +1,11 @@
 /* Internal to engine/: a line of 11 cells through a point in one of the
  * four directions, the point itself at index LINE_MID, used by the renju
  * forbidden-move check and by the greedy bot; and the threat solvers'
- * scan of five-cell windows (vcf.c, used by vct.c too). */
+ * scan of five-cell windows (threat.c). */
 #ifndef GZ_ENGINE_LINE_H
 #define GZ_ENGINE_LINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/board.h"
@@ -63,17 +64,51 @@ static inline void line_mark_rays(const board_t *b, int p, int reach, uint8_t *m
         }
 }
 
+/* The window of five cells along direction dir that starts s0 cells from
+ * m (s0 in -4..0, so that it holds m): false when it leaves the board,
+ * else its first cell and the step from one cell to the next. */
+static inline bool line_window(int size, int m, int dir, int s0, int *first, int *step)
+{
+    int x0 = m % size + s0 * line_dx[dir], y0 = m / size + s0 * line_dy[dir];
+    int x4 = x0 + 4 * line_dx[dir], y4 = y0 + 4 * line_dy[dir];
+    if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size || y4 < 0 ||
+        y4 >= size)
+        return false;
+    *first = y0 * size + x0;
+    *step = line_dy[dir] * size + line_dx[dir];
+    return true;
+}
+
+/* The stones of colour c in the window of five from first by step, with
+ * its empty cells in empty[0..*ne); -1 when it holds another stone. */
+static inline int line_window_read(const board_t *b, int c, int first, int step, int empty[5],
+                                   int *ne)
+{
+    int own = 0;
+    *ne = 0;
+    for (int k = 0, p = first; k < 5; k++, p += step) {
+        if (b->cells[p] == c)
+            own++;
+        else if (b->cells[p] == STONE_EMPTY)
+            empty[(*ne)++] = p;
+        else
+            return -1;
+    }
+    return own;
+}
+
 /* Empty cells in a window of five on a line that holds `own` stones of
  * colour c and no other stone or wall (the rest empty), found from c's
  * stones; each cell once, in board order of the stones. own 4: candidate
  * five points; own 3: candidate four points; own 2: the cells where one
  * stone makes such a window of three (candidate threes). Returns the
- * count. Defined in vcf.c. */
+ * count. Defined in threat.c. */
 int line_window_points(const board_t *b, int c, int own, int *out);
 
 /* Five points of colour c, each once: the own-4 window candidates checked
  * exactly with the rule's five test. The same set as board_five_points
- * (not in its order), found from c's stones instead of every point. vcf.c. */
+ * (not in its order), found from c's stones instead of every point.
+ * threat.c. */
 int line_five_points(const board_t *b, int c, int *out);
 
 #endif
