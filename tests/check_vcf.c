@@ -400,18 +400,12 @@ END_TEST
 
 START_TEST(test_bot_vcf)
 {
-    bot_kind_t k;
-    ck_assert(bot_parse("vcf", &k) && k == BOT_VCF);
-    ck_assert_str_eq(bot_name(BOT_VCF), "vcf");
-    ck_assert_ptr_nonnull(strstr(BOT_LIST, "bot:vcf"));
     /* Wins a forced line: both sides bot:vcf from the two-four position,
      * black wins within the line's length (3 moves of black's). */
     board_t b;
     PLACE(&b, 15, RULE_FREESTYLE, STONE_BLACK, TWO_B, TWO_W);
+    check_bot_plays("vcf", BOT_VCF, b, 6, RESULT_BLACK);
     uint64_t rng = 3;
-    for (int ply = 0; ply < 6 && !board_over(&b); ply++)
-        ck_assert_int_eq(board_play(&b, bot_move(BOT_VCF, &b, &rng)), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
     /* Blocks the opponent's VCF: white to move, its move leaves black none. */
     vcf_t *s = solver();
     PLACE(&b, 15, RULE_FREESTYLE, STONE_WHITE, TWO_B, TWO_W);

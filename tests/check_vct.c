@@ -594,18 +594,12 @@ END_TEST
 
 START_TEST(test_bot_vct)
 {
-    bot_kind_t k;
-    ck_assert(bot_parse("vct", &k) && k == BOT_VCT);
-    ck_assert_str_eq(bot_name(BOT_VCT), "vct");
-    ck_assert_ptr_nonnull(strstr(BOT_LIST, "bot:vct"));
     /* Wins a forced line that is no VCF: the double three, then the open
      * four, then the five (both sides bot:vct). */
     board_t b;
     board_from_diagram(&b, RULE_FREESTYLE, STONE_BLACK, THREE_THREE);
+    check_bot_plays("vct", BOT_VCT, b, 5, RESULT_BLACK);
     uint64_t rng = 3;
-    for (int ply = 0; ply < 5 && !board_over(&b); ply++)
-        ck_assert_int_eq(board_play(&b, bot_move(BOT_VCT, &b, &rng)), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
     /* Stops the opponent's VCT with its only defence. */
     board_from_diagram(&b, RULE_FREESTYLE, STONE_WHITE, ONE_DEFENCE);
     ck_assert_int_eq(bot_vct_move(&b, &rng, NULL, NULL), xy(&b, 4, 4));

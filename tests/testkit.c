@@ -271,6 +271,20 @@ void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagra
     b->hash = board_hash_full(b);
 }
 
+void check_bot_plays(const char *name, bot_kind_t kind, board_t b, int plies, result_t result)
+{
+    bot_kind_t k;
+    char listed[32];
+    ck_assert(bot_parse(name, &k) && k == kind);
+    ck_assert_str_eq(bot_name(kind), name);
+    snprintf(listed, sizeof listed, "bot:%s", name);
+    ck_assert_ptr_nonnull(strstr(BOT_LIST, listed));
+    uint64_t rng = 3;
+    for (int ply = 0; ply < plies && !board_over(&b); ply++)
+        ck_assert_int_eq(board_play(&b, bot_move(kind, &b, &rng)), MOVE_OK);
+    ck_assert_int_eq(b.result, result);
+}
+
 long long json_num(const char *s, const char *key)
 {
     if (!s)

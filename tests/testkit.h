@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "engine/board.h"
+#include "engine/bot.h"
 #include "engine/record.h"
 
 /* ---- suites ---- */
@@ -105,6 +106,11 @@ void write_file(const char *path, const void *buf, size_t len, const char *mode)
  * stones in reading order: only the set matters), hash and side to move
  * are set directly, so any stone counts can be written down. */
 void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagram);
+
+/* bot:NAME is bot KIND (parsed, named and listed in BOT_LIST); with both
+ * sides played by it from B (a copy), the game ends within PLIES moves
+ * with RESULT. */
+void check_bot_plays(const char *name, bot_kind_t kind, board_t b, int plies, result_t result);
 
 /* ---- run directories (gomoku train) ---- */
 
