@@ -170,72 +170,6 @@ void wino_filter_adjoint(const float *du, int cin, int cout, float *dw)
         }
 }
 
-void wino_input(const float *xt, int ch, int M, int ns, float *v)
-{
-    int T = wino_tiles_side(M), hw = M * M;
-    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t d[36], t[36], o[36];
-    for (int s = 0; s < ns; s++)
-        for (int ty = 0; ty < T; ty++)
-            for (int tx = 0; tx < T; tx++) {
-                size_t tile = ((size_t)s * T + ty) * T + tx;
-                for (int c0 = 0; c0 < ch; c0 += VL) {
-                    int nc = ch - c0 < VL ? ch - c0 : VL;
-                    for (int i = 0; i < 6; i++)
-                        for (int j = 0; j < 6; j++) {
-                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
-                            if (y < 0 || y >= M || x < 0 || x >= M)
-                                memset(d[6 * i + j], 0, sizeof(lanes_t));
-                            else
-                                load_lanes(d[6 * i + j],
-                                           xt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
-                        }
-                    for (int j = 0; j < 6; j++)
-                        bt6(d + j, 6, t + j, 6);
-                    for (int i = 0; i < 6; i++)
-                        bt6(t + 6 * i, 1, o + 6 * i, 1);
-                    for (int xi = 0; xi < 36; xi++)
-                        copy_lanes(v + xi * fs + tile * ch + c0, o[xi], nc);
-                }
-            }
-}
-
-void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
-{
-    int T = wino_tiles_side(M), hw = M * M;
-    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t g[36], t[36], o[36];
-    memset(dxt, 0, sizeof(float) * (size_t)ns * hw * ch);
-    for (int s = 0; s < ns; s++)
-        for (int ty = 0; ty < T; ty++)
-            for (int tx = 0; tx < T; tx++) {
-                size_t tile = ((size_t)s * T + ty) * T + tx;
-                for (int c0 = 0; c0 < ch; c0 += VL) {
-                    int nc = ch - c0 < VL ? ch - c0 : VL;
-                    for (int xi = 0; xi < 36; xi++)
-                        load_lanes(g[xi], dv + xi * fs + tile * ch + c0, nc);
-                    for (int j = 0; j < 6; j++)
-                        b6(g + j, 6, t + j, 6);
-                    for (int i = 0; i < 6; i++)
-                        b6(t + 6 * i, 1, o + 6 * i, 1);
-                    for (int i = 0; i < 6; i++)
-                        for (int j = 0; j < 6; j++) {
-                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
-                            if (y < 0 || y >= M || x < 0 || x >= M)
-                                continue;
-                            float *dst = dxt + ((size_t)s * hw + y * M + x) * ch + c0;
-                            const float *src = o[6 * i + j];
-                            if (nc == VL)
-                                for (int l = 0; l < VL; l++)
-                                    dst[l] += src[l];
-                            else
-                                for (int l = 0; l < nc; l++)
-                                    dst[l] += src[l];
-                        }
-                }
-            }
-}
-
 /* dst[0..n) = relu(o + bias + res) * mask over the n <= VL lanes of one
  * output pixel (res may be NULL; mask is 0 or 1). As bias_relu_mask:
  * t > 0 ? t * mask : 0, so NaN gives 0. The full-width case is written in
@@ -259,11 +193,71 @@ static inline void epilogue_lanes(float *dst, const float *o, const float *bias,
     }
 }
 
-void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *ep, float *yt)
+/* dst[0..n) += src[0..n), n <= VL. */
+static inline void add_lanes(float *dst, const float *src, int n)
+{
+    if (n == VL)
+        for (int l = 0; l < VL; l++)
+            dst[l] += src[l];
+    else
+        for (int l = 0; l < n; l++)
+            dst[l] += src[l];
+}
+
+/* A 1-D transform over lanes: points of in (stride si) to points of out
+ * (stride so): bt6, b6, at6 or a4. */
+typedef void (*lanes_map_fn)(const lanes_t *in, int si, lanes_t *out, int so);
+
+/* The two directions below are written once for a forward transform and
+ * its adjoint; always_inline makes each caller a copy with its map (and
+ * n, off, add) constant, so the map is inlined as before. */
+#define WINO_INLINE static inline __attribute__((always_inline))
+
+/* v (36, nt, ch) from the pixel-major xt (ns * M * M, ch): each tile's
+ * n x n pixels from (4 ty + off, 4 tx + off), zero off the board, through
+ * map (n points to 6) along columns, then rows. */
+WINO_INLINE void pixels_to_freqs(const float *xt, int ch, int M, int ns, int n, int off,
+                                 lanes_map_fn map, float *v)
 {
     int T = wino_tiles_side(M), hw = M * M;
     size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t a[36], t[24], o[16];
+    lanes_t d[36], t[36], o[36];
+    for (int s = 0; s < ns; s++)
+        for (int ty = 0; ty < T; ty++)
+            for (int tx = 0; tx < T; tx++) {
+                size_t tile = ((size_t)s * T + ty) * T + tx;
+                for (int c0 = 0; c0 < ch; c0 += VL) {
+                    int nc = ch - c0 < VL ? ch - c0 : VL;
+                    for (int i = 0; i < n; i++)
+                        for (int j = 0; j < n; j++) {
+                            int y = 4 * ty + off + i, x = 4 * tx + off + j;
+                            if (y < 0 || y >= M || x < 0 || x >= M)
+                                memset(d[n * i + j], 0, sizeof(lanes_t));
+                            else
+                                load_lanes(d[n * i + j],
+                                           xt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
+                        }
+                    for (int j = 0; j < n; j++)
+                        map(d + j, n, t + j, n);
+                    for (int i = 0; i < 6; i++)
+                        map(t + n * i, 1, o + 6 * i, 1);
+                    for (int xi = 0; xi < 36; xi++)
+                        copy_lanes(v + xi * fs + tile * ch + c0, o[xi], nc);
+                }
+            }
+}
+
+/* The other way: each tile's 36 frequencies of m (36, nt, ch) through map
+ * (6 points to n) along columns, then rows, to the n x n pixels from
+ * (4 ty + off, 4 tx + off) of yt (ns * M * M, ch), those off the board
+ * dropped: added to yt (add), else stored, through ep when not NULL. */
+WINO_INLINE void freqs_to_pixels(const float *m, int ch, int M, int ns, int n, int off,
+                                 lanes_map_fn map, bool add, const wino_epilogue_t *ep,
+                                 float *yt)
+{
+    int T = wino_tiles_side(M), hw = M * M;
+    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
+    lanes_t a[36], t[36], o[36];
     for (int s = 0; s < ns; s++)
         for (int ty = 0; ty < T; ty++)
             for (int tx = 0; tx < T; tx++) {
@@ -273,56 +267,50 @@ void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *e
                     for (int xi = 0; xi < 36; xi++)
                         load_lanes(a[xi], m + xi * fs + tile * ch + c0, nc);
                     for (int j = 0; j < 6; j++)
-                        at6(a + j, 6, t + j, 6);
-                    for (int i = 0; i < 4; i++)
-                        at6(t + 6 * i, 1, o + 4 * i, 1);
-                    for (int i = 0; i < 4; i++)
-                        for (int j = 0; j < 4; j++) {
-                            int y = 4 * ty + i, x = 4 * tx + j;
-                            if (y >= M || x >= M)
+                        map(a + j, 6, t + j, 6);
+                    for (int i = 0; i < n; i++)
+                        map(t + 6 * i, 1, o + n * i, 1);
+                    for (int i = 0; i < n; i++)
+                        for (int j = 0; j < n; j++) {
+                            int y = 4 * ty + off + i, x = 4 * tx + off + j;
+                            if (y < 0 || y >= M || x < 0 || x >= M)
                                 continue;
                             size_t r = (size_t)s * hw + y * M + x;
-                            if (!ep)
-                                copy_lanes(yt + r * ch + c0, o[4 * i + j], nc);
+                            float *dst = yt + r * ch + c0;
+                            const float *src = o[n * i + j];
+                            if (add)
+                                add_lanes(dst, src, nc);
+                            else if (!ep)
+                                copy_lanes(dst, src, nc);
                             else if (ep->res)
-                                epilogue_lanes(yt + r * ch + c0, o[4 * i + j], ep->bias + c0,
-                                               ep->res + r * ch + c0, ep->mask[r], nc);
+                                epilogue_lanes(dst, src, ep->bias + c0, ep->res + r * ch + c0,
+                                               ep->mask[r], nc);
                             else
-                                epilogue_lanes(yt + r * ch + c0, o[4 * i + j], ep->bias + c0,
-                                               NULL, ep->mask[r], nc);
+                                epilogue_lanes(dst, src, ep->bias + c0, NULL, ep->mask[r], nc);
                         }
                 }
             }
 }
 
+void wino_input(const float *xt, int ch, int M, int ns, float *v)
+{
+    pixels_to_freqs(xt, ch, M, ns, 6, -1, bt6, v);
+}
+
+void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
+{
+    memset(dxt, 0, sizeof(float) * (size_t)ns * M * M * ch);
+    freqs_to_pixels(dv, ch, M, ns, 6, -1, b6, true, NULL, dxt);
+}
+
+void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *ep, float *yt)
+{
+    freqs_to_pixels(m, ch, M, ns, 4, 0, at6, false, ep, yt);
+}
+
 void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
 {
-    int T = wino_tiles_side(M), hw = M * M;
-    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t g[16], t[24], o[36];
-    for (int s = 0; s < ns; s++)
-        for (int ty = 0; ty < T; ty++)
-            for (int tx = 0; tx < T; tx++) {
-                size_t tile = ((size_t)s * T + ty) * T + tx;
-                for (int c0 = 0; c0 < ch; c0 += VL) {
-                    int nc = ch - c0 < VL ? ch - c0 : VL;
-                    for (int i = 0; i < 4; i++)
-                        for (int j = 0; j < 4; j++) {
-                            int y = 4 * ty + i, x = 4 * tx + j;
-                            if (y >= M || x >= M)
-                                memset(g[4 * i + j], 0, sizeof(lanes_t));
-                            else
-                                load_lanes(g[4 * i + j],
-                                           dyt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
-                        }
-                    for (int j = 0; j < 4; j++)
-                        a4(g + j, 4, t + j, 4);
-                    for (int i = 0; i < 6; i++)
-                        a4(t + 4 * i, 1, o + 6 * i, 1);
-                    for (int xi = 0; xi < 36; xi++)
-                        copy_lanes(dm + xi * fs + tile * ch + c0, o[xi], nc);
-                }
-            }
+    pixels_to_freqs(dyt, ch, M, ns, 4, 0, a4, dm);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
