@@ -2221,30 +2221,31 @@ static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     return 0;
 }
 
-static void cuda_get_weights(nn_ctx_t *c, float *params)
+/* The vtable's copies of the weights and the momentum, on the context's
+ * device; both synchronised. */
+static void host_from_device(nn_ctx_t *c, float *host, const float *dev)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
-    params_download(c, params, c->params);
+    params_download(c, host, dev);
 }
+
+static void device_from_host(nn_ctx_t *c, float *dev, const float *host)
+{
+    CUDA_CHECK(cudaSetDevice(c->device));
+    CUDA_CHECK(params_upload(c, dev, host));
+}
+
+static void cuda_get_weights(nn_ctx_t *c, float *params) { host_from_device(c, params, c->params); }
 
 static void cuda_set_weights(nn_ctx_t *c, const float *params)
 {
-    CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(params_upload(c, c->params, params));
+    device_from_host(c, c->params, params);
     weights_changed(c);
 }
 
-static void cuda_get_momentum(nn_ctx_t *c, float *m)
-{
-    CUDA_CHECK(cudaSetDevice(c->device));
-    params_download(c, m, c->mom);
-}
+static void cuda_get_momentum(nn_ctx_t *c, float *m) { host_from_device(c, m, c->mom); }
 
-static void cuda_set_momentum(nn_ctx_t *c, const float *m)
-{
-    CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(params_upload(c, c->mom, m));
-}
+static void cuda_set_momentum(nn_ctx_t *c, const float *m) { device_from_host(c, c->mom, m); }
 
 /* Pinned host memory (module lock: cudaMallocHost would break another
  * thread's capture). NULL when the device has none to give. */
