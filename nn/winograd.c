@@ -208,52 +208,30 @@ static inline void add_lanes(float *dst, const float *src, int n)
  * (stride so): bt6, b6, at6 or a4. */
 typedef void (*lanes_map_fn)(const lanes_t *in, int si, lanes_t *out, int so);
 
-/* The two directions below are written once for a forward transform and
- * its adjoint; always_inline makes each caller a copy with its map (and
- * n, off, add) constant, so the map is inlined as before. */
+/* The one loop over tiles below serves the four tile transforms;
+ * always_inline makes each caller a copy with its map, direction and
+ * sizes constant, so the map is inlined as when they were four loops. */
 #define WINO_INLINE static inline __attribute__((always_inline))
 
-/* v (36, nt, ch) from the pixel-major xt (ns * M * M, ch): each tile's
- * n x n pixels from (4 ty + off, 4 tx + off), zero off the board, through
- * map (n points to 6) along columns, then rows. */
-WINO_INLINE void pixels_to_freqs(const float *xt, int ch, int M, int ns, int n, int off,
-                                 lanes_map_fn map, float *v)
+/* The 2-D transform of a nin x nin block a: map (nin points to nout)
+ * along columns into t, then along rows into o (nout x nout). */
+WINO_INLINE void map_2d(lanes_map_fn map, const lanes_t *a, int nin, int nout, lanes_t *t,
+                        lanes_t *o)
 {
-    int T = wino_tiles_side(M), hw = M * M;
-    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t d[36], t[36], o[36];
-    for (int s = 0; s < ns; s++)
-        for (int ty = 0; ty < T; ty++)
-            for (int tx = 0; tx < T; tx++) {
-                size_t tile = ((size_t)s * T + ty) * T + tx;
-                for (int c0 = 0; c0 < ch; c0 += VL) {
-                    int nc = ch - c0 < VL ? ch - c0 : VL;
-                    for (int i = 0; i < n; i++)
-                        for (int j = 0; j < n; j++) {
-                            int y = 4 * ty + off + i, x = 4 * tx + off + j;
-                            if (y < 0 || y >= M || x < 0 || x >= M)
-                                memset(d[n * i + j], 0, sizeof(lanes_t));
-                            else
-                                load_lanes(d[n * i + j],
-                                           xt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
-                        }
-                    for (int j = 0; j < n; j++)
-                        map(d + j, n, t + j, n);
-                    for (int i = 0; i < 6; i++)
-                        map(t + n * i, 1, o + 6 * i, 1);
-                    for (int xi = 0; xi < 36; xi++)
-                        copy_lanes(v + xi * fs + tile * ch + c0, o[xi], nc);
-                }
-            }
+    for (int j = 0; j < nin; j++)
+        map(a + j, nin, t + j, nin);
+    for (int i = 0; i < nout; i++)
+        map(t + nin * i, 1, o + nout * i, 1);
 }
 
-/* The other way: each tile's 36 frequencies of m (36, nt, ch) through map
- * (6 points to n) along columns, then rows, to the n x n pixels from
- * (4 ty + off, 4 tx + off) of yt (ns * M * M, ch), those off the board
- * dropped: added to yt (add), else stored, through ep when not NULL. */
-WINO_INLINE void freqs_to_pixels(const float *m, int ch, int M, int ns, int n, int off,
-                                 lanes_map_fn map, bool add, const wino_epilogue_t *ep,
-                                 float *yt)
+/* Every tile of ns planes, VL channels at a time, one way or the other:
+ * to_freqs, from the pixel-major src (ns * M * M, ch) to dst (36, nt, ch);
+ * else the reverse. A tile's pixels are the n x n from (4 ty + off,
+ * 4 tx + off): read as zero off the board, dropped there on the way out,
+ * where they are added to dst (add) or stored, through ep when not NULL.
+ * map takes n points to 6 frequencies, or 6 back to n. */
+WINO_INLINE void map_tiles(const float *src, int ch, int M, int ns, bool to_freqs, int n, int off,
+                           lanes_map_fn map, bool add, const wino_epilogue_t *ep, float *dst)
 {
     int T = wino_tiles_side(M), hw = M * M;
     size_t fs = wino_fstride(wino_tiles(M, ns), ch);
@@ -264,29 +242,41 @@ WINO_INLINE void freqs_to_pixels(const float *m, int ch, int M, int ns, int n, i
                 size_t tile = ((size_t)s * T + ty) * T + tx;
                 for (int c0 = 0; c0 < ch; c0 += VL) {
                     int nc = ch - c0 < VL ? ch - c0 : VL;
+                    if (to_freqs) {
+                        for (int i = 0; i < n; i++)
+                            for (int j = 0; j < n; j++) {
+                                int y = 4 * ty + off + i, x = 4 * tx + off + j;
+                                if (y < 0 || y >= M || x < 0 || x >= M)
+                                    memset(a[n * i + j], 0, sizeof(lanes_t));
+                                else
+                                    load_lanes(a[n * i + j],
+                                               src + ((size_t)s * hw + y * M + x) * ch + c0, nc);
+                            }
+                        map_2d(map, a, n, 6, t, o);
+                        for (int xi = 0; xi < 36; xi++)
+                            copy_lanes(dst + xi * fs + tile * ch + c0, o[xi], nc);
+                        continue;
+                    }
                     for (int xi = 0; xi < 36; xi++)
-                        load_lanes(a[xi], m + xi * fs + tile * ch + c0, nc);
-                    for (int j = 0; j < 6; j++)
-                        map(a + j, 6, t + j, 6);
-                    for (int i = 0; i < n; i++)
-                        map(t + 6 * i, 1, o + n * i, 1);
+                        load_lanes(a[xi], src + xi * fs + tile * ch + c0, nc);
+                    map_2d(map, a, 6, n, t, o);
                     for (int i = 0; i < n; i++)
                         for (int j = 0; j < n; j++) {
                             int y = 4 * ty + off + i, x = 4 * tx + off + j;
                             if (y < 0 || y >= M || x < 0 || x >= M)
                                 continue;
                             size_t r = (size_t)s * hw + y * M + x;
-                            float *dst = yt + r * ch + c0;
-                            const float *src = o[n * i + j];
+                            float *d = dst + r * ch + c0;
                             if (add)
-                                add_lanes(dst, src, nc);
+                                add_lanes(d, o[n * i + j], nc);
                             else if (!ep)
-                                copy_lanes(dst, src, nc);
+                                copy_lanes(d, o[n * i + j], nc);
                             else if (ep->res)
-                                epilogue_lanes(dst, src, ep->bias + c0, ep->res + r * ch + c0,
-                                               ep->mask[r], nc);
+                                epilogue_lanes(d, o[n * i + j], ep->bias + c0,
+                                               ep->res + r * ch + c0, ep->mask[r], nc);
                             else
-                                epilogue_lanes(dst, src, ep->bias + c0, NULL, ep->mask[r], nc);
+                                epilogue_lanes(d, o[n * i + j], ep->bias + c0, NULL, ep->mask[r],
+                                               nc);
                         }
                 }
             }
@@ -294,23 +284,23 @@ WINO_INLINE void freqs_to_pixels(const float *m, int ch, int M, int ns, int n, i
 
 void wino_input(const float *xt, int ch, int M, int ns, float *v)
 {
-    pixels_to_freqs(xt, ch, M, ns, 6, -1, bt6, v);
+    map_tiles(xt, ch, M, ns, true, 6, -1, bt6, false, NULL, v);
 }
 
 void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
 {
     memset(dxt, 0, sizeof(float) * (size_t)ns * M * M * ch);
-    freqs_to_pixels(dv, ch, M, ns, 6, -1, b6, true, NULL, dxt);
+    map_tiles(dv, ch, M, ns, false, 6, -1, b6, true, NULL, dxt);
 }
 
 void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *ep, float *yt)
 {
-    freqs_to_pixels(m, ch, M, ns, 4, 0, at6, false, ep, yt);
+    map_tiles(m, ch, M, ns, false, 4, 0, at6, false, ep, yt);
 }
 
 void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
 {
-    pixels_to_freqs(dyt, ch, M, ns, 4, 0, a4, dm);
+    map_tiles(dyt, ch, M, ns, true, 4, 0, a4, false, NULL, dm);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)
