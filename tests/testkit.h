@@ -9,6 +9,7 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "engine/board.h"
@@ -151,6 +152,32 @@ long read_records(const char *dir, const char *suffix,
                   void (*fn)(void *user, const game_record_t *r), void *user, long *bad);
 /* Files in DIR whose names end in SUFFIX; -1 when DIR cannot be opened. */
 int count_files(const char *dir, const char *suffix);
+/* ---- game ids: games sent against games stored ---- */
+
+/* A game's id as workers log it (--games-log: "WID SEQ" lines, hex and
+ * decimal) and records carry it. */
+typedef struct game_id {
+    uint64_t worker, seq;
+} game_id_t;
+/* A set of them: add, then game_ids_sort before game_ids_has. */
+typedef struct game_ids {
+    game_id_t *v;
+    size_t n, cap;
+} game_ids_t;
+
+/* Adds the ids of the good records in the files of DIR whose names end
+ * in SUFFIX; nothing when DIR does not exist. */
+void game_ids_add_dir(game_ids_t *g, const char *dir, const char *suffix);
+void game_ids_sort(game_ids_t *g);
+/* Fails the test when an id of the sorted G is there twice (worker 0's,
+ * from games recorded without a worker, excepted when ANON_OK). */
+void check_ids_once(const game_ids_t *g, bool anon_ok);
+bool game_ids_has(const game_ids_t *g, uint64_t worker, uint64_t seq);
+void game_ids_free(game_ids_t *g);
+/* Every game in the games log LOG is in A or (not NULL) B; fails the test
+ * naming the first that is not. Returns the games in LOG. */
+size_t check_sent_in(const char *log, const game_ids_t *a, const game_ids_t *b);
+
 /* ---- JSON ---- */
 
 /* Whether S is one whole, valid JSON text (RFC 8259); when not, WHY says
