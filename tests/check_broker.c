@@ -119,6 +119,20 @@ static broker_t *connect_run(const redis_t *r, const char *run)
     return b;
 }
 
+/* The settings of b's run, once its trainer has published a model (fails
+ * the test after SECONDS, times slow(), without one). */
+static broker_settings_t wait_run_settings(broker_t *b, double seconds)
+{
+    char err[512];
+    uint64_t gen;
+    double end = now_s() + seconds * slow();
+    while (broker_model_gen(b, &gen, err, sizeof err) != 0)
+        ck_assert_msg(now_s() < end, "trainer published no model"), usleep(50000);
+    broker_settings_t s;
+    ck_assert_int_eq(broker_fetch_settings(b, &s, err, sizeof err), 0);
+    return s;
+}
+
 /* A fresh redis-server without a password in directory NAME, and a
  * connection for run RUN on it. */
 static broker_t *redis_run(redis_t *r, const char *name, const char *run)
@@ -634,12 +648,7 @@ START_TEST(test_trainer_refuses_broker_junk)
     pid_t t = spawn_logged(targv, log);
     broker_t *b = connect_run(&r, "junk");
     char err[512];
-    uint64_t gen;
-    double end = now_s() + 30 * slow();
-    while (broker_model_gen(b, &gen, err, sizeof err) != 0)
-        ck_assert_msg(now_s() < end, "trainer published no model"), usleep(50000);
-    broker_settings_t s;
-    ck_assert_int_eq(broker_fetch_settings(b, &s, err, sizeof err), 0);
+    broker_settings_t s = wait_run_settings(b, 30);
     char rid[24];
     snprintf(rid, sizeof rid, "%016" PRIx64, s.run_id);
 
@@ -694,7 +703,7 @@ START_TEST(test_trainer_refuses_broker_junk)
     redisFree(ctx);
 
     /* every entry taken: the stream drains */
-    end = now_s() + 60 * slow();
+    double end = now_s() + 60 * slow();
     while (broker_stream_len(b, err, sizeof err) > 0 || broker_pending(b, err, sizeof err) > 0)
         ck_assert_msg(now_s() < end, "the trainer did not take the stream"), usleep(100000);
     ck_assert(wait_status(run, "duplicates", 2, 10));
@@ -772,14 +781,9 @@ START_TEST(test_cluster_survives_faults_exactly_once)
     ck_assert(wait_status(c.run, "generation", 0, 30));
     broker_t *b = connect_run(&c.r, "clu");
     char err[512];
-    uint64_t gen;
-    double end = now_s() + 20 * slow();
-    while (broker_model_gen(b, &gen, err, sizeof err) != 0)
-        ck_assert_msg(now_s() < end, "trainer published no model"), usleep(50000);
+    broker_settings_t s = wait_run_settings(b, 20);
 
     /* bad entries: garbage from one worker id, a game of another run */
-    broker_settings_t s;
-    ck_assert_int_eq(broker_fetch_settings(b, &s, err, sizeof err), 0);
     /* remote workers get every setting of the run's table, its own root
      * noise (7x7: 0 = 10 / 49) among them */
     ck_assert_int_eq(s.cfg.size, 7);
