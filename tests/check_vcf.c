@@ -183,9 +183,7 @@ START_TEST(test_immediate_five_and_game_over)
     board_init(&b, 15, RULE_FREESTYLE);
     vcf_result_t r;
     ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_NONE);   /* empty board */
-    static const int mv[][2] = {{7, 7}, {0, 0}, {8, 7}, {0, 2}, {9, 7}, {0, 4}, {10, 7}, {0, 6}};
-    for (int i = 0; i < 8; i++)
-        board_play(&b, board_xy(&b, mv[i][0], mv[i][1]));
+    play_black_four(&b, 7, 7);
     ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_WIN);
     ck_assert_int_eq(r.nfours, 0);
     ck_assert_int_eq(r.nline, 1);

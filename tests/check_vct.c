@@ -577,9 +577,7 @@ START_TEST(test_limits)
     /* a finished game and an immediate five */
     board_t g;
     board_init(&g, 9, RULE_FREESTYLE);
-    static const int mv[][2] = {{4, 4}, {0, 0}, {5, 4}, {0, 2}, {6, 4}, {0, 4}, {7, 4}, {0, 6}};
-    for (int i = 0; i < 8; i++)
-        board_play(&g, xy(&g, mv[i][0], mv[i][1]));
+    play_black_four(&g, 4, 4);
     ck_assert_int_eq(vct_solve(s, &g, NULL, &r), VCT_WIN);
     ck_assert_int_eq(r.nthreats, 0);
     ck_assert_int_eq(r.nline, 1);

@@ -273,6 +273,14 @@ void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagra
     b->hash = board_hash_full(b);
 }
 
+void play_black_four(board_t *b, int x, int y)
+{
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(board_play(b, board_xy(b, x + i, y)), MOVE_OK);
+        ck_assert_int_eq(board_play(b, board_xy(b, 0, 2 * i)), MOVE_OK);
+    }
+}
+
 void check_bot_plays(const char *name, bot_kind_t kind, board_t b, int plies, result_t result)
 {
     bot_kind_t k;

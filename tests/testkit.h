@@ -108,6 +108,11 @@ void write_file(const char *path, const void *buf, size_t len, const char *mode)
  * are set directly, so any stone counts can be written down. */
 void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagram);
 
+/* Plays on B black's four stones in a row from (X, Y) rightwards, white
+ * answering at (0, 0), (0, 2), (0, 4), (0, 6): black to move with a five
+ * point at each end. */
+void play_black_four(board_t *b, int x, int y);
+
 /* bot:NAME is bot KIND (parsed, named and listed in BOT_LIST); with both
  * sides played by it from B (a copy), the game ends within PLIES moves
  * with RESULT. */
