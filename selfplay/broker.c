@@ -792,6 +792,19 @@ static void entry_bad(broker_entry_t *e, const char *field, const char *what)
         snprintf(e->why, sizeof e->why, "entry %s: field '%s' %s", e->id, field, what);
 }
 
+/* A field holding a hex id (1-16 hex digits, not 0): its value, or 0
+ * with e marked bad by the field's message for empty or for malformed. */
+static uint64_t entry_hex_id(broker_entry_t *e, const char *field, const char *val, size_t vl,
+                             const char *empty, const char *malformed)
+{
+    uint64_t id = hex_str(val, vl);
+    if (vl == 0)
+        entry_bad(e, field, empty);
+    else if (!id)
+        entry_bad(e, field, malformed);
+    return id;
+}
+
 /* Room for n more bytes in the batch's buffer; its offset, or -1. */
 static long long batch_room(broker_batch_t *bt, size_t n)
 {
@@ -905,18 +918,12 @@ static int read_entries(rd_t *r, broker_batch_t *bt, char *err, size_t errlen)
                     return -2;
                 if (strcmp(name, "run") == 0) {
                     have_run = 1;
-                    e->run_id = hex_str(val, vl);
-                    if (vl == 0)
-                        entry_bad(e, "run", "is empty");
-                    else if (!e->run_id)
-                        entry_bad(e, "run", "is not a run id (1-16 hex digits, not 0)");
+                    e->run_id = entry_hex_id(e, "run", val, vl, "is empty",
+                                             "is not a run id (1-16 hex digits, not 0)");
                 } else if (strcmp(name, "w") == 0) {
                     have_w = 1;
-                    e->worker_id = hex_str(val, vl);
-                    if (vl == 0)
-                        entry_bad(e, "w", "(worker id) is empty");
-                    else if (!e->worker_id)
-                        entry_bad(e, "w", "(worker id) is not 1-16 hex digits, not 0");
+                    e->worker_id = entry_hex_id(e, "w", val, vl, "(worker id) is empty",
+                                                "(worker id) is not 1-16 hex digits, not 0");
                 }
             }
             if (!have_run)
