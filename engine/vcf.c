@@ -18,7 +18,6 @@
 
 #include "engine/line.h"
 #include "engine/threat.h"
-#include "util/util.h"
 
 typedef struct tt_entry {
     uint64_t key;
