@@ -373,21 +373,11 @@ START_TEST(test_defend)
     int n = vcf_defend(s, &b, &lim, moves, &threat);
     ck_assert_int_gt(n, 0);
     ck_assert_int_eq(threat.status, VCF_WIN);
-    uint8_t in[BOARD_CELLS] = {0};
+    bool first_four = false;
     for (int i = 0; i < n; i++)
-        in[moves[i]] = 1;
-    ck_assert(in[board_xy(&b, 8, 5)]);   /* the first four's point */
-    int total = 0;
-    for (int m = 0; m < board_npoints(&b); m++) {
-        if (board_check_move(&b, m) != MOVE_OK)
-            continue;
-        board_t after = b;
-        board_play(&after, m);
-        bool stops = vcf_solve(check, &after, &lim, NULL) == VCF_NONE;
-        ck_assert_msg(stops == (bool)in[m], "move %d: stops %d, listed %d", m, stops, in[m]);
-        total += stops;
-    }
-    ck_assert_int_eq(total, n);
+        first_four |= moves[i] == board_xy(&b, 8, 5);
+    ck_assert(first_four);
+    check_defences(&b, moves, n, &(threat_check_t){.vcf = check, .vcf_lim = &lim});
     /* nothing to defend: black's turn with white to threaten nothing */
     board_pass(&b);
     ck_assert_int_eq(vcf_defend(s, &b, &lim, moves, NULL), -1);

@@ -536,18 +536,7 @@ START_TEST(test_defend)
     ck_assert_int_eq(moves[0], xy(&b, 4, 4));
     ck_assert_int_eq(threat.status, VCT_WIN);
     ck_assert_int_eq(threat.nthreats, 2);
-    int stops = 0;   /* every legal move tried */
-    for (int m = 0; m < board_npoints(&b); m++) {
-        if (board_check_move(&b, m) != MOVE_OK)
-            continue;
-        board_t after = b;
-        board_play(&after, m);
-        bool none = vct_solve(check, &after, &lim, NULL) == VCT_NONE;
-        ck_assert_msg(none == (m == moves[0]), "move %d,%d: black has no VCT %d", m % 9, m / 9,
-                      none);
-        stops += none;
-    }
-    ck_assert_int_eq(stops, 1);
+    check_defences(&b, moves, 1, &(threat_check_t){.vct = check, .vct_lim = &lim});
     /* black to move: white threatens nothing */
     board_pass(&b);
     ck_assert_int_eq(vct_defend(s, &b, &lim, moves, NULL), -1);

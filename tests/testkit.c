@@ -281,6 +281,26 @@ void play_black_four(board_t *b, int x, int y)
     }
 }
 
+void check_defences(const board_t *b, const int *moves, int n, const threat_check_t *t)
+{
+    bool listed[BOARD_CELLS] = {0};
+    for (int i = 0; i < n; i++)
+        listed[moves[i]] = true;
+    int ngone = 0;
+    for (int m = 0; m < board_npoints(b); m++) {
+        if (board_check_move(b, m) != MOVE_OK)
+            continue;
+        board_t after = *b;
+        board_play(&after, m);
+        bool g = t->vcf ? vcf_solve(t->vcf, &after, t->vcf_lim, NULL) == VCF_NONE
+                        : vct_solve(t->vct, &after, t->vct_lim, NULL) == VCT_NONE;
+        ck_assert_msg(g == listed[m], "move %d,%d: threat gone %d, listed %d", m % b->size,
+                      m / b->size, g, listed[m]);
+        ngone += g;
+    }
+    ck_assert_int_eq(ngone, n);
+}
+
 void check_bot_plays(const char *name, bot_kind_t kind, board_t b, int plies, result_t result)
 {
     bot_kind_t k;

@@ -15,6 +15,8 @@
 #include "engine/board.h"
 #include "engine/bot.h"
 #include "engine/record.h"
+#include "engine/vcf.h"
+#include "engine/vct.h"
 
 /* ---- suites ---- */
 
@@ -112,6 +114,20 @@ void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagra
  * answering at (0, 0), (0, 2), (0, 4), (0, 6): black to move with a five
  * point at each end. */
 void play_black_four(board_t *b, int x, int y);
+
+/* A threat solver with its limits, for check_defences: the VCF solver
+ * when VCF is set, else the VCT one. */
+typedef struct threat_check {
+    vcf_t *vcf;
+    const vcf_limits_t *vcf_lim;
+    vct_t *vct;
+    const vct_limits_t *vct_lim;
+} threat_check_t;
+
+/* The listed defences MOVES[0..N) of B are exactly its legal moves after
+ * which T's solver proves the opponent has no threat (VCF_NONE,
+ * VCT_NONE): every legal move is tried. */
+void check_defences(const board_t *b, const int *moves, int n, const threat_check_t *t);
 
 /* bot:NAME is bot KIND (parsed, named and listed in BOT_LIST); with both
  * sides played by it from B (a copy), the game ends within PLIES moves
