@@ -5,7 +5,6 @@
 #ifndef GZ_ENGINE_LINE_H
 #define GZ_ENGINE_LINE_H
 
-#include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/board.h"
@@ -62,39 +61,6 @@ static inline void line_mark_rays(const board_t *b, int p, int reach, uint8_t *m
             if (k != 0 && x >= 0 && y >= 0 && x < size && y < size)
                 mark[q] += mark[q] < 255;
         }
-}
-
-/* The window of five cells along direction dir that starts s0 cells from
- * m (s0 in -4..0, so that it holds m): false when it leaves the board,
- * else its first cell and the step from one cell to the next. */
-static inline bool line_window(int size, int m, int dir, int s0, int *first, int *step)
-{
-    int x0 = m % size + s0 * line_dx[dir], y0 = m / size + s0 * line_dy[dir];
-    int x4 = x0 + 4 * line_dx[dir], y4 = y0 + 4 * line_dy[dir];
-    if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size || y4 < 0 ||
-        y4 >= size)
-        return false;
-    *first = y0 * size + x0;
-    *step = line_dy[dir] * size + line_dx[dir];
-    return true;
-}
-
-/* The stones of colour c in the window of five from first by step, with
- * its empty cells in empty[0..*ne); -1 when it holds another stone. */
-static inline int line_window_read(const board_t *b, int c, int first, int step, int empty[5],
-                                   int *ne)
-{
-    int own = 0;
-    *ne = 0;
-    for (int k = 0, p = first; k < 5; k++, p += step) {
-        if (b->cells[p] == c)
-            own++;
-        else if (b->cells[p] == STONE_EMPTY)
-            empty[(*ne)++] = p;
-        else
-            return -1;
-    }
-    return own;
 }
 
 /* Empty cells in a window of five on a line that holds `own` stones of

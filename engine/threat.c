@@ -30,18 +30,6 @@ void threat_begin(threat_query_t *q, const board_t *b, uint64_t max_nodes, doubl
     q->nline = 0;
 }
 
-bool threat_over_budget(threat_query_t *q, uint64_t poll_mask)
-{
-    if (q->aborted)
-        return true;
-    if (q->max_nodes && q->nodes >= q->max_nodes)
-        q->aborted = true;
-    else if (q->deadline_ms > 0.0 && (q->nodes & poll_mask) == 0 &&
-             util_now_ms() >= q->deadline_ms)
-        q->aborted = true;
-    return q->aborted;
-}
-
 int threat_line(const threat_query_t *q, const board_t *b, bool won, int *out_line,
                 int *nthreats)
 {
@@ -93,11 +81,23 @@ int line_window_points(const board_t *b, int c, int own, int *out)
     for (int m = 0; m < size * size; m++) {
         if (b->cells[m] != c)
             continue;
-        for (int d = 0; d < NDIRS; d++)
+        int mx = m % size, my = m / size;
+        for (int d = 0; d < NDIRS; d++) {
+            int dx = line_dx[d], dy = line_dy[d];
             for (int s0 = -4; s0 <= 0; s0++) {
-                int first, step, empty[5], ne;
-                if (!line_window(size, m, d, s0, &first, &step) ||
-                    line_window_read(b, c, first, step, empty, &ne) != own)
+                int x0 = mx + s0 * dx, y0 = my + s0 * dy;
+                int x4 = x0 + 4 * dx, y4 = y0 + 4 * dy;
+                if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size ||
+                    y4 < 0 || y4 >= size)
+                    continue;
+                int k = 0, empty[5], ne = 0;
+                for (int p = y0 * size + x0, step = dy * size + dx; k < 5; k++, p += step) {
+                    if (b->cells[p] == STONE_EMPTY)
+                        empty[ne++] = p;
+                    else if (b->cells[p] != c)
+                        break;
+                }
+                if (k < 5 || ne != 5 - own)
                     continue;
                 for (int i = 0; i < ne; i++)
                     if (!seen[empty[i]]) {
@@ -105,6 +105,7 @@ int line_window_points(const board_t *b, int c, int own, int *out)
                         out[n++] = empty[i];
                     }
             }
+        }
     }
     return n;
 }

@@ -11,6 +11,7 @@
 
 #include "engine/board.h"
 #include "engine/vcf.h"
+#include "util/util.h"
 
 #define THREAT_LINE_MAX VCF_LINE_MAX   /* the longer of the two solvers' lines */
 
@@ -39,7 +40,17 @@ void threat_begin(threat_query_t *q, const board_t *b, uint64_t max_nodes, doubl
 
 /* Has the budget run out? Sets and keeps q->aborted. The clock is read
  * when nodes & poll_mask is zero. */
-bool threat_over_budget(threat_query_t *q, uint64_t poll_mask);
+static inline bool threat_over_budget(threat_query_t *q, uint64_t poll_mask)
+{
+    if (q->aborted)
+        return true;
+    if (q->max_nodes && q->nodes >= q->max_nodes)
+        q->aborted = true;
+    else if (q->deadline_ms > 0.0 && (q->nodes & poll_mask) == 0 &&
+             util_now_ms() >= q->deadline_ms)
+        q->aborted = true;
+    return q->aborted;
+}
 
 /* The line of the query on b (the query position) as a result: copies
  * it to out_line when won (else nothing), sets *nthreats to its attacker

@@ -228,12 +228,24 @@ static int winning_points(board_t *b, int c, int *out)
  * cells? */
 static bool makes_three(board_t *b, int c, int m)
 {
-    int tried[40], ntried = 0;
-    for (int d = 0; d < NDIRS; d++)
+    int size = b->size, mx = m % size, my = m / size, tried[40], ntried = 0;
+    for (int d = 0; d < NDIRS; d++) {
+        int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx;
         for (int s0 = -4; s0 <= 0; s0++) {
-            int first, step, empty[5], ne;
-            if (!line_window(b->size, m, d, s0, &first, &step) ||
-                line_window_read(b, c, first, step, empty, &ne) != 3)
+            int x0 = mx + s0 * dx, y0 = my + s0 * dy, x4 = x0 + 4 * dx, y4 = y0 + 4 * dy;
+            if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size ||
+                y4 < 0 || y4 >= size)
+                continue;
+            int own = 0, ne = 0, empty[5], k = 0;
+            for (int p = y0 * size + x0; k < 5; k++, p += step) {
+                if (b->cells[p] == c)
+                    own++;
+                else if (b->cells[p] == STONE_EMPTY)
+                    empty[ne++] = p;
+                else
+                    break;
+            }
+            if (k < 5 || own != 3)
                 continue;
             for (int i = 0; i < ne; i++) {
                 int t = 0;
@@ -246,6 +258,7 @@ static bool makes_three(board_t *b, int c, int m)
                     return true;
             }
         }
+    }
     return false;
 }
 
