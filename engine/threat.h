@@ -1,7 +1,8 @@
 /* Internal to engine/: what the two threat solvers (vcf.c, vct.c) share:
  * the state of one query (working board, sides, budget, the line found),
  * the sizing of their transposition tables, and the defence loop (try
- * each candidate move, keep those after which the threat is gone). */
+ * each candidate move, keep those after which the threat is gone).
+ * threat.c also holds the five-cell window scan declared in line.h. */
 #ifndef GZ_ENGINE_THREAT_H
 #define GZ_ENGINE_THREAT_H
 
