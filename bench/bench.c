@@ -1,5 +1,6 @@
 #include "bench/bench.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "engine/bot.h"
@@ -43,13 +44,13 @@ static int solver_solve(const bench_solver_t *sv, const board_t *b)
                    : (int)vct_solve(sv->vct, b, &sv->vct_lim, NULL);
 }
 
-int bench_threat_run(const bench_solver_t *sv, int npos, int runs, uint64_t seed,
+int bench_threat_run(const char *name, bench_solver_t *sv, int npos, int runs, uint64_t seed,
                      bench_threat_result_t *out)
 {
-    int rc = -1;
+    int rc = 1;
     board_t *pos = malloc(sizeof *pos * (size_t)npos);
     double *pps = malloc(sizeof *pps * (size_t)runs), *nps = malloc(sizeof *nps * (size_t)runs);
-    if (!pos || !pps || !nps)
+    if (!pos || !pps || !nps || (!sv->vcf && !sv->vct))
         goto out_free;
     uint64_t rng = seed;
     for (int i = 0; i < npos; i++)
@@ -79,6 +80,10 @@ int bench_threat_run(const bench_solver_t *sv, int npos, int runs, uint64_t seed
     };
     rc = 0;
 out_free:
+    if (rc)
+        fprintf(stderr, "gomoku %s: out of memory\n", name);
+    vcf_free(sv->vcf);
+    vct_free(sv->vct);
     free(pos);
     free(pps);
     free(nps);

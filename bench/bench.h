@@ -45,8 +45,9 @@ typedef struct bench_threat_result {
 
 /* Solve npos positions of bench_threat_position (rng seeded with seed)
  * runs times, each with emptied tables, timing the solves only (wall
- * clock). 0, or -1 when out of memory. */
-int bench_threat_run(const bench_solver_t *sv, int npos, int runs, uint64_t seed,
+ * clock). Takes sv's solver (frees it; NULL: its create failed). 0, or 1
+ * having said "gomoku NAME: out of memory". */
+int bench_threat_run(const char *name, bench_solver_t *sv, int npos, int runs, uint64_t seed,
                      bench_threat_result_t *out);
 
 #endif

@@ -33,16 +33,12 @@ int bench_vcf(int argc, char **argv)
     bench_solver_t sv = {.vcf = vcf_create((size_t)1 << 20, err, sizeof err),
                          .vcf_lim = {.nodes = nodes}};
     bench_threat_result_t res;
-    if (!sv.vcf || bench_threat_run(&sv, npos, runs, seed, &res) < 0) {
-        fprintf(stderr, "gomoku bench vcf: out of memory\n");
-        vcf_free(sv.vcf);
+    if (bench_threat_run("bench vcf", &sv, npos, runs, seed, &res) != 0)
         return 1;
-    }
     printf("{\"bench\":\"vcf\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"positions_per_s\":%.0f,\"nodes_per_s\":%.0f,"
            "\"solved\":%.3f,\"won\":%.3f,\"nodes_per_position\":%.1f,\"runs\":%d}\n",
            BOARD_DEFAULT, npos, (unsigned long long)nodes, res.positions_per_s, res.nodes_per_s,
            res.solved, res.won, res.nodes_per_position, runs);
-    vcf_free(sv.vcf);
     return 0;
 }

@@ -42,11 +42,8 @@ int bench_vct(int argc, char **argv)
                          .vct_lim = {.nodes = nodes, .max_depth = depth, .vcf_nodes = vcf_nodes,
                                      .algo = algo}};
     bench_threat_result_t res;
-    if (!sv.vct || bench_threat_run(&sv, npos, runs, seed, &res) < 0) {
-        fprintf(stderr, "gomoku bench vct: out of memory\n");
-        vct_free(sv.vct);
+    if (bench_threat_run("bench vct", &sv, npos, runs, seed, &res) != 0)
         return 1;
-    }
     printf("{\"bench\":\"vct\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"depth\":%d,\"algo\":\"%s\",\"positions_per_s\":%.1f,"
            "\"nodes_per_s\":%.0f,\"solved\":%.3f,\"won\":%.3f,\"nodes_per_position\":%.1f,"
@@ -54,6 +51,5 @@ int bench_vct(int argc, char **argv)
            BOARD_DEFAULT, npos, (unsigned long long)nodes, depth ? depth : VCT_MAX_DEPTH,
            algo == VCT_ALGO_PN ? "pn" : "dfs", res.positions_per_s, res.nodes_per_s, res.solved,
            res.won, res.nodes_per_position, runs);
-    vct_free(sv.vct);
     return 0;
 }
