@@ -1,14 +1,62 @@
-/* Input encoding: a position for the side to move as NN_PLANES planes. */
+/* Input encoding: a position for the side to move as the planes of a
+ * feature set (nn.h). */
 #include "nn/nn.h"
 
 #include <assert.h>
+#include <stdio.h>
 #include <string.h>
 
-void nn_encode(const board_t *b, int board_max, float *out)
+static const char *const feature_names[NN_FEATURES_COUNT] = {
+    [NN_FEATURES_BASIC] = "basic", [NN_FEATURES_THREAT] = "threat",
+};
+
+int nn_feature_planes(int f) { return f == NN_FEATURES_THREAT ? NN_PLANES_MAX : NN_PLANES; }
+
+const char *nn_features_name(int f)
+{
+    return f >= 0 && f < NN_FEATURES_COUNT ? feature_names[f] : "?";
+}
+
+int nn_features_parse(const char *s, int *out, char *err, size_t errlen)
+{
+    for (int f = 0; f < NN_FEATURES_COUNT; f++)
+        if (!strcmp(s, feature_names[f])) {
+            *out = f;
+            return 0;
+        }
+    snprintf(err, errlen, "unknown input planes '%s' (basic, threat)", s);
+    return -1;
+}
+
+/* Threat levels of nn.h, indexed by threat_t; -1: no plane. */
+static const int threat_level[THREAT_COUNT] = {
+    [THREAT_NONE] = -1, [THREAT_TWO] = -1, [THREAT_OPEN_TWO] = -1, [THREAT_THREE] = 4,
+    [THREAT_OPEN_THREE] = 3, [THREAT_FOUR] = 2, [THREAT_OPEN_FOUR] = 1, [THREAT_FIVE] = 0,
+};
+
+/* The threat planes: one pass over the empty points, both colours. */
+static void encode_threats(const board_t *b, int board_max, float *out)
 {
     int s = b->size, M = board_max, hw = M * M;
-    assert(s <= M);
-    memset(out, 0, sizeof(float) * (size_t)NN_PLANES * (size_t)hw);
+    int own = b->to_move, opp = STONE_BLACK + STONE_WHITE - own;
+    for (int m = 0; m < s * s; m++) {
+        if (b->cells[m] != STONE_EMPTY)
+            continue;
+        int i = nn_policy_index(m, s, M);
+        int lo = threat_level[board_threat_at(b, m, own)];
+        int lp = threat_level[board_threat_at(b, m, opp)];
+        if (lo >= 0)
+            out[(NN_PLANE_THREAT_OWN + lo) * hw + i] = 1.0f;
+        if (lp >= 0)
+            out[(NN_PLANE_THREAT_OPP + lp) * hw + i] = 1.0f;
+    }
+}
+
+void nn_encode_features(const board_t *b, int features, int board_max, float *out)
+{
+    int s = b->size, M = board_max, hw = M * M;
+    assert(s <= M && features >= 0 && features < NN_FEATURES_COUNT);
+    memset(out, 0, sizeof(float) * (size_t)nn_feature_planes(features) * (size_t)hw);
     int own = b->to_move, black = b->to_move == STONE_BLACK;
     for (int y = 0; y < s; y++)
         for (int x = 0; x < s; x++) {
@@ -24,4 +72,11 @@ void nn_encode(const board_t *b, int board_max, float *out)
         for (int k = 0; k < n; k++)
             out[NN_PLANE_FORBIDDEN * hw + nn_policy_index(pts[k], s, M)] = 1.0f;
     }
+    if (features == NN_FEATURES_THREAT)
+        encode_threats(b, board_max, out);
+}
+
+void nn_encode(const board_t *b, int board_max, float *out)
+{
+    nn_encode_features(b, NN_FEATURES_BASIC, board_max, out);
 }

@@ -18,6 +18,7 @@ void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max
     cfg->value_head = NN_VALUE_HEAD;
     cfg->value_hidden = NN_VALUE_HIDDEN;
     cfg->policy_outputs = 1;
+    cfg->features = NN_FEATURES_BASIC;
 }
 
 float nn_policy_loss_weight(int k)
@@ -50,8 +51,13 @@ int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
                  BOARD_MAX);
         return -1;
     }
-    if (cfg->in_planes != NN_PLANES) {
-        snprintf(err, errlen, "input planes %d, this build uses %d", cfg->in_planes, NN_PLANES);
+    if (cfg->features < 0 || cfg->features >= NN_FEATURES_COUNT) {
+        snprintf(err, errlen, "input feature set %d unknown (0 basic, 1 threat)", cfg->features);
+        return -1;
+    }
+    if (cfg->in_planes != nn_feature_planes(cfg->features)) {
+        snprintf(err, errlen, "input planes %d, the %s feature set has %d", cfg->in_planes,
+                 nn_features_name(cfg->features), nn_feature_planes(cfg->features));
         return -1;
     }
     const int heads[3] = {cfg->policy_head, cfg->value_head, cfg->value_hidden};

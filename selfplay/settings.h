@@ -81,7 +81,7 @@ typedef enum setting_id {
     /* shared by many commands */
     S_RULE, S_SIZE, S_SEED, S_DEVICE, S_PRECISION,
     /* the net's shape */
-    S_BLOCKS, S_CHANNELS, S_POLICY_HEADS, S_BOARD_MAX, S_POLICY_HEAD, S_VALUE_HEAD,
+    S_BLOCKS, S_CHANNELS, S_POLICY_HEADS, S_PLANES, S_BOARD_MAX, S_POLICY_HEAD, S_VALUE_HEAD,
     S_VALUE_HIDDEN,
     /* the search */
     S_C_PUCT, S_FPU, S_FPU_ROOT, S_VCF_NODES, S_VCF_ROOT_NODES, S_VCT_NODES, S_VCT_ROOT_NODES,

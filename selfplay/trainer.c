@@ -405,6 +405,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the replay window");
         return -1;
     }
+    replay_set_features(t->replay, t->model->cfg.features);
     if (!(t->ids = broker_ids_create())) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -549,6 +550,11 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
             trainer_broker_poll(t, 0); /* reconnects when its backoff allows */
         }
         train = can_train(t);
+        if (!train && t->nw == 0 && !t->broker && !t->ckpt_owed) {
+            trainer_log(t, "no workers and no broker: the %" PRIu64 " stored positions allow no "
+                        "more steps at ratio %.3g; stopping", t->positions, t->cfg.ratio);
+            break;
+        }
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
             if (train_one(t, err, errlen) != 0)
