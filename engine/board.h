@@ -107,6 +107,11 @@ typedef enum {
  * point is not itself checked for being forbidden. No allocation; reads
  * the 4 x 11 cells around the point. */
 threat_t board_threat_at(const board_t *b, int move, int color);
+/* board_threat_at of every point (a threat_t each, n = size * size bytes
+ * into out), computed only on the lines through a point that hold two or
+ * more other stones of color within four of it (no other line makes a
+ * three). No allocation. */
+void board_threat_map(const board_t *b, int color, uint8_t *out);
 
 /* Points where colour `color` would make a winning five under the rule
  * (freestyle: five or more; standard: exactly five; renju: exactly five

@@ -1,19 +1,31 @@
 /* What a stone at a point makes: the per-line threat classifier (used by
  * the greedy bot's score and by the net's threat input planes). */
+#include <string.h>
+
 #include "engine/board.h"
 #include "engine/line.h"
 
 /* Points that make a five for colour c through the middle of l (middle
- * already set to c). */
-static int count_fives(uint8_t l[LINE_LEN], int rule, int c)
+ * already set to c), among l[1..LINE_LEN-2]: only the two cells just off
+ * the ends of the middle's run can lengthen it, so those two are tried. */
+static int count_fives(const uint8_t l[LINE_LEN], int rule, int c)
 {
-    int n = 0;
-    for (int q = 1; q < LINE_LEN - 1; q++) {
-        if (l[q] != STONE_EMPTY)
-            continue;
-        l[q] = (uint8_t)c;
-        n += rule_is_five(rule, c, line_run(l, c));
-        l[q] = STONE_EMPTY;
+    int a = LINE_MID, b = LINE_MID, n = 0;
+    while (a > 0 && l[a - 1] == c)
+        a--;
+    while (b < LINE_LEN - 1 && l[b + 1] == c)
+        b++;
+    if (a - 1 >= 1 && l[a - 1] == STONE_EMPTY) {
+        int run = b - a + 2;
+        for (int i = a - 2; i >= 0 && l[i] == c; i--)
+            run++;
+        n += rule_is_five(rule, c, run);
+    }
+    if (b + 1 <= LINE_LEN - 2 && l[b + 1] == STONE_EMPTY) {
+        int run = b - a + 2;
+        for (int i = b + 2; i < LINE_LEN && l[i] == c; i++)
+            run++;
+        n += rule_is_five(rule, c, run);
     }
     return n;
 }
@@ -78,14 +90,17 @@ void board_threat_lines(const board_t *b, int move, int color, int n[THREAT_COUN
     }
 }
 
-threat_t board_threat_at(const board_t *b, int move, int color)
+/* board_threat_at over the directions in dirs (bit d: direction d); the
+ * others are known to hold fewer than two other stones of color within
+ * four of move, so they make less than a three. */
+static threat_t threat_dirs(const board_t *b, int move, int color, unsigned dirs)
 {
-    if (b->cells[move] != STONE_EMPTY)
-        return THREAT_NONE;
     uint8_t l[LINE_LEN];
     threat_t best = THREAT_NONE;
     int fours = 0;
     for (int d = 0; d < NDIRS; d++) {
+        if (!(dirs >> d & 1))
+            continue;
         line_read(b->cells, b->size, move, d, l);
         l[LINE_MID] = (uint8_t)color;
         threat_t t = line_classify(l, b->rule, color, false);
@@ -99,4 +114,40 @@ threat_t board_threat_at(const board_t *b, int move, int color)
         color == STONE_BLACK && renju_black_forbidden(b->cells, b->size, move))
         return THREAT_NONE;
     return best;
+}
+
+threat_t board_threat_at(const board_t *b, int move, int color)
+{
+    if (b->cells[move] != STONE_EMPTY)
+        return THREAT_NONE;
+    return threat_dirs(b, move, color, (1u << NDIRS) - 1);
+}
+
+void board_threat_map(const board_t *b, int color, uint8_t *out)
+{
+    int size = b->size, n = size * size;
+    /* near[d][q]: color's stones within four of q along direction d */
+    uint8_t near[NDIRS][BOARD_CELLS];
+    memset(near, 0, sizeof near);
+    memset(out, THREAT_NONE, (size_t)n);
+    for (int p = 0; p < n; p++) {
+        if (b->cells[p] != color)
+            continue;
+        int px = p % size, py = p / size;
+        for (int d = 0; d < NDIRS; d++)
+            for (int k = -4; k <= 4; k++) {
+                int x = px + k * line_dx[d], y = py + k * line_dy[d];
+                if (k != 0 && x >= 0 && y >= 0 && x < size && y < size)
+                    near[d][y * size + x]++;
+            }
+    }
+    for (int q = 0; q < n; q++) {
+        if (b->cells[q] != STONE_EMPTY)
+            continue;
+        unsigned dirs = 0;
+        for (int d = 0; d < NDIRS; d++)
+            dirs |= (unsigned)(near[d][q] >= 2) << d;
+        if (dirs)
+            out[q] = (uint8_t)threat_dirs(b, q, color, dirs);
+    }
 }

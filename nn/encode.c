@@ -34,21 +34,21 @@ static const int threat_level[THREAT_COUNT] = {
     [THREAT_OPEN_THREE] = 3, [THREAT_FOUR] = 2, [THREAT_OPEN_FOUR] = 1, [THREAT_FIVE] = 0,
 };
 
-/* The threat planes: one pass over the empty points, both colours. */
+/* The threat planes: each side's threat map, one-hot by level. */
 static void encode_threats(const board_t *b, int board_max, float *out)
 {
     int s = b->size, M = board_max, hw = M * M;
     int own = b->to_move, opp = STONE_BLACK + STONE_WHITE - own;
-    for (int m = 0; m < s * s; m++) {
-        if (b->cells[m] != STONE_EMPTY)
-            continue;
-        int i = nn_policy_index(m, s, M);
-        int lo = threat_level[board_threat_at(b, m, own)];
-        int lp = threat_level[board_threat_at(b, m, opp)];
-        if (lo >= 0)
-            out[(NN_PLANE_THREAT_OWN + lo) * hw + i] = 1.0f;
-        if (lp >= 0)
-            out[(NN_PLANE_THREAT_OPP + lp) * hw + i] = 1.0f;
+    uint8_t map[2][BOARD_CELLS];
+    board_threat_map(b, own, map[0]);
+    board_threat_map(b, opp, map[1]);
+    for (int side = 0; side < 2; side++) {
+        float *base = out + (size_t)(side ? NN_PLANE_THREAT_OPP : NN_PLANE_THREAT_OWN) * hw;
+        for (int m = 0; m < s * s; m++) {
+            int lv = threat_level[map[side][m]];
+            if (lv >= 0)
+                base[lv * hw + nn_policy_index(m, s, M)] = 1.0f;
+        }
     }
 }
 
