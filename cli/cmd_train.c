@@ -24,9 +24,9 @@ static const cmd_help_t help = {
     "run goes on until Ctrl-C or SIGTERM (it finishes the step, checkpoints,\n"
     "stops the workers and exits 0). Watch RUN_DIR/status.json and\n"
     "RUN_DIR/metrics.csv.\n"
-    "--workers 0 with --steps and no broker trains on the games already in\n"
-    "RUN_DIR/games/ alone, until the step target or until the stored games\n"
-    "allow no more steps at the replay ratio."};
+    "--workers 0 with --steps and no broker trains on the game shards already\n"
+    "in RUN_DIR/games/ (shard-NNNNNN.gzr) alone, until the step target or until\n"
+    "the stored games allow no more steps at the replay ratio."};
 
 int cmd_train(int argc, char **argv)
 {
