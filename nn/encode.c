@@ -3,30 +3,7 @@
 #include "nn/nn.h"
 
 #include <assert.h>
-#include <stdio.h>
 #include <string.h>
-
-static const char *const feature_names[NN_FEATURES_COUNT] = {
-    [NN_FEATURES_BASIC] = "basic", [NN_FEATURES_THREAT] = "threat",
-};
-
-int nn_feature_planes(int f) { return f == NN_FEATURES_THREAT ? NN_PLANES_MAX : NN_PLANES; }
-
-const char *nn_features_name(int f)
-{
-    return f >= 0 && f < NN_FEATURES_COUNT ? feature_names[f] : "?";
-}
-
-int nn_features_parse(const char *s, int *out, char *err, size_t errlen)
-{
-    for (int f = 0; f < NN_FEATURES_COUNT; f++)
-        if (!strcmp(s, feature_names[f])) {
-            *out = f;
-            return 0;
-        }
-    snprintf(err, errlen, "unknown input planes '%s' (basic, threat)", s);
-    return -1;
-}
 
 /* Threat levels of nn.h, indexed by threat_t; -1: no plane. */
 static const int threat_level[THREAT_COUNT] = {
