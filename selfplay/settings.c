@@ -63,7 +63,8 @@ const setting_t settings_table[S_COUNT] = {
     [S_PLANES] = {"planes", "planes", SET_CHOICE, 0, 0, "basic", "F",
                   "input planes: basic (stones, side to move, renju forbidden points) or threat "
                   "(also, for each side, what a stone at each point makes: five, open four, "
-                  "four, open three, three)", BY_MODEL | BY_BENCH_NN, 0, 0, "basic|threat"},
+                  "four, open three, three)", BY_MODEL | BY_TRAIN | BY_BENCH_NN, RUN(planes),
+                  "basic|threat"},
     [S_BOARD_MAX] = {"board_max", "board-max", SET_INT, BOARD_MIN, BOARD_MAX, STR(BOARD_DEFAULT),
                      "M", "largest board the net serves", BY_MODEL},
     [S_POLICY_HEAD] = {"policy_head", "policy-head", SET_INT, 1, NN_MAX_HEAD,

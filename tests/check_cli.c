@@ -265,7 +265,8 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=5\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=6\n"));
+    ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
     run_config_t d;
     ck_assert_msg(run_config_parse(&d, text, n, "v5", err, sizeof err) == 0, "%s", err);
     ck_assert(d.c_puct == 2.25 && d.fpu == 0.5 && d.visits == 8 && d.size == 9);
@@ -358,6 +359,21 @@ START_TEST(test_threat_planes)
     snprintf(cmd, sizeof cmd, "model info %s/run/models/000003.gzm", dir);
     ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "(threat)") && strstr(out, "step          3"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/run/config", dir);
+    char *conf = slurp(cmd);
+    ck_assert_msg(conf && strstr(conf, "planes=threat\n"), "%s", conf ? conf : "(none)");
+    free(conf);
+    expect_gomoku(1, "--planes basic, but --init-model",
+                  "train %s/run2 --init-model %s/m.gzm --planes basic --workers 0 --steps 1", dir,
+                  dir);
+    /* a new run without an initial model: --planes makes its net */
+    expect_gomoku(0, NULL, "train %s/run3 --planes threat --blocks 1 --channels 8 --size 9 "
+                  "--workers 0 --steps 1 --device cpu 2> /dev/null", dir);
+    snprintf(cmd, sizeof cmd, "model info %s/run3/models/000000.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "input planes  15 (threat)"), "%s", out);
+    expect_gomoku(2, "bad value for planes: 'x' (basic or threat)",
+                  "train %s/run4 --planes x --workers 0 --steps 1", dir);
     remove_tree(dir);
 }
 END_TEST
