@@ -142,7 +142,7 @@ int bench_nn(int argc, char **argv)
         ARG(S_BENCH_DEVICE, &device), ARG(S_PRECISION, &prec), ARG(S_BENCH_NN_BATCH, &batch_s),
         ARG(S_SIZE, &size), ARG(S_BENCH_NN_MODEL, &model_path), ARG(S_NET_THREADS, &threads),
         ARG(S_BENCH_SECONDS, &seconds), ARG(S_BENCH_RUNS, &runs), ARG(S_SGEMM_SIZE, &sgemm_n),
-        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels), ARG(S_PLANES, &planes),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels), ARG(S_BENCH_NN_PLANES, &planes),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)

@@ -286,7 +286,7 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
         c->forced_k = 0.0;
         c->policy_heads = 1;
     }
-    if (c->version < 6)   /* runs before the threat planes */
+    if (c->version < 6)   /* runs before the threat planes (the default since) */
         snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));
     if (c->version < 5) {   /* what runs before the search settings searched with */
         c->c_puct = 1.5;
