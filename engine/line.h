@@ -79,10 +79,10 @@ int line_five_points(const board_t *b, int c, int *out);
 
 /* Threat class of the line l through its middle (already set to c), for
  * colour c under rule; twos only when `twos`, else THREAT_NONE below a
- * three. l is scratch (restored on return). threat.c. */
+ * three. l is scratch (restored on return). pattern.c. */
 threat_t line_classify(uint8_t l[LINE_LEN], int rule, int c, bool twos);
 /* n[t] = how many of the four lines through the empty point move a stone
- * of color makes class t in (twos included). threat.c. */
+ * of color makes class t in (twos included). pattern.c. */
 void board_threat_lines(const board_t *b, int move, int color, int n[THREAT_COUNT]);
 /* Renju: is the empty point move of cells forbidden to black, whoever is
  * to move? renju.c. */

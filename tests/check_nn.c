@@ -800,7 +800,7 @@ static int threat_level_at(const float *in, int M, int x, int y, bool own)
     return lv;
 }
 
-/* Plays (x, y) pairs alternately from black; the last pair may be NULL-ended by n. */
+/* Play the first n (x, y) moves of mv, alternately from the side to move. */
 static void play_list(board_t *b, const int (*mv)[2], int n)
 {
     for (int i = 0; i < n; i++)

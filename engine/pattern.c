@@ -1,5 +1,5 @@
-/* What a stone at a point makes: the per-line threat classifier (used by
- * the greedy bot's score and by the net's threat input planes). */
+/* Patterns: what a stone at a point makes, the per-line threat classifier
+ * (used by the greedy bot's score and by the net's threat input planes). */
 #include <string.h>
 
 #include "engine/board.h"
