@@ -8,6 +8,8 @@
 #include <stdint.h>
 
 #include "engine/board.h"
+#include "engine/vcf.h"
+#include "engine/vct.h"
 
 typedef int bench_fn(int argc, char **argv);
 
@@ -26,14 +28,13 @@ double bench_median(double *v, int n);
  * The same rng state gives the same position. */
 void bench_threat_position(board_t *b, uint64_t *rng);
 
-/* A threat solver under measurement, behind three calls; solve returns
- * 0 (proven none), 1 (won) or 2 (out of budget), as vcf_status_t and
- * vct_status_t do, with the solver's limits in s. */
+/* A threat solver under measurement with its limits: the VCF solver
+ * when vcf is set, else the VCT one. */
 typedef struct bench_solver {
-    void *s;
-    void (*clear)(void *s);
-    int (*solve)(void *s, const board_t *b);
-    uint64_t (*nodes)(const void *s);
+    vcf_t *vcf;
+    vcf_limits_t vcf_lim;
+    vct_t *vct;
+    vct_limits_t vct_lim;
 } bench_solver_t;
 
 typedef struct bench_threat_result {
@@ -44,8 +45,9 @@ typedef struct bench_threat_result {
 
 /* Solve npos positions of bench_threat_position (rng seeded with seed)
  * runs times, each with emptied tables, timing the solves only (wall
- * clock). 0, or -1 when out of memory. */
-int bench_threat_run(const bench_solver_t *sv, int npos, int runs, uint64_t seed,
+ * clock). Takes sv's solver (frees it; NULL: its create failed). 0, or 1
+ * having said "gomoku NAME: out of memory". */
+int bench_threat_run(const char *name, bench_solver_t *sv, int npos, int runs, uint64_t seed,
                      bench_threat_result_t *out);
 
 #endif

@@ -18,20 +18,6 @@ static const cmd_help_t help = {
     "nodes/s over R runs, the fraction solved (win or proven none) and won.",
 };
 
-struct vcf_run {
-    vcf_t *s;
-    vcf_limits_t lim;
-};
-
-static void run_clear(void *r) { vcf_clear(((struct vcf_run *)r)->s); }
-static uint64_t run_nodes(const void *r) { return vcf_nodes(((const struct vcf_run *)r)->s); }
-
-static int run_solve(void *r, const board_t *b)
-{
-    struct vcf_run *v = r;
-    return (int)vcf_solve(v->s, b, &v->lim, NULL);
-}
-
 int bench_vcf(int argc, char **argv)
 {
     int npos, runs;
@@ -44,20 +30,15 @@ int bench_vcf(int argc, char **argv)
     if (rc != ARGS_OK)
         return args_exit_status(rc);
     char err[128];
-    struct vcf_run run = {.s = vcf_create((size_t)1 << 20, err, sizeof err),
-                          .lim = {.nodes = nodes}};
-    bench_solver_t sv = {.s = &run, .clear = run_clear, .solve = run_solve, .nodes = run_nodes};
+    bench_solver_t sv = {.vcf = vcf_create((size_t)1 << 20, err, sizeof err),
+                         .vcf_lim = {.nodes = nodes}};
     bench_threat_result_t res;
-    if (!run.s || bench_threat_run(&sv, npos, runs, seed, &res) < 0) {
-        fprintf(stderr, "gomoku bench vcf: out of memory\n");
-        vcf_free(run.s);
+    if (bench_threat_run("bench vcf", &sv, npos, runs, seed, &res) != 0)
         return 1;
-    }
     printf("{\"bench\":\"vcf\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"positions_per_s\":%.0f,\"nodes_per_s\":%.0f,"
            "\"solved\":%.3f,\"won\":%.3f,\"nodes_per_position\":%.1f,\"runs\":%d}\n",
            BOARD_DEFAULT, npos, (unsigned long long)nodes, res.positions_per_s, res.nodes_per_s,
            res.solved, res.won, res.nodes_per_position, runs);
-    vcf_free(run.s);
     return 0;
 }

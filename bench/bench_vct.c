@@ -23,20 +23,6 @@ static const cmd_help_t help = {
     "fraction solved (win or proven none) and won.",
 };
 
-struct vct_run {
-    vct_t *s;
-    vct_limits_t lim;
-};
-
-static void run_clear(void *r) { vct_clear(((struct vct_run *)r)->s); }
-static uint64_t run_nodes(const void *r) { return vct_nodes(((const struct vct_run *)r)->s); }
-
-static int run_solve(void *r, const board_t *b)
-{
-    struct vct_run *v = r;
-    return (int)vct_solve(v->s, b, &v->lim, NULL);
-}
-
 int bench_vct(int argc, char **argv)
 {
     int npos, runs, depth;
@@ -52,16 +38,12 @@ int bench_vct(int argc, char **argv)
         return args_exit_status(rc);
     vct_algo_t algo = strcmp(algo_s, "dfs") == 0 ? VCT_ALGO_DFS : VCT_ALGO_PN;
     char err[128];
-    struct vct_run run = {.s = vct_create((size_t)4 << 20, err, sizeof err),
-                          .lim = {.nodes = nodes, .max_depth = depth, .vcf_nodes = vcf_nodes,
-                                  .algo = algo}};
-    bench_solver_t sv = {.s = &run, .clear = run_clear, .solve = run_solve, .nodes = run_nodes};
+    bench_solver_t sv = {.vct = vct_create((size_t)4 << 20, err, sizeof err),
+                         .vct_lim = {.nodes = nodes, .max_depth = depth, .vcf_nodes = vcf_nodes,
+                                     .algo = algo}};
     bench_threat_result_t res;
-    if (!run.s || bench_threat_run(&sv, npos, runs, seed, &res) < 0) {
-        fprintf(stderr, "gomoku bench vct: out of memory\n");
-        vct_free(run.s);
+    if (bench_threat_run("bench vct", &sv, npos, runs, seed, &res) != 0)
         return 1;
-    }
     printf("{\"bench\":\"vct\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"depth\":%d,\"algo\":\"%s\",\"positions_per_s\":%.1f,"
            "\"nodes_per_s\":%.0f,\"solved\":%.3f,\"won\":%.3f,\"nodes_per_position\":%.1f,"
@@ -69,6 +51,5 @@ int bench_vct(int argc, char **argv)
            BOARD_DEFAULT, npos, (unsigned long long)nodes, depth ? depth : VCT_MAX_DEPTH,
            algo == VCT_ALGO_PN ? "pn" : "dfs", res.positions_per_s, res.nodes_per_s, res.solved,
            res.won, res.nodes_per_position, runs);
-    vct_free(run.s);
     return 0;
 }

@@ -17,7 +17,10 @@ static const cmd_help_t help = {
     "as pbrain-gomoku-zero runs this command; there --model defaults to\n"
     "gomoku-zero.gzm next to the program, else bot:greedy.\n"
     "Commands: START RECTSTART RESTART BEGIN TURN BOARD INFO END ABOUT TAKEBACK\n"
-    "PLAY SWAP2BOARD YXSTOP. INFO timeout_turn / time_left bound every move (a\n"
+    "PLAY SWAP2BOARD YXSTOP STOP, and Yixin Board's YXSHOWINFO YXBOARD YXNBEST\n"
+    "YXSHOWFORBID YXBLOCK YXBLOCKUNDO YXBLOCKRESET YXSEARCHDEFEND YXBALANCEONE\n"
+    "YXBALANCETWO (INFO show_detail 1: realtime lines while searching; the README\n"
+    "lists every reply). INFO timeout_turn / time_left bound every move (a\n"
     "measured safety margin is kept, at most 45% of the move's time); max_memory\n"
     "sizes the search tree and cache. Input is read while a move is searched: END\n"
     "ends a search at once, YXSTOP plays the best move found so far.",

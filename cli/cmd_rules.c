@@ -61,57 +61,41 @@ static void print_line(const char *label, const board_t *b, int status, int k, c
     print_moves(b, line, nline);
 }
 
-static int print_vcf(const board_t *b, uint64_t nodes)
+/* The side to move's VCF (vct false) or VCT and, when it has none, the
+ * opponent's with the moves that stop it. The two solvers' results
+ * differ only in the name of their count. */
+static int print_threat(const board_t *b, bool vct, uint64_t nodes)
 {
+    const char *name = vct ? "vct" : "vcf";
     char err[128];
-    vcf_t *s = vcf_create((size_t)16 << 20, err, sizeof err);
-    if (!s) {
+    vcf_t *fs = vct ? NULL : vcf_create((size_t)16 << 20, err, sizeof err);
+    vct_t *ts = vct ? vct_create((size_t)16 << 20, err, sizeof err) : NULL;
+    if (!fs && !ts) {
         fprintf(stderr, "gomoku rules: %s\n", err);
         return 1;
     }
-    vcf_limits_t lim = {.nodes = nodes};
-    vcf_result_t r;
-    vcf_solve(s, b, &lim, &r);
-    print_line("vcf", b, r.status, r.nfours, " fours", r.line, r.nline);
-    if (r.status == VCF_NONE && !board_over(b)) {
-        int moves[BOARD_CELLS];
-        vcf_result_t threat;
-        int n = vcf_defend(s, b, &lim, moves, &threat);
-        if (n >= 0) {
-            print_line("vcf_opponent", b, threat.status, threat.nfours, " fours", threat.line,
-                       threat.nline);
-            printf("vcf_defences:");
-            print_moves(b, moves, n);
-        }
+    vcf_limits_t flim = {.nodes = nodes};
+    vct_limits_t tlim = {.nodes = nodes};
+    vcf_result_t fr[2];   /* the side to move's, the opponent's */
+    vct_result_t tr[2];
+    int moves[BOARD_CELLS], n = -1;
+    int st = vct ? (int)vct_solve(ts, b, &tlim, &tr[0]) : (int)vcf_solve(fs, b, &flim, &fr[0]);
+    if (st == VCF_NONE && !board_over(b))
+        n = vct ? vct_defend(ts, b, &tlim, moves, &tr[1]) : vcf_defend(fs, b, &flim, moves, &fr[1]);
+    for (int i = 0; i < (n >= 0 ? 2 : 1); i++) {
+        char label[32];
+        snprintf(label, sizeof label, i ? "%s_opponent" : "%s", name);
+        if (vct)
+            print_line(label, b, tr[i].status, tr[i].nthreats, "", tr[i].line, tr[i].nline);
+        else
+            print_line(label, b, fr[i].status, fr[i].nfours, " fours", fr[i].line, fr[i].nline);
     }
-    vcf_free(s);
-    return 0;
-}
-
-static int print_vct(const board_t *b, uint64_t nodes)
-{
-    char err[128];
-    vct_t *s = vct_create((size_t)16 << 20, err, sizeof err);
-    if (!s) {
-        fprintf(stderr, "gomoku rules: %s\n", err);
-        return 1;
+    if (n >= 0) {
+        printf("%s_defences:", name);
+        print_moves(b, moves, n);
     }
-    vct_limits_t lim = {.nodes = nodes};
-    vct_result_t r;
-    vct_solve(s, b, &lim, &r);
-    print_line("vct", b, r.status, r.nthreats, "", r.line, r.nline);
-    if (r.status == VCT_NONE && !board_over(b)) {
-        int moves[BOARD_CELLS];
-        vct_result_t threat;
-        int n = vct_defend(s, b, &lim, moves, &threat);
-        if (n >= 0) {
-            print_line("vct_opponent", b, threat.status, threat.nthreats, "", threat.line,
-                       threat.nline);
-            printf("vct_defences:");
-            print_moves(b, moves, n);
-        }
-    }
-    vct_free(s);
+    vcf_free(fs);
+    vct_free(ts);
     return 0;
 }
 
@@ -178,8 +162,8 @@ int cmd_rules(int argc, char **argv)
     int n = board_forbidden_points(&b, pts);
     printf("forbidden:");
     print_moves(&b, pts, n);
-    rc = vcf ? print_vcf(&b, vcf_nodes) : 0;
+    rc = vcf ? print_threat(&b, false, vcf_nodes) : 0;
     if (rc == 0 && vct)
-        rc = print_vct(&b, vct_nodes);
+        rc = print_threat(&b, true, vct_nodes);
     return rc;
 }

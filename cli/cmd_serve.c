@@ -11,13 +11,16 @@
 
 static const cmd_help_t help = {
     "serve", BY_SERVE,
-    "gomoku serve [--run RUN_DIR] [--model M] [--listen HOST:PORT] [--token T] [options]",
+    "gomoku serve [--run RUN_DIR] [--model M] [--load FILE.psq] [--listen HOST:PORT] [--token T]\n"
+    "             [options]",
     "Serves a page to watch a training run and to play a model in a browser.\n"
     "Watch (with --run): the run's state, workers and rejected frames, loss and\n"
     "Elo curves, the newest self-play games move by move with the search's value,\n"
     "the checkpoints; updated live. The run directory is only read.\n"
     "Play: a board of any size and rule the model serves; its win rate and best\n"
-    "line after each move, undo, new game, export as .psq. M is a model file or\n"
+    "line and its candidate moves after each move, the game's win-rate graph,\n"
+    "undo, new game, load and save .psq (--load: the first game starts from\n"
+    "FILE.psq, under the model's rule). M is a model file or\n"
     "bot:greedy / bot:random; the default is the run's newest checkpoint with\n"
     "--run, else models/freestyle9-2x32.gzm.\n"
     "The server listens on 127.0.0.1:8080 by default (PORT 0: any free port; the\n"
@@ -33,6 +36,7 @@ int cmd_serve(int argc, char **argv)
         ARG(S_LISTEN, &wo.listen), ARG(S_TOKEN, &wo.token),
         ARG(S_SERVE_VISITS, &wo.visits), ARG(S_DEVICE, &wo.device), ARG(S_PRECISION, &wo.precision),
         ARG(S_SERVE_GAMES, &wo.max_games), ARG(S_SEARCHES, &wo.max_searches),
+        ARG(S_LOAD, &wo.load),
     };
     search_settings_default(&wo.search);   /* the VCF checks: not options of serve */
     int ns = args_count(specs, ARGS_MAX);

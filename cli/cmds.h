@@ -7,6 +7,6 @@
 typedef int cmd_fn(int argc, char **argv);
 
 cmd_fn cmd_rules, cmd_records, cmd_play, cmd_match, cmd_selfplay, cmd_model, cmd_bench,
-    cmd_device, cmd_train, cmd_worker, cmd_pbrain, cmd_serve, cmd_calibrate;
+    cmd_device, cmd_train, cmd_worker, cmd_pbrain, cmd_serve, cmd_calibrate, cmd_analyze;
 
 #endif

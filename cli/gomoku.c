@@ -4,6 +4,7 @@
 
 #include "cli/cmds.h"
 #include "selfplay/settings.h"
+#include "util/util.h"
 
 typedef struct command {
     const char *name;
@@ -22,10 +23,11 @@ static const command_t commands[] = {
     {"train", cmd_train, "training run: spawns workers, trains, checkpoints, resumes", 0},
     {"pbrain", cmd_pbrain, "Gomocup (piskvork) protocol engine on stdin/stdout", 0},
     {"serve", cmd_serve, "a browser board: watch a training run live, play the model", 0},
+    {"analyze", cmd_analyze, "analysis engine: JSON queries on stdin, JSON answers (KataGo-style)", 0},
     {"calibrate", cmd_calibrate, "the value head's win rate against solved positions and results", 0},
     {"bench", cmd_bench, "throughput benchmarks (rules, nn, mcts, selfplay, train, vcf, vct, broker): JSON lines", 0},
     {"device", cmd_device, "list compute devices and check each with a tiny convolution", 0},
-    {"worker", cmd_worker, "self-play worker process (started by 'gomoku train')", 1},
+    {"worker", cmd_worker, "self-play worker: started by 'gomoku train' (or by hand with --broker)", 0},
 };
 #define NCOMMANDS ((int)(sizeof commands / sizeof commands[0]))
 
@@ -80,7 +82,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (strcmp(name, "--version") == 0) {
-        printf("gomoku-zero 0.1.0\n");
+        printf("gomoku-zero %s\n", GZ_VERSION);
         return 0;
     }
     const command_t *c = find(name);

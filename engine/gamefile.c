@@ -73,6 +73,18 @@ static bool scan_psq_move(const char *s, const char *e, long *x, long *y)
     return s == e;
 }
 
+/* A line that starts as a move does ("12," or "-3 ,"), whatever follows:
+ * a broken move, never a player's name. */
+static bool looks_like_move(const char *s, const char *e)
+{
+    long v;
+    s = skip_blank(s, e);
+    if (!scan_int(&s, e, &v))
+        return false;
+    s = skip_blank(s, e);
+    return s < e && *s == ',';
+}
+
 static void copy_name(char *dst, const char *s, const char *e)
 {
     s = skip_blank(s, e);
@@ -169,6 +181,11 @@ int psq_parse(const char *text, size_t len, psq_game_t *g, char *err, size_t err
             used[m] = 1;
             g->moves[g->nmoves++] = m;
             continue;
+        }
+        if (after == 0 && looks_like_move(s, e)) {
+            util_errf(err, errlen, "line %d: a bad move line (want 'x,y[,ms]', 1-based integers)",
+                      line);
+            return -1;
         }
         if (after == 0 && g->nmoves == 0 && !header && !is_blank_line(s, e)) {
             util_errf(err, errlen, "line %d: expected 'Piskvork WxH' or a move 'x,y[,ms]' (1-based)",
@@ -273,6 +290,27 @@ int psq_save(const char *path, int size, const int *moves, int n, const char *bl
     return rc;
 }
 
+static void board_moves(const board_t *b, int *moves)
+{
+    for (int i = 0; i < b->nmoves; i++)
+        moves[i] = b->moves[i];
+}
+
+int psq_write_board(FILE *f, const board_t *b, const char *black, const char *white)
+{
+    int moves[BOARD_CELLS];
+    board_moves(b, moves);
+    return psq_write(f, b->size, moves, b->nmoves, black, white);
+}
+
+int psq_save_board(const char *path, const board_t *b, const char *black, const char *white,
+                   char *err, size_t errlen)
+{
+    int moves[BOARD_CELLS];
+    board_moves(b, moves);
+    return psq_save(path, b->size, moves, b->nmoves, black, white, err, errlen);
+}
+
 int psq_to_board(const psq_game_t *g, rule_t rule, board_t *b, char *err, size_t errlen)
 {
     board_init(b, g->size, rule);
@@ -375,8 +413,11 @@ int opening_parse_line(const char *line, int size, int *moves, int max, char *er
     const char *nl = memchr(line, '\n', (size_t)(e - line));
     if (nl)
         e = nl;
+    const char *hash = memchr(line, '#', (size_t)(e - line));
+    if (hash)
+        e = hash;   /* a comment to the end of the line */
     const char *s = skip_blank(line, e);
-    if (s == e || *s == '#')
+    if (s == e)
         return 0;
     int n = isalpha((unsigned char)*s) ? opening_alpha(s, e, size, moves, max, err, errlen)
                                        : opening_offsets(s, e, size, moves, max, err, errlen);

@@ -16,7 +16,7 @@
  *   0,0, 1,-1, 2,0               Gomocup/c-gomoku-cli centre offsets: x,y
  *                                pairs, x to the right, y down, 0,0 the
  *                                centre point (size/2, size/2)
- * Blank lines and lines starting with '#' are not openings.
+ * '#' starts a comment to the end of the line; blank lines are skipped.
  *
  * Every reader checks what it is given and fails with a one-line reason;
  * nothing here allocates except gamefile_read_text. */
@@ -60,6 +60,11 @@ int psq_write(FILE *f, int size, const int *moves, int n, const char *black, con
  * old file or the new one. 0, or -1 with err. */
 int psq_save(const char *path, int size, const int *moves, int n, const char *black,
              const char *white, char *err, size_t errlen);
+
+/* The same for the moves of board b (its history, in order). */
+int psq_write_board(FILE *f, const board_t *b, const char *black, const char *white);
+int psq_save_board(const char *path, const board_t *b, const char *black, const char *white,
+                   char *err, size_t errlen);
 
 /* Play g's moves on a fresh board of g->size under rule. 0, or -1 with err
  * naming the first move the rule refuses (forbidden, after the game ended). */

@@ -1,7 +1,7 @@
 /* Internal to engine/: a line of 11 cells through a point in one of the
  * four directions, the point itself at index LINE_MID, used by the renju
  * forbidden-move check and by the greedy bot; and the threat solvers'
- * scan of five-cell windows (vcf.c, used by vct.c too). */
+ * scan of five-cell windows (threat.c). */
 #ifndef GZ_ENGINE_LINE_H
 #define GZ_ENGINE_LINE_H
 
@@ -69,12 +69,13 @@ static inline void line_mark_rays(const board_t *b, int p, int reach, uint8_t *m
  * stones; each cell once, in board order of the stones. own 4: candidate
  * five points; own 3: candidate four points; own 2: the cells where one
  * stone makes such a window of three (candidate threes). Returns the
- * count. Defined in vcf.c. */
+ * count. Defined in threat.c. */
 int line_window_points(const board_t *b, int c, int own, int *out);
 
 /* Five points of colour c, each once: the own-4 window candidates checked
  * exactly with the rule's five test. The same set as board_five_points
- * (not in its order), found from c's stones instead of every point. vcf.c. */
+ * (not in its order), found from c's stones instead of every point.
+ * threat.c. */
 int line_five_points(const board_t *b, int c, int *out);
 
 /* Threat class of the line l through its middle (already set to c), for

@@ -37,6 +37,7 @@
 #include <string.h>
 
 #include "engine/line.h"
+#include "engine/threat.h"
 #include "util/util.h"
 #include "engine/vcf.h"
 
@@ -78,35 +79,23 @@ struct vct {
     uint32_t pool_cap, pool_used;
     cand_t *stack;              /* PLY_MAX lists of BOARD_CELLS candidates */
     vcf_t *vcf;
-    board_t b;                  /* working copy of the query position */
-    int att, def;
-    uint64_t salt;              /* size, rule and attacker in the table key */
-    uint64_t nodes, max_nodes, total_nodes, vcf_nodes;
-    double deadline_ms;         /* 0: none */
-    bool aborted;
-    int line[VCT_LINE_MAX];
-    int nline;
+    uint64_t vcf_nodes;         /* budget of each inner VCF check */
+    threat_query_t q;           /* salt: also the attacker */
 };
 
 vct_t *vct_create(size_t tt_bytes, char *err, size_t errlen)
 {
     if (tt_bytes < MIN_BYTES)
         tt_bytes = MIN_BYTES;
-    size_t n = 1;
-    while (n * 2 * sizeof(tt_entry_t) <= tt_bytes / 4)
-        n *= 2;
     vct_t *s = calloc(1, sizeof *s);
     if (!s)
         goto out_nomem;
-    s->tt = calloc(n, sizeof *s->tt);
-    if (!s->tt)
-        goto out_free_solver;
-    s->tt_mask = n - 1;
+    s->tt = threat_table_alloc(tt_bytes / 4, sizeof *s->tt, &s->tt_mask);
     size_t pool = tt_bytes / 2 / sizeof(pn_node_t);
     s->pool_cap = pool > UINT32_MAX ? UINT32_MAX : (uint32_t)pool;
     s->pool = malloc(sizeof *s->pool * s->pool_cap);
     s->stack = malloc(sizeof *s->stack * PLY_MAX * BOARD_CELLS);
-    if (!s->pool || !s->stack)
+    if (!s->tt || !s->pool || !s->stack)
         goto out_free_solver;
     s->vcf = vcf_create(tt_bytes / 4, err, errlen);
     if (!s->vcf)
@@ -136,14 +125,14 @@ void vct_clear(vct_t *s)
     vcf_clear(s->vcf);
 }
 
-uint64_t vct_nodes(const vct_t *s) { return s->total_nodes; }
+uint64_t vct_nodes(const vct_t *s) { return s->q.total_nodes; }
 
 /* Table: two-way buckets, the newer entry first. */
 
 static uint64_t key_after(const vct_t *s, int m1, int c1, int m2)
 {
-    int size = s->b.size;
-    uint64_t h = s->b.hash ^ s->salt;
+    int size = s->q.b.size;
+    uint64_t h = s->q.b.hash ^ s->q.salt;
     if (m1 != MOVE_NONE)
         h ^= zobrist_stone(c1, m1 % size, m1 / size) ^ zobrist_side();
     if (m2 != MOVE_NONE)
@@ -273,17 +262,6 @@ static bool makes_three(board_t *b, int c, int m)
     return false;
 }
 
-static bool over_budget(vct_t *s)
-{
-    if (s->aborted)
-        return true;
-    if (s->max_nodes && s->nodes >= s->max_nodes)
-        s->aborted = true;
-    else if (s->deadline_ms > 0.0 && (s->nodes & 15) == 0 && util_now_ms() >= s->deadline_ms)
-        s->aborted = true;
-    return s->aborted;
-}
-
 /* The attacker's move m (legal, not a five) as a child: a four (with the
  * block; *win when the block is impossible), a three, or no threat. The
  * check after a block of a counter-four is global: the three it keeps
@@ -291,17 +269,17 @@ static bool over_budget(vct_t *s)
  * when it is not a win at once, *out. */
 static int classify(vct_t *s, int m, bool global, cand_t *out, bool *win)
 {
-    board_t *b = &s->b;
+    board_t *b = &s->q.b;
     int f[32];
     *win = false;
-    b->cells[m] = (uint8_t)s->att;
-    int nf = board_five_points_near(b, s->att, m, f);
+    b->cells[m] = (uint8_t)s->q.att;
+    int nf = board_five_points_near(b, s->q.att, m, f);
     int kind = -1;
-    if (nf >= 2 || (nf == 1 && !may_play(b, s->def, f[0])))
+    if (nf >= 2 || (nf == 1 && !may_play(b, s->q.def, f[0])))
         *win = true;
     else if (nf == 1)
         kind = KIND_FOUR;
-    else if (global ? winning_points(b, s->att, f) > 0 : makes_three(b, s->att, m))
+    else if (global ? winning_points(b, s->q.att, f) > 0 : makes_three(b, s->q.att, m))
         kind = KIND_THREE;
     b->cells[m] = STONE_EMPTY;
     if (*win || kind < 0)
@@ -324,18 +302,18 @@ static int dist(int a, int b, int size)
  * first. */
 static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
 {
-    board_t *b = &s->b;
+    board_t *b = &s->q.b;
     int pts[BOARD_CELLS];
     *n = 0;
-    if (line_five_points(b, s->att, pts) > 0) {
+    if (line_five_points(b, s->q.att, pts) > 0) {
         *win_move = pts[0];
         return EV_WIN;
     }
-    int nt = line_five_points(b, s->def, pts);
+    int nt = line_five_points(b, s->q.def, pts);
     if (nt >= 2 || depth == 0)
         return EV_LOSS;
     int forced = nt ? pts[0] : MOVE_NONE, fours[BOARD_CELLS];
-    int nfours = vcf_four_points(b, s->att, fours);
+    int nfours = vcf_four_points(b, s->q.att, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes, .max_fours = depth};
     vcf_result_t vr;
     if (nfours > 0 && vcf_solve(s->vcf, b, &vl, &vr) == VCF_WIN) {   /* no four, no VCF */
@@ -347,7 +325,7 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
         return EV_LOSS;
     bool win;
     if (forced != MOVE_NONE) {
-        if (may_play(b, s->att, forced) && classify(s, forced, true, &out[0], &win)) {
+        if (may_play(b, s->q.att, forced) && classify(s, forced, true, &out[0], &win)) {
             if (win) {
                 *win_move = forced;
                 return EV_WIN;
@@ -360,7 +338,7 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     int k = 0;
     for (int i = 0; i < nfours; i++) {
         four[fours[i]] = 1;
-        if (may_play(b, s->att, fours[i]) && classify(s, fours[i], false, &out[k], &win)) {
+        if (may_play(b, s->q.att, fours[i]) && classify(s, fours[i], false, &out[k], &win)) {
             if (win) {
                 *win_move = fours[i];
                 return EV_WIN;
@@ -369,9 +347,9 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
         }
     }
     nfours = k;
-    int nc = line_window_points(b, s->att, 2, pts);
+    int nc = line_window_points(b, s->q.att, 2, pts);
     for (int i = 0; i < nc; i++) {
-        if (four[pts[i]] || !may_play(b, s->att, pts[i]) ||
+        if (four[pts[i]] || !may_play(b, s->q.att, pts[i]) ||
             !classify(s, pts[i], false, &out[k], &win))
             continue;
         if (win) {   /* not reached: no four point is left here */
@@ -450,17 +428,17 @@ static int three_replies(board_t *b, int att, int def, const int *w, int nw, con
  * points that leave no winning four, then the defender's fours. */
 static int expand_and(vct_t *s, cand_t *out, int *n)
 {
-    board_t *b = &s->b;
+    board_t *b = &s->q.b;
     int w[BOARD_CELLS], fours[BOARD_CELLS], r[BOARD_CELLS];
     *n = 0;
-    int nf = vcf_four_points(b, s->def, fours);
+    int nf = vcf_four_points(b, s->q.def, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes};
     if (nf > 0 && vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
         return EV_LOSS;
-    int nw = winning_points(b, s->att, w);
+    int nw = winning_points(b, s->q.att, w);
     if (nw == 0)
         return EV_LOSS;
-    int k = three_replies(b, s->att, s->def, w, nw, fours, nf, r);
+    int k = three_replies(b, s->q.att, s->q.def, w, nw, fours, nf, r);
     for (int i = 0; i < k; i++)
         out[i] = (cand_t){.move = (int16_t)r[i], .block = MOVE_NONE, .kind = KIND_REPLY};
     *n = k;
@@ -483,11 +461,11 @@ int vct_three_defences(const board_t *b, int *out)
 /* Play a child's moves on the working board; returns how many. */
 static int play_cand(vct_t *s, const cand_t *c)
 {
-    move_status_t st = board_play(&s->b, c->move);
+    move_status_t st = board_play(&s->q.b, c->move);
     assert(st == MOVE_OK);
     if (c->kind != KIND_FOUR)
         return 1;
-    st = board_play(&s->b, c->block);
+    st = board_play(&s->q.b, c->block);
     assert(st == MOVE_OK);
     (void)st;
     return 2;
@@ -496,7 +474,7 @@ static int play_cand(vct_t *s, const cand_t *c)
 static void undo_n(vct_t *s, int n)
 {
     while (n-- > 0)
-        board_undo(&s->b);
+        board_undo(&s->q.b);
 }
 
 /* Depth-first search of the working board, an attacker position (a
@@ -507,9 +485,9 @@ static int dfs(vct_t *s, int depth, bool and_node, int ply)
     int r = tt_probe(s, key, depth);
     if (r != EV_OPEN)
         return r;
-    if (over_budget(s))
+    if (threat_over_budget(&s->q, 15))
         return EV_ABORT;
-    s->nodes++;
+    s->q.nodes++;
     cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
     int n, win = MOVE_NONE;
     assert(ply < PLY_MAX);
@@ -562,7 +540,7 @@ static int pn_expand(vct_t *s, uint32_t v, int ply)
     cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
     int n, win = MOVE_NONE, depth = nd->depth;
     uint64_t key = key_here(s);
-    s->nodes++;
+    s->q.nodes++;
     int r = nd->and_node ? expand_and(s, c, &n) : expand_or(s, depth, c, &n, &win);
     if (r != EV_OPEN) {
         tt_store(s, key, depth, r, win);
@@ -570,7 +548,7 @@ static int pn_expand(vct_t *s, uint32_t v, int ply)
         return r;
     }
     if (s->pool_cap - s->pool_used < (uint32_t)n) {
-        s->aborted = true;
+        s->q.aborted = true;
         return EV_ABORT;
     }
     nd->child = s->pool_used;
@@ -581,7 +559,7 @@ static int pn_expand(vct_t *s, uint32_t v, int ply)
         int cd = nd->and_node ? depth : depth - 1;
         *ch = (pn_node_t){.pn = 1, .dn = 1, .move = c[i].move, .block = c[i].block,
                           .depth = (uint8_t)cd, .and_node = c[i].kind == KIND_THREE};
-        int mover = nd->and_node ? s->def : s->att;
+        int mover = nd->and_node ? s->q.def : s->q.att;
         int tr = tt_probe(s, key_after(s, c[i].move, mover, c[i].block), cd);
         if (tr != EV_OPEN)
             pn_set(ch, tr);
@@ -631,7 +609,7 @@ static int pn_search(vct_t *s, int depth)
         return r;
     }
     while (s->pool[0].pn && s->pool[0].dn) {
-        if (over_budget(s))
+        if (threat_over_budget(&s->q, 15))
             return EV_ABORT;
         int ply = 0, played[PLY_MAX];
         path[0] = 0;
@@ -670,8 +648,8 @@ static int pn_search(vct_t *s, int depth)
 
 static void line_add(vct_t *s, int m)
 {
-    assert(s->nline < VCT_LINE_MAX);
-    s->line[s->nline++] = m;
+    assert(s->q.nline < VCT_LINE_MAX);
+    s->q.line[s->q.nline++] = m;
 }
 
 /* Continue the line from the working board (an attacker position with
@@ -690,21 +668,21 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
             if (r == EV_LOSS)
                 return false;
             for (int i = 0; i < n; i++) {
-                const tt_entry_t *e = tt_find(s, key_after(s, c[i].move, s->def, MOVE_NONE));
+                const tt_entry_t *e = tt_find(s, key_after(s, c[i].move, s->q.def, MOVE_NONE));
                 if (e && e->win && e->win <= depth && e->win > longest) {
                     longest = e->win;
                     pick = c[i].move;
                 }
             }
             if (pick == MOVE_NONE) {   /* nothing stops it: block one winning four */
-                winning_points(&s->b, s->att, pts);
+                winning_points(&s->q.b, s->q.att, pts);
                 pick = pts[0];
             }
             line_add(s, pick);
-            board_play(&s->b, pick);
+            board_play(&s->q.b, pick);
             and_node = false;
         }
-        if (line_five_points(&s->b, s->att, pts) > 0) {
+        if (line_five_points(&s->q.b, s->q.att, pts) > 0) {
             line_add(s, pts[0]);
             return true;
         }
@@ -714,7 +692,7 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
             depth = e->win;   /* keep the line as short as the proof */
         vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
         vcf_result_t vr;
-        if (vcf_solve(s->vcf, &s->b, &vl, &vr) == VCF_WIN) {
+        if (vcf_solve(s->vcf, &s->q.b, &vl, &vr) == VCF_WIN) {
             for (int i = 0; i < vr.nline; i++)
                 line_add(s, vr.line[i]);
             return true;
@@ -730,7 +708,7 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
         int m = e->best;
         line_add(s, m);
         if (!classify(s, m, true, &cd, &win) || win) {
-            board_play(&s->b, m);
+            board_play(&s->q.b, m);
             return win;
         }
         play_cand(s, &cd);
@@ -756,10 +734,10 @@ static bool line_from_tree(vct_t *s)
             while (s->pool[c].pn != 0)
                 c++;
         line_add(s, s->pool[c].move);
-        board_play(&s->b, s->pool[c].move);
+        board_play(&s->q.b, s->pool[c].move);
         if (s->pool[c].block != MOVE_NONE) {
             line_add(s, s->pool[c].block);
-            board_play(&s->b, s->pool[c].block);
+            board_play(&s->q.b, s->pool[c].block);
         }
         v = c;
         ply++;
@@ -767,28 +745,14 @@ static bool line_from_tree(vct_t *s)
     return line_from_table(s, s->pool[v].depth, s->pool[v].and_node, ply);
 }
 
-static void begin(vct_t *s, const board_t *b, const vct_limits_t *lim)
-{
-    s->b = *b;
-    s->att = b->to_move;
-    s->def = STONE_BLACK + STONE_WHITE - b->to_move;
-    s->salt = ((uint64_t)b->size * 0x9e3779b97f4a7c15ULL) ^
-              ((uint64_t)(b->rule + 1) * 0xc2b2ae3d27d4eb4fULL) ^
-              (s->att == STONE_BLACK ? 0x165667b19e3779f9ULL : 0);
-    s->nodes = 0;
-    s->max_nodes = lim ? lim->nodes : 0;
-    s->vcf_nodes = lim && lim->vcf_nodes ? lim->vcf_nodes : VCT_VCF_NODES;
-    s->deadline_ms = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0;
-    s->aborted = false;
-    s->nline = 0;
-}
-
 vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_result_t *out)
 {
     int depth = lim && lim->max_depth > 0 && lim->max_depth < VCT_MAX_DEPTH
                     ? lim->max_depth : VCT_MAX_DEPTH;
     bool dfs = lim && lim->algo == VCT_ALGO_DFS;
-    begin(s, b, lim);
+    threat_begin(&s->q, b, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
+    s->q.salt ^= s->q.att == STONE_BLACK ? 0x165667b19e3779f9ULL : 0;
+    s->vcf_nodes = lim && lim->vcf_nodes ? lim->vcf_nodes : VCT_VCF_NODES;
     vct_status_t st = VCT_NONE;
     if (board_over(b))
         goto out_report;
@@ -797,73 +761,63 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
     if (st != VCT_WIN)
         goto out_report;
     /* The line gets a budget of its own: the search may have spent its. */
-    s->aborted = false;
-    if (s->max_nodes)
-        s->max_nodes = s->nodes + s->max_nodes;
-    if (s->deadline_ms > 0.0)
-        s->deadline_ms = util_now_ms() + lim->time_ms;
+    s->q.aborted = false;
+    if (s->q.max_nodes)
+        s->q.max_nodes = s->q.nodes + s->q.max_nodes;
+    if (s->q.deadline_ms > 0.0)
+        s->q.deadline_ms = util_now_ms() + lim->time_ms;
     bool ok = dfs ? line_from_table(s, depth, false, 0) : line_from_tree(s);
     if (!ok)
         st = VCT_UNKNOWN;
 out_report:
-    s->total_nodes += s->nodes;
+    s->q.total_nodes += s->q.nodes;
     if (out) {
         out->status = st;
-        out->nodes = s->nodes;
-        out->nline = st == VCT_WIN ? s->nline : 0;
-        out->nthreats = st == VCT_WIN ? (s->nline + 1) / 2 : 0;
-        if (st == VCT_WIN && s->nline == 1 && board_makes_five(b, s->line[0], s->att))
-            out->nthreats = 0;
-        memcpy(out->line, s->line, (size_t)out->nline * sizeof out->line[0]);
+        out->nodes = s->q.nodes;
+        out->nline = threat_line(&s->q, b, st == VCT_WIN, out->line, &out->nthreats);
     }
     return st;
+}
+
+/* threat_wins_fn of vct_defend: has the attacker a VCT after the
+ * defence? Once the whole call's time is spent, the rest count as
+ * defences. */
+struct vct_threat {
+    vct_t *s;
+    vct_limits_t each;
+    double deadline;   /* 0: none */
+};
+
+static bool vct_still_wins(void *ctx, const board_t *after)
+{
+    struct vct_threat *t = ctx;
+    if (t->deadline > 0.0) {
+        t->each.time_ms = t->deadline - util_now_ms();
+        if (t->each.time_ms < 0.01)
+            return false;
+    }
+    return vct_solve(t->s, after, &t->each, NULL) == VCT_WIN;
 }
 
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat)
 {
     vct_result_t r;
-    if (board_over(b))
-        return -1;
-    double deadline = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0;
-    vct_limits_t each = lim ? *lim : (vct_limits_t){0};
-    board_t flip = *b;
-    board_pass(&flip);
-    if (vct_solve(s, &flip, &each, &r) != VCT_WIN)
+    board_t flip;
+    struct vct_threat t = {
+        .s = s,
+        .each = lim ? *lim : (vct_limits_t){0},
+        .deadline = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0,
+    };
+    if (!threat_flip(b, &flip) || vct_solve(s, &flip, &t.each, &r) != VCT_WIN)
         return -1;
     if (threat)
         *threat = r;
-
-    int npts = board_npoints(b), me = b->to_move;
-    int reach = b->rule == RULE_RENJU ? 5 : 4;
     uint8_t cand[BOARD_CELLS] = {0};
-    int pts[BOARD_CELLS];
-    int n = line_five_points(b, me, pts);
-    for (int i = 0; i < n; i++)
-        cand[pts[i]] = 1;
-    n = line_window_points(b, me, 2, pts);   /* new fours for the defender, threes */
-    for (int i = 0; i < n; i++)
-        cand[pts[i]] = 1;
-    n = line_window_points(b, me, 3, pts);
-    for (int i = 0; i < n; i++)
-        cand[pts[i]] = 1;
-    for (int i = 0; i < r.nline; i++)
-        line_mark_rays(b, r.line[i], reach, cand);
-    int k = 0;
-    for (int m = 0; m < npts; m++) {
-        if (!cand[m] || board_check_move(b, m) != MOVE_OK)
-            continue;
-        board_t after = *b;
-        board_play(&after, m);
-        if (deadline > 0.0) {   /* out of time: the rest count as defences */
-            each.time_ms = deadline - util_now_ms();
-            if (each.time_ms < 0.01) {
-                out[k++] = m;
-                continue;
-            }
-        }
-        if (vct_solve(s, &after, &each, NULL) != VCT_WIN)
-            out[k++] = m;
-    }
-    return k;
+    int pts[BOARD_CELLS], me = b->to_move;
+    threat_mark(cand, pts, line_five_points(b, me, pts));
+    threat_mark(cand, pts, line_window_points(b, me, 2, pts));   /* new fours, threes */
+    threat_mark(cand, pts, line_window_points(b, me, 3, pts));
+    return threat_defences(b, r.line, r.nline, b->rule == RULE_RENJU ? 5 : 4, cand,
+                           vct_still_wins, &t, out);
 }

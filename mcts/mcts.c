@@ -584,6 +584,15 @@ static void root_vct_check(mcts_t *t, double time_ms)
     int n = vct_defend(t->vct, b, &lim, def, NULL);
     if (n <= 0)
         return;   /* no threat, or lost whatever we play: search everything */
+    /* a caller's filter (mcts_set_root_filter) stays in force: the
+     * defences it allows; none of them: lost anyway, search what it allows */
+    int k = 0;
+    for (int i = 0; i < n; i++)
+        if (t->nallow == 0 || t->allow[def[i]])
+            def[k++] = def[i];
+    if (k == 0)
+        return;
+    n = k;
     t->vct_defences++;
     if (r->state == NS_NEW) {
         memset(t->allow, 0, sizeof t->allow);
@@ -1034,8 +1043,14 @@ int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max)
         const node_t *c = e->child ? CN(t, e->child) : NULL;
         out[k].move = e->move;
         out[k].visits = c ? c->n : 0;
-        out[k].q = c && c->n ? c->w / (float)c->n : 0.0f;
         out[k].prior = e->prior / PRIOR_ONE;
+        /* a proven root's moves may have no node: a lost root's every move
+         * loses; a won root's move wins when it is the only one (the root
+         * was expanded with the winning move alone) */
+        int root_exact = !c && r->state == NS_TERMINAL ? r->exact : 0;
+        out[k].proven = c && c->state == NS_TERMINAL ? -c->exact
+                        : root_exact < 0 || (root_exact > 0 && r->nedges == 1) ? root_exact : 0;
+        out[k].q = c && c->n ? c->w / (float)c->n : (float)out[k].proven;
         k++;
     }
     return k;
@@ -1096,6 +1111,23 @@ int mcts_pick_move(mcts_t *t, double temperature)
     return ed[b].move;
 }
 
+/* The most visited line below nd (best_edge at each step), up to max moves. */
+static int pv_from(const mcts_t *t, const node_t *nd, int *pv, int max)
+{
+    int n = 0;
+    while (n < max && nd->nedges > 0) {
+        int i = best_edge(t, nd);
+        const edge_t *e = CE(t, nd->edge + (uint32_t)i);
+        pv[n++] = e->move;
+        if (!e->child)
+            break;
+        nd = CN(t, e->child);
+        if (nd->n == 0)
+            break;
+    }
+    return n;
+}
+
 void mcts_get_result(const mcts_t *t, mcts_result_t *out)
 {
     const node_t *r = CN(t, t->root);
@@ -1108,18 +1140,24 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out)
     out->mem_full = t->mem_full;
     int b = best_edge(t, r);
     out->best_move = b < 0 ? MOVE_NONE : CE(t, r->edge + (uint32_t)b)->move;
-    out->npv = 0;
-    const node_t *nd = r;
-    while (out->npv < MCTS_PV_MAX && nd->nedges > 0) {
-        int i = best_edge(t, nd);
-        const edge_t *e = CE(t, nd->edge + (uint32_t)i);
-        out->pv[out->npv++] = e->move;
-        if (!e->child)
-            break;
-        nd = CN(t, e->child);
-        if (nd->n == 0)
-            break;
+    out->npv = pv_from(t, r, out->pv, MCTS_PV_MAX);
+}
+
+int mcts_root_child_pv(const mcts_t *t, int move, int *pv, int max)
+{
+    const node_t *r = CN(t, t->root);
+    if (max < 1)
+        return 0;
+    for (int i = 0; i < r->nedges; i++) {
+        const edge_t *e = CE(t, r->edge + (uint32_t)i);
+        if (e->move != move)
+            continue;
+        pv[0] = move;
+        if (!e->child || CN(t, e->child)->n == 0)
+            return 1;
+        return 1 + pv_from(t, CN(t, e->child), pv + 1, max - 1);
     }
+    return 0;
 }
 
 /* An atomic load: *stop is set by another thread (a protocol reader) or a
@@ -1130,6 +1168,12 @@ static bool root_has_move(const mcts_t *t)
 {
     const node_t *r = CN(t, t->root);
     return r->nedges > 0 || r->state == NS_TERMINAL;
+}
+
+/* The time the root's threat search takes its share of. */
+static double root_time_ms(const mcts_limits_t *lim)
+{
+    return lim->root_time_ms > 0.0 ? lim->root_time_ms : lim->time_ms;
 }
 
 static bool stop_requested(const mcts_limits_t *lim)
@@ -1146,7 +1190,7 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
     uint32_t target = lim->visits;
     if (target == 0 && !(lim->time_ms > 0.0) && !lim->stop)
         target = 1;   /* no limit given: expand the root only */
-    root_vct_check(t, lim->time_ms * t->p.vct_root_share);
+    root_vct_check(t, root_time_ms(lim) * t->p.vct_root_share);
     const board_t *boards[4096];
     for (;;) {
         if (stop_requested(lim))
@@ -1241,7 +1285,7 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     if (nthreads > MCTS_MAX_THREADS)
         nthreads = MCTS_MAX_THREADS;
     search_shared_t sh = {.t = t, .lim = lim, .t0 = util_now_ms(), .target = lim->visits};
-    root_vct_check(t, lim->time_ms * t->p.vct_root_share);
+    root_vct_check(t, root_time_ms(lim) * t->p.vct_root_share);
     int batch = lim->batch < 1 ? 1 : lim->batch;
     if (batch * nthreads > t->p.max_pending)
         batch = t->p.max_pending / nthreads;

@@ -155,8 +155,9 @@ const board_t *mcts_root_board(const mcts_t *t);
  * must avoid left out. Moves that are not legal are dropped; a filter that
  * leaves no legal move is ignored; a root that is lost anyway keeps its
  * one move. The filter lasts until the root changes (set_root, advance,
- * a sync that moves on). mcts_root_filter writes the allowed moves,
- * ascending, and returns their count (0: no filter). */
+ * a sync that moves on); the root's VCT defence then narrows it to the
+ * defences it allows (none: it stays as it is). mcts_root_filter writes
+ * the allowed moves, ascending, and returns their count (0: no filter). */
 void mcts_set_root_filter(mcts_t *t, const board_t *b, const int *moves, int n);
 int mcts_root_filter(const mcts_t *t, int *moves);
 /* Mark the root a proven win by `move` (a solver's line from outside the
@@ -195,6 +196,8 @@ typedef struct mcts_limits {
     const volatile int *stop; /* stop when *stop != 0, read atomically: another thread
                                  or a signal handler may set it (may be NULL) */
     int batch;                /* leaves per eval call (1..max_pending; 0: 1) */
+    double root_time_ms;      /* the time the root's VCT gets vct_root_share of, when a
+                                 search is cut in slices (0: time_ms) */
 } mcts_limits_t;
 
 #define MCTS_PV_MAX 32
@@ -238,9 +241,22 @@ int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
  * as its PUCT value stays below the best child's; a child left with 1
  * visit or fewer is dropped. Otherwise exactly mcts_root_visits. */
 int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max);
-/* Root child statistics for analysis: move, visits, Q (root side's view), prior. */
-typedef struct mcts_child_info { int move; uint32_t visits; float q; float prior; } mcts_child_info_t;
+/* Root child statistics for analysis, in edge order: move, visits, Q (root
+ * side's view; a proven value when the move has no visits), prior, and
+ * proven: +1 the move wins for the root side, -1 it loses, 0 not proven
+ * (or a proven draw). */
+typedef struct mcts_child_info {
+    int move;
+    uint32_t visits;
+    float q;
+    float prior;
+    int proven;
+} mcts_child_info_t;
 int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max);
+/* The line from the root that starts with root child `move`, then the most
+ * visited child at each step (as mcts_result_t.pv): writes up to max moves
+ * to pv and returns their count (0 when move is not a root child). */
+int mcts_root_child_pv(const mcts_t *t, int move, int *pv, int max);
 /* Root value from the root side's view (0 before any visit). */
 float mcts_root_value(const mcts_t *t);
 uint32_t mcts_root_n(const mcts_t *t);

@@ -21,14 +21,56 @@ static pthread_once_t mod_once = PTHREAD_ONCE_INIT;
 static const nn_cuda_module_t *mod;   /* NULL when it could not load */
 static char mod_info[2 * PATH_MAX + 256];  /* its path, or why it did not load */
 
+static pthread_mutex_t notes_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t notes_seen[NN_NOTES_KEPT];   /* hashes of the notes said, a ring */
+static int notes_n;
+
+/* The length of note's device part as nn_net_create writes it (0: none). */
+static size_t note_device_len(const char *note)
+{
+    static const char fallback[] = "; using cpu";
+    const char *e = NULL;
+    if (strncmp(note, "cuda unavailable: ", 18) == 0 && (e = strstr(note, fallback)))
+        return (size_t)(e - note) + sizeof fallback - 1;
+    if (strncmp(note, "using ", 6) == 0)
+        return (e = strstr(note, "; ")) ? (size_t)(e - note) : strlen(note);
+    return 0;
+}
+
+void nn_note_print(FILE *f, const char *note)
+{
+    size_t dn = note_device_len(note);
+    uint64_t h = 1469598103934665603ull;   /* FNV-1a of the device part */
+    for (size_t i = 0; i < dn; i++)
+        h = (h ^ (unsigned char)note[i]) * 1099511628211ull;
+    bool seen = false;
+    if (dn > 0) {
+        pthread_mutex_lock(&notes_lock);
+        for (int i = 0; i < NN_NOTES_KEPT && i < notes_n; i++)
+            seen |= notes_seen[i] == h;
+        if (!seen)
+            notes_seen[notes_n++ % NN_NOTES_KEPT] = h;
+        pthread_mutex_unlock(&notes_lock);
+    }
+    const char *rest = seen ? note + dn + strspn(note + dn, "; ") : note;
+    if (*rest)
+        fprintf(f, "%s\n", rest);
+}
+
 #ifdef GZ_HAVE_CUDA
 /* dlopen one candidate; NULL with the reason in why. */
 static const nn_cuda_module_t *mod_try(const char *path, char *why, size_t whylen)
 {
     void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
-        const char *e = dlerror();
-        snprintf(why, whylen, "cannot load %s", e ? e : path);
+        /* dlerror names the module by its whole path first: keep its file
+         * name, the reason after it is what matters */
+        const char *e = dlerror(), *base = strrchr(path, '/');
+        size_t pl = strlen(path);
+        if (e && base && strncmp(e, path, pl) == 0)
+            snprintf(why, whylen, "cannot load %s%s", base + 1, e + pl);
+        else
+            snprintf(why, whylen, "cannot load %s", e ? e : path);
         return NULL;
     }
     nn_cuda_module_fn fn = (nn_cuda_module_fn)dlsym(h, NN_CUDA_MODULE_ENTRY);

@@ -164,6 +164,23 @@ void nn_eval_free(nn_eval_t *e)
     free(e);
 }
 
+/* One forward call for boards[0..min(n, max_batch)) into e->pol / e->val;
+ * returns how many. */
+static int forward_batch(nn_eval_t *e, const board_t *const *boards, int n)
+{
+    int m = e->m;
+    size_t mm = (size_t)m * (size_t)m;
+    int k = n < e->max_batch ? n : e->max_batch;
+    for (int i = 0; i < k; i++) {
+        assert(boards[i]->size <= m);
+        nn_encode_features(boards[i], e->features, m, e->in + (size_t)i * e->planes * mm);
+    }
+    nn_net_forward(e->net, e->in, k, e->pol, e->val);
+    e->calls++;
+    e->evals += (uint64_t)k;
+    return k;
+}
+
 void nn_eval_eval(void *user, const board_t *const *boards, int n, float *policy,
                   float *value)
 {
@@ -171,15 +188,7 @@ void nn_eval_eval(void *user, const board_t *const *boards, int n, float *policy
     int m = e->m;
     size_t mm = (size_t)m * (size_t)m;
     for (int off = 0; off < n; off += e->max_batch) {
-        int k = n - off < e->max_batch ? n - off : e->max_batch;
-        for (int i = 0; i < k; i++) {
-            assert(boards[off + i]->size <= m);
-            nn_encode_features(boards[off + i], e->features, m,
-                               e->in + (size_t)i * e->planes * mm);
-        }
-        nn_net_forward(e->net, e->in, k, e->pol, e->val);
-        e->calls++;
-        e->evals += (uint64_t)k;
+        int k = forward_batch(e, boards + off, n - off);
         for (int i = 0; i < k; i++) {
             const board_t *b = boards[off + i];
             int s = b->size, np = s * s;
@@ -192,6 +201,15 @@ void nn_eval_eval(void *user, const board_t *const *boards, int n, float *policy
             if (e->cache)
                 cache_store(e->cache, b, row, value[off + i]);
         }
+    }
+}
+
+void nn_eval_wdl(nn_eval_t *e, const board_t *const *boards, int n, float *wdl)
+{
+    for (int off = 0; off < n; off += e->max_batch) {
+        int k = forward_batch(e, boards + off, n - off);
+        memcpy(wdl + (size_t)off * NN_VALUE_OUTPUTS, e->val,
+               (size_t)k * NN_VALUE_OUTPUTS * sizeof(float));
     }
 }
 

@@ -58,6 +58,10 @@ void nn_eval_free(nn_eval_t *e);
  * result in the cache. Allocates nothing. */
 void nn_eval_eval(void *user, const board_t *const *boards, int n, float *policy,
                   float *value);
+/* The net's own win/draw/loss probabilities for boards[0..n-1], side to
+ * move of each: wdl[i * 3 + {0,1,2}]. No cache (it keeps one value, not
+ * three). Allocates nothing. */
+void nn_eval_wdl(nn_eval_t *e, const board_t *const *boards, int n, float *wdl);
 /* mcts_probe_fn with user = the nn_eval_t: true and one row of policy /
  * value when the cache holds b; false (nothing written) otherwise, and
  * always without a cache. */

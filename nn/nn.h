@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "engine/board.h"
 
@@ -333,6 +334,13 @@ typedef struct nn_net nn_net_t;
 nn_net_t *nn_net_create(const nn_model_t *m, const char *device, int max_batch, int threads,
                         char *note, size_t notelen, char *err, size_t errlen);
 void nn_net_free(nn_net_t *net);
+/* Print note (nn_net_create's device note, possibly followed by "; " and
+ * more, as searcher_create joins them) on f as one line, its device part
+ * ("cuda unavailable: WHY; using cpu", "using cuda:0") only the first time
+ * this process says it: a program that loads many models says which device
+ * and why once. Thread-safe; remembers the last NN_NOTES_KEPT device parts. */
+#define NN_NOTES_KEPT 8
+void nn_note_print(FILE *f, const char *note);
 /* The config it was created with, its batch limit, and its device
  * ("cpu", "cpu-ref", "cuda:0", ...). Pointers live as long as the net. */
 const nn_config_t *nn_net_config(const nn_net_t *net);

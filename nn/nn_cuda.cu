@@ -1165,6 +1165,21 @@ static int cfg_rules(const nn_config_t *cfg, char *err, size_t errlen)
     return 0;
 }
 
+/* A shape just made by its init (status st): its plan descriptors at
+ * batch n, and its output keeps the plane; 0, or -1 with err naming what. */
+static int check_shape_plan(conv_shape *cs, cudnnStatus_t st, int n, const char *what,
+                            char *err, size_t errlen)
+{
+    if (st == CUDNN_STATUS_SUCCESS)
+        st = conv_plan_desc(cs, 0, n);
+    if (st != CUDNN_STATUS_SUCCESS) {
+        snprintf(err, errlen, "%s descriptors: %s%s", what, cudnnGetErrorString(st),
+                 cudnn_detail());
+        return -1;
+    }
+    return check_out_dims(cs, 0, n, what, err, errlen);
+}
+
 /* Shape logic without a device: every descriptor the backend builds for
  * cfg at batch n keeps the M x M plane. */
 static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen)
@@ -1183,27 +1198,12 @@ static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errl
         for (int id = CONV_IN; id <= CONV_TRUNK; id++, ns++) {
             snprintf(what, sizeof what, "%s %s", bf ? "bf16" : "fp32", conv_names[id]);
             cudnnStatus_t st = infer_shape_init(&cs[ns], id, cfg->in_planes, C, M, bf, 1);
-            if (st == CUDNN_STATUS_SUCCESS)
-                st = conv_plan_desc(&cs[ns], 0, n);
-            if (st != CUDNN_STATUS_SUCCESS) {
-                snprintf(err, errlen, "%s descriptors: %s%s", what, cudnnGetErrorString(st),
-                         cudnn_detail());
-                goto out;
-            }
-            if (check_out_dims(&cs[ns], 0, n, what, err, errlen))
+            if (check_shape_plan(&cs[ns], st, n, what, err, errlen))
                 goto out;
         }
     for (int s = 0; s < CONV_SHAPES; s++, ns++) {
         snprintf(what, sizeof what, "training %s", conv_names[s]);
-        cudnnStatus_t st = train_shape_init(&cs[ns], cfg, s, 1);
-        if (st == CUDNN_STATUS_SUCCESS)
-            st = conv_plan_desc(&cs[ns], 0, n);
-        if (st != CUDNN_STATUS_SUCCESS) {
-            snprintf(err, errlen, "%s descriptors: %s%s", what, cudnnGetErrorString(st),
-                     cudnn_detail());
-            goto out;
-        }
-        if (check_out_dims(&cs[ns], 0, n, what, err, errlen))
+        if (check_shape_plan(&cs[ns], train_shape_init(&cs[ns], cfg, s, 1), n, what, err, errlen))
             goto out;
     }
     rc = 0;
@@ -2221,30 +2221,31 @@ static int cuda_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     return 0;
 }
 
-static void cuda_get_weights(nn_ctx_t *c, float *params)
+/* The vtable's copies of the weights and the momentum, on the context's
+ * device; both synchronised. */
+static void host_from_device(nn_ctx_t *c, float *host, const float *dev)
 {
     CUDA_CHECK(cudaSetDevice(c->device));
-    params_download(c, params, c->params);
+    params_download(c, host, dev);
 }
+
+static void device_from_host(nn_ctx_t *c, float *dev, const float *host)
+{
+    CUDA_CHECK(cudaSetDevice(c->device));
+    CUDA_CHECK(params_upload(c, dev, host));
+}
+
+static void cuda_get_weights(nn_ctx_t *c, float *params) { host_from_device(c, params, c->params); }
 
 static void cuda_set_weights(nn_ctx_t *c, const float *params)
 {
-    CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(params_upload(c, c->params, params));
+    device_from_host(c, c->params, params);
     weights_changed(c);
 }
 
-static void cuda_get_momentum(nn_ctx_t *c, float *m)
-{
-    CUDA_CHECK(cudaSetDevice(c->device));
-    params_download(c, m, c->mom);
-}
+static void cuda_get_momentum(nn_ctx_t *c, float *m) { host_from_device(c, m, c->mom); }
 
-static void cuda_set_momentum(nn_ctx_t *c, const float *m)
-{
-    CUDA_CHECK(cudaSetDevice(c->device));
-    CUDA_CHECK(params_upload(c, c->mom, m));
-}
+static void cuda_set_momentum(nn_ctx_t *c, const float *m) { device_from_host(c, c->mom, m); }
 
 /* Pinned host memory (module lock: cudaMallocHost would break another
  * thread's capture). NULL when the device has none to give. */

@@ -170,72 +170,6 @@ void wino_filter_adjoint(const float *du, int cin, int cout, float *dw)
         }
 }
 
-void wino_input(const float *xt, int ch, int M, int ns, float *v)
-{
-    int T = wino_tiles_side(M), hw = M * M;
-    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t d[36], t[36], o[36];
-    for (int s = 0; s < ns; s++)
-        for (int ty = 0; ty < T; ty++)
-            for (int tx = 0; tx < T; tx++) {
-                size_t tile = ((size_t)s * T + ty) * T + tx;
-                for (int c0 = 0; c0 < ch; c0 += VL) {
-                    int nc = ch - c0 < VL ? ch - c0 : VL;
-                    for (int i = 0; i < 6; i++)
-                        for (int j = 0; j < 6; j++) {
-                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
-                            if (y < 0 || y >= M || x < 0 || x >= M)
-                                memset(d[6 * i + j], 0, sizeof(lanes_t));
-                            else
-                                load_lanes(d[6 * i + j],
-                                           xt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
-                        }
-                    for (int j = 0; j < 6; j++)
-                        bt6(d + j, 6, t + j, 6);
-                    for (int i = 0; i < 6; i++)
-                        bt6(t + 6 * i, 1, o + 6 * i, 1);
-                    for (int xi = 0; xi < 36; xi++)
-                        copy_lanes(v + xi * fs + tile * ch + c0, o[xi], nc);
-                }
-            }
-}
-
-void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
-{
-    int T = wino_tiles_side(M), hw = M * M;
-    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t g[36], t[36], o[36];
-    memset(dxt, 0, sizeof(float) * (size_t)ns * hw * ch);
-    for (int s = 0; s < ns; s++)
-        for (int ty = 0; ty < T; ty++)
-            for (int tx = 0; tx < T; tx++) {
-                size_t tile = ((size_t)s * T + ty) * T + tx;
-                for (int c0 = 0; c0 < ch; c0 += VL) {
-                    int nc = ch - c0 < VL ? ch - c0 : VL;
-                    for (int xi = 0; xi < 36; xi++)
-                        load_lanes(g[xi], dv + xi * fs + tile * ch + c0, nc);
-                    for (int j = 0; j < 6; j++)
-                        b6(g + j, 6, t + j, 6);
-                    for (int i = 0; i < 6; i++)
-                        b6(t + 6 * i, 1, o + 6 * i, 1);
-                    for (int i = 0; i < 6; i++)
-                        for (int j = 0; j < 6; j++) {
-                            int y = 4 * ty - 1 + i, x = 4 * tx - 1 + j;
-                            if (y < 0 || y >= M || x < 0 || x >= M)
-                                continue;
-                            float *dst = dxt + ((size_t)s * hw + y * M + x) * ch + c0;
-                            const float *src = o[6 * i + j];
-                            if (nc == VL)
-                                for (int l = 0; l < VL; l++)
-                                    dst[l] += src[l];
-                            else
-                                for (int l = 0; l < nc; l++)
-                                    dst[l] += src[l];
-                        }
-                }
-            }
-}
-
 /* dst[0..n) = relu(o + bias + res) * mask over the n <= VL lanes of one
  * output pixel (res may be NULL; mask is 0 or 1). As bias_relu_mask:
  * t > 0 ? t * mask : 0, so NaN gives 0. The full-width case is written in
@@ -259,70 +193,114 @@ static inline void epilogue_lanes(float *dst, const float *o, const float *bias,
     }
 }
 
-void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *ep, float *yt)
+/* dst[0..n) += src[0..n), n <= VL. */
+static inline void add_lanes(float *dst, const float *src, int n)
+{
+    if (n == VL)
+        for (int l = 0; l < VL; l++)
+            dst[l] += src[l];
+    else
+        for (int l = 0; l < n; l++)
+            dst[l] += src[l];
+}
+
+/* A 1-D transform over lanes: points of in (stride si) to points of out
+ * (stride so): bt6, b6, at6 or a4. */
+typedef void (*lanes_map_fn)(const lanes_t *in, int si, lanes_t *out, int so);
+
+/* The one loop over tiles below serves the four tile transforms;
+ * always_inline makes each caller a copy with its map, direction and
+ * sizes constant, so the map is inlined as when they were four loops. */
+#define WINO_INLINE static inline __attribute__((always_inline))
+
+/* The 2-D transform of a nin x nin block a: map (nin points to nout)
+ * along columns into t, then along rows into o (nout x nout). */
+WINO_INLINE void map_2d(lanes_map_fn map, const lanes_t *a, int nin, int nout, lanes_t *t,
+                        lanes_t *o)
+{
+    for (int j = 0; j < nin; j++)
+        map(a + j, nin, t + j, nin);
+    for (int i = 0; i < nout; i++)
+        map(t + nin * i, 1, o + nout * i, 1);
+}
+
+/* Every tile of ns planes, VL channels at a time, one way or the other:
+ * to_freqs, from the pixel-major src (ns * M * M, ch) to dst (36, nt, ch);
+ * else the reverse. A tile's pixels are the n x n from (4 ty + off,
+ * 4 tx + off): read as zero off the board, dropped there on the way out,
+ * where they are added to dst (add) or stored, through ep when not NULL.
+ * map takes n points to 6 frequencies, or 6 back to n. */
+WINO_INLINE void map_tiles(const float *src, int ch, int M, int ns, bool to_freqs, int n, int off,
+                           lanes_map_fn map, bool add, const wino_epilogue_t *ep, float *dst)
 {
     int T = wino_tiles_side(M), hw = M * M;
     size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t a[36], t[24], o[16];
+    lanes_t a[36], t[36], o[36];
     for (int s = 0; s < ns; s++)
         for (int ty = 0; ty < T; ty++)
             for (int tx = 0; tx < T; tx++) {
                 size_t tile = ((size_t)s * T + ty) * T + tx;
                 for (int c0 = 0; c0 < ch; c0 += VL) {
                     int nc = ch - c0 < VL ? ch - c0 : VL;
+                    if (to_freqs) {
+                        for (int i = 0; i < n; i++)
+                            for (int j = 0; j < n; j++) {
+                                int y = 4 * ty + off + i, x = 4 * tx + off + j;
+                                if (y < 0 || y >= M || x < 0 || x >= M)
+                                    memset(a[n * i + j], 0, sizeof(lanes_t));
+                                else
+                                    load_lanes(a[n * i + j],
+                                               src + ((size_t)s * hw + y * M + x) * ch + c0, nc);
+                            }
+                        map_2d(map, a, n, 6, t, o);
+                        for (int xi = 0; xi < 36; xi++)
+                            copy_lanes(dst + xi * fs + tile * ch + c0, o[xi], nc);
+                        continue;
+                    }
                     for (int xi = 0; xi < 36; xi++)
-                        load_lanes(a[xi], m + xi * fs + tile * ch + c0, nc);
-                    for (int j = 0; j < 6; j++)
-                        at6(a + j, 6, t + j, 6);
-                    for (int i = 0; i < 4; i++)
-                        at6(t + 6 * i, 1, o + 4 * i, 1);
-                    for (int i = 0; i < 4; i++)
-                        for (int j = 0; j < 4; j++) {
-                            int y = 4 * ty + i, x = 4 * tx + j;
-                            if (y >= M || x >= M)
+                        load_lanes(a[xi], src + xi * fs + tile * ch + c0, nc);
+                    map_2d(map, a, 6, n, t, o);
+                    for (int i = 0; i < n; i++)
+                        for (int j = 0; j < n; j++) {
+                            int y = 4 * ty + off + i, x = 4 * tx + off + j;
+                            if (y < 0 || y >= M || x < 0 || x >= M)
                                 continue;
                             size_t r = (size_t)s * hw + y * M + x;
-                            if (!ep)
-                                copy_lanes(yt + r * ch + c0, o[4 * i + j], nc);
+                            float *d = dst + r * ch + c0;
+                            if (add)
+                                add_lanes(d, o[n * i + j], nc);
+                            else if (!ep)
+                                copy_lanes(d, o[n * i + j], nc);
                             else if (ep->res)
-                                epilogue_lanes(yt + r * ch + c0, o[4 * i + j], ep->bias + c0,
+                                epilogue_lanes(d, o[n * i + j], ep->bias + c0,
                                                ep->res + r * ch + c0, ep->mask[r], nc);
                             else
-                                epilogue_lanes(yt + r * ch + c0, o[4 * i + j], ep->bias + c0,
-                                               NULL, ep->mask[r], nc);
+                                epilogue_lanes(d, o[n * i + j], ep->bias + c0, NULL, ep->mask[r],
+                                               nc);
                         }
                 }
             }
 }
 
+void wino_input(const float *xt, int ch, int M, int ns, float *v)
+{
+    map_tiles(xt, ch, M, ns, true, 6, -1, bt6, false, NULL, v);
+}
+
+void wino_input_adjoint(const float *dv, int ch, int M, int ns, float *dxt)
+{
+    memset(dxt, 0, sizeof(float) * (size_t)ns * M * M * ch);
+    map_tiles(dv, ch, M, ns, false, 6, -1, b6, true, NULL, dxt);
+}
+
+void wino_output(const float *m, int ch, int M, int ns, const wino_epilogue_t *ep, float *yt)
+{
+    map_tiles(m, ch, M, ns, false, 4, 0, at6, false, ep, yt);
+}
+
 void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
 {
-    int T = wino_tiles_side(M), hw = M * M;
-    size_t fs = wino_fstride(wino_tiles(M, ns), ch);
-    lanes_t g[16], t[24], o[36];
-    for (int s = 0; s < ns; s++)
-        for (int ty = 0; ty < T; ty++)
-            for (int tx = 0; tx < T; tx++) {
-                size_t tile = ((size_t)s * T + ty) * T + tx;
-                for (int c0 = 0; c0 < ch; c0 += VL) {
-                    int nc = ch - c0 < VL ? ch - c0 : VL;
-                    for (int i = 0; i < 4; i++)
-                        for (int j = 0; j < 4; j++) {
-                            int y = 4 * ty + i, x = 4 * tx + j;
-                            if (y >= M || x >= M)
-                                memset(g[4 * i + j], 0, sizeof(lanes_t));
-                            else
-                                load_lanes(g[4 * i + j],
-                                           dyt + ((size_t)s * hw + y * M + x) * ch + c0, nc);
-                        }
-                    for (int j = 0; j < 4; j++)
-                        a4(g + j, 4, t + j, 4);
-                    for (int i = 0; i < 6; i++)
-                        a4(t + 4 * i, 1, o + 6 * i, 1);
-                    for (int xi = 0; xi < 36; xi++)
-                        copy_lanes(dm + xi * fs + tile * ch + c0, o[xi], nc);
-                }
-            }
+    map_tiles(dyt, ch, M, ns, true, 4, 0, a4, false, NULL, dm);
 }
 
 #if defined(__x86_64__) && defined(__GNUC__)

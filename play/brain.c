@@ -8,6 +8,7 @@
 
 #include "engine/bot.h"
 #include "play/searcher.h"
+#include "util/util.h"
 
 #define DEFAULT_TREE_BYTES ((size_t)256 << 20)
 #define DEFAULT_CACHE_BYTES ((size_t)64 << 20)
@@ -27,6 +28,11 @@ struct brain {
     long long max_memory;       /* bytes, 0 no limit */
     int board_max;
     uint64_t rng;
+    int filtered;               /* genmove set a root filter on the board of hash filter_hash */
+    uint64_t filter_hash;
+    double progress_ms;         /* brain_set_progress */
+    brain_progress_fn progress;
+    void *progress_user;
 };
 
 bool brain_is_bot(const brain_t *br) { return br->is_bot; }
@@ -80,6 +86,43 @@ int brain_set_max_memory(brain_t *br, long long bytes, char *err, size_t errlen)
     return ensure_tree(br, err, errlen);
 }
 
+void brain_set_progress(brain_t *br, double interval_ms, brain_progress_fn fn, void *user)
+{
+    br->progress_ms = interval_ms < 1.0 ? 1.0 : interval_ms;
+    br->progress = fn;
+    br->progress_user = user;
+}
+
+/* A timed search in slices of progress_ms, the progress callback after
+ * each but the last; r sums the slices. */
+static int search_sliced(brain_t *br, const board_t *b, double budget_ms, mcts_limits_t *lim,
+                         mcts_result_t *r, char *err, size_t errlen)
+{
+    double t0 = util_now_ms();
+    uint64_t playouts = 0, evals = 0;
+    lim->root_time_ms = budget_ms;
+    for (;;) {
+        double left = budget_ms - (util_now_ms() - t0);
+        lim->time_ms = left < br->progress_ms ? left : br->progress_ms;
+        if (lim->time_ms < 1.0)
+            lim->time_ms = 1.0;
+        if (searcher_search(br->searcher, b, lim, r, err, errlen))
+            return -1;
+        uint64_t slice = r->playouts;
+        playouts += r->playouts;
+        evals += r->evals;
+        r->playouts = playouts;
+        r->evals = evals;
+        r->seconds = (util_now_ms() - t0) / 1e3;
+        r->playouts_per_s = r->seconds > 0.0 ? (double)playouts / r->seconds : 0.0;
+        bool stopped = lim->stop && __atomic_load_n(lim->stop, __ATOMIC_RELAXED) != 0;
+        if (stopped || r->proven != 0 || r->mem_full || slice == 0 ||
+            r->seconds * 1e3 >= budget_ms - 1.0)
+            return 0;
+        br->progress(br->progress_user, r);
+    }
+}
+
 int brain_search(brain_t *br, const board_t *b, double budget_ms, const volatile int *stop,
                  mcts_result_t *r, char *err, size_t errlen)
 {
@@ -91,9 +134,58 @@ int brain_search(brain_t *br, const board_t *b, double budget_ms, const volatile
     lim.stop = stop;
     if (budget_ms < 1.0)
         lim.visits = mcts_root_n(br->tree) + 1;
+    else if (br->progress)
+        return search_sliced(br, b, budget_ms, &lim, r, err, errlen);
     else
         lim.time_ms = budget_ms;
     return searcher_search(br->searcher, b, &lim, r, err, errlen);
+}
+
+/* Only the legal moves of b that are not blocked as the root's children
+ * (all of them when none is left). A filter set here is dropped again by
+ * the next call without one on the same position, so that it never
+ * outlives the command that asked for it. */
+static void root_filter(brain_t *br, const board_t *b, const uint8_t *blocked)
+{
+    int allowed[BOARD_CELLS], n = 0, nblocked = 0, any = 0;
+    for (int m = 0; blocked && m < board_npoints(b) && !any; m++)
+        any = blocked[m] && b->cells[m] == STONE_EMPTY;
+    for (int m = 0; any && m < board_npoints(b); m++) {
+        if (board_check_move(b, m) != MOVE_OK)
+            continue;
+        if (blocked && blocked[m])
+            nblocked++;
+        else
+            allowed[n++] = m;
+    }
+    int moves[BOARD_CELLS];
+    if (nblocked > 0 && n > 0) {
+        /* the same filter on the same root already (a continuous game's
+         * next move, a second look): keep the tree */
+        const board_t *r = mcts_root_board(br->tree);
+        bool same = r->hash == b->hash && r->nmoves == b->nmoves &&
+                    mcts_root_filter(br->tree, moves) == n &&
+                    memcmp(moves, allowed, (size_t)n * sizeof moves[0]) == 0;
+        if (!same)
+            mcts_set_root_filter(br->tree, b, allowed, n);
+        br->filtered = 1;
+        br->filter_hash = b->hash;
+        return;
+    }
+    if (br->filtered && b->hash == br->filter_hash &&
+        mcts_root_board(br->tree)->hash == b->hash && mcts_root_filter(br->tree, moves) > 0)
+        mcts_set_root(br->tree, b);
+    br->filtered = 0;
+}
+
+int brain_root_children(const brain_t *br, mcts_child_info_t *out, int max)
+{
+    return br->tree ? mcts_root_children(br->tree, out, max) : 0;
+}
+
+int brain_child_pv(const brain_t *br, int move, int *pv, int max)
+{
+    return br->tree ? mcts_root_child_pv(br->tree, move, pv, max) : 0;
 }
 
 /* A legal point that is not blocked instead of `move` when `move` is
@@ -144,6 +236,9 @@ int brain_genmove(brain_t *br, const board_t *b, const uint8_t *blocked, double 
     if (br->is_bot) {
         m->move = bot_move(br->bot, b, &br->rng);
     } else {
+        if (ensure_tree(br, err, errlen))
+            return -1;
+        root_filter(br, b, blocked);
         if (brain_search(br, b, budget_ms, stop, &m->r, err, errlen))
             return -1;
         m->searched = budget_ms >= 1.0;
@@ -172,6 +267,8 @@ double brain_value(brain_t *br, const board_t *b, double budget_ms, const volati
     if (br->is_bot)
         return NAN;
     mcts_result_t r;
+    if (ensure_tree(br, err, errlen) == 0)
+        root_filter(br, b, NULL);
     if (brain_search(br, b, budget_ms, stop, &r, err, errlen)) {
         *failed = 1;
         return NAN;

@@ -57,22 +57,40 @@ int brain_set_max_memory(brain_t *br, long long bytes, char *err, size_t errlen)
  * the limit is too small: then err, when not NULL, says why). */
 size_t brain_memory_budget(const brain_t *br, char *err, size_t errlen);
 
+/* A search's progress: r holds the root's analysis so far, with playouts,
+ * evals and seconds counted from the start of the search. Called on the
+ * searching thread between slices of the search; it may read the tree
+ * (brain_root_children, brain_child_pv) but not search. */
+typedef void (*brain_progress_fn)(void *user, const mcts_result_t *r);
+/* From now on, timed model searches of at least 1 ms are cut into slices
+ * of interval_ms (>= 1) with fn(user, ...) called after each slice but
+ * the last (fn NULL: no slices, no calls). The root's VCT still gets its
+ * share of the whole budget. */
+void brain_set_progress(brain_t *br, double interval_ms, brain_progress_fn fn, void *user);
+
 /* Search b for budget_ms (below 1 ms: one more visit, the policy's best
  * move or the search's tactics), stopping early when *stop (may be NULL)
  * becomes nonzero. Fills r. 0, or -1 with err. Models only. */
 int brain_search(brain_t *br, const board_t *b, double budget_ms, const volatile int *stop,
                  mcts_result_t *r, char *err, size_t errlen);
 /* A move for the side to move of b (not over). blocked (may be NULL) marks
- * points it must not play (a continuous game's fixed stones): then the
- * winning point, else the most visited root child, else the free point
- * nearest the centre that is not blocked. 0, or -1 with err ("no legal
- * move", or the search's error). */
+ * points it must not play (a continuous game's fixed stones, moves a GUI
+ * excluded): a model's search has only the other legal moves as root
+ * children (mcts_set_root_filter; all of them when none is left), and the
+ * move is the winning point, else the most visited root child, else the
+ * free point nearest the centre that is not blocked. 0, or -1 with err
+ * ("no legal move", or the search's error). */
 int brain_genmove(brain_t *br, const board_t *b, const uint8_t *blocked, double budget_ms,
                   const volatile int *stop, brain_move_t *m, char *err, size_t errlen);
 /* The value of b for its side to move after a search of budget_ms; NAN
  * for bots (they have none). *failed is set when the search failed (err). */
 double brain_value(brain_t *br, const board_t *b, double budget_ms, const volatile int *stop,
                    int *failed, char *err, size_t errlen);
+
+/* After a model's search: the root's children (mcts_root_children) and
+ * the line that starts with a root child (mcts_root_child_pv); 0 for bots. */
+int brain_root_children(const brain_t *br, mcts_child_info_t *out, int max);
+int brain_child_pv(const brain_t *br, int move, int *pv, int max);
 
 /* The move was played after the brain's genmove: keep its subtree. */
 void brain_played(brain_t *br, int move);

@@ -1,5 +1,6 @@
-/* Match play (gomoku match): paired random openings, one game between two
- * players, and the Elo difference a score stands for. */
+/* Match play (gomoku match): paired openings (random stones, or the lines
+ * of an openings file), one game between two players under an optional
+ * game clock, and the Elo difference a score stands for. */
 #ifndef GZ_PLAY_MATCH_H
 #define GZ_PLAY_MATCH_H
 
@@ -15,12 +16,26 @@
  * opening (each pair of games of a match shares one). */
 void match_opening(board_t *b, int size, rule_t rule, int k, uint64_t seed);
 
+/* The openings in the file at path (engine/gamefile.h's opening lines: one
+ * per line, letter moves or centre offsets; '#' comments), each played out
+ * on a size board under rule into a malloc'ed array *out of *n boards.
+ * 0, or -1 with err naming the line: a stone off the board, a line the
+ * rule refuses (a forbidden point, an opening that already ends the game),
+ * a file with no opening at all. */
+int match_openings_load(const char *path, int size, rule_t rule, board_t **out, int *n,
+                        char *err, size_t errlen);
+
 /* One game from opening between black and white (both told of every move):
- * *result and *plies at the end. A player that answers an illegal move
- * loses the game: *forfeit, and err says who and why. 0, or -1 with err
- * when a player fails (an engine died, a person quit). */
-int match_play(player_t *black, player_t *white, const board_t *opening, result_t *result,
-               int *plies, bool *forfeit, char *err, size_t errlen);
+ * *result and *plies at the end. With match_time_ms > 0 each player has a
+ * clock of that many ms for the game (Gomocup's timeout_match), told to it
+ * before each move (player_t.time_left); the wall time of its genmove calls
+ * comes off it. A player that answers an illegal move, or runs out of its
+ * clock, loses the game: *forfeit, and err says who and why. The game's
+ * last position goes to *end when end is not NULL. 0, or -1 with err when
+ * a player fails (an engine died, a person quit). */
+int match_play(player_t *black, player_t *white, const board_t *opening, long long match_time_ms,
+               result_t *result, int *plies, bool *forfeit, board_t *end, char *err,
+               size_t errlen);
 
 /* The Elo difference of w wins, l losses and d draws, with a 95% interval:
  * the score +- 1.96 standard errors through the logistic curve; at a score

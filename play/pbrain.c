@@ -20,54 +20,13 @@
 #include "play/movetime.h"
 #include "play/brain.h"
 #include "play/swap2.h"
+#include "play/balance.h"
+#include "play/pbrain_impl.h"
 
 #define QUEUE_LINES 64                /* lines read ahead while a move is being searched */
 
-typedef enum { MODE_CMD, MODE_BOARD, MODE_SWAP2 } block_mode_t;
-
-struct pbrain {
-    pbrain_opts_t opts;
-    char spec[256];
-
-    brain_t *br;                /* the move chooser: model or bot */
-
-    /* game */
-    int started;
-    int size;
-    rule_t rule;
-    board_t board;
-    int me;                     /* STONE_BLACK / STONE_WHITE we play, 0 unknown */
-
-    /* BOARD / SWAP2BOARD block being read */
-    block_mode_t mode;
-    int blk_n;
-    int16_t blk_move[BOARD_CELLS];
-    uint8_t blk_field[BOARD_CELLS];
-    char blk_err[160];
-    uint8_t blocked[BOARD_CELLS];   /* BOARD field 3 points: occupied, neither side's */
-    int irregular;              /* the board came from field 3 stones: no move order */
-    int fixed_stones;           /* irregular: the first fixed_stones moves were set, not played */
-
-    /* INFO */
-    movetime_t mt;              /* timeout_turn, timeout_match, time_left, latency */
-    long long max_memory;       /* bytes, 0 no limit */
-    int game_type;
-    int rule_unsupported;       /* INFO rule asked for caro or unknown bits */
-    long long rule_bits;
-    char folder[256];
-
-    /* stopping a search from the reader thread (pbrain_run): stop is read
-     * by the search atomically; searching and ending are under mu */
-    pthread_mutex_t mu;
-    int stop;
-    int searching;
-    int ending;                 /* END was read: every search ends at once */
-    int input_closed;           /* end of input: every search ends at once, moves still said */
-};
-
 /* Every reply goes through here: one line, printable ASCII only. */
-static void reply(FILE *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void reply(FILE *out, const char *fmt, ...)
+void pbrain_reply(FILE *out, const char *fmt, ...)
 {
     char buf[512];
     va_list ap;
@@ -81,7 +40,7 @@ static void reply(FILE *out, const char *fmt, ...)
 }
 
 /* A short printable copy of user text for messages. */
-static void quote(char *dst, size_t len, const char *s)
+void pbrain_quote(char *dst, size_t len, const char *s)
 {
     size_t i = 0;
     for (; s[i] && i + 4 < len && i < 40; i++)
@@ -95,7 +54,7 @@ static void quote(char *dst, size_t len, const char *s)
 
 /* ---- parsing: whitespace-tolerant, strict digits, explicit range ---- */
 
-static const char *skip_ws(const char *s)
+const char *pbrain_skip_ws(const char *s)
 {
     while (*s == ' ' || *s == '\t')
         s++;
@@ -103,9 +62,9 @@ static const char *skip_ws(const char *s)
 }
 
 /* A non-negative integer <= max at *s; advances *s. 0, or -1 with why. */
-static int parse_num(const char **s, long long max, long long *out, const char **why)
+int pbrain_parse_num(const char **s, long long max, long long *out, const char **why)
 {
-    const char *p = skip_ws(*s);
+    const char *p = pbrain_skip_ws(*s);
     if (*p == '-' && isdigit((unsigned char)p[1])) {
         *why = "negative number";
         return -1;
@@ -134,27 +93,44 @@ static int parse_num(const char **s, long long max, long long *out, const char *
     return 0;
 }
 
-static int expect_char(const char **s, char c)
+int pbrain_parse_int(const char *s, long long max, long long *out, const char **why)
 {
-    const char *p = skip_ws(*s);
+    const char *p = pbrain_skip_ws(s);
+    int neg = *p == '-' && isdigit((unsigned char)p[1]);
+    if (neg)
+        p++;
+    if (pbrain_parse_num(&p, max, out, why))
+        return -1;
+    if (!pbrain_at_end(p)) {
+        *why = "expected a number";
+        return -1;
+    }
+    if (neg)
+        *out = -*out;
+    return 0;
+}
+
+int pbrain_expect_char(const char **s, char c)
+{
+    const char *p = pbrain_skip_ws(*s);
     if (*p != c)
         return -1;
     *s = p + 1;
     return 0;
 }
 
-static int at_end(const char *s)
+int pbrain_at_end(const char *s)
 {
-    return *skip_ws(s) == 0;
+    return *pbrain_skip_ws(s) == 0;
 }
 
 /* "X,Y" with nothing after it, both < limit. */
-static int parse_xy(const char *s, int limit, int *x, int *y, char *err, size_t errlen)
+int pbrain_parse_xy(const char *s, int limit, int *x, int *y, char *err, size_t errlen)
 {
     long long a, b;
     const char *why = NULL;
-    if (parse_num(&s, 1000000000, &a, &why) || expect_char(&s, ',') ||
-        parse_num(&s, 1000000000, &b, &why) || !at_end(s)) {
+    if (pbrain_parse_num(&s, 1000000000, &a, &why) || pbrain_expect_char(&s, ',') ||
+        pbrain_parse_num(&s, 1000000000, &b, &why) || !pbrain_at_end(s)) {
         snprintf(err, errlen, "%s", why ? why : "expected X,Y");
         if (!why)
             snprintf(err, errlen, "expected X,Y");
@@ -169,7 +145,7 @@ static int parse_xy(const char *s, int limit, int *x, int *y, char *err, size_t 
     return 0;
 }
 
-static int word_is(const char *w, size_t n, const char *name)
+int pbrain_word_is(const char *w, size_t n, const char *name)
 {
     return strlen(name) == n && strncasecmp(w, name, n) == 0;
 }
@@ -189,14 +165,14 @@ void pbrain_opts_default(pbrain_opts_t *o)
 
 /* A search runs between these two: a stop request (YXSTOP) counts only
  * while one runs; after END every search stops at once. */
-static void search_begin(pbrain_t *pb)
+void pbrain_search_begin(pbrain_t *pb)
 {
     pthread_mutex_lock(&pb->mu);
     pb->searching = 1;
     pthread_mutex_unlock(&pb->mu);
 }
 
-static void search_end(pbrain_t *pb)
+void pbrain_search_end(pbrain_t *pb)
 {
     pthread_mutex_lock(&pb->mu);
     pb->searching = 0;
@@ -205,7 +181,7 @@ static void search_end(pbrain_t *pb)
     pthread_mutex_unlock(&pb->mu);
 }
 
-static int ending(pbrain_t *pb)
+int pbrain_ending(pbrain_t *pb)
 {
     pthread_mutex_lock(&pb->mu);
     int e = pb->ending;
@@ -213,23 +189,25 @@ static int ending(pbrain_t *pb)
     return e;
 }
 
-/* The brain's calls that search run between search_begin and search_end. */
-static int search_genmove(pbrain_t *pb, double budget_ms, brain_move_t *m, char *err,
-                          size_t errlen)
+/* The brain's calls that search run between search_begin and search_end;
+ * a move's search says its realtime lines on out when they are asked for. */
+static int search_genmove(pbrain_t *pb, FILE *out, const uint8_t *avoid, double budget_ms,
+                          brain_move_t *m, char *err, size_t errlen)
 {
-    search_begin(pb);
-    int rc = brain_genmove(pb->br, &pb->board, pb->blocked, budget_ms,
-                           &pb->stop, m, err, errlen);
-    search_end(pb);
+    pbrain_search_begin(pb);
+    pbrain_yx_watch_begin(pb, out);
+    int rc = brain_genmove(pb->br, &pb->board, avoid, budget_ms, &pb->stop, m, err, errlen);
+    pbrain_yx_watch_end(pb);
+    pbrain_search_end(pb);
     return rc;
 }
 
 static double search_value(pbrain_t *pb, const board_t *b, double budget_ms, char *err,
                            size_t errlen, int *failed)
 {
-    search_begin(pb);
+    pbrain_search_begin(pb);
     double v = brain_value(pb->br, b, budget_ms, &pb->stop, failed, err, errlen);
-    search_end(pb);
+    pbrain_search_end(pb);
     return v;
 }
 
@@ -238,6 +216,7 @@ void pbrain_free(pbrain_t *pb)
     if (!pb)
         return;
     brain_free(pb->br);
+    vct_free(pb->vct);
     pthread_mutex_destroy(&pb->mu);
     free(pb);
 }
@@ -294,7 +273,7 @@ int pbrain_margin_ms(const pbrain_t *pb)
 
 /* Board from stones in move order per colour (black first, alternating).
  * 0, or -1 with err and b untouched. */
-static int build_board(board_t *b, int size, rule_t rule, const int16_t *black, int nb,
+int pbrain_build_board(board_t *b, int size, rule_t rule, const int16_t *black, int nb,
                        const int16_t *white, int nw, char *err, size_t errlen)
 {
     if (nb != nw && nb != nw + 1) {
@@ -340,7 +319,7 @@ static int rebuild(pbrain_t *pb, rule_t rule, int skip_move, char *err, size_t e
         else
             white[nw++] = (int16_t)m;
     }
-    return build_board(&pb->board, pb->size, rule, black, nb, white, nw, err, errlen);
+    return pbrain_build_board(&pb->board, pb->size, rule, black, nb, white, nw, err, errlen);
 }
 
 static void new_game(pbrain_t *pb, int size)
@@ -378,23 +357,31 @@ static void setup_continuous(board_t *b, int size, rule_t rule, const int16_t *o
 
 /* ---- replies that need a move ---- */
 
-static void format_xy(char *buf, size_t len, int move, int size)
+void pbrain_format_xy(char *buf, size_t len, int move, int size)
 {
     snprintf(buf, len, "%d,%d", move % size, move / size);
 }
 
+void pbrain_format_line(char *buf, size_t len, const int *moves, int n, int size)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < n && k + 10 < len; i++) {
+        char mv[16];
+        pbrain_format_xy(mv, sizeof mv, moves[i], size);
+        k += (size_t)snprintf(buf + k, len - k, "%s%s", i ? " " : "", mv);
+    }
+    if (k == 0)
+        snprintf(buf, len, "-");
+}
+
 static void print_analysis(pbrain_t *pb, FILE *out, const mcts_result_t *r)
 {
-    char pv[MCTS_PV_MAX * 8] = "";
-    size_t n = 0;
-    for (int i = 0; i < r->npv && i < 12 && n + 10 < sizeof pv; i++) {
-        char mv[16];
-        format_xy(mv, sizeof mv, r->pv[i], pb->size);
-        n += (size_t)snprintf(pv + n, sizeof pv - n, "%s%s", i ? " " : "", mv);
-    }
-    reply(out, "MESSAGE visits %u playouts %llu winrate %.1f%% pv %s speed %.0f playouts/s "
+    char pv[MCTS_PV_MAX * 8];
+    pbrain_format_line(pv, sizeof pv, r->pv, r->npv < 12 ? r->npv : 12, pb->size);
+    pbrain_reply(out, "MESSAGE visits %u playouts %llu winrate %.1f%% pv %s speed %.0f playouts/s "
           "time %.0f ms%s%s", r->root_visits, (unsigned long long)r->playouts,
-          100.0 * r->winrate, n ? pv : "-", r->playouts_per_s, r->seconds * 1e3,
+          100.0 * r->winrate, pv, r->playouts_per_s, r->seconds * 1e3,
           r->proven > 0 ? " (proven win)" : r->proven < 0 ? " (proven loss)" : "",
           r->mem_full ? " (tree memory full)" : "");
 }
@@ -407,7 +394,7 @@ static void rule_unsupported_why(long long bits, char *buf, size_t len)
 }
 
 /* Why the engine cannot play now, or NULL. */
-static const char *cannot_play(pbrain_t *pb, char *buf, size_t len)
+const char *pbrain_cannot_play(pbrain_t *pb, char *buf, size_t len)
 {
     if (pb->rule_unsupported) {
         rule_unsupported_why(pb->rule_bits, buf, len);
@@ -422,39 +409,102 @@ static const char *cannot_play(pbrain_t *pb, char *buf, size_t len)
     return NULL;
 }
 
-/* Choose, play and print our move; t0 is when the command arrived.
- * 0, or -1 after printing ERROR, or when END came during the search
- * (nothing printed): nothing played. */
-static int answer_move(pbrain_t *pb, FILE *out, double t0)
+static int legal_left(const board_t *b, const uint8_t *avoid)
+{
+    int n = 0;
+    for (int m = 0; m < board_npoints(b); m++)
+        n += !avoid[m] && board_check_move(b, m) == MOVE_OK;
+    return n;
+}
+
+int pbrain_avoid_set(const pbrain_t *pb, const uint8_t *more, uint8_t *avoid)
+{
+    /* the YXBLOCK set before `more`: a GUI's block outranks a command's own choice */
+    for (int layer = 0; layer < 3; layer++) {
+        for (int m = 0; m < BOARD_CELLS; m++)
+            avoid[m] = pb->blocked[m] || (layer < 2 && pb->yx_block[m]) ||
+                       (layer < 1 && more && more[m]);
+        int n = legal_left(&pb->board, avoid);
+        if (n > 0 || layer == 2)
+            return n;
+    }
+    return 0;
+}
+
+int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_request_t *rq)
 {
     char why[200], err[200];
-    if (cannot_play(pb, why, sizeof why)) {
-        reply(out, "ERROR %s", why);
+    if (pbrain_cannot_play(pb, why, sizeof why)) {
+        pbrain_reply(out, "ERROR %s", why);
         return -1;
     }
-    double budget = movetime_budget_ms(&pb->mt, &pb->board);
+    double full = movetime_budget_ms(&pb->mt, &pb->board), budget = full;
+    if (rq && rq->used_ms > 0.0)
+        budget = full > rq->used_ms ? full - rq->used_ms : 0.0;
     brain_move_t m;
-    if (search_genmove(pb, budget, &m, err, sizeof err)) {
-        if (!ending(pb))
-            reply(out, "ERROR %s", err);
+    uint8_t avoid[BOARD_CELLS];
+    pbrain_avoid_set(pb, rq ? rq->avoid : NULL, avoid);
+    if (search_genmove(pb, out, avoid, budget, &m, err, sizeof err)) {
+        if (!pbrain_ending(pb))
+            pbrain_reply(out, "ERROR %s", err);
         return -1;
     }
-    if (ending(pb))
+    if (pbrain_ending(pb))
         return -1;   /* the manager has gone on to END: no one reads this move */
     pb->me = pb->board.to_move;
     board_play(&pb->board, m.move);
     if (m.searched)
         print_analysis(pb, out, &m.r);
+    if (rq && rq->report)
+        rq->report(pb, out, &m, rq->user);
     char mv[16];
-    format_xy(mv, sizeof mv, m.move, pb->size);
-    reply(out, "%s", mv);
+    pbrain_format_xy(mv, sizeof mv, m.move, pb->size);
+    pbrain_reply(out, "%s", mv);
     fflush(out);
-    movetime_record(&pb->mt, t0, budget);
+    movetime_record(&pb->mt, t0, full);
     brain_played(pb->br, m.move);   /* after the reply: off our clock */
     return 0;
 }
 
 /* ---- SWAP2BOARD ---- */
+
+/* Swap2's third option after 3 stones (white's value v, searched in 40%
+ * of the move's budget): a white and a black stone that leave the
+ * position balanced (55% of the budget), "X1,Y1 X2,Y2". 0 when
+ * they were placed (or END came), -1 when no balanced pair was found
+ * (nothing said or changed, but MESSAGE lines). */
+static int swap2_place_two(pbrain_t *pb, FILE *out, double t0, double budget, double v)
+{
+    char err[200], s0[16], s1[16];
+    uint8_t avoid[BOARD_CELLS];
+    balance_result_t r;
+    pbrain_avoid_set(pb, NULL, avoid);
+    pbrain_search_begin(pb);
+    int rc = balance_search(pb->br, &pb->board, 2, 0.0, budget * 0.55, &pb->stop, avoid, NULL,
+                            NULL, &r, err, sizeof err);
+    pbrain_search_end(pb);
+    if (pbrain_ending(pb))
+        return 0;
+    if (rc || !(fabs(r.value) <= SWAP2_BALANCED)) {
+        if (rc)
+            pbrain_reply(out, "MESSAGE swap2: no two stones to place: %s", err);
+        else
+            pbrain_reply(out, "MESSAGE swap2: the best two stones leave white's value %.2f", r.value);
+        return -1;
+    }
+    board_play(&pb->board, r.moves[0]);
+    board_play(&pb->board, r.moves[1]);
+    pb->me = 0;   /* the opener chooses */
+    pbrain_format_xy(s0, sizeof s0, r.moves[0], pb->size);
+    pbrain_format_xy(s1, sizeof s1, r.moves[1], pb->size);
+    pbrain_reply(out, "MESSAGE white's value %.2f: placing two stones, white's value %.2f after "
+                 "them (%d positions checked)", v, r.value, r.checked);
+    pbrain_reply(out, "%s %s", s0, s1);
+    fflush(out);
+    movetime_record(&pb->mt, t0, budget);
+    brain_set_position(pb->br, &pb->board);
+    return 0;
+}
 
 static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
 {
@@ -462,11 +512,11 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
     int16_t black[3] = {0}, white[2] = {0};
     int n = pb->blk_n, nb = 0, nw = 0;
     if (n != 0 && n != 3 && n != 5) {
-        reply(out, "ERROR SWAP2BOARD takes 0, 3 or 5 stones, got %d", n);
+        pbrain_reply(out, "ERROR SWAP2BOARD takes 0, 3 or 5 stones, got %d", n);
         return;
     }
     if (pb->rule_unsupported) {
-        reply(out, "ERROR %s", cannot_play(pb, err, sizeof err));
+        pbrain_reply(out, "ERROR %s", pbrain_cannot_play(pb, err, sizeof err));
         return;
     }
     for (int i = 0; i < n; i++) {
@@ -476,8 +526,8 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
             white[nw++] = pb->blk_move[i];
     }
     board_t b;
-    if (build_board(&b, pb->size, pb->rule, black, nb, white, nw, err, sizeof err)) {
-        reply(out, "ERROR SWAP2BOARD: %s", err);
+    if (pbrain_build_board(&b, pb->size, pb->rule, black, nb, white, nw, err, sizeof err)) {
+        pbrain_reply(out, "ERROR SWAP2BOARD: %s", err);
         return;
     }
     double budget = movetime_budget_ms(&pb->mt, &pb->board);
@@ -489,7 +539,7 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
         int index[SWAP2_BOOK_MAX];
         int nc = swap2_book(pb->size, book, index);
         if (nc == 0) {
-            reply(out, "ERROR SWAP2BOARD: the board is too small for an opening");
+            pbrain_reply(out, "ERROR SWAP2BOARD: the board is too small for an opening");
             return;
         }
         if (brain_is_bot(pb->br)) {
@@ -499,7 +549,7 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
                 const int16_t *mv = book[i];
                 int16_t bl[2] = {mv[0], mv[2]}, wh[1] = {mv[1]};
                 board_t t;
-                if (build_board(&t, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err))
+                if (pbrain_build_board(&t, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err))
                     continue;
                 double v = search_value(pb, &t, budget / nc, err, sizeof err, &bad);
                 if (!bad && fabs(v) < best_abs) {
@@ -508,23 +558,23 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
                 }
             }
             if (bad) {
-                reply(out, "ERROR %s", err);
+                pbrain_reply(out, "ERROR %s", err);
                 return;
             }
             if (best < 0) {
-                reply(out, "ERROR SWAP2BOARD: no opening fits this board");
+                pbrain_reply(out, "ERROR SWAP2BOARD: no opening fits this board");
                 return;
             }
-            reply(out, "MESSAGE swap2 opening %d: white's value %.2f", index[best], best_abs);
+            pbrain_reply(out, "MESSAGE swap2 opening %d: white's value %.2f", index[best], best_abs);
         }
         const int16_t *mv = book[best];
         int16_t bl[2] = {mv[0], mv[2]}, wh[1] = {mv[1]};
-        build_board(&pb->board, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err);
+        pbrain_build_board(&pb->board, pb->size, pb->rule, bl, 2, wh, 1, err, sizeof err);
         pb->me = 0;
-        format_xy(s0, sizeof s0, mv[0], pb->size);
-        format_xy(s1, sizeof s1, mv[1], pb->size);
-        format_xy(s2, sizeof s2, mv[2], pb->size);
-        reply(out, "%s %s %s", s0, s1, s2);
+        pbrain_format_xy(s0, sizeof s0, mv[0], pb->size);
+        pbrain_format_xy(s1, sizeof s1, mv[1], pb->size);
+        pbrain_format_xy(s2, sizeof s2, mv[2], pb->size);
+        pbrain_reply(out, "%s %s %s", s0, s1, s2);
         fflush(out);
         movetime_record(&pb->mt, t0, budget);
         return;
@@ -532,29 +582,36 @@ static void swap2_answer(pbrain_t *pb, FILE *out, double t0)
     /* 3 or 5 stones: white to move. SWAP = we take black, the other side
      * plays white's move; otherwise we play it. */
     pb->board = b;
-    if (cannot_play(pb, err, sizeof err)) {
-        reply(out, "ERROR %s", err);
+    if (pbrain_cannot_play(pb, err, sizeof err)) {
+        pbrain_reply(out, "ERROR %s", err);
         return;
     }
     double v = search_value(pb, &pb->board, budget * 0.4, err, sizeof err, &bad);
     if (bad) {
-        reply(out, "ERROR %s", err);
+        pbrain_reply(out, "ERROR %s", err);
         return;
     }
-    if (swap2_take_black(n, v)) {
-        reply(out, "MESSAGE white's value %.2f: taking black", v);
+    swap2_choice_t choice = swap2_choose(n, v);
+    if (choice == SWAP2_PLACE_TWO && swap2_place_two(pb, out, t0, budget, v) == 0)
+        return;
+    if (choice == SWAP2_PLACE_TWO)
+        choice = v < 0.0 ? SWAP2_TAKE_BLACK : SWAP2_PLAY_WHITE;
+    if (pbrain_ending(pb))
+        return;
+    if (choice == SWAP2_TAKE_BLACK) {
+        pbrain_reply(out, "MESSAGE white's value %.2f: taking black", v);
         pb->me = STONE_BLACK;
-        reply(out, "SWAP");
+        pbrain_reply(out, "SWAP");
         fflush(out);
         movetime_record(&pb->mt, t0, budget);
         return;
     }
-    answer_move(pb, out, t0);
+    pbrain_answer_move(pb, out, t0, NULL);
 }
 
 /* ---- BOARD / SWAP2BOARD blocks ---- */
 
-static void block_start(pbrain_t *pb, block_mode_t mode)
+void pbrain_block_start(pbrain_t *pb, block_mode_t mode)
 {
     pb->mode = mode;
     pb->blk_n = 0;
@@ -572,18 +629,30 @@ static void block_fail(pbrain_t *pb, const char *fmt, ...)
     va_end(ap);
 }
 
+static const char *block_name(block_mode_t mode)
+{
+    switch (mode) {
+    case MODE_SWAP2: return "SWAP2BOARD";
+    case MODE_YXBOARD: return "YXBOARD";
+    case MODE_YXBLOCK: return "YXBLOCK";
+    case MODE_YXBLOCKUNDO: return "YXBLOCKUNDO";
+    default: return "BOARD";
+    }
+}
+
 static void block_line(pbrain_t *pb, const char *s)
 {
-    int swap2 = pb->mode == MODE_SWAP2;
+    /* X,Y lines (swap2's stones, blocked points) or X,Y,FIELD ones */
+    int swap2 = pb->mode != MODE_BOARD && pb->mode != MODE_YXBOARD;
     long long x, y, f = 0;
     const char *why = NULL, *p = s;
     char q[64];
-    quote(q, sizeof q, s);
-    if (parse_num(&p, 1000000000, &x, &why) || expect_char(&p, ',') ||
-        parse_num(&p, 1000000000, &y, &why) ||
-        (!swap2 && (expect_char(&p, ',') || parse_num(&p, 1000000000, &f, &why))) ||
-        !at_end(p)) {
-        block_fail(pb, "bad %s line '%s': %s", swap2 ? "SWAP2BOARD" : "BOARD", q,
+    pbrain_quote(q, sizeof q, s);
+    if (pbrain_parse_num(&p, 1000000000, &x, &why) || pbrain_expect_char(&p, ',') ||
+        pbrain_parse_num(&p, 1000000000, &y, &why) ||
+        (!swap2 && (pbrain_expect_char(&p, ',') || pbrain_parse_num(&p, 1000000000, &f, &why))) ||
+        !pbrain_at_end(p)) {
+        block_fail(pb, "bad %s line '%s': %s", block_name(pb->mode), q,
                    why ? why : swap2 ? "expected X,Y" : "expected X,Y,FIELD");
         return;
     }
@@ -611,12 +680,11 @@ static void block_line(pbrain_t *pb, const char *s)
     pb->blk_n++;
 }
 
-static void board_done(pbrain_t *pb, FILE *out, double t0)
+int pbrain_block_position(pbrain_t *pb, char *err, size_t errlen)
 {
     int16_t own[BOARD_CELLS], opp[BOARD_CELLS];
     uint8_t blocked[BOARD_CELLS] = {0};
     int no = 0, np = 0, nb = 0;
-    char err[200];
     for (int i = 0; i < pb->blk_n; i++) {
         if (pb->blk_field[i] == 1)
             own[no++] = pb->blk_move[i];
@@ -628,31 +696,38 @@ static void board_done(pbrain_t *pb, FILE *out, double t0)
         }
     }
     /* We are to move: equal counts make us black, one fewer makes us white. */
-    board_t saved = pb->board;
-    uint8_t saved_blocked[BOARD_CELLS];
-    memcpy(saved_blocked, pb->blocked, sizeof saved_blocked);
-    int saved_irregular = pb->irregular;
     int rc = 0;
     if (nb > 0)
         setup_continuous(&pb->board, pb->size, pb->rule, own, no, opp, np, nb);
     else if (no == np)
-        rc = build_board(&pb->board, pb->size, pb->rule, own, no, opp, np, err, sizeof err);
+        rc = pbrain_build_board(&pb->board, pb->size, pb->rule, own, no, opp, np, err, errlen);
     else if (np == no + 1)
-        rc = build_board(&pb->board, pb->size, pb->rule, opp, np, own, no, err, sizeof err);
+        rc = pbrain_build_board(&pb->board, pb->size, pb->rule, opp, np, own, no, err, errlen);
     else {
-        snprintf(err, sizeof err, "%d own and %d opponent stones: with us to move the "
+        snprintf(err, errlen, "%d own and %d opponent stones: with us to move the "
                  "opponent has as many stones as we do or one more", no, np);
         rc = -1;
     }
-    if (rc) {
-        reply(out, "ERROR BOARD: %s", err);
-        return;
-    }
+    if (rc)
+        return -1;
     memcpy(pb->blocked, blocked, sizeof blocked);
-    int saved_fixed = pb->fixed_stones;
     pb->irregular = nb > 0;
     pb->fixed_stones = nb > 0 ? pb->board.nmoves : 0;
-    if (answer_move(pb, out, t0)) {
+    return 0;
+}
+
+static void board_done(pbrain_t *pb, FILE *out, double t0)
+{
+    char err[200];
+    board_t saved = pb->board;
+    uint8_t saved_blocked[BOARD_CELLS];
+    memcpy(saved_blocked, pb->blocked, sizeof saved_blocked);
+    int saved_irregular = pb->irregular, saved_fixed = pb->fixed_stones;
+    if (pbrain_block_position(pb, err, sizeof err)) {
+        pbrain_reply(out, "ERROR BOARD: %s", err);
+        return;
+    }
+    if (pbrain_answer_move(pb, out, t0, NULL)) {
         pb->board = saved;
         memcpy(pb->blocked, saved_blocked, sizeof saved_blocked);
         pb->irregular = saved_irregular;
@@ -664,37 +739,39 @@ static void board_done(pbrain_t *pb, FILE *out, double t0)
 
 static void info(pbrain_t *pb, const char *args, FILE *out)
 {
-    const char *p = skip_ws(args);
+    const char *p = pbrain_skip_ws(args);
     const char *k = p;
     while (*p && *p != ' ' && *p != '\t')
         p++;
     size_t kn = (size_t)(p - k);
-    const char *v = skip_ws(p);
+    const char *v = pbrain_skip_ws(p);
     if (kn == 0) {
-        reply(out, "ERROR INFO needs a key and a value");
+        pbrain_reply(out, "ERROR INFO needs a key and a value");
         return;
     }
     char key[48];
-    quote(key, sizeof key, k);
+    pbrain_quote(key, sizeof key, k);
     key[kn < sizeof key - 1 ? kn : sizeof key - 1] = 0;
-    if (word_is(k, kn, "evaluate") || word_is(k, kn, "folder")) {
+    if (pbrain_word_is(k, kn, "evaluate") || pbrain_word_is(k, kn, "folder")) {
         /* evaluate is for debug builds only and must not write to stdout */
-        if (word_is(k, kn, "folder"))
+        if (pbrain_word_is(k, kn, "folder"))
             snprintf(pb->folder, sizeof pb->folder, "%.*s", (int)sizeof pb->folder - 1, v);
         return;
     }
+    if (pbrain_yx_info(pb, k, kn, v, out))
+        return;
     long long *dst = NULL;
     long long max = 2147483647LL;
     int signed_ok = 0;
-    if (word_is(k, kn, "timeout_turn"))
+    if (pbrain_word_is(k, kn, "timeout_turn"))
         dst = &pb->mt.timeout_turn;
-    else if (word_is(k, kn, "timeout_match"))
+    else if (pbrain_word_is(k, kn, "timeout_match"))
         dst = &pb->mt.timeout_match;
-    else if (word_is(k, kn, "time_left"))
+    else if (pbrain_word_is(k, kn, "time_left"))
         dst = &pb->mt.time_left, signed_ok = 1;
-    else if (word_is(k, kn, "max_memory"))
+    else if (pbrain_word_is(k, kn, "max_memory"))
         dst = &pb->max_memory, max = (1LL << 50);
-    else if (!word_is(k, kn, "game_type") && !word_is(k, kn, "rule"))
+    else if (!pbrain_word_is(k, kn, "game_type") && !pbrain_word_is(k, kn, "rule"))
         return;   /* unknown keys are ignored, as the protocol asks */
     long long val;
     int neg = 0;
@@ -703,10 +780,10 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
         neg = 1;
         q++;
     }
-    if (parse_num(&q, max, &val, &why) || !at_end(q)) {
+    if (pbrain_parse_num(&q, max, &val, &why) || !pbrain_at_end(q)) {
         char vq[64];
-        quote(vq, sizeof vq, v);
-        reply(out, "ERROR INFO %s '%s': %s", key, vq, why ? why : "expected a number");
+        pbrain_quote(vq, sizeof vq, v);
+        pbrain_reply(out, "ERROR INFO %s '%s': %s", key, vq, why ? why : "expected a number");
         return;
     }
     if (neg)
@@ -718,26 +795,29 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
              * little is reported now (moves are refused until it grows) */
             char err[200];
             if (brain_set_max_memory(pb->br, val, err, sizeof err))
-                reply(out, "ERROR INFO max_memory %lld: %s", val, err);
+                pbrain_reply(out, "ERROR INFO max_memory %lld: %s", val, err);
         }
         return;
     }
-    if (word_is(k, kn, "game_type")) {
+    if (pbrain_word_is(k, kn, "game_type")) {
         if (val > 3) {
-            reply(out, "ERROR INFO game_type %lld: expected 0..3", val);
+            pbrain_reply(out, "ERROR INFO game_type %lld: expected 0..3", val);
             return;
         }
         pb->game_type = (int)val;
         return;
     }
-    /* rule bitmask: 1 exactly five, 2 continuous game (BOARD field 3), 4 renju, 8 caro */
+    /* rule bitmask: 1 exactly five, 2 continuous game (BOARD field 3), 4 renju, 8 caro;
+     * Yixin-Board numbers its rules 0 freestyle, 1 standard, 2 renju */
+    if (pb->yixin && val == 2)
+        val = 4;
     pb->rule_bits = val;
     if (val & ~7LL) {
         /* reported now, and moves are refused until a rule we play is set */
         pb->rule_unsupported = 1;
         char why[200];
         rule_unsupported_why(val, why, sizeof why);
-        reply(out, "ERROR %s", why);
+        pbrain_reply(out, "ERROR %s", why);
         return;
     }
     pb->rule_unsupported = 0;
@@ -746,7 +826,7 @@ static void info(pbrain_t *pb, const char *args, FILE *out)
         return;
     char err[200];
     if (pb->started && rebuild(pb, r, MOVE_NONE, err, sizeof err)) {
-        reply(out, "ERROR INFO rule %lld: cannot switch the current game to %s: %s", val,
+        pbrain_reply(out, "ERROR INFO rule %lld: cannot switch the current game to %s: %s", val,
               rule_name(r), err);
         return;
     }
@@ -762,33 +842,38 @@ static int start(pbrain_t *pb, const char *args, FILE *out, int rect)
     long long w, h;
     const char *p = args, *why = NULL;
     char q[64];
-    quote(q, sizeof q, skip_ws(args));
-    if (parse_num(&p, 1000000000, &w, &why) ||
-        (rect && (expect_char(&p, ',') || parse_num(&p, 1000000000, &h, &why))) ||
-        !at_end(p)) {
-        reply(out, "ERROR %s '%s': %s", rect ? "RECTSTART" : "START", q,
+    pbrain_quote(q, sizeof q, pbrain_skip_ws(args));
+    /* Yixin-Board says START W H */
+    int two = !rect && pbrain_parse_num(&p, 1000000000, &w, &why) == 0 && !pbrain_at_end(p);
+    p = args;
+    if (pbrain_parse_num(&p, 1000000000, &w, &why) ||
+        (rect && (pbrain_expect_char(&p, ',') || pbrain_parse_num(&p, 1000000000, &h, &why))) ||
+        (two && pbrain_parse_num(&p, 1000000000, &h, &why)) || !pbrain_at_end(p)) {
+        pbrain_reply(out, "ERROR %s '%s': %s", rect ? "RECTSTART" : "START", q,
               why ? why : rect ? "expected WIDTH,HEIGHT" : "expected a board size");
         return -1;
     }
-    if (rect && w != h) {
-        reply(out, "ERROR rectangular boards are not supported (%lldx%lld)", w, h);
+    if ((rect || two) && w != h) {
+        pbrain_reply(out, "ERROR rectangular boards are not supported (%lldx%lld)", w, h);
         return -1;
     }
     if (w < BOARD_MIN || w > BOARD_MAX || w > brain_board_max(pb->br)) {
-        reply(out, "ERROR unsupported size %lld: this engine plays %d..%d", w, BOARD_MIN,
+        pbrain_reply(out, "ERROR unsupported size %lld: this engine plays %d..%d", w, BOARD_MIN,
               brain_board_max(pb->br) < BOARD_MAX ? brain_board_max(pb->br) : BOARD_MAX);
         return -1;
     }
+    if (w != pb->size)
+        memset(pb->yx_block, 0, sizeof pb->yx_block);   /* its points meant another board */
     new_game(pb, (int)w);
-    reply(out, "OK");
+    pbrain_reply(out, "OK");
     return 0;
 }
 
-static int need_start(pbrain_t *pb, FILE *out, const char *cmd)
+int pbrain_need_start(pbrain_t *pb, FILE *out, const char *cmd)
 {
     if (pb->started)
         return 0;
-    reply(out, "ERROR %s before START: no board yet", cmd);
+    pbrain_reply(out, "ERROR %s before START: no board yet", cmd);
     return -1;
 }
 
@@ -796,10 +881,10 @@ static int need_start(pbrain_t *pb, FILE *out, const char *cmd)
 static int command_xy(pbrain_t *pb, const char *cmd, const char *args, FILE *out, int *x, int *y)
 {
     char err[160];
-    if (need_start(pb, out, cmd))
+    if (pbrain_need_start(pb, out, cmd))
         return -1;
-    if (parse_xy(args, pb->size, x, y, err, sizeof err)) {
-        reply(out, "ERROR %s: %s", cmd, err);
+    if (pbrain_parse_xy(args, pb->size, x, y, err, sizeof err)) {
+        pbrain_reply(out, "ERROR %s: %s", cmd, err);
         return -1;
     }
     return 0;
@@ -811,7 +896,7 @@ static bool move_ok(pbrain_t *pb, const char *cmd, FILE *out, int x, int y, int 
     move_status_t st = pb->blocked[m] ? MOVE_OCCUPIED : board_check_move(&pb->board, m);
     if (st == MOVE_OK)
         return true;
-    reply(out, "ERROR %s %d,%d: %s", cmd, x, y,
+    pbrain_reply(out, "ERROR %s %d,%d: %s", cmd, x, y,
           st == MOVE_GAME_OVER ? "the game is over" : move_status_str(st));
     return false;
 }
@@ -825,7 +910,7 @@ static void turn(pbrain_t *pb, const char *args, FILE *out, double t0)
     if (!move_ok(pb, "TURN", out, x, y, m))
         return;
     board_play(&pb->board, m);
-    if (answer_move(pb, out, t0))
+    if (pbrain_answer_move(pb, out, t0, NULL))
         board_undo(&pb->board);   /* refused: the position stays as it was */
 }
 
@@ -837,21 +922,21 @@ static void takeback(pbrain_t *pb, const char *args, FILE *out)
         return;
     int m = board_xy(&pb->board, x, y);
     if (pb->board.cells[m] == STONE_EMPTY) {
-        reply(out, "ERROR TAKEBACK %d,%d: no stone there", x, y);
+        pbrain_reply(out, "ERROR TAKEBACK %d,%d: no stone there", x, y);
         return;
     }
     int last_color = pb->board.to_move == STONE_BLACK ? STONE_WHITE : STONE_BLACK;
     if (pb->board.cells[m] != last_color) {
-        reply(out, "ERROR TAKEBACK %d,%d: that stone's side did not make the last move", x, y);
+        pbrain_reply(out, "ERROR TAKEBACK %d,%d: that stone's side did not make the last move", x, y);
         return;
     }
     if (m == pb->board.last && (!pb->irregular || pb->board.nmoves > pb->fixed_stones))
         board_undo(&pb->board);
     else if (rebuild(pb, pb->rule, m, err, sizeof err)) {
-        reply(out, "ERROR TAKEBACK %d,%d: %s", x, y, err);
+        pbrain_reply(out, "ERROR TAKEBACK %d,%d: %s", x, y, err);
         return;
     }
-    reply(out, "OK");
+    pbrain_reply(out, "OK");
 }
 
 /* PLAY X,Y imposes our move (the manager's answer to SUGGEST). When we
@@ -873,7 +958,7 @@ static void play(pbrain_t *pb, const char *args, FILE *out, double t0)
     pb->me = pb->board.to_move;
     board_play(&pb->board, m);
     brain_set_position(pb->br, &pb->board);
-    reply(out, "%d,%d", x, y);
+    pbrain_reply(out, "%d,%d", x, y);
     fflush(out);
     movetime_record(&pb->mt, t0, 0);
 }
@@ -882,11 +967,11 @@ static int is_command_word(const char *w, size_t n)
 {
     static const char *const words[] = {"START", "RECTSTART", "RESTART", "BEGIN", "TURN",
                                         "BOARD", "INFO", "END", "ABOUT", "TAKEBACK",
-                                        "PLAY", "SWAP2BOARD", "YXSTOP"};
+                                        "PLAY", "SWAP2BOARD", "STOP"};
     for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
-        if (word_is(w, n, words[i]))
+        if (pbrain_word_is(w, n, words[i]))
             return 1;
-    return 0;
+    return n >= 2 && strncasecmp(w, "YX", 2) == 0;   /* Yixin-Board's commands */
 }
 
 /* t0: when the line arrived (the clock of a move it asks for starts there). */
@@ -898,7 +983,7 @@ static int handle_line_at(pbrain_t *pb, const char *line, FILE *out, double t0)
         if (pb->mode != MODE_CMD)
             block_fail(pb, "line longer than %d bytes", PBRAIN_LINE_MAX);
         else
-            reply(out, "ERROR line longer than %d bytes", PBRAIN_LINE_MAX);
+            pbrain_reply(out, "ERROR line longer than %d bytes", PBRAIN_LINE_MAX);
         fflush(out);
         return PBRAIN_CONTINUE;
     }
@@ -906,27 +991,28 @@ static int handle_line_at(pbrain_t *pb, const char *line, FILE *out, double t0)
     while (len > 0 && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' ' ||
                        buf[len - 1] == '\t'))
         buf[--len] = 0;
-    const char *s = skip_ws(buf);
+    const char *s = pbrain_skip_ws(buf);
     if (!*s)
         return PBRAIN_CONTINUE;   /* managers ignore empty lines; so do we */
     const char *w = s;
     while (*s && *s != ' ' && *s != '\t')
         s++;
     size_t wn = (size_t)(s - w);
-    const char *args = skip_ws(s);
+    const char *args = pbrain_skip_ws(s);
     int rc = PBRAIN_CONTINUE;
 
     if (pb->mode != MODE_CMD) {
-        if (word_is(w, wn, "DONE") && !*args) {
+        if (pbrain_word_is(w, wn, "DONE") && !*args) {
             block_mode_t mode = pb->mode;
             pb->mode = MODE_CMD;
             if (pb->blk_err[0])
-                reply(out, "ERROR %s: %s", mode == MODE_SWAP2 ? "SWAP2BOARD" : "BOARD",
-                      pb->blk_err);
+                pbrain_reply(out, "ERROR %s: %s", block_name(mode), pb->blk_err);
             else if (mode == MODE_SWAP2)
                 swap2_answer(pb, out, t0);
-            else
+            else if (mode == MODE_BOARD)
                 board_done(pb, out, t0);
+            else
+                pbrain_yx_block_done(pb, mode, out);
             fflush(out);
             return rc;
         }
@@ -935,55 +1021,57 @@ static int handle_line_at(pbrain_t *pb, const char *line, FILE *out, double t0)
             return rc;
         }
         /* A command inside the block: DONE was lost. Drop the block. */
-        reply(out, "ERROR %s without DONE", pb->mode == MODE_SWAP2 ? "SWAP2BOARD" : "BOARD");
+        pbrain_reply(out, "ERROR %s without DONE", block_name(pb->mode));
         pb->mode = MODE_CMD;
     }
 
     char q[64];
-    if (word_is(w, wn, "START") || word_is(w, wn, "RECTSTART")) {
-        start(pb, args, out, word_is(w, wn, "RECTSTART"));
-    } else if (word_is(w, wn, "INFO")) {
+    if (pbrain_word_is(w, wn, "START") || pbrain_word_is(w, wn, "RECTSTART")) {
+        start(pb, args, out, pbrain_word_is(w, wn, "RECTSTART"));
+    } else if (pbrain_word_is(w, wn, "INFO")) {
         info(pb, args, out);
-    } else if (word_is(w, wn, "END")) {
+    } else if (pbrain_word_is(w, wn, "END")) {
         rc = PBRAIN_END;
-    } else if (word_is(w, wn, "YXSTOP")) {
+    } else if (pbrain_word_is(w, wn, "YXSTOP") || pbrain_word_is(w, wn, "STOP")) {
         ;   /* a stop with no search running: nothing to stop (pbrain_run stops a search) */
-    } else if (word_is(w, wn, "ABOUT")) {
-        reply(out, "name=\"%s\", version=\"0.1.0\", author=\"the gomoku-zero authors\", "
+    } else if (pbrain_word_is(w, wn, "ABOUT")) {
+        pbrain_reply(out, "name=\"%s\", version=\"%s\", author=\"the gomoku-zero authors\", "
               "country=\"International\", www=\"AlphaZero-style engine, C11 + CUDA\"",
-              PBRAIN_NAME);
-    } else if (*args && (word_is(w, wn, "RESTART") || word_is(w, wn, "BEGIN") ||
-                         word_is(w, wn, "BOARD") || word_is(w, wn, "SWAP2BOARD"))) {
-        quote(q, sizeof q, args);
-        reply(out, "ERROR %.*s takes no arguments, got '%s'", (int)(wn < 12 ? wn : 12), w, q);
-    } else if (word_is(w, wn, "RESTART")) {
-        if (!need_start(pb, out, "RESTART")) {
+              PBRAIN_NAME, GZ_VERSION);
+    } else if (*args && (pbrain_word_is(w, wn, "RESTART") || pbrain_word_is(w, wn, "BEGIN") ||
+                         pbrain_word_is(w, wn, "BOARD") || pbrain_word_is(w, wn, "SWAP2BOARD"))) {
+        pbrain_quote(q, sizeof q, args);
+        pbrain_reply(out, "ERROR %.*s takes no arguments, got '%s'", (int)(wn < 12 ? wn : 12), w, q);
+    } else if (pbrain_word_is(w, wn, "RESTART")) {
+        if (!pbrain_need_start(pb, out, "RESTART")) {
             new_game(pb, pb->size);
-            reply(out, "OK");
+            pbrain_reply(out, "OK");
         }
-    } else if (word_is(w, wn, "BEGIN")) {
-        if (need_start(pb, out, "BEGIN"))
+    } else if (pbrain_word_is(w, wn, "BEGIN")) {
+        if (pbrain_need_start(pb, out, "BEGIN"))
             ;
         else if (pb->board.nmoves != 0)
-            reply(out, "ERROR BEGIN on a board with %d stones: use BOARD", pb->board.nmoves);
+            pbrain_reply(out, "ERROR BEGIN on a board with %d stones: use BOARD", pb->board.nmoves);
         else
-            answer_move(pb, out, t0);
-    } else if (word_is(w, wn, "TURN")) {
+            pbrain_answer_move(pb, out, t0, NULL);
+    } else if (pbrain_word_is(w, wn, "TURN")) {
         turn(pb, args, out, t0);
-    } else if (word_is(w, wn, "BOARD") || word_is(w, wn, "SWAP2BOARD")) {
-        if (!need_start(pb, out, word_is(w, wn, "BOARD") ? "BOARD" : "SWAP2BOARD"))
-            block_start(pb, word_is(w, wn, "BOARD") ? MODE_BOARD : MODE_SWAP2);
-    } else if (word_is(w, wn, "TAKEBACK")) {
+    } else if (pbrain_word_is(w, wn, "BOARD") || pbrain_word_is(w, wn, "SWAP2BOARD")) {
+        if (!pbrain_need_start(pb, out, pbrain_word_is(w, wn, "BOARD") ? "BOARD" : "SWAP2BOARD"))
+            pbrain_block_start(pb, pbrain_word_is(w, wn, "BOARD") ? MODE_BOARD : MODE_SWAP2);
+    } else if (pbrain_word_is(w, wn, "TAKEBACK")) {
         takeback(pb, args, out);
-    } else if (word_is(w, wn, "PLAY")) {
+    } else if (pbrain_word_is(w, wn, "PLAY")) {
         play(pb, args, out, t0);
-    } else if (word_is(w, wn, "DONE")) {
-        reply(out, "ERROR DONE without BOARD or SWAP2BOARD");
+    } else if (pbrain_word_is(w, wn, "DONE")) {
+        pbrain_reply(out, "ERROR DONE without BOARD or SWAP2BOARD");
+    } else if (pbrain_yx_command(pb, w, wn, args, out, t0)) {
+        ;
     } else {
         char wq[64];
-        quote(wq, sizeof wq, w);
+        pbrain_quote(wq, sizeof wq, w);
         wq[wn < sizeof wq - 1 ? wn : sizeof wq - 1] = 0;
-        reply(out, "UNKNOWN command '%s'", wq);
+        pbrain_reply(out, "UNKNOWN command '%s'", wq);
     }
     fflush(out);
     return rc;
@@ -1015,7 +1103,7 @@ typedef struct reader {
 /* The first word of s is `name` and nothing but blanks follows it. */
 static int line_is(const char *s, const char *name)
 {
-    s = skip_ws(s);
+    s = pbrain_skip_ws(s);
     size_t n = strlen(name);
     if (strncasecmp(s, name, n) != 0)
         return 0;
@@ -1044,7 +1132,7 @@ static int reader_push(reader_t *r, const char *line)
     if (line_is(line, "END")) {
         pb->ending = 1;
         __atomic_store_n(&pb->stop, 1, __ATOMIC_RELAXED);
-    } else if (line_is(line, "YXSTOP") && pb->searching) {
+    } else if ((line_is(line, "YXSTOP") || line_is(line, "STOP")) && pb->searching) {
         __atomic_store_n(&pb->stop, 1, __ATOMIC_RELAXED);
     }
     pthread_cond_broadcast(&r->cv);

@@ -9,13 +9,19 @@
  * time_left, max_memory, game_type, rule, evaluate, folder; unknown keys
  * are ignored; an unsupported rule or a too small max_memory is an ERROR
  * when it arrives), END, ABOUT, TAKEBACK X,Y, PLAY X,Y, SWAP2BOARD ... DONE,
- * YXSTOP (stop the running search: see pbrain_run).
+ * YXSTOP / STOP (stop the running search: see pbrain_run), and the
+ * Yixin-Board extensions (pbrain_yixin.c; the README lists their replies):
+ * YXSHOWINFO, INFO show_detail, YXBOARD ... DONE, YXSHOWFORBID, YXBLOCK /
+ * YXBLOCKUNDO ... DONE, YXBLOCKRESET, YXNBEST n, YXSEARCHDEFEND,
+ * YXBALANCEONE n, YXBALANCETWO n.
  *
  * Replies: "X,Y" for a move, OK, ABOUT's key="value" line, "SWAP" or
- * moves for SWAP2BOARD, "ERROR <reason>" for a known command it cannot
+ * moves for SWAP2BOARD, "FORBID XXYY..." for YXSHOWFORBID, "X1,Y1 X2,Y2"
+ * for YXBALANCETWO, "ERROR <reason>" for a known command it cannot
  * do (bad or out-of-range arguments, occupied point, no START yet; the
  * position is then unchanged), "UNKNOWN <reason>" for anything else, and
- * "MESSAGE ..." lines (search analysis) just before a move.
+ * "MESSAGE ..." lines (search analysis) just before a move, and while
+ * searching when realtime info is on (a round every PBRAIN_INFO_MS).
  *
  * The move chooser is play/brain.h (a model searched with MCTS, or a bot),
  * swap2's book and choices play/swap2.h, and the time a move gets
@@ -36,6 +42,7 @@
 #define PBRAIN_NAME "gomoku-zero"
 #define PBRAIN_LINE_MAX 4096   /* longer lines are refused with ERROR */
 #define PBRAIN_MAX_THREADS BRAIN_MAX_THREADS
+#define PBRAIN_INFO_MS 500.0   /* realtime info (INFO show_detail): a round at most this often */
 
 typedef struct pbrain_opts {
     const char *model;    /* "bot:greedy", "bot:random" or a .gzm path; not copied */

@@ -2,10 +2,12 @@
  * on stdin) and the built-in bots. Model and pbrain players live in
  * player_model.c and player_pbrain.c. */
 #include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "play/player.h"
 #include "engine/bot.h"
@@ -23,25 +25,41 @@ void player_opts_default(player_opts_t *o)
     o->quiet = 0;
 }
 
+int player_spec_check(const char *spec, char *err, size_t errlen)
+{
+    bot_kind_t kind;
+    if (!spec || !*spec)
+        snprintf(err, errlen, "empty player spec (want human, %s, pbrain:COMMAND or a model file)",
+                 BOT_LIST);
+    else if (strcmp(spec, "human") == 0)
+        return 0;
+    else if (strncmp(spec, "bot:", 4) == 0 && !bot_parse(spec + 4, &kind))
+        snprintf(err, errlen, "unknown bot '%s' (bots: %s)", spec, BOT_LIST);
+    else if (strncmp(spec, "bot:", 4) == 0)
+        return 0;
+    else if (strcmp(spec, "pbrain:") == 0)
+        snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
+    else if (strncmp(spec, "pbrain:", 7) == 0)
+        return 0;
+    else if (access(spec, R_OK) != 0)
+        snprintf(err, errlen, "cannot read model %s: %s (a player is human, %s, pbrain:COMMAND "
+                 "or a model file)", spec, strerror(errno), BOT_LIST);
+    else
+        return 0;
+    return -1;
+}
+
 player_t *player_create(const char *spec, rule_t rule, int size, const player_opts_t *o,
                         char *err, size_t errlen)
 {
-    if (!spec || !*spec) {
-        snprintf(err, errlen, "empty player spec (want human, %s, pbrain:COMMAND or a model file)",
-                 BOT_LIST);
+    if (player_spec_check(spec, err, errlen) != 0)
         return NULL;
-    }
     if (strcmp(spec, "human") == 0)
         return player_human_create(err, errlen);
     if (strncmp(spec, "bot:", 4) == 0)
         return player_bot_create(spec, o->seed, err, errlen);
-    if (strncmp(spec, "pbrain:", 7) == 0) {
-        if (!spec[7]) {
-            snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
-            return NULL;
-        }
+    if (strncmp(spec, "pbrain:", 7) == 0)
         return player_pbrain_create(spec + 7, rule, size, o, err, errlen);
-    }
     return player_model_create(spec, rule, size, o, err, errlen);
 }
 
@@ -70,6 +88,7 @@ player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, siz
     }
     p->ops = ops;
     p->impl = impl;
+    p->time_left = MOVETIME_UNLIMITED;
     va_list ap;
     va_start(ap, name_fmt);
     vsnprintf(p->name, sizeof p->name, name_fmt, ap);
@@ -79,20 +98,14 @@ player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, siz
 
 /* ---- human ---- */
 
-/* genmove returns -1 with err "quit" (quit typed, or end of input) or
- * "undo" (the caller takes moves back). Bad input re-prompts with the
- * reason. Prompts and refusals go to stdout, where the board is. */
-static int human_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
+bool human_read_line(const char *prompt, char *line, size_t len)
 {
-    (void)p;
-    char line[256];
     for (;;) {
-        printf("%s to move (x,y or h8; undo; quit)> ", b->to_move == STONE_BLACK ? "black" : "white");
+        printf("%s", prompt);
         fflush(stdout);
-        if (!fgets(line, sizeof line, stdin)) {
+        if (!fgets(line, (int)len, stdin)) {
             printf("\n");
-            snprintf(err, errlen, "quit");
-            return -1;
+            return false;
         }
         char *s = line, *e;
         while (isspace((unsigned char)*s))
@@ -102,24 +115,54 @@ static int human_genmove(player_t *p, const board_t *b, int *move, char *err, si
             *--e = '\0';
         if (*s == '\0')
             continue;
-        if (strcmp(s, "quit") == 0 || strcmp(s, "undo") == 0) {
-            snprintf(err, errlen, "%s", s);
+        memmove(line, s, (size_t)(e - s) + 1);
+        return true;
+    }
+}
+
+bool human_command_is(const char *line, const char *word)
+{
+    size_t n = strlen(word);
+    return strncmp(line, word, n) == 0 && (line[n] == '\0' || isspace((unsigned char)line[n]));
+}
+
+/* The prompt's commands other than moves (player.h). */
+static const char *const human_words[] = {"quit", "undo", "hint", "help", "save"};
+
+/* genmove returns -1 with err "quit" at end of input, or the line typed
+ * when it is a command (human_words); the caller acts on it. Bad input
+ * re-prompts with the reason. Prompts and refusals go to stdout, where the
+ * board is. */
+static int human_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
+{
+    (void)p;
+    char line[1024], prompt[64];
+    snprintf(prompt, sizeof prompt, "%s to move (x,y or h8; help)> ",
+             b->to_move == STONE_BLACK ? "black" : "white");
+    for (;;) {
+        if (!human_read_line(prompt, line, sizeof line)) {
+            snprintf(err, errlen, "quit");
             return -1;
         }
+        for (size_t i = 0; i < sizeof human_words / sizeof human_words[0]; i++)
+            if (human_command_is(line, human_words[i])) {
+                snprintf(err, errlen, "%s", line);
+                return -1;
+            }
         int m;
-        if (!move_parse(s, b->size, &m)) {
-            printf("refused: '%s' is not a move on this %dx%d board (try 7,7 or h8)\n", s,
-                   b->size, b->size);
+        if (!move_parse(line, b->size, &m)) {
+            printf("refused: '%s' is not a move on this %dx%d board (try 7,7 or h8; help lists "
+                   "the commands)\n", line, b->size, b->size);
             continue;
         }
         move_status_t st = board_check_move(b, m);
         if (st == MOVE_FORBIDDEN) {
-            printf("refused: %s is forbidden for black in renju (%s)\n", s,
+            printf("refused: %s is forbidden for black in renju (%s)\n", line,
                    forbid_str(board_forbidden_kind(b, m)));
             continue;
         }
         if (st != MOVE_OK) {
-            printf("refused: %s is %s\n", s, move_status_str(st));
+            printf("refused: %s is %s\n", line, move_status_str(st));
             continue;
         }
         *move = m;

@@ -11,16 +11,40 @@
 #include "mcts/mcts.h"
 #include "nn/nn.h"
 #include "play/searcher.h"
+#include "util/util.h"
 
 #define MODEL_BATCH 8
 
 typedef struct model_player {
     searcher_t *search;
     int visits, time_ms;
+    int match_time_ms;    /* 0: no game clock */
+    movetime_t mt;        /* the game clock's manager (latency learned over the game) */
     rule_t rule;
     int size;
     mcts_result_t last;   /* the last genmove's search (last.best_move MOVE_NONE: none) */
+    int ncand;
+    player_candidate_t cand[PLAYER_CAND_MAX];   /* the last genmove's most visited root moves */
 } model_player_t;
+
+/* The n most visited root children of tree t, most first (ties: prior). */
+static int top_candidates(const mcts_t *t, player_candidate_t *out, int n)
+{
+    mcts_child_info_t ch[BOARD_CELLS];
+    int nch = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
+    for (; k < n; k++) {
+        int best = -1;
+        for (int i = 0; i < nch; i++)
+            if (ch[i].visits > 0 && (best < 0 || ch[i].visits > ch[best].visits ||
+                                     (ch[i].visits == ch[best].visits && ch[i].prior > ch[best].prior)))
+                best = i;
+        if (best < 0)
+            break;
+        out[k] = (player_candidate_t){ch[best].move, ch[best].visits, (ch[best].q + 1.0f) * 0.5f};
+        ch[best].visits = 0;
+    }
+    return k;
+}
 
 static int model_genmove(player_t *p, const board_t *b, int *move, char *err, size_t errlen)
 {
@@ -32,9 +56,24 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
         return -1;
     }
     mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms};
+    double t0 = util_now_ms(), budget = 0;
+    if (p->time_left < MOVETIME_UNLIMITED) {
+        /* a game clock: the move's share of it, the per-move limit kept */
+        mp->mt.timeout_turn = mp->time_ms > 0 ? mp->time_ms : p->time_left;
+        mp->mt.timeout_match = mp->match_time_ms;
+        mp->mt.time_left = p->time_left;
+        budget = movetime_budget_ms(&mp->mt, b);
+        if (budget < 1.0)
+            lim = (mcts_limits_t){.visits = 1};
+        else
+            lim.time_ms = (int)budget;
+    }
     mcts_result_t r;
     char e[256];
-    if (searcher_search(mp->search, b, &lim, &r, e, sizeof e) != 0) {
+    int rc = searcher_search(mp->search, b, &lim, &r, e, sizeof e);
+    if (p->time_left < MOVETIME_UNLIMITED)
+        movetime_record(&mp->mt, t0, budget);
+    if (rc != 0) {
         snprintf(err, errlen, "%s: %s", p->name, e);
         return -1;
     }
@@ -44,6 +83,7 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
     }
     *move = r.best_move;
     mp->last = r;
+    mp->ncand = top_candidates(searcher_tree(mp->search, 0), mp->cand, PLAYER_CAND_MAX);
     return 0;
 }
 
@@ -58,12 +98,15 @@ static bool model_analysis(const player_t *p, player_analysis_t *out)
     out->visits = r->root_visits;
     out->npv = r->npv < PLAYER_PV_MAX ? r->npv : PLAYER_PV_MAX;
     memcpy(out->pv, r->pv, sizeof(int) * (size_t)out->npv);
+    out->ncand = mp->ncand;
+    memcpy(out->cand, mp->cand, sizeof(player_candidate_t) * (size_t)mp->ncand);
     return true;
 }
 
 static void model_new_game(player_t *p, const board_t *b)
 {
     model_player_t *mp = p->impl;
+    movetime_init(&mp->mt);
     if (b->size == mp->size && b->rule == mp->rule)
         mcts_set_root(searcher_tree(mp->search, 0), b);
 }
@@ -98,7 +141,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
                               char *err, size_t errlen)
 {
     char e[256], note[256] = "";
-    if (o->visits <= 0 && o->time_ms <= 0) {
+    if (o->visits <= 0 && o->time_ms <= 0 && o->match_time_ms <= 0) {
         snprintf(err, errlen, "model player %s: needs a visit or time budget", path);
         return NULL;
     }
@@ -113,6 +156,8 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     model_player_t *mp = p->impl;
     mp->visits = o->visits;
     mp->time_ms = o->visits > 0 ? 0 : o->time_ms;
+    mp->match_time_ms = o->match_time_ms;
+    movetime_init(&mp->mt);
     mp->rule = rule;
     mp->size = size;
     mp->last.best_move = MOVE_NONE;
@@ -137,8 +182,8 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);
     if (!mp->search)
         goto out_err;
-    if (note[0] && !o->quiet)
-        fprintf(stderr, "%s\n", note);
+    if (note[0] && !o->quiet)   /* match, play: two models, the device said once */
+        nn_note_print(stderr, note);
     board_t b;
     board_init(&b, size, rule);
     mcts_set_root(searcher_tree(mp->search, 0), &b);

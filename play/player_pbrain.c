@@ -40,6 +40,7 @@ typedef struct pbp {
     int size;
     rule_t rule;
     int time_ms;
+    int match_time_ms;      /* INFO timeout_match (0: none) */
     int16_t known[BOARD_CELLS];   /* moves the engine has, in order */
     int nknown;
     int in_game;            /* the engine has a game going (RESTART needed) */
@@ -226,7 +227,7 @@ static void send_info(pbp_t *e)
 {
     int bits = e->rule == RULE_STANDARD ? 1 : e->rule == RULE_RENJU ? 4 : 0;
     send_line(e, "INFO timeout_turn %d", e->time_ms);
-    send_line(e, "INFO timeout_match 0");
+    send_line(e, "INFO timeout_match %d", e->match_time_ms);
     send_line(e, "INFO max_memory 0");
     send_line(e, "INFO game_type 1");
     send_line(e, "INFO rule %d", bits);
@@ -242,6 +243,9 @@ static int pbp_genmove(player_t *p, const board_t *b, int *move, char *err, size
     for (int i = 0; follows && i < e->nknown; i++)
         follows = e->known[i] == b->moves[i];
     const char *what;
+    bool clock = p->time_left < MOVETIME_UNLIMITED;
+    if (clock)
+        send_line(e, "INFO time_left %lld", p->time_left);
     if (b->nmoves == 0 && !e->in_game) {
         what = "BEGIN";
         send_line(e, "BEGIN");
@@ -255,6 +259,8 @@ static int pbp_genmove(player_t *p, const board_t *b, int *move, char *err, size
             if (expect_ok(e, "RESTART", START_TIMEOUT_MS))
                 goto out_err;
             send_info(e);
+            if (clock)
+                send_line(e, "INFO time_left %lld", p->time_left);
         }
         what = "BOARD";
         send_line(e, "BOARD");
@@ -269,7 +275,8 @@ static int pbp_genmove(player_t *p, const board_t *b, int *move, char *err, size
     if (e->err[0])
         goto out_err;
     e->in_game = 1;
-    double timeout = e->time_ms + GRACE_MS;
+    double timeout = (clock && p->time_left < e->time_ms ? (double)p->time_left : e->time_ms) +
+                     GRACE_MS;
     for (;;) {
         if (get_reply(e, line, sizeof line, timeout, what))
             goto out_err;
@@ -380,7 +387,8 @@ player_t *player_pbrain_create(const char *command, rule_t rule, int size, const
     e->to_fd = e->from_fd = -1;
     e->size = size;
     e->rule = rule;
-    e->time_ms = o && o->time_ms > 0 ? o->time_ms : 1000;
+    e->match_time_ms = o ? o->match_time_ms : 0;
+    e->time_ms = o && o->time_ms > 0 ? o->time_ms : e->match_time_ms > 0 ? e->match_time_ms : 1000;
 
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC)) {

@@ -321,6 +321,19 @@ int searcher_step(searcher_t *s, const uint32_t *targets)
     return total;
 }
 
+void searcher_wdl(searcher_t *s, const board_t *const *boards, int n, float *wdl)
+{
+    if (s->ev[0]) {
+        nn_eval_wdl(s->ev[0], boards, n, wdl);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        wdl[3 * i] = 0.5f;
+        wdl[3 * i + 1] = 0.0f;
+        wdl[3 * i + 2] = 0.5f;
+    }
+}
+
 int searcher_trees(const searcher_t *s) { return s->ntrees; }
 
 mcts_t *searcher_tree(searcher_t *s, int i)

@@ -117,6 +117,12 @@ int searcher_step(searcher_t *s, const uint32_t *targets);
 int searcher_trees(const searcher_t *s);
 mcts_t *searcher_tree(searcher_t *s, int i);
 
+/* Win/draw/loss probabilities of the net for boards[0..n-1] (side to move
+ * of each) into wdl[i * 3 + {0,1,2}]; without a net, {0.5, 0, 0.5}. Runs
+ * on the first search thread's net: call it between searches, from the
+ * thread that drives the searcher. */
+void searcher_wdl(searcher_t *s, const board_t *const *boards, int n, float *wdl);
+
 /* Largest board the evaluator serves (the model's board_max; BOARD_MAX
  * without a model), and the device of the nets ("uniform" without). */
 int searcher_board_max(const searcher_t *s);

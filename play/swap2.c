@@ -27,8 +27,15 @@ int swap2_book(int size, int16_t (*moves)[3], int *index)
     return n;
 }
 
-bool swap2_take_black(int nstones, double white_value)
+swap2_choice_t swap2_choose(int nstones, double white_value)
 {
-    double threshold = nstones == 3 ? SWAP2_THRESHOLD_3 : SWAP2_THRESHOLD_5;
-    return !isnan(white_value) && white_value < threshold;
+    if (isnan(white_value))
+        return SWAP2_PLAY_WHITE;
+    if (nstones != 3)
+        return white_value < SWAP2_THRESHOLD_5 ? SWAP2_TAKE_BLACK : SWAP2_PLAY_WHITE;
+    if (white_value < SWAP2_THRESHOLD_3)
+        return SWAP2_TAKE_BLACK;
+    if (white_value > SWAP2_STAY_3)
+        return SWAP2_PLAY_WHITE;
+    return SWAP2_PLACE_TWO;
 }

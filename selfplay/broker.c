@@ -715,6 +715,21 @@ static int rd_body(rd_t *r, uint8_t *dst, size_t n)
     return 0;
 }
 
+/* The body of a bulk string of n bytes (nil: none to read) as text into
+ * buf (cap bytes, NUL-terminated); one too long for it is skipped and
+ * reads as "". */
+static int rd_text(rd_t *r, char *buf, size_t cap, size_t n, bool nil)
+{
+    if (n >= cap) {
+        buf[0] = '\0';
+        return rd_body(r, NULL, n);
+    }
+    if (!nil && rd_body(r, (uint8_t *)buf, n) != 0)
+        return -1;
+    buf[n] = '\0';
+    return 0;
+}
+
 /* A header line "<type><number>": the number, or -2 with why. -1 is nil. */
 static long long rd_head(rd_t *r, char type, char *err, size_t errlen)
 {
@@ -775,6 +790,19 @@ static void entry_bad(broker_entry_t *e, const char *field, const char *what)
 {
     if (!e->why[0])
         snprintf(e->why, sizeof e->why, "entry %s: field '%s' %s", e->id, field, what);
+}
+
+/* A field holding a hex id (1-16 hex digits, not 0): its value, or 0
+ * with e marked bad by the field's message for empty or for malformed. */
+static uint64_t entry_hex_id(broker_entry_t *e, const char *field, const char *val, size_t vl,
+                             const char *empty, const char *malformed)
+{
+    uint64_t id = hex_str(val, vl);
+    if (vl == 0)
+        entry_bad(e, field, empty);
+    else if (!id)
+        entry_bad(e, field, malformed);
+    return id;
 }
 
 /* Room for n more bytes in the batch's buffer; its offset, or -1. */
@@ -864,15 +892,8 @@ static int read_entries(rd_t *r, broker_batch_t *bt, char *err, size_t errlen)
                 if (f % 2 == 0 && vn < 0)
                     return snprintf(r->why, sizeof r->why, "protocol error (a nil name)"), -2;
                 if (f % 2 == 0) {   /* a name */
-                    if (vl < sizeof name) {
-                        if (rd_body(r, (uint8_t *)name, vl) != 0)
-                            return -2;
-                        name[vl] = '\0';
-                    } else {
-                        name[0] = '\0';
-                        if (rd_body(r, NULL, vl) != 0)
-                            return -2;
-                    }
+                    if (rd_text(r, name, sizeof name, vl, false) != 0)
+                        return -2;
                     continue;
                 }
                 if (strcmp(name, "f") == 0) {
@@ -893,29 +914,16 @@ static int read_entries(rd_t *r, broker_batch_t *bt, char *err, size_t errlen)
                     continue;
                 }
                 char val[64];
-                if (vl < sizeof val) {
-                    if (vn >= 0 && rd_body(r, (uint8_t *)val, vl) != 0)
-                        return -2;
-                    val[vl] = '\0';
-                } else {
-                    val[0] = '\0';
-                    if (rd_body(r, NULL, vl) != 0)
-                        return -2;
-                }
+                if (rd_text(r, val, sizeof val, vl, vn < 0) != 0)
+                    return -2;
                 if (strcmp(name, "run") == 0) {
                     have_run = 1;
-                    e->run_id = hex_str(val, vl);
-                    if (vl == 0)
-                        entry_bad(e, "run", "is empty");
-                    else if (!e->run_id)
-                        entry_bad(e, "run", "is not a run id (1-16 hex digits, not 0)");
+                    e->run_id = entry_hex_id(e, "run", val, vl, "is empty",
+                                             "is not a run id (1-16 hex digits, not 0)");
                 } else if (strcmp(name, "w") == 0) {
                     have_w = 1;
-                    e->worker_id = hex_str(val, vl);
-                    if (vl == 0)
-                        entry_bad(e, "w", "(worker id) is empty");
-                    else if (!e->worker_id)
-                        entry_bad(e, "w", "(worker id) is not 1-16 hex digits, not 0");
+                    e->worker_id = entry_hex_id(e, "w", val, vl, "(worker id) is empty",
+                                                "(worker id) is not 1-16 hex digits, not 0");
                 }
             }
             if (!have_run)

@@ -19,6 +19,7 @@
 #include "selfplay/rundir.h"
 #include "selfplay/selfplay.h"
 #include "selfplay/spool.h"
+#include "selfplay/worker.h"
 
 #define CHECK_EVERY_S 2.0     /* settings and model generation */
 #define STATE_EVERY_S 5.0     /* worker table entry */
@@ -116,11 +117,7 @@ static void log_game(rworker_t *w, const uint8_t *frame, size_t len)
     char e[256];
     if (record_decode(frame, len, &used, &w->rec, e, sizeof e) != FRAME_OK)
         return;
-    FILE *f = fopen(w->o->games_log, "ae");
-    if (!f)
-        return;
-    fprintf(f, "%016" PRIx64 " %" PRIu64 "\n", w->rec.worker_id, w->rec.game_seq);
-    fclose(f);
+    worker_log_game(w->o->games_log, &w->rec);
 }
 
 /* Whether the stream has room for more games now (bounded: the trainer

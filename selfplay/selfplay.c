@@ -168,7 +168,7 @@ selfplay_t *selfplay_start(const selfplay_opts_t *o, nn_model_t *m, const char *
         return NULL;
     }
     if (note[0])
-        fprintf(stderr, "%s\n", note);
+        nn_note_print(stderr, note);
     return sp;
 }
 

@@ -24,9 +24,9 @@
 
 /* the commands that search with a net */
 #define SEARCHERS (BY_PLAY | BY_MATCH | BY_SELFPLAY | BY_TRAIN | BY_PBRAIN | BY_SERVE | \
-                   BY_BENCH_SELFPLAY)
+                   BY_BENCH_SELFPLAY | BY_ANALYZE)
 /* the commands that search to play a move */
-#define PLAYERS (BY_PLAY | BY_MATCH | BY_PBRAIN | BY_SERVE)
+#define PLAYERS (BY_PLAY | BY_MATCH | BY_PBRAIN | BY_SERVE | BY_ANALYZE)
 /* self-play's own search and noise: gomoku selfplay, its bench, and a run */
 #define SELFPLAY (BY_SELFPLAY | BY_TRAIN | BY_BENCH_SELFPLAY)
 /* the commands that make a net of a given shape */
@@ -46,12 +46,12 @@ const setting_t settings_table[S_COUNT] = {
     [S_DEVICE] = {"device", "device", SET_STR, 1, sizeof(((run_config_t *)0)->device) - 1,
                   "auto", "D", "auto, cpu, cpu-ref, cuda, cuda:N",
                   BY_PLAY | BY_MATCH | BY_SELFPLAY | BY_TRAIN | BY_WORKER | BY_PBRAIN |
-                  BY_SERVE | BY_BENCH_TRAIN | BY_CALIBRATE, RUN_RESUME(device)},
+                  BY_SERVE | BY_BENCH_TRAIN | BY_CALIBRATE | BY_ANALYZE, RUN_RESUME(device)},
     [S_PRECISION] = {"precision", "precision", SET_PRECISION, 0, 0, "auto", "P",
                      "inference precision: fp32, bf16 or auto (bf16 when the CPU has it and the "
                      "net passes a check; training is always fp32)",
                      BY_PLAY | BY_MATCH | BY_SELFPLAY | BY_PBRAIN | BY_SERVE | BY_BENCH_NN |
-                     BY_BENCH_SELFPLAY | BY_CALIBRATE},
+                     BY_BENCH_SELFPLAY | BY_CALIBRATE | BY_ANALYZE},
 
     [S_BLOCKS] = {"blocks", "blocks", SET_INT, 0, NN_MAX_BLOCKS, "6", "B", "residual blocks",
                   NET, RUN(blocks)},
@@ -270,10 +270,11 @@ const setting_t settings_table[S_COUNT] = {
                         "model players: playouts per move; 0: use --time (--time alone: 0)",
                         BY_MATCH},
     [S_TIME] = {"time", "time", SET_INT, 0, 86400000, "0", "MS",
-                "model players: time per move when --visits 0", BY_PLAY | BY_MATCH},
+                "model players: time per move (analyze: per query) when --visits 0",
+                BY_PLAY | BY_MATCH | BY_ANALYZE},
     [S_SEARCH_THREADS] = {"search_threads", "threads", SET_INT, 1, SEARCHER_MAX_THREADS, "1",
                           "T", "search threads on one tree, each with its own net",
-                          BY_PLAY | BY_MATCH | BY_PBRAIN},
+                          BY_PLAY | BY_MATCH | BY_PBRAIN | BY_ANALYZE},
 
     [S_BLACK] = {"black", "black", SET_STR, 0, 0, "human", "P", "black player", BY_PLAY},
     [S_WHITE] = {"white", "white", SET_STR, 0, 0, "bot:greedy", "P", "white player", BY_PLAY},
@@ -285,11 +286,20 @@ const setting_t settings_table[S_COUNT] = {
                 "show a suggested move and its line before each move of a person", BY_PLAY},
     [S_PLAY_QUIET] = {"play_quiet", "quiet", SET_FLAG, 0, 0, NULL, "", "no notes on stderr",
                       BY_PLAY},
+    [S_LOAD] = {"load", "load", SET_STR, 0, 0, NULL, "FILE.psq",
+                "start from the position in a Piskvork .psq file (play: its size unless "
+                "--size; serve: the first game)", BY_PLAY | BY_SERVE},
 
     [S_MATCH_GAMES] = {"match_games", "games", SET_INT, 1, 1000000, "10", "N", "games",
                        BY_MATCH},
-    [S_OPENINGS] = {"openings", "openings", SET_INT, 0, 20, "2", "K", "random opening moves",
+    [S_OPENINGS] = {"openings", "openings", SET_STR, 0, 0, "2", "K|FILE",
+                    "K random stones near the centre (0..20), or an openings FILE (see README)",
                     BY_MATCH},
+    [S_MATCH_SAVE] = {"match_save", "save", SET_STR, 0, 0, NULL, "DIR",
+                      "write each game as DIR/game_NNNN.psq (the directory must exist)", BY_MATCH},
+    [S_MATCH_TIME] = {"match_time", "match-time", SET_INT, 0, 86400000, "0", "MS",
+                      "a clock per player per game (Gomocup's timeout_match); out of it loses; "
+                      "0: none", BY_MATCH},
     [S_JSON] = {"json", "json", SET_FLAG, 0, 0, NULL, "", "also print the result as one JSON line",
                 BY_MATCH | BY_CALIBRATE},
     [S_MATCH_QUIET] = {"match_quiet", "quiet", SET_FLAG, 0, 0, NULL, "",
@@ -312,6 +322,28 @@ const setting_t settings_table[S_COUNT] = {
                        BY_SERVE},
     [S_SEARCHES] = {"searches", "searches", SET_INT, 1, 16, "2", "N",
                     "searches running at once", BY_SERVE},
+
+    [S_ANALYZE_MODEL] = {"analyze_model", "model", SET_STR, 0, 0, NULL, "M",
+                         "model file (.gzm), or mcts:uniform (the search without a net)",
+                         BY_ANALYZE},
+    [S_ANALYZE_VISITS] = {"analyze_visits", "visits", SET_INT, 0, 10000000, "400", "V",
+                          "a query's visits when it gives neither visits nor time_ms; 0: use "
+                          "--time", BY_ANALYZE},
+    [S_ANALYZE_CANDIDATES] = {"analyze_candidates", "candidates", SET_INT, 1, 64, "5", "K",
+                              "a query's candidate moves when it does not say", BY_ANALYZE},
+    [S_ANALYZE_PARALLEL] = {"analyze_parallel", "parallel", SET_INT, 1, 64, "2", "N",
+                            "queries searched at once, each by its own searcher (nets, trees, "
+                            "cache)", BY_ANALYZE},
+    [S_ANALYZE_TREE_MB] = {"analyze_tree_mb", "tree-mb", SET_INT, 0, 65536, "0", "MB",
+                           "each parallel search's tree; 0: enough for --visits (a query that "
+                           "asks for more may stop early, mem_full), 1024 with --time",
+                           BY_ANALYZE},
+    [S_ANALYZE_RULE] = {"analyze_rule", "rule", SET_RULE, 0, 0, NULL, "R",
+                        "a query's rule when it does not say: freestyle, standard or renju "
+                        "(unset: the rule the model was trained on)", BY_ANALYZE},
+    [S_ANALYZE_SIZE] = {"analyze_size", "size", SET_INT, BOARD_MIN, BOARD_MAX, NULL, "N",
+                        "a query's board size when it does not say (unset: 15, or the model's "
+                        "largest board if smaller)", BY_ANALYZE},
 
     [S_MOVES] = {"moves", "moves", SET_STR, 0, 0, NULL, "\"x,y x,y ...\"",
                  "moves to replay, black first", BY_RULES},
@@ -533,7 +565,7 @@ void settings_format_range(const setting_t *s, char *buf, size_t len)
 static const char *const by_names[BY_COUNT] = {
     "rules", "records", "play", "match", "selfplay", "model-init", "train", "worker", "pbrain",
     "serve", "bench-rules", "bench-nn", "bench-mcts", "bench-selfplay", "bench-train",
-    "bench-vcf", "bench-broker", "calibrate", "bench-vct",
+    "bench-vcf", "bench-broker", "calibrate", "bench-vct", "analyze",
 };
 
 void settings_format_commands(const setting_t *s, char *buf, size_t len)

@@ -51,7 +51,8 @@ enum {
     BY_BENCH_BROKER = 1u << 16,
     BY_CALIBRATE = 1u << 17,
     BY_BENCH_VCT = 1u << 18,
-    BY_COUNT = 19
+    BY_ANALYZE = 1u << 19,
+    BY_COUNT = 20
 };
 
 /* setting_t.flags */
@@ -107,13 +108,16 @@ typedef enum setting_id {
     /* the players of play and match */
     S_PLAY_VISITS, S_MATCH_VISITS, S_TIME, S_SEARCH_THREADS,
     /* gomoku play */
-    S_BLACK, S_WHITE, S_PLAY_MODEL, S_HUMAN_COLOR, S_HINT, S_PLAY_QUIET,
+    S_BLACK, S_WHITE, S_PLAY_MODEL, S_HUMAN_COLOR, S_HINT, S_PLAY_QUIET, S_LOAD,
     /* gomoku match */
-    S_MATCH_GAMES, S_OPENINGS, S_JSON, S_MATCH_QUIET,
+    S_MATCH_GAMES, S_OPENINGS, S_MATCH_TIME, S_MATCH_SAVE, S_JSON, S_MATCH_QUIET,
     /* gomoku pbrain */
     S_PBRAIN_MODEL,
     /* gomoku serve */
     S_SERVE_RUN, S_SERVE_MODEL, S_LISTEN, S_TOKEN, S_SERVE_VISITS, S_SERVE_GAMES, S_SEARCHES,
+    /* gomoku analyze */
+    S_ANALYZE_MODEL, S_ANALYZE_VISITS, S_ANALYZE_CANDIDATES, S_ANALYZE_PARALLEL, S_ANALYZE_TREE_MB,
+    S_ANALYZE_RULE, S_ANALYZE_SIZE,
     /* gomoku rules, records, model init */
     S_MOVES, S_VCF, S_RULES_VCF_NODES, S_TOP, S_MODEL_OUT, S_FORCE,
     /* gomoku bench */

@@ -18,6 +18,7 @@ typedef struct rstat {
     uint64_t id;
     uint64_t games, bad_frames, duplicates, other_run;
     double last_seen;
+    double last_game;       /* s: when a game of this run from it last came (stored or a redelivery) */
 } rstat_t;
 
 /* The entry of worker id `id`. The table holds at most REMOTE_STATS_MAX:
@@ -58,6 +59,14 @@ static rstat_t *remote_stat(trainer_t *t, uint64_t id)
     memset(r, 0, sizeof *r);
     r->id = id;
     return r;
+}
+
+int trainer_remote_active(const trainer_t *t, double now, double window_s)
+{
+    int n = 0;
+    for (int i = 0; i < t->nrs; i++)
+        n += t->rs[i].last_game > 0 && now - t->rs[i].last_game <= window_s;
+    return n;
 }
 
 /* On every (re)connect: publish the run, make sure the group exists, and
@@ -113,6 +122,8 @@ static int take(trainer_t *t, const broker_entry_t *e)
         int st = trainer_store_once(t, e->frame, e->len);
         if (st < 0)
             return -1;
+        if (rs)
+            rs->last_game = rs->last_seen;
         if (st == 0) {
             t->broker_dups++;
             if (rs)

@@ -22,6 +22,7 @@
 #define HEALTHY_S 60.0        /* a worker that lived this long restarts without delay growth */
 #define RATE_SNAPS 30         /* rates over the last ~30 s */
 #define REMOTE_STATS_MAX 256  /* remote worker ids tracked in status.json (the rest summed) */
+#define TRAINER_REMOTE_ACTIVE_S 60.0  /* the progress line counts remote workers heard from this recently */
 
 typedef enum { W_RUNNING, W_BACKOFF, W_STOPPING, W_DONE } wstate_t;
 
@@ -191,6 +192,9 @@ int trainer_broker_start(trainer_t *t, char *err, size_t errlen);
 /* Take what the stream holds (waiting up to block_ms when it is empty):
  * store, fsync, then acknowledge. Returns the entries handled. */
 int trainer_broker_poll(trainer_t *t, int block_ms);
+/* Remote workers (distinct worker ids) a game of this run came from in the
+ * last window_s seconds before now (s, util_now_ms clock). */
+int trainer_remote_active(const trainer_t *t, double now, double window_s);
 /* Publish a new checkpoint to remote workers. */
 void trainer_broker_publish(trainer_t *t, const char *model_path);
 /* Before exit: take what remote workers already sent (up to timeout_s). */

@@ -150,16 +150,19 @@ void trainer_progress(trainer_t *t, int force)
     if (!force && !change && !t->tty && now - t->t_progress < 10.0)
         return;
     t->t_progress = now;
-    char tgt[32] = "", stale[600] = "";
+    char tgt[32] = "", stale[600] = "", remote[48] = "";
     if (t->target)
         snprintf(tgt, sizeof tgt, "/%" PRIu64, t->target);
     if (t->status_err[0])
         snprintf(stale, sizeof stale, "  status.json not updated: %.500s", t->status_err);
+    if (t->broker)   /* remote workers feed the run through the broker: count them too */
+        snprintf(remote, sizeof remote, " local, %d remote",
+                 trainer_remote_active(t, now, TRAINER_REMOTE_ACTIVE_S));
     fprintf(stderr, "%sstep %" PRIu64 "%s  loss p %.3f v %.3f  games %" PRIu64
-            " (%.2f/s)  pos %" PRIu64 "  %.0f samples/s  workers %d/%d  rejected %" PRIu64
+            " (%.2f/s)  pos %" PRIu64 "  %.0f samples/s  workers %d/%d%s  rejected %" PRIu64
             "  %s%s%s", t->tty ? "\r\033[K" : "", t->step, tgt, t->last.policy, t->last.value,
             t->games, t->rate_games, t->positions, t->rate_samples, trainer_workers_running(t), t->nw,
-            t->rejected, t->state, stale, t->tty ? "" : "\n");
+            remote, t->rejected, t->state, stale, t->tty ? "" : "\n");
     fflush(stderr);
 }
 

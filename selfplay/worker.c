@@ -128,14 +128,12 @@ static void on_ack(worker_state_t *w, uint64_t wid, uint64_t seq)
     }
 }
 
-static void log_game(const worker_state_t *w)
+void worker_log_game(const char *path, const game_record_t *r)
 {
-    if (!w->o->games_log)
-        return;
-    FILE *f = fopen(w->o->games_log, "ae");
+    FILE *f = path ? fopen(path, "ae") : NULL;
     if (!f)
         return;
-    fprintf(f, "%016" PRIx64 " %" PRIu64 "\n", w->rec.worker_id, w->rec.game_seq);
+    fprintf(f, "%016" PRIx64 " %" PRIu64 "\n", r->worker_id, r->game_seq);
     fclose(f);
 }
 
@@ -169,7 +167,7 @@ static int on_game(void *user, const game_record_t *rec)
         say("spool writable again (%" PRIu64 " games went without a copy)", w->unspooled);
         w->spool_failing = 0;
     }
-    log_game(w);
+    worker_log_game(w->o->games_log, &w->rec);
     if (wire_write_all(w->o->records_fd, w->frame, len) != 0 ||
         (w->o->fault == WORKER_FAULT_GARBAGE && write_garbage(w, len) != 0) ||
         (w->o->fault == WORKER_FAULT_FORGE && write_forged(w) != 0)) {

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "engine/record.h"
 #include "selfplay/selfplay.h"
 
 #define WORKER_HEARTBEAT_MS 5000.0
@@ -51,5 +52,10 @@ typedef struct worker_opts {
 /* Run until "stop" or end of file on the control fd: 0. A failure (model
  * does not load, records fd closed, self-play error): -1 with err set. */
 int worker_run(const worker_opts_t *o, char *err, size_t errlen);
+
+/* Appends "WORKERID SEQ" (hex, decimal) of r to the games log at path
+ * (NULL: nothing), the tests' record of the games sent; a log that cannot
+ * be written is skipped. The remote worker's log too. */
+void worker_log_game(const char *path, const game_record_t *r);
 
 #endif

@@ -139,7 +139,7 @@ def make_run(gomoku, src, d):
     with open(os.path.join(d, "elo.csv"), "w") as f:
         f.write("unix_time,round,step,model,elo,opponent,elo_vs_prev,wld_vs_prev,"
                 "elo_vs_greedy,wld_vs_greedy\n1,0,0,m0,0,,,,,\n2,1,60,m1,85.5,m0,85.5,,,\n"
-                "3,2,120,m2,140.2,m1,54.7,,,\n")
+                "3,2,120,m2,140.2,m1,54.7,13-7-0,210.0,19-1-0\n")
     r = subprocess.run([gomoku, "selfplay", "--model", os.path.join(src, "models",
                         "freestyle9-2x32.gzm"), "--games", "2", "--parallel", "2",
                         "--visits", "16", "--size", "9", "--device", "cpu",
@@ -217,6 +217,15 @@ def main():
                 fail("|< should show the empty board")
             d.click("#g-next")
             d.wait("ply 1", lambda: "ply 1/" in d.text("#g-info") and "search value" in d.text("#g-info"))
+            for r in d.script("return [...document.querySelectorAll('#games-list tr[data-i] td:nth-child(3)')].map(e => e.textContent)"):
+                if not re.match(r"^(black won|white won|draw)( \(resignation\))?$", r):
+                    fail("result %r is not worded as a result" % r)
+            if d.script("return resultText('white', true)") != "white won (resignation)":
+                fail("a resignation reads %r" % d.script("return resultText('white', true)"))
+            elo = d.script("return eloSeries(run.elo).map(s => [s.pts.length, s.bars.filter(b => b).length])")
+            if elo != [[3, 1], [1, 1]]:
+                fail("the Elo chart's series (points, bars): %s, expected ladder 3/1 (one round "
+                     "with a W-L-D), greedy 1/1" % elo)
 
             # play: three moves by clicking, each answered by the model
             d.click("#tab-play")
@@ -238,6 +247,13 @@ def main():
                 d.wait("the win rate", lambda: "%" in d.text("#winrate"))
             if not re.match(r"^[a-i][1-9]( [a-i][1-9])*$", d.text("#pv")):
                 fail("best line %r is not a list of points" % d.text("#pv"))
+            if not re.match(r"^model \(white\) \d+\.\d%", d.text("#winrate")):
+                fail("the win rate %r does not say whose it is" % d.text("#winrate"))
+            cands = d.find("#cands tr.cand")
+            if not 1 <= len(cands) <= 5 or not re.match(r"^[a-i][1-9] \d+ \d+\.\d%$", d.text("#cands tr.cand")):
+                fail("the candidates: %d rows, first %r" % (len(cands), d.text("#cands tr.cand")))
+            if not d.script("return game.black_winrates.filter(v => v !== null).length >= 2"):
+                fail("no win rates for the graph: %s" % d.script("return game.black_winrates"))
             screenshot(d, os.path.join(shots, "serve_play.png"))
             # a click on an occupied point is refused with the reason
             d.script("document.querySelector(\"#board-play rect.pt[data-x='4'][data-y='4']\").dispatchEvent(new Event('click'))")
@@ -253,10 +269,60 @@ def main():
             d.click("#new-game")
             d.wait("the renju opening", lambda: len(d.find("#board-play circle.stone")) == 8)
             d.wait("the forbidden mark", lambda: len(d.find("#board-play .forbidden")) == 1)
+            d.wait("the rule note", lambda: "trained for freestyle" in d.text("#rule-note"))
+            # the corner stones leave the coordinates readable
+            hits = d.script("""const b = (e) => e.getBBox(), over = (p, q) => p.x < q.x + q.width && q.x < p.x + p.width && p.y < q.y + q.height && q.y < p.y + p.height;
+              const ts = [...document.querySelectorAll('#board-play text.coord')].map(b), ss = [...document.querySelectorAll('#board-play circle.stone')].map(b);
+              return ts.filter(t => ss.some(s => over(t, s))).length""")
+            if hits:
+                fail("%d coordinates under edge stones" % hits)
             d.click("#board-play rect.pt[data-x='4'][data-y='4']")
             d.wait("the double-three refusal", lambda: "double-three" in d.text("#msg"))
             if len(d.find("#board-play circle.stone")) != 8:
                 fail("the forbidden stone stayed on the board")
+            # Load .psq: the file's game, the person to move
+            psq = os.path.join(tmp, "three.psq")
+            with open(psq, "w") as f:
+                f.write("Piskvork 9x9, 11:11, 0\n5,5,0\n4,4,0\n6,6,0\n")
+            d.select("#rule", "freestyle")
+            el = d.find("#load")[0]
+            d.s("POST", "/element/%s/value" % el, {"text": psq})
+            d.wait("the loaded game", lambda: len(d.find("#board-play circle.stone")) == 3,
+                   debug=lambda: d.text("#msg"))
+            if d.script("return [game.human, game.to_move]") != ["white", "white"]:
+                fail("after loading, the person is not the side to move")
+            with open(psq, "w") as f:
+                f.write("Piskvork 9x9, 11:11, 0\n5,5,0\n5,5,0\n")
+            d.s("POST", "/element/%s/value" % el, {"text": psq})
+            d.wait("the bad file refused", lambda: "line 3" in d.text("#msg"))
+        finally:
+            try:
+                d.s("DELETE", "")
+            except (OSError, RuntimeError):
+                pass
+        # play only, --load: the page opens on Play with the file's game
+        psq = os.path.join(tmp, "start.psq")
+        with open(psq, "w") as f:
+            f.write("Piskvork 9x9, 11:11, 0\n5,5,0\n4,4,0\n")
+        solo = subprocess.Popen([gomoku, "serve", "--model",
+                                 os.path.join(src, "models", "freestyle9-2x32.gzm"), "--load", psq,
+                                 "--listen", "127.0.0.1:0", "--visits", "16", "--device", "cpu"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        procs.append(solo)
+        m = re.search(r"http://\S+", solo.stdout.readline())
+        if not m:
+            fail("gomoku serve --load printed no address: " + solo.stderr.read()[-300:])
+        d.start(os.path.join(tmp, "profile2"))
+        try:
+            d.s("POST", "/url", {"url": m.group(0)})
+            d.wait("the Play tab", lambda: d.script(
+                "return !document.getElementById('play').classList.contains('hidden') && "
+                "document.getElementById('watch').classList.contains('hidden')"))
+            d.wait("the --load game", lambda: len(d.find("#board-play circle.stone")) == 2,
+                   debug=lambda: d.text("#msg"))
+            if d.script("return [game.human, game.to_move]") != ["black", "black"]:
+                fail("the --load game: the person is not the side to move")
+            screenshot(d, os.path.join(shots, "serve_load.png"))
         finally:
             try:
                 d.s("DELETE", "")
@@ -266,7 +332,8 @@ def main():
             fail("gomoku serve changed the run directory: %s -> %s" % (before, sorted(os.listdir(run))))
         if server.poll() is not None:
             fail("gomoku serve died: " + server.stderr.read()[-300:])
-        print("ok: watched the run, played 3 moves, renju refusal shown; screenshots in " + shots)
+        print("ok: watched the run, played 3 moves, renju refusal shown, .psq loaded, --load "
+              "opened on Play; screenshots in " + shots)
     finally:
         for p in procs:
             p.terminate()

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/gamefile.h"
 #include "selfplay/args.h"
 #include "selfplay/rundir.h"
 #include "tests/testkit.h"
@@ -167,7 +168,7 @@ END_TEST
 START_TEST(test_each_command_options)
 {
     static const char *cmds[] = {"rules", "records", "play", "match", "selfplay", "model",
-                                 "train", "pbrain", "device", "calibrate"};
+                                 "train", "pbrain", "device", "calibrate", "analyze"};
     for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
         char args[128];
         int lines;
@@ -378,6 +379,256 @@ START_TEST(test_threat_planes)
 }
 END_TEST
 
+/* ---- gomoku play at the terminal ---- */
+
+#define PLAY_OUT (1 << 18)
+
+/* `gomoku play ARGS` with INPUT (printf format) on stdin: its stdout in
+ * OUT (PLAY_OUT bytes); fails the test unless it exits 0. */
+static void play(const char *args, const char *input, char *out)
+{
+    int rc = run_gomoku(args, input, CAPTURE_OUT, out, PLAY_OUT);
+    ck_assert_msg(rc == 0, "gomoku %s: exit %d:\n%s", args, rc, out);
+}
+
+static int count(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+/* Fails the test unless OUT holds every one of NEEDLES (NULL-terminated). */
+static void shows_all(const char *out, const char *const *needles)
+{
+    for (; *needles; needles++)
+        ck_assert_msg(strstr(out, *needles), "no '%s' in:\n%s", *needles, out);
+}
+
+/* The rows of the K-th board (0-based; -1: the last) in OUT, into ROWS. */
+static void board_rows(const char *out, int k, char *rows, size_t len)
+{
+    int n = count(out, "<- x\n");
+    if (k < 0)
+        k += n;
+    ck_assert_msg(k >= 0 && k < n, "no board %d of %d in:\n%s", k, n, out);
+    const char *p = out;
+    for (int i = 0; i <= k; i++)
+        p = strstr(p, "<- x\n") + 5;
+    const char *e = strstr(p, "\n  X black");
+    ck_assert(e != NULL);
+    snprintf(rows, len, "%.*s", (int)(e - p), p);
+}
+
+/* Black (the person) has four on the top row of a 9x9 board: a9..d9. */
+static const char black_four[] = "Piskvork 9x9, 11:11, 0\n1,1,0\n1,9,0\n2,1,0\n2,9,0\n3,1,0\n"
+                                 "3,9,0\n4,1,0\n9,9,0\n";
+/* White has four on the bottom row, a1..d1; black to move. */
+static const char white_four[] = "Piskvork 9x9, 11:11, 0\n5,5,0\n1,9,0\n9,1,0\n2,9,0\n9,3,0\n"
+                                 "3,9,0\n7,1,0\n4,9,0\n";
+
+/* save FILE writes the moves played; --load of that file shows the same
+ * board, the same side to move, and the names black first. */
+START_TEST(test_play_save_load)
+{
+    char dir[64], path[128], args[256], rows1[4096], rows2[4096];
+    char *out = malloc(PLAY_OUT);
+    make_tmppath(dir, sizeof dir, path, sizeof path, "g.psq");
+    snprintf(args, sizeof args, "play --white bot:greedy --size 9 --seed 5");
+    char input[256];
+    snprintf(input, sizeof input, "e5\\nsave %s/no/such/dir.psq\\nsave\\nf5\\nsave %s\\nquit\\n",
+             dir, path);
+    play(args, input, out);
+    shows_all(out, (const char *const[]){"not saved: ", "No such file or directory",
+                                         "not saved: say where",
+                                         "saved 4 moves to ", NULL});
+    board_rows(out, -1, rows1, sizeof rows1);
+    psq_game_t g;
+    char err[256];
+    ck_assert_msg(psq_load(path, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(g.size, 9);
+    ck_assert_int_eq(g.nmoves, 4);
+    ck_assert_int_eq(g.moves[0], 4 * 9 + 4);   /* e5 */
+    ck_assert_int_eq(g.moves[2], 4 * 9 + 5);   /* f5 */
+    ck_assert_str_eq(g.black, "human");
+    ck_assert_str_eq(g.white, "bot:greedy");
+    for (int i = 1; i < 4; i += 2) {   /* the bot's replies as the game printed them */
+        char mv[16], line[64];
+        move_format_alpha(g.moves[i], 9, mv, sizeof mv);
+        snprintf(line, sizeof line, "move %d: white %s ", i + 1, mv);
+        ck_assert_msg(strstr(out, line), "no '%s' in:\n%s", line, out);
+    }
+    /* no --size: the file's */
+    snprintf(args, sizeof args, "play --black human --white human --load %s", path);
+    play(args, "quit\\n", out);
+    ck_assert_msg(strstr(out, "freestyle 9x9:") && strstr(out, ": 4 moves, black to move"),
+                  "%s", out);
+    board_rows(out, 0, rows2, sizeof rows2);
+    ck_assert_str_eq(rows1, rows2);
+    remove_tree(dir);
+    free(out);
+}
+END_TEST
+
+/* A --load file that cannot be played is one line on stderr and exit 1. */
+START_TEST(test_play_load_errors)
+{
+    char dir[64], path[128], args[256], first[1024];
+    int lines;
+    make_tmppath(dir, sizeof dir, path, sizeof path, "x.psq");
+    static const struct {
+        const char *text, *opts, *needle;
+    } bad[] = {
+        {NULL, "", "cannot open"},
+        {"this is not a game\n", "", "line 1: expected 'Piskvork WxH'"},
+        {"Piskvork 15x15, 11:11, 0\n8,8,0\n1,1,0\n9,8,0\n1,3,0\n8,9,0\n1,5,0\n9,10,0\n1,7,0\n"
+         "7,8,0\n", "--rule renju", "move 9 (g8) is not legal under renju: forbidden"},
+        {black_four, "--size 15", "is a 9x9 game; --size is 15"},
+        {"Piskvork 9x9, 11:11, 0\n1,1,0\n1,9,0\n2,1,0\n2,9,0\n3,1,0\n3,9,0\n4,1,0\n4,9,0\n5,1,0\n",
+         "", "the game is over (black won after move 9)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (bad[i].text)
+            write_file(path, bad[i].text, strlen(bad[i].text), "wb");
+        snprintf(args, sizeof args, "play --black human --white human --load %s %s", path,
+                 bad[i].opts);
+        ck_assert_int_eq(run_bin(args, &lines, first, sizeof first), 1);
+        ck_assert_msg(lines == 1 && strstr(first, bad[i].needle) && strstr(first, "--load"),
+                      "case %zu: %d lines, first: %s", i, lines, first);
+    }
+    remove_tree(dir);
+}
+END_TEST
+
+/* After the game: undo takes back the person's last move and play goes
+ * on, new starts again from the same position, save works, quit and end
+ * of input end it with the result printed. */
+START_TEST(test_play_menu)
+{
+    char dir[64], path[128], args[256], input[512];
+    char *out = malloc(PLAY_OUT);
+    make_tmppath(dir, sizeof dir, path, sizeof path, "b4.psq");
+    write_file(path, black_four, strlen(black_four), "wb");
+    snprintf(args, sizeof args, "play --white bot:greedy --load %s", path);
+    snprintf(input, sizeof input,
+             "e9\\nhelp\\nhint\\nundo\\ne9\\nsave %s/won.psq\\nnew\\ni5\\nquit\\n", dir);
+    play(args, input, out);
+    ck_assert_int_eq(count(out, "move 9: black e9 (4,0)"), 2);
+    ck_assert_int_eq(count(out, "result: black wins (human) after 9 moves"), 2);
+    shows_all(out, (const char *const[]){
+        "game over (undo, new, save FILE, quit; help)> ", "  new        a new game",
+        "refused: 'hint': the game is over", "undone: back to move 9", "saved 9 moves to ",
+        "new game: you play black (X)",
+        "move 9: black i5 (8,4)",   /* on the loaded start */
+        "result: none (quit) after 10 moves", NULL});
+    psq_game_t g;
+    char err[256], won[128];
+    snprintf(won, sizeof won, "%s/won.psq", dir);
+    ck_assert_msg(psq_load(won, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(g.nmoves, 9);
+    /* end of input at the menu: the result stays the last word */
+    play(args, "e9\\n", out);
+    ck_assert_msg(strstr(out, "result: black wins (human) after 9 moves\ngame over"), "%s", out);
+    /* the engine wins: undo takes back its five and the person's move, and
+     * its view of the five is no 'VCF (0 fours)' */
+    snprintf(path, sizeof path, "%s/w4.psq", dir);
+    write_file(path, white_four, strlen(white_four), "wb");
+    snprintf(args, sizeof args, "play --white bot:greedy --load %s", path);
+    play(args, "a5\\nundo\\nquit\\n", out);
+    ck_assert_msg(strstr(out, "result: white wins (bot:greedy) after 10 moves"), "%s", out);
+    ck_assert_msg(strstr(out, "undone: back to move 9"), "%s", out);
+    ck_assert_msg(!strstr(out, "fours)"), "%s", out);
+    ck_assert_int_eq(count(out, "black to move (x,y"), 2);
+    remove_tree(dir);
+    free(out);
+}
+END_TEST
+
+/* hint suggests a move with whose it is and plays nothing; help lists
+ * every command of the prompt. */
+START_TEST(test_play_hint_help)
+{
+    char *out = malloc(PLAY_OUT);
+    play("play --white bot:greedy --size 9", "hint\\nhelp\\nquit\\n", out);
+    ck_assert_msg(strstr(out, "hint for you (black): "), "%s", out);
+    ck_assert_msg(!strstr(out, "move 1:"), "%s", out);
+    ck_assert_msg(strstr(out, "result: none (quit) after 0 moves"), "%s", out);
+    static const char *const cmds[] = {"h8 or 7,7", "undo", "hint", "save FILE", "help", "quit"};
+    const char *h = strstr(out, "at your move:");
+    ck_assert_msg(h != NULL, "%s", out);
+    for (size_t i = 0; i < sizeof cmds / sizeof cmds[0]; i++) {
+        char line[32];
+        snprintf(line, sizeof line, "\n  %s ", cmds[i]);
+        ck_assert_msg(strstr(h, line), "help lacks %s:\n%s", cmds[i], h);
+    }
+    /* a model's hint has its win rate, for the person's side; --hint and
+     * hint print the same */
+    const char *src = getenv("GOMOKU_SRC");
+    ck_assert(src != NULL);
+    char args[512];
+    snprintf(args, sizeof args, "play --model %s/models/freestyle9-2x32.gzm --size 9 --visits 20 "
+             "--device cpu --quiet --human-color white", src);
+    play(args, "hint\\nquit\\n", out);
+    ck_assert_msg(strstr(out, "engine (black) ") && strstr(out, "% win, 20 visits"), "%s", out);
+    ck_assert_msg(strstr(out, "hint for you (white): ") && strstr(out, "  you (white) "), "%s",
+                  out);
+    ck_assert_int_eq(count(out, "move 1:"), 1);
+    ck_assert_msg(!strstr(out, "move 2:"), "%s", out);
+    free(out);
+}
+END_TEST
+
+/* Renju: black's forbidden points are marked on the board while black is
+ * to move, with the legend; never under freestyle. */
+START_TEST(test_play_forbidden_mark)
+{
+    char *out = malloc(PLAY_OUT);
+    static const char moves[] = "7,7\\n0,0\\n8,7\\n0,2\\n7,8\\n0,4\\n8,9\\n0,6\\nquit\\n";
+    play("play --black human --white human --rule renju", moves, out);
+    char rows[4096];
+    board_rows(out, -1, rows, sizeof rows);
+    ck_assert_msg(strstr(rows, "\n   8  .  .  .  .  .  .  #  X  X  ."), "%s", rows);
+    ck_assert_int_eq(count(out, "#  X  X"), 1);
+    ck_assert_msg(strstr(out, ", # forbidden for black\n"), "%s", out);
+    play("play --black human --white human", moves, out);
+    ck_assert_msg(!strchr(out, '#'), "%s", out);
+    free(out);
+}
+END_TEST
+
+/* Against an engine the board is shown once a turn, after its reply,
+ * with both last moves marked; between two people once a move. */
+START_TEST(test_play_one_board_per_turn)
+{
+    char *out = malloc(PLAY_OUT);
+    play("play --white bot:greedy --size 9 --seed 2", "e5\\nf5\\ng4\\nquit\\n", out);
+    ck_assert_int_eq(count(out, "<- x\n"), 4);
+    for (int k = 1; k < 4; k++) {
+        char rows[4096];
+        board_rows(out, k, rows, sizeof rows);
+        ck_assert_msg(strstr(rows, "[O]") && strstr(rows, "(X)"), "board %d:\n%s", k, rows);
+    }
+    play("play --black human --white human --size 9", "e5\\nf5\\ng4\\nquit\\n", out);
+    ck_assert_int_eq(count(out, "<- x\n"), 4);
+    free(out);
+}
+END_TEST
+
+/* Help texts: every command in gomoku --help (worker too), every bot among
+ * play's and match's opponents. */
+START_TEST(test_help_lists)
+{
+    char out[1 << 14];
+    ck_assert_int_eq(run_gomoku("--help", NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "  worker ") && strstr(out, "gomoku train"), "%s", out);
+    const char *const bots[] = {"bot:random", "bot:greedy", "bot:vcf", "bot:vct", NULL};
+    help_shows("play", bots, (const char *const[]){NULL});
+    help_shows("match", bots, (const char *const[]){NULL});
+    help_shows("play", (const char *const[]){"--load FILE", NULL}, (const char *const[]){NULL});
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("cli");
@@ -386,5 +637,8 @@ int main(void)
     ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
     ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate,
              test_threat_planes);
+    ADD_CASE(s, "play", 120, test_play_save_load, test_play_load_errors, test_play_menu,
+             test_play_hint_help, test_play_forbidden_mark, test_play_one_board_per_turn,
+             test_help_lists);
     return run_suite(s);
 }

@@ -829,7 +829,7 @@ START_TEST(program_play_scripted)
      * winning line of fours once black has an open three (d5 or h5) */
     ck_assert_int_eq(run_bin("play --white bot:random --size 9 --hint --seed 1",
                              "e5\\nf5\\ng5\\nquit\\n", 0, out, sizeof out), 0);
-    ck_assert_msg(strstr(out, "hint for black: e5"), "got: %s", out);
+    ck_assert_msg(strstr(out, "hint for you (black): e5"), "got: %s", out);
     ck_assert_msg(strstr(out, "your VCF (1 four): d5") || strstr(out, "your VCF (1 four): h5"),
                   "got: %s", out);
     /* a model player's view after its move: win rate, visits, best line */
@@ -839,7 +839,7 @@ START_TEST(program_play_scripted)
     snprintf(args, sizeof args, "play --model %s/models/freestyle9-2x32.gzm --size 9 --visits 40 "
              "--device cpu --quiet", src);
     ck_assert_int_eq(run_bin(args, "e5\\nquit\\n", 0, out, sizeof out), 0);
-    ck_assert_msg(strstr(out, "engine: win rate ") && strstr(out, "visits, best line: "),
+    ck_assert_msg(strstr(out, "engine (white) ") && strstr(out, "% win, 40 visits, best line: "),
                   "got: %s", out);
     /* unknown bot: usage error */
     ck_assert_int_eq(run_bin("play --white bot:smart", NULL, 1, out, sizeof out), 2);

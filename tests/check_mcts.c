@@ -970,6 +970,15 @@ static mcts_t *tree_with_center(board_t *b)
     return make_tree(0.0f, (size_t)8 << 20, NULL, 1);
 }
 
+/* A search of VISITS with uniform priors from t's root: the result into
+ * *r, the root's children into ch; returns their count. */
+static int search_children(mcts_t *t, uint32_t visits, mcts_result_t *r, mcts_child_info_t *ch)
+{
+    mcts_limits_t lim = {.visits = visits};
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, r);
+    return mcts_root_children(t, ch, BOARD_CELLS);
+}
+
 /* A root filter: only the allowed moves are searched and played, it is
  * reported back, and it ends with the root (advance, set_root). */
 START_TEST(test_root_filter)
@@ -980,11 +989,9 @@ START_TEST(test_root_filter)
     mcts_set_root_filter(t, &b, allow, 3);
     int got[BOARD_CELLS];
     ck_assert_int_eq(mcts_root_filter(t, got), 3);
-    mcts_limits_t lim = {.visits = 200};
     mcts_result_t r;
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
     mcts_child_info_t ch[BOARD_CELLS];
-    int n = mcts_root_children(t, ch, BOARD_CELLS);
+    int n = search_children(t, 200, &r, ch);
     ck_assert_int_eq(n, 2);
     uint32_t sum = 0;
     for (int i = 0; i < n; i++) {
@@ -998,8 +1005,7 @@ START_TEST(test_root_filter)
     /* a filter of nothing legal is ignored: every empty point is a child */
     int bad[1] = {board_xy(&b, 4, 4)};
     mcts_set_root_filter(t, &b, bad, 1);
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
-    ck_assert_int_eq(mcts_root_children(t, ch, BOARD_CELLS), 80);
+    ck_assert_int_eq(search_children(t, 200, &r, ch), 80);
     mcts_free(t);
 }
 END_TEST
@@ -1021,7 +1027,24 @@ START_TEST(test_root_prove_win)
     mcts_set_root(t, &b);
     mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
     ck_assert_int_eq(r.proven, 0);
+    /* each visited child's line starts with it; the best one's is the result's pv */
+    int pv[MCTS_PV_MAX];
+    ck_assert_int_eq(mcts_root_child_pv(t, r.best_move, pv, MCTS_PV_MAX), r.npv);
+    for (int i = 0; i < r.npv; i++)
+        ck_assert_int_eq(pv[i], r.pv[i]);
+    ck_assert_int_eq(mcts_root_child_pv(t, board_xy(&b, 4, 4), pv, MCTS_PV_MAX), 0);   /* occupied */
     ck_assert(mcts_root_prove_win(t, board_xy(&b, 7, 1)));
+    mcts_child_info_t ch[BOARD_CELLS];
+    int nch = mcts_root_children(t, ch, BOARD_CELLS), nproven = 0;
+    for (int i = 0; i < nch; i++) {
+        ck_assert_int_eq(ch[i].proven, ch[i].move == board_xy(&b, 7, 1) ? 1 : 0);
+        nproven += ch[i].proven;
+        if (ch[i].visits > 0 || ch[i].proven) {
+            ck_assert_int_ge(mcts_root_child_pv(t, ch[i].move, pv, MCTS_PV_MAX), 1);
+            ck_assert_int_eq(pv[0], ch[i].move);
+        }
+    }
+    ck_assert_int_eq(nproven, 1);
     mcts_get_result(t, &r);
     ck_assert_int_eq(r.proven, 1);
     ck_assert_int_eq(mcts_pick_move(t, 1.0), board_xy(&b, 7, 1));
@@ -1109,11 +1132,9 @@ START_TEST(test_threat_pruning)
     p.vct_root_nodes = p.vct_defend_nodes = 0;
     mcts_t *t = tree_of(&p);
     mcts_set_root(t, &b);
-    mcts_limits_t lim = {.visits = 100};
     mcts_result_t r;
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
     mcts_child_info_t ch[BOARD_CELLS];
-    int n = mcts_root_children(t, ch, BOARD_CELLS);
+    int n = search_children(t, 100, &r, ch);
     ck_assert_int_ge(n, 2);
     ck_assert_int_le(n, 4);
     for (int i = 0; i < n; i++) {
@@ -1127,8 +1148,7 @@ START_TEST(test_threat_pruning)
     p.threat_prune = false;
     t = tree_of(&p);
     mcts_set_root(t, &b);
-    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
-    ck_assert_int_eq(mcts_root_children(t, ch, BOARD_CELLS), 225 - 5);
+    ck_assert_int_eq(search_children(t, 100, &r, ch), 225 - 5);
     mcts_free(t);
 }
 END_TEST

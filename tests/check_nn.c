@@ -16,6 +16,7 @@
 #include "nn/nn.h"
 #include "nn/winograd.h"
 #include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 static uint64_t rng_state = 1;
 static uint32_t rnd(void)
@@ -79,6 +80,34 @@ static void random_targets(const float *in, int M, float *pt, float *vt, bool on
     vt[0] = a;
     vt[1] = b;
     vt[2] = 1 - a - b;
+}
+
+/* A batch of training data: in (n, NN_PLANES, M, M), pt (n, M * M),
+ * vt (n, 3). */
+typedef struct batch {
+    float *in, *pt, *vt;
+} batch_t;
+
+/* n positions on full M x M boards (stones with probability fill) and
+ * their targets; free with free_batch. */
+static batch_t random_batch(int n, int M, double fill, bool onehot)
+{
+    size_t hw = (size_t)M * M;
+    batch_t d = {malloc(sizeof(float) * n * NN_PLANES * hw), malloc(sizeof(float) * n * hw),
+                 malloc(sizeof(float) * n * 3)};
+    ck_assert(d.in && d.pt && d.vt);
+    for (int s = 0; s < n; s++) {
+        random_position(d.in + s * NN_PLANES * hw, M, M, fill);
+        random_targets(d.in + s * NN_PLANES * hw, M, d.pt + s * hw, d.vt + 3 * s, onehot);
+    }
+    return d;
+}
+
+static void free_batch(batch_t *d)
+{
+    free(d->in);
+    free(d->pt);
+    free(d->vt);
 }
 
 /* Targets of the extra policy channels of sample pt (K, hw), channel 0
@@ -503,14 +532,9 @@ END_TEST
 START_TEST(test_overfit)
 {
     rng_state = 2024;
-    int M = 7, n = 64, hw = M * M, ps = NN_PLANES * hw;
+    int M = 7, n = 64;
     nn_model_t *m = make_model(1, 16, M, 16, 64, 128, 3, 0.0);
-    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
-    float *vt = malloc(sizeof(float) * n * 3);
-    for (int s = 0; s < n; s++) {
-        random_position(in + s * ps, M, M, 0.3);
-        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, true);
-    }
+    batch_t d = random_batch(n, M, 0.3, true);
     char err[256];
     /* 2 threads on every machine, so the float sums (and the run) are the same */
     nn_net_t *net = nn_net_create(m, "cpu", n, 2, NULL, 0, err, sizeof err);
@@ -520,7 +544,7 @@ START_TEST(test_overfit)
     float first = 0, last = 0;
     int steps;
     for (steps = 0; steps < 500; steps++) {
-        ck_assert_int_eq(nn_net_train_step(net, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(net, d.in, d.pt, d.vt, n, &o, &l, err, sizeof err), 0);
         ck_assert(isfinite(l.total));
         if (steps == 0)
             first = l.total;
@@ -530,9 +554,7 @@ START_TEST(test_overfit)
     }
     printf("overfit: loss %.4f -> %.4f in %d steps\n", first, last, steps);
     ck_assert_msg(last <= 0.1f * first, "loss %g -> %g after 500 steps", first, last);
-    free(in);
-    free(pt);
-    free(vt);
+    free_batch(&d);
     nn_net_free(net);
     nn_model_free(m);
 }
@@ -1098,22 +1120,17 @@ END_TEST
 START_TEST(test_momentum_resume)
 {
     rng_state = 77;
-    int M = 7, n = 6, hw = M * M, ps = NN_PLANES * hw;
+    int M = 7, n = 6;
     nn_model_t *m = make_model(1, 8, M, 0, 0, 0, 5, 0.05);
-    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
-    float vt[3 * 6];
-    for (int s = 0; s < n; s++) {
-        random_position(in + s * ps, M, M, 0.3);
-        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
-    }
+    batch_t d = random_batch(n, M, 0.3, false);
     size_t np = m->nparams;
     float *w = malloc(sizeof(float) * np), *mo = malloc(sizeof(float) * np);
     float *w2 = malloc(sizeof(float) * np), *mo2 = malloc(sizeof(float) * np);
     const char *devs[] = {"cpu", "cpu-ref"};
-    for (int d = 0; d < 2; d++) {
+    for (int dv = 0; dv < 2; dv++) {
         char err[256];
-        nn_net_t *a = nn_net_create(m, devs[d], n, 1, NULL, 0, err, sizeof err);
-        nn_net_t *b = nn_net_create(m, devs[d], n, 1, NULL, 0, err, sizeof err);
+        nn_net_t *a = nn_net_create(m, devs[dv], n, 1, NULL, 0, err, sizeof err);
+        nn_net_t *b = nn_net_create(m, devs[dv], n, 1, NULL, 0, err, sizeof err);
         ck_assert(a && b);
         nn_net_get_momentum(a, mo);
         for (size_t i = 0; i < np; i++)
@@ -1121,37 +1138,37 @@ START_TEST(test_momentum_resume)
         nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
         nn_losses_t l = {.total = -1};
         /* n == 0: no step, zero losses, weights as they were */
-        ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, 0, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(a, d.in, d.pt, d.vt, 0, &o, &l, err, sizeof err), 0);
         ck_assert_float_eq(l.total, 0);
         nn_net_get_weights(a, w);
         ck_assert(memcmp(w, m->params, np * sizeof(float)) == 0);
-        nn_net_forward(a, in, 0, NULL, NULL);
+        nn_net_forward(a, d.in, 0, NULL, NULL);
         for (int k = 0; k < 2; k++)
-            ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+            ck_assert_int_eq(nn_net_train_step(a, d.in, d.pt, d.vt, n, &o, &l, err, sizeof err), 0);
         nn_net_get_weights(a, w);
         nn_net_get_momentum(a, mo);
         double mnorm = 0;
         for (size_t i = 0; i < np; i++)
             mnorm += fabs(mo[i]);
-        ck_assert_msg(mnorm > 0, "%s: momentum still zero after two steps", devs[d]);
+        ck_assert_msg(mnorm > 0, "%s: momentum still zero after two steps", devs[dv]);
         nn_net_set_weights(b, w);
         nn_net_set_momentum(b, mo);
         nn_net_get_momentum(b, mo2);
         ck_assert(memcmp(mo, mo2, np * sizeof(float)) == 0);
-        ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, n, &o, &l, err, sizeof err), 0);
-        ck_assert_int_eq(nn_net_train_step(b, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(a, d.in, d.pt, d.vt, n, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(b, d.in, d.pt, d.vt, n, &o, &l, err, sizeof err), 0);
         nn_net_get_weights(a, w);
         nn_net_get_weights(b, w2);
         ck_assert_msg(memcmp(w, w2, np * sizeof(float)) == 0, "%s: resumed step differs",
-                      devs[d]);
+                      devs[dv]);
         /* without the momentum, the step is another one */
         nn_net_set_weights(b, w);
         nn_net_set_momentum(b, mo);
         memset(mo2, 0, np * sizeof(float));
         nn_net_set_weights(a, w);
         nn_net_set_momentum(a, mo2);
-        ck_assert_int_eq(nn_net_train_step(a, in, pt, vt, n, &o, &l, err, sizeof err), 0);
-        ck_assert_int_eq(nn_net_train_step(b, in, pt, vt, n, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(a, d.in, d.pt, d.vt, n, &o, &l, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(b, d.in, d.pt, d.vt, n, &o, &l, err, sizeof err), 0);
         nn_net_get_weights(a, w);
         nn_net_get_weights(b, w2);
         ck_assert(memcmp(w, w2, np * sizeof(float)) != 0);
@@ -1162,8 +1179,7 @@ START_TEST(test_momentum_resume)
     free(w2);
     free(mo);
     free(mo2);
-    free(in);
-    free(pt);
+    free_batch(&d);
     nn_model_free(m);
 }
 END_TEST
@@ -1215,6 +1231,17 @@ START_TEST(test_eval_and_cache)
             ck_assert_float_eq_tol(row[p] / 65535.0f, pol[i * BOARD_CELLS + p], 1.0f / 65535);
     }
     ck_assert_uint_eq(nn_eval_cache_hits(c), 3);
+    /* the net's own W/D/L (analysis): the forward's three, in batches of 2 */
+    float wdl[9];
+    nn_eval_wdl(e, rows, 3, wdl);
+    ck_assert_uint_eq(nn_eval_calls(e), 4);
+    for (int i = 0; i < 3; i++) {
+        nn_encode(&bs[i], M, in);
+        nn_net_forward(net, in, 1, np, nv);
+        for (int k = 0; k < 3; k++)
+            ck_assert_float_eq_tol(wdl[3 * i + k], nv[k], 1e-6f);
+        ck_assert_float_eq_tol(wdl[3 * i] + wdl[3 * i + 1] + wdl[3 * i + 2], 1.0f, 1e-5f);
+    }
     /* the same stones under another rule: a miss */
     board_t other = bs[0];
     other.rule = RULE_RENJU;
@@ -1234,6 +1261,30 @@ START_TEST(test_eval_and_cache)
     nn_eval_cache_free(NULL);
     nn_net_free(net);
     nn_model_free(m);
+}
+END_TEST
+
+/* A program loading several models says its device and why once; what
+ * follows the device part (each net's precision) is said every time. */
+START_TEST(test_device_note_once)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    ck_assert_ptr_nonnull(f);
+    nn_note_print(f, "cuda unavailable: cudaErrorNoDevice; using cpu; precision bf16 (a)");
+    nn_note_print(f, "cuda unavailable: cudaErrorNoDevice; using cpu; precision bf16 (b)");
+    nn_note_print(f, "cuda unavailable: cudaErrorNoDevice; using cpu");
+    nn_note_print(f, "using cuda:0");
+    nn_note_print(f, "using cuda:0; precision fp16");
+    nn_note_print(f, "precision fp32");
+    fclose(f);
+    ck_assert_str_eq(buf, "cuda unavailable: cudaErrorNoDevice; using cpu; precision bf16 (a)\n"
+                          "precision bf16 (b)\n"
+                          "using cuda:0\n"
+                          "precision fp16\n"
+                          "precision fp32\n");
+    free(buf);
 }
 END_TEST
 
@@ -1445,12 +1496,7 @@ START_TEST(test_bf16_vs_ref_random)
         const int *c = cases[k];
         int M = c[2], n = c[3], hw = M * M;
         nn_model_t *m = make_model(c[0], c[1], M, 0, 0, 0, 40 + k, 0.05);
-        nn_layout_t L;
-        nn_param_layout(&m->cfg, &L);
-        for (int i = 0; i < m->cfg.policy_head; i++)
-            m->params[L.pol_w2 + i] *= 8;
-        for (int i = 0; i < 3 * m->cfg.value_hidden; i++)
-            m->params[L.val_fc2_w + i] *= 8;
+        sharpen_model(m, 8);
         float *in = malloc(sizeof(float) * n * NN_PLANES * hw);
         for (int s = 0; s < n; s++)
             random_position(in + (size_t)s * NN_PLANES * hw, s % 3 == 1 && M > 5 ? M - 2 : M, M,
@@ -1506,11 +1552,7 @@ START_TEST(test_bf16_weight_sync)
     int M = 9, hw = 81, n = 6;
     nn_model_t *a = make_model(2, 16, M, 0, 0, 0, 7, 0.05);
     nn_model_t *b = make_model(2, 16, M, 0, 0, 0, 8, 0.05);
-    float in[6 * NN_PLANES * 81], pt[6 * 81], vt[18];
-    for (int s = 0; s < n; s++) {
-        random_position(in + s * NN_PLANES * hw, M, M, 0.2);
-        random_targets(in + s * NN_PLANES * hw, M, pt + s * hw, vt + 3 * s, false);
-    }
+    batch_t d = random_batch(n, M, 0.2, false);
     char err[256];
     nn_net_t *nb = nn_net_create(a, "cpu", n, 2, NULL, 0, err, sizeof err);
     nn_net_t *nf = nn_net_create(a, "cpu", n, 2, NULL, 0, err, sizeof err);
@@ -1518,11 +1560,11 @@ START_TEST(test_bf16_weight_sync)
     ck_assert(nb && nf && rb);
     ck_assert_int_eq(nn_net_set_precision(nb, NN_PRECISION_BF16, NULL, 0, err, sizeof err), 0);
     float p1[6 * 81], v1[18], p2[6 * 81], v2[18];
-    nn_net_forward(nb, in, n, p1, v1);
+    nn_net_forward(nb, d.in, n, p1, v1);
     nn_net_set_weights(nb, b->params);
-    nn_net_forward(nb, in, n, p2, v2);
+    nn_net_forward(nb, d.in, n, p2, v2);
     float pr[6 * 81], vr[18];
-    nn_net_forward(rb, in, n, pr, vr);
+    nn_net_forward(rb, d.in, n, pr, vr);
     ck_assert(max_abs_diff(p1, p2, (size_t)n * hw) > 1e-3);   /* new weights took effect */
     ck_assert(max_abs_diff(p2, pr, (size_t)n * hw) <= BF16_TOL);
     ck_assert(max_abs_diff(v2, vr, 3 * (size_t)n) <= BF16_TOL);
@@ -1530,19 +1572,20 @@ START_TEST(test_bf16_weight_sync)
     nn_train_opts_t o = {.lr = 0.05f, .momentum = 0.9f, .weight_decay = 1e-4f};
     nn_losses_t lb, lf;
     for (int k = 0; k < 2; k++) {
-        ck_assert_int_eq(nn_net_train_step(nb, in, pt, vt, n, &o, &lb, err, sizeof err), 0);
-        ck_assert_int_eq(nn_net_train_step(nf, in, pt, vt, n, &o, &lf, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(nb, d.in, d.pt, d.vt, n, &o, &lb, err, sizeof err), 0);
+        ck_assert_int_eq(nn_net_train_step(nf, d.in, d.pt, d.vt, n, &o, &lf, err, sizeof err), 0);
         ck_assert(memcmp(&lb, &lf, sizeof lb) == 0);   /* training is fp32 */
     }
     float *w = malloc(sizeof(float) * b->nparams);
     nn_net_get_weights(nf, w);
     nn_net_set_weights(rb, w);
-    nn_net_forward(rb, in, n, pr, vr);
-    nn_net_forward(nb, in, n, p1, v1);
+    nn_net_forward(rb, d.in, n, pr, vr);
+    nn_net_forward(nb, d.in, n, p1, v1);
     ck_assert(max_abs_diff(p1, p2, (size_t)n * hw) > 1e-4);   /* trained weights took effect */
     ck_assert(max_abs_diff(p1, pr, (size_t)n * hw) <= BF16_TOL);
     ck_assert(max_abs_diff(v1, vr, 3 * (size_t)n) <= BF16_TOL);
     free(w);
+    free_batch(&d);
     nn_net_free(nb);
     nn_net_free(nf);
     nn_net_free(rb);
@@ -1734,7 +1777,8 @@ END_TEST
 int main(void)
 {
     Suite *s = suite_create("nn");
-    ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices);
+    ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices,
+             test_device_note_once);
     ADD_CASE(s, "math", 120, test_gradcheck, test_gradcheck_policy_outputs, test_fast_vs_ref_1thread,
              test_fast_vs_ref_2threads, test_fast_vs_ref_policy_outputs,
              test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_wino_output_epilogue,

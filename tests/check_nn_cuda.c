@@ -57,6 +57,7 @@
 #include "nn/nn_cuda.h"
 #include "nn/sgemm.h"
 #include "tests/testkit.h"
+#include "tests/testkit_nn.h"
 
 /* ---- helpers ---- */
 
@@ -1057,13 +1058,7 @@ START_TEST(test_forward_20x256)
 {
     const int M = 15, n = 8, HW = M * M;
     nn_model_t *m = test_model(20, 256, M, 2026);
-    /* sharpened (policy and value logits x8) to a trained net's confidence */
-    nn_layout_t L;
-    nn_param_layout(&m->cfg, &L);
-    for (int i = 0; i < m->cfg.policy_head; i++)
-        m->params[L.pol_w2 + i] *= 8;
-    for (int i = 0; i < 3 * m->cfg.value_hidden; i++)
-        m->params[L.val_fc2_w + i] *= 8;
+    sharpen_model(m, 8);   /* policy and value logits x8: a trained net's confidence */
     env_saved_t env_ = env_push("GOMOKU_CONV", "direct");
     nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
     env_pop(&env_);
@@ -1411,22 +1406,28 @@ START_TEST(test_threat_planes_match_cpu)
 }
 END_TEST
 
+/* Fails the test with WHY unless the context holds m's weights. */
+static void check_weights_are(nn_ctx_t *gpu, const nn_model_t *m, const char *why)
+{
+    float *w = malloc(sizeof(float) * m->nparams);
+    ck_assert(w);
+    CU->get_weights(gpu, w);
+    ck_assert_msg(memcmp(w, m->params, sizeof(float) * m->nparams) == 0, "%s", why);
+    free(w);
+}
+
 /* n = 0 is a no-op everywhere, as on the CPU. */
 START_TEST(test_zero_batch)
 {
     nn_model_t *m = test_model(1, 8, 9, 13);
     nn_ctx_t *gpu = cuda_ctx(m, 4);
-    float p[1], v[1], *w = malloc(sizeof(float) * m->nparams);
-    ck_assert(w);
+    float p[1], v[1];
     CU->forward(gpu, NULL, 0, p, v);
     nn_train_opts_t o = {.lr = 0.1f, .momentum = 0.9f, .weight_decay = 1e-3f};
     nn_losses_t l = {.policy = 1, .value = 1, .l2 = 1, .total = 1};
     TRAIN_OK(CU->train_step(gpu, NULL, NULL, NULL, 0, &o, &l, err_, sizeof err_));
     ck_assert(l.total == 0.0f);
-    CU->get_weights(gpu, w);
-    ck_assert_msg(memcmp(w, m->params, sizeof(float) * m->nparams) == 0,
-                  "an empty batch changed the weights");
-    free(w);
+    check_weights_are(gpu, m, "an empty batch changed the weights");
     CU->free(gpu);
     nn_model_free(m);
 }
@@ -1450,9 +1451,7 @@ START_TEST(test_momentum_roundtrip)
     CU->set_momentum(gpu, a);
     CU->get_momentum(gpu, b);
     ck_assert(memcmp(a, b, sizeof(float) * np) == 0);
-    CU->get_weights(gpu, b);
-    ck_assert_msg(memcmp(b, m->params, sizeof(float) * np) == 0,
-                  "set_momentum touched the weights");
+    check_weights_are(gpu, m, "set_momentum touched the weights");
     free(a);
     free(b);
     CU->free(gpu);

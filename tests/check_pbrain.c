@@ -5,6 +5,7 @@
 #include <check.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,8 +16,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/gamefile.h"
+#include "play/match.h"
 #include "play/pbrain.h"
 #include "play/player.h"
+#include "play/swap2.h"
 #include "engine/bot.h"
 #include "nn/nn.h"
 #include "util/util.h"
@@ -573,15 +577,26 @@ static void swap2_cases(const char *model)
         for (int j = 0; j < i; j++)
             ck_assert(x[i] != x[j] || y[i] != y[j]);
     }
-    /* three stones: SWAP or the 4th stone */
+    /* three stones: SWAP, the 4th stone, or the 4th and 5th. A bot has
+     * no value: it stays white; the uniform search values a quiet
+     * position 0, too close to call: it places two stones */
     const char *three[] = {"SWAP2BOARD", "7,7", "8,7", "9,9"};
     for (int i = 0; i < 4; i++)
         h_silent(&h, three[i]);
     a = h_cmd(&h, "DONE");
-    ck_assert_msg(strcmp(a, "SWAP") == 0 || as_move(a, 15) >= 0, "3 stones: '%s'", a);
-    if (strcmp(a, "SWAP") != 0) {
+    int two[4];
+    if (strcmp(model, "bot:greedy") == 0) {
+        ck_assert_msg(as_move(a, 15) >= 0, "3 stones, a bot: '%s'", a);
         ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 4);
         ck_assert_int_eq(pbrain_board(h.pb)->cells[as_move(a, 15)], STONE_WHITE);
+    } else {
+        ck_assert_msg(sscanf(a, "%d,%d %d,%d", &two[0], &two[1], &two[2], &two[3]) == 4,
+                      "3 stones, a value of 0: '%s', want two stones", a);
+        const board_t *b = pbrain_board(h.pb);
+        ck_assert_int_eq(b->nmoves, 5);
+        ck_assert_int_eq(b->cells[two[1] * 15 + two[0]], STONE_WHITE);
+        ck_assert_int_eq(b->cells[two[3] * 15 + two[2]], STONE_BLACK);
+        ck_assert(strstr(h.reply[h.nreply - 2], "placing two stones") != NULL);
     }
     const char *five[] = {"SWAP2BOARD", "7,7", "8,7", "9,9", "8,8", "8,6"};
     for (int i = 0; i < 6; i++)
@@ -765,15 +780,10 @@ static void proc_send(proc_t *p, const char *line)
     ck_assert(write(p->to, b, (size_t)n) == n);
 }
 
-/* Next line that is not MESSAGE/DEBUG, within timeout_ms; NULL on
- * timeout/EOF. With msg, the last MESSAGE line before it goes there ("" if
- * none). */
-static const char *proc_reply(proc_t *p, char *line, size_t len, double timeout_ms, char *msg,
-                              size_t msglen)
+/* The next line, whatever it is, within timeout_ms; NULL on timeout/EOF. */
+static const char *proc_line(proc_t *p, char *line, size_t len, double timeout_ms)
 {
     double deadline = now_ms() + timeout_ms;
-    if (msg)
-        msg[0] = 0;
     for (;;) {
         char *nl = memchr(p->buf, '\n', p->len);
         if (nl) {
@@ -785,14 +795,6 @@ static const char *proc_reply(proc_t *p, char *line, size_t len, double timeout_
                 line[n - 1] = 0;
             memmove(p->buf, nl + 1, p->len - n - 1);
             p->len -= n + 1;
-            if (starts(line, "MESSAGE ") || starts(line, "DEBUG ")) {
-                if (msg && starts(line, "MESSAGE ")) {
-                    size_t k = n < msglen - 1 ? n : msglen - 1;
-                    memcpy(msg, line, k);
-                    msg[k] = 0;
-                }
-                continue;
-            }
             return line;
         }
         double left = deadline - now_ms();
@@ -806,6 +808,27 @@ static const char *proc_reply(proc_t *p, char *line, size_t len, double timeout_
             return NULL;
         p->len += (size_t)r;
     }
+}
+
+/* Next line that is not MESSAGE/DEBUG, within timeout_ms; NULL on
+ * timeout/EOF. With msg, the last MESSAGE line before it goes there ("" if
+ * none). */
+static const char *proc_reply(proc_t *p, char *line, size_t len, double timeout_ms, char *msg,
+                              size_t msglen)
+{
+    double deadline = now_ms() + timeout_ms;
+    if (msg)
+        msg[0] = 0;
+    while (proc_line(p, line, len, deadline - now_ms())) {
+        if (!starts(line, "MESSAGE ") && !starts(line, "DEBUG "))
+            return line;
+        if (msg && starts(line, "MESSAGE ")) {
+            size_t n = strlen(line), k = n < msglen - 1 ? n : msglen - 1;
+            memcpy(msg, line, k);
+            msg[k] = 0;
+        }
+    }
+    return NULL;
 }
 
 /* The first answer of a fresh process: a CUDA-linked binary takes seconds
@@ -1124,9 +1147,28 @@ END_TEST
 
 /* ---- fuzz ---- */
 
+/* "FORBID " and XXYY groups of points on a board of size, then "." */
+static int forbid_ok(const char *s, int size)
+{
+    if (!starts(s, "FORBID "))
+        return 0;
+    const char *p = s + 7;
+    for (; *p != '.'; p += 4) {
+        int x, y;
+        for (int i = 0; i < 4; i++)
+            if (p[i] < '0' || p[i] > '9')
+                return 0;
+        x = (p[0] - '0') * 10 + p[1] - '0';
+        y = (p[2] - '0') * 10 + p[3] - '0';
+        if (x >= size || y >= size)
+            return 0;
+    }
+    return p[1] == 0;
+}
+
 static int reply_ok(const char *s)
 {
-    if (!strcmp(s, "OK") || !strcmp(s, "SWAP"))
+    if (!strcmp(s, "OK") || !strcmp(s, "SWAP") || forbid_ok(s, 20))
         return 1;
     if (starts(s, "ERROR ") || starts(s, "UNKNOWN ") || starts(s, "MESSAGE ") ||
         starts(s, "name=\""))
@@ -1156,6 +1198,9 @@ START_TEST(test_fuzz_lines)
         "INFO max_memory 100000000", "INFO rule 8", "END", "ABOUT", "TAKEBACK 7,7",
         "PLAY 1,1", "SWAP2BOARD", "INFO game_type 2", "TURN 4294967296,1",
         "START 99999999999999999999", "TURN -3,4", "BOARD 1",
+        "START 15 15", "YXBOARD", "YXNBEST 3", "YXBLOCK", "YXBLOCKUNDO", "YXBLOCKRESET",
+        "YXSHOWFORBID", "YXSHOWINFO", "INFO show_detail 1", "YXBALANCEONE 0",
+        "YXBALANCETWO 10", "YXSTOP", "STOP",
     };
     const int nseeds = (int)(sizeof seeds / sizeof seeds[0]);
     const char alphabet[] = "0123456789,,,  -+STARTURNBOEGIDFXYP\t\r\x01\xff";
@@ -1209,6 +1254,425 @@ START_TEST(test_fuzz_lines)
     ck_assert_int_gt(lines, n / 4);   /* most lines were answered */
     ck_assert_int_gt(ends, 0);
     h_close(&h);
+}
+END_TEST
+
+/* ---- Yixin-Board extensions ---- */
+
+/* The swap2 choice by white's value after 3 stones, and after 5. */
+START_TEST(test_swap2_choices)
+{
+    ck_assert_int_eq(swap2_choose(3, -0.5), SWAP2_TAKE_BLACK);
+    ck_assert_int_eq(swap2_choose(3, SWAP2_THRESHOLD_3 - 0.01), SWAP2_TAKE_BLACK);
+    ck_assert_int_eq(swap2_choose(3, 0.0), SWAP2_PLACE_TWO);
+    ck_assert_int_eq(swap2_choose(3, SWAP2_STAY_3), SWAP2_PLACE_TWO);
+    ck_assert_int_eq(swap2_choose(3, SWAP2_STAY_3 + 0.01), SWAP2_PLAY_WHITE);
+    ck_assert_int_eq(swap2_choose(3, NAN), SWAP2_PLAY_WHITE);
+    ck_assert_int_eq(swap2_choose(5, -0.01), SWAP2_TAKE_BLACK);
+    ck_assert_int_eq(swap2_choose(5, 0.0), SWAP2_PLAY_WHITE);
+    ck_assert_int_eq(swap2_choose(5, NAN), SWAP2_PLAY_WHITE);
+}
+END_TEST
+
+/* YXBOARD sets a position without a move; YXSHOWFORBID lists black's
+ * renju forbidden points as XXYY pairs; YXBLOCK points are never played
+ * while another legal move is left. */
+START_TEST(test_yixin_board_forbid_block)
+{
+    harness_t h;
+    h_open(&h, "mcts:uniform");
+    expect_error(&h, "YXBOARD");          /* before START */
+    expect_error(&h, "YXSHOWFORBID");
+    expect_error(&h, "YXBLOCKRESET");
+    ck_assert_str_eq(h_cmd(&h, "START 15 15"), "OK");   /* Yixin-Board's form */
+    expect_error(&h, "START 15 16");
+    h_silent(&h, "INFO timeout_turn 100");
+    /* black (own, to move) has 5,7 6,7 and 7,5 7,6: 7,7 makes two open threes */
+    const char *pos[] = {"YXBOARD", "5,7,1", "6,7,1", "7,5,1", "7,6,1",
+                         "0,0,2", "14,0,2", "0,14,2", "14,14,2", "DONE"};
+    h_silent_all(&h, pos, sizeof pos / sizeof pos[0]);
+    const board_t *b = pbrain_board(h.pb);
+    ck_assert_int_eq(b->nmoves, 8);
+    ck_assert_int_eq(b->to_move, STONE_BLACK);
+    ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID .");   /* freestyle: none */
+    h_silent(&h, "INFO rule 2");   /* Gomocup: a continuous game, freestyle */
+    ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID .");
+    h_send(&h, "YXSHOWINFO");      /* from now on Yixin-Board's numbers: 2 is renju */
+    ck_assert_int_eq(h.nreply, 2);
+    ck_assert(starts(h.reply[1], "MESSAGE INFO MAX_THREAD_NUM 1"));
+    h_silent(&h, "INFO rule 2");
+    ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID 0707.");
+    h_silent(&h, "INFO show_detail 0");
+    h_silent(&h, "INFO rule 4");
+    ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID 0707.");
+    /* white to move: still black's points */
+    const char *pos2[] = {"YXBOARD", "5,7,2", "6,7,2", "7,5,2", "7,6,2",
+                          "0,0,1", "14,0,1", "0,14,1", "DONE"};
+    h_silent_all(&h, pos2, sizeof pos2 / sizeof pos2[0]);
+    ck_assert_int_eq(pbrain_board(h.pb)->to_move, STONE_WHITE);
+    ck_assert_str_eq(h_cmd(&h, "YXSHOWFORBID"), "FORBID 0707.");
+    expect_error(&h, "YXSHOWFORBID 1");
+    /* a bad YXBOARD changes nothing */
+    const char *bad[] = {"YXBOARD", "1,1,1", "1,1,2"};
+    h_silent_all(&h, bad, 3);
+    expect_error(&h, "DONE");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 7);
+    h_silent(&h, "INFO rule 0");
+    /* our four 3,3..6,6: both fives blocked; the answer is another point */
+    const char *four[] = {"YXBOARD", "3,3,1", "4,4,1", "5,5,1", "6,6,1",
+                          "0,10,2", "2,10,2", "4,10,2", "10,0,2", "DONE",
+                          "YXBLOCK", "2,2", "7,7", "9,9", "DONE"};
+    h_silent_all(&h, four, sizeof four / sizeof four[0]);
+    const board_t *before = pbrain_board(h.pb);
+    ck_assert_int_eq(before->nmoves, 8);
+    const char *a = h_cmd(&h, "YXNBEST 1");
+    int m = as_move(a, 15);
+    ck_assert_msg(m >= 0 && m != 2 * 15 + 2 && m != 7 * 15 + 7 && m != 9 * 15 + 9,
+                  "blocked: '%s'", a);
+    /* YXBLOCKUNDO frees 7,7 again: the five */
+    const char *undo[] = {"YXBOARD", "3,3,1", "4,4,1", "5,5,1", "6,6,1",
+                          "0,10,2", "2,10,2", "4,10,2", "10,0,2", "DONE",
+                          "YXBLOCKUNDO", "7,7", "DONE"};
+    h_silent_all(&h, undo, sizeof undo / sizeof undo[0]);
+    ck_assert_str_eq(h_cmd(&h, "YXNBEST 1"), "7,7");
+    h_silent(&h, "YXBLOCKRESET");
+    h_silent_all(&h, four, 10);
+    m = as_move(h_cmd(&h, "YXNBEST 1"), 15);
+    ck_assert(m == 2 * 15 + 2 || m == 7 * 15 + 7);
+    /* bad block lines */
+    const char *bad2[] = {"YXBLOCK", "15,1"};
+    h_silent_all(&h, bad2, 2);
+    expect_error(&h, "DONE");
+    const char *bad3[] = {"YXBLOCK", "1,1,1"};
+    h_silent_all(&h, bad3, 2);
+    expect_error(&h, "DONE");
+    const char *lost[] = {"YXBLOCK", "1,1"};
+    h_silent_all(&h, lost, 2);
+    expect_error(&h, "YXBLOCKRESET");   /* DONE was lost: the block is dropped */
+    /* every point blocked: a blocked move is still played */
+    ck_assert_str_eq(h_cmd(&h, "START 5"), "OK");
+    h_silent(&h, "YXBLOCK");
+    for (int i = 0; i < 25; i++) {
+        char l[16];
+        snprintf(l, sizeof l, "%d,%d", i % 5, i / 5);
+        h_silent(&h, l);
+    }
+    h_silent(&h, "DONE");
+    ck_assert(as_move(h_cmd(&h, "BEGIN"), 5) >= 0);
+    h_close(&h);
+}
+END_TEST
+
+/* A YXNBEST reply: the analysis, the header, want lines "(i) X,Y winrate
+ * P% visits V prior P% pv ...", then the move, which is the first line's.
+ * Returns the number of ranked lines. */
+static int check_nbest(harness_t *h, int want)
+{
+    int ranked = 0, header = 0, first = -1;
+    const char *move = h_answer(h);
+    ck_assert_msg(move && as_move(move, 15) >= 0, "no move");
+    for (int i = 0; i < h->nreply; i++) {
+        const char *r = h->reply[i];
+        if (r == move || starts(r, "MESSAGE visits ") || starts(r, "MESSAGE REALTIME ") ||
+            starts(r, "MESSAGE realtime "))
+            continue;
+        if (starts(r, "MESSAGE nbest ")) {
+            int k, n;
+            ck_assert_msg(sscanf(r, "MESSAGE nbest %d of %d root moves", &k, &n) == 2, "%s", r);
+            ck_assert(strstr(r, "(to move)"));
+            header++;
+            continue;
+        }
+        if (starts(r, "MESSAGE nbest: only "))
+            continue;
+        int idx, x, y, n = 0;
+        unsigned visits;
+        double wr, prior;
+        ck_assert_msg(sscanf(r, "MESSAGE (%d) %d,%d winrate %lf%% visits %u prior %lf%% pv %n",
+                             &idx, &x, &y, &wr, &visits, &prior, &n) == 6 && n > 0,
+                      "bad nbest line '%s'", r);
+        ck_assert_int_eq(idx, ranked + 1);
+        ck_assert(wr >= 0.0 && wr <= 100.0 && prior >= 0.0 && prior <= 100.0);
+        ck_assert_int_eq(as_move(r + n, 15) >= 0 || strchr(r + n, ' ') != NULL, 1);
+        int pvx, pvy;
+        ck_assert(sscanf(r + n, "%d,%d", &pvx, &pvy) == 2 && pvx == x && pvy == y);
+        if (ranked == 0)
+            first = y * 15 + x;
+        ranked++;
+    }
+    ck_assert_int_eq(header, 1);
+    ck_assert_int_le(ranked, want);
+    ck_assert_int_eq(as_move(move, 15), first);
+    return ranked;
+}
+
+START_TEST(test_yixin_nbest)
+{
+    harness_t h;
+    h_open(&h, "mcts:uniform");
+    expect_error(&h, "YXNBEST 3");   /* before START */
+    ck_assert_str_eq(h_cmd(&h, "START 15"), "OK");
+    h_silent(&h, "INFO timeout_turn 200");
+    const char *pos[] = {"YXBOARD", "7,7,2", "DONE"};
+    h_silent_all(&h, pos, 3);
+    expect_error(&h, "YXNBEST");
+    expect_error(&h, "YXNBEST 0");
+    expect_error(&h, "YXNBEST -2");
+    expect_error(&h, "YXNBEST 225");   /* 224 legal moves */
+    expect_error(&h, "YXNBEST 3x");
+    expect_error(&h, "YXNBEST 99999999999999999999");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 1);
+    h_send(&h, "YXNBEST 5");
+    ck_assert_int_eq(check_nbest(&h, 5), 5);
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 2);   /* played, as a turn is */
+    /* a won position: the five is the only root move, proven */
+    const char *four[] = {"YXBOARD", "3,3,1", "4,4,1", "5,5,1", "6,6,1",
+                          "0,10,2", "2,10,2", "4,10,2", "10,0,2", "DONE"};
+    h_silent_all(&h, four, sizeof four / sizeof four[0]);
+    h_send(&h, "YXNBEST 4");
+    ck_assert_int_eq(check_nbest(&h, 4), 1);
+    int proven = 0;
+    for (int i = 0; i < h.nreply; i++)
+        proven += strstr(h.reply[i], "(proven win)") != NULL && starts(h.reply[i], "MESSAGE (1)");
+    ck_assert_int_eq(proven, 1);
+    h_close(&h);
+}
+END_TEST
+
+/* A bot: YXNBEST answers with its move and says it ranks nothing; the
+ * balance commands are not supported (a bot has no values). */
+START_TEST(test_yixin_bot)
+{
+    harness_t g;
+    h_start(&g, "bot:greedy", NULL);
+    h_send(&g, "YXNBEST 2");
+    ck_assert(as_move(h_answer(&g), 15) >= 0);
+    ck_assert(strstr(g.reply[0], "a bot does not rank moves"));
+    const char *a = h_cmd(&g, "YXBALANCEONE 0");
+    ck_assert_msg(starts(a, "ERROR ") && strstr(a, "not supported"), "'%s'", a);
+    a = h_cmd(&g, "YXBALANCETWO 0");
+    ck_assert_msg(starts(a, "ERROR ") && strstr(a, "not supported"), "'%s'", a);
+    h_close(&g);
+}
+END_TEST
+
+/* INFO show_detail 1: realtime lines while a move is searched, a round
+ * every PBRAIN_INFO_MS of search at most; 0: none. */
+START_TEST(test_yixin_realtime)
+{
+    harness_t h;
+    /* 3 s: even with a loaded machine's latency margin, more than one slice */
+    h_start(&h, "mcts:uniform", "INFO timeout_turn 3000");
+    expect_error(&h, "INFO show_detail 4");
+    expect_error(&h, "INFO show_detail x");
+    h_silent(&h, "INFO show_detail 1");
+    h_send(&h, "TURN 7,7");
+    int ours = as_move(h_answer(&h), 15);
+    ck_assert(ours >= 0);
+    int refresh = 0, rounds = 0, best = 0;
+    double search_ms = -1.0;
+    for (int i = 0; i < h.nreply; i++) {
+        const char *r = h.reply[i];
+        if (!starts(r, "MESSAGE "))
+            continue;
+        if (strcmp(r, "MESSAGE REALTIME REFRESH") == 0) {
+            ck_assert_int_eq(i, 0);
+            refresh++;
+        } else if (starts(r, "MESSAGE REALTIME BEST ")) {
+            ck_assert(as_move(r + 22, 15) >= 0);
+            best++;
+        } else if (starts(r, "MESSAGE realtime ")) {
+            int depth, n = 0;
+            unsigned visits;
+            unsigned long long nodes;
+            double eval, wr;
+            ck_assert_msg(sscanf(r, "MESSAGE realtime depth %d visits %u nodes %llu eval %lf "
+                                 "winrate %lf%% (%*s to move) speed %*f nodes/s time %*f ms "
+                                 "bestline %n", &depth, &visits, &nodes, &eval, &wr, &n) == 5 &&
+                          n > 0, "bad realtime line '%s'", r);
+            ck_assert(eval >= -1.0 && eval <= 1.0 && wr >= 0.0 && wr <= 100.0);
+            rounds++;
+        } else {
+            ck_assert_msg(starts(r, "MESSAGE visits "), "unexpected '%s'", r);
+            search_ms = message_search_ms(r);
+        }
+    }
+    ck_assert_int_eq(refresh, 1);
+    ck_assert_int_ge(best, 1);
+    ck_assert_int_ge(rounds, 1);
+    ck_assert(search_ms > 0.0);
+    /* the rate: one round per slice of the search, the last slice none */
+    ck_assert_int_le(rounds, (int)(search_ms / PBRAIN_INFO_MS) + 1);
+    h_silent(&h, "INFO show_detail 0");
+    h_silent(&h, "INFO timeout_turn 200");
+    h_send(&h, ours == 0 ? "TURN 14,14" : "TURN 0,0");
+    ck_assert_int_eq(h.nreply, 2);   /* the analysis and the move only */
+    ck_assert(starts(h.reply[0], "MESSAGE visits ") && as_move(h.reply[1], 15) >= 0);
+    h_close(&h);
+}
+END_TEST
+
+START_TEST(test_yixin_balance)
+{
+    harness_t h;
+    h_start(&h, "mcts:uniform", "INFO timeout_turn 300");
+    const char *pos[] = {"YXBOARD", "7,7,2", "8,7,1", "DONE"};   /* black 7,7, white 8,7 */
+    h_silent_all(&h, pos, 4);
+    expect_error(&h, "YXBALANCEONE");
+    expect_error(&h, "YXBALANCEONE 101");
+    expect_error(&h, "YXBALANCETWO -101");
+    expect_error(&h, "YXBALANCEONE 1.5");
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 2);
+    h_send(&h, "YXBALANCEONE 0");
+    const char *a = h_answer(&h);
+    int m = as_move(a, 15);
+    ck_assert_msg(m >= 0, "'%s'", a);
+    ck_assert_int_eq(pbrain_board(h.pb)->nmoves, 3);
+    ck_assert_int_eq(pbrain_board(h.pb)->cells[m], STONE_BLACK);
+    int notes = 0, summary = 0;
+    for (int i = 0; i < h.nreply; i++) {
+        const char *r = h.reply[i];
+        if (r == a)
+            continue;
+        int x, y;
+        double v;
+        if (sscanf(r, "MESSAGE balance %d,%d: white's value %lf", &x, &y, &v) == 3)
+            notes++;
+        else if (starts(r, "MESSAGE balance: ") && strstr(r, "leaves white a value of"))
+            summary++;
+        else
+            ck_abort_msg("unexpected '%s'", r);
+    }
+    ck_assert_int_ge(notes, 1);
+    ck_assert_int_le(notes, 6);
+    ck_assert_int_eq(summary, 1);
+    h_send(&h, "YXBALANCETWO 0");
+    a = h_answer(&h);
+    int x1, y1, x2, y2;
+    ck_assert_msg(sscanf(a, "%d,%d %d,%d", &x1, &y1, &x2, &y2) == 4, "'%s'", a);
+    const board_t *b = pbrain_board(h.pb);
+    ck_assert_int_eq(b->nmoves, 5);
+    ck_assert_int_eq(b->cells[y1 * 15 + x1], STONE_WHITE);
+    ck_assert_int_eq(b->cells[y2 * 15 + x2], STONE_BLACK);
+    ck_assert(strstr(h.reply[h.nreply - 2], "leaves white a value of"));
+    h_close(&h);
+}
+END_TEST
+
+/* YXSEARCHDEFEND: facing white's open three, the move is one of the
+ * defences it lists; with no threat it says so and plays. */
+START_TEST(test_yixin_search_defend)
+{
+    harness_t h;
+    h_start(&h, "mcts:uniform", "INFO timeout_turn 300");
+    expect_error(&h, "YXSEARCHDEFEND 1");
+    const char *pos[] = {"YXBOARD", "5,7,2", "6,7,2", "7,7,2", "0,14,1", "3,14,1", "14,2,1",
+                         "DONE"};
+    h_silent_all(&h, pos, sizeof pos / sizeof pos[0]);
+    h_send(&h, "YXSEARCHDEFEND");
+    const char *a = h_answer(&h);
+    int m = as_move(a, 15);
+    ck_assert_msg(m >= 0, "'%s'", a);
+    const char *d = NULL;
+    for (int i = 0; i < h.nreply; i++)
+        if (starts(h.reply[i], "MESSAGE defend: "))
+            d = h.reply[i];
+    ck_assert_msg(d && strstr(d, "moves stop white's VCT"), "'%s'", d ? d : "(none)");
+    const char *list = strrchr(d, ':');
+    char mv[16];
+    snprintf(mv, sizeof mv, " %s", a);
+    ck_assert_msg(strstr(list, mv) != NULL, "move %s is not among the defences '%s'", a, d);
+    ck_assert(strstr(list, " 4,7") && strstr(list, " 8,7"));
+    const char *quiet[] = {"YXBOARD", "7,7,2", "DONE"};
+    h_silent_all(&h, quiet, 3);
+    h_send(&h, "YXSEARCHDEFEND");
+    ck_assert(as_move(h_answer(&h), 15) >= 0);
+    ck_assert(strstr(h.reply[0], "has no VCT found"));
+    h_close(&h);
+}
+END_TEST
+
+/* A Yixin-Board analysis session with the real binary, a small net
+ * searching slowly enough to be stopped: every reply line is one the GUI
+ * reads, and exactly one move comes for YXNBEST, after YXSTOP. */
+static void session_line_ok(const char *l)
+{
+    int x, y, n;
+    if (!strcmp(l, "OK") || starts(l, "MESSAGE REALTIME REFRESH") ||
+        starts(l, "MESSAGE realtime depth ") || starts(l, "MESSAGE visits ") ||
+        starts(l, "MESSAGE nbest ") || starts(l, "MESSAGE INFO MAX_THREAD_NUM ") ||
+        starts(l, "MESSAGE gomoku-zero: Yixin-Board mode"))
+        return;
+    if (starts(l, "MESSAGE REALTIME BEST ") || starts(l, "MESSAGE REALTIME LOSE ")) {
+        ck_assert_msg(as_move(l + 22, 15) >= 0, "'%s'", l);
+        return;
+    }
+    if (sscanf(l, "MESSAGE (%d) %d,%d winrate %*f%% visits %*u prior %*f%% pv %n", &n, &x, &y,
+               &n) >= 3)
+        return;
+    ck_abort_msg("unexpected line '%s'", l);
+}
+
+START_TEST(test_binary_yixin_session)
+{
+    char model[256], cmd[1024], line[4096];
+    snprintf(model, sizeof model, "/tmp/check_pbrain_yixin_%ld.gzm", (long)getpid());
+    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 --out %s "
+             ">/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
+    ck_assert_int_eq(system(cmd), 0);
+    proc_t p;
+    const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
+    proc_start(&p, args);
+    proc_send(&p, "info show_detail 1");
+    proc_send(&p, "yxshowinfo");
+    proc_send(&p, "start 15 15");
+    const char *l;
+    int ok = 0, info = 0;
+    while (!ok && (l = proc_line(&p, line, sizeof line, START_MS))) {
+        session_line_ok(l);
+        ok += strcmp(l, "OK") == 0;
+        info += starts(l, "MESSAGE INFO MAX_THREAD_NUM 1");
+    }
+    ck_assert_int_eq(ok, 1);
+    ck_assert_int_eq(info, 1);
+    proc_send(&p, "INFO timeout_turn 60000");
+    proc_send(&p, "INFO rule 0");
+    proc_send(&p, "yxboard");
+    proc_send(&p, "7,7,1");
+    proc_send(&p, "8,8,2");
+    proc_send(&p, "done");
+    proc_send(&p, "yxnbest 5");
+    /* a realtime round comes while the 60 s search runs; then the stop */
+    int moves = 0, ranked = 0, rounds = 0;
+    while (!rounds && (l = proc_line(&p, line, sizeof line, 30000))) {
+        session_line_ok(l);
+        rounds += starts(l, "MESSAGE realtime depth ");
+    }
+    ck_assert_int_eq(rounds, 1);
+    proc_send(&p, "yxstop");
+    while (!moves && (l = proc_line(&p, line, sizeof line, 20000))) {
+        if (as_move(l, 15) >= 0) {
+            moves++;
+            continue;
+        }
+        session_line_ok(l);
+        ranked += starts(l, "MESSAGE (");
+        rounds += starts(l, "MESSAGE realtime depth ");
+    }
+    ck_assert_int_eq(moves, 1);
+    ck_assert_int_eq(ranked, 5);
+    ck_assert_int_ge(rounds, 1);
+    /* the stop with no search running is nothing; STOP is YXSTOP's alias */
+    proc_send(&p, "STOP");
+    proc_send(&p, "yxshowforbid");
+    l = proc_line(&p, line, sizeof line, 5000);
+    ck_assert_msg(l && strcmp(l, "FORBID .") == 0, "'%s'", l ? l : "(none)");
+    proc_send(&p, "yxfoo");
+    l = proc_line(&p, line, sizeof line, 5000);
+    ck_assert_msg(l && starts(l, "UNKNOWN "), "'%s'", l ? l : "(none)");
+    proc_send(&p, "END");
+    ck_assert_int_eq(proc_wait(&p, 20000), 0);
+    unlink(model);
 }
 END_TEST
 
@@ -1336,17 +1800,168 @@ START_TEST(test_player_broken_engines)
 }
 END_TEST
 
+
+/* ---- match play: game clocks and opening files ---- */
+
+/* An engine under a game clock is told timeout_match and, before each
+ * move, the time it has left, and that time goes down. */
+START_TEST(test_match_clock_told_to_engine)
+{
+    char dir[512], log[1024], cmd[2200], err[512];
+    make_tmppath(dir, sizeof dir, log, sizeof log, "engine.log");
+    snprintf(cmd, sizeof cmd, "pbrain:tee -a '%s' | '%s' pbrain --model bot:greedy", log, bin());
+    player_opts_t o;
+    player_opts_default(&o);
+    o.time_ms = 300;
+    o.match_time_ms = 60000;
+    o.quiet = 1;
+    player_t *eng = player_create(cmd, RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(eng != NULL, "%s", err);
+    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(rnd != NULL, "%s", err);
+    board_t opening;
+    board_init(&opening, 15, RULE_FREESTYLE);
+    result_t res;
+    int plies;
+    bool forfeit;
+    ck_assert_msg(match_play(eng, rnd, &opening, 60000, &res, &plies, &forfeit, NULL, err, sizeof err) == 0,
+                  "%s", err);
+    ck_assert(!forfeit);
+    ck_assert_int_eq(eng->time_left, MOVETIME_UNLIMITED);   /* no clock outside a game */
+    player_free(eng);
+    player_free(rnd);
+    char *text = must_slurp(log);
+    ck_assert_msg(strstr(text, "INFO timeout_match 60000"), "%s", text);
+    long long prev = 60001;
+    int told = 0;
+    for (const char *q = strstr(text, "INFO time_left "); q; q = strstr(q + 1, "INFO time_left ")) {
+        long long left = atoll(q + 15);
+        ck_assert_msg(left <= prev && left > 0, "time_left %lld after %lld", left, prev);
+        prev = left;
+        told++;
+    }
+    ck_assert_int_ge(told, (plies + 1) / 2);   /* before every move of its own */
+    free(text);
+    remove_tree(dir);
+}
+END_TEST
+
+/* An engine that takes longer than its game clock loses the game on time;
+ * one that plays an occupied point is a failed engine (the match ends). */
+START_TEST(test_match_forfeits)
+{
+    player_opts_t o;
+    player_opts_default(&o);
+    o.time_ms = 2000;
+    o.match_time_ms = 150;
+    o.quiet = 1;
+    char err[512];
+    player_t *slow_eng = player_create("pbrain:read l; echo OK; while read l; do case $l in "
+                                       "BEGIN*) sleep 0.6; echo 7,7;; esac; done",
+                                       RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(slow_eng != NULL, "%s", err);
+    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(rnd != NULL, "%s", err);
+    board_t opening;
+    board_init(&opening, 15, RULE_FREESTYLE);
+    result_t res;
+    int plies;
+    bool forfeit;
+    ck_assert_msg(match_play(slow_eng, rnd, &opening, 150, &res, &plies, &forfeit, NULL, err, sizeof err)
+                  == 0, "%s", err);
+    ck_assert(forfeit);
+    ck_assert_int_eq(res, RESULT_WHITE);
+    ck_assert_int_eq(plies, 0);
+    ck_assert_msg(strstr(err, "ran out of its 150 ms game clock"), "%s", err);
+    player_free(slow_eng);
+    /* without a clock the same engine's move stands */
+    o.match_time_ms = 0;
+    player_t *occ = player_create("pbrain:read l; echo OK; while read l; do case $l in "
+                                  "BEGIN*|TURN*|DONE*) echo 7,7;; esac; done",
+                                  RULE_FREESTYLE, 15, &o, err, sizeof err);
+    ck_assert_msg(occ != NULL, "%s", err);
+    board_play(&opening, 7 * 15 + 7);   /* the engine, white, answers on this stone */
+    ck_assert_int_eq(match_play(rnd, occ, &opening, 0, &res, &plies, &forfeit, NULL, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "7,7: occupied"), "%s", err);   /* the engine is unusable now */
+    player_free(occ);
+    player_free(rnd);
+    ck_assert(no_children_left());
+}
+END_TEST
+
+/* gomoku match with an openings file: pairs of games share a line, colours
+ * swapped; per-colour results; bad files are one-line errors; a player
+ * spec that cannot work is refused before any player starts. */
+START_TEST(test_match_openings_file)
+{
+    char dir[512], path[1024], out[8192];
+    make_tmppath(dir, sizeof dir, path, sizeof path, "openings.txt");
+    const char *good = "# two openings\nh8 i9 j7\n\n0,0, 1,1, -1,1, 2,2\n";
+    write_file(path, good, strlen(good), "w");
+    char args[2048];
+    snprintf(args, sizeof args, "match bot:vcf bot:random --games 6 --openings '%s' --json "
+             "--save '%s'", path, dir);
+    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_BOTH, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "A as black 3-0-0, as white 3-0-0"), "%s", out);
+    ck_assert_msg(strstr(out, "\"a_black\":[3,0,0]"), "%s", out);
+    ck_assert_msg(strstr(out, "game 6/6"), "%s", out);
+    /* the saved games start with the file's lines, in order, each twice,
+     * then the first again; black is named first */
+    static const int first[4][2] = {{7 * 15 + 7, 6 * 15 + 8}, {7 * 15 + 7, 6 * 15 + 8},
+                                    {7 * 15 + 7, 8 * 15 + 8}, {7 * 15 + 7, 8 * 15 + 8}};
+    for (int g = 0; g < 6; g++) {
+        char gp[1200], e[256];
+        snprintf(gp, sizeof gp, "%s/game_%04d.psq", dir, g + 1);
+        psq_game_t pg;
+        ck_assert_msg(psq_load(gp, &pg, e, sizeof e) == 0, "%s", e);
+        ck_assert_int_eq(pg.moves[0], first[g % 4][0]);
+        ck_assert_int_eq(pg.moves[1], first[g % 4][1]);
+        ck_assert_str_eq(pg.black, g % 2 ? "bot:random" : "bot:vcf");
+    }
+    static const struct { const char *text, *why; } bad[] = {
+        {"h8 i9\nh8 z77\n", "line 2: 'z77' is not a point"},
+        {"# nothing\n\n", "no openings in it"},
+        {"0,0, 0,1, 1,0, 1,1, 2,0, 2,1, 3,0, 3,1, 4,0\n", "line 1: stone 9 (l8) ends the game"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        write_file(path, bad[i].text, strlen(bad[i].text), "w");
+        snprintf(args, sizeof args, "match bot:vcf bot:random --games 2 --openings '%s'", path);
+        expect_gomoku(2, bad[i].why, "%s", args);
+    }
+    const char *renju = "-1,0, -5,-5, 1,0, -5,-4, 0,-1, -5,-2, 0,1, 5,5, 0,0\n";   /* 3x3 at h8 */
+    write_file(path, renju, strlen(renju), "w");
+    expect_gomoku(0, NULL, "match bot:vcf bot:random --games 2 --openings %s", path);
+    expect_gomoku(2, "line 1: stone 9 (h8) forbidden under renju",
+                  "match bot:vcf bot:random --rule renju --openings %s", path);
+    snprintf(args, sizeof args, "match bot:vcf bot:random --openings '%s/none.txt'", dir);
+    expect_gomoku(2, "cannot open", "%s", args);
+    expect_gomoku(2, "a count of random stones must be in 0..20",
+                  "match bot:vcf bot:random --openings 21");
+    /* B is checked before A starts: an engine that would take seconds to
+     * start is never run */
+    expect_gomoku(2, "cannot read model /nonexistent/b.gzm",
+                  "match 'pbrain:sleep 30' /nonexistent/b.gzm");
+    expect_gomoku(2, "unknown bot 'bot:nope'", "match bot:vcf bot:nope");
+    remove_tree(dir);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("pbrain");
     ADD_CASE(s, "protocol", 60, test_start_about_restart_end, test_turn_and_bad_turns,
              test_board_block, test_board_field3, test_board_clock_starts_at_done,
              test_renju_board_order_and_rules, test_info_time_and_memory, test_takeback_and_play,
-             test_swap2, test_search_finds_win_and_reports, test_fuzz_lines);
+             test_swap2, test_search_finds_win_and_reports, test_fuzz_lines,
+             test_swap2_choices, test_yixin_board_forbid_block, test_yixin_nbest,
+             test_yixin_realtime, test_yixin_balance, test_yixin_search_defend, test_yixin_bot);
     ADD_CASE(s, "time", 120, test_time_100_moves_in_process, test_binary_time_limit,
              test_binary_stall_then_search, test_binary_stop_and_end_during_search,
              test_binary_eof_during_search, test_model_file);
+    ADD_CASE(s, "yixin", 60, test_binary_yixin_session);
     ADD_CASE(s, "process", 60, test_binary_transcript, test_player_against_own_binary,
              test_player_broken_engines);
+    ADD_CASE(s, "match", 120, test_match_clock_told_to_engine, test_match_forfeits,
+             test_match_openings_file);
     return run_suite(s);
 }

@@ -1390,6 +1390,8 @@ START_TEST(test_psq_forms_and_errors)
         {"Piskvork 15x15, 11:11, 0\n0,1,0\n", "off the"},
         {"Piskvork 15x15, 11:11, 0\n3,3,0\n3,3,0\n", "already played"},
         {"hello world\n", "expected 'Piskvork WxH' or a move"},
+        {"Piskvork 15x15, 11:11, 0\n1,nan,0\n", "line 2: a bad move line"},
+        {"Piskvork 15x15, 11:11, 0\n8,8\n9,9,1e3\nnames\n", "line 3: a bad move line"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         err[0] = '\0';
@@ -1468,6 +1470,8 @@ START_TEST(test_opening_lines)
     ck_assert_int_eq(m[1], 6 * 15 + 8);
     ck_assert_int_eq(m[2], 8 * 15 + 9);
     ck_assert_int_eq(opening_parse_line("  H8,I9", 15, m, BOARD_CELLS, err, sizeof err), 2);
+    ck_assert_int_eq(opening_parse_line("h8 i9 j7  # eval +3", 15, m, BOARD_CELLS, err, sizeof err), 3);
+    ck_assert_int_eq(opening_parse_line("0,0, 1,1 # two", 15, m, BOARD_CELLS, err, sizeof err), 2);
     ck_assert_int_eq(opening_parse_line("0,0, 1,-1, -2,3", 15, m, BOARD_CELLS, err, sizeof err), 3);
     ck_assert_int_eq(m[0], 7 * 15 + 7);
     ck_assert_int_eq(m[1], 6 * 15 + 8);

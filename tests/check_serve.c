@@ -120,6 +120,22 @@ static int http(int port, const char *method, const char *path, const char *head
     return http_raw(port, req, (size_t)n, resp, sizeof resp);
 }
 
+static void write_text(const char *path, const char *text, const char *mode)
+{
+    write_file(path, text, strlen(text), mode);
+}
+
+/* A POST of body (len bytes) with Content-Type type. */
+static int http_typed(int port, const char *path, const char *type, const char *body, size_t len)
+{
+    static char req[1 << 18];
+    int n = snprintf(req, sizeof req, "POST %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nConnection: close"
+                     "\r\nContent-Type: %s\r\nContent-Length: %zu\r\n\r\n", path, port, type, len);
+    ck_assert_uint_lt((size_t)n + len, sizeof req);
+    memcpy(req + n, body, len);
+    return http_raw(port, req, (size_t)n + len, resp, sizeof resp);
+}
+
 static const char *body_of(void)
 {
     const char *b = strstr(resp, "\r\n\r\n");
@@ -299,12 +315,171 @@ START_TEST(test_play_bot)
 }
 END_TEST
 
-/* ---- watch ---- */
-
-static void write_text(const char *path, const char *text, const char *mode)
+/* POST /api/game/load: .psq text in, a game under the rule asked for out;
+ * every bad body a 400 with the reason, the server still up. */
+START_TEST(test_load_psq)
 {
-    write_file(path, text, strlen(text), mode);
+    const char *extra[] = {"--model", "bot:greedy", NULL};
+    server_t s = serve_start(extra);
+    int p = s.port;
+    const char *psq_type = "application/x-psq";
+    /* three stones on 9x9: the person plays white, the side to move */
+    static const char game[] = "Piskvork 9x9, 11:11, 0\r\n5,5,0\r\n4,4,10\r\n6,6,0\r\nme\r\nyou\r\n0\r\n";
+    ck_assert_int_eq(http_typed(p, "/api/game/load", psq_type, game, sizeof game - 1), 200);
+    ck_assert_int_eq(count_moves(), 3);
+    ck_assert_msg(strstr(body_of(), "\"moves\": [40,30,50]"), "%s", body_of());
+    ck_assert_msg(strstr(body_of(), "\"human\": \"white\", \"to_move\": \"white\""), "%s",
+                  body_of());
+    ck_assert_msg(strstr(body_of(), "\"black_winrates\": [null,null,null]"), "%s", body_of());
+    /* the colour asked for: the bot (white) answers at once */
+    ck_assert_int_eq(http_typed(p, "/api/game/load?color=black&rule=renju", psq_type, game,
+                                sizeof game - 1), 200);
+    ck_assert_int_eq(count_moves(), 4);
+    ck_assert_msg(strstr(body_of(), "\"rule\": \"renju\""), "%s", body_of());
+    /* the game saved is the game loaded, and loads again */
+    char id[17], path[128];
+    snprintf(id, sizeof id, "%.16s", strstr(body_of(), "\"id\": \"") + 7);
+    snprintf(path, sizeof path, "/api/game/%s/psq", id);
+    ck_assert_int_eq(http(p, "GET", path, "", NULL), 200);
+    static char saved[4096];
+    snprintf(saved, sizeof saved, "%s", body_of());
+    ck_assert_msg(strncmp(saved, "Piskvork 9x9, 11:11, 0\n5,5,0\n4,4,0\n6,6,0\n", 40) == 0, "%s",
+                  saved);
+    ck_assert_int_eq(http_typed(p, "/api/game/load?color=black", psq_type, saved, strlen(saved)),
+                     200);
+    ck_assert_int_eq(count_moves(), 4);
+    /* a position under renju where black made a double-three is refused under
+     * renju, played under freestyle */
+    static const char dbl[] = "Piskvork 9x9, 11:11, 0\n5,3\n1,1\n5,4\n9,1\n3,5\n1,9\n4,5\n9,9\n5,5\n";
+    ck_refused(http_typed(p, "/api/game/load?rule=renju", psq_type, dbl, sizeof dbl - 1), 400,
+               "forbidden move in the file");
+    ck_assert_msg(strstr(body_of(), "under renju"), "%s", body_of());
+    ck_assert_int_eq(http_typed(p, "/api/game/load?rule=freestyle", psq_type, dbl, sizeof dbl - 1),
+                     200);
+    /* bad bodies */
+    static const struct { const char *body, *why; } bad[] = {
+        {"", "empty"},
+        {"hello", "not psq"},
+        {"Piskvork 9x9, 11:11, 0\n10,1,0\n", "off the board"},
+        {"Piskvork 9x9, 11:11, 0\n1,1,0\n1,1,0\n", "occupied"},
+        {"Piskvork 30x30, 11:11, 0\n1,1,0\n", "size out of range"},
+        {"Piskvork 15x15, 11:11, 0\n1,1,0\n", "larger than the bot serves? no: 15 ok"},
+        {"\x01\x02\xff\nPiskvork 9x9, 11:11, 0\n1,1,0\n", "binary junk"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        int st = http_typed(p, "/api/game/load", psq_type, bad[i].body, strlen(bad[i].body));
+        if (strstr(bad[i].why, "15 ok")) {
+            ck_assert_int_eq(st, 200);   /* bot:greedy plays any size */
+            continue;
+        }
+        ck_refused(st, 400, bad[i].why);
+        ck_assert_msg(!strchr(strstr(body_of(), "\"error\""), '\n') ||
+                      strchr(strstr(body_of(), "\"error\""), '\n')[1] == '\0',
+                      "%s: not one line: %s", bad[i].why, body_of());
+    }
+    ck_refused(http_typed(p, "/api/game/load?rule=go", psq_type, game, sizeof game - 1), 400,
+               "unknown rule");
+    ck_refused(http_typed(p, "/api/game/load?color=red", psq_type, game, sizeof game - 1), 400,
+               "bad colour");
+    ck_refused(http_typed(p, "/api/game/load", "text/plain", game, sizeof game - 1), 415,
+               "text/plain (a cross-site form could send it)");
+    ck_refused(http(p, "POST", "/api/game/load", "", "{}"), 415, "JSON to the load endpoint");
+    static char big[70000];
+    size_t n = (size_t)snprintf(big, sizeof big, "Piskvork 9x9, 11:11, 0\n");
+    while (n < sizeof big - 16)
+        n += (size_t)snprintf(big + n, sizeof big - n, "%s", "1,1,0\n");
+    ck_refused(http_typed(p, "/api/game/load", psq_type, big, n), 413, "over 64 KiB");
+    ck_refused(http(p, "GET", "/api/game/load", "", NULL), 405, "GET");
+    ck_assert_int_eq(http(p, "GET", "/api/info", "", NULL), 200);   /* still serving */
+    serve_stop(&s);
 }
+END_TEST
+
+/* A model's game state carries what the page draws: its candidates (most
+ * visited first, win rates in [0,1]), black's win rate per ply (null after
+ * the person's moves), whose win rate it is, and a note when the rule is
+ * not the net's. */
+START_TEST(test_analysis_fields)
+{
+    char model[256];
+    small_model_file(model, sizeof model, 1, 8, 9, 5);
+    const char *extra[] = {"--model", model, "--visits", "24", NULL};
+    server_t s = serve_start(extra);
+    int p = s.port;
+    ck_assert_int_eq(http(p, "GET", "/api/info", "", NULL), 200);
+    ck_assert_msg(strstr(body_of(), "\"model_rule\": \"freestyle\""), "%s", body_of());
+    ck_assert_msg(!strstr(body_of(), "\"start\""), "%s", body_of());
+    ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 9, \"color\": \"white\"}"), 200);
+    const char *b = body_of();
+    ck_assert_msg(strstr(b, "\"winrate_for\": \"black\""), "%s", b);
+    ck_assert_msg(!strstr(b, "\"note\""), "%s", b);
+    static const char cands[] = "\"candidates\": [{\"move\": ";
+    const char *c = strstr(b, cands);
+    ck_assert_msg(c, "%s", b);
+    int first = atoi(c + sizeof cands - 1), nc = 0;
+    ck_assert_msg(strstr(b, "\"moves\": [") && atoi(strstr(b, "\"moves\": [") + 10) == first,
+                  "the move played is not the first candidate: %s", b);
+    unsigned prev = ~0u;
+    for (const char *q = c; (q = strstr(q, "\"visits\": ")) != NULL; q++) {
+        unsigned v = (unsigned)atoi(q + 10);
+        const char *w = strstr(q, "\"winrate\": ");
+        ck_assert_ptr_nonnull(w);
+        double wr = atof(w + 11);
+        ck_assert_msg(v >= 1 && v <= prev && wr >= 0.0 && wr <= 1.0, "candidate %d: %s", nc, b);
+        prev = v;
+        nc++;
+    }
+    ck_assert_msg(nc >= 1 && nc <= 5, "%d candidates: %s", nc, b);
+    const char *wr = strstr(b, "\"black_winrates\": [0.");
+    ck_assert_msg(wr, "%s", b);
+    char id[17], path[128];
+    snprintf(id, sizeof id, "%.16s", strstr(b, "\"id\": \"") + 7);
+    snprintf(path, sizeof path, "/api/game/%s/move", id);
+    ck_assert_int_eq(http(p, "POST", path, "", "{\"x\": 0, \"y\": 0}"), 200);
+    b = body_of();
+    ck_assert_msg(strstr(b, "\"black_winrates\": [0.") && strstr(b, ",null,0."), "%s", b);
+    ck_assert_msg(strstr(b, "\"analysis\": {\"ply\": 2,"), "%s", b);
+    /* renju with a freestyle net: said, as at the terminal; black's forbidden point listed */
+    ck_assert_int_eq(http(p, "POST", "/api/game", "",
+                          "{\"size\": 9, \"rule\": \"renju\", \"color\": \"black\", "
+                          "\"moves\": [22, 0, 31, 8, 38, 72, 39, 80]}"), 200);
+    ck_assert_msg(strstr(body_of(), "\"note\": \"the model was trained for freestyle, playing renju\""),
+                  "%s", body_of());
+    ck_assert_msg(strstr(body_of(), "\"forbidden\": [40]"), "%s", body_of());
+    serve_stop(&s);
+    unlink(model);
+}
+END_TEST
+
+/* --load FILE.psq: the page's first game starts there (in /api/info); a file
+ * that is not a game stops the server at the start with the reason. */
+START_TEST(test_load_option)
+{
+    char dir[256], psq[512], model[256];
+    make_tmpdir(dir, sizeof dir);
+    snprintf(psq, sizeof psq, "%s/g.psq", dir);
+    write_text(psq, "Piskvork 9x9, 11:11, 0\n5,5,0\n4,4,0\n", "w");
+    small_model_file(model, sizeof model, 1, 8, 9, 6);
+    const char *extra[] = {"--model", model, "--load", psq, NULL};
+    server_t s = serve_start(extra);
+    ck_assert_int_eq(http(s.port, "GET", "/api/info", "", NULL), 200);
+    ck_assert_msg(strstr(body_of(), "\"start\": {\"size\": 9, \"rule\": \"freestyle\", "
+                                    "\"moves\": [40,30]}"), "%s", body_of());
+    serve_stop(&s);
+    write_text(psq, "Piskvork 15x15, 11:11, 0\n5,5,0\n", "w");
+    expect_gomoku(1, "the model serves boards up to 9x9",
+                  "serve --listen 127.0.0.1:0 --model %s --load %s", model, psq);
+    write_text(psq, "Piskvork 9x9, 11:11, 0\n5,5,0\n5,5,0\n", "w");
+    expect_gomoku(1, "line 3", "serve --listen 127.0.0.1:0 --model %s --load %s", model, psq);
+    expect_gomoku(1, "--load", "serve --listen 127.0.0.1:0 --model %s --load %s/none.psq", model,
+                  dir);
+    expect_gomoku(2, "--load", "serve --listen 127.0.0.1:0 --load");
+    unlink(model);
+    remove_tree(dir);
+}
+END_TEST
+
+/* ---- watch ---- */
 
 /* Black wins along the top row of a 9x9 board; white answers on the next row. */
 static void won_game(game_record_t *r)
@@ -346,6 +521,12 @@ START_TEST(test_watch)
     write_text(p, "unix_time,step,loss_policy,loss_value,loss_total,games,games_per_s,"
                   "samples_per_s\n1,10,5,1,6,3,0.5,20\n2,20,4.5,0.9,5.4,6,0.5,20\n"
                   "garbage\n3,30,nan,0.8,5,9,0.5,20\n4,40,4,0.8,4.8,12,0.5,20\n5,50,3.9", "w");
+    /* scripts/train-loop's ladder: the anchor, a round, a round won outright
+     * against bot:greedy, a garbled W-L-D */
+    snprintf(p, sizeof p, "%s/elo.csv", dir);
+    write_text(p, "unix_time,round,step,model,elo,opponent,elo_vs_prev,wld_vs_prev,elo_vs_greedy,"
+                  "wld_vs_greedy\n1,0,0,m0,0,,,,,\n2,1,60,m1,70.4,m0,70.4,12-6-2,-35.2,8-10-2\n"
+                  "3,2,120,m2,120.1,m1,49.7,11-8-1,382.4,20-0-0\n4,3,180,m3,1,m2,1,x-y,,\n", "w");
     /* a shard: a game, garbage, a game, half a frame */
     snprintf(p, sizeof p, "%s/shard-000000.gzr", games);
     FILE *f = fopen(p, "wb");
@@ -378,6 +559,20 @@ START_TEST(test_watch)
                   "%s", b);
     ck_assert_msg(strstr(b, "bad frames so far"), "%s", b);
     ck_assert_msg(strstr(b, "{\"name\": \"000005.gzm\", \"step\": 5"), "%s", b);
+    ck_assert_msg(strstr(b, "\"elo\": {\"reset\": true, \"columns\": [\"step\", \"elo\", "
+                            "\"elo_vs_prev\", \"games_vs_prev\", \"elo_vs_prev_lo\", \"elo_vs_prev_hi\", "
+                            "\"elo_vs_greedy\", \"games_vs_greedy\", \"elo_vs_greedy_lo\", "
+                            "\"elo_vs_greedy_hi\"], \"rows\": [[0, 0, null, null, null, null, null, null, "
+                            "null, null], [60, 70.4, 70.4, 20, "), "%s", b);
+    ck_assert_msg(strstr(b, "[120, 120.1, 49.7, 20, "), "%s", b);
+    ck_assert_msg(strstr(b, ", 382.4, 20, "), "%s", b);
+    ck_assert_msg(strstr(b, ", null]]}"), "the upper bound after 20-0-0 is open: %s", b);
+    ck_assert_msg(strstr(b, "elo.csv: 1 unreadable lines skipped"), "%s", b);
+    {   /* the intervals hold the Elo difference, lower bound below it */
+        const char *r = strstr(b, "[60, 70.4, 70.4, 20, ");
+        double lo = atof(r + 21), hi = atof(strchr(r + 21, ',') + 2);
+        ck_assert_msg(lo < 70.4 && hi > 70.4 && lo > -400 && hi < 600, "%g %g: %s", lo, hi, b);
+    }
 
     /* the run goes on: the half line and the half frame are completed */
     snprintf(p, sizeof p, "%s/metrics.csv", dir);
@@ -431,7 +626,7 @@ START_TEST(test_watch)
     close(fd);
     /* the server wrote nothing into the run */
     char cmd[512];
-    snprintf(cmd, sizeof cmd, "test $(find %s | wc -l) -eq 8", dir);
+    snprintf(cmd, sizeof cmd, "test $(find %s | wc -l) -eq 9", dir);
     ck_assert_int_eq(system(cmd), 0);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
@@ -583,6 +778,6 @@ int main(void)
 {
     Suite *su = suite_create("serve");
     ADD_CASE(su, "serve", 120, test_listen_refused, test_token, test_bad_requests, test_play_bot,
-             test_watch, test_run_bad_newest_checkpoint, test_slow_clients_lock_no_one_out);
+             test_load_psq, test_analysis_fields, test_load_option, test_watch, test_run_bad_newest_checkpoint, test_slow_clients_lock_no_one_out);
     return run_suite(su);
 }

@@ -210,98 +210,31 @@ static void rm_rf(const char *run)
 static char run[64];
 /* ---- games sent against games stored ------------------------------------ */
 
-typedef struct gid { uint64_t w, s; } gid_t_;
-
-static int cmp_gid(const void *a, const void *b)
+/* Every game the workers logged as sent (LOG) is stored in RUN/games
+ * exactly once, or still held in a worker's spool (kept, not lost).
+ * Prints TEST's line of counts; returns the number sent, *stored and
+ * *spooled the others' counts. */
+static size_t check_sent_stored(const char *test, const char *run, const char *log,
+                                size_t *stored, size_t *spooled)
 {
-    const gid_t_ *x = a, *y = b;
-    if (x->w != y->w)
-        return x->w < y->w ? -1 : 1;
-    return x->s < y->s ? -1 : x->s > y->s;
-}
-
-typedef struct gids { gid_t_ *v; size_t n, cap; } gids_t;
-
-static void gids_add(gids_t *g, uint64_t w, uint64_t s)
-{
-    if (g->n == g->cap) {
-        g->cap = g->cap ? g->cap * 2 : 256;
-        g->v = realloc(g->v, g->cap * sizeof *g->v);
-        ck_assert_ptr_nonnull(g->v);
-    }
-    g->v[g->n++] = (gid_t_){w, s};
-}
-
-/* The ids of the valid games in FILE (a .gzr or a spool's .gzf). */
-static void gids_of_file(gids_t *g, const char *path)
-{
-    char err[256];
-    game_record_t r;
-    record_init(&r);
-    record_reader_t *fr = record_reader_open(path, err, sizeof err);
-    ck_assert_msg(fr != NULL, "%s", err);
-    int rc;
-    while ((rc = record_reader_next(fr, &r, err, sizeof err)) != 0)
-        if (rc > 0 && record_validate(&r, err, sizeof err) == 0)
-            gids_add(g, r.worker_id, r.game_seq);
-    record_reader_free(fr);
-    record_free(&r);
-}
-
-static void gids_of_dir(gids_t *g, const char *dir, const char *suffix)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        size_t l = strlen(de->d_name), sl = strlen(suffix);
-        if (l <= sl || strcmp(de->d_name + l - sl, suffix) != 0)
-            continue;
-        char p[1200];
-        snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
-        gids_of_file(g, p);
-    }
-    closedir(d);
-}
-
-/* Every game the workers logged as sent (LOG: "WID SEQ" lines) is stored in
- * RUN/games exactly once, or still held in a worker's spool (kept, not
- * lost). Returns the number sent; *stored, *spooled the others' counts. */
-static size_t check_sent_stored(const char *run, const char *log, size_t *stored,
-                                size_t *spooled)
-{
-    gids_t st = {0}, sp = {0};
+    game_ids_t st = {0}, sp = {0};
     char dir[1024];
     snprintf(dir, sizeof dir, "%s/games", run);
-    gids_of_dir(&st, dir, ".gzr");
+    game_ids_add_dir(&st, dir, ".gzr");
     for (int k = 0; k < 16; k++) {
         snprintf(dir, sizeof dir, "%s/spool/worker-%d", run, k);
-        gids_of_dir(&sp, dir, ".gzf");
+        game_ids_add_dir(&sp, dir, ".gzf");
     }
-    if (st.n)
-        qsort(st.v, st.n, sizeof *st.v, cmp_gid);
-    if (sp.n)
-        qsort(sp.v, sp.n, sizeof *sp.v, cmp_gid);
-    for (size_t i = 1; i < st.n; i++)
-        ck_assert_msg(cmp_gid(&st.v[i - 1], &st.v[i]) != 0 || st.v[i].w == 0,
-                      "game %016" PRIx64 ":%" PRIu64 " stored twice", st.v[i].w, st.v[i].s);
-    FILE *f = fopen(log, "r");
-    ck_assert_msg(f != NULL, "no games log %s", log);
-    unsigned long long w, q;
-    size_t nsent = 0;
-    while (fscanf(f, "%llx %llu", &w, &q) == 2) {
-        gid_t_ key = {w, q};
-        ck_assert_msg((st.n && bsearch(&key, st.v, st.n, sizeof *st.v, cmp_gid)) ||
-                      (sp.n && bsearch(&key, sp.v, sp.n, sizeof *sp.v, cmp_gid)),
-                      "game %016llx:%llu was sent but is neither stored nor spooled", w, q);
-        nsent++;
-    }
-    fclose(f);
+    game_ids_sort(&st);
+    game_ids_sort(&sp);
+    check_ids_once(&st, true);
+    size_t nsent = check_sent_in(log, &st, &sp);
     *stored = st.n;
     *spooled = sp.n;
-    free(st.v);
-    free(sp.v);
+    fprintf(stderr, "%s: %zu games sent, %zu stored, %zu left in spools\n", test, nsent, st.n,
+            sp.n);
+    game_ids_free(&st);
+    game_ids_free(&sp);
     return nsent;
 }
 
@@ -1137,6 +1070,22 @@ static void rm_run(const char *run)
     remove_tree(glog_of(run, p, sizeof p));
 }
 
+/* The end of a run that lost nothing: every frame on disk is whole, they
+ * are the games status.json counts, none was dropped, and every game sent
+ * (GLOG) is stored; prints TEST's counts. Returns the games left in the
+ * workers' spools. */
+static size_t check_nothing_lost(const char *test, const char *run, const char *glog)
+{
+    long good, bad;
+    count_frames(run, &good, &bad);
+    ck_assert_int_eq(bad, 0);
+    ck_assert_int_eq(good, status_num(run, "games"));
+    ck_assert_int_eq(status_num(run, "games_dropped"), 0);
+    size_t stored, spooled, sent = check_sent_stored(test, run, glog, &stored, &spooled);
+    ck_assert_uint_eq(sent, stored);
+    return spooled;
+}
+
 START_TEST(test_disk_full_holds_games)
 {
     char run[64], glog[128];
@@ -1154,15 +1103,7 @@ START_TEST(test_disk_full_holds_games)
     ck_assert(run_has(run, "/train.log", "writable again"));
     ck_assert_msg(run_has(run, ".err", "disk full"), "the progress line never said 'disk full'");
     /* the torn halves were cut off: every saved frame is whole */
-    long good, bad;
-    count_frames(run, &good, &bad);
-    ck_assert_int_eq(bad, 0);
-    ck_assert_int_eq(good, status_num(run, "games"));
-    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
-    fprintf(stderr, "test_disk_full_holds_games: %zu games sent, %zu stored, %zu left in spools\n",
-            sent, stored, spooled);
-    ck_assert_uint_eq(spooled, 0);
-    ck_assert_uint_eq(sent, stored);
+    ck_assert_uint_eq(check_nothing_lost("test_disk_full_holds_games", run, glog), 0);
     rm_run(run);
 }
 END_TEST
@@ -1225,15 +1166,7 @@ START_TEST(test_real_disk_full_tmpfs)
     ck_assert(file_contains(p, "writable again"));
     ck_assert_int_eq(kill(pid, SIGTERM), 0);
     ck_assert_int_eq(wait_exit(pid, 40), 0);
-    long good, bad;
-    count_frames(run, &good, &bad);
-    ck_assert_int_eq(bad, 0);
-    ck_assert_int_eq(good, status_num(run, "games"));
-    ck_assert_int_eq(status_num(run, "games_dropped"), 0);
-    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
-    fprintf(stderr, "test_real_disk_full_tmpfs: %zu games sent, %zu stored, %zu left in spools\n",
-            sent, stored, spooled);
-    ck_assert_uint_eq(sent, stored);
+    check_nothing_lost("test_real_disk_full_tmpfs", run, glog);
     umount2(games, MNT_DETACH);
     rm_run(run);
 }
@@ -1295,9 +1228,8 @@ START_TEST(test_status_json_on_full_disk)
     ck_assert_msg(strstr(st, "\"games_dir_writable\": true") && strstr(st, "\"games_dropped\": 0"),
                   "%s", st);
     free(st);
-    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
-    fprintf(stderr, "test_status_json_on_full_disk: %zu games sent, %zu stored, %zu left in "
-            "spools\n", sent, stored, spooled);
+    size_t stored, spooled,
+        sent = check_sent_stored("test_status_json_on_full_disk", run, glog, &stored, &spooled);
     ck_assert_uint_eq(sent, stored);
     umount2(run, MNT_DETACH);
     rm_run(run);
@@ -1334,7 +1266,9 @@ START_TEST(test_killed_trainer_loses_no_game)
             while (process_alive(pids[i]) && now_s() < end)
                 usleep(10000);
     }
-    size_t stored, spooled, sent = check_sent_stored(run, glog, &stored, &spooled);
+    size_t stored, spooled,
+        sent = check_sent_stored("test_killed_trainer_loses_no_game", run, glog, &stored,
+                                 &spooled);
     /* what the trainers took from the spools (what the pipes held at each kill) */
     long taken = 0, dups = 0;
     char *log = run_slurp(run, "/train.log");
@@ -1347,9 +1281,8 @@ START_TEST(test_killed_trainer_loses_no_game)
         }
     }
     free(log);
-    fprintf(stderr, "test_killed_trainer_loses_no_game: 10 SIGKILLs: %zu games sent, %zu stored, "
-            "%zu left in spools; %ld of them came from the spools (%ld more were there and "
-            "stored already)\n", sent, stored, spooled, taken, dups);
+    fprintf(stderr, "test_killed_trainer_loses_no_game: 10 SIGKILLs; %ld games came from the "
+            "spools (%ld more were there and stored already)\n", taken, dups);
     ck_assert_uint_eq(spooled, 0);
     /* every game sent is stored (check_sent_stored); a worker killed between
      * keeping a game and logging it as sent adds a stored game not logged */

@@ -183,9 +183,7 @@ START_TEST(test_immediate_five_and_game_over)
     board_init(&b, 15, RULE_FREESTYLE);
     vcf_result_t r;
     ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_NONE);   /* empty board */
-    static const int mv[][2] = {{7, 7}, {0, 0}, {8, 7}, {0, 2}, {9, 7}, {0, 4}, {10, 7}, {0, 6}};
-    for (int i = 0; i < 8; i++)
-        board_play(&b, board_xy(&b, mv[i][0], mv[i][1]));
+    play_black_four(&b, 7, 7);
     ck_assert_int_eq(vcf_solve(s, &b, NULL, &r), VCF_WIN);
     ck_assert_int_eq(r.nfours, 0);
     ck_assert_int_eq(r.nline, 1);
@@ -375,21 +373,11 @@ START_TEST(test_defend)
     int n = vcf_defend(s, &b, &lim, moves, &threat);
     ck_assert_int_gt(n, 0);
     ck_assert_int_eq(threat.status, VCF_WIN);
-    uint8_t in[BOARD_CELLS] = {0};
+    bool first_four = false;
     for (int i = 0; i < n; i++)
-        in[moves[i]] = 1;
-    ck_assert(in[board_xy(&b, 8, 5)]);   /* the first four's point */
-    int total = 0;
-    for (int m = 0; m < board_npoints(&b); m++) {
-        if (board_check_move(&b, m) != MOVE_OK)
-            continue;
-        board_t after = b;
-        board_play(&after, m);
-        bool stops = vcf_solve(check, &after, &lim, NULL) == VCF_NONE;
-        ck_assert_msg(stops == (bool)in[m], "move %d: stops %d, listed %d", m, stops, in[m]);
-        total += stops;
-    }
-    ck_assert_int_eq(total, n);
+        first_four |= moves[i] == board_xy(&b, 8, 5);
+    ck_assert(first_four);
+    check_defences(&b, moves, n, &(threat_check_t){.vcf = check, .vcf_lim = &lim});
     /* nothing to defend: black's turn with white to threaten nothing */
     board_pass(&b);
     ck_assert_int_eq(vcf_defend(s, &b, &lim, moves, NULL), -1);
@@ -400,18 +388,12 @@ END_TEST
 
 START_TEST(test_bot_vcf)
 {
-    bot_kind_t k;
-    ck_assert(bot_parse("vcf", &k) && k == BOT_VCF);
-    ck_assert_str_eq(bot_name(BOT_VCF), "vcf");
-    ck_assert_ptr_nonnull(strstr(BOT_LIST, "bot:vcf"));
     /* Wins a forced line: both sides bot:vcf from the two-four position,
      * black wins within the line's length (3 moves of black's). */
     board_t b;
     PLACE(&b, 15, RULE_FREESTYLE, STONE_BLACK, TWO_B, TWO_W);
+    check_bot_plays("vcf", BOT_VCF, b, 6, RESULT_BLACK);
     uint64_t rng = 3;
-    for (int ply = 0; ply < 6 && !board_over(&b); ply++)
-        ck_assert_int_eq(board_play(&b, bot_move(BOT_VCF, &b, &rng)), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
     /* Blocks the opponent's VCF: white to move, its move leaves black none. */
     vcf_t *s = solver();
     PLACE(&b, 15, RULE_FREESTYLE, STONE_WHITE, TWO_B, TWO_W);

@@ -536,18 +536,7 @@ START_TEST(test_defend)
     ck_assert_int_eq(moves[0], xy(&b, 4, 4));
     ck_assert_int_eq(threat.status, VCT_WIN);
     ck_assert_int_eq(threat.nthreats, 2);
-    int stops = 0;   /* every legal move tried */
-    for (int m = 0; m < board_npoints(&b); m++) {
-        if (board_check_move(&b, m) != MOVE_OK)
-            continue;
-        board_t after = b;
-        board_play(&after, m);
-        bool none = vct_solve(check, &after, &lim, NULL) == VCT_NONE;
-        ck_assert_msg(none == (m == moves[0]), "move %d,%d: black has no VCT %d", m % 9, m / 9,
-                      none);
-        stops += none;
-    }
-    ck_assert_int_eq(stops, 1);
+    check_defences(&b, moves, 1, &(threat_check_t){.vct = check, .vct_lim = &lim});
     /* black to move: white threatens nothing */
     board_pass(&b);
     ck_assert_int_eq(vct_defend(s, &b, &lim, moves, NULL), -1);
@@ -577,9 +566,7 @@ START_TEST(test_limits)
     /* a finished game and an immediate five */
     board_t g;
     board_init(&g, 9, RULE_FREESTYLE);
-    static const int mv[][2] = {{4, 4}, {0, 0}, {5, 4}, {0, 2}, {6, 4}, {0, 4}, {7, 4}, {0, 6}};
-    for (int i = 0; i < 8; i++)
-        board_play(&g, xy(&g, mv[i][0], mv[i][1]));
+    play_black_four(&g, 4, 4);
     ck_assert_int_eq(vct_solve(s, &g, NULL, &r), VCT_WIN);
     ck_assert_int_eq(r.nthreats, 0);
     ck_assert_int_eq(r.nline, 1);
@@ -594,18 +581,12 @@ END_TEST
 
 START_TEST(test_bot_vct)
 {
-    bot_kind_t k;
-    ck_assert(bot_parse("vct", &k) && k == BOT_VCT);
-    ck_assert_str_eq(bot_name(BOT_VCT), "vct");
-    ck_assert_ptr_nonnull(strstr(BOT_LIST, "bot:vct"));
     /* Wins a forced line that is no VCF: the double three, then the open
      * four, then the five (both sides bot:vct). */
     board_t b;
     board_from_diagram(&b, RULE_FREESTYLE, STONE_BLACK, THREE_THREE);
+    check_bot_plays("vct", BOT_VCT, b, 5, RESULT_BLACK);
     uint64_t rng = 3;
-    for (int ply = 0; ply < 5 && !board_over(&b); ply++)
-        ck_assert_int_eq(board_play(&b, bot_move(BOT_VCT, &b, &rng)), MOVE_OK);
-    ck_assert_int_eq(b.result, RESULT_BLACK);
     /* Stops the opponent's VCT with its only defence. */
     board_from_diagram(&b, RULE_FREESTYLE, STONE_WHITE, ONE_DEFENCE);
     ck_assert_int_eq(bot_vct_move(&b, &rng, NULL, NULL), xy(&b, 4, 4));

@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -271,6 +273,48 @@ void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagra
     b->hash = board_hash_full(b);
 }
 
+void play_black_four(board_t *b, int x, int y)
+{
+    for (int i = 0; i < 4; i++) {
+        ck_assert_int_eq(board_play(b, board_xy(b, x + i, y)), MOVE_OK);
+        ck_assert_int_eq(board_play(b, board_xy(b, 0, 2 * i)), MOVE_OK);
+    }
+}
+
+void check_defences(const board_t *b, const int *moves, int n, const threat_check_t *t)
+{
+    bool listed[BOARD_CELLS] = {0};
+    for (int i = 0; i < n; i++)
+        listed[moves[i]] = true;
+    int ngone = 0;
+    for (int m = 0; m < board_npoints(b); m++) {
+        if (board_check_move(b, m) != MOVE_OK)
+            continue;
+        board_t after = *b;
+        board_play(&after, m);
+        bool g = t->vcf ? vcf_solve(t->vcf, &after, t->vcf_lim, NULL) == VCF_NONE
+                        : vct_solve(t->vct, &after, t->vct_lim, NULL) == VCT_NONE;
+        ck_assert_msg(g == listed[m], "move %d,%d: threat gone %d, listed %d", m % b->size,
+                      m / b->size, g, listed[m]);
+        ngone += g;
+    }
+    ck_assert_int_eq(ngone, n);
+}
+
+void check_bot_plays(const char *name, bot_kind_t kind, board_t b, int plies, result_t result)
+{
+    bot_kind_t k;
+    char listed[32];
+    ck_assert(bot_parse(name, &k) && k == kind);
+    ck_assert_str_eq(bot_name(kind), name);
+    snprintf(listed, sizeof listed, "bot:%s", name);
+    ck_assert_ptr_nonnull(strstr(BOT_LIST, listed));
+    uint64_t rng = 3;
+    for (int ply = 0; ply < plies && !board_over(&b); ply++)
+        ck_assert_int_eq(board_play(&b, bot_move(kind, &b, &rng)), MOVE_OK);
+    ck_assert_int_eq(b.result, result);
+}
+
 long long json_num(const char *s, const char *key)
 {
     if (!s)
@@ -379,6 +423,75 @@ long read_records(const char *dir, const char *suffix,
     if (bad)
         *bad = nbad;
     return good;
+}
+
+static void game_ids_add(void *user, const game_record_t *r)
+{
+    game_ids_t *g = user;
+    if (g->n == g->cap) {
+        g->cap = g->cap ? 2 * g->cap : 256;
+        g->v = realloc(g->v, g->cap * sizeof *g->v);
+        ck_assert_ptr_nonnull(g->v);
+    }
+    g->v[g->n++] = (game_id_t){r->worker_id, r->game_seq};
+}
+
+void game_ids_add_dir(game_ids_t *g, const char *dir, const char *suffix)
+{
+    struct stat st;
+    if (stat(dir, &st) == 0)
+        read_records(dir, suffix, game_ids_add, g, NULL);
+}
+
+static int game_id_cmp(const void *a, const void *b)
+{
+    const game_id_t *x = a, *y = b;
+    if (x->worker != y->worker)
+        return x->worker < y->worker ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+void game_ids_sort(game_ids_t *g)
+{
+    if (g->n)
+        qsort(g->v, g->n, sizeof *g->v, game_id_cmp);
+}
+
+void check_ids_once(const game_ids_t *g, bool anon_ok)
+{
+    for (size_t i = 1; i < g->n; i++)
+        ck_assert_msg(game_id_cmp(&g->v[i - 1], &g->v[i]) != 0 ||
+                          (anon_ok && g->v[i].worker == 0),
+                      "game %016" PRIx64 ":%" PRIu64 " stored twice", g->v[i].worker,
+                      g->v[i].seq);
+}
+
+bool game_ids_has(const game_ids_t *g, uint64_t worker, uint64_t seq)
+{
+    game_id_t key = {worker, seq};
+    return g->n && bsearch(&key, g->v, g->n, sizeof *g->v, game_id_cmp);
+}
+
+void game_ids_free(game_ids_t *g)
+{
+    free(g->v);
+    *g = (game_ids_t){0};
+}
+
+size_t check_sent_in(const char *log, const game_ids_t *a, const game_ids_t *b)
+{
+    FILE *f = fopen(log, "r");
+    ck_assert_msg(f != NULL, "no games log %s", log);
+    unsigned long long w, q;
+    size_t nsent = 0;
+    while (fscanf(f, "%llx %llu", &w, &q) == 2) {
+        ck_assert_msg(game_ids_has(a, w, q) || (b && game_ids_has(b, w, q)),
+                      "game %016llx:%llu was sent but is not stored%s", w, q,
+                      b ? " nor spooled" : "");
+        nsent++;
+    }
+    fclose(f);
+    return nsent;
 }
 
 int count_files(const char *dir, const char *suffix)

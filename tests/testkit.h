@@ -9,10 +9,14 @@
 #include <check.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "engine/board.h"
+#include "engine/bot.h"
 #include "engine/record.h"
+#include "engine/vcf.h"
+#include "engine/vct.h"
 
 /* ---- suites ---- */
 
@@ -106,6 +110,30 @@ void write_file(const char *path, const void *buf, size_t len, const char *mode)
  * are set directly, so any stone counts can be written down. */
 void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagram);
 
+/* Plays on B black's four stones in a row from (X, Y) rightwards, white
+ * answering at (0, 0), (0, 2), (0, 4), (0, 6): black to move with a five
+ * point at each end. */
+void play_black_four(board_t *b, int x, int y);
+
+/* A threat solver with its limits, for check_defences: the VCF solver
+ * when VCF is set, else the VCT one. */
+typedef struct threat_check {
+    vcf_t *vcf;
+    const vcf_limits_t *vcf_lim;
+    vct_t *vct;
+    const vct_limits_t *vct_lim;
+} threat_check_t;
+
+/* The listed defences MOVES[0..N) of B are exactly its legal moves after
+ * which T's solver proves the opponent has no threat (VCF_NONE,
+ * VCT_NONE): every legal move is tried. */
+void check_defences(const board_t *b, const int *moves, int n, const threat_check_t *t);
+
+/* bot:NAME is bot KIND (parsed, named and listed in BOT_LIST); with both
+ * sides played by it from B (a copy), the game ends within PLIES moves
+ * with RESULT. */
+void check_bot_plays(const char *name, bot_kind_t kind, board_t b, int plies, result_t result);
+
 /* ---- run directories (gomoku train) ---- */
 
 /* The number after "key": in the JSON text S (first occurrence); -1 when
@@ -145,6 +173,32 @@ long read_records(const char *dir, const char *suffix,
                   void (*fn)(void *user, const game_record_t *r), void *user, long *bad);
 /* Files in DIR whose names end in SUFFIX; -1 when DIR cannot be opened. */
 int count_files(const char *dir, const char *suffix);
+/* ---- game ids: games sent against games stored ---- */
+
+/* A game's id as workers log it (--games-log: "WID SEQ" lines, hex and
+ * decimal) and records carry it. */
+typedef struct game_id {
+    uint64_t worker, seq;
+} game_id_t;
+/* A set of them: add, then game_ids_sort before game_ids_has. */
+typedef struct game_ids {
+    game_id_t *v;
+    size_t n, cap;
+} game_ids_t;
+
+/* Adds the ids of the good records in the files of DIR whose names end
+ * in SUFFIX; nothing when DIR does not exist. */
+void game_ids_add_dir(game_ids_t *g, const char *dir, const char *suffix);
+void game_ids_sort(game_ids_t *g);
+/* Fails the test when an id of the sorted G is there twice (worker 0's,
+ * from games recorded without a worker, excepted when ANON_OK). */
+void check_ids_once(const game_ids_t *g, bool anon_ok);
+bool game_ids_has(const game_ids_t *g, uint64_t worker, uint64_t seq);
+void game_ids_free(game_ids_t *g);
+/* Every game in the games log LOG is in A or (not NULL) B; fails the test
+ * naming the first that is not. Returns the games in LOG. */
+size_t check_sent_in(const char *log, const game_ids_t *a, const game_ids_t *b);
+
 /* ---- JSON ---- */
 
 /* Whether S is one whole, valid JSON text (RFC 8259); when not, WHY says

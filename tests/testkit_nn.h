@@ -37,4 +37,16 @@ static inline void small_model_file(char *path, size_t len, int blocks, int chan
     nn_model_free(m);
 }
 
+/* Scales M's policy and value output weights by K: sharper logits, as a
+ * trained net's. */
+static inline void sharpen_model(nn_model_t *m, float k)
+{
+    nn_layout_t L;
+    nn_param_layout(&m->cfg, &L);
+    for (int i = 0; i < m->cfg.policy_head; i++)
+        m->params[L.pol_w2 + i] *= k;
+    for (int i = 0; i < 3 * m->cfg.value_hidden; i++)
+        m->params[L.val_fc2_w + i] *= k;
+}
+
 #endif

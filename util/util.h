@@ -13,6 +13,9 @@
 
 #include "util/rng.h"
 
+/* The program's version: --version, pbrain's ABOUT, analyze's query_version. */
+#define GZ_VERSION "0.1.0"
+
 /* Milliseconds on the monotonic clock (arbitrary origin, never steps). */
 double util_now_ms(void);
 

@@ -1,6 +1,5 @@
 /* gomoku serve: the parts behind the HTTP layer (cmd_serve.c).
  *
- *   serve_json.c   a small, strict JSON reader for request bodies and status.json
  *   serve_run.c    watches a run directory (read only) and turns what changed
  *                  into JSON deltas for the page
  *   serve_play.c   a fixed number of games against the model, each with its own
@@ -17,31 +16,8 @@
 #include <stdio.h>
 
 #include "nn/nn.h"
+#include "util/sjson.h"
 #include "play/searcher.h"
-
-/* ---- JSON (serve_json.c) ------------------------------------------------ */
-
-typedef enum { SJ_NULL, SJ_BOOL, SJ_NUM, SJ_STR, SJ_ARR, SJ_OBJ } sj_kind_t;
-
-/* A value inside a JSON text: kind and the bytes it spans. */
-typedef struct sj_val {
-    sj_kind_t kind;
-    const char *p;
-    size_t n;
-} sj_val_t;
-
-/* Whether s[0..n) is exactly one JSON value (whitespace around it allowed),
- * nesting at most 32 deep. -1 with err naming the byte offset and what was
- * wrong, else 0. */
-int sj_check(const char *s, size_t n, char *err, size_t errlen);
-/* The member `key` of the object s[0..n) (which passed sj_check). false when
- * s is not an object or has no such key. */
-bool sj_get(const char *s, size_t n, const char *key, sj_val_t *out);
-/* An integral number in [lo, hi]; false otherwise (also for 1.5, 1e99, "3"). */
-bool sj_int(const sj_val_t *v, long lo, long hi, long *out);
-/* A string without escapes other than \" \\ \/, printable ASCII, that fits
- * in buf (len includes the NUL); false otherwise. */
-bool sj_str(const sj_val_t *v, char *buf, size_t len);
 
 /* ---- run directory (serve_run.c) -------------------------------------- */
 
@@ -93,18 +69,35 @@ typedef struct serve_play_opts {
     search_settings_t search;   /* c_puct, fpu, VCF checks of the model's searches */
     int max_games;         /* concurrent games kept (the oldest idle one is dropped for a new one) */
     int max_searches;      /* searches running at once */
+    const char *load;      /* a .psq file the page's first game starts from, or NULL */
 } serve_play_opts_t;
 
-/* NULL with err when the model does not load. */
+/* NULL with err when the model does not load, or o->load does not read as a
+ * game under the model's rule (freestyle for a bot) on a board it serves. */
 serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t errlen);
 void serve_play_free(serve_play_t *p);
 
-/* {"model", "max_size", "default_size", "rules"} */
+/* {"model", "min_size", "max_size", "default_size", "visits", "rules", "max_games",
+ * "model_rule" (the rule the net was trained for; absent for a bot), "start"
+ * (--load: {"size", "rule", "moves"}, the first game's position)} */
 void serve_play_info(serve_play_t *p, FILE *f);
 /* POST /api/game: body {"size", "rule", "color" (the person's), "moves" (optional
  * opening: array of points y*size+x, black first)}. Plays the model's move
- * when it is to move. 200 with the game's state. */
+ * when it is to move. 200 with the game's state: {"id", "size", "rule",
+ * "human", "to_move", "result", "model", "moves", "forbidden" (black's
+ * forbidden points when black is to move under renju), "black_winrates" (per
+ * ply: black's win rate by the model's search after its own moves, null after
+ * the person's), "note" (when the rule is not the one the net was trained
+ * for), "analysis" (of the model's last move: "ply", "winrate" for
+ * "winrate_for" (the model's colour), "proven", "visits", "pv",
+ * "candidates" [{"move", "visits", "winrate"}] its most visited moves)}. */
 int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f);
+/* POST /api/game/load?rule=R&color=C: a new game from the .psq text[0..n)
+ * (psq_parse, then psq_to_board under rule R, default freestyle); the person
+ * plays C (default: the side to move). 400 with the reason for a text that
+ * is not a game under R or a board larger than the model serves. */
+int serve_play_load(serve_play_t *p, const char *rule, const char *color, const char *text,
+                    size_t n, FILE *f);
 /* GET /api/game/ID */
 int serve_play_get(serve_play_t *p, const char *id, FILE *f);
 /* POST /api/game/ID/move: body {"x", "y"} (0-based, y from the top); the

@@ -4,7 +4,9 @@
  * thread per connection, so watching never waits for them) with the table
  * unlocked and the game marked busy; at most max_searches run at once. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <inttypes.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,9 @@ typedef struct play_game {
     int human;                  /* STONE_BLACK or STONE_WHITE */
     player_t *player;
     char model[4300];           /* what the player is (for the page and .psq) */
+    int model_rule;             /* the rule its net was trained for; -1: not a net */
+    float black_wr[BOARD_CELLS];   /* black's win rate after each ply by the model's search
+                                    * (the model's own moves); NAN after the person's */
     bool have_analysis;
     int analysis_ply;           /* the model's move the analysis belongs to (ply index) */
     player_analysis_t analysis;
@@ -41,6 +46,11 @@ struct serve_play {
     uint64_t newest_seen;       /* the run's newest checkpoint when good_model was chosen */
     bool have_good;
     char good_model[4300];      /* the newest checkpoint of the run that loads */
+    int good_rule;              /* the rule it was trained for */
+    int model_rule;             /* o->model's rule; -1 for a bot */
+    bool have_start;            /* --load: the first game's position */
+    psq_game_t start;
+    rule_t start_rule;
     int max_size, default_size;
     pthread_mutex_t lock;
     pthread_cond_t idle;
@@ -54,8 +64,8 @@ struct serve_play {
  * (else note is ""). Each is loaded to check it, so the answer is kept
  * while the newest checkpoint stays the same. Under p->lock when the
  * server runs. */
-static bool good_checkpoint(serve_play_t *p, char *spec, size_t len, char *note, size_t notelen,
-                            char *err, size_t errlen)
+static bool good_checkpoint(serve_play_t *p, char *spec, size_t len, int *rule, char *note,
+                            size_t notelen, char *err, size_t errlen)
 {
     uint64_t nums[PLAY_CHECKPOINTS];
     int n = serve_run_models(p->o.run_dir, nums, PLAY_CHECKPOINTS);
@@ -66,6 +76,7 @@ static bool good_checkpoint(serve_play_t *p, char *spec, size_t len, char *note,
     }
     if (p->have_good && nums[0] == p->newest_seen) {
         snprintf(spec, len, "%s", p->good_model);
+        *rule = p->good_rule;
         return true;
     }
     char first_err[300] = "";
@@ -78,6 +89,8 @@ static bool good_checkpoint(serve_play_t *p, char *spec, size_t len, char *note,
                 snprintf(first_err, sizeof first_err, "%s", e);
             continue;
         }
+        p->good_rule = m->rule < RULE_COUNT ? (int)m->rule : -1;
+        *rule = p->good_rule;
         nn_model_free(m);
         if (i > 0)
             snprintf(note, notelen, "%d newer checkpoint%s unusable (%s): using %06" PRIu64 ".gzm",
@@ -93,16 +106,42 @@ static bool good_checkpoint(serve_play_t *p, char *spec, size_t len, char *note,
     return false;
 }
 
-/* The player spec for a new game; false with err when there is none. */
-static bool play_spec(serve_play_t *p, char *spec, size_t len, char *note, size_t notelen,
-                      char *err, size_t errlen)
+/* The player spec for a new game and the rule its net was trained for (-1:
+ * a bot); false with err when there is none. */
+static bool play_spec(serve_play_t *p, char *spec, size_t len, int *rule, char *note,
+                      size_t notelen, char *err, size_t errlen)
 {
     note[0] = '\0';
     if (p->o.model) {
         snprintf(spec, len, "%s", p->o.model);
+        *rule = p->model_rule;
         return true;
     }
-    return good_checkpoint(p, spec, len, note, notelen, err, errlen);
+    return good_checkpoint(p, spec, len, rule, note, notelen, err, errlen);
+}
+
+/* --load FILE: the first game's position, checked now under the rule the
+ * page offers first (the model's). 0, or -1 with err. */
+static int load_start(serve_play_t *p, const char *path, int model_rule, char *err, size_t errlen)
+{
+    char e[256];
+    if (psq_load(path, &p->start, e, sizeof e) != 0) {
+        snprintf(err, errlen, "--load %s: %s", path, e);
+        return -1;
+    }
+    if (p->start.size > p->max_size) {
+        snprintf(err, errlen, "--load %s: a %dx%d board; the model serves boards up to %dx%d",
+                 path, p->start.size, p->start.size, p->max_size, p->max_size);
+        return -1;
+    }
+    p->start_rule = model_rule >= 0 ? (rule_t)model_rule : RULE_FREESTYLE;
+    board_t b;
+    if (psq_to_board(&p->start, p->start_rule, &b, e, sizeof e) != 0) {
+        snprintf(err, errlen, "--load %s: under %s: %s", path, rule_name(p->start_rule), e);
+        return -1;
+    }
+    p->have_start = true;
+    return 0;
 }
 
 serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t errlen)
@@ -123,7 +162,9 @@ serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t er
     p->max_size = BOARD_MAX;
     p->default_size = BOARD_DEFAULT;
     char spec[4300], note[600];
-    if (!play_spec(p, spec, sizeof spec, note, sizeof note, err, errlen)) {
+    int rule = -1;
+    p->model_rule = -1;
+    if (!play_spec(p, spec, sizeof spec, &rule, note, sizeof note, err, errlen)) {
         /* a run that has not checkpointed yet (or none loads yet): play once one does */
         if (strstr(err, "loads"))
             fprintf(stderr, "gomoku serve: %s: games start once a checkpoint loads\n", err);
@@ -144,6 +185,8 @@ serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t er
             if (p->max_size > BOARD_MAX)
                 p->max_size = BOARD_MAX;
             p->default_size = p->max_size;
+            if (o->model && m->rule < RULE_COUNT)
+                p->model_rule = rule = (int)m->rule;
             nn_model_free(m);
         } else {
             char e[256];
@@ -155,6 +198,8 @@ serve_play_t *serve_play_create(const serve_play_opts_t *o, char *err, size_t er
             player_free(pl);
         }
     }
+    if (o->load && load_start(p, o->load, rule, err, errlen) != 0)
+        goto out_free;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->idle, NULL);
     return p;
@@ -181,8 +226,21 @@ void serve_play_info(serve_play_t *p, FILE *f)
     fputs("{\"model\": ", f);
     util_json_write(f, p->model_desc);
     fprintf(f, ", \"min_size\": %d, \"max_size\": %d, \"default_size\": %d, \"visits\": %d, "
-               "\"rules\": [\"freestyle\", \"standard\", \"renju\"], \"max_games\": %d}",
+               "\"rules\": [\"freestyle\", \"standard\", \"renju\"], \"max_games\": %d",
             BOARD_MIN, p->max_size, p->default_size, p->o.visits, p->o.max_games);
+    pthread_mutex_lock(&p->lock);
+    int rule = p->o.model ? p->model_rule : p->have_good ? p->good_rule : -1;
+    pthread_mutex_unlock(&p->lock);
+    if (rule >= 0)
+        fprintf(f, ", \"model_rule\": \"%s\"", rule_name((rule_t)rule));
+    if (p->have_start) {
+        fprintf(f, ", \"start\": {\"size\": %d, \"rule\": \"%s\", \"moves\": [", p->start.size,
+                rule_name(p->start_rule));
+        for (int i = 0; i < p->start.nmoves; i++)
+            fprintf(f, "%s%d", i ? "," : "", p->start.moves[i]);
+        fputs("]}", f);
+    }
+    fputc('}', f);
 }
 
 static void state_json(const play_game_t *g, FILE *f)
@@ -202,14 +260,30 @@ static void state_json(const play_game_t *g, FILE *f)
     int nf = board_over(b) ? 0 : board_forbidden_points(b, pts);
     for (int i = 0; i < nf; i++)
         fprintf(f, "%s%d", i ? "," : "", pts[i]);
+    fputs("], \"black_winrates\": [", f);
+    for (int i = 0; i < b->nmoves; i++) {
+        if (isfinite(g->black_wr[i]))
+            fprintf(f, "%s%.4f", i ? "," : "", g->black_wr[i]);
+        else
+            fprintf(f, "%snull", i ? "," : "");
+    }
     fputc(']', f);
+    if (g->model_rule >= 0 && g->model_rule != b->rule) {
+        /* as the terminal's note (player_model.c) */
+        fprintf(f, ", \"note\": \"the model was trained for %s, playing %s\"",
+                rule_name((rule_t)g->model_rule), rule_name((rule_t)b->rule));
+    }
     if (g->have_analysis) {
         const player_analysis_t *a = &g->analysis;
-        fprintf(f, ", \"analysis\": {\"ply\": %d, \"winrate\": %.4f, \"proven\": %d, "
-                   "\"visits\": %u, \"pv\": [", g->analysis_ply, a->winrate, a->proven,
-                (unsigned)a->visits);
+        fprintf(f, ", \"analysis\": {\"ply\": %d, \"winrate\": %.4f, \"winrate_for\": \"%s\", "
+                   "\"proven\": %d, \"visits\": %u, \"pv\": [", g->analysis_ply, a->winrate,
+                g->human == STONE_BLACK ? "white" : "black", a->proven, (unsigned)a->visits);
         for (int i = 0; i < a->npv; i++)
             fprintf(f, "%s%d", i ? "," : "", a->pv[i]);
+        fputs("], \"candidates\": [", f);
+        for (int i = 0; i < a->ncand; i++)
+            fprintf(f, "%s{\"move\": %d, \"visits\": %u, \"winrate\": %.4f}", i ? ", " : "",
+                    a->cand[i].move, (unsigned)a->cand[i].visits, a->cand[i].winrate);
         fputs("]}", f);
     }
     fputc('}', f);
@@ -274,6 +348,8 @@ static int play_model(serve_play_t *p, play_game_t *g, FILE *f)
             return serve_error(f, 500, "the model chose an illegal move %d", mv);
         g->have_analysis = player_analysis(g->player, &g->analysis);
         g->analysis_ply = g->board.nmoves - 1;
+        float wr = g->have_analysis ? g->analysis.winrate : NAN;
+        g->black_wr[g->analysis_ply] = g->human == STONE_BLACK ? 1.0f - wr : wr;
         player_notify(g->player, &g->board, mv);
     }
     return 0;
@@ -295,6 +371,8 @@ static int play_refusal(const board_t *b, int move, char *msg, size_t len)
     snprintf(msg, len, "%s", st == MOVE_OCCUPIED ? "that point is occupied" : "the game is over");
     return 409;
 }
+
+static int play_start(serve_play_t *p, const board_t *start, int human, FILE *f);
 
 int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
 {
@@ -342,9 +420,44 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
             i++;
         }
     }
-    char spec[4300], note[600];
+    return play_start(p, &b, color[0] == 'b' ? STONE_BLACK : STONE_WHITE, f);
+}
+
+int serve_play_load(serve_play_t *p, const char *rule_s, const char *color, const char *text,
+                    size_t n, FILE *f)
+{
+    char err[256];
+    rule_t rule = RULE_FREESTYLE;
+    if (rule_s && !rule_parse(rule_s, &rule))
+        return serve_error(f, 400, "unknown rule '%.40s' (freestyle, standard or renju)", rule_s);
+    if (color && strcmp(color, "black") && strcmp(color, "white"))
+        return serve_error(f, 400, "color must be black or white");
+    psq_game_t pg;
+    board_t b;
+    if (text[strspn(text, " \t\r\n")] == '\0')
+        return serve_error(f, 400, "the body is empty: send the .psq file's text");
+    if (psq_parse(text, n, &pg, err, sizeof err) != 0)
+        return serve_error(f, 400, "not a .psq game: %s", err);
+    if (pg.size > p->max_size)
+        return serve_error(f, 400, "a %dx%d board; the model serves boards up to %dx%d", pg.size,
+                           pg.size, p->max_size, p->max_size);
+    if (psq_to_board(&pg, rule, &b, err, sizeof err) != 0)
+        return serve_error(f, 400, "under %s: %s", rule_name(rule), err);
+    int human = color ? (color[0] == 'b' ? STONE_BLACK : STONE_WHITE) : b.to_move;
+    return play_start(p, &b, human, f);
+}
+
+/* A new game from position b with the person playing human: the model
+ * moves when it is to move. 200 with its state, or an error status. */
+static int play_start(serve_play_t *p, const board_t *start, int human, FILE *f)
+{
+    char spec[4300], note[600], err[256];
+    const board_t b = *start;
+    int size = b.size;
+    rule_t rule = (rule_t)b.rule;
+    int model_rule;
     pthread_mutex_lock(&p->lock);
-    bool have = play_spec(p, spec, sizeof spec, note, sizeof note, err, sizeof err);
+    bool have = play_spec(p, spec, sizeof spec, &model_rule, note, sizeof note, err, sizeof err);
     pthread_mutex_unlock(&p->lock);
     if (!have)
         return serve_error(f, 503, "%s", err);
@@ -356,7 +469,7 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
     po.search = p->o.search;
     po.quiet = 1;
     po.cache_bytes = PLAY_CACHE_BYTES;
-    player_t *pl = player_create(spec, rule, (int)size, &po, err, sizeof err);
+    player_t *pl = player_create(spec, rule, size, &po, err, sizeof err);
     if (!pl)
         return serve_error(f, 400, "%s", err);
     player_new_game(pl, &b);
@@ -383,9 +496,12 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f)
         g->last_used = ++p->tick;
         snprintf(g->id, sizeof g->id, "%016" PRIx64, util_rng_next(&p->rng));
         g->board = b;
-        g->human = color[0] == 'b' ? STONE_BLACK : STONE_WHITE;
+        g->human = human;
         g->player = pl;
         snprintf(g->model, sizeof g->model, "%s", spec);
+        g->model_rule = model_rule;
+        for (int i = 0; i < BOARD_CELLS; i++)
+            g->black_wr[i] = NAN;
     }
     pthread_mutex_unlock(&p->lock);
     player_free(old);
@@ -443,6 +559,7 @@ int serve_play_move(serve_play_t *p, const char *id, const char *body, size_t n,
         goto out_release;
     }
     board_play(b, mv);
+    g->black_wr[b->nmoves - 1] = NAN;
     player_notify(g->player, b, mv);
     st = play_model(p, g, f);
     if (st == 0) {
@@ -494,11 +611,21 @@ int serve_play_psq(serve_play_t *p, const char *id, FILE *f)
     const board_t *b = &g->board;
     const char *base = strrchr(g->model, '/');
     base = base ? base + 1 : g->model;
-    int moves[BOARD_CELLS];
-    for (int i = 0; i < b->nmoves; i++)
-        moves[i] = b->moves[i];
-    psq_write(f, b->size, moves, b->nmoves, g->human == STONE_BLACK ? "human" : base,
-              g->human == STONE_BLACK ? base : "human");
+    psq_write_board(f, b, g->human == STONE_BLACK ? "human" : base,
+                    g->human == STONE_BLACK ? base : "human");
     play_release(p, g);
     return 200;
+}
+
+int serve_error(FILE *f, int status, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fputs("{\"error\": ", f);
+    util_json_write(f, msg);
+    fputs("}", f);
+    return status;
 }

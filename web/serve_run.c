@@ -20,10 +20,11 @@
 
 #include "web/serve.h"
 #include "engine/record.h"
+#include "play/match.h"
 #include "selfplay/rundir.h"
 #include "util/util.h"
 
-#define CSV_MAX_COLS 8
+#define CSV_MAX_COLS 10
 #define CSV_MAX_ROWS 20000
 #define CSV_MAX_LINE 4096
 #define RUN_GAMES 24                 /* newest finished games kept */
@@ -32,12 +33,28 @@
 #define SHARD_TAIL (1u << 20)        /* a run already going: start this far from a shard's end */
 #define SHARD_READ (8u << 20)        /* bytes read from a shard per poll */
 
+/* How a column we keep comes from the file's fields. */
+typedef enum {
+    CSV_NUM,                         /* a number the row must have */
+    CSV_OPT,                         /* a number, or NaN when empty or not in the file */
+    CSV_WLD_N,                       /* from a "W-L-D" field: its games; NaN when empty */
+    CSV_WLD_LO, CSV_WLD_HI           /* ... the 95% interval of its Elo difference
+                                      * (match_elo); NaN when empty or unbounded */
+} csv_kind_t;
+
+typedef struct csv_col {
+    const char *name;                /* as sent to the page */
+    const char *src;                 /* the file's column it is read from */
+    csv_kind_t kind;
+} csv_col_t;
+
 /* A CSV file that grows by appended lines: the columns we want, by name. */
 typedef struct csv_tail {
     const char *name;                /* "metrics.csv" */
-    const char *want[CSV_MAX_COLS];
+    const csv_col_t *want;
     int nwant;
-    int col[CSV_MAX_COLS];           /* index in the file's header, -1 before the header */
+    bool have_header;
+    int col[CSV_MAX_COLS];           /* index in the file's header, -1 when not there */
     off_t off;
     ino_t ino;
     double *rows;                    /* nrows x nwant */
@@ -87,11 +104,11 @@ struct serve_run {
     int nckpt;
     uint64_t ckpt_ver;
 
-    char notes[4][256];              /* what could not be read, latest per source */
+    char notes[5][256];              /* what could not be read, latest per source (NOTE_*) */
     uint64_t notes_ver;
 };
 
-enum { NOTE_STATUS, NOTE_CSV, NOTE_GAMES, NOTE_MODELS };
+enum { NOTE_STATUS, NOTE_METRICS, NOTE_ELO, NOTE_GAMES, NOTE_MODELS, NOTE_COUNT };
 
 static void note(serve_run_t *r, int which, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -156,6 +173,7 @@ static void csv_reset(csv_tail_t *t)
     t->off = 0;
     t->nrows = 0;
     t->epoch++;
+    t->have_header = false;
     for (int i = 0; i < t->nwant; i++)
         t->col[i] = -1;
 }
@@ -184,11 +202,37 @@ static bool csv_header(csv_tail_t *t, char *line)
     for (int i = 0; i < t->nwant; i++) {
         t->col[i] = -1;
         for (int k = 0; k < nf && k < 64; k++)
-            if (strcmp(f[k], t->want[i]) == 0)
+            if (strcmp(f[k], t->want[i].src) == 0)
                 t->col[i] = k;
-        if (t->col[i] < 0)
+        if (t->col[i] < 0 && t->want[i].kind == CSV_NUM)
             return false;
     }
+    t->have_header = true;
+    return true;
+}
+
+/* One field of kind k into *v; false when a row cannot have it. */
+static bool csv_value(csv_kind_t k, const char *s, double *v)
+{
+    char *end;
+    if (!s || !*s) {
+        *v = NAN;
+        return k != CSV_NUM;
+    }
+    if (k == CSV_NUM || k == CSV_OPT) {
+        *v = strtod(s, &end);
+        return !*end && isfinite(*v);
+    }
+    unsigned w, l, d;
+    int used = 0;
+    if (sscanf(s, "%u-%u-%u%n", &w, &l, &d, &used) != 3 || s[used] || w + l + d == 0 ||
+        w + l + d > 100000000u)
+        return false;
+    double elo, lo, hi;
+    match_elo(w, l, d, &elo, &lo, &hi);
+    *v = k == CSV_WLD_N ? (double)(w + l + d) : k == CSV_WLD_LO ? lo : hi;
+    if (!isfinite(*v))
+        *v = NAN;
     return true;
 }
 
@@ -198,13 +242,8 @@ static void csv_row(csv_tail_t *t, char *line)
     int nf = csv_split(line, f, 64);
     double v[CSV_MAX_COLS];
     for (int i = 0; i < t->nwant; i++) {
-        char *end;
-        if (t->col[i] >= nf || !*f[t->col[i]]) {
-            t->bad++;
-            return;
-        }
-        v[i] = strtod(f[t->col[i]], &end);
-        if (*end || !isfinite(v[i])) {
+        const char *s = t->col[i] >= 0 && t->col[i] < nf ? f[t->col[i]] : NULL;
+        if (!csv_value(t->want[i].kind, s, &v[i])) {
             t->bad++;
             return;
         }
@@ -273,7 +312,7 @@ static bool poll_csv(serve_run_t *r, csv_tail_t *t)
         size_t used = (size_t)(nl - line) + 1;
         if (nl > line && nl[-1] == '\r')
             nl[-1] = '\0';
-        if (t->col[0] < 0) {
+        if (!t->have_header) {
             if (!csv_header(t, line))
                 t->bad++;
         } else {
@@ -288,7 +327,7 @@ static bool poll_csv(serve_run_t *r, csv_tail_t *t)
         t->off = pos;
     }
     if (t->bad != bad0)
-        note(r, NOTE_CSV, "%s: %" PRIu64 " unreadable lines skipped", t->name, t->bad);
+        note(r, t == &r->elo ? NOTE_ELO : NOTE_METRICS, "%s: %" PRIu64 " unreadable lines skipped", t->name, t->bad);
     close(fd);
     return changed;
 }
@@ -525,12 +564,11 @@ static void *watch_main(void *arg)
     return NULL;
 }
 
-static void csv_init(csv_tail_t *t, const char *name, const char *const *want, int nwant)
+static void csv_init(csv_tail_t *t, const char *name, const csv_col_t *want, int nwant)
 {
     t->name = name;
+    t->want = want;
     t->nwant = nwant;
-    for (int i = 0; i < nwant; i++)
-        t->want[i] = want[i];
     csv_reset(t);
 }
 
@@ -552,13 +590,27 @@ serve_run_t *serve_run_create(const char *dir, char *err, size_t errlen)
         return NULL;
     }
     snprintf(r->dir, sizeof r->dir, "%s", dir);
-    static const char *const mcols[] = {"step", "loss_policy", "loss_value", "loss_total",
-                                        "games", "games_per_s", "samples_per_s", "unix_time"};
-    static const char *const ecols[] = {"step", "elo"};
-    csv_init(&r->metrics, "metrics.csv", mcols, 8);
-    csv_init(&r->elo, "elo.csv", ecols, 2);
-    r->metrics.rows = malloc(sizeof(double) * CSV_MAX_ROWS * 8);
-    r->elo.rows = malloc(sizeof(double) * CSV_MAX_ROWS * 2);
+#define NUM(c) {c, c, CSV_NUM}
+    static const csv_col_t mcols[] = {NUM("step"), NUM("loss_policy"), NUM("loss_value"),
+                                      NUM("loss_total"), NUM("games"), NUM("games_per_s"),
+                                      NUM("samples_per_s"), NUM("unix_time")};
+#undef NUM
+    /* scripts/train-loop's ladder: each round's match against the previous
+     * model and against bot:greedy, with their W-L-D (the anchor row has none) */
+    static const csv_col_t ecols[] = {
+        {"step", "step", CSV_NUM}, {"elo", "elo", CSV_NUM},
+        {"elo_vs_prev", "elo_vs_prev", CSV_OPT}, {"games_vs_prev", "wld_vs_prev", CSV_WLD_N},
+        {"elo_vs_prev_lo", "wld_vs_prev", CSV_WLD_LO}, {"elo_vs_prev_hi", "wld_vs_prev", CSV_WLD_HI},
+        {"elo_vs_greedy", "elo_vs_greedy", CSV_OPT}, {"games_vs_greedy", "wld_vs_greedy", CSV_WLD_N},
+        {"elo_vs_greedy_lo", "wld_vs_greedy", CSV_WLD_LO},
+        {"elo_vs_greedy_hi", "wld_vs_greedy", CSV_WLD_HI}};
+    _Static_assert(sizeof mcols / sizeof mcols[0] <= CSV_MAX_COLS &&
+                   sizeof ecols / sizeof ecols[0] <= CSV_MAX_COLS, "CSV_MAX_COLS");
+    int nm = (int)(sizeof mcols / sizeof mcols[0]), ne = (int)(sizeof ecols / sizeof ecols[0]);
+    csv_init(&r->metrics, "metrics.csv", mcols, nm);
+    csv_init(&r->elo, "elo.csv", ecols, ne);
+    r->metrics.rows = malloc(sizeof(double) * CSV_MAX_ROWS * (size_t)nm);
+    r->elo.rows = malloc(sizeof(double) * CSV_MAX_ROWS * (size_t)ne);
     if (!r->metrics.rows || !r->elo.rows) {
         snprintf(err, errlen, "out of memory");
         goto out_free;
@@ -624,12 +676,17 @@ static void csv_delta(const csv_tail_t *t, uint64_t *epoch, uint64_t *sent, FILE
     fprintf(f, "\"%.*s\": {\"reset\": %s, \"columns\": [", (int)(strlen(t->name) - 4), t->name,
             reset ? "true" : "false");
     for (int i = 0; i < t->nwant; i++)
-        fprintf(f, "%s\"%s\"", i ? ", " : "", t->want[i]);
+        fprintf(f, "%s\"%s\"", i ? ", " : "", t->want[i].name);
     fputs("], \"rows\": [", f);
     for (size_t k = from; k < t->nrows; k++) {
         fputs(k > from ? ", [" : "[", f);
-        for (int i = 0; i < t->nwant; i++)
-            fprintf(f, "%s%.10g", i ? ", " : "", t->rows[k * t->nwant + i]);
+        for (int i = 0; i < t->nwant; i++) {
+            double v = t->rows[k * t->nwant + i];
+            if (isfinite(v))
+                fprintf(f, "%s%.10g", i ? ", " : "", v);
+            else
+                fprintf(f, "%snull", i ? ", " : "");
+        }
         fputc(']', f);
     }
     fputs("]}", f);
@@ -702,7 +759,7 @@ bool serve_run_delta(serve_run_t *r, serve_cursor_t *c, FILE *f)
         SEP();
         fputs("\"notes\": [", f);
         bool first = true;
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < NOTE_COUNT; i++)
             if (r->notes[i][0]) {
                 fputs(first ? "" : ", ", f);
                 util_json_write(f, r->notes[i]);

@@ -36,6 +36,9 @@
 #include "web/serve.h"
 
 #define SERVE_MAX_BODY 4096
+#define SERVE_MAX_PSQ (64u << 10)      /* a .psq body (a 20x20 game with times is ~8 KiB) */
+#define SERVE_LOAD_URL "/api/game/load"
+#define SERVE_PSQ_TYPE "application/x-psq" 
 #define SERVE_MAX_STREAMS 16
 #define SERVE_HEARTBEAT_MS 15000
 #define SERVE_REQUEST_S 10.0            /* a whole request (headers and body) within this */
@@ -70,9 +73,9 @@ typedef struct server {
 } server_t;
 
 typedef struct request {
-    char body[SERVE_MAX_BODY + 1];
-    size_t n;
+    size_t n, max;
     bool too_big;
+    char body[];                /* max + 1 bytes */
 } request_t;
 
 static enum MHD_Result reply(struct MHD_Connection *c, int status, const char *type, char *body,
@@ -462,6 +465,11 @@ static enum MHD_Result route(server_t *s, struct MHD_Connection *c, const char *
     } else if (strcmp(url, "/api/game") == 0) {
         if (post)
             status = serve_play_new(s->play, rq->body, rq->n, f);
+    } else if (strcmp(url, SERVE_LOAD_URL) == 0) {
+        if (post)
+            status = serve_play_load(
+                s->play, MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "rule"),
+                MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "color"), rq->body, rq->n, f);
     } else if (strncmp(url, gp, strlen(gp)) == 0) {
         char id[32];
         const char *rest = url + strlen(gp), *slash = strchr(rest, '/');
@@ -507,27 +515,33 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     server_t *s = cls;
     request_t *rq = *con_cls;
     if (!rq) {   /* headers are in: check what can be checked before any body */
-        rq = calloc(1, sizeof *rq);
+        bool psq = strcmp(url, SERVE_LOAD_URL) == 0;
+        size_t max = psq ? SERVE_MAX_PSQ : SERVE_MAX_BODY;
+        rq = calloc(1, sizeof *rq + max + 1);
         if (!rq)
             return MHD_NO;
+        rq->max = max;
         *con_cls = rq;
         if (s->check_host && !host_ok(c))
             return reply_error(c, 403, "Host must be a loopback name (localhost, 127.0.0.1, [::1])");
         if (!token_ok(s, c))
             return reply_error(c, 403, "missing or wrong token (open the page as /?token=T)");
         const char *len = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        if (len && strtoull(len, NULL, 10) > SERVE_MAX_BODY)
-            return reply_error(c, 413, "request body over %d bytes", SERVE_MAX_BODY);
+        if (len && strtoull(len, NULL, 10) > max)
+            return reply_error(c, 413, "request body over %zu bytes", max);
         if (strcmp(method, "POST") == 0) {
-            /* JSON only: a cross-site form cannot send it without a CORS preflight */
+            /* JSON (or .psq text on its own type) only: a cross-site form cannot
+             * send either without a CORS preflight */
             const char *ct = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Type");
-            if (!ct || strncmp(ct, "application/json", 16) != 0)
-                return reply_error(c, 415, "POST bodies must be Content-Type: application/json");
+            const char *want = psq ? SERVE_PSQ_TYPE : "application/json";
+            if (!ct || strncmp(ct, want, strlen(want)) != 0)
+                return reply_error(c, 415, "POST bodies %smust be Content-Type: %s",
+                                   psq ? "to " SERVE_LOAD_URL " " : "", want);
         }
         return MHD_YES;
     }
     if (*upload_size > 0) {
-        if (rq->n + *upload_size > SERVE_MAX_BODY)
+        if (rq->n + *upload_size > rq->max)
             rq->too_big = true;
         else {
             memcpy(rq->body + rq->n, upload, *upload_size);
@@ -538,7 +552,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     }
     conn_receiving(s, c, false);   /* the whole request is in: being answered now */
     if (rq->too_big)
-        return reply_error(c, 413, "request body over %d bytes", SERVE_MAX_BODY);
+        return reply_error(c, 413, "request body over %zu bytes", rq->max);
     rq->body[rq->n] = '\0';
     return route(s, c, url, method, rq);
 }
@@ -636,7 +650,8 @@ web_server_t *web_server_start(const web_server_opts_t *o, char *url, size_t url
         goto out_free;
     serve_play_opts_t po = {.model = o->model, .run_dir = o->run_dir, .visits = o->visits,
                             .device = o->device, .precision = o->precision,
-                            .search = o->search, .max_games = o->max_games, .max_searches = o->max_searches};
+                            .search = o->search, .max_games = o->max_games,
+                            .max_searches = o->max_searches, .load = o->load};
     if (!(s->play = serve_play_create(&po, err, errlen)))
         goto out_free;
     pthread_cond_init(&s->reaper_cv, NULL);

@@ -24,6 +24,7 @@ typedef struct web_server_opts {
     search_settings_t search;   /* c_puct, fpu, VCF checks of the model's searches */
     int max_games;          /* games kept at once */
     int max_searches;       /* searches running at once */
+    const char *load;       /* a .psq file the page's first game starts from, or NULL */
 } web_server_opts_t;
 
 typedef struct web_server web_server_t;

@@ -1,14 +1,11 @@
-/* A strict JSON reader: validation of a whole text, lookup of top-level
- * object members, and checked conversions. Nothing is allocated; values are
- * spans of the caller's text. */
+/* The strict JSON reader (see sjson.h). */
+#include "util/sjson.h"
+
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include "web/serve.h"
-#include "util/util.h"
 
 #define SJ_MAX_DEPTH 32
 
@@ -180,50 +177,77 @@ static sj_kind_t sj_kind_at(char c)
     }
 }
 
+bool sj_next(const sj_val_t *c, const char **pos, sj_val_t *key, sj_val_t *val)
+{
+    if (c->kind != SJ_ARR && c->kind != SJ_OBJ)
+        return false;
+    char err[8];
+    const char *end = c->p + c->n - 1;   /* the closing bracket */
+    sj_scan_t sc = {c->p, *pos ? *pos : c->p + 1, end, err, sizeof err};
+    sj_ws(&sc);
+    if (sc.p < end && *sc.p == ',') {
+        sc.p++;
+        sj_ws(&sc);
+    }
+    if (sc.p >= end)
+        return false;
+    if (c->kind == SJ_OBJ) {
+        const char *k = sc.p;
+        if (!sj_string(&sc))
+            return false;
+        if (key)
+            *key = (sj_val_t){SJ_STR, k, (size_t)(sc.p - k)};
+        sj_ws(&sc);
+        sc.p++;   /* ':' (checked by sj_check) */
+        sj_ws(&sc);
+    }
+    const char *v = sc.p;
+    if (!sj_value(&sc, 1))
+        return false;
+    *val = (sj_val_t){sj_kind_at(*v), v, (size_t)(sc.p - v)};
+    *pos = sc.p;
+    return true;
+}
+
 bool sj_get(const char *s, size_t n, const char *key, sj_val_t *out)
 {
     char err[8];
     sj_scan_t sc = {s, s, s + n, err, sizeof err};
     sj_ws(&sc);
-    if (sc.p >= sc.end || *sc.p != '{')
+    const char *start = sc.p;
+    if (sc.p >= sc.end || *sc.p != '{' || !sj_value(&sc, 0))
         return false;
-    sc.p++;
+    sj_val_t obj = {SJ_OBJ, start, (size_t)(sc.p - start)}, k, v;
     size_t klen = strlen(key);
-    for (;;) {
-        sj_ws(&sc);
-        if (sc.p >= sc.end || *sc.p != '"')
-            return false;
-        const char *k = sc.p + 1;
-        if (!sj_string(&sc))
-            return false;
-        bool match = (size_t)(sc.p - 1 - k) == klen && memcmp(k, key, klen) == 0;
-        sj_ws(&sc);
-        sc.p++;   /* ':' (checked by sj_check) */
-        sj_ws(&sc);
-        const char *v = sc.p;
-        if (!sj_value(&sc, 1))
-            return false;
-        if (match) {
-            *out = (sj_val_t){sj_kind_at(*v), v, (size_t)(sc.p - v)};
+    const char *pos = NULL;
+    while (sj_next(&obj, &pos, &k, &v))
+        if (k.n - 2 == klen && memcmp(k.p + 1, key, klen) == 0) {
+            *out = v;
             return true;
         }
-        sj_ws(&sc);
-        if (sc.p >= sc.end || *sc.p != ',')
-            return false;
-        sc.p++;
-    }
+    return false;
 }
 
-bool sj_int(const sj_val_t *v, long lo, long hi, long *out)
+/* v as a double: false when it is not a number or not finite. */
+static bool sj_double(const sj_val_t *v, double *out)
 {
-    if (v->kind != SJ_NUM || v->n > 24)
+    if (v->kind != SJ_NUM || v->n > 40)
         return false;
-    char buf[32];
+    char buf[48];
     memcpy(buf, v->p, v->n);
     buf[v->n] = '\0';
     char *end;
     double d = strtod(buf, &end);
-    if (*end || !isfinite(d) || d != floor(d) || d < (double)lo || d > (double)hi)
+    if (*end || !isfinite(d))
+        return false;
+    *out = d;
+    return true;
+}
+
+bool sj_int(const sj_val_t *v, long lo, long hi, long *out)
+{
+    double d;
+    if (!sj_double(v, &d) || d != floor(d) || d < (double)lo || d > (double)hi)
         return false;
     *out = (long)d;
     return true;
@@ -249,17 +273,4 @@ bool sj_str(const sj_val_t *v, char *buf, size_t len)
     }
     buf[k] = '\0';
     return true;
-}
-
-int serve_error(FILE *f, int status, const char *fmt, ...)
-{
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    fputs("{\"error\": ", f);
-    util_json_write(f, msg);
-    fputs("}", f);
-    return status;
 }
