@@ -1057,8 +1057,8 @@ START_TEST(test_binary_stop_and_end_during_search)
      * about 0.15 s on a quiet machine and then ends the search itself */
     char model[256], cmd[1024];
     snprintf(model, sizeof model, "/tmp/check_pbrain_stop_%ld.gzm", (long)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 --out %s "
-             ">/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
+    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 "
+             "--planes basic --out %s >/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
     ck_assert_int_eq(system(cmd), 0);
     proc_t p;
     const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
@@ -1115,8 +1115,10 @@ START_TEST(test_binary_eof_during_search)
 {
     char model[256], cmd[1024];
     snprintf(model, sizeof model, "/tmp/check_pbrain_eof_%ld.gzm", (long)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 --out %s "
-             ">/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
+    /* the basic planes: a random threat-plane net answers 7,7 with 0,0,
+     * the move queued below */
+    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 "
+             "--planes basic --out %s >/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
     ck_assert_int_eq(system(cmd), 0);
     proc_t p;
     const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
@@ -1617,8 +1619,8 @@ START_TEST(test_binary_yixin_session)
 {
     char model[256], cmd[1024], line[4096];
     snprintf(model, sizeof model, "/tmp/check_pbrain_yixin_%ld.gzm", (long)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 --out %s "
-             ">/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
+    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 "
+             "--planes basic --out %s >/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
     ck_assert_int_eq(system(cmd), 0);
     proc_t p;
     const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
