@@ -1044,6 +1044,16 @@ START_TEST(test_binary_stall_then_search)
 }
 END_TEST
 
+/* `gomoku pbrain` on a fresh random 2x32 net (its file into model[len],
+ * removed by the caller) started in *p: a net keeps a search slow enough
+ * to be interrupted, where the uniform evaluator fills its tree at once. */
+static void start_net_engine(proc_t *p, char *model, size_t len)
+{
+    small_model_file(model, len, 2, 32, 15, 7);
+    const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
+    proc_start(p, args);
+}
+
 /* Input is read while a move is searched: YXSTOP plays the best move so
  * far, a command that arrives during the search is answered after the
  * move, and END ends a 60 s search and the process at once. The bounds
@@ -1055,14 +1065,9 @@ START_TEST(test_binary_stop_and_end_during_search)
     /* a net (random, 2x32) keeps the search slow enough that it is still
      * running when the stop comes: the uniform evaluator fills the tree in
      * about 0.15 s on a quiet machine and then ends the search itself */
-    char model[256], cmd[1024];
-    snprintf(model, sizeof model, "/tmp/check_pbrain_stop_%ld.gzm", (long)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 "
-             "--planes basic --out %s >/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
-    ck_assert_int_eq(system(cmd), 0);
+    char model[256];
     proc_t p;
-    const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
-    proc_start(&p, args);
+    start_net_engine(&p, model, sizeof model);
     char line[4096], msg[1024];
     double bound = 5000 * slow();
     proc_send(&p, "START 15");
@@ -1113,16 +1118,9 @@ END_TEST
  * it searched on to the end of the move's time. */
 START_TEST(test_binary_eof_during_search)
 {
-    char model[256], cmd[1024];
-    snprintf(model, sizeof model, "/tmp/check_pbrain_eof_%ld.gzm", (long)getpid());
-    /* the basic planes: a random threat-plane net answers 7,7 with 0,0,
-     * the move queued below */
-    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 "
-             "--planes basic --out %s >/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
-    ck_assert_int_eq(system(cmd), 0);
+    char model[256];
     proc_t p;
-    const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
-    proc_start(&p, args);
+    start_net_engine(&p, model, sizeof model);
     char line[4096], msg[1024];
     proc_send(&p, "START 15");
     ck_assert_str_eq(proc_answer(&p, line, sizeof line, START_MS), "OK");
@@ -1617,14 +1615,9 @@ static void session_line_ok(const char *l)
 
 START_TEST(test_binary_yixin_session)
 {
-    char model[256], cmd[1024], line[4096];
-    snprintf(model, sizeof model, "/tmp/check_pbrain_yixin_%ld.gzm", (long)getpid());
-    snprintf(cmd, sizeof cmd, "'%s' model init --blocks 2 --channels 32 --board-max 15 "
-             "--planes basic --out %s >/dev/null 2>&1", getenv("GOMOKU_BIN"), model);
-    ck_assert_int_eq(system(cmd), 0);
+    char model[256], line[4096];
     proc_t p;
-    const char *args[] = {"pbrain", "--model", model, "--device", "cpu", NULL};
-    proc_start(&p, args);
+    start_net_engine(&p, model, sizeof model);
     proc_send(&p, "info show_detail 1");
     proc_send(&p, "yxshowinfo");
     proc_send(&p, "start 15 15");
