@@ -14,8 +14,10 @@
 #include "util/util.h"
 
 static const cmd_help_t help = {
-    "bench nn", BY_BENCH_NN, "gomoku bench nn [--device D --precision P --blocks B --channels C --batch N[,N...]]",
+    "bench nn", BY_BENCH_NN, "gomoku bench nn [--device D --precision P --blocks B --channels C --planes F --batch N[,N...]]",
     "Measure the network on a device: forward evals/s and GFLOP/s, training samples/s,\n"
+    "the input encoding's microseconds per position for the basic and threat planes\n"
+    "(game-like positions, one CPU thread),\n"
     "and this machine's SGEMM GFLOP/s on a square product (the peak the CPU path can\n"
     "approach), each the median of several runs. Prints one JSON line per batch size."};
 
@@ -70,39 +72,69 @@ static int parse_list(const char *s, int *out, int max)
     return n;
 }
 
-/* Random legal-looking planes for an s x s board: about a fifth of the
- * points hold stones. */
-static void fill_inputs(float *in, float *pt, float *vt, int n, int s)
+/* Game-like positions on an s x s board: position k has 10 + k % 50
+ * stones played at random in a cluster round the centre that grows with
+ * the move count (as in games), so threats occur as they do in play. */
+static void make_positions(board_t *bs, int n, int s)
 {
     uint64_t st = 12345;
-    int hw = s * s;
-    memset(in, 0, sizeof(float) * (size_t)n * NN_PLANES * hw);
+    for (int k = 0; k < n; k++) {
+        board_t *b = &bs[k];
+        board_init(b, s, RULE_FREESTYLE);
+        int want = 10 + k % 50;
+        for (int tries = 0; b->nmoves < want && tries < 50 * want && !board_over(b); tries++) {
+            int r = 2 + b->nmoves / 4, c = s / 2;
+            int x = c - r + (int)(util_rng_next(&st) % (uint64_t)(2 * r + 1));
+            int y = c - r + (int)(util_rng_next(&st) % (uint64_t)(2 * r + 1));
+            if (x >= 0 && y >= 0 && x < s && y < s)
+                board_play(b, board_xy(b, x, y));   /* refused moves are just skipped */
+        }
+    }
+}
+
+/* Inputs (feature set f, M x M grid) and targets (a legal point, a W/D/L)
+ * of the positions. */
+static void fill_inputs(const board_t *bs, int f, int M, float *in, float *pt, float *vt, int n)
+{
+    int hw = M * M, P = nn_feature_planes(f);
     memset(pt, 0, sizeof(float) * (size_t)n * hw);
     for (int k = 0; k < n; k++) {
-        float *p = in + (size_t)k * NN_PLANES * hw;
+        const board_t *b = &bs[k];
+        nn_encode_features(b, f, M, in + (size_t)k * P * hw);
         int target = -1;
-        for (int q = 0; q < hw; q++) {
-            st = st * 6364136223846793005ull + 1442695040888963407ull;
-            unsigned r = (unsigned)(st >> 33) % 10;
-            p[NN_PLANE_ONBOARD * hw + q] = 1;
-            p[NN_PLANE_BLACK * hw + q] = k & 1;
-            if (r == 0)
-                p[NN_PLANE_OWN * hw + q] = 1;
-            else if (r == 1)
-                p[NN_PLANE_OPP * hw + q] = 1;
-            else if (target < 0 || r == 5)
-                target = q;
-        }
-        pt[(size_t)k * hw + target] = 1;
+        for (int q = 0; q < board_npoints(b) && target < 0; q++)
+            if (b->cells[(q * 37) % board_npoints(b)] == STONE_EMPTY)
+                target = (q * 37) % board_npoints(b);
+        pt[(size_t)k * hw + nn_policy_index(target, b->size, M)] = 1;
         vt[3 * k + k % 3] = 1;
         vt[3 * k + (k + 1) % 3] = 0;
         vt[3 * k + (k + 2) % 3] = 0;
     }
 }
 
+/* Microseconds per position of nn_encode_features with set f on the n
+ * positions, median of runs of at least `seconds`. */
+static double encode_us(const board_t *bs, int n, int f, int M, float *scratch, int runs,
+                        double seconds)
+{
+    double r[64];
+    size_t ps = (size_t)nn_feature_planes(f) * M * M;
+    for (int k = 0; k < runs; k++) {
+        long calls = 0;
+        double t0 = util_now_ms() * 1e-3, t;
+        do {
+            for (int i = 0; i < n; i++)
+                nn_encode_features(&bs[i], f, M, scratch + (size_t)(i % 8) * ps);
+            calls += n;
+        } while ((t = util_now_ms() * 1e-3 - t0) < seconds);
+        r[k] = t * 1e6 / (double)calls;
+    }
+    return bench_median(r, runs);
+}
+
 int bench_nn(int argc, char **argv)
 {
-    const char *device, *batch_s, *model_path = NULL;
+    const char *device, *batch_s, *model_path = NULL, *planes = NULL;
     nn_precision_t prec;
     int blocks, channels, size, runs, threads, sgemm_n;
     double seconds;
@@ -110,7 +142,7 @@ int bench_nn(int argc, char **argv)
         ARG(S_BENCH_DEVICE, &device), ARG(S_PRECISION, &prec), ARG(S_BENCH_NN_BATCH, &batch_s),
         ARG(S_SIZE, &size), ARG(S_BENCH_NN_MODEL, &model_path), ARG(S_NET_THREADS, &threads),
         ARG(S_BENCH_SECONDS, &seconds), ARG(S_BENCH_RUNS, &runs), ARG(S_SGEMM_SIZE, &sgemm_n),
-        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels), ARG(S_BENCH_NN_PLANES, &planes),
     };
     int rc = args_parse(&help, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
@@ -124,7 +156,19 @@ int bench_nn(int argc, char **argv)
     for (int i = 0; i < nb; i++)
         maxb = batches[i] > maxb ? batches[i] : maxb;
     char err[512], note[512];
-    nn_model_t *m = nn_model_open(model_path, blocks, channels, size, 1, err, sizeof err);
+    int features;
+    if (nn_features_parse(planes, &features, err, sizeof err) != 0)
+        return args_fail(&help, "%s", err);
+    nn_model_t *m;
+    if (model_path) {
+        m = nn_model_load(model_path, err, sizeof err);
+    } else {
+        nn_config_t rc_cfg;
+        nn_config_default(&rc_cfg, blocks, channels, size);
+        rc_cfg.features = features;
+        rc_cfg.in_planes = nn_feature_planes(features);
+        m = nn_model_create(&rc_cfg, 1, err, sizeof err);
+    }
     if (m && size > m->cfg.board_max) {
         fprintf(stderr, "gomoku bench nn: --size %d is larger than the model's board max %d\n",
                 size, m->cfg.board_max);
@@ -140,37 +184,23 @@ int bench_nn(int argc, char **argv)
     double flops = nn_flops_per_eval(cfg, M);
     int cores = sgemm_cores(), nthreads = threads ? threads : cores;
     rc = 1;
-    float *in = malloc(sizeof(float) * (size_t)maxb * NN_PLANES * hw);
+    int npos = maxb > 64 ? maxb : 64;
+    float *in = malloc(sizeof(float) * (size_t)npos * NN_PLANES_MAX * hw);
     float *pt = malloc(sizeof(float) * (size_t)maxb * hw);
     float *vt = malloc(sizeof(float) * (size_t)maxb * 3);
     float *pol = malloc(sizeof(float) * (size_t)maxb * hw);
     float *val = malloc(sizeof(float) * (size_t)maxb * 3);
-    if (!in || !pt || !vt || !pol || !val) {
+    board_t *bs = malloc(sizeof(board_t) * (size_t)npos);
+    if (!in || !pt || !vt || !pol || !val || !bs) {
         fprintf(stderr, "gomoku bench nn: out of memory\n");
         goto out_free;
     }
-    /* inputs for an s x s board inside the M x M grid */
-    float *tmp_in = malloc(sizeof(float) * (size_t)maxb * NN_PLANES * size * size);
-    float *tmp_pt = malloc(sizeof(float) * (size_t)maxb * size * size);
-    if (!tmp_in || !tmp_pt) {
-        free(tmp_in);
-        free(tmp_pt);
-        fprintf(stderr, "gomoku bench nn: out of memory\n");
-        goto out_free;
-    }
-    fill_inputs(tmp_in, tmp_pt, vt, maxb, size);
-    memset(in, 0, sizeof(float) * (size_t)maxb * NN_PLANES * hw);
-    memset(pt, 0, sizeof(float) * (size_t)maxb * hw);
-    for (int k = 0; k < maxb; k++)
-        for (int q = 0; q < size * size; q++) {
-            int g = nn_policy_index(q, size, M);
-            for (int p = 0; p < NN_PLANES; p++)
-                in[((size_t)k * NN_PLANES + p) * hw + g] =
-                    tmp_in[((size_t)k * NN_PLANES + p) * size * size + q];
-            pt[(size_t)k * hw + g] = tmp_pt[(size_t)k * size * size + q];
-        }
-    free(tmp_in);
-    free(tmp_pt);
+    /* s x s boards inside the M x M grid */
+    make_positions(bs, npos, size);
+    double enc_us[NN_FEATURES_COUNT];
+    for (int f = 0; f < NN_FEATURES_COUNT; f++)
+        enc_us[f] = encode_us(bs, npos, f, M, in, runs, seconds);
+    fill_inputs(bs, cfg->features, M, in, pt, vt, maxb);
 
     for (int bi = 0; bi < nb; bi++) {
         int batch = batches[bi];
@@ -262,10 +292,15 @@ int bench_nn(int argc, char **argv)
                "\"gflop_per_eval\":%.6f,\"forward_evals_per_s\":%.1f,\"forward_gflops\":%.2f,"
                "\"train_samples_per_s\":%.1f,\"train_gflops_est\":%.2f,"
                "\"sgemm_n\":%d,\"sgemm_gflops\":%.2f,\"forward_vs_sgemm\":%.3f,\"runs\":%d,"
-               "\"seconds\":%g%s%s}\n",
+               "\"seconds\":%g,\"planes\":\"%s\",\"encode_basic_us\":%.2f,"
+               "\"encode_threat_us\":%.2f,\"encode_share\":%.3f%s%s}\n",
                nn_net_device_name(net), nn_net_precision_name(net), cfg->blocks, cfg->channels, M, size, batch,
                used, sgemm_impl_name(), flops / 1e9, fe, gf, ts, 3.0 * ts * flops / 1e9,
-               sgemm_n, peak, rel, runs, seconds, gpu_json, bound_json);
+               sgemm_n, peak, rel, runs, seconds, nn_features_name(cfg->features),
+               enc_us[NN_FEATURES_BASIC], enc_us[NN_FEATURES_THREAT],
+               /* of the CPU time per eval: the forward's thread-seconds on the CPU */
+               enc_us[cfg->features] / (enc_us[cfg->features] + 1e6 / fe * (on_gpu ? 1 : used)),
+               gpu_json, bound_json);
         fflush(stdout);
         nn_net_free(net);
     }
@@ -277,6 +312,7 @@ out_free:
     free(vt);
     free(pol);
     free(val);
+    free(bs);
     nn_model_free(m);
     return rc;
 }

@@ -6,12 +6,15 @@
 #include "cli/cmds.h"
 #include "nn/nn.h"
 #include "selfplay/args.h"
+#include "selfplay/replay.h"
+#include "util/util.h"
 
 static const cmd_help_t help_model = {
     "model", BY_MODEL, "gomoku model init|info [options]",
     "Create a randomly initialised network (init) or describe a weights file (info).\n"
-    "  gomoku model init --blocks B --channels C [--board-max M --rule R --seed S] --out F\n"
+    "  gomoku model init --blocks B --channels C [--board-max M --rule R --planes F --seed S] --out F\n"
     "  gomoku model info F\n"
+    "  gomoku model loss F GAMES.gzr...\n"
     "'gomoku model init --help' and 'gomoku model info --help' list the options."};
 
 static const cmd_help_t help_init = {
@@ -27,7 +30,7 @@ static const cmd_help_t help_info = {
 static int model_init(int argc, char **argv)
 {
     int blocks, channels, board_max, hp, hv, vh;
-    const char *out = NULL;
+    const char *out = NULL, *planes = NULL;
     rule_t rule;
     uint64_t seed;
     bool force;
@@ -35,6 +38,7 @@ static int model_init(int argc, char **argv)
         ARG_FLAGS(S_BLOCKS, &blocks, ARG_REQUIRED), ARG_FLAGS(S_CHANNELS, &channels, ARG_REQUIRED),
         ARG(S_BOARD_MAX, &board_max), ARG(S_RULE, &rule), ARG(S_SEED, &seed),
         ARG(S_POLICY_HEAD, &hp), ARG(S_VALUE_HEAD, &hv), ARG(S_VALUE_HIDDEN, &vh),
+        ARG(S_PLANES, &planes),
         ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_init, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
@@ -53,6 +57,9 @@ static int model_init(int argc, char **argv)
     cfg.value_head = hv;
     cfg.value_hidden = vh;
     char err[512];
+    if (nn_features_parse(planes, &cfg.features, err, sizeof err) != 0)
+        return args_fail(&help_init, "%s", err);
+    cfg.in_planes = nn_feature_planes(cfg.features);
     nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku model init: %s\n", err);
@@ -63,11 +70,48 @@ static int model_init(int argc, char **argv)
     if (rc != 0)
         fprintf(stderr, "gomoku model init: %s\n", err);
     else
-        printf("wrote %s: %d blocks x %d channels, board max %d, %s, %zu parameters, seed %llu\n",
-               out, blocks, channels, board_max, rule_name(rule), m->nparams,
+        printf("wrote %s: %d blocks x %d channels, board max %d, %s, %s planes, %zu parameters, "
+               "seed %llu\n", out, blocks, channels, board_max, rule_name(rule),
+               nn_features_name(cfg.features), m->nparams,
                (unsigned long long)seed);
     nn_model_free(m);
     return rc == 0 ? 0 : 1;
+}
+
+static const cmd_help_t help_loss = {
+    "model loss", BY_MODEL, "gomoku model loss F GAMES.gzr...",
+    "Held-out loss: the mean policy and value cross-entropy (no L2) of model F on\n"
+    "every fully searched position of the games (untransformed), on the CPU.\n"
+    "Games of another rule or board size than F's are skipped and counted."};
+
+static int model_loss(int argc, char **argv)
+{
+    char *pos[256];
+    int npos = 0;
+    int rc = args_parse(&help_loss, NULL, 0, argc, argv, pos, 256, &npos);
+    if (rc != ARGS_OK)
+        return args_exit_status(rc);
+    if (npos < 2)
+        return args_fail(&help_loss, "a model file and game files are required");
+    char err[512];
+    nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "gomoku model loss: %s\n", err);
+        return 1;
+    }
+    replay_loss_report_t r;
+    rc = replay_model_loss(m, (const char *const *)pos + 1, npos - 1, 0, &r, err, sizeof err);
+    nn_model_free(m);
+    if (rc != 0) {
+        fprintf(stderr, "gomoku model loss: %s\n", err);
+        return 1;
+    }
+    char js[4200];
+    printf("{\"model\":%s,\"games\":%llu,\"positions\":%llu,\"skipped\":%llu,"
+           "\"policy_loss\":%.5f,\"value_loss\":%.5f}\n", util_json_str(pos[0], js, sizeof js),
+           (unsigned long long)r.games, (unsigned long long)r.positions,
+           (unsigned long long)r.skipped, (double)r.loss.policy, (double)r.loss.value);
+    return 0;
 }
 
 static int model_info(int argc, char **argv)
@@ -102,7 +146,7 @@ static int model_info(int argc, char **argv)
     printf("blocks        %d\n", c->blocks);
     printf("channels      %d\n", c->channels);
     printf("board max     %d\n", M);
-    printf("input planes  %d\n", c->in_planes);
+    printf("input planes  %d (%s)\n", c->in_planes, nn_features_name(c->features));
     printf("policy head   %d (%d output%s: policy%s%s)\n", c->policy_head, c->policy_outputs,
            c->policy_outputs > 1 ? "s" : "", c->policy_outputs > 1 ? ", opponent reply" : "",
            c->policy_outputs > 2 ? ", soft policy" : "");
@@ -119,7 +163,7 @@ static int model_info(int argc, char **argv)
 int cmd_model(int argc, char **argv)
 {
     if (argc < 2)
-        return args_fail(&help_model, "a subcommand is required (init or info)");
+        return args_fail(&help_model, "a subcommand is required (init, info or loss)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         args_print_help(&help_model, NULL, 0);
@@ -129,7 +173,9 @@ int cmd_model(int argc, char **argv)
         return model_init(argc - 1, argv + 1);
     if (strcmp(sub, "info") == 0)
         return model_info(argc - 1, argv + 1);
+    if (strcmp(sub, "loss") == 0)
+        return model_loss(argc - 1, argv + 1);
     if (sub[0] == '-')
         return args_fail(&help_model, "unknown option '%s'", sub);
-    return args_fail(&help_model, "unknown subcommand '%s' (init or info)", sub);
+    return args_fail(&help_model, "unknown subcommand '%s' (init, info or loss)", sub);
 }

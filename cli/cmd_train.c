@@ -23,7 +23,10 @@ static const cmd_help_t help = {
     "--steps S stops at step S, --steps +N after N more steps; without it the\n"
     "run goes on until Ctrl-C or SIGTERM (it finishes the step, checkpoints,\n"
     "stops the workers and exits 0). Watch RUN_DIR/status.json and\n"
-    "RUN_DIR/metrics.csv."};
+    "RUN_DIR/metrics.csv.\n"
+    "--workers 0 with --steps and no broker trains on the game shards already\n"
+    "in RUN_DIR/games/ (shard-NNNNNN.gzr) alone, until the step target or until\n"
+    "the stored games allow no more steps at the replay ratio."};
 
 int cmd_train(int argc, char **argv)
 {
@@ -66,8 +69,9 @@ int cmd_train(int argc, char **argv)
             return args_fail(&help, "--steps wants S or +N (N >= 1), got '%s'", steps);
         o.steps = v;
     }
-    if (given[S_WORKERS] && cli.workers == 0 && !o.broker_url)
-        return args_fail(&help, "--workers 0 needs --broker (games must come from somewhere)");
+    if (given[S_WORKERS] && cli.workers == 0 && !o.broker_url && !steps)
+        return args_fail(&help, "--workers 0 needs --broker or --steps (games must come from "
+                         "somewhere, or training on the stored ones needs an end)");
     char run_name[256], broker_url[1024];
     if (o.broker_url) {
         broker_url_t bu;
@@ -121,8 +125,9 @@ int cmd_train(int argc, char **argv)
         fprintf(stderr, "gomoku train: %s\n", err);
         goto out_unlock;
     }
-    if (cfg.workers == 0 && !o.broker_url) {
-        fprintf(stderr, "gomoku train: the run has 0 local workers: give --workers K or --broker URL\n");
+    if (cfg.workers == 0 && !o.broker_url && !steps) {
+        fprintf(stderr, "gomoku train: the run has 0 local workers: give --workers K, --broker "
+                        "URL, or --steps to train on its stored games\n");
         goto out_unlock;
     }
     o.cfg = cfg;

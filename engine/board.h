@@ -88,6 +88,31 @@ int board_forbidden_points(const board_t *b, int *out);
 /* Would the side to move win at once by playing `move` (legal and making five)? */
 bool board_is_winning_move(const board_t *b, int move);
 
+/* What a stone of `color` at an empty point would make, best first by
+ * value: THREAT_FIVE (wins under the rule: exactly five where an overline
+ * does not win), THREAT_OPEN_FOUR (two or more five points: a straight
+ * four, two fours in one line, or fours in two lines), THREAT_FOUR (one
+ * five point), THREAT_OPEN_THREE (a line where one more stone makes two
+ * five points in that line), THREAT_THREE (one more stone makes one five
+ * point), THREAT_OPEN_TWO / THREAT_TWO (the greedy bot's twos). */
+typedef enum {
+    THREAT_NONE = 0, THREAT_TWO, THREAT_OPEN_TWO, THREAT_THREE, THREAT_OPEN_THREE,
+    THREAT_FOUR, THREAT_OPEN_FOUR, THREAT_FIVE, THREAT_COUNT
+} threat_t;
+
+/* The best of the four lines through the empty point `move` for a stone
+ * of `color`, whoever is to move; twos are not looked for (THREAT_NONE
+ * below a three). THREAT_NONE on an occupied point and, under renju, on a
+ * point forbidden to black when color is black. A three's completing
+ * point is not itself checked for being forbidden. No allocation; reads
+ * the 4 x 11 cells around the point. */
+threat_t board_threat_at(const board_t *b, int move, int color);
+/* board_threat_at of every point (a threat_t each, n = size * size bytes
+ * into out), computed only on the lines through a point that hold two or
+ * more other stones of color within four of it (no other line makes a
+ * three). No allocation. */
+void board_threat_map(const board_t *b, int color, uint8_t *out);
+
 /* Points where colour `color` would make a winning five under the rule
  * (freestyle: five or more; standard: exactly five; renju: exactly five
  * for black, five or more for white), whoever is to move. A five point is

@@ -43,90 +43,21 @@ int bot_random_move(const board_t *b, uint64_t *rng)
     return MOVE_NONE;
 }
 
-/* Threat classes of one line through a point, for one colour. */
-enum { T_NONE, T_TWO, T_OPEN_TWO, T_THREE, T_OPEN_THREE, T_FOUR, T_OPEN_FOUR, T_FIVE };
-
-/* Points that make a five for colour c through the middle of l (middle
- * already set to c). */
-static int count_fives(uint8_t l[LINE_LEN], int rule, int c)
-{
-    int n = 0;
-    for (int q = 1; q < LINE_LEN - 1; q++) {
-        if (l[q] != STONE_EMPTY)
-            continue;
-        l[q] = (uint8_t)c;
-        n += rule_is_five(rule, c, line_run(l, c));
-        l[q] = STONE_EMPTY;
-    }
-    return n;
-}
-
-static int classify(uint8_t l[LINE_LEN], int rule, int c)
-{
-    if (rule_is_five(rule, c, line_run(l, c)))
-        return T_FIVE;
-    int own = 0;
-    for (int i = 1; i < LINE_LEN - 1; i++)
-        own += l[i] == c;
-    if (own >= 4) {
-        int f = count_fives(l, rule, c);
-        if (f >= 2)
-            return T_OPEN_FOUR;   /* straight four, or two fours in the line */
-        if (f == 1)
-            return T_FOUR;
-    }
-    if (own >= 3) {
-        int best = T_NONE;
-        for (int q = 2; q < LINE_LEN - 2 && best != T_OPEN_THREE; q++) {
-            if (l[q] != STONE_EMPTY)
-                continue;
-            l[q] = (uint8_t)c;
-            int f = count_fives(l, rule, c);
-            l[q] = STONE_EMPTY;
-            if (f >= 2)
-                best = T_OPEN_THREE;
-            else if (f == 1)
-                best = T_THREE;
-        }
-        if (best != T_NONE)
-            return best;
-    }
-    /* Twos: 5-windows through the middle free of the opponent and walls
-     * that hold two of ours; open when there are several. */
-    int windows = 0;
-    for (int s = LINE_MID - 4; s <= LINE_MID; s++) {
-        int k = 0, ok = 1;
-        for (int i = s; i < s + 5; i++) {
-            if (l[i] == c)
-                k++;
-            else if (l[i] != STONE_EMPTY)
-                ok = 0;
-        }
-        windows += ok && k >= 2;
-    }
-    return windows >= 3 ? T_OPEN_TWO : windows >= 1 ? T_TWO : T_NONE;
-}
-
 /* Value of colour c playing the empty point move. */
 static double threat_value(const board_t *b, int move, int c)
 {
-    int n[T_FIVE + 1] = {0};
-    uint8_t l[LINE_LEN];
-    for (int d = 0; d < NDIRS; d++) {
-        line_read(b->cells, b->size, move, d, l);
-        l[LINE_MID] = (uint8_t)c;
-        n[classify(l, b->rule, c)]++;
-    }
-    if (n[T_FIVE])
+    int n[THREAT_COUNT];
+    board_threat_lines(b, move, c, n);
+    if (n[THREAT_FIVE])
         return 1e7;
-    if (n[T_OPEN_FOUR] || n[T_FOUR] >= 2)
+    if (n[THREAT_OPEN_FOUR] || n[THREAT_FOUR] >= 2)
         return 1e5;
-    if (n[T_FOUR] && n[T_OPEN_THREE])
+    if (n[THREAT_FOUR] && n[THREAT_OPEN_THREE])
         return 5e4;
-    if (n[T_OPEN_THREE] >= 2)
+    if (n[THREAT_OPEN_THREE] >= 2)
         return 2e4;
-    return n[T_FOUR] * 1500.0 + n[T_OPEN_THREE] * 1000.0 + n[T_THREE] * 150.0 +
-           n[T_OPEN_TWO] * 100.0 + n[T_TWO] * 20.0;
+    return n[THREAT_FOUR] * 1500.0 + n[THREAT_OPEN_THREE] * 1000.0 + n[THREAT_THREE] * 150.0 +
+           n[THREAT_OPEN_TWO] * 100.0 + n[THREAT_TWO] * 20.0;
 }
 
 /* Score of the empty point move for the side to move; black_view is the

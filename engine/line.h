@@ -5,6 +5,7 @@
 #ifndef GZ_ENGINE_LINE_H
 #define GZ_ENGINE_LINE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "engine/board.h"
@@ -76,5 +77,16 @@ int line_window_points(const board_t *b, int c, int own, int *out);
  * (not in its order), found from c's stones instead of every point.
  * threat.c. */
 int line_five_points(const board_t *b, int c, int *out);
+
+/* Threat class of the line l through its middle (already set to c), for
+ * colour c under rule; twos only when `twos`, else THREAT_NONE below a
+ * three. l is scratch (restored on return). pattern.c. */
+threat_t line_classify(uint8_t l[LINE_LEN], int rule, int c, bool twos);
+/* n[t] = how many of the four lines through the empty point move a stone
+ * of color makes class t in (twos included). pattern.c. */
+void board_threat_lines(const board_t *b, int move, int color, int n[THREAT_COUNT]);
+/* Renju: is the empty point move of cells forbidden to black, whoever is
+ * to move? renju.c. */
+bool renju_black_forbidden(const uint8_t *cells, int size, int move);
 
 #endif

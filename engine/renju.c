@@ -151,6 +151,12 @@ forbid_t board_forbidden_kind(const board_t *b, int move)
     return k == KIND_FIVE ? FORBID_NONE : (forbid_t)k;
 }
 
+bool renju_black_forbidden(const uint8_t *cells, int size, int move)
+{
+    int k = kind_at(cells, NULL, size, move, 0);
+    return k != KIND_FIVE && k != FORBID_NONE;
+}
+
 bool board_is_forbidden(const board_t *b, int move)
 {
     return board_forbidden_kind(b, move) != FORBID_NONE;

@@ -455,10 +455,10 @@ const char *nn_net_precision_name(const nn_net_t *net)
  * smaller board for odd k; freestyle. */
 enum { CHECK_POSITIONS = 8 };
 
-static void check_inputs(int board_max, float *in)
+static void check_inputs(int board_max, int features, float *in)
 {
     uint64_t st = 20261123;
-    size_t ps = (size_t)NN_PLANES * board_max * board_max;
+    size_t ps = (size_t)nn_feature_planes(features) * board_max * board_max;
     board_t b;
     for (int k = 0; k < CHECK_POSITIONS; k++) {
         int size = k % 2 == 0 || board_max <= BOARD_MIN ? board_max : board_max - 2;
@@ -473,7 +473,7 @@ static void check_inputs(int board_max, float *in)
             int y = lo + (int)(util_rng_next(&st) % (uint64_t)(hi - lo + 1));
             board_play(&b, board_xy(&b, x, y));   /* an occupied point is just refused */
         }
-        nn_encode(&b, board_max, in + (size_t)k * ps);
+        nn_encode_features(&b, features, board_max, in + (size_t)k * ps);
     }
 }
 
@@ -483,7 +483,7 @@ static void check_forward(nn_net_t *net, const float *in, float *pol, float *val
     int M = net->cfg.board_max, hw = M * M;
     for (int k = 0; k < CHECK_POSITIONS; k += net->max_batch) {
         int n = CHECK_POSITIONS - k < net->max_batch ? CHECK_POSITIONS - k : net->max_batch;
-        nn_net_forward(net, in + (size_t)k * NN_PLANES * hw, n, pol + (size_t)k * hw,
+        nn_net_forward(net, in + (size_t)k * net->cfg.in_planes * hw, n, pol + (size_t)k * hw,
                        val + 3 * (size_t)k);
     }
 }
@@ -498,14 +498,14 @@ int nn_net_precision_check(nn_net_t *net, double *policy_diff, double *value_dif
     nn_precision_t was = net->prec;
     int M = net->cfg.board_max;
     size_t hw = (size_t)M * M, n = CHECK_POSITIONS;
-    float *in = malloc(sizeof(float) * n * NN_PLANES * hw);
+    float *in = malloc(sizeof(float) * n * net->cfg.in_planes * hw);
     float *pol = malloc(sizeof(float) * 2 * n * hw), *val = malloc(sizeof(float) * 2 * n * 3);
     int rc = -1;
     if (!in || !pol || !val) {
         snprintf(err, errlen, "out of memory for the precision check");
         goto out_free;
     }
-    check_inputs(M, in);
+    check_inputs(M, net->cfg.features, in);
     if (nn_net_set_precision(net, NN_PRECISION_FP32, NULL, 0, err, errlen) != 0)
         goto out_free;
     check_forward(net, in, pol, val);

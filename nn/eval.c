@@ -117,7 +117,8 @@ struct nn_eval {
     nn_eval_cache_t *cache;     /* borrowed, may be NULL */
     int max_batch;
     int m;                      /* board_max of the net */
-    float *in;                  /* (max_batch, NN_PLANES, M, M) */
+    int features, planes;       /* the net's input feature set and its planes P */
+    float *in;                  /* (max_batch, P, M, M) */
     float *pol;                 /* (max_batch, M*M) */
     float *val;                 /* (max_batch, 3) */
     uint64_t calls, evals;
@@ -137,8 +138,10 @@ nn_eval_t *nn_eval_create(nn_net_t *net, nn_eval_cache_t *cache, int max_batch, 
     e->cache = cache;
     e->max_batch = max_batch;
     e->m = nn_net_config(net)->board_max;
+    e->features = nn_net_config(net)->features;
+    e->planes = nn_net_config(net)->in_planes;
     size_t mm = (size_t)e->m * (size_t)e->m;
-    e->in = malloc((size_t)max_batch * NN_PLANES * mm * sizeof(float));
+    e->in = malloc((size_t)max_batch * e->planes * mm * sizeof(float));
     e->pol = malloc((size_t)max_batch * mm * sizeof(float));
     e->val = malloc((size_t)max_batch * NN_VALUE_OUTPUTS * sizeof(float));
     if (!e->in || !e->pol || !e->val)
@@ -170,7 +173,7 @@ static int forward_batch(nn_eval_t *e, const board_t *const *boards, int n)
     int k = n < e->max_batch ? n : e->max_batch;
     for (int i = 0; i < k; i++) {
         assert(boards[i]->size <= m);
-        nn_encode(boards[i], m, e->in + (size_t)i * NN_PLANES * mm);
+        nn_encode_features(boards[i], e->features, m, e->in + (size_t)i * e->planes * mm);
     }
     nn_net_forward(e->net, e->in, k, e->pol, e->val);
     e->calls++;

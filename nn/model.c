@@ -18,6 +18,7 @@ void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max
     cfg->value_head = NN_VALUE_HEAD;
     cfg->value_hidden = NN_VALUE_HIDDEN;
     cfg->policy_outputs = 1;
+    cfg->features = NN_FEATURES_BASIC;
 }
 
 float nn_policy_loss_weight(int k)
@@ -35,6 +36,28 @@ void nn_train_policy_weights(const nn_train_opts_t *o, float w[NN_MAX_POLICY_OUT
         w[k] = set ? o->policy_weight[k] : nn_policy_loss_weight(k);
 }
 
+static const char *const feature_names[NN_FEATURES_COUNT] = {
+    [NN_FEATURES_BASIC] = "basic", [NN_FEATURES_THREAT] = "threat",
+};
+
+int nn_feature_planes(int f) { return f == NN_FEATURES_THREAT ? NN_PLANES_MAX : NN_PLANES; }
+
+const char *nn_features_name(int f)
+{
+    return f >= 0 && f < NN_FEATURES_COUNT ? feature_names[f] : "?";
+}
+
+int nn_features_parse(const char *s, int *out, char *err, size_t errlen)
+{
+    for (int f = 0; f < NN_FEATURES_COUNT; f++)
+        if (!strcmp(s, feature_names[f])) {
+            *out = f;
+            return 0;
+        }
+    snprintf(err, errlen, "unknown input planes '%s' (basic, threat)", s);
+    return -1;
+}
+
 int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
 {
     if (cfg->blocks < 0 || cfg->blocks > NN_MAX_BLOCKS) {
@@ -50,8 +73,13 @@ int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
                  BOARD_MAX);
         return -1;
     }
-    if (cfg->in_planes != NN_PLANES) {
-        snprintf(err, errlen, "input planes %d, this build uses %d", cfg->in_planes, NN_PLANES);
+    if (cfg->features < 0 || cfg->features >= NN_FEATURES_COUNT) {
+        snprintf(err, errlen, "input feature set %d unknown (0 basic, 1 threat)", cfg->features);
+        return -1;
+    }
+    if (cfg->in_planes != nn_feature_planes(cfg->features)) {
+        snprintf(err, errlen, "input planes %d, the %s feature set has %d", cfg->in_planes,
+                 nn_features_name(cfg->features), nn_feature_planes(cfg->features));
         return -1;
     }
     const int heads[3] = {cfg->policy_head, cfg->value_head, cfg->value_hidden};

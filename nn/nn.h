@@ -2,7 +2,8 @@
  * buffer), weights file, input encoding, and backends behind one vtable.
  *
  * Architecture (norm-free residual net, fixup-style init):
- *   input (N, NN_PLANES, M, M), M = cfg.board_max; a board of size s sits
+ *   input (N, P, M, M), P = cfg.in_planes (the feature set's planes below),
+ *   M = cfg.board_max; a board of size s sits
  *   in the top-left s x s corner, the rest is off-board (mask plane 0).
  *   trunk: conv3x3 P->C + bias, ReLU; B blocks of
  *          x = relu(x + conv3x3(relu(conv3x3(x) + b1)) + b2)
@@ -41,15 +42,38 @@
 extern "C" {
 #endif
 
-/* Input planes, each (M, M), values 0 or 1. */
+/* Input planes, each (M, M), values 0 or 1. The basic feature set is
+ * the first NN_PLANES; the threat set adds 2 * NN_THREAT_LEVELS. */
 enum {
     NN_PLANE_OWN = 0,       /* stones of the side to move */
     NN_PLANE_OPP = 1,       /* stones of the other side */
     NN_PLANE_ONBOARD = 2,   /* 1 on the s x s board */
     NN_PLANE_BLACK = 3,     /* 1 on board when black is to move */
     NN_PLANE_FORBIDDEN = 4, /* renju: points forbidden to the side to move */
-    NN_PLANES = 5
+    NN_PLANES = 5,          /* the basic set */
+    /* Threat set: at each empty point, one-hot, the best pattern a stone
+     * of that side there would make (board_threat_at, engine/board.h):
+     * level 0 five, 1 open four (or double four), 2 four, 3 open three,
+     * 4 three; nothing below a three, and nothing on a point forbidden to
+     * renju black. Own: the side to move's; opp: the other side's. */
+    NN_THREAT_LEVELS = 5,
+    NN_PLANE_THREAT_OWN = NN_PLANES,
+    NN_PLANE_THREAT_OPP = NN_PLANES + NN_THREAT_LEVELS,
+    NN_PLANES_MAX = NN_PLANES + 2 * NN_THREAT_LEVELS
 };
+
+/* Input feature sets (nn_config_t.features; stored in the weights file). */
+typedef enum nn_features {
+    NN_FEATURES_BASIC = 0,   /* NN_PLANES planes */
+    NN_FEATURES_THREAT = 1,  /* NN_PLANES_MAX: basic + threat planes */
+    NN_FEATURES_COUNT
+} nn_features_t;
+/* Planes of feature set f (f valid). */
+int nn_feature_planes(int f);
+/* "basic", "threat"; "?" for an unknown id. */
+const char *nn_features_name(int f);
+/* Name -> id: 0, or -1 with a message naming the valid names. */
+int nn_features_parse(const char *s, int *out, char *err, size_t errlen);
 
 #define NN_VALUE_OUTPUTS 3   /* win, draw, loss for the side to move */
 
@@ -81,15 +105,16 @@ typedef struct nn_config {
     int blocks;         /* residual blocks B, >= 0 */
     int channels;       /* trunk channels C */
     int board_max;      /* M: largest board size served, BOARD_MIN..BOARD_MAX */
-    int in_planes;      /* NN_PLANES */
+    int in_planes;      /* nn_feature_planes(features) */
     int policy_head;    /* Hp */
     int value_head;     /* Hv */
     int value_hidden;   /* Vh */
     int policy_outputs;  /* K: policy head channels, 1..NN_MAX_POLICY_OUTPUTS */
+    int features;       /* nn_features_t: what the input planes hold */
 } nn_config_t;
 
 /* Fill head sizes and planes with defaults for a trunk of B x C on M
- * (one policy output). */
+ * (one policy output, the basic feature set). */
 void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max);
 /* 0 when every field is in range, else -1 and a message. */
 int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen);
@@ -144,9 +169,12 @@ void nn_model_free(nn_model_t *m);
  * Version 2 adds the policy output count (in the field version 1 keeps
  * reserved, 0): a model with one output is still written as version 1,
  * byte for byte what older builds write and read; version 1 files load
- * as K = 1. */
-#define NN_FILE_VERSION 2
-/* The version nn_model_save writes for cfg: 1 for one policy output, else 2. */
+ * as K = 1. Version 3 adds the input feature set (a u32 after the header
+ * of version 2), written only for a set other than basic; older files
+ * load as basic. */
+#define NN_FILE_VERSION 3
+/* The version nn_model_save writes for cfg: 3 for a feature set other
+ * than basic, else 1 for one policy output, else 2. */
 int nn_file_version(const nn_config_t *cfg);
 int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen);
 nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);
@@ -158,7 +186,10 @@ nn_model_t *nn_model_open(const char *path, int blocks, int channels, int board_
 /* CRC32 (zlib) of a whole file (for `model info`); 0, or -1 with err set. */
 int nn_file_crc(const char *path, uint32_t *crc, char *err, size_t errlen);
 
-/* Encode the position for the side to move into (NN_PLANES, M, M). */
+/* Encode the position for the side to move into (nn_feature_planes(f),
+ * M, M) with feature set f; nn_encode is the basic set (NN_PLANES). No
+ * allocation. */
+void nn_encode_features(const board_t *b, int features, int board_max, float *out);
 void nn_encode(const board_t *b, int board_max, float *out);
 /* Point index on an s x s board <-> index in the M x M policy grid. */
 static inline int nn_policy_index(int move, int size, int board_max)

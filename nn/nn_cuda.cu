@@ -323,11 +323,12 @@ __device__ float block_sum(float v) { return block_reduce(v, sum_op(), 0.0f); }
 __device__ float block_max(float v) { return block_reduce(v, max_op(), -INFINITY); }
 
 /* in (n, P, HW) planes -> mask (n, HW) on-board, legal (n, HW) 1 where a
- * stone may go (on board, empty, not forbidden); x8 (n, HW, 8) the planes
- * as NHWC T padded with zero channels, when not NULL. Same 0.5 thresholds
- * as the reference. */
+ * stone may go (on board, empty, not forbidden); x8 (n, HW, Pp) the planes
+ * as NHWC T padded with zero channels to Pp = in_pad(P), when not NULL.
+ * Same 0.5 thresholds as the reference. */
 template <typename T>
-__global__ void k_prep(const float *in, int n, int P, int HW, T *x8, float *mask, float *legal)
+__global__ void k_prep(const float *in, int n, int P, int Pp, int HW, T *x8, float *mask,
+                       float *legal)
 {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n * HW)
@@ -340,8 +341,8 @@ __global__ void k_prep(const float *in, int n, int P, int HW, T *x8, float *mask
     mask[i] = on ? 1.0f : 0.0f;
     legal[i] = (on && empty && allowed) ? 1.0f : 0.0f;
     if (x8)
-        for (int c = 0; c < 8; c++)
-            st(&x8[(size_t)i * 8 + c], c < P ? pl[c * HW] : 0.0f);
+        for (int c = 0; c < Pp; c++)
+            st(&x8[(size_t)i * Pp + c], c < P ? pl[c * HW] : 0.0f);
 }
 
 /* out = act(y + bias[c] (+ res)) * mask. Layout NHWC (c fastest) or NCHW
@@ -818,13 +819,17 @@ static cudnnStatus_t train_shape_init(conv_shape *cs, const nn_config_t *cfg, in
                            CUDNN_TENSOR_NCHW, CUDNN_DEFAULT_MATH, PASSES, nbuckets);
 }
 
-/* An inference path's 3x3 conv (NHWC, forward only): the input conv (8
- * padded planes -> C) or the trunk conv (C -> C). bf16 starts from tensor-op
- * math, fp32 from FMA (no TF32). */
-static cudnnStatus_t infer_shape_init(conv_shape *cs, int id, int C, int M, bool bf,
+/* Input planes of the inference path's input conv: P padded with zero
+ * planes to a multiple of 8 (NHWC tensor-core convs want 8-channel rows). */
+static int in_pad(int P) { return (P + 7) / 8 * 8; }
+
+/* An inference path's 3x3 conv (NHWC, forward only): the input conv
+ * (in_pad(P) planes -> C) or the trunk conv (C -> C). bf16 starts from
+ * tensor-op math, fp32 from FMA (no TF32). */
+static cudnnStatus_t infer_shape_init(conv_shape *cs, int id, int P, int C, int M, bool bf,
                                       int nbuckets)
 {
-    return conv_shape_init(cs, id, id == CONV_IN ? 8 : C, C, 3, M,
+    return conv_shape_init(cs, id, id == CONV_IN ? in_pad(P) : C, C, 3, M,
                            bf ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_FLOAT, CUDNN_TENSOR_NHWC,
                            bf ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH, 1, nbuckets);
 }
@@ -1007,7 +1012,7 @@ struct infer_path {
     bool dirty;                 /* weight copies older than params */
     bool bf;                    /* bf16, else fp32 */
     size_t esize;               /* bytes per element */
-    void *w_in;                 /* (C, 3, 3, 8) */
+    void *w_in;                 /* (C, 3, 3, in_pad(P)) */
     void *w_trunk;              /* B x 2 x wstride, each (C, 3, 3, C) */
     size_t wstride;             /* elements per trunk filter, 256-byte aligned */
     void *w_pol1, *w_val1;      /* (Hp, C), (Hv, C) */
@@ -1024,7 +1029,7 @@ struct infer_path {
 struct infer_state {
     bool ready;
     float *in;                  /* (N, P, HW) */
-    void *x8;                   /* (N, HW, 8) */
+    void *x8;                   /* (N, HW, in_pad(P)) */
     float *mask, *legal;        /* (N, HW) */
     float *xf;                  /* (N, HW, C) the residual stream, fp32 */
     bf16 *xt;                   /* (N, HW, C) xf in bf16: the bf16 path's conv and head input */
@@ -1157,11 +1162,6 @@ static int cfg_rules(const nn_config_t *cfg, char *err, size_t errlen)
                  cfg->channels);
         return -1;
     }
-    if (cfg->in_planes > 8) {
-        snprintf(err, errlen, "cuda backend takes at most 8 input planes, got %d",
-                 cfg->in_planes);
-        return -1;
-    }
     return 0;
 }
 
@@ -1197,8 +1197,8 @@ static int cu_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errl
     for (int bf = 0; bf < 2; bf++)
         for (int id = CONV_IN; id <= CONV_TRUNK; id++, ns++) {
             snprintf(what, sizeof what, "%s %s", bf ? "bf16" : "fp32", conv_names[id]);
-            if (check_shape_plan(&cs[ns], infer_shape_init(&cs[ns], id, C, M, bf, 1), n, what,
-                                 err, errlen))
+            cudnnStatus_t st = infer_shape_init(&cs[ns], id, cfg->in_planes, C, M, bf, 1);
+            if (check_shape_plan(&cs[ns], st, n, what, err, errlen))
                 goto out;
         }
     for (int s = 0; s < CONV_SHAPES; s++, ns++) {
@@ -1239,7 +1239,7 @@ static int infer_state_init(nn_ctx *c, char *err, size_t errlen)
     int dev = c->device;
 #define DEV(ptr, bytes) TRY_GPU(dev, cudaMalloc((void **)&(ptr), (size_t)(bytes) + 16))
     DEV(s->in, N * c->P * HW * sizeof(float));
-    DEV(s->x8, N * HW * 8 * sizeof(float));
+    DEV(s->x8, N * HW * in_pad(c->P) * sizeof(float));
     DEV(s->mask, N * HW * sizeof(float));
     DEV(s->legal, N * HW * sizeof(float));
     DEV(s->xf, N * HW * C * sizeof(float));
@@ -1259,7 +1259,7 @@ static int infer_state_init(nn_ctx *c, char *err, size_t errlen)
     TRY_GPU(dev, cudaMallocHost((void **)&s->h_value, N * NN_VALUE_OUTPUTS * sizeof(float)));
     /* zeros: the padding rows of a bucket stay finite */
     memset(s->h_in, 0, N * c->P * HW * sizeof(float));
-    TRY_GPU(dev, cudaMemsetAsync(s->x8, 0, N * HW * 8 * sizeof(float), c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(s->x8, 0, N * HW * in_pad(c->P) * sizeof(float), c->stream));
     TRY_GPU(dev, cudaMemsetAsync(s->xf, 0, N * HW * C * sizeof(float), c->stream));
     TRY_GPU(dev, cudaMemsetAsync(s->xt, 0, N * HW * C * sizeof(bf16), c->stream));
     TRY_GPU(dev, cudaStreamSynchronize(c->stream));
@@ -1306,12 +1306,12 @@ static int infer_path_init(nn_ctx *c, int prec, char *err, size_t errlen)
     p->wstride = ((size_t)C * 9 * C * esize + 255) / 256 * 256 / esize;
     /* fp32 means fp32: no TF32 in its convolutions */
     force = p->bf ? -1 : (int)CUDNN_FMA_MATH;
-    TRY_GPU(dev, cudaMalloc(&p->w_in, (size_t)C * 9 * 8 * esize));
+    TRY_GPU(dev, cudaMalloc(&p->w_in, (size_t)C * 9 * in_pad(c->P) * esize));
     TRY_GPU(dev, cudaMalloc(&p->w_trunk, (size_t)(2 * c->B) * p->wstride * esize + 16));
     TRY_GPU(dev, cudaMalloc(&p->w_pol1, (size_t)c->Hp * C * esize));
     TRY_GPU(dev, cudaMalloc(&p->w_val1, (size_t)c->Hv * C * esize));
     /* zeros: the trials below run on them before the first conversion */
-    TRY_GPU(dev, cudaMemsetAsync(p->w_in, 0, (size_t)C * 9 * 8 * esize, c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(p->w_in, 0, (size_t)C * 9 * in_pad(c->P) * esize, c->stream));
     TRY_GPU(dev, cudaMemsetAsync(p->w_trunk, 0, (size_t)(2 * c->B) * p->wstride * esize + 16,
                                  c->stream));
     p->graph = (cudaGraphExec_t *)calloc((size_t)nb, sizeof(cudaGraphExec_t));
@@ -1321,8 +1321,8 @@ static int infer_path_init(nn_ctx *c, int prec, char *err, size_t errlen)
         snprintf(err, errlen, "cuda:%d: out of host memory", dev);
         goto fail;
     }
-    if ((st = infer_shape_init(&p->in, CONV_IN, C, c->M, p->bf, nb)) ||
-        (st = infer_shape_init(&p->trunk, CONV_TRUNK, C, c->M, p->bf, nb))) {
+    if ((st = infer_shape_init(&p->in, CONV_IN, c->P, C, c->M, p->bf, nb)) ||
+        (st = infer_shape_init(&p->trunk, CONV_TRUNK, c->P, C, c->M, p->bf, nb))) {
         snprintf(err, errlen, "cuda:%d: %s inference descriptors: %s%s", dev, pname,
                  cudnnGetErrorString(st), cudnn_detail());
         goto fail;
@@ -1399,9 +1399,9 @@ template <> cudaDataType_t blas_type<float>() { return CUDA_R_32F; }
 template <typename T> static void convert_weights(nn_ctx *c, infer_path *p)
 {
     cudaStream_t s = c->stream;
-    size_t n = (size_t)c->C * 9 * 8;
+    size_t n = (size_t)c->C * 9 * in_pad(c->P);
     k_filter_krsc<T><<<blocks_for(n, THREADS), THREADS, 0, s>>>(c->params + c->D.in_w, c->C, c->P,
-                                                                9, 8, (T *)p->w_in);
+                                                                9, in_pad(c->P), (T *)p->w_in);
     LAUNCH_CHECK();
     size_t wsz = (size_t)c->C * 9 * c->C;
     for (int b = 0; b < c->B; b++)
@@ -1481,8 +1481,8 @@ template <typename T> static void fwd_enqueue(nn_ctx *c, infer_path *p, int bi, 
     const T *xin = p->bf ? (const T *)f->xt : (const T *)f->xf;
     CUDA_CHECK(cudaMemcpyAsync(f->in, f->h_in, (size_t)n * c->P * HW * sizeof(float),
                                cudaMemcpyHostToDevice, s));
-    k_prep<T><<<blocks_for(rows, THREADS), THREADS, 0, s>>>(f->in, n, c->P, HW, x8, f->mask,
-                                                            f->legal);
+    k_prep<T><<<blocks_for(rows, THREADS), THREADS, 0, s>>>(f->in, n, c->P, in_pad(c->P), HW, x8,
+                                                            f->mask, f->legal);
     LAUNCH_CHECK();
     unsigned g = blocks_for(act, THREADS);
     conv_infer(c, p, &p->in, bi, x8, p->w_in, y);
@@ -1939,7 +1939,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
     const conv_shape *cv1 = &tr->conv[CONV_V1];
 
     k_prep<float><<<blocks_for((size_t)nb * HW, THREADS), THREADS, 0, s>>>(
-        tr->in, nb, c->P, HW, NULL, tr->mask, tr->legal);
+        tr->in, nb, c->P, in_pad(c->P), HW, NULL, tr->mask, tr->legal);
     LAUNCH_CHECK();
     /* trunk */
     float *x0 = tr->xs;
@@ -2323,13 +2323,14 @@ static int probe_convs(nn_ctx *c, char *err, size_t errlen)
     void *x = NULL, *w = NULL, *y = NULL, *ws = NULL;
     conv_shape cs[2];
     memset(cs, 0, sizeof cs);
-    TRY_GPU(dev, cudaMalloc(&x, 8 * HW * sizeof(float)));
-    TRY_GPU(dev, cudaMalloc(&w, C * 9 * 8 * sizeof(float)));
+    size_t Pp = (size_t)in_pad(c->P);
+    TRY_GPU(dev, cudaMalloc(&x, Pp * HW * sizeof(float)));
+    TRY_GPU(dev, cudaMalloc(&w, C * 9 * Pp * sizeof(float)));
     TRY_GPU(dev, cudaMalloc(&y, C * HW * sizeof(float)));
-    TRY_GPU(dev, cudaMemsetAsync(x, 0, 8 * HW * sizeof(float), c->stream));
-    TRY_GPU(dev, cudaMemsetAsync(w, 0, C * 9 * 8 * sizeof(float), c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(x, 0, Pp * HW * sizeof(float), c->stream));
+    TRY_GPU(dev, cudaMemsetAsync(w, 0, C * 9 * Pp * sizeof(float), c->stream));
     for (int k = 0; k < 2; k++) {
-        cudnnStatus_t st = k == 0 ? infer_shape_init(&cs[k], CONV_IN, c->C, c->M, true, 1)
+        cudnnStatus_t st = k == 0 ? infer_shape_init(&cs[k], CONV_IN, c->P, c->C, c->M, true, 1)
                                   : train_shape_init(&cs[k], &c->cfg, CONV_IN, 1);
         if (st == CUDNN_STATUS_SUCCESS)
             st = conv_plan_desc(&cs[k], 0, 1);

@@ -44,7 +44,7 @@ double nn_cuda_gemm_peak_tflops(int device, char *name, size_t namelen);
  * descriptor the backend uses for cfg at batch n (NHWC bf16 inference,
  * NCHW fp32 training) and checks that each convolution keeps the M x M
  * plane and has the expected channel counts; also the backend's config
- * rules (channels a multiple of 8, at most 8 input planes). Needs the
+ * rules (channels a multiple of 8). Needs the
  * module (not a device). 0, or -1 with a one-line message. */
 int nn_cuda_check_shapes(const nn_config_t *cfg, int n, char *err, size_t errlen);
 

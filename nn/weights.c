@@ -9,7 +9,8 @@
  *    44     8  step (u64)
  *    52     8  generation (u64)
  *    60     8  nparams (u64)
- *    68  4*np  params (fp32)
+ *    68     4  version 3 only: input feature set (nn_features_t, not 0)
+ *  68|72 4*np  params (fp32)
  *   end     4  CRC32 (zlib) of every byte before it
  * All integers little endian. */
 #include "nn/nn.h"
@@ -45,18 +46,24 @@ static uint32_t get32(const unsigned char *p)
 }
 static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get32(p + 4) << 32; }
 
-int nn_file_version(const nn_config_t *cfg) { return cfg->policy_outputs > 1 ? 2 : 1; }
+int nn_file_version(const nn_config_t *cfg)
+{
+    return cfg->features != NN_FEATURES_BASIC ? 3 : cfg->policy_outputs > 1 ? 2 : 1;
+}
+
+/* Bytes before the params in a file of version v. */
+static size_t header_bytes(uint32_t v) { return v >= 3 ? HEADER_BYTES + 4 : HEADER_BYTES; }
 
 /* Serialise the whole file into one buffer (owned by the caller). */
 static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
 {
-    size_t n = HEADER_BYTES + 4 * m->nparams + 4;
+    const nn_config_t *c = &m->cfg;
+    int version = nn_file_version(c);
+    size_t hb = header_bytes((uint32_t)version), n = hb + 4 * m->nparams + 4;
     unsigned char *buf = malloc(n);
     if (!buf)
         return NULL;
-    const nn_config_t *c = &m->cfg;
     memcpy(buf, MAGIC, 4);
-    int version = nn_file_version(c);
     put32(buf + 4, (uint32_t)version);
     const uint32_t dims[9] = {(uint32_t)c->board_max, (uint32_t)c->in_planes,
                               (uint32_t)c->blocks, (uint32_t)c->channels,
@@ -68,7 +75,9 @@ static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
     put64(buf + 44, m->step);
     put64(buf + 52, m->generation);
     put64(buf + 60, m->nparams);
-    unsigned char *p = buf + HEADER_BYTES;
+    if (version >= 3)
+        put32(buf + HEADER_BYTES, (uint32_t)c->features);
+    unsigned char *p = buf + hb;
     for (size_t i = 0; i < m->nparams; i++) {
         uint32_t u;
         memcpy(&u, &m->params[i], 4);
@@ -164,16 +173,17 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
         goto out_free_buf;
     }
     uint32_t version = get32(buf + 4);
-    if (version != 1 && version != NN_FILE_VERSION) {
+    if (version < 1 || version > NN_FILE_VERSION) {
         snprintf(err, errlen,
                  "%s: unknown model file version %u (this build reads versions 1..%d; "
                  "use the gomoku that wrote it, or re-create the model)",
                  path, version, NN_FILE_VERSION);
         goto out_free_buf;
     }
-    if (len < HEADER_BYTES) {
-        snprintf(err, errlen, "%s: truncated: %zu bytes, a model header is %d bytes", path,
-                 len, HEADER_BYTES);
+    size_t hb = header_bytes(version);
+    if (len < hb) {
+        snprintf(err, errlen, "%s: truncated: %zu bytes, a model header is %zu bytes", path,
+                 len, hb);
         goto out_free_buf;
     }
     uint32_t d[9];
@@ -204,6 +214,16 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
                  NN_MAX_POLICY_OUTPUTS);
         goto out_free_buf;
     }
+    cfg.features = NN_FEATURES_BASIC;
+    if (version >= 3) {
+        uint32_t f = get32(buf + HEADER_BYTES);
+        if (f >= NN_FEATURES_COUNT) {
+            snprintf(err, errlen, "%s: unknown input feature set %u (this build knows 0 basic, "
+                     "1 threat; use the gomoku that wrote it)", path, f);
+            goto out_free_buf;
+        }
+        cfg.features = (int)f;
+    }
     char why[160];
     if (nn_config_check(&cfg, why, sizeof why) != 0) {
         snprintf(err, errlen, "%s: dims out of range: %s", path, why);
@@ -221,7 +241,7 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
                  "need %zu)", path, (unsigned long long)np, cfg.blocks, cfg.channels, want_np);
         goto out_free_buf;
     }
-    size_t want = HEADER_BYTES + 4 * want_np + 4;
+    size_t want = hb + 4 * want_np + 4;
     if (len < want) {
         snprintf(err, errlen, "%s: truncated: %zu bytes, expected %zu", path, len, want);
         goto out_free_buf;
@@ -249,7 +269,7 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
     if (!m->params)
         goto out_free_model;
     for (size_t i = 0; i < want_np; i++) {
-        uint32_t u = get32(buf + HEADER_BYTES + 4 * i);
+        uint32_t u = get32(buf + hb + 4 * i);
         memcpy(&m->params[i], &u, 4);
         if (!isfinite(m->params[i])) {
             /* a diverged run's weights: refuse them rather than play NaN */

@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -22,6 +23,7 @@ struct replay {
     rule_t rule;
     int size, board_max;
     int policy_outputs;   /* K */
+    int features;         /* input feature set of the samples */
     entry_t *ring;      /* cap slots, count used from head */
     size_t cap, head, count;
     uint64_t end;       /* global index one past the newest position */
@@ -149,8 +151,20 @@ static void *batch_alloc(const replay_alloc_t *a, size_t bytes)
     return a->alloc ? a->alloc(a->ctx, bytes) : malloc(bytes);
 }
 
+void replay_set_features(replay_t *r, int features)
+{
+    assert(features >= 0 && features < NN_FEATURES_COUNT);
+    r->features = features;
+}
+
 int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs,
                        const replay_alloc_t *a)
+{
+    return replay_batch_alloc_features(b, n, board_max, policy_outputs, NN_FEATURES_BASIC, a);
+}
+
+int replay_batch_alloc_features(replay_batch_t *b, int n, int board_max, int policy_outputs,
+                                int features, const replay_alloc_t *a)
 {
     size_t mm = (size_t)board_max * board_max;
     memset(b, 0, sizeof *b);
@@ -159,7 +173,8 @@ int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outpu
     b->n = n;
     b->board_max = board_max;
     b->policy_outputs = policy_outputs;
-    b->in = batch_alloc(&b->alloc, (size_t)n * NN_PLANES * mm * sizeof(float));
+    b->features = features;
+    b->in = batch_alloc(&b->alloc, (size_t)n * nn_feature_planes(features) * mm * sizeof(float));
     b->policy = batch_alloc(&b->alloc, (size_t)n * policy_outputs * mm * sizeof(float));
     b->value = batch_alloc(&b->alloc, (size_t)n * 3 * sizeof(float));
     if (!b->in || !b->policy || !b->value) {
@@ -202,7 +217,8 @@ static void build_sample(const replay_t *r, const entry_t *e, uint32_t pos, int 
         assert(st == MOVE_OK); /* records were validated when accepted */
         (void)st;
     }
-    nn_encode(&bd, m, b->in + (size_t)i * NN_PLANES * mm);
+    nn_encode_features(&bd, b->features, m,
+                       b->in + (size_t)i * nn_feature_planes(b->features) * mm);
 
     int K = b->policy_outputs;
     float *pt = b->policy + (size_t)i * K * mm;
@@ -242,9 +258,129 @@ static void build_sample(const replay_t *r, const entry_t *e, uint32_t pos, int 
         vt[2] = 1.0f;
 }
 
+/* The entry holding global position gidx (in the window); lock held. */
+static const entry_t *find_entry(const replay_t *r, uint64_t gidx)
+{
+    size_t lo = 0, hi = r->count; /* last entry with start <= gidx */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (r->ring[(r->head + mid) % r->cap].start <= gidx)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    const entry_t *e = &r->ring[(r->head + lo) % r->cap];
+    assert(gidx >= e->start && gidx < e->start + e->npos);
+    return e;
+}
+
+int replay_fill(replay_t *r, replay_batch_t *b, uint64_t first, int n)
+{
+    assert(b->board_max == r->board_max && b->features == r->features && n <= b->n);
+    pthread_rwlock_rdlock(&r->lock);
+    uint64_t base = r->count ? r->ring[r->head].start : 0;
+    int k = 0;
+    for (; k < n && first + (uint64_t)k < r->npos; k++) {
+        uint64_t gidx = base + first + (uint64_t)k;
+        const entry_t *e = find_entry(r, gidx);
+        build_sample(r, e, (uint32_t)(gidx - e->start), 0, b, k);
+    }
+    pthread_rwlock_unlock(&r->lock);
+    return k;
+}
+
+int replay_loss(replay_t *r, nn_net_t *net, nn_losses_t *out, char *err, size_t errlen)
+{
+    const nn_config_t *cfg = nn_net_config(net);
+    memset(out, 0, sizeof *out);
+    if (cfg->board_max != r->board_max || cfg->features != r->features ||
+        cfg->policy_outputs != r->policy_outputs) {
+        snprintf(err, errlen, "the net's input or outputs do not match the replay's");
+        return -1;
+    }
+    replay_batch_t b;
+    int bs = nn_net_max_batch(net);
+    if (replay_batch_alloc_features(&b, bs, r->board_max, r->policy_outputs, r->features,
+                                    NULL) != 0) {
+        snprintf(err, errlen, "out of memory for a batch of %d", bs);
+        return -1;
+    }
+    double sp = 0, sv = 0;
+    uint64_t total = replay_positions(r), done = 0;
+    int rc = 0;
+    while (done < total) {
+        int n = replay_fill(r, &b, done, bs);
+        nn_losses_t l;
+        if ((rc = nn_net_loss_grad(net, b.in, b.policy, b.value, n, 0.0f, &l, NULL, err,
+                                   errlen)) != 0)
+            break;
+        sp += (double)l.policy * n;
+        sv += (double)l.value * n;
+        done += (uint64_t)n;
+    }
+    replay_batch_release_buffers(&b);
+    if (rc == 0 && done > 0) {
+        out->policy = (float)(sp / (double)done);
+        out->value = (float)(sv / (double)done);
+        out->total = out->policy + out->value;
+    }
+    return rc;
+}
+
+int replay_model_loss(const nn_model_t *m, const char *const *files, int nfiles, int threads,
+                      replay_loss_report_t *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    int M = m->cfg.board_max, rc = -1;
+    replay_t *r = replay_create(1 << 30, (rule_t)m->rule, M, M, m->cfg.policy_outputs);
+    if (!r) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    replay_set_features(r, m->cfg.features);
+    game_record_t g;
+    record_init(&g);
+    for (int f = 0; f < nfiles; f++) {
+        record_reader_t *rr = record_reader_open(files[f], err, errlen);
+        if (!rr)
+            goto out_free;
+        int k;
+        char why[256];
+        while ((k = record_reader_next(rr, &g, why, sizeof why)) != 0) {
+            if (k < 0 || g.size != M || g.rule != m->rule) {
+                out->skipped++;
+                continue;
+            }
+            if (replay_add(r, &g) < 0) {
+                record_reader_free(rr);
+                snprintf(err, errlen, "out of memory for the games");
+                goto out_free;
+            }
+            out->games++;
+        }
+        record_reader_free(rr);
+    }
+    out->positions = replay_positions(r);
+    if (out->positions == 0) {
+        snprintf(err, errlen, "no training positions of a %dx%d %s game in the files", M, M,
+                 rule_name((rule_t)m->rule));
+        goto out_free;
+    }
+    char note[256];
+    nn_net_t *net = nn_net_create(m, "cpu", 256, threads, note, sizeof note, err, errlen);
+    if (!net)
+        goto out_free;
+    rc = replay_loss(r, net, &out->loss, err, errlen);
+    nn_net_free(net);
+out_free:
+    record_free(&g);
+    replay_free(r);
+    return rc;
+}
+
 int replay_sample(replay_t *r, replay_batch_t *b, uint64_t *rng)
 {
-    assert(b->board_max == r->board_max);
+    assert(b->board_max == r->board_max && b->features == r->features);
     pthread_rwlock_rdlock(&r->lock);
     if (r->npos == 0) {
         pthread_rwlock_unlock(&r->lock);
@@ -255,16 +391,7 @@ int replay_sample(replay_t *r, replay_batch_t *b, uint64_t *rng)
         uint64_t x = util_rng_next(rng);
         uint64_t gidx = base + x % r->npos;
         int sym = (int)((x >> 59) & 7);
-        size_t lo = 0, hi = r->count; /* last entry with start <= gidx */
-        while (hi - lo > 1) {
-            size_t mid = (lo + hi) / 2;
-            if (r->ring[(r->head + mid) % r->cap].start <= gidx)
-                lo = mid;
-            else
-                hi = mid;
-        }
-        const entry_t *e = &r->ring[(r->head + lo) % r->cap];
-        assert(gidx >= e->start && gidx < e->start + e->npos);
+        const entry_t *e = find_entry(r, gidx);
         build_sample(r, e, (uint32_t)(gidx - e->start), sym, b, i);
     }
     pthread_rwlock_unlock(&r->lock);
@@ -360,7 +487,8 @@ replay_batcher_t *replay_batcher_create(replay_t *r, int batch, int threads, int
     if (!bt->bufs || !bt->state || !bt->order || !bt->threads)
         goto out_free;
     for (int i = 0; i < nbuf; i++)
-        if (replay_batch_alloc(&bt->bufs[i], batch, r->board_max, r->policy_outputs, a) != 0)
+        if (replay_batch_alloc_features(&bt->bufs[i], batch, r->board_max, r->policy_outputs,
+                                        r->features, a) != 0)
             goto out_free;
     for (int i = 0; i < threads; i++) {
         thread_arg_t *a = malloc(sizeof *a);

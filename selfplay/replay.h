@@ -27,12 +27,18 @@
 
 #include "engine/board.h"
 #include "engine/record.h"
+#include "nn/nn.h"
 
 typedef struct replay replay_t;
 
 /* window: positions kept. board_max: the net's input size M (>= size).
- * policy_outputs: K, channels of the policy target (1..NN_MAX_POLICY_OUTPUTS). */
+ * policy_outputs: K, channels of the policy target (1..NN_MAX_POLICY_OUTPUTS).
+ * Samples are encoded with the basic feature set until
+ * replay_set_features says otherwise. */
 replay_t *replay_create(int window, rule_t rule, int size, int board_max, int policy_outputs);
+/* The net's input feature set (nn_features_t): samples are encoded with
+ * it, batches have its planes. Call before making batches or a batcher. */
+void replay_set_features(replay_t *r, int features);
 void replay_free(replay_t *r);
 
 /* Copy rec into the window (the caller keeps rec). Returns the training
@@ -58,22 +64,49 @@ typedef struct replay_batch {
     int n;           /* samples */
     int board_max;   /* M */
     int policy_outputs;  /* K */
-    float *in;       /* (n, NN_PLANES, M, M) */
+    int features;    /* input feature set (nn_features_t) */
+    float *in;       /* (n, P, M, M), P = nn_feature_planes(features) */
     float *policy;   /* (n, K, M*M): visit distribution (sums to 1), opponent's reply
                       * (one-hot or all zero), soft target (sums to 1) */
     float *value;    /* (n, 3) win/draw/loss for the side to move */
     replay_alloc_t alloc;   /* what the buffers came from (all NULL: malloc) */
 } replay_batch_t;
 
-/* Allocate / free the buffers of a batch of n with K policy channels, from
- * a (NULL: malloc). 0 or -1 (out of memory). */
+/* Allocate / free the buffers of a batch of n with K policy channels and
+ * the basic feature set's planes, from a (NULL: malloc); _features: those
+ * of feature set f. 0 or -1 (out of memory). */
 int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs,
                        const replay_alloc_t *a);
+int replay_batch_alloc_features(replay_batch_t *b, int n, int board_max, int policy_outputs,
+                                int features, const replay_alloc_t *a);
 void replay_batch_release_buffers(replay_batch_t *b);
 
 /* Fill b->n samples drawn from the window, with random symmetries, using
  * and advancing *rng. Returns 0, or -1 when the window is empty. */
 int replay_sample(replay_t *r, replay_batch_t *b, uint64_t *rng);
+
+/* Fill samples 0..n-1 of b (n <= b->n) with the window's positions
+ * first..first+n-1 in order (oldest game first, its full plies in order),
+ * untransformed. Returns how many it filled (fewer past the end). */
+int replay_fill(replay_t *r, replay_batch_t *b, uint64_t first, int n);
+
+/* Mean policy and value loss (channel 0 and the value head; no L2: total =
+ * policy + value) of net over every position of the window, untransformed,
+ * in batches of the net's max batch. The net's board max, feature set and
+ * policy outputs must be the window's. 0, or -1 with err. Allocates one
+ * batch. */
+int replay_loss(replay_t *r, nn_net_t *net, nn_losses_t *out, char *err, size_t errlen);
+
+/* Held-out loss of model m on every training position (full search) of
+ * the games in files (its rule; games of another rule or size are
+ * skipped and counted, as are bad frames): replay_loss on a CPU net of
+ * `threads` (0: all cores). 0, or -1 with err (a file or the net). */
+typedef struct replay_loss_report {
+    nn_losses_t loss;
+    uint64_t games, positions, skipped;
+} replay_loss_report_t;
+int replay_model_loss(const nn_model_t *m, const char *const *files, int nfiles, int threads,
+                      replay_loss_report_t *out, char *err, size_t errlen);
 
 typedef struct replay_batcher replay_batcher_t;
 

@@ -28,7 +28,15 @@ int run_setting_parse(const setting_t *s, run_config_t *c, const char *text, cha
 {
     void *dst = (char *)c + s->field;
     const char *why = NULL;
-    if (s->type == SET_STR) {   /* inline text: the config owns it */
+    if (s->type == SET_CHOICE) {   /* one of the row's choices, inline (at most 15 bytes) */
+        const char *v;
+        if (settings_parse(s, text, &v, &why) == 0) {
+            if (strlen(text) >= 16)
+                why = "too long";
+            else
+                memcpy(dst, text, strlen(text) + 1);
+        }
+    } else if (s->type == SET_STR) {   /* inline text: the config owns it */
         size_t n = strlen(text);
         if (n < (size_t)s->lo || n > (size_t)s->hi)
             why = "length out of range";
@@ -56,6 +64,7 @@ void run_setting_format(const setting_t *s, const run_config_t *c, char *buf, si
     case SET_U64: snprintf(buf, len, "%llu", (unsigned long long)*(const uint64_t *)src); break;
     case SET_RULE: snprintf(buf, len, "%s", rule_name(*(const rule_t *)src)); break;
     case SET_STR: snprintf(buf, len, "%s", (const char *)src); break;
+    case SET_CHOICE: snprintf(buf, len, "%s", (const char *)src); break;
     default: assert(!"no run setting has this type");
     }
 }
@@ -277,6 +286,8 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
         c->forced_k = 0.0;
         c->policy_heads = 1;
     }
+    if (c->version < 6)   /* runs before the threat planes (the default since) */
+        snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));
     if (c->version < 5) {   /* what runs before the search settings searched with */
         c->c_puct = 1.5;
         c->fpu = 0.2;
@@ -415,6 +426,13 @@ static int take_model_shape(run_config_t *cfg, const char *const *given, const c
         }
         *dims[i].field = dims[i].value;
     }
+    const char *planes = nn_features_name(m->cfg.features);
+    if (rc == 0 && given[S_PLANES] && strcmp(cfg->planes, planes) != 0) {
+        snprintf(err, errlen, "--planes %s, but --init-model %s has %s planes", cfg->planes, path,
+                 planes);
+        rc = -1;
+    }
+    snprintf(cfg->planes, sizeof cfg->planes, "%s", planes);
     if (rc == 0 && given[S_RULE] && cfg->rule != (rule_t)m->rule) {
         snprintf(err, errlen, "--rule %s, but --init-model %s was trained for %s",
                  rule_name(cfg->rule), path, rule_name((rule_t)m->rule));

@@ -26,13 +26,14 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 5   /* 2: optimizer, noise, retention and fault settings;
+#define RUN_CONFIG_VERSION 6   /* 2: optimizer, noise, retention and fault settings;
                                   * 3: forced_k, policy_heads (0 and 1 in older files);
                                   * 4: opp_weight, soft_weight (their defaults, the
                                   *    weights every older run trained with);
                                   * 5: c_puct, fpu, fpu_root, temp_moves, vcf_nodes,
                                   *    vcf_root_nodes (older files: what their runs
-                                  *    searched with, the defaults then) */
+                                  *    searched with, the defaults then);
+                                  * 6: planes (older files: basic) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The rows of the settings table
@@ -56,6 +57,7 @@ typedef struct run_config {
     double c_puct, fpu, fpu_root;   /* the search (mcts_params_t) */
     int vcf_nodes, vcf_root_nodes;  /* VCF checks per new leaf and per root, solver nodes */
     int policy_heads;   /* policy head outputs K: 1 policy, 2 + opponent reply, 3 + soft policy */
+    char planes[16];    /* the net's input feature set: "basic" or "threat" (nn_features_name) */
     double opp_weight;  /* loss weight of the opponent-reply output (K >= 2) */
     double soft_weight; /* loss weight of the soft policy output (K = 3) */
     int batch;          /* training minibatch */

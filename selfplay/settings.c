@@ -60,6 +60,16 @@ const setting_t settings_table[S_COUNT] = {
     [S_POLICY_HEADS] = {"policy_heads", "policy-heads", SET_INT, 1, NN_MAX_POLICY_OUTPUTS, "1",
                         "K", "policy outputs: 1 the policy, 2 also the opponent's reply, 3 also "
                         "a soft policy (KataGo)", BY_TRAIN, RUN(policy_heads)},
+    /* threat: the A/B of docs/BENCHMARKS.md "Threat input planes" */
+    [S_PLANES] = {"planes", "planes", SET_CHOICE, 0, 0, "threat", "F",
+                  "a new net's input planes: basic (stones, side to move, renju forbidden "
+                  "points) or threat (also, for each side, what a stone at each point makes: "
+                  "five, open four, four, open three, three)", BY_MODEL | BY_TRAIN, RUN(planes),
+                  "basic|threat"},
+    /* bench keeps the planes of its earlier figures */
+    [S_BENCH_NN_PLANES] = {"bench_nn_planes", "planes", SET_CHOICE, 0, 0, "basic", "F",
+                           "the random net's input planes: basic or threat", BY_BENCH_NN, 0, 0,
+                           "basic|threat"},
     [S_BOARD_MAX] = {"board_max", "board-max", SET_INT, BOARD_MIN, BOARD_MAX, STR(BOARD_DEFAULT),
                      "M", "largest board the net serves", BY_MODEL},
     [S_POLICY_HEAD] = {"policy_head", "policy-head", SET_INT, 1, NN_MAX_HEAD,

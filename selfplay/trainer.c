@@ -162,13 +162,15 @@ static int model_fits(const trainer_t *t, const nn_model_t *m, const nn_config_t
 {
     if (m->cfg.blocks == want->blocks && m->cfg.channels == want->channels &&
         m->cfg.board_max == want->board_max && m->rule == (uint32_t)t->cfg.rule &&
-        m->cfg.policy_outputs == want->policy_outputs)
+        m->cfg.policy_outputs == want->policy_outputs && m->cfg.features == want->features)
         return 0;
-    snprintf(err, errlen, "%s is a %dx%d net with %d policy outputs for %dx%d %s, but the "
-             "run's config says %dx%d with %d for %dx%d %s", path, m->cfg.blocks,
-             m->cfg.channels, m->cfg.policy_outputs, m->cfg.board_max, m->cfg.board_max,
+    snprintf(err, errlen, "%s is a %dx%d net with %d policy outputs and %s planes for %dx%d "
+             "%s, but the run's config says %dx%d with %d and %s for %dx%d %s", path,
+             m->cfg.blocks, m->cfg.channels, m->cfg.policy_outputs,
+             nn_features_name(m->cfg.features), m->cfg.board_max, m->cfg.board_max,
              rule_name((rule_t)m->rule), want->blocks, want->channels, want->policy_outputs,
-             want->board_max, want->board_max, rule_name(t->cfg.rule));
+             nn_features_name(want->features), want->board_max, want->board_max,
+             rule_name(t->cfg.rule));
     return -1;
 }
 
@@ -177,6 +179,9 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     nn_config_t want;
     nn_config_default(&want, t->cfg.blocks, t->cfg.channels, t->cfg.size);
     want.policy_outputs = t->cfg.policy_heads;
+    if (nn_features_parse(t->cfg.planes, &want.features, err, errlen) != 0)
+        return -1;
+    want.in_planes = nn_feature_planes(want.features);
     char dir[3200];
     uint64_t *nums;
     size_t n;
@@ -230,8 +235,8 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     snprintf(t->model_path, sizeof t->model_path, "%s/%06d.gzm", dir, 0);
     if (nn_model_save(t->model, t->model_path, err, errlen) != 0)
         return -1;
-    trainer_log(t, "new run: %d blocks x %d channels, %dx%d %s, initial model %s", want.blocks,
-         want.channels, t->cfg.size, t->cfg.size, rule_name(t->cfg.rule), t->model_path);
+    trainer_log(t, "new run: %d blocks x %d channels, %s planes, %dx%d %s, initial model %s",
+         want.blocks, want.channels, nn_features_name(want.features), t->cfg.size, t->cfg.size, rule_name(t->cfg.rule), t->model_path);
     if (t->o->init_model)
         trainer_log(t, "initial weights from %s (trained %" PRIu64 " steps before)",
                     t->o->init_model, init_step);
@@ -405,6 +410,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         snprintf(err, errlen, "out of memory for the replay window");
         return -1;
     }
+    replay_set_features(t->replay, t->model->cfg.features);
     if (!(t->ids = broker_ids_create())) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -549,6 +555,11 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
             trainer_broker_poll(t, 0); /* reconnects when its backoff allows */
         }
         train = can_train(t);
+        if (!train && t->nw == 0 && !t->broker && !t->ckpt_owed) {
+            trainer_log(t, "no workers and no broker: the %" PRIu64 " stored positions allow no "
+                        "more steps at ratio %.3g; stopping", t->positions, t->cfg.ratio);
+            break;
+        }
         if (train) {
             snprintf(t->state, sizeof t->state, "training");
             if (train_one(t, err, errlen) != 0)

@@ -266,7 +266,8 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=5\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=6\n"));
+    ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
     run_config_t d;
     ck_assert_msg(run_config_parse(&d, text, n, "v5", err, sizeof err) == 0, "%s", err);
     ck_assert(d.c_puct == 2.25 && d.fpu == 0.5 && d.visits == 8 && d.size == 9);
@@ -315,6 +316,65 @@ START_TEST(test_calibrate)
     fclose(f);
     expect_gomoku(0, "0 positions from 0 games (1 bad records skipped)",
                   "calibrate --model %s/m.gzm --device cpu %s/junk.gzr", dir, dir);
+    remove_tree(dir);
+}
+END_TEST
+
+/* Threat input planes end to end: model init --planes threat, info shows
+ * them, self-play evaluates with them, model loss reads the games, and
+ * train --workers 0 --steps trains on stored games alone; bad input ends
+ * in one clear line. */
+START_TEST(test_threat_planes)
+{
+    char dir[64], cmd[1024], out[8192];
+    make_tmpdir(dir, sizeof dir);
+    expect_gomoku(0, "threat planes", "model init --blocks 1 --channels 8 --board-max 9 "
+                  "--planes threat --out %s/m.gzm", dir);
+    snprintf(cmd, sizeof cmd, "model info %s/m.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "input planes  15 (threat)") && strstr(out, "version 3"), "%s", out);
+    expect_gomoku(2, "--planes must be basic or threat, got 'fancy'",
+                  "model init --blocks 1 --channels 8 --planes fancy --out %s/x.gzm", dir);
+    expect_gomoku(0, NULL, "selfplay --model %s/m.gzm --games 4 --parallel 4 --visits 16 "
+                  "--cheap-visits 0 --size 9 --device cpu --out %s/g > /dev/null", dir, dir);
+    snprintf(cmd, sizeof cmd, "model loss %s/m.gzm %s/g/*.gzr", dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    double pl = -1, vl = -1;
+    long games = 0;
+    const char *p = strstr(out, "\"games\":");
+    ck_assert_msg(p && sscanf(p, "\"games\":%ld", &games) == 1 && games == 4, "%s", out);
+    p = strstr(out, "\"policy_loss\":");
+    ck_assert_msg(p && sscanf(p, "\"policy_loss\":%lf,\"value_loss\":%lf", &pl, &vl) == 2, "%s",
+                  out);
+    ck_assert(pl > 0 && pl < 10 && vl > 0 && vl < 3);
+    expect_gomoku(2, "a model file and game files are required", "model loss %s/m.gzm", dir);
+    expect_gomoku(1, "nope.gzr", "model loss %s/m.gzm %s/nope.gzr", dir, dir);
+
+    expect_gomoku(2, "--workers 0 needs --broker or --steps",
+                  "train %s/run --init-model %s/m.gzm --workers 0", dir, dir);
+    expect_gomoku(0, NULL, "train %s/run --init-model %s/m.gzm --workers 0 --steps 3 --batch 8 "
+                  "--device cpu 2> /dev/null", dir, dir);
+    snprintf(cmd, sizeof cmd, "cat %s/g/*.gzr > %s/run/games/shard-000000.gzr", dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    expect_gomoku(0, NULL, "train %s/run --workers 0 --steps 3 2> /dev/null", dir);
+    snprintf(cmd, sizeof cmd, "model info %s/run/models/000003.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "(threat)") && strstr(out, "step          3"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/run/config", dir);
+    char *conf = slurp(cmd);
+    ck_assert_msg(conf && strstr(conf, "planes=threat\n"), "%s", conf ? conf : "(none)");
+    free(conf);
+    expect_gomoku(1, "--planes basic, but --init-model",
+                  "train %s/run2 --init-model %s/m.gzm --planes basic --workers 0 --steps 1", dir,
+                  dir);
+    /* a new run without an initial model: --planes makes its net */
+    expect_gomoku(0, NULL, "train %s/run3 --planes threat --blocks 1 --channels 8 --size 9 "
+                  "--workers 0 --steps 1 --device cpu 2> /dev/null", dir);
+    snprintf(cmd, sizeof cmd, "model info %s/run3/models/000000.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "input planes  15 (threat)"), "%s", out);
+    expect_gomoku(2, "bad value for planes: 'x' (basic or threat)",
+                  "train %s/run4 --planes x --workers 0 --steps 1", dir);
     remove_tree(dir);
 }
 END_TEST
@@ -575,7 +635,8 @@ int main(void)
     ADD_CASE(s, "args", -1, test_args_defaults, test_args_values, test_args_errors,
              test_args_dashdash_and_help);
     ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
-    ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate);
+    ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate,
+             test_threat_planes);
     ADD_CASE(s, "play", 120, test_play_save_load, test_play_load_errors, test_play_menu,
              test_play_hint_help, test_play_forbidden_mark, test_play_one_board_per_turn,
              test_help_lists);

@@ -860,6 +860,44 @@ START_TEST(program_bench_rules)
 }
 END_TEST
 
+/* The threat map (only the lines with two other stones near) is
+ * board_threat_at at every point, for both colours, under each rule, on
+ * positions of random moves near the centre; and each threat class shows
+ * up somewhere in them. */
+START_TEST(threat_map_matches_point_query)
+{
+    uint64_t st = 4242;
+    int seen[THREAT_COUNT] = {0};
+    for (int g = 0; g < 60; g++) {
+        board_t b;
+        int size = g % 5 == 4 ? 9 : 15;
+        board_init(&b, size, (rule_t)(g % RULE_COUNT));
+        int want = 8 + g;
+        for (int tries = 0; b.nmoves < want && tries < 40 * want && !board_over(&b); tries++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            int r = 2 + b.nmoves / 4, c = size / 2;
+            int x = c - r + (int)((st >> 33) % (uint64_t)(2 * r + 1));
+            int y = c - r + (int)((st >> 45) % (uint64_t)(2 * r + 1));
+            if (x >= 0 && y >= 0 && x < size && y < size)
+                board_play(&b, board_xy(&b, x, y));
+        }
+        for (int color = STONE_BLACK; color <= STONE_WHITE; color++) {
+            uint8_t map[BOARD_CELLS];
+            board_threat_map(&b, color, map);
+            for (int m = 0; m < size * size; m++) {
+                threat_t t = board_threat_at(&b, m, color);
+                ck_assert_msg(map[m] == t, "game %d colour %d point %d: map %d, query %d", g,
+                              color, m, map[m], t);
+                seen[t]++;
+            }
+        }
+    }
+    for (int t = THREAT_THREE; t <= THREAT_FIVE; t++)
+        ck_assert_msg(seen[t] > 0, "class %d never seen", t);
+    ck_assert_int_eq(seen[THREAT_TWO] + seen[THREAT_OPEN_TWO], 0);   /* twos are not looked for */
+}
+END_TEST
+
 static Suite *engine_suite(void)
 {
     Suite *s = suite_create("engine");
@@ -877,7 +915,8 @@ static Suite *engine_suite(void)
              notation_round_trips, notation_rejects_bad_text);
 
     ADD_CASE(s, "bots", 120, bot_greedy_takes_win, bot_greedy_blocks_four,
-             bot_renju_black_avoids_forbidden, bot_greedy_beats_random, bot_deterministic_per_seed);
+             bot_renju_black_avoids_forbidden, bot_greedy_beats_random, bot_deterministic_per_seed,
+             threat_map_matches_point_query);
 
     ADD_CASE(s, "program", 60, program_rules_output, program_rules_errors, program_play_scripted,
              program_bench_rules);

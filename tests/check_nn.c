@@ -649,7 +649,7 @@ START_TEST(test_damaged_files)
     expect_damage(buf, len, 0, 'X', "bad magic");
     expect_damage((const unsigned char *)"hello world, not a model at all", 31, -1, 0,
                   "bad magic");
-    expect_damage(buf, len, 4, 3, "unknown model file version");
+    expect_damage(buf, len, 4, NN_FILE_VERSION + 1, "unknown model file version");
     expect_damage(buf, len, 4, 0, "unknown model file version");
     expect_damage(buf, len, 16, 200, "dims out of range");     /* blocks = 200 */
     expect_damage(buf, len, 8, 30, "dims out of range");       /* board max 30 */
@@ -806,6 +806,221 @@ START_TEST(test_encode_renju)
     for (int q = 0; q < hw; q++)
         ck_assert_float_eq(in[NN_PLANE_FORBIDDEN * hw + q], 0);
     free(in);
+}
+END_TEST
+
+/* The threat level (0 five .. 4 three) at (x, y) for the side to move
+ * (own) or the other side, -1 when none; asserts the planes are one-hot. */
+static int threat_level_at(const float *in, int M, int x, int y, bool own)
+{
+    int hw = M * M, base = own ? NN_PLANE_THREAT_OWN : NN_PLANE_THREAT_OPP, lv = -1;
+    for (int k = 0; k < NN_THREAT_LEVELS; k++)
+        if (in[(base + k) * hw + y * M + x] > 0.5f) {
+            ck_assert_msg(lv < 0, "two levels at %d,%d", x, y);
+            lv = k;
+        }
+    return lv;
+}
+
+/* Play the first n (x, y) moves of mv, alternately from the side to move. */
+static void play_list(board_t *b, const int (*mv)[2], int n)
+{
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(board_play(b, board_xy(b, mv[i][0], mv[i][1])), MOVE_OK);
+}
+
+/* Threat planes on hand-made positions: an open three's extension points
+ * are open fours for its side, the gap of a four is a five, a point
+ * beyond an open three's end makes a (closed) four; the other side's
+ * planes hold the other side's; renju's forbidden points hold nothing for
+ * black, and an overline is no five under standard. */
+START_TEST(test_encode_threats)
+{
+    int M = 15, hw = M * M;
+    ck_assert_int_eq(nn_feature_planes(NN_FEATURES_BASIC), NN_PLANES);
+    ck_assert_int_eq(nn_feature_planes(NN_FEATURES_THREAT), NN_PLANES + 2 * NN_THREAT_LEVELS);
+    float *in = malloc(sizeof(float) * NN_PLANES_MAX * hw);
+    float *basic = malloc(sizeof(float) * NN_PLANES * hw);
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    /* black open three (5..7, 7); white far away; black to move */
+    const int three[][2] = {{5, 7}, {0, 0}, {6, 7}, {0, 2}, {7, 7}, {0, 4}};
+    play_list(&b, three, 6);
+    nn_encode_features(&b, NN_FEATURES_THREAT, M, in);
+    nn_encode(&b, M, basic);
+    ck_assert_int_eq(memcmp(in, basic, sizeof(float) * NN_PLANES * hw), 0);
+    ck_assert_int_eq(threat_level_at(in, M, 4, 7, true), 1);   /* open four */
+    ck_assert_int_eq(threat_level_at(in, M, 8, 7, true), 1);
+    ck_assert_int_eq(threat_level_at(in, M, 9, 7, true), 2);   /* BBB.B: a four */
+    ck_assert_int_eq(threat_level_at(in, M, 3, 7, true), 2);
+    ck_assert_int_eq(threat_level_at(in, M, 6, 9, true), -1);
+    ck_assert_int_eq(threat_level_at(in, M, 5, 7, true), -1);  /* occupied */
+    ck_assert_int_eq(threat_level_at(in, M, 4, 7, false), -1); /* white makes nothing there */
+    /* white's stones at (0,0),(0,2),(0,4): (0,1) and (0,3) make a four
+     * (one five point) in the opponent planes */
+    ck_assert_int_eq(threat_level_at(in, M, 0, 1, false), 2);
+    ck_assert_int_eq(threat_level_at(in, M, 0, 3, false), 2);
+    /* black adds (3,7) (B.BBB on row 7), then white is to move: the planes
+     * swap sides */
+    const int more[][2] = {{3, 7}, {14, 14}, {12, 12}};
+    play_list(&b, more, 3);
+    nn_encode_features(&b, NN_FEATURES_THREAT, M, in);
+    ck_assert_int_eq(threat_level_at(in, M, 4, 7, false), 0);   /* the gap: five */
+    ck_assert_int_eq(threat_level_at(in, M, 8, 7, false), 1);   /* BBBB, two five points */
+    ck_assert_int_eq(threat_level_at(in, M, 4, 7, true), -1);
+    ck_assert_int_eq(threat_level_at(in, M, 0, 1, true), 2);
+
+    /* standard: B.BBBB's gap makes six, no five; freestyle's is a five */
+    const int six[][2] = {{2, 3}, {0, 14}, {4, 3}, {2, 14}, {5, 3}, {4, 14}, {6, 3}, {6, 14},
+                          {7, 3}, {8, 14}};
+    for (int rule = RULE_FREESTYLE; rule <= RULE_STANDARD; rule++) {
+        board_init(&b, 15, (rule_t)rule);
+        play_list(&b, six, 10);
+        nn_encode_features(&b, NN_FEATURES_THREAT, M, in);
+        ck_assert_int_eq(threat_level_at(in, M, 3, 3, true), rule == RULE_FREESTYLE ? 0 : -1);
+        ck_assert_int_eq(threat_level_at(in, M, 8, 3, true), 0);   /* BBBB + (8,3): five */
+    }
+
+    /* renju: (7,7) is a double three for black: nothing in black's planes,
+     * whoever is to move; white's planes are not touched by the rule */
+    board_init(&b, 15, RULE_RENJU);
+    const int dbl[][2] = {{5, 7}, {0, 0}, {6, 7}, {14, 0}, {7, 5}, {0, 14}, {7, 6}, {14, 14}};
+    play_list(&b, dbl, 8);
+    ck_assert(board_is_forbidden(&b, board_xy(&b, 7, 7)));
+    nn_encode_features(&b, NN_FEATURES_THREAT, M, in);
+    ck_assert_int_eq(threat_level_at(in, M, 7, 7, true), -1);
+    ck_assert_float_eq(in[NN_PLANE_FORBIDDEN * hw + 7 * M + 7], 1);
+    ck_assert_int_eq(threat_level_at(in, M, 4, 7, true), 3);   /* open three, not forbidden */
+    ck_assert_int_eq(board_play(&b, board_xy(&b, 10, 12)), MOVE_OK);   /* white to move */
+    nn_encode_features(&b, NN_FEATURES_THREAT, M, in);
+    ck_assert_int_eq(threat_level_at(in, M, 7, 7, false), -1);
+    ck_assert_int_eq(threat_level_at(in, M, 4, 7, false), 3);
+    free(in);
+    free(basic);
+}
+END_TEST
+
+/* A position of n random moves near the centre of an s x s board. */
+static void random_game(board_t *b, int s, rule_t rule, int n)
+{
+    board_init(b, s, rule);
+    for (int tries = 0; b->nmoves < n && tries < 20 * n && !board_over(b); tries++) {
+        int r = 2 + b->nmoves / 3, c = s / 2;
+        int x = c - r + (int)(rnd() % (uint32_t)(2 * r + 1));
+        int y = c - r + (int)(rnd() % (uint32_t)(2 * r + 1));
+        if (x >= 0 && y >= 0 && x < s && y < s)
+            board_play(b, board_xy(b, x, y));   /* refused moves are just skipped */
+    }
+}
+
+/* Symmetry: encoding the transformed board gives the transformed planes,
+ * for every plane of the threat set and all 8 symmetries, each rule. */
+START_TEST(test_encode_threats_symmetry)
+{
+    rng_state = 77;
+    int M = 15, hw = M * M, P = NN_PLANES_MAX;
+    float *in = malloc(sizeof(float) * P * hw), *tin = malloc(sizeof(float) * P * hw);
+    int lit = 0;
+    for (int g = 0; g < 24; g++) {
+        int s = g % 4 == 3 ? 11 : 15;
+        board_t b, t;
+        random_game(&b, s, (rule_t)(g % RULE_COUNT), 10 + (int)(rnd() % 40));
+        nn_encode_features(&b, NN_FEATURES_THREAT, M, in);
+        for (int q = 0; q < NN_THREAT_LEVELS * 2 * hw; q++)
+            lit += in[NN_PLANES * hw + q] > 0.5f;
+        for (int sym = 0; sym < SYM_COUNT; sym++) {
+            board_transform(&t, &b, sym);
+            nn_encode_features(&t, NN_FEATURES_THREAT, M, tin);
+            for (int p = 0; p < P; p++)
+                for (int m = 0; m < s * s; m++) {
+                    int a = nn_policy_index(m, s, M);
+                    int c = nn_policy_index(sym_point(sym, m, s), s, M);
+                    ck_assert_msg(in[p * hw + a] == tin[p * hw + c],
+                                  "game %d sym %d plane %d point %d", g, sym, p, m);
+                }
+        }
+    }
+    ck_assert_int_gt(lit, 100);   /* the positions do have threats */
+    free(in);
+    free(tin);
+}
+END_TEST
+
+/* A threat-plane net: the fast path agrees with the reference on forward,
+ * losses and gradients with 15 input planes from real encodings; it saves
+ * as version 3 with its feature set, loads back, and an unknown feature
+ * set in a file is a one-line error. */
+START_TEST(test_threat_net)
+{
+    rng_state = 5;
+    nn_config_t cfg;
+    nn_config_default(&cfg, 2, 16, 9);
+    cfg.features = NN_FEATURES_THREAT;
+    char err[256];
+    ck_assert_int_ne(nn_config_check(&cfg, err, sizeof err), 0);   /* in_planes still 5 */
+    ck_assert_msg(strstr(err, "input planes 5") != NULL, "%s", err);
+    cfg.in_planes = nn_feature_planes(cfg.features);
+    nn_model_t *m = nn_model_create(&cfg, 3, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    for (size_t i = 0; i < m->nparams; i++)
+        m->params[i] += (float)(0.05 * rnd_sym());
+    int M = 9, hw = M * M, n = 6, ps = NN_PLANES_MAX * hw;
+    float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
+    float vt[6 * 3];
+    for (int s = 0; s < n; s++) {
+        board_t b;
+        random_game(&b, s % 3 == 2 ? 7 : 9, (rule_t)(s % RULE_COUNT), 8 + s * 3);
+        nn_encode_features(&b, NN_FEATURES_THREAT, M, in + s * ps);
+        random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
+    }
+    nn_net_t *fast = nn_net_create(m, "cpu", n, 1, NULL, 0, err, sizeof err);
+    nn_net_t *ref = nn_net_create(m, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(fast && ref, "%s", err);
+    float pf[6 * 81], pr[6 * 81], vf[18], vr[18];
+    nn_net_forward(fast, in, n, pf, vf);
+    nn_net_forward(ref, in, n, pr, vr);
+    compare("policy", pf, pr, (size_t)n * hw, TOL_DIRECT);
+    compare("value", vf, vr, (size_t)n * 3, TOL_DIRECT);
+    float *gf = malloc(sizeof(float) * m->nparams), *gr = malloc(sizeof(float) * m->nparams);
+    nn_losses_t lf, lr;
+    ck_assert_int_eq(nn_net_loss_grad(fast, in, pt, vt, n, 1e-4f, &lf, gf, err, sizeof err), 0);
+    ck_assert_int_eq(nn_net_loss_grad(ref, in, pt, vt, n, 1e-4f, &lr, gr, err, sizeof err), 0);
+    ck_assert(fabsf(lf.total - lr.total) <= 1e-4f * lr.total);
+    nn_tensor_info_t ti = nn_param_tensor(&m->cfg, 0);
+    ck_assert_str_eq(ti.name, "in_w");
+    ck_assert_uint_eq(ti.count, 16 * NN_PLANES_MAX * 9);
+    compare("in_w grad", gf + ti.offset, gr + ti.offset, ti.count, TOL_DIRECT);
+    nn_net_free(fast);
+    nn_net_free(ref);
+
+    char path[300];
+    snprintf(path, sizeof path, "%s/threat.gzm", tmpdir);
+    ck_assert_int_eq(nn_file_version(&m->cfg), 3);
+    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    nn_model_t *b = nn_model_load(path, err, sizeof err);
+    ck_assert_msg(b != NULL, "%s", err);
+    ck_assert_int_eq(memcmp(&b->cfg, &m->cfg, sizeof m->cfg), 0);
+    ck_assert_int_eq(memcmp(b->params, m->params, m->nparams * sizeof(float)), 0);
+    nn_model_free(b);
+    size_t len;
+    unsigned char *buf = (unsigned char *)slurp_len(path, &len);
+    ck_assert_uint_eq(buf[4], 3);
+    ck_assert_uint_eq(buf[68], NN_FEATURES_THREAT);
+    ck_assert_uint_eq(len, 72 + 4 * m->nparams + 4);
+    expect_damage(buf, len, 68, 9, "unknown input feature set");
+    expect_damage(buf, len, 68, 0, "dims out of range");   /* basic with 15 planes */
+    expect_damage(buf, len, 4, 4, "unknown model file version");
+    expect_damage(buf, 70, -1, 0, "truncated");
+    free(buf);
+    /* a basic model is still written as before (version 1) */
+    cfg.features = NN_FEATURES_BASIC;
+    cfg.in_planes = NN_PLANES;
+    ck_assert_int_eq(nn_file_version(&cfg), 1);
+    free(gf);
+    free(gr);
+    free(in);
+    free(pt);
+    nn_model_free(m);
 }
 END_TEST
 
@@ -1570,9 +1785,10 @@ int main(void)
              test_conv_env,
              test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
     TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files,
-                         test_version1_files);
+                         test_version1_files, test_threat_net);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
-    ADD_CASE(s, "encode", -1, test_encode, test_encode_renju, test_eval_and_cache);
+    ADD_CASE(s, "encode", 60, test_encode, test_encode_renju, test_encode_threats,
+             test_encode_threats_symmetry, test_eval_and_cache);
     ADD_CASE(s, "bf16", 120, test_bf16_conv_kernel, test_bf16_vs_ref_random,
              test_bf16_vs_ref_models, test_bf16_weight_sync, test_bf16_precision_setting);
     return run_suite(s);

@@ -406,6 +406,11 @@ START_TEST(test_shapes)
     cfg.value_head = 5;
     cfg.value_hidden = 7;
     ck_assert_msg(nn_cuda_check_shapes(&cfg, 3, err, sizeof err) == 0, "%s", err);
+    /* threat planes: 15 inputs, padded to 16 for the NHWC input conv */
+    nn_config_default(&cfg, 2, 32, 15);
+    cfg.features = NN_FEATURES_THREAT;
+    cfg.in_planes = nn_feature_planes(cfg.features);
+    ck_assert_msg(nn_cuda_check_shapes(&cfg, 64, err, sizeof err) == 0, "%s", err);
 }
 END_TEST
 
@@ -734,12 +739,15 @@ static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 90071
 
 /* A net with every tensor non-zero: the fixup init leaves each block's
  * second conv at zero, which would hide the block path from the checks. */
-static nn_model_t *test_model_k(int blocks, int channels, int board_max, int K, uint64_t seed)
+static nn_model_t *test_model_f(int blocks, int channels, int board_max, int K, int features,
+                                uint64_t seed)
 {
     char err[256];
     nn_config_t cfg;
     nn_config_default(&cfg, blocks, channels, board_max);
     cfg.policy_outputs = K;
+    cfg.features = features;
+    cfg.in_planes = nn_feature_planes(features);
     nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
     ck_assert_msg(m, "%s", err);
     uint64_t s = seed * 0x9e3779b97f4a7c15ull + 1;
@@ -753,6 +761,11 @@ static nn_model_t *test_model_k(int blocks, int channels, int board_max, int K, 
             m->params[ti.offset + i] += (float)(a * (2.0 * rng_unit(&s) - 1.0));
     }
     return m;
+}
+
+static nn_model_t *test_model_k(int blocks, int channels, int board_max, int K, uint64_t seed)
+{
+    return test_model_f(blocks, channels, board_max, K, NN_FEATURES_BASIC, seed);
 }
 
 static nn_model_t *test_model(int blocks, int channels, int board_max, uint64_t seed)
@@ -769,11 +782,12 @@ typedef struct batch {
     float *in, *pt, *vt;
 } batch_t;
 
-static batch_t make_batch(int n, int M, const int *sizes, int nsizes, uint64_t seed)
+static batch_t make_batch_f(int n, int M, const int *sizes, int nsizes, uint64_t seed,
+                            int features)
 {
     batch_t b = {n, M, NULL, NULL, NULL};
-    int HW = M * M;
-    b.in = calloc((size_t)n * NN_PLANES * HW, sizeof(float));
+    int HW = M * M, P = nn_feature_planes(features);
+    b.in = calloc((size_t)n * P * HW, sizeof(float));
     b.pt = calloc((size_t)n * HW, sizeof(float));
     b.vt = calloc((size_t)n * NN_VALUE_OUTPUTS, sizeof(float));
     ck_assert(b.in && b.pt && b.vt);
@@ -788,7 +802,7 @@ static batch_t make_batch(int n, int M, const int *sizes, int nsizes, uint64_t s
         for (int k = 0, tries = 0; k < moves && !board_over(&bd) && tries < 10000; tries++)
             if (board_play(&bd, (int)(rng_next(&s) % (uint64_t)(size * size))) == MOVE_OK)
                 k++;
-        nn_encode(&bd, M, b.in + (size_t)i * NN_PLANES * HW);
+        nn_encode_features(&bd, features, M, b.in + (size_t)i * P * HW);
         float *pt = b.pt + (size_t)i * HW;
         int cnt = 0;
         for (int pass = 0; pass < 2 && cnt == 0; pass++)
@@ -817,6 +831,11 @@ static batch_t make_batch(int n, int M, const int *sizes, int nsizes, uint64_t s
         b.vt[i * NN_VALUE_OUTPUTS + bd.nmoves % 3] = 1.0f;
     }
     return b;
+}
+
+static batch_t make_batch(int n, int M, const int *sizes, int nsizes, uint64_t seed)
+{
+    return make_batch_f(n, M, sizes, nsizes, seed, NN_FEATURES_BASIC);
 }
 
 static void free_batch(batch_t *b)
@@ -1360,6 +1379,27 @@ START_TEST(test_policy_outputs_match_cpu)
     ck_assert(fabs(lg.opp_policy - lr.opp_policy) <= 5e-3 * (1 + fabs(lr.opp_policy)));
     ck_assert(fabs(lg.soft_policy - lr.soft_policy) <= 5e-3 * (1 + fabs(lr.soft_policy)));
     nn_backend_cpu_ref.free(ref);
+    free_batch(&b);
+    CU->free(gpu);
+    nn_model_free(m);
+}
+END_TEST
+
+/* A threat-plane net (15 input planes, padded to 16 on the inference
+ * path): forward, losses and gradients as on the CPU. */
+START_TEST(test_threat_planes_match_cpu)
+{
+    const int M = 9, n = 12;
+    nn_model_t *m = test_model_f(2, 16, M, 1, NN_FEATURES_THREAT, 31);
+    ck_assert_int_eq(m->cfg.in_planes, NN_PLANES_MAX);
+    nn_ctx_t *gpu = cuda_ctx(m, n);
+    static const int sizes[] = {9, 7};
+    batch_t b = make_batch_f(n, M, sizes, 2, 11, NN_FEATURES_THREAT);
+    nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
+    ck_assert(fwd_match(cpu, gpu, &b, n, "threat planes forward"));
+    nn_backend_cpu.free(cpu);
+    ck_assert_msg(grads_match(m, gpu, &b, n, 1e-3f),
+                  "GPU gradients differ from the reference (see the lines above)");
     free_batch(&b);
     CU->free(gpu);
     nn_model_free(m);
@@ -2057,7 +2097,7 @@ int main(void)
                  test_graph_failure_one_bucket, test_train_out_of_memory, test_zero_batch, test_weights_roundtrip,
                  test_momentum_roundtrip, test_batches_below_max, test_forward_matches_cpu,
                  test_gradients_match_cpu, test_policy_outputs_match_cpu,
-                 test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
+                 test_threat_planes_match_cpu, test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
                  test_one_step_own_weights_matches_cpu, test_training_matches_cpu,
                  test_train_cmd_gpu);
         return run_suite(t);
@@ -2096,7 +2136,7 @@ int main(void)
     ADD_CASE(g, "device", 900, test_forward_matches_cpu, test_forward_20x256, test_fp32_forward,
              test_graph_failure_one_bucket, test_threads_create_capture_free,
              test_train_only_state, test_train_out_of_memory, test_gradients_match_cpu,
-             test_policy_outputs_match_cpu,
+             test_policy_outputs_match_cpu, test_threat_planes_match_cpu,
              test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
              test_one_step_own_weights_matches_cpu,
              test_training_matches_cpu, test_create_free_no_growth, test_spawn_after_cuda_init,
