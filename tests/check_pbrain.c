@@ -1461,8 +1461,12 @@ END_TEST
 START_TEST(test_yixin_realtime)
 {
     harness_t h;
-    /* 3 s: even with a loaded machine's latency margin, more than one slice */
-    h_start(&h, "mcts:uniform", "INFO timeout_turn 3000");
+    /* a net (random, 2x32), not the uniform evaluator, whose tree can fill
+     * (and end the search) inside the first slice; 3 s: even with a loaded
+     * machine's latency margin, more than one slice */
+    char model[256];
+    small_model_file(model, sizeof model, 2, 32, 15, 7);
+    h_start(&h, model, "INFO timeout_turn 3000");
     expect_error(&h, "INFO show_detail 4");
     expect_error(&h, "INFO show_detail x");
     h_silent(&h, "INFO show_detail 1");
@@ -1509,6 +1513,7 @@ START_TEST(test_yixin_realtime)
     ck_assert_int_eq(h.nreply, 2);   /* the analysis and the move only */
     ck_assert(starts(h.reply[0], "MESSAGE visits ") && as_move(h.reply[1], 15) >= 0);
     h_close(&h);
+    unlink(model);
 }
 END_TEST
 
