@@ -638,6 +638,7 @@ START_TEST(test_search_finds_win_and_reports)
     ck_assert(starts(h.reply[0], "MESSAGE visits "));
     ck_assert(strstr(h.reply[0], "winrate") && strstr(h.reply[0], "pv") &&
               strstr(h.reply[0], "playouts/s"));
+    ck_assert_msg(strstr(h.reply[0], "% (black, the engine) pv "), "%s", h.reply[0]);
     h_close(&h);
 }
 END_TEST
