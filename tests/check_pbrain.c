@@ -1812,22 +1812,38 @@ END_TEST
 
 /* An engine under a game clock is told timeout_match and, before each
  * move, the time it has left, and that time goes down. */
+/* What match_play answered. */
+typedef struct {
+    result_t res;
+    int plies;
+    bool forfeit;
+    char err[512];
+} match_out_t;
+
+/* match_play from a freestyle 15x15 board holding black's stone at first
+ * (-1: empty), under a game clock of clock_ms (0: none); its status. */
+static int run_match(player_t *black, player_t *white, int first, long long clock_ms,
+                     match_out_t *r)
+{
+    board_t opening;
+    board_init(&opening, 15, RULE_FREESTYLE);
+    if (first >= 0)
+        ck_assert_int_eq(board_play(&opening, first), MOVE_OK);
+    return match_play(black, white, &opening, clock_ms, &r->res, &r->plies, &r->forfeit, NULL,
+                      r->err, sizeof r->err);
+}
+
 START_TEST(test_match_clock_told_to_engine)
 {
-    char dir[512], log[1024], cmd[2200], err[512];
+    char dir[512], log[1024], cmd[2200];
     make_tmppath(dir, sizeof dir, log, sizeof log, "engine.log");
     snprintf(cmd, sizeof cmd, "pbrain:tee -a '%s' | '%s' pbrain --model bot:greedy", log, bin());
     player_opts_t o = quiet_opts(300, 60000);
     player_t *eng = must_create(cmd, &o);
     player_t *rnd = must_create("bot:random", &o);
-    board_t opening;
-    board_init(&opening, 15, RULE_FREESTYLE);
-    result_t res;
-    int plies;
-    bool forfeit;
-    ck_assert_msg(match_play(eng, rnd, &opening, 60000, &res, &plies, &forfeit, NULL, err, sizeof err) == 0,
-                  "%s", err);
-    ck_assert(!forfeit);
+    match_out_t r;
+    ck_assert_msg(run_match(eng, rnd, -1, 60000, &r) == 0, "%s", r.err);
+    ck_assert(!r.forfeit);
     ck_assert_int_eq(eng->time_left, MOVETIME_UNLIMITED);   /* no clock outside a game */
     player_free(eng);
     player_free(rnd);
@@ -1841,7 +1857,7 @@ START_TEST(test_match_clock_told_to_engine)
         prev = left;
         told++;
     }
-    ck_assert_int_ge(told, (plies + 1) / 2);   /* before every move of its own */
+    ck_assert_int_ge(told, (r.plies + 1) / 2);   /* before every move of its own */
     free(text);
     remove_tree(dir);
 }
@@ -1852,29 +1868,23 @@ END_TEST
 START_TEST(test_match_forfeits)
 {
     player_opts_t o = quiet_opts(2000, 150);
-    char err[512];
     player_t *slow_eng = must_create("pbrain:read l; echo OK; while read l; do case $l in "
                                      "BEGIN*) sleep 0.6; echo 7,7;; esac; done", &o);
     player_t *rnd = must_create("bot:random", &o);
-    board_t opening;
-    board_init(&opening, 15, RULE_FREESTYLE);
-    result_t res;
-    int plies;
-    bool forfeit;
-    ck_assert_msg(match_play(slow_eng, rnd, &opening, 150, &res, &plies, &forfeit, NULL, err, sizeof err)
-                  == 0, "%s", err);
-    ck_assert(forfeit);
-    ck_assert_int_eq(res, RESULT_WHITE);
-    ck_assert_int_eq(plies, 0);
-    ck_assert_msg(strstr(err, "ran out of its 150 ms game clock"), "%s", err);
+    match_out_t r;
+    ck_assert_msg(run_match(slow_eng, rnd, -1, 150, &r) == 0, "%s", r.err);
+    ck_assert(r.forfeit);
+    ck_assert_int_eq(r.res, RESULT_WHITE);
+    ck_assert_int_eq(r.plies, 0);
+    ck_assert_msg(strstr(r.err, "ran out of its 150 ms game clock"), "%s", r.err);
     player_free(slow_eng);
     /* without a clock the same engine's move stands */
     o.match_time_ms = 0;
     player_t *occ = must_create("pbrain:read l; echo OK; while read l; do case $l in "
                                 "BEGIN*|TURN*|DONE*) echo 7,7;; esac; done", &o);
-    board_play(&opening, 7 * 15 + 7);   /* the engine, white, answers on this stone */
-    ck_assert_int_eq(match_play(rnd, occ, &opening, 0, &res, &plies, &forfeit, NULL, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "7,7: occupied"), "%s", err);   /* the engine is unusable now */
+    /* the engine, white, answers on black's first stone */
+    ck_assert_int_eq(run_match(rnd, occ, 7 * 15 + 7, 0, &r), -1);
+    ck_assert_msg(strstr(r.err, "7,7: occupied"), "%s", r.err);   /* the engine is unusable now */
     player_free(occ);
     player_free(rnd);
     ck_assert(no_children_left());
