@@ -23,12 +23,7 @@
 #include <string.h>
 
 struct nn_ctx {
-    nn_config_t cfg;
-    nn_layout_t lay;
-    int max_batch;
-    float *params;         /* nparams, owned */
-    float *grad;           /* nparams */
-    float *mom;            /* nparams, Nesterov momentum buffer */
+    nn_host_t h;           /* config, layout, params, grad, momentum */
     bool params_changed;   /* since the fast path last derived data from params */
     struct fast *fast;
     gemm_bf16_t *bf16;     /* inference convs in bf16 (nn/gemm_bf16.h); NULL: fp32 */
@@ -37,24 +32,24 @@ struct nn_ctx {
 
 static void cpu_get_weights(nn_ctx_t *c, float *params)
 {
-    memcpy(params, c->params, c->lay.total * sizeof(float));
+    memcpy(params, c->h.params, c->h.lay.total * sizeof(float));
 }
 
 static void cpu_set_weights(nn_ctx_t *c, const float *params)
 {
-    memcpy(c->params, params, c->lay.total * sizeof(float));
+    memcpy(c->h.params, params, c->h.lay.total * sizeof(float));
     c->bf16_stale = true;
     c->params_changed = true;
 }
 
 static void cpu_get_momentum(nn_ctx_t *c, float *m)
 {
-    memcpy(m, c->mom, c->lay.total * sizeof(float));
+    memcpy(m, c->h.mom, c->h.lay.total * sizeof(float));
 }
 
 static void cpu_set_momentum(nn_ctx_t *c, const float *m)
 {
-    memcpy(c->mom, m, c->lay.total * sizeof(float));
+    memcpy(c->h.mom, m, c->h.lay.total * sizeof(float));
 }
 
 /* ---------------------------------------------------------------------- */
@@ -220,18 +215,18 @@ static void col2im3(float *col, int cin, int ld, int M, int s0, int ns, float *d
 static size_t conv_offset(const nn_ctx_t *c, int layer)
 {
     if (layer == 0)
-        return c->lay.in_w;
-    size_t C = (size_t)c->cfg.channels;
-    return c->lay.blocks + (size_t)((layer - 1) / 2) * c->lay.block_stride +
+        return c->h.lay.in_w;
+    size_t C = (size_t)c->h.cfg.channels;
+    return c->h.lay.blocks + (size_t)((layer - 1) / 2) * c->h.lay.block_stride +
            ((layer - 1) % 2 ? C * C * 9 + C : 0);
 }
 static int conv_layer(const nn_ctx_t *c, const float *wt)
 {
-    size_t off = (size_t)(wt - c->params);
-    if (off == c->lay.in_w)
+    size_t off = (size_t)(wt - c->h.params);
+    if (off == c->h.lay.in_w)
         return 0;
-    size_t b = (off - c->lay.blocks) / c->lay.block_stride;
-    int layer = 1 + 2 * (int)b + (off != c->lay.blocks + b * c->lay.block_stride);
+    size_t b = (off - c->h.lay.blocks) / c->h.lay.block_stride;
+    int layer = 1 + 2 * (int)b + (off != c->h.lay.blocks + b * c->h.lay.block_stride);
     assert(conv_offset(c, layer) == off);
     return layer;
 }
@@ -242,12 +237,12 @@ static void fast_prepare(nn_ctx_t *c)
     struct fast *f = c->fast;
     if (!c->params_changed)
         return;
-    int C = c->cfg.channels;
+    int C = c->h.cfg.channels;
     for (int l = 0; l < f->nconv; l++)
         if (f->algo[l] == CONV_WINOGRAD) {
-            int cin = l ? C : c->cfg.in_planes;
+            int cin = l ? C : c->h.cfg.in_planes;
             float *u = f->u + (size_t)l * f->ustride, *ut = f->ut + (size_t)l * f->ustride;
-            wino_filter(c->params + conv_offset(c, l), cin, C, u);
+            wino_filter(c->h.params + conv_offset(c, l), cin, C, u);
             for (int xi = 0; xi < WINO_FREQS; xi++)
                 wino_transpose(u + (size_t)xi * cin * C, cin, C, ut + (size_t)xi * cin * C,
                                false);
@@ -262,7 +257,7 @@ static void wino_conv(lane_t *w, int layer, const float *xt, int cin, int cout,
                       const wino_epilogue_t *ep, float *yt, int ns)
 {
     const struct fast *f = w->ctx->fast;
-    int M = w->ctx->cfg.board_max;
+    int M = w->ctx->h.cfg.board_max;
     float *v = f->job == JOB_GRAD ? w->vall + (size_t)layer * f->vstride : w->wv;
     wino_input(xt, cin, M, ns, v);
     wino_gemm_forward(v, f->u + (size_t)layer * f->ustride, wino_tiles(M, ns), cin, cout, w->wm);
@@ -276,10 +271,11 @@ static void fast_conv3(lane_t *w, const float *x, int cin, const float *wt, int 
 {
     const struct fast *f = w->ctx->fast;
     if (w->ctx->bf16 && f->job == JOB_FORWARD) {
-        gemm_bf16_conv3(w->ctx->bf16, w->idx, (size_t)(wt - w->ctx->params), cin, cout, x, out, ns);
+        gemm_bf16_conv3(w->ctx->bf16, w->idx, (size_t)(wt - w->ctx->h.params), cin, cout, x,
+                        out, ns);
         return;
     }
-    int M = w->ctx->cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
+    int M = w->ctx->h.cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
     switch (f->algo[layer]) {
     case CONV_WINOGRAD:
         wino_transpose(x, cin, ld, w->xt, false);
@@ -316,7 +312,7 @@ static void fast_conv3_back(lane_t *w, const float *x, int cin, const float *wt,
                             const float *dz, float *dw, float *db, float *dx, int ns)
 {
     const struct fast *f = w->ctx->fast;
-    int M = w->ctx->cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
+    int M = w->ctx->h.cfg.board_max, ld = ns * M * M, layer = conv_layer(w->ctx, wt);
     for (int co = 0; co < cout; co++)
         db[co] += row_sum(dz + (size_t)co * ld, ld);
     if (f->algo[layer] == CONV_WINOGRAD) {
@@ -361,9 +357,9 @@ static void fast_forward_chunk(lane_t *w, bool all)
 {
     nn_ctx_t *c = w->ctx;
     const struct fast *f = c->fast;
-    const nn_config_t *cf = &c->cfg;
-    const nn_layout_t *L = &c->lay;
-    const float *W = c->params;
+    const nn_config_t *cf = &c->h.cfg;
+    const nn_layout_t *L = &c->h.lay;
+    const float *W = c->h.params;
     int M = cf->board_max, hw = M * M, P = cf->in_planes, C = cf->channels;
     int Hp = cf->policy_head, Hv = cf->value_head, Vh = cf->value_hidden;
     int ns = w->n, ld = ns * hw;
@@ -484,9 +480,9 @@ static void fast_backward_chunk(lane_t *w, bool backward)
 {
     nn_ctx_t *c = w->ctx;
     const struct fast *f = c->fast;
-    const nn_config_t *cf = &c->cfg;
-    const nn_layout_t *L = &c->lay;
-    const float *W = c->params;
+    const nn_config_t *cf = &c->h.cfg;
+    const nn_layout_t *L = &c->h.lay;
+    const float *W = c->h.params;
     float *G = w->grad;
     int M = cf->board_max, hw = M * M, P = cf->in_planes, C = cf->channels;
     int Hp = cf->policy_head, Hv = cf->value_head, Vh = cf->value_hidden;
@@ -627,7 +623,7 @@ static void lane_run(lane_t *w)
     w->lv = 0.0;
     if (w->n <= 0) {
         if (f->job == JOB_GRAD)
-            memset(w->grad, 0, sizeof(float) * w->ctx->lay.total);
+            memset(w->grad, 0, sizeof(float) * w->ctx->h.lay.total);
         return;
     }
     /* The chunk runs in pieces of a few samples whose activations stay in
@@ -636,7 +632,7 @@ static void lane_run(lane_t *w)
     bool train = f->job != JOB_FORWARD;
     int piece = train ? f->tpiece : f->piece;
     if (f->job == JOB_GRAD) {
-        memset(w->grad, 0, sizeof(float) * w->ctx->lay.total);
+        memset(w->grad, 0, sizeof(float) * w->ctx->h.lay.total);
         if (w->du)
             memset(w->du, 0, sizeof(float) * f->ustride * f->nconv);
     }
@@ -650,11 +646,11 @@ static void lane_run(lane_t *w)
     w->i0 = i0;
     w->n = n;
     if (f->job == JOB_GRAD) {
-        int C = w->ctx->cfg.channels;
+        int C = w->ctx->h.cfg.channels;
         for (int l = 0; l < f->nconv; l++)
             if (f->algo[l] == CONV_WINOGRAD)
                 wino_filter_adjoint(w->du + (size_t)l * f->ustride,
-                                    l ? C : w->ctx->cfg.in_planes, C,
+                                    l ? C : w->ctx->h.cfg.in_planes, C,
                                     w->grad + conv_offset(w->ctx, l));
     }
 }
@@ -687,7 +683,7 @@ static void fast_run(nn_ctx_t *c, job_t job, const float *in, const float *pt, c
                      int n, float *policy, float *value)
 {
     struct fast *f = c->fast;
-    assert(n >= 0 && n <= c->max_batch);
+    assert(n >= 0 && n <= c->h.max_batch);
     f->job = job;
     f->in = in;
     f->pt = pt;
@@ -807,9 +803,7 @@ static void fast_free(nn_ctx_t *c)
         free(f);
     }
     gemm_bf16_free(c->bf16);
-    free(c->params);
-    free(c->grad);
-    free(c->mom);
+    nn_host_free(&c->h);
     free(c);
 }
 
@@ -829,7 +823,7 @@ static int conv_plan(nn_ctx_t *c, char *err, size_t errlen)
 {
     struct fast *f = c->fast;
     const char *env = getenv("GOMOKU_CONV");
-    int C = c->cfg.channels, P = c->cfg.in_planes;
+    int C = c->h.cfg.channels, P = c->h.cfg.in_planes;
     bool all = false, none = false;
     if (env && *env && strcmp(env, "auto") != 0) {
         all = strcmp(env, "winograd") == 0;
@@ -839,7 +833,7 @@ static int conv_plan(nn_ctx_t *c, char *err, size_t errlen)
             return -1;
         }
     }
-    f->nconv = 1 + 2 * c->cfg.blocks;
+    f->nconv = 1 + 2 * c->h.cfg.blocks;
     f->algo = calloc((size_t)f->nconv, sizeof *f->algo);
     if (!f->algo)
         goto out_nomem;
@@ -848,7 +842,7 @@ static int conv_plan(nn_ctx_t *c, char *err, size_t errlen)
         bool wino = all || (!none && cin >= WINO_MIN_CHANNELS && C >= WINO_MIN_CHANNELS);
         f->algo[l] = wino ? CONV_WINOGRAD : CONV_DIRECT;
     }
-    f->pm_trunk = c->cfg.blocks > 0;
+    f->pm_trunk = c->h.cfg.blocks > 0;
     for (int l = 1; l < f->nconv; l++)
         f->pm_trunk = f->pm_trunk && f->algo[l] == CONV_WINOGRAD;
     if (any_winograd(f)) {
@@ -870,26 +864,18 @@ static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int
                              char *err, size_t errlen)
 {
     (void)device;
-    size_t np = m->nparams;
     nn_ctx_t *c = calloc(1, sizeof *c);
     if (!c)
         goto out_nomem;
-    c->cfg = m->cfg;
-    nn_param_layout(&m->cfg, &c->lay);
-    assert(c->lay.total == np);
-    c->max_batch = max_batch;
-    c->params = malloc(np * sizeof(float));
-    c->grad = malloc(np * sizeof(float));
-    c->mom = calloc(np, sizeof(float));
+    int host = nn_host_init(&c->h, m, max_batch);
     struct fast *f = c->fast = calloc(1, sizeof *f);
     if (f) {
         pthread_mutex_init(&f->mu, NULL);
         pthread_cond_init(&f->go, NULL);
         pthread_cond_init(&f->done, NULL);
     }
-    if (!c->params || !c->grad || !c->mom || !f)
+    if (host != 0 || !f)
         goto out_free_ctx;
-    memcpy(c->params, m->params, np * sizeof(float));
     if (conv_plan(c, err, errlen) != 0) {
         fast_free(c);
         return NULL;
@@ -952,7 +938,7 @@ out_nomem:
 static void fast_forward(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
 {
     if (c->bf16 && c->bf16_stale)
-        gemm_bf16_sync(c->bf16, c->params);
+        gemm_bf16_sync(c->bf16, c->h.params);
     c->bf16_stale = false;
     fast_run(c, JOB_FORWARD, in, NULL, NULL, n, policy, value);
 }
@@ -965,9 +951,9 @@ static int fast_train_ready(nn_ctx_t *c, char *err, size_t errlen)
     if (f->train_ready)
         return 0;
     for (int t = 0; t < f->nthreads; t++)
-        if (lane_alloc_train(&f->w[t], &c->cfg, f, c->lay.total) != 0) {
+        if (lane_alloc_train(&f->w[t], &c->h.cfg, f, c->h.lay.total) != 0) {
             snprintf(err, errlen, "cpu: out of memory for the training workspace (batch %d)",
-                     c->max_batch);
+                     c->h.max_batch);
             return -1;
         }
     f->train_ready = true;
@@ -981,7 +967,7 @@ static int fast_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const
 {
     struct fast *f = c->fast;
     if (n == 0)
-        return nn_empty_batch(c->lay.total, out, grad);
+        return nn_empty_batch(c->h.lay.total, out, grad);
     if (fast_train_ready(c, err, errlen) != 0)
         return -1;
     f->pw = pw;
@@ -992,7 +978,7 @@ static int fast_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const
             lp[k] += f->w[t].lp[k];
         lv += f->w[t].lv;
     }
-    size_t np = c->lay.total;
+    size_t np = c->h.lay.total;
     if (grad) {
         memcpy(grad, f->w[0].grad, np * sizeof(float));
         for (int t = 1; t < f->nthreads; t++) {
@@ -1001,19 +987,19 @@ static int fast_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const
                 grad[i] += g[i];
         }
     }
-    for (int t = 0; t < nn_param_tensors(&c->cfg); t++) {
-        if (!nn_param_tensor_is_weight(&c->cfg, t))
+    for (int t = 0; t < nn_param_tensors(&c->h.cfg); t++) {
+        if (!nn_param_tensor_is_weight(&c->h.cfg, t))
             continue;
-        nn_tensor_info_t ti = nn_param_tensor(&c->cfg, t);
+        nn_tensor_info_t ti = nn_param_tensor(&c->h.cfg, t);
         for (size_t i = ti.offset; i < ti.offset + ti.count; i++) {
-            l2 += (double)c->params[i] * c->params[i];
+            l2 += (double)c->h.params[i] * c->h.params[i];
             if (grad)
-                grad[i] += 2.0f * wd * c->params[i];
+                grad[i] += 2.0f * wd * c->h.params[i];
         }
     }
     l2 *= wd;
     lv = n ? lv / n : 0.0;
-    nn_ref_losses_total(&c->cfg, pw, lp, lv, l2, n, out);
+    nn_ref_losses_total(&c->h.cfg, pw, lp, lv, l2, n, out);
     return 0;
 }
 
@@ -1026,19 +1012,19 @@ static int fast_loss_grad(nn_ctx_t *c, const float *in, const float *pt, const f
     return fast_loss_grad_w(c, in, pt, vt, n, wd, pw, out, grad, err, errlen);
 }
 
-/* Gradient into c->grad, then the Nesterov step. An empty batch is no step
+/* Gradient into c->h.grad, then the Nesterov step. An empty batch is no step
  * (as nn_net_train_step and the other backends). */
 static int fast_train_step(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
                            int n, const nn_train_opts_t *o, nn_losses_t *out, char *err,
                            size_t errlen)
 {
     if (n == 0)
-        return nn_empty_batch(c->lay.total, out, NULL);
+        return nn_empty_batch(c->h.lay.total, out, NULL);
     float pw[NN_MAX_POLICY_OUTPUTS];
     nn_train_policy_weights(o, pw);
-    if (fast_loss_grad_w(c, in, pt, vt, n, o->weight_decay, pw, out, c->grad, err, errlen) != 0)
+    if (fast_loss_grad_w(c, in, pt, vt, n, o->weight_decay, pw, out, c->h.grad, err, errlen) != 0)
         return -1;
-    nn_ref_sgd_step(c->params, c->grad, c->mom, c->lay.total, o->lr, o->momentum);
+    nn_ref_sgd_step(c->h.params, c->h.grad, c->h.mom, c->h.lay.total, o->lr, o->momentum);
     c->bf16_stale = true;
     c->params_changed = true;
     return 0;
@@ -1053,8 +1039,8 @@ static int fast_train_step(nn_ctx_t *c, const float *in, const float *pt, const 
  * even or bf16 won). */
 static bool fp32_faster(const nn_ctx_t *c)
 {
-    int M = c->cfg.board_max, side = 4 * wino_tiles_side(M);
-    return c->fast->pm_trunk && wino_forward_fast(c->cfg.channels) && c->cfg.channels >= 48 &&
+    int M = c->h.cfg.board_max, side = 4 * wino_tiles_side(M);
+    return c->fast->pm_trunk && wino_forward_fast(c->h.cfg.channels) && c->h.cfg.channels >= 48 &&
            4 * M * M >= 3 * side * side;
 }
 
@@ -1074,7 +1060,7 @@ static int fast_set_precision(nn_ctx_t *c, nn_precision_t p, char *msg, size_t m
         }
     }
     gemm_bf16_free(c->bf16);
-    c->bf16 = p == NN_PRECISION_BF16 ? gemm_bf16_create(&c->cfg, c->params, c->fast->nthreads,
+    c->bf16 = p == NN_PRECISION_BF16 ? gemm_bf16_create(&c->h.cfg, c->h.params, c->fast->nthreads,
                                                         c->fast->piece, msg, msglen)
                                      : NULL;
     c->bf16_stale = false;

@@ -31,6 +31,22 @@ double nn_ref_losses_total(const nn_config_t *c, const float *pw, double *lp, do
 /* Nesterov momentum SGD over n floats: v = mu v + g; w -= lr (g + mu v). */
 void nn_ref_sgd_step(float *w, const float *g, float *v, size_t n, float lr, float mu);
 
+/* What both CPU backends' contexts hold on the host. */
+typedef struct {
+    nn_config_t cfg;
+    nn_layout_t lay;
+    int max_batch;
+    float *params;   /* (nparams), owned */
+    float *grad;     /* (nparams), owned: the last step's gradient */
+    float *mom;      /* (nparams), owned: Nesterov momentum */
+} nn_host_t;
+
+/* Fills h for model m: a copy of its params, zero momentum. Returns -1
+ * when out of memory; nn_host_free then frees what was allocated (h must
+ * start zeroed). */
+int nn_host_init(nn_host_t *h, const nn_model_t *m, int max_batch);
+void nn_host_free(nn_host_t *h);
+
 /* An empty batch: zero losses and (when grad is not NULL) gradient. */
 static inline int nn_empty_batch(size_t nparams, nn_losses_t *out, float *grad)
 {

@@ -322,6 +322,29 @@ static double ref_l2(const nn_config_t *c, const double *W, double wd, double *G
     return wd * s;
 }
 
+int nn_host_init(nn_host_t *h, const nn_model_t *m, int max_batch)
+{
+    size_t np = m->nparams;
+    h->cfg = m->cfg;
+    nn_param_layout(&m->cfg, &h->lay);
+    assert(h->lay.total == np);
+    h->max_batch = max_batch;
+    h->params = malloc(np * sizeof(float));
+    h->grad = malloc(np * sizeof(float));
+    h->mom = calloc(np, sizeof(float));
+    if (!h->params || !h->grad || !h->mom)
+        return -1;
+    memcpy(h->params, m->params, np * sizeof(float));
+    return 0;
+}
+
+void nn_host_free(nn_host_t *h)
+{
+    free(h->params);
+    free(h->grad);
+    free(h->mom);
+}
+
 /* Means of the per-channel policy loss sums lp over n samples into *out
  * (may be NULL); returns the total loss (nn_losses_t.total), channel k
  * weighted by pw[k]. */
@@ -398,13 +421,8 @@ void nn_ref_sgd_step(float *w, const float *g, float *v, size_t n, float lr, flo
 /* ---- the reference as a backend ---- */
 
 struct nn_ctx {
-    nn_config_t cfg;
-    nn_layout_t lay;
-    int max_batch;
+    nn_host_t h;               /* config, layout, params, grad, momentum */
     ref_ws_t ws;
-    float *params;             /* nparams, owned */
-    float *grad;               /* nparams */
-    float *mom;                /* nparams, Nesterov momentum */
     double *rparams, *rgrad;   /* nparams each: params in float64, and the gradient */
 };
 
@@ -413,9 +431,7 @@ static void ref_free(nn_ctx_t *c)
     if (!c)
         return;
     free(c->ws.mem);
-    free(c->params);
-    free(c->grad);
-    free(c->mom);
+    nn_host_free(&c->h);
     free(c->rparams);
     free(c->rgrad);
     free(c);
@@ -430,19 +446,11 @@ static nn_ctx_t *ref_create(const nn_model_t *m, int max_batch, int device, int 
     nn_ctx_t *c = calloc(1, sizeof *c);
     if (!c)
         goto out_nomem;
-    c->cfg = m->cfg;
-    nn_param_layout(&m->cfg, &c->lay);
-    assert(c->lay.total == np);
-    c->max_batch = max_batch;
-    c->params = malloc(np * sizeof(float));
-    c->grad = malloc(np * sizeof(float));
-    c->mom = calloc(np, sizeof(float));
+    int host = nn_host_init(&c->h, m, max_batch);
     c->rparams = malloc(np * sizeof(double));
     c->rgrad = malloc(np * sizeof(double));
-    if (!c->params || !c->grad || !c->mom || !c->rparams || !c->rgrad ||
-        ref_ws_init(&c->ws, &m->cfg) != 0)
+    if (host != 0 || !c->rparams || !c->rgrad || ref_ws_init(&c->ws, &m->cfg) != 0)
         goto out_free_ctx;
-    memcpy(c->params, m->params, np * sizeof(float));
     return c;
 
 out_free_ctx:
@@ -454,17 +462,17 @@ out_nomem:
 
 static void ref_sync_params(nn_ctx_t *c)
 {
-    for (size_t i = 0; i < c->lay.total; i++)
-        c->rparams[i] = c->params[i];
+    for (size_t i = 0; i < c->h.lay.total; i++)
+        c->rparams[i] = c->h.params[i];
 }
 
 static void ref_forward_batch(nn_ctx_t *c, const float *in, int n, float *policy, float *value)
 {
-    assert(n >= 0 && n <= c->max_batch);
+    assert(n >= 0 && n <= c->h.max_batch);
     ref_sync_params(c);
-    size_t hw = (size_t)c->cfg.board_max * c->cfg.board_max, ps = (size_t)c->cfg.in_planes * hw;
+    size_t hw = (size_t)c->h.cfg.board_max * c->h.cfg.board_max, ps = (size_t)c->h.cfg.in_planes * hw;
     for (int s = 0; s < n; s++) {
-        ref_forward(&c->cfg, &c->lay, c->rparams, in + s * ps, &c->ws);
+        ref_forward(&c->h.cfg, &c->h.lay, c->rparams, in + s * ps, &c->ws);
         for (size_t q = 0; q < hw; q++)
             policy[s * hw + q] = (float)c->ws.prob[q];
         for (int o = 0; o < 3; o++)
@@ -476,19 +484,19 @@ static void ref_forward_batch(nn_ctx_t *c, const float *in, int n, float *policy
 static void ref_loss_grad_w(nn_ctx_t *c, const float *in, const float *pt, const float *vt,
                             int n, float wd, const float *pw, nn_losses_t *out, float *grad)
 {
-    assert(n >= 0 && n <= c->max_batch);
+    assert(n >= 0 && n <= c->h.max_batch);
     if (n == 0) {
-        nn_empty_batch(c->lay.total, out, grad);
+        nn_empty_batch(c->h.lay.total, out, grad);
         return;
     }
     ref_sync_params(c);
     nn_losses_t l;
-    ref_loss_grad(&c->cfg, c->rparams, &c->ws, in, pt, vt, n, wd, pw, &l,
+    ref_loss_grad(&c->h.cfg, c->rparams, &c->ws, in, pt, vt, n, wd, pw, &l,
                   grad ? c->rgrad : NULL, NULL);
     if (out)
         *out = l;
     if (grad)
-        for (size_t i = 0; i < c->lay.total; i++)
+        for (size_t i = 0; i < c->h.lay.total; i++)
             grad[i] = (float)c->rgrad[i];
 }
 
@@ -512,32 +520,32 @@ static int ref_train_step(nn_ctx_t *c, const float *in, const float *pt, const f
     (void)err;
     (void)errlen;
     if (n == 0)
-        return nn_empty_batch(c->lay.total, out, NULL);
+        return nn_empty_batch(c->h.lay.total, out, NULL);
     float pw[NN_MAX_POLICY_OUTPUTS];
     nn_train_policy_weights(o, pw);
-    ref_loss_grad_w(c, in, pt, vt, n, o->weight_decay, pw, out, c->grad);
-    nn_ref_sgd_step(c->params, c->grad, c->mom, c->lay.total, o->lr, o->momentum);
+    ref_loss_grad_w(c, in, pt, vt, n, o->weight_decay, pw, out, c->h.grad);
+    nn_ref_sgd_step(c->h.params, c->h.grad, c->h.mom, c->h.lay.total, o->lr, o->momentum);
     return 0;
 }
 
 static void ref_get_weights(nn_ctx_t *c, float *params)
 {
-    memcpy(params, c->params, c->lay.total * sizeof(float));
+    memcpy(params, c->h.params, c->h.lay.total * sizeof(float));
 }
 
 static void ref_set_weights(nn_ctx_t *c, const float *params)
 {
-    memcpy(c->params, params, c->lay.total * sizeof(float));
+    memcpy(c->h.params, params, c->h.lay.total * sizeof(float));
 }
 
 static void ref_get_momentum(nn_ctx_t *c, float *m)
 {
-    memcpy(m, c->mom, c->lay.total * sizeof(float));
+    memcpy(m, c->h.mom, c->h.lay.total * sizeof(float));
 }
 
 static void ref_set_momentum(nn_ctx_t *c, const float *m)
 {
-    memcpy(c->mom, m, c->lay.total * sizeof(float));
+    memcpy(c->h.mom, m, c->h.lay.total * sizeof(float));
 }
 
 /* No set_precision: the reference is float64 whatever is asked. */

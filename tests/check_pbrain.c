@@ -1691,19 +1691,35 @@ static int no_children_left(void)
     return waitpid(-1, NULL, WNOHANG) == -1 && errno == ECHILD;
 }
 
+/* Options for the player tests: quiet, time_ms a move, a game clock of
+ * match_time_ms (0: none). */
+static player_opts_t quiet_opts(int time_ms, int match_time_ms)
+{
+    player_opts_t o;
+    player_opts_default(&o);
+    o.time_ms = time_ms;
+    o.match_time_ms = match_time_ms;
+    o.quiet = 1;
+    return o;
+}
+
+/* A freestyle 15x15 player that must start. */
+static player_t *must_create(const char *spec, const player_opts_t *o)
+{
+    char err[512];
+    player_t *p = player_create(spec, RULE_FREESTYLE, 15, o, err, sizeof err);
+    ck_assert_msg(p != NULL, "%s: %s", spec, err);
+    return p;
+}
+
 START_TEST(test_player_against_own_binary)
 {
     ck_assert(getenv("GOMOKU_BIN") != NULL);
-    player_opts_t o;
-    player_opts_default(&o);
-    o.time_ms = 200;
-    o.quiet = 1;
+    player_opts_t o = quiet_opts(200, 0);
     char err[256];
-    player_t *eng = player_create(engine_cmd("bot:greedy"), RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(eng != NULL, "%s", err);
+    player_t *eng = must_create(engine_cmd("bot:greedy"), &o);
     ck_assert(starts(eng->name, "pbrain:"));
-    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(rnd != NULL, "%s", err);
+    player_t *rnd = must_create("bot:random", &o);
     int wins = 0;
     for (int g = 0; g < 4; g++) {
         board_t b;
@@ -1737,10 +1753,7 @@ END_TEST
 
 START_TEST(test_player_broken_engines)
 {
-    player_opts_t o;
-    player_opts_default(&o);
-    o.time_ms = 200;
-    o.quiet = 1;
+    player_opts_t o = quiet_opts(200, 0);
     char err[256];
     /* exits at once */
     player_t *p = player_create("pbrain:exit 0", RULE_FREESTYLE, 15, &o, err, sizeof err);
@@ -1757,9 +1770,7 @@ START_TEST(test_player_broken_engines)
     ck_assert(p == NULL);
     ck_assert_msg(strstr(err, "ERROR no such size"), "%s", err);
     /* says OK, then never answers a move: timeout_turn + grace */
-    p = player_create("pbrain:read l; echo OK; exec sleep 30", RULE_FREESTYLE, 15, &o, err,
-                      sizeof err);
-    ck_assert_msg(p != NULL, "%s", err);
+    p = must_create("pbrain:read l; echo OK; exec sleep 30", &o);
     board_t b;
     board_init(&b, 15, RULE_FREESTYLE);
     int m;
@@ -1771,10 +1782,8 @@ START_TEST(test_player_broken_engines)
     player_free(p);
     ck_assert(no_children_left());
     /* plays an occupied point; chatters MESSAGE lines first */
-    p = player_create("pbrain:read l; echo OK; while read l; do case $l in BEGIN*|TURN*|DONE*) "
-                      "echo MESSAGE hi; echo 0,0;; esac; done", RULE_FREESTYLE, 15, &o, err,
-                      sizeof err);
-    ck_assert_msg(p != NULL, "%s", err);
+    p = must_create("pbrain:read l; echo OK; while read l; do case $l in BEGIN*|TURN*|DONE*) "
+                    "echo MESSAGE hi; echo 0,0;; esac; done", &o);
     ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), 0);
     ck_assert_int_eq(m, 0);
     board_play(&b, 0);
@@ -1783,17 +1792,14 @@ START_TEST(test_player_broken_engines)
     ck_assert_msg(strstr(err, "0,0") && strstr(err, "occupied"), "%s", err);
     player_free(p);
     /* answers garbage */
-    p = player_create("pbrain:read l; echo OK; while read l; do case $l in BEGIN*) "
-                      "echo hello;; esac; done", RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(p != NULL, "%s", err);
+    p = must_create("pbrain:read l; echo OK; while read l; do case $l in BEGIN*) "
+                    "echo hello;; esac; done", &o);
     board_init(&b, 15, RULE_FREESTYLE);
     ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "hello"), "%s", err);
     player_free(p);
     /* ignores END: killed after a second, with its children */
-    p = player_create("pbrain:trap '' TERM; read l; echo OK; sleep 30 & wait", RULE_FREESTYLE,
-                      15, &o, err, sizeof err);
-    ck_assert_msg(p != NULL, "%s", err);
+    p = must_create("pbrain:trap '' TERM; read l; echo OK; sleep 30 & wait", &o);
     t0 = now_ms();
     player_free(p);
     ck_assert_double_lt(now_ms() - t0, 10000);   /* not the engine's 30 s */
@@ -1806,28 +1812,38 @@ END_TEST
 
 /* An engine under a game clock is told timeout_match and, before each
  * move, the time it has left, and that time goes down. */
-START_TEST(test_match_clock_told_to_engine)
-{
-    char dir[512], log[1024], cmd[2200], err[512];
-    make_tmppath(dir, sizeof dir, log, sizeof log, "engine.log");
-    snprintf(cmd, sizeof cmd, "pbrain:tee -a '%s' | '%s' pbrain --model bot:greedy", log, bin());
-    player_opts_t o;
-    player_opts_default(&o);
-    o.time_ms = 300;
-    o.match_time_ms = 60000;
-    o.quiet = 1;
-    player_t *eng = player_create(cmd, RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(eng != NULL, "%s", err);
-    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(rnd != NULL, "%s", err);
-    board_t opening;
-    board_init(&opening, 15, RULE_FREESTYLE);
+/* What match_play answered. */
+typedef struct {
     result_t res;
     int plies;
     bool forfeit;
-    ck_assert_msg(match_play(eng, rnd, &opening, 60000, &res, &plies, &forfeit, NULL, err, sizeof err) == 0,
-                  "%s", err);
-    ck_assert(!forfeit);
+    char err[512];
+} match_out_t;
+
+/* match_play from a freestyle 15x15 board holding black's stone at first
+ * (-1: empty), under a game clock of clock_ms (0: none); its status. */
+static int run_match(player_t *black, player_t *white, int first, long long clock_ms,
+                     match_out_t *r)
+{
+    board_t opening;
+    board_init(&opening, 15, RULE_FREESTYLE);
+    if (first >= 0)
+        ck_assert_int_eq(board_play(&opening, first), MOVE_OK);
+    return match_play(black, white, &opening, clock_ms, &r->res, &r->plies, &r->forfeit, NULL,
+                      r->err, sizeof r->err);
+}
+
+START_TEST(test_match_clock_told_to_engine)
+{
+    char dir[512], log[1024], cmd[2200];
+    make_tmppath(dir, sizeof dir, log, sizeof log, "engine.log");
+    snprintf(cmd, sizeof cmd, "pbrain:tee -a '%s' | '%s' pbrain --model bot:greedy", log, bin());
+    player_opts_t o = quiet_opts(300, 60000);
+    player_t *eng = must_create(cmd, &o);
+    player_t *rnd = must_create("bot:random", &o);
+    match_out_t r;
+    ck_assert_msg(run_match(eng, rnd, -1, 60000, &r) == 0, "%s", r.err);
+    ck_assert(!r.forfeit);
     ck_assert_int_eq(eng->time_left, MOVETIME_UNLIMITED);   /* no clock outside a game */
     player_free(eng);
     player_free(rnd);
@@ -1841,7 +1857,7 @@ START_TEST(test_match_clock_told_to_engine)
         prev = left;
         told++;
     }
-    ck_assert_int_ge(told, (plies + 1) / 2);   /* before every move of its own */
+    ck_assert_int_ge(told, (r.plies + 1) / 2);   /* before every move of its own */
     free(text);
     remove_tree(dir);
 }
@@ -1851,39 +1867,24 @@ END_TEST
  * one that plays an occupied point is a failed engine (the match ends). */
 START_TEST(test_match_forfeits)
 {
-    player_opts_t o;
-    player_opts_default(&o);
-    o.time_ms = 2000;
-    o.match_time_ms = 150;
-    o.quiet = 1;
-    char err[512];
-    player_t *slow_eng = player_create("pbrain:read l; echo OK; while read l; do case $l in "
-                                       "BEGIN*) sleep 0.6; echo 7,7;; esac; done",
-                                       RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(slow_eng != NULL, "%s", err);
-    player_t *rnd = player_create("bot:random", RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(rnd != NULL, "%s", err);
-    board_t opening;
-    board_init(&opening, 15, RULE_FREESTYLE);
-    result_t res;
-    int plies;
-    bool forfeit;
-    ck_assert_msg(match_play(slow_eng, rnd, &opening, 150, &res, &plies, &forfeit, NULL, err, sizeof err)
-                  == 0, "%s", err);
-    ck_assert(forfeit);
-    ck_assert_int_eq(res, RESULT_WHITE);
-    ck_assert_int_eq(plies, 0);
-    ck_assert_msg(strstr(err, "ran out of its 150 ms game clock"), "%s", err);
+    player_opts_t o = quiet_opts(2000, 150);
+    player_t *slow_eng = must_create("pbrain:read l; echo OK; while read l; do case $l in "
+                                     "BEGIN*) sleep 0.6; echo 7,7;; esac; done", &o);
+    player_t *rnd = must_create("bot:random", &o);
+    match_out_t r;
+    ck_assert_msg(run_match(slow_eng, rnd, -1, 150, &r) == 0, "%s", r.err);
+    ck_assert(r.forfeit);
+    ck_assert_int_eq(r.res, RESULT_WHITE);
+    ck_assert_int_eq(r.plies, 0);
+    ck_assert_msg(strstr(r.err, "ran out of its 150 ms game clock"), "%s", r.err);
     player_free(slow_eng);
     /* without a clock the same engine's move stands */
     o.match_time_ms = 0;
-    player_t *occ = player_create("pbrain:read l; echo OK; while read l; do case $l in "
-                                  "BEGIN*|TURN*|DONE*) echo 7,7;; esac; done",
-                                  RULE_FREESTYLE, 15, &o, err, sizeof err);
-    ck_assert_msg(occ != NULL, "%s", err);
-    board_play(&opening, 7 * 15 + 7);   /* the engine, white, answers on this stone */
-    ck_assert_int_eq(match_play(rnd, occ, &opening, 0, &res, &plies, &forfeit, NULL, err, sizeof err), -1);
-    ck_assert_msg(strstr(err, "7,7: occupied"), "%s", err);   /* the engine is unusable now */
+    player_t *occ = must_create("pbrain:read l; echo OK; while read l; do case $l in "
+                                "BEGIN*|TURN*|DONE*) echo 7,7;; esac; done", &o);
+    /* the engine, white, answers on black's first stone */
+    ck_assert_int_eq(run_match(rnd, occ, 7 * 15 + 7, 0, &r), -1);
+    ck_assert_msg(strstr(r.err, "7,7: occupied"), "%s", r.err);   /* the engine is unusable now */
     player_free(occ);
     player_free(rnd);
     ck_assert(no_children_left());

@@ -60,6 +60,13 @@ static server_t serve_start(const char *const *extra)
     return s;
 }
 
+/* A server whose games are against the greedy bot. */
+static server_t serve_start_greedy(void)
+{
+    const char *extra[] = {"--model", "bot:greedy", NULL};
+    return serve_start(extra);
+}
+
 /* SIGTERM: the server stops cleanly with status 0. */
 static void serve_stop(server_t *s)
 {
@@ -193,8 +200,7 @@ END_TEST
 
 START_TEST(test_bad_requests)
 {
-    const char *extra[] = {"--model", "bot:greedy", NULL};
-    server_t s = serve_start(extra);
+    server_t s = serve_start_greedy();
     int p = s.port;
     ck_refused(http(p, "GET", "/nope", "", NULL), 404, "unknown path");
     ck_refused(http(p, "GET", "/../../etc/passwd", "", NULL), 404, "traversal");
@@ -277,8 +283,7 @@ static int count_moves(void)
 
 START_TEST(test_play_bot)
 {
-    const char *extra[] = {"--model", "bot:greedy", NULL};
-    server_t s = serve_start(extra);
+    server_t s = serve_start_greedy();
     int p = s.port;
     /* renju: black stones e7 e6 (x 4, y 2..3) and c5 d5 (y 4): e5 makes a double three */
     ck_assert_int_eq(http(p, "POST", "/api/game", "",
@@ -319,8 +324,7 @@ END_TEST
  * every bad body a 400 with the reason, the server still up. */
 START_TEST(test_load_psq)
 {
-    const char *extra[] = {"--model", "bot:greedy", NULL};
-    server_t s = serve_start(extra);
+    server_t s = serve_start_greedy();
     int p = s.port;
     const char *psq_type = "application/x-psq";
     /* three stones on 9x9: the person plays white, the side to move */
@@ -715,8 +719,7 @@ static void *slow_main(void *arg)
  * room. Before, 48 of them held the per-address limit for good. */
 START_TEST(test_slow_clients_lock_no_one_out)
 {
-    const char *extra[] = {"--model", "bot:greedy", NULL};
-    server_t s = serve_start(extra);
+    server_t s = serve_start_greedy();
     slow_t sl = {.port = s.port};
     pthread_t th;
     ck_assert_int_eq(pthread_create(&th, NULL, slow_main, &sl), 0);
