@@ -1056,6 +1056,28 @@ int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max)
     return k;
 }
 
+static bool ranks_before(const mcts_child_info_t *x, const mcts_child_info_t *y)
+{
+    if (x->proven != y->proven)
+        return x->proven > y->proven;
+    if (x->visits != y->visits)
+        return x->visits > y->visits;
+    return x->prior > y->prior;
+}
+
+/* Stable (an insertion sort: a report's few hundred children, once), so
+ * full ties keep edge order as best_edge does: the move played comes first. */
+void mcts_rank_children(mcts_child_info_t *ch, int n)
+{
+    for (int i = 1; i < n; i++) {
+        mcts_child_info_t c = ch[i];
+        int j = i;
+        for (; j > 0 && ranks_before(&c, &ch[j - 1]); j--)
+            ch[j] = ch[j - 1];
+        ch[j] = c;
+    }
+}
+
 /* Best child of node: a proven win if there is one, else most visits
  * (ties: higher prior), avoiding children proven lost for the mover. */
 static int best_edge(const mcts_t *t, const node_t *nd)

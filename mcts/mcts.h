@@ -253,6 +253,10 @@ typedef struct mcts_child_info {
     int proven;
 } mcts_child_info_t;
 int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max);
+/* Sort ch[0..n) (mcts_root_children's order) best first, the one order
+ * every report of candidates uses: proven wins, then visits, then prior,
+ * full ties in edge order (best_edge's rule); proven losses last. */
+void mcts_rank_children(mcts_child_info_t *ch, int n);
 /* The line from the root that starts with root child `move`, then the most
  * visited child at each step (as mcts_result_t.pv): writes up to max moves
  * to pv and returns their count (0 when move is not a root child). */

@@ -57,40 +57,26 @@ void analyze_opts_default(analyze_opts_t *o)
 
 /* ------------------------------------------------------------ candidates */
 
-static double cand_key(const analyze_cand_t *c)
-{
-    return c->proven * 1e12 + (double)c->visits + c->prior * 1e-3;
-}
-
-static int cmp_cand(const void *x, const void *y)
-{
-    double a = cand_key(x), b = cand_key(y);
-    return a > b ? -1 : a < b ? 1 : 0;
-}
-
 int analyze_candidates(const mcts_t *t, const mcts_result_t *r, analyze_cand_t *out, int k)
 {
     mcts_child_info_t ch[BOARD_CELLS];
-    analyze_cand_t all[BOARD_CELLS];
     int n = mcts_root_children(t, ch, BOARD_CELLS), m = 0;
     for (int i = 0; i < n; i++) {
-        int proven = ch[i].proven;
         if (r->proven < 0)
-            proven = -1;
+            ch[i].proven = -1;
         else if (r->proven > 0 && ch[i].move == r->best_move)
-            proven = 1;
-        if (ch[i].visits == 0 && proven == 0)
-            continue;
-        all[m++] = (analyze_cand_t){.move = ch[i].move, .visits = ch[i].visits,
-                                    .q = proven ? (float)proven : ch[i].q,
-                                    .prior = ch[i].prior, .proven = proven};
+            ch[i].proven = 1;
+        if (ch[i].proven)
+            ch[i].q = (float)ch[i].proven;
     }
-    qsort(all, (size_t)m, sizeof all[0], cmp_cand);
-    if (m > k)
-        m = k;
-    for (int i = 0; i < m; i++) {
-        out[i] = all[i];
-        out[i].npv = mcts_root_child_pv(t, all[i].move, out[i].pv, MCTS_PV_MAX);
+    mcts_rank_children(ch, n);
+    for (int i = 0; i < n && m < k; i++) {
+        if (ch[i].visits == 0 && ch[i].proven == 0)
+            continue;
+        out[m] = (analyze_cand_t){.move = ch[i].move, .visits = ch[i].visits, .q = ch[i].q,
+                                  .prior = ch[i].prior, .proven = ch[i].proven};
+        out[m].npv = mcts_root_child_pv(t, ch[i].move, out[m].pv, MCTS_PV_MAX);
+        m++;
     }
     return m;
 }

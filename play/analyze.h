@@ -45,7 +45,8 @@ typedef struct analyze_cand {
 } analyze_cand_t;
 
 /* The root's best k moves after a search whose result is r: proven wins
- * first, then by visits (ties: prior), proven losses last; a move is
+ * first, then by visits (ties: prior; mcts_rank_children), proven losses
+ * last; a move is
  * listed when it was visited or is proven (a root proven lost makes every
  * move a proven loss; a root proven won makes r->best_move a proven win).
  * Returns how many (<= k). */

@@ -134,19 +134,6 @@ static void show_forbid(pbrain_t *pb, FILE *out)
 
 /* ---- YXNBEST, YXSEARCHDEFEND ---- */
 
-/* Best first: a proven win, then visits, then Q; a proven loss last. */
-static int rank_children(const void *a, const void *b)
-{
-    const mcts_child_info_t *x = a, *y = b;
-    if (x->proven != y->proven)
-        return x->proven > y->proven ? -1 : 1;
-    if (x->visits != y->visits)
-        return x->visits > y->visits ? -1 : 1;
-    if (x->q != y->q)
-        return x->q > y->q ? -1 : 1;
-    return (x->prior < y->prior) - (x->prior > y->prior);
-}
-
 /* The n best root moves after the search, one MESSAGE line each. */
 static void list_best(pbrain_t *pb, FILE *out, const brain_move_t *m, void *user)
 {
@@ -158,7 +145,7 @@ static void list_best(pbrain_t *pb, FILE *out, const brain_move_t *m, void *user
                      "a bot does not rank moves" : "the position had no search to rank by");
         return;
     }
-    qsort(ch, (size_t)n, sizeof ch[0], rank_children);
+    mcts_rank_children(ch, n);
     /* called after the move was played: the side to move at the root is the other one now */
     pbrain_reply(out, "MESSAGE nbest %d of %d root moves: win rates are %s's (to move), "
                  "%u visits", want < n ? want : n, n,

@@ -27,22 +27,15 @@ typedef struct model_player {
     player_candidate_t cand[PLAYER_CAND_MAX];   /* the last genmove's most visited root moves */
 } model_player_t;
 
-/* The n most visited root children of tree t, most first (ties: prior). */
+/* The n best visited root children of tree t (mcts_rank_children's order). */
 static int top_candidates(const mcts_t *t, player_candidate_t *out, int n)
 {
     mcts_child_info_t ch[BOARD_CELLS];
     int nch = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
-    for (; k < n; k++) {
-        int best = -1;
-        for (int i = 0; i < nch; i++)
-            if (ch[i].visits > 0 && (best < 0 || ch[i].visits > ch[best].visits ||
-                                     (ch[i].visits == ch[best].visits && ch[i].prior > ch[best].prior)))
-                best = i;
-        if (best < 0)
-            break;
-        out[k] = (player_candidate_t){ch[best].move, ch[best].visits, (ch[best].q + 1.0f) * 0.5f};
-        ch[best].visits = 0;
-    }
+    mcts_rank_children(ch, nch);
+    for (int i = 0; i < nch && k < n; i++)
+        if (ch[i].visits > 0)
+            out[k++] = (player_candidate_t){ch[i].move, ch[i].visits, (ch[i].q + 1.0f) * 0.5f};
     return k;
 }
 
