@@ -1937,6 +1937,12 @@ START_TEST(test_match_openings_file)
                   "match bot:vcf bot:random --rule renju --openings %s", path);
     snprintf(args, sizeof args, "match bot:vcf bot:random --openings '%s/none.txt'", dir);
     expect_gomoku(2, "cannot open", "%s", args);
+    /* a --save directory that does not exist: said per game, the match
+     * still plays and reports, exit 1 */
+    snprintf(args, sizeof args, "match bot:vcf bot:random --games 2 --save '%s/no/such'", dir);
+    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_BOTH, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "gomoku match: ") && strstr(out, "no/such/game_0001.psq") &&
+                  strstr(out, "over 2 games"), "%s", out);
     expect_gomoku(2, "a count of random stones must be in 0..20",
                   "match bot:vcf bot:random --openings 21");
     /* B is checked before A starts: an engine that would take seconds to
