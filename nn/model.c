@@ -253,6 +253,43 @@ nn_model_t *nn_model_clone(const nn_model_t *src)
     return m;
 }
 
+/* Widening keeps every weight; the new planes' input filters start at
+ * zero, so the widened net computes what the old one did until it trains. */
+int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errlen)
+{
+    int from = nn_feature_planes(m->cfg.features), to = nn_feature_planes(features);
+    if (features == m->cfg.features)
+        return 0;
+    if (to < from) {
+        snprintf(err, errlen, "cannot narrow a net's input from %s planes to %s: the %s planes' "
+                 "filters would be lost", nn_features_name(m->cfg.features),
+                 nn_features_name(features), nn_features_name(m->cfg.features));
+        return -1;
+    }
+    nn_config_t cfg = m->cfg;
+    cfg.features = features;
+    cfg.in_planes = to;
+    size_t n = nn_param_count(&cfg);
+    float *p = calloc(n, sizeof(float));
+    if (!p) {
+        snprintf(err, errlen, "out of memory for a model of %zu parameters", n);
+        return -1;
+    }
+    nn_layout_t a, b;
+    nn_param_layout(&m->cfg, &a);
+    nn_param_layout(&cfg, &b);
+    /* in_w is [C][P][9]: each output channel's filters grow from P to P' */
+    for (size_t c = 0; c < (size_t)cfg.channels; c++)
+        memcpy(p + b.in_w + c * (size_t)to * 9, m->params + a.in_w + c * (size_t)from * 9,
+               (size_t)from * 9 * sizeof(float));
+    memcpy(p + b.in_b, m->params + a.in_b, (a.total - a.in_b) * sizeof(float));
+    free(m->params);
+    m->params = p;
+    m->nparams = n;
+    m->cfg = cfg;
+    return 0;
+}
+
 void nn_model_free(nn_model_t *m)
 {
     if (!m)

@@ -160,6 +160,10 @@ typedef struct nn_model {
 nn_model_t *nn_model_create(const nn_config_t *cfg, uint64_t seed, char *err, size_t errlen);
 nn_model_t *nn_model_clone(const nn_model_t *m);
 void nn_model_free(nn_model_t *m);
+/* Give m the input planes of feature set `features`, a superset of its
+ * own (basic -> threat): old filters kept, the new planes' zero. 0, or -1
+ * with err (narrowing, out of memory). */
+int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errlen);
 
 /* Weights file (.gzm): header (magic "GZM1", version, dims, rule, step,
  * generation, param count), little-endian fp32 tensors, CRC32 of all

@@ -426,13 +426,19 @@ static int take_model_shape(run_config_t *cfg, const char *const *given, const c
         }
         *dims[i].field = dims[i].value;
     }
+    /* --planes may widen the model's (basic -> threat: the trainer keeps
+     * its filters and starts the new planes' at zero), never narrow them */
     const char *planes = nn_features_name(m->cfg.features);
-    if (rc == 0 && given[S_PLANES] && strcmp(cfg->planes, planes) != 0) {
-        snprintf(err, errlen, "--planes %s, but --init-model %s has %s planes", cfg->planes, path,
-                 planes);
+    int want = m->cfg.features;
+    if (rc == 0 && given[S_PLANES] && strcmp(cfg->planes, planes) != 0 &&
+        (nn_features_parse(cfg->planes, &want, err, errlen) != 0 ||
+         nn_feature_planes(want) < nn_feature_planes(m->cfg.features))) {
+        snprintf(err, errlen, "--planes %s, but --init-model %s has %s planes (a net's planes "
+                 "can be widened, not narrowed)", cfg->planes, path, planes);
         rc = -1;
     }
-    snprintf(cfg->planes, sizeof cfg->planes, "%s", planes);
+    if (rc == 0)
+        snprintf(cfg->planes, sizeof cfg->planes, "%s", nn_features_name(want));
     if (rc == 0 && given[S_RULE] && cfg->rule != (rule_t)m->rule) {
         snprintf(err, errlen, "--rule %s, but --init-model %s was trained for %s",
                  rule_name(cfg->rule), path, rule_name((rule_t)m->rule));

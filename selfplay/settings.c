@@ -64,7 +64,8 @@ const setting_t settings_table[S_COUNT] = {
     [S_PLANES] = {"planes", "planes", SET_CHOICE, 0, 0, "threat", "F",
                   "a new net's input planes: basic (stones, side to move, renju forbidden "
                   "points) or threat (also, for each side, what a stone at each point makes: "
-                  "five, open four, four, open three, three)", BY_MODEL | BY_TRAIN, RUN(planes),
+                  "five, open four, four, open three, three); with --init-model, threat widens a "
+                  "basic model", BY_MODEL | BY_TRAIN, RUN(planes),
                   "basic|threat"},
     /* bench keeps the planes of its earlier figures */
     [S_BENCH_NN_PLANES] = {"bench_nn_planes", "planes", SET_CHOICE, 0, 0, "basic", "F",

@@ -220,6 +220,12 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
         t->model = nn_model_load(t->o->init_model, err, errlen);
         if (!t->model)
             return -1;
+        int from = t->model->cfg.features;
+        if (nn_model_widen_features(t->model, want.features, err, errlen) != 0)
+            return -1;
+        if (from != want.features)
+            trainer_log(t, "widened %s from %s to %s planes (the new planes' filters start at 0)",
+                        t->o->init_model, nn_features_name(from), nn_features_name(want.features));
         if (model_fits(t, t->model, &want, t->o->init_model, err, errlen) != 0)
             return -1;
         init_step = t->model->step;

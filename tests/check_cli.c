@@ -367,6 +367,18 @@ START_TEST(test_threat_planes)
     expect_gomoku(1, "--planes basic, but --init-model",
                   "train %s/run2 --init-model %s/m.gzm --planes basic --workers 0 --steps 1", dir,
                   dir);
+    /* a basic initial model widened to the threat planes */
+    expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 9 --planes basic "
+                  "--out %s/basic.gzm", dir);
+    expect_gomoku(0, NULL, "train %s/run4 --init-model %s/basic.gzm --planes threat --workers 0 "
+                  "--steps 1 --device cpu 2> %s/run4.log", dir, dir, dir);
+    snprintf(cmd, sizeof cmd, "model info %s/run4/models/000000.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "input planes  15 (threat)"), "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/run4.log", dir);
+    conf = slurp(cmd);
+    ck_assert_msg(conf && strstr(conf, "from basic to threat planes"), "%s", conf ? conf : "");
+    free(conf);
     /* a new run without an initial model: --planes makes its net */
     expect_gomoku(0, NULL, "train %s/run3 --planes threat --blocks 1 --channels 8 --size 9 "
                   "--workers 0 --steps 1 --device cpu 2> /dev/null", dir);

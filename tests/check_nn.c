@@ -1024,6 +1024,67 @@ START_TEST(test_threat_net)
 }
 END_TEST
 
+/* Widening a basic net to the threat planes keeps what it computes on
+ * every position (the new planes' filters are zero); it trains from there
+ * (the new filters get gradient); narrowing is refused. */
+START_TEST(test_widen_features)
+{
+    rng_state = 9;
+    nn_config_t cfg;
+    nn_config_default(&cfg, 2, 8, 9);
+    char err[256];
+    nn_model_t *m = nn_model_create(&cfg, 4, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    for (size_t i = 0; i < m->nparams; i++)
+        m->params[i] += (float)(0.05 * rnd_sym());
+    nn_model_t *w = nn_model_clone(m);
+    ck_assert_int_eq(nn_model_widen_features(w, NN_FEATURES_BASIC, err, sizeof err), 0);
+    ck_assert_uint_eq(w->nparams, m->nparams);
+    ck_assert_int_eq(nn_model_widen_features(w, NN_FEATURES_THREAT, err, sizeof err), 0);
+    ck_assert_int_eq(w->cfg.features, NN_FEATURES_THREAT);
+    ck_assert_int_eq(w->cfg.in_planes, NN_PLANES_MAX);
+    ck_assert_int_eq(nn_config_check(&w->cfg, err, sizeof err), 0);
+    ck_assert_uint_eq(w->nparams, m->nparams + (size_t)8 * (NN_PLANES_MAX - NN_PLANES) * 9);
+    int M = 9, hw = M * M, n = 4;
+    float *bi = malloc(sizeof(float) * n * NN_PLANES * hw);
+    float *ti = malloc(sizeof(float) * n * NN_PLANES_MAX * hw);
+    float *pt = malloc(sizeof(float) * n * hw), vt[4 * 3];
+    for (int s = 0; s < n; s++) {
+        board_t b;
+        random_game(&b, 9, RULE_FREESTYLE, 10 + s * 5);
+        nn_encode_features(&b, NN_FEATURES_BASIC, M, bi + s * NN_PLANES * hw);
+        nn_encode_features(&b, NN_FEATURES_THREAT, M, ti + s * NN_PLANES_MAX * hw);
+        random_targets(ti + s * NN_PLANES_MAX * hw, M, pt + s * hw, vt + 3 * s, false);
+    }
+    nn_net_t *a = nn_net_create(m, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
+    nn_net_t *b = nn_net_create(w, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(a && b, "%s", err);
+    float pa[4 * 81], pb[4 * 81], va[12], vb[12];
+    nn_net_forward(a, bi, n, pa, va);
+    nn_net_forward(b, ti, n, pb, vb);
+    compare("policy", pa, pb, (size_t)n * hw, TOL_DIRECT);
+    compare("value", va, vb, (size_t)n * 3, TOL_DIRECT);
+    float *g = malloc(sizeof(float) * w->nparams);
+    nn_losses_t l;
+    ck_assert_int_eq(nn_net_loss_grad(b, ti, pt, vt, n, 1e-4f, &l, g, err, sizeof err), 0);
+    double new_grad = 0;   /* gradient reaches the zero filters of the threat planes */
+    for (size_t c = 0; c < 8; c++)
+        for (size_t k = (size_t)NN_PLANES * 9; k < (size_t)NN_PLANES_MAX * 9; k++)
+            new_grad += fabsf(g[c * NN_PLANES_MAX * 9 + k]);
+    ck_assert(new_grad > 0);
+    ck_assert_int_ne(nn_model_widen_features(w, NN_FEATURES_BASIC, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "cannot narrow") != NULL, "%s", err);
+    nn_net_free(a);
+    nn_net_free(b);
+    free(g);
+    free(bi);
+    free(ti);
+    free(pt);
+    nn_model_free(w);
+    nn_model_free(m);
+}
+END_TEST
+
 /* A net sized for 15 playing a 9x9 board gives what the same weights
  * sized for 9 give; policy is 0 off the board and at illegal points. */
 START_TEST(test_masking_board_sizes)
@@ -1785,7 +1846,7 @@ int main(void)
              test_conv_env,
              test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
     TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files,
-                         test_version1_files, test_threat_net);
+                         test_version1_files, test_threat_net, test_widen_features);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     ADD_CASE(s, "encode", 60, test_encode, test_encode_renju, test_encode_threats,
              test_encode_threats_symmetry, test_eval_and_cache);
