@@ -35,9 +35,7 @@ move_status_t board_check_move(const board_t *b, int move)
     return MOVE_OK;
 }
 
-/* Length of the run of colour c through (x, y) along (dx, dy); the point
- * itself counts as c. */
-static int run_length(const board_t *b, int x, int y, int dx, int dy, int c)
+int board_run_length(const board_t *b, int x, int y, int dx, int dy, int c)
 {
     int n = 1, size = b->size;
     for (int px = x + dx, py = y + dy;
@@ -55,7 +53,7 @@ bool board_makes_five(const board_t *b, int move, int c)
 {
     int x = move % b->size, y = move / b->size;
     for (int d = 0; d < NDIRS; d++)
-        if (rule_is_five(b->rule, c, run_length(b, x, y, line_dx[d], line_dy[d], c)))
+        if (rule_is_five(b->rule, c, board_run_length(b, x, y, line_dx[d], line_dy[d], c)))
             return true;
     return false;
 }
@@ -130,7 +128,7 @@ int board_five_points_near(const board_t *b, int color, int center, int *out)
             int p = y * size + x;
             /* each (d, k) is a different point: no duplicates */
             if (b->cells[p] == STONE_EMPTY &&
-                rule_is_five(b->rule, color, run_length(b, x, y, line_dx[d], line_dy[d], color)))
+                rule_is_five(b->rule, color, board_run_length(b, x, y, line_dx[d], line_dy[d], color)))
                 out[n++] = p;
         }
     return n;

@@ -49,6 +49,10 @@ static inline int rule_is_five(int rule, int c, int run)
     return run == 5;
 }
 
+/* Length of the run of colour c through (x, y) along (dx, dy); the point
+ * itself counts as c. board.c. */
+int board_run_length(const board_t *b, int x, int y, int dx, int dy, int c);
+
 /* Count in mark[] (saturating at 255) the points on the four lines
  * through p within `reach` of it, and p itself once: the points that can
  * touch a threat at p. */

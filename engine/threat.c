@@ -1,6 +1,7 @@
 /* Shared parts of the threat solvers; see threat.h and line.h. */
 #include "engine/threat.h"
 
+#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,9 +17,207 @@ void *threat_table_alloc(size_t bytes, size_t entry_size, size_t *mask)
     return calloc(n, entry_size);
 }
 
-void threat_begin(threat_query_t *q, const board_t *b, uint64_t max_nodes, double time_ms)
+/* ---- the windows ---------------------------------------------------- */
+
+/* A window's state is 6 * (black stones) + (white stones); its class for
+ * a colour: 2..4 stones when it holds only that colour's, else 0. */
+#define WSTATE(nb, nw) (6 * (nb) + (nw))
+#define CLS_ROW(nb) (nb) >= 2 && (nb) <= 4 ? (nb) : 0, 0, 0, 0, 0, 0
+static const uint8_t black_class[36] = {CLS_ROW(0), CLS_ROW(1), CLS_ROW(2),
+                                        CLS_ROW(3), CLS_ROW(4), CLS_ROW(5)};
+#undef CLS_ROW
+static const uint8_t white_class[36] = {0, 0, 2, 3, 4, 0};   /* black 0, white 0..5 */
+static const int state_step[3] = {0, 6, 1};   /* a stone of black, of white */
+
+static void move_class(uint8_t cls[3][BOARD_CELLS], int from, int to, int first, int step)
 {
-    q->b = *b;
+    for (int k = 0, p = first; k < 5; k++, p += step) {
+        if (from)
+            cls[from - 2][p]--;
+        if (to)
+            cls[to - 2][p]++;
+    }
+}
+
+/* The first-cell offsets s0 (-4..0) along (dx, dy) of the windows through
+ * (px, py) that lie on the board: *lo..*hi. */
+static inline void window_span(int size, int px, int py, int dx, int dy, int *lo, int *hi)
+{
+    int l = -4, h = 0;
+    if (dx) {   /* dx is 1 */
+        l = l > -px ? l : -px;
+        h = h < size - 5 - px ? h : size - 5 - px;
+    }
+    if (dy == 1) {
+        l = l > -py ? l : -py;
+        h = h < size - 5 - py ? h : size - 5 - py;
+    } else if (dy == -1) {
+        l = l > py - size + 1 ? l : py - size + 1;
+        h = h < py - 4 ? h : py - 4;
+    }
+    *lo = l;
+    *hi = h;
+}
+
+/* A stone of c in (delta 1) or out of (delta -1) the cell p: each of the
+ * up to 20 windows through p counts it, and the cells of those whose
+ * class changes move from the old class to the new. */
+static void lines_update(threat_query_t *q, int p, int c, int delta)
+{
+    threat_lines_t *L = &q->lines;
+    int size = q->b.size, px = p % size, py = p / size, dstate = delta * state_step[c];
+    for (int d = 0; d < NDIRS; d++) {
+        int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx, lo, hi;
+        window_span(size, px, py, dx, dy, &lo, &hi);
+        for (int s0 = lo, first = p + lo * step; s0 <= hi; s0++, first += step) {
+            uint8_t *st = &L->n[d][first];
+            int s1 = *st + dstate, b0 = black_class[*st], w0 = white_class[*st];
+            int b1 = black_class[s1], w1 = white_class[s1];
+            *st = (uint8_t)s1;
+            if (b0 != b1)
+                move_class(L->cls[0], b0, b1, first, step);
+            if (w0 != w1)
+                move_class(L->cls[1], w0, w1, first, step);
+        }
+    }
+}
+
+void threat_put(threat_query_t *q, int p, int c)
+{
+    q->b.cells[p] = (uint8_t)c;
+    lines_update(q, p, c, 1);
+}
+
+void threat_take(threat_query_t *q, int p)
+{
+    int c = q->b.cells[p];
+    q->b.cells[p] = STONE_EMPTY;
+    lines_update(q, p, c, -1);
+}
+
+void threat_play(threat_query_t *q, int m)
+{
+    int c = q->b.to_move;
+    move_status_t st = board_play(&q->b, m);
+    assert(st == MOVE_OK);
+    (void)st;
+    lines_update(q, m, c, 1);
+}
+
+void threat_undo(threat_query_t *q)
+{
+    int m = q->b.moves[q->b.nmoves - 1], c = q->b.cells[m];
+    board_undo(&q->b);
+    lines_update(q, m, c, -1);
+}
+
+int threat_window_points(const threat_query_t *q, int c, int own, int *out)
+{
+    const uint8_t *cls = q->lines.cls[c - 1][own - 2], *cells = q->b.cells;
+    int npts = q->b.size * q->b.size, n = 0;
+    for (int base = 0; base < npts; base += 8) {
+        uint64_t w;
+        memcpy(&w, cls + base, sizeof w);   /* eight cells at a time: most are 0 */
+        if (!w)
+            continue;
+        for (int p = base; p < base + 8 && p < npts; p++)
+            if (cls[p] && cells[p] == STONE_EMPTY)
+                out[n++] = p;
+    }
+    return n;
+}
+
+/* Does c's stone at the empty point p make five under the rule? */
+static bool exact_five(const board_t *b, int c)
+{
+    return b->rule == RULE_FREESTYLE || (b->rule == RULE_RENJU && c == STONE_WHITE);
+}
+
+int threat_five_points(const threat_query_t *q, int c, int *out)
+{
+    int n = threat_window_points(q, c, 4, out), k = 0;
+    if (exact_five(&q->b, c))   /* a window of four and a gap makes five or more */
+        return n;
+    for (int i = 0; i < n; i++)
+        if (board_makes_five(&q->b, out[i], c))
+            out[k++] = out[i];
+    return k;
+}
+
+int threat_five_points_near(const threat_query_t *q, int c, int center, int *out)
+{
+    const board_t *b = &q->b;
+    const uint8_t *fives = q->lines.cls[c - 1][4 - 2];
+    int n = 0, size = b->size, cx = center % size, cy = center / size;
+    for (int d = 0; d < NDIRS; d++)
+        for (int k = -4; k <= 4; k++) {
+            int x = cx + k * line_dx[d], y = cy + k * line_dy[d], p = y * size + x;
+            if (k == 0 || x < 0 || y < 0 || x >= size || y >= size || !fives[p] ||
+                b->cells[p] != STONE_EMPTY)
+                continue;
+            if (rule_is_five(b->rule, c, board_run_length(b, x, y, line_dx[d], line_dy[d], c)))
+                out[n++] = p;
+        }
+    return n;
+}
+
+int threat_four_at(threat_query_t *q, int c, int p, int *out)
+{
+    board_t *b = &q->b;
+    int size = b->size, px = p % size, py = p / size, n = 0;
+    bool exact = !exact_five(b, c);
+    if (exact)
+        b->cells[p] = (uint8_t)c;   /* for the run checks; the windows are not needed */
+    for (int d = 0; d < NDIRS; d++) {
+        int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx;
+        int lo, hi;
+        window_span(size, px, py, dx, dy, &lo, &hi);
+        for (int s0 = lo, first = p + lo * step; s0 <= hi; s0++, first += step) {
+            int st = q->lines.n[d][first];
+            if (st != (c == STONE_BLACK ? WSTATE(3, 0) : WSTATE(0, 3)))
+                continue;
+            int e = first, k = 0;   /* the window's other empty cell */
+            for (; k < 5 && (e == p || b->cells[e] != STONE_EMPTY); k++, e += step)
+                ;
+            if (k == 5)
+                continue;
+            if (exact && !rule_is_five(b->rule, c,
+                                       board_run_length(b, e % size, e / size, dx, dy, c)))
+                continue;
+            int i = 0;   /* windows of one direction can share a gap (XXX_X_ and _XXX_X) */
+            while (i < n && out[i] != e)
+                i++;
+            if (i == n)
+                out[n++] = e;
+        }
+    }
+    if (exact)
+        b->cells[p] = STONE_EMPTY;
+    return n;
+}
+
+int threat_fours(threat_query_t *q, int c, threat_four_t *out)
+{
+    int cand[BOARD_CELLS], f[8];
+    const uint8_t *fives = q->lines.cls[c - 1][4 - 2];
+    int n = threat_window_points(q, c, 3, cand), kept = 0;
+    for (int i = 0; i < n; i++) {
+        int p = cand[i];
+        if (fives[p] && board_makes_five(&q->b, p, c))
+            continue;
+        int nf = threat_four_at(q, c, p, f);
+        if (nf == 0)
+            continue;
+        out[kept++] = (threat_four_t){.move = p, .nf = nf, .f = {f[0], nf > 1 ? f[1] : MOVE_NONE}};
+    }
+    return kept;
+}
+
+/* ---- queries --------------------------------------------------------- */
+
+static void query_start(threat_query_t *q, uint64_t max_nodes, double time_ms)
+{
+    const board_t *b = &q->b;
     q->att = b->to_move;
     q->def = STONE_BLACK + STONE_WHITE - b->to_move;
     q->salt = ((uint64_t)b->size * 0x9e3779b97f4a7c15ULL) ^
@@ -28,6 +227,24 @@ void threat_begin(threat_query_t *q, const board_t *b, uint64_t max_nodes, doubl
     q->deadline_ms = time_ms > 0.0 ? util_now_ms() + time_ms : 0.0;
     q->aborted = false;
     q->nline = 0;
+}
+
+void threat_begin(threat_query_t *q, const board_t *b, uint64_t max_nodes, double time_ms)
+{
+    q->b = *b;
+    memset(&q->lines, 0, sizeof q->lines);
+    for (int p = 0; p < b->size * b->size; p++)
+        if (b->cells[p] != STONE_EMPTY)
+            lines_update(q, p, b->cells[p], 1);
+    query_start(q, max_nodes, time_ms);
+}
+
+void threat_begin_at(threat_query_t *q, const threat_query_t *at, uint64_t max_nodes,
+                     double time_ms)
+{
+    q->b = at->b;
+    q->lines = at->lines;
+    query_start(q, max_nodes, time_ms);
 }
 
 int threat_line(const threat_query_t *q, const board_t *b, bool won, int *out_line,

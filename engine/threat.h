@@ -16,10 +16,23 @@
 
 #define THREAT_LINE_MAX VCF_LINE_MAX   /* the longer of the two solvers' lines */
 
+/* The windows of five cells on a board, kept up to date stone by stone
+ * (the classical engines' incremental line patterns, in their simplest
+ * form): per window (the direction and its first cell) the stones of each
+ * colour (one byte, valid windows only); per cell and colour, how many windows through it hold 2, 3 or 4
+ * stones of that colour and none of the other. A point whose count for 4
+ * is non-zero is a candidate five point, for 3 a candidate four point, for
+ * 2 a candidate three point, found without scanning the board's stones. */
+typedef struct threat_lines {
+    uint8_t n[4][BOARD_CELLS];        /* [dir][first cell]: 6 * black + white stones */
+    uint8_t cls[2][3][BOARD_CELLS];   /* [colour - 1][own - 2][cell] */
+} threat_lines_t;
+
 /* A solver's query in progress; it lives in the solver, reused by each
  * query. */
 typedef struct threat_query {
     board_t b;                  /* working copy of the query position */
+    threat_lines_t lines;       /* b's windows: every stone goes in through the calls below */
     int att, def;               /* the side to move of the query, the other side */
     uint64_t salt;              /* size and rule in the table key */
     uint64_t nodes, max_nodes;  /* this query's nodes, its budget (0: none) */
@@ -38,6 +51,51 @@ void *threat_table_alloc(size_t bytes, size_t entry_size, size_t *mask);
 /* Start a query on b: the side to move attacks; budgets max_nodes
  * (0: none) and time_ms from now (0: none). */
 void threat_begin(threat_query_t *q, const board_t *b, uint64_t max_nodes, double time_ms);
+
+/* Start a query at the position of another query (its board and its
+ * windows copied, no rescan), the side to move of that board attacking. */
+void threat_begin_at(threat_query_t *q, const threat_query_t *at, uint64_t max_nodes,
+                     double time_ms);
+
+/* Stones on the query's board. put/take change a cell alone (a stone put
+ * in for one test, taken out after it: hash and history untouched);
+ * play/undo are board_play and board_undo (the move must be legal). */
+void threat_put(threat_query_t *q, int p, int c);
+void threat_take(threat_query_t *q, int p);
+void threat_play(threat_query_t *q, int m);
+void threat_undo(threat_query_t *q);
+
+/* line_window_points on the query's board, from its windows: the empty
+ * cells in a window of five holding `own` (2..4) stones of c and no
+ * other, ascending. */
+int threat_window_points(const threat_query_t *q, int c, int own, int *out);
+/* c's five points (exact under the rule), ascending. */
+int threat_five_points(const threat_query_t *q, int c, int *out);
+/* board_five_points_near on the query's board, in its order. */
+int threat_five_points_near(const threat_query_t *q, int c, int center, int *out);
+
+/* The five points c's stone at the empty point p would make through p
+ * (board_five_points_near after the stone, where c has no five point
+ * before it), from the windows; p is left empty. Returns the count (at
+ * most 8). */
+int threat_four_at(threat_query_t *q, int c, int p, int *out);
+
+/* A four of colour c: the empty cell that makes it and its completion
+ * points (the fives it threatens). */
+typedef struct threat_four {
+    int move;
+    int nf;
+    int f[2];   /* the first two completion points; nf may be larger */
+} threat_four_t;
+
+/* c's fours on the query's board (a point that would make a five is not
+ * one), ascending; returns the count. */
+int threat_fours(threat_query_t *q, int c, threat_four_t *out);
+
+/* vcf_solve at the position of another query (its windows reused).
+ * vcf.c. */
+vcf_status_t vcf_solve_at(vcf_t *s, const threat_query_t *at, const vcf_limits_t *lim,
+                          vcf_result_t *out);
 
 /* Has the budget run out? Sets and keeps q->aborted. The clock is read
  * when nodes & poll_mask is zero. */

@@ -31,12 +31,7 @@ struct vcf {
     threat_query_t q;
 };
 
-/* A four candidate with its completion points (the fives it threatens). */
-typedef struct four {
-    int move;
-    int nf;
-    int f[2];   /* the first two completion points; nf may be larger */
-} four_t;
+typedef threat_four_t four_t;
 
 vcf_t *vcf_create(size_t tt_bytes, char *err, size_t errlen)
 {
@@ -69,43 +64,15 @@ void vcf_clear(vcf_t *s)
 
 uint64_t vcf_nodes(const vcf_t *s) { return s->q.total_nodes; }
 
-/* Empty cells that make a four for colour c, each with its completion
- * points; a point that would make a five is not listed. Returns the count. */
-static int gen_fours(board_t *b, int c, four_t *out)
-{
-    int cand[BOARD_CELLS];
-    int n = line_window_points(b, c, 3, cand), kept = 0;
-    for (int i = 0; i < n; i++) {
-        int p = cand[i], f[32];
-        if (board_makes_five(b, p, c))
-            continue;
-        b->cells[p] = (uint8_t)c;
-        int nf = board_five_points_near(b, c, p, f);
-        b->cells[p] = STONE_EMPTY;
-        if (nf == 0)
-            continue;
-        out[kept].move = p;
-        out[kept].nf = nf;
-        out[kept].f[0] = f[0];
-        out[kept].f[1] = nf > 1 ? f[1] : MOVE_NONE;
-        kept++;
-    }
-    return kept;
-}
-
 int vcf_four_points(const board_t *b, int color, int *out)
 {
-    board_t w = *b;
+    threat_query_t q;
+    threat_begin(&q, b, 0, 0.0);
     four_t f[BOARD_CELLS];
-    int n = gen_fours(&w, color, f);
-    uint8_t is[BOARD_CELLS] = {0};
+    int n = threat_fours(&q, color, f);   /* ascending */
     for (int i = 0; i < n; i++)
-        is[f[i].move] = 1;
-    int k = 0;
-    for (int p = 0; p < board_npoints(b); p++)
-        if (is[p])
-            out[k++] = p;
-    return k;
+        out[i] = f[i].move;
+    return n;
 }
 
 static uint64_t tt_key(const vcf_t *s)
@@ -179,7 +146,7 @@ static int attack(vcf_t *s, int depth, int threat, int prev, int ply)
         return 0;
 
     four_t fours[BOARD_CELLS];
-    int n = gen_fours(&s->q.b, s->q.att, fours);
+    int n = threat_fours(&s->q, s->q.att, fours);
     if (threat != MOVE_NONE) {
         int k = 0;
         for (int i = 0; i < n; i++)
@@ -205,18 +172,18 @@ static int attack(vcf_t *s, int depth, int threat, int prev, int ply)
     if (depth > 1) {
         for (int i = 0; i < n; i++) {
             int p = fours[i].move, q = fours[i].f[0];
-            board_play(&s->q.b, p);
-            board_play(&s->q.b, q);
+            threat_play(&s->q, p);
+            threat_play(&s->q, q);
             int t[32];
-            int nt = board_five_points_near(&s->q.b, s->q.def, q, t);
+            int nt = threat_five_points_near(&s->q, s->q.def, q, t);
             int r = 0;
             if (nt <= 1) {
                 s->q.line[ply] = p;
                 s->q.line[ply + 1] = q;
                 r = attack(s, depth - 1, nt ? t[0] : MOVE_NONE, p, ply + 2);
             }
-            board_undo(&s->q.b);
-            board_undo(&s->q.b);
+            threat_undo(&s->q);
+            threat_undo(&s->q);
             if (r != 0)
                 return r;
         }
@@ -225,22 +192,22 @@ static int attack(vcf_t *s, int depth, int threat, int prev, int ply)
     return 0;
 }
 
-vcf_status_t vcf_solve(vcf_t *s, const board_t *b, const vcf_limits_t *lim, vcf_result_t *out)
+/* The query begun in s->q from the position b. */
+static vcf_status_t solve(vcf_t *s, const board_t *b, const vcf_limits_t *lim, vcf_result_t *out)
 {
     int max_fours = lim && lim->max_fours > 0 && lim->max_fours < VCF_MAX_FOURS
                         ? lim->max_fours : VCF_MAX_FOURS;
-    threat_begin(&s->q, b, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
     vcf_status_t st = VCF_NONE;
     int five[BOARD_CELLS], threat[BOARD_CELLS];
     if (board_over(b))
         goto out_report;
-    if (line_five_points(b, s->q.att, five) > 0) {
+    if (threat_five_points(&s->q, s->q.att, five) > 0) {
         s->q.line[0] = five[0];
         s->q.nline = 1;
         st = VCF_WIN;
         goto out_report;
     }
-    int nt = line_five_points(b, s->q.def, threat);
+    int nt = threat_five_points(&s->q, s->q.def, threat);
     if (nt >= 2)
         goto out_report;
     int r = attack(s, max_fours, nt ? threat[0] : MOVE_NONE, MOVE_NONE, 0);
@@ -253,6 +220,19 @@ out_report:
         out->nline = threat_line(&s->q, b, st == VCF_WIN, out->line, &out->nfours);
     }
     return st;
+}
+
+vcf_status_t vcf_solve(vcf_t *s, const board_t *b, const vcf_limits_t *lim, vcf_result_t *out)
+{
+    threat_begin(&s->q, b, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
+    return solve(s, b, lim, out);
+}
+
+vcf_status_t vcf_solve_at(vcf_t *s, const threat_query_t *at, const vcf_limits_t *lim,
+                          vcf_result_t *out)
+{
+    threat_begin_at(&s->q, at, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
+    return solve(s, &at->b, lim, out);
 }
 
 /* threat_wins_fn of vcf_defend: has the attacker a VCF after the defence? */

@@ -199,35 +199,48 @@ static bool may_play(board_t *b, int c, int p)
 /* Would c's stone at the empty point p make a four the opponent cannot
  * stop (two five points, or renju: one that black may not play)? c has
  * no five point on b. */
-static bool winning_four_at(board_t *b, int c, int p)
+static bool winning_four_at(threat_query_t *q, int c, int p)
 {
+    board_t *b = &q->b;
     if (!may_play(b, c, p))
         return false;
+    int f[8];
+    int nf = threat_four_at(q, c, p, f);
+    if (nf != 1 || c != STONE_WHITE || b->rule != RULE_RENJU)
+        return nf >= 2;
     b->cells[p] = (uint8_t)c;
-    int f[32];
-    int nf = board_five_points_near(b, c, p, f);
-    bool win = nf >= 2 ||
-               (nf == 1 && c == STONE_WHITE && b->rule == RULE_RENJU && black_forbidden(b, f[0]));
+    bool win = black_forbidden(b, f[0]);
     b->cells[p] = STONE_EMPTY;
     return win;
 }
 
 /* c's winning-four points on the whole board; returns the count. */
-static int winning_points(board_t *b, int c, int *out)
+static int winning_points(threat_query_t *q, int c, int *out)
 {
     int cand[BOARD_CELLS];
-    int n = line_window_points(b, c, 3, cand), k = 0;
+    int n = threat_window_points(q, c, 3, cand), k = 0;
     for (int i = 0; i < n; i++)
-        if (winning_four_at(b, c, cand[i]))
+        if (winning_four_at(q, c, cand[i]))
             out[k++] = cand[i];
     return k;
+}
+
+/* c's four points, ascending (vcf_four_points on the query's board). */
+static int four_points(threat_query_t *q, int c, int *out)
+{
+    threat_four_t f[BOARD_CELLS];
+    int n = threat_fours(q, c, f);
+    for (int i = 0; i < n; i++)
+        out[i] = f[i].move;
+    return n;
 }
 
 /* Has c's stone, just put at m, made a three: a winning-four point in a
  * window of five through m holding three of c's stones and two empty
  * cells? */
-static bool makes_three(board_t *b, int c, int m)
+static bool makes_three(threat_query_t *q, int c, int m)
 {
+    const board_t *b = &q->b;
     int size = b->size, mx = m % size, my = m / size, tried[40], ntried = 0;
     for (int d = 0; d < NDIRS; d++) {
         int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx;
@@ -254,7 +267,7 @@ static bool makes_three(board_t *b, int c, int m)
                 if (t < ntried)
                     continue;
                 tried[ntried++] = empty[i];
-                if (winning_four_at(b, c, empty[i]))
+                if (winning_four_at(q, c, empty[i]))
                     return true;
             }
         }
@@ -269,19 +282,19 @@ static bool makes_three(board_t *b, int c, int m)
  * when it is not a win at once, *out. */
 static int classify(vct_t *s, int m, bool global, cand_t *out, bool *win)
 {
-    board_t *b = &s->q.b;
-    int f[32];
+    threat_query_t *q = &s->q;
+    int f[BOARD_CELLS];
     *win = false;
-    b->cells[m] = (uint8_t)s->q.att;
-    int nf = board_five_points_near(b, s->q.att, m, f);
+    int nf = threat_four_at(q, q->att, m, f);
     int kind = -1;
-    if (nf >= 2 || (nf == 1 && !may_play(b, s->q.def, f[0])))
+    threat_put(q, m, q->att);
+    if (nf >= 2 || (nf == 1 && !may_play(&q->b, q->def, f[0])))
         *win = true;
     else if (nf == 1)
         kind = KIND_FOUR;
-    else if (global ? winning_points(b, s->q.att, f) > 0 : makes_three(b, s->q.att, m))
+    else if (global ? winning_points(q, q->att, f) > 0 : makes_three(q, q->att, m))
         kind = KIND_THREE;
-    b->cells[m] = STONE_EMPTY;
+    threat_take(q, m);
     if (*win || kind < 0)
         return *win;
     *out = (cand_t){.move = (int16_t)m, .block = (int16_t)(nf ? f[0] : MOVE_NONE),
@@ -305,18 +318,18 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     board_t *b = &s->q.b;
     int pts[BOARD_CELLS];
     *n = 0;
-    if (line_five_points(b, s->q.att, pts) > 0) {
+    if (threat_five_points(&s->q, s->q.att, pts) > 0) {
         *win_move = pts[0];
         return EV_WIN;
     }
-    int nt = line_five_points(b, s->q.def, pts);
+    int nt = threat_five_points(&s->q, s->q.def, pts);
     if (nt >= 2 || depth == 0)
         return EV_LOSS;
     int forced = nt ? pts[0] : MOVE_NONE, fours[BOARD_CELLS];
-    int nfours = vcf_four_points(b, s->q.att, fours);
+    int nfours = four_points(&s->q, s->q.att, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes, .max_fours = depth};
     vcf_result_t vr;
-    if (nfours > 0 && vcf_solve(s->vcf, b, &vl, &vr) == VCF_WIN) {   /* no four, no VCF */
+    if (nfours > 0 && vcf_solve_at(s->vcf, &s->q, &vl, &vr) == VCF_WIN) {   /* no four, no VCF */
         *win_move = vr.line[0];
         return EV_WIN;
     }
@@ -347,7 +360,7 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
         }
     }
     nfours = k;
-    int nc = line_window_points(b, s->q.att, 2, pts);
+    int nc = threat_window_points(&s->q, s->q.att, 2, pts);
     for (int i = 0; i < nc; i++) {
         if (four[pts[i]] || !may_play(b, s->q.att, pts[i]) ||
             !classify(s, pts[i], false, &out[k], &win))
@@ -378,9 +391,10 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
  * on b (defender to move, no five point for either side): the points
  * that leave the attacker no winning four, then the defender's own fours
  * fours[0..nf) it may play, into out; returns the count. */
-static int three_replies(board_t *b, int att, int def, const int *w, int nw, const int *fours,
-                         int nf, int *out)
+static int three_replies(threat_query_t *tq, int att, int def, const int *w, int nw,
+                         const int *fours, int nf, int *out)
 {
+    board_t *b = &tq->b;
     int npts = board_npoints(b), pts[BOARD_CELLS];
     bool renju = b->rule == RULE_RENJU;
     uint8_t cnt[BOARD_CELLS] = {0}, taken[BOARD_CELLS] = {0};
@@ -392,9 +406,7 @@ static int three_replies(board_t *b, int att, int def, const int *w, int nw, con
         line_mark_rays(b, w[i], 5, cnt);
         if (att == STONE_WHITE) {   /* black stones that make a five point playable */
             int f[32];
-            b->cells[w[i]] = (uint8_t)att;
-            int nfive = board_five_points_near(b, att, w[i], f);
-            b->cells[w[i]] = STONE_EMPTY;
+            int nfive = threat_four_at(tq, att, w[i], f);
             for (int j = 0; j < nfive; j++)
                 line_mark_rays(b, f[j], 5, cnt);
         }
@@ -403,14 +415,14 @@ static int three_replies(board_t *b, int att, int def, const int *w, int nw, con
     for (int q = 0; q < npts; q++) {
         if (cnt[q] < need || !may_play(b, def, q))
             continue;
-        b->cells[q] = (uint8_t)def;
+        threat_put(tq, q, def);
         bool stops = true;
         if (renju)
-            stops = winning_points(b, att, pts) == 0;
+            stops = winning_points(tq, att, pts) == 0;
         else
             for (int i = 0; i < nw && stops; i++)
-                stops = !winning_four_at(b, att, w[i]);
-        b->cells[q] = STONE_EMPTY;
+                stops = !winning_four_at(tq, att, w[i]);
+        threat_take(tq, q);
         if (stops) {
             out[k++] = q;
             taken[q] = 1;
@@ -428,17 +440,16 @@ static int three_replies(board_t *b, int att, int def, const int *w, int nw, con
  * points that leave no winning four, then the defender's fours. */
 static int expand_and(vct_t *s, cand_t *out, int *n)
 {
-    board_t *b = &s->q.b;
     int w[BOARD_CELLS], fours[BOARD_CELLS], r[BOARD_CELLS];
     *n = 0;
-    int nf = vcf_four_points(b, s->q.def, fours);
+    int nf = four_points(&s->q, s->q.def, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes};
-    if (nf > 0 && vcf_solve(s->vcf, b, &vl, NULL) == VCF_WIN)
+    if (nf > 0 && vcf_solve_at(s->vcf, &s->q, &vl, NULL) == VCF_WIN)
         return EV_LOSS;
-    int nw = winning_points(b, s->q.att, w);
+    int nw = winning_points(&s->q, s->q.att, w);
     if (nw == 0)
         return EV_LOSS;
-    int k = three_replies(b, s->q.att, s->q.def, w, nw, fours, nf, r);
+    int k = three_replies(&s->q, s->q.att, s->q.def, w, nw, fours, nf, r);
     for (int i = 0; i < k; i++)
         out[i] = (cand_t){.move = (int16_t)r[i], .block = MOVE_NONE, .kind = KIND_REPLY};
     *n = k;
@@ -447,34 +458,34 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
 
 int vct_three_defences(const board_t *b, int *out)
 {
-    board_t w = *b;
-    int me = b->to_move, opp = 3 - me, pts[BOARD_CELLS], fours[BOARD_CELLS];
-    if (board_over(b) || line_five_points(&w, me, pts) > 0 || line_five_points(&w, opp, pts) > 0)
+    if (board_over(b))
         return -1;
-    int nw = winning_points(&w, opp, pts);
+    threat_query_t q;
+    threat_begin(&q, b, 0, 0.0);
+    int me = b->to_move, opp = 3 - me, pts[BOARD_CELLS], fours[BOARD_CELLS];
+    if (threat_five_points(&q, me, pts) > 0 || threat_five_points(&q, opp, pts) > 0)
+        return -1;
+    int nw = winning_points(&q, opp, pts);
     if (nw == 0)
         return -1;
-    int nf = vcf_four_points(&w, me, fours);
-    return three_replies(&w, opp, me, pts, nw, fours, nf, out);
+    int nf = four_points(&q, me, fours);
+    return three_replies(&q, opp, me, pts, nw, fours, nf, out);
 }
 
 /* Play a child's moves on the working board; returns how many. */
 static int play_cand(vct_t *s, const cand_t *c)
 {
-    move_status_t st = board_play(&s->q.b, c->move);
-    assert(st == MOVE_OK);
+    threat_play(&s->q, c->move);
     if (c->kind != KIND_FOUR)
         return 1;
-    st = board_play(&s->q.b, c->block);
-    assert(st == MOVE_OK);
-    (void)st;
+    threat_play(&s->q, c->block);
     return 2;
 }
 
 static void undo_n(vct_t *s, int n)
 {
     while (n-- > 0)
-        board_undo(&s->q.b);
+        threat_undo(&s->q);
 }
 
 /* Depth-first search of the working board, an attacker position (a
@@ -675,14 +686,14 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
                 }
             }
             if (pick == MOVE_NONE) {   /* nothing stops it: block one winning four */
-                winning_points(&s->q.b, s->q.att, pts);
+                winning_points(&s->q, s->q.att, pts);
                 pick = pts[0];
             }
             line_add(s, pick);
-            board_play(&s->q.b, pick);
+            threat_play(&s->q, pick);
             and_node = false;
         }
-        if (line_five_points(&s->q.b, s->q.att, pts) > 0) {
+        if (threat_five_points(&s->q, s->q.att, pts) > 0) {
             line_add(s, pts[0]);
             return true;
         }
@@ -692,7 +703,7 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
             depth = e->win;   /* keep the line as short as the proof */
         vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
         vcf_result_t vr;
-        if (vcf_solve(s->vcf, &s->q.b, &vl, &vr) == VCF_WIN) {
+        if (vcf_solve_at(s->vcf, &s->q, &vl, &vr) == VCF_WIN) {
             for (int i = 0; i < vr.nline; i++)
                 line_add(s, vr.line[i]);
             return true;
@@ -708,7 +719,7 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
         int m = e->best;
         line_add(s, m);
         if (!classify(s, m, true, &cd, &win) || win) {
-            board_play(&s->q.b, m);
+            threat_play(&s->q, m);
             return win;
         }
         play_cand(s, &cd);
@@ -734,10 +745,10 @@ static bool line_from_tree(vct_t *s)
             while (s->pool[c].pn != 0)
                 c++;
         line_add(s, s->pool[c].move);
-        board_play(&s->q.b, s->pool[c].move);
+        threat_play(&s->q, s->pool[c].move);
         if (s->pool[c].block != MOVE_NONE) {
             line_add(s, s->pool[c].block);
-            board_play(&s->q.b, s->pool[c].block);
+            threat_play(&s->q, s->pool[c].block);
         }
         v = c;
         ply++;
