@@ -19,25 +19,17 @@ void *threat_table_alloc(size_t bytes, size_t entry_size, size_t *mask)
 
 /* ---- the windows ---------------------------------------------------- */
 
-/* A window's state is 6 * (black stones) + (white stones); its class for
- * a colour: 2..4 stones when it holds only that colour's, else 0. */
+/* A window's state is 6 * (black stones) + (white stones). Its weight:
+ * the field of the cell counters (threat_lines_t.cls) it adds to each of
+ * its five cells, that of its colour and stone count when it holds 2..4
+ * stones of one colour alone, else 0. */
 #define WSTATE(nb, nw) (6 * (nb) + (nw))
-#define CLS_ROW(nb) (nb) >= 2 && (nb) <= 4 ? (nb) : 0, 0, 0, 0, 0, 0
-static const uint8_t black_class[36] = {CLS_ROW(0), CLS_ROW(1), CLS_ROW(2),
-                                        CLS_ROW(3), CLS_ROW(4), CLS_ROW(5)};
-#undef CLS_ROW
-static const uint8_t white_class[36] = {0, 0, 2, 3, 4, 0};   /* black 0, white 0..5 */
+static const uint32_t window_weight[36] = {
+    [WSTATE(2, 0)] = THREAT_FIELD(STONE_BLACK, 2), [WSTATE(3, 0)] = THREAT_FIELD(STONE_BLACK, 3),
+    [WSTATE(4, 0)] = THREAT_FIELD(STONE_BLACK, 4), [WSTATE(0, 2)] = THREAT_FIELD(STONE_WHITE, 2),
+    [WSTATE(0, 3)] = THREAT_FIELD(STONE_WHITE, 3), [WSTATE(0, 4)] = THREAT_FIELD(STONE_WHITE, 4),
+};
 static const int state_step[3] = {0, 6, 1};   /* a stone of black, of white */
-
-static void move_class(uint8_t cls[3][BOARD_CELLS], int from, int to, int first, int step)
-{
-    for (int k = 0, p = first; k < 5; k++, p += step) {
-        if (from)
-            cls[from - 2][p]--;
-        if (to)
-            cls[to - 2][p]++;
-    }
-}
 
 /* The first-cell offsets s0 (-4..0) along (dx, dy) of the windows through
  * (px, py) that lie on the board: *lo..*hi. */
@@ -71,13 +63,12 @@ static void lines_update(threat_query_t *q, int p, int c, int delta)
         window_span(size, px, py, dx, dy, &lo, &hi);
         for (int s0 = lo, first = p + lo * step; s0 <= hi; s0++, first += step) {
             uint8_t *st = &L->n[d][first];
-            int s1 = *st + dstate, b0 = black_class[*st], w0 = white_class[*st];
-            int b1 = black_class[s1], w1 = white_class[s1];
-            *st = (uint8_t)s1;
-            if (b0 != b1)
-                move_class(L->cls[0], b0, b1, first, step);
-            if (w0 != w1)
-                move_class(L->cls[1], w0, w1, first, step);
+            /* fields never go below 0, so one wrapping add moves them all */
+            uint32_t dw = window_weight[*st + dstate] - window_weight[*st];
+            *st = (uint8_t)(*st + dstate);
+            if (dw)
+                for (int k = 0, cell = first; k < 5; k++, cell += step)
+                    L->cls[cell] += dw;
         }
     }
 }
@@ -113,17 +104,12 @@ void threat_undo(threat_query_t *q)
 
 int threat_window_points(const threat_query_t *q, int c, int own, int *out)
 {
-    const uint8_t *cls = q->lines.cls[c - 1][own - 2], *cells = q->b.cells;
+    const uint32_t *cls = q->lines.cls, mask = THREAT_FIELD_MASK(c, own);
+    const uint8_t *cells = q->b.cells;
     int npts = q->b.size * q->b.size, n = 0;
-    for (int base = 0; base < npts; base += 8) {
-        uint64_t w;
-        memcpy(&w, cls + base, sizeof w);   /* eight cells at a time: most are 0 */
-        if (!w)
-            continue;
-        for (int p = base; p < base + 8 && p < npts; p++)
-            if (cls[p] && cells[p] == STONE_EMPTY)
-                out[n++] = p;
-    }
+    for (int p = 0; p < npts; p++)
+        if ((cls[p] & mask) && cells[p] == STONE_EMPTY)
+            out[n++] = p;
     return n;
 }
 
@@ -147,12 +133,12 @@ int threat_five_points(const threat_query_t *q, int c, int *out)
 int threat_five_points_near(const threat_query_t *q, int c, int center, int *out)
 {
     const board_t *b = &q->b;
-    const uint8_t *fives = q->lines.cls[c - 1][4 - 2];
+    const uint32_t *cls = q->lines.cls, fives = THREAT_FIELD_MASK(c, 4);
     int n = 0, size = b->size, cx = center % size, cy = center / size;
     for (int d = 0; d < NDIRS; d++)
         for (int k = -4; k <= 4; k++) {
             int x = cx + k * line_dx[d], y = cy + k * line_dy[d], p = y * size + x;
-            if (k == 0 || x < 0 || y < 0 || x >= size || y >= size || !fives[p] ||
+            if (k == 0 || x < 0 || y < 0 || x >= size || y >= size || !(cls[p] & fives) ||
                 b->cells[p] != STONE_EMPTY)
                 continue;
             if (rule_is_five(b->rule, c, board_run_length(b, x, y, line_dx[d], line_dy[d], c)))
@@ -199,11 +185,11 @@ int threat_four_at(threat_query_t *q, int c, int p, int *out)
 int threat_fours(threat_query_t *q, int c, threat_four_t *out)
 {
     int cand[BOARD_CELLS], f[8];
-    const uint8_t *fives = q->lines.cls[c - 1][4 - 2];
+    uint32_t fives = THREAT_FIELD_MASK(c, 4);
     int n = threat_window_points(q, c, 3, cand), kept = 0;
     for (int i = 0; i < n; i++) {
         int p = cand[i];
-        if (fives[p] && board_makes_five(&q->b, p, c))
+        if ((q->lines.cls[p] & fives) && board_makes_five(&q->b, p, c))
             continue;
         int nf = threat_four_at(q, c, p, f);
         if (nf == 0)

@@ -24,9 +24,14 @@
  * is non-zero is a candidate five point, for 3 a candidate four point, for
  * 2 a candidate three point, found without scanning the board's stones. */
 typedef struct threat_lines {
-    uint8_t n[4][BOARD_CELLS];        /* [dir][first cell]: 6 * black + white stones */
-    uint8_t cls[2][3][BOARD_CELLS];   /* [colour - 1][own - 2][cell] */
+    uint8_t n[4][BOARD_CELLS];   /* [dir][first cell]: 6 * black + white stones */
+    uint32_t cls[BOARD_CELLS];   /* per cell, six 5-bit counts: THREAT_FIELD(colour, own) */
 } threat_lines_t;
+
+/* The unit and the mask of the count of windows with `own` (2..4) stones
+ * of colour c in threat_lines_t.cls (a cell lies in 20 windows at most). */
+#define THREAT_FIELD(c, own) ((uint32_t)1 << (((c) - 1) * 15 + ((own) - 2) * 5))
+#define THREAT_FIELD_MASK(c, own) (THREAT_FIELD(c, own) * 31u)
 
 /* A solver's query in progress; it lives in the solver, reused by each
  * query. */
