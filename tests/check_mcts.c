@@ -1153,6 +1153,26 @@ START_TEST(test_threat_pruning)
 }
 END_TEST
 
+/* bench mcts from middle games: positions the tree proves at once are
+ * replaced, so every figure is a real rate (none 0, no NaN ratio). */
+START_TEST(test_bench_middle_games)
+{
+    char out[4096];
+    ck_assert_int_eq(run_gomoku("bench mcts --stones 20 --visits 300 --runs 3 --vcf-nodes 50",
+                                NULL, CAPTURE_OUT, out, sizeof out), 0);
+    double pps = 0, pmin = 0, ratio = 0;
+    int skipped = -1;
+    const char *p = strstr(out, "\"playouts_per_s\":"), *q = strstr(out, "\"playouts_per_s_min\":");
+    const char *v = strstr(out, "\"vcf_ratio\":"), *k = strstr(out, "\"skipped_decided\":");
+    ck_assert_msg(p && q && v && k, "%s", out);
+    ck_assert(sscanf(p, "\"playouts_per_s\":%lf", &pps) == 1 && pps > 0);
+    ck_assert(sscanf(q, "\"playouts_per_s_min\":%lf", &pmin) == 1 && pmin > 0);
+    ck_assert_msg(sscanf(v, "\"vcf_ratio\":%lf", &ratio) == 1 && isfinite(ratio) && ratio > 0,
+                  "%s", out);
+    ck_assert(sscanf(k, "\"skipped_decided\":%d", &skipped) == 1 && skipped >= 0);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -1165,5 +1185,6 @@ int main(void)
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
              test_vct_root_proven, test_vct_root_defence, test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
+    ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
 }
