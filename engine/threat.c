@@ -260,19 +260,34 @@ void threat_mark(uint8_t *cand, const int *pts, int n)
 }
 
 int threat_defences(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
-                    threat_wins_fn wins, void *ctx, int *out)
+                    int passes, threat_wins_fn wins, void *ctx, int *out)
 {
     for (int i = 0; i < nline; i++)
         line_mark_rays(b, line[i], reach, cand);
+    int size = b->size, fx = nline ? line[0] % size : 0, fy = nline ? line[0] / size : 0;
+    int order[BOARD_CELLS], n = 0;
+    uint8_t verdict[BOARD_CELLS];
+    for (int dist = 0; dist < size; dist++)   /* rings around the first threat */
+        for (int m = 0; m < board_npoints(b); m++) {
+            int dx = abs(m % size - fx), dy = abs(m / size - fy);
+            if ((dx > dy ? dx : dy) == dist && cand[m] && board_check_move(b, m) == MOVE_OK) {
+                order[n++] = m;
+                verdict[m] = THREAT_OPEN;
+            }
+        }
+    for (int pass = 0; pass < passes; pass++)
+        for (int i = 0; i < n; i++) {
+            int m = order[i];
+            if (verdict[m] != THREAT_OPEN)
+                continue;
+            board_t after = *b;
+            board_play(&after, m);
+            verdict[m] = (uint8_t)wins(ctx, &after, pass);
+        }
     int k = 0;
-    for (int m = 0; m < board_npoints(b); m++) {
-        if (!cand[m] || board_check_move(b, m) != MOVE_OK)
-            continue;
-        board_t after = *b;
-        board_play(&after, m);
-        if (!wins(ctx, &after))
+    for (int m = 0; m < board_npoints(b); m++)
+        if (cand[m] && board_check_move(b, m) == MOVE_OK && verdict[m] != THREAT_HOLDS)
             out[k++] = m;
-    }
     return k;
 }
 

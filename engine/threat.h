@@ -130,14 +130,22 @@ bool threat_flip(const board_t *b, board_t *flip);
 void threat_mark(uint8_t *cand, const int *pts, int n);
 
 /* Does the threat still win after the defender's move (after is the
- * position after it)? */
-typedef bool (*threat_wins_fn)(void *ctx, const board_t *after);
+ * position after it), in pass `pass` of the defence? */
+typedef enum {
+    THREAT_STOPPED,   /* no: a defence */
+    THREAT_HOLDS,     /* yes: the move is refuted */
+    THREAT_OPEN,      /* not decided in this pass: tried again in the next */
+} threat_verdict_t;
+typedef threat_verdict_t (*threat_wins_fn)(void *ctx, const board_t *after, int pass);
 
 /* The defender to move in b against a threat line[0..nline): marks the
  * points within reach of a move of the line on its rays as candidates
- * too (cand holds the caller's own), then writes to out, ascending, the
- * legal candidates after which wins() says no, and returns their count. */
+ * too (cand holds the caller's own); asks wins() of each legal candidate,
+ * nearest the line's first move first, then, in passes 1..passes-1, again
+ * of those still open; writes to out, ascending, the candidates it never
+ * called refuted (open after the last pass counts as a defence), and
+ * returns their count. */
 int threat_defences(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
-                    threat_wins_fn wins, void *ctx, int *out);
+                    int passes, threat_wins_fn wins, void *ctx, int *out);
 
 #endif

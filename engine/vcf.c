@@ -241,10 +241,11 @@ struct vcf_threat {
     const vcf_limits_t *lim;
 };
 
-static bool vcf_still_wins(void *ctx, const board_t *after)
+static threat_verdict_t vcf_still_wins(void *ctx, const board_t *after, int pass)
 {
     struct vcf_threat *t = ctx;
-    return vcf_solve(t->s, after, t->lim, NULL) == VCF_WIN;
+    (void)pass;   /* one pass: out of budget counts as a defence */
+    return vcf_solve(t->s, after, t->lim, NULL) == VCF_WIN ? THREAT_HOLDS : THREAT_STOPPED;
 }
 
 int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
@@ -261,5 +262,5 @@ int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
     threat_mark(cand, pts, board_five_points(b, b->to_move, pts));
     threat_mark(cand, pts, vcf_four_points(b, b->to_move, pts));
     struct vcf_threat t = {s, lim};
-    return threat_defences(b, r.line, r.nline, 4, cand, vcf_still_wins, &t, out);
+    return threat_defences(b, r.line, r.nline, 4, cand, 1, vcf_still_wins, &t, out);
 }

@@ -791,23 +791,40 @@ out_report:
 }
 
 /* threat_wins_fn of vct_defend: has the attacker a VCT after the
- * defence? Once the whole call's time is spent, the rest count as
- * defences. */
+ * defence? Each candidate is solved with a growing node budget, pass by
+ * pass, until a pass decides it; once the whole call's time is spent, the
+ * rest count as defences. */
+#define DEFEND_PASSES 3
+#define DEFEND_MIN_NODES 64
 struct vct_threat {
     vct_t *s;
     vct_limits_t each;
     double deadline;   /* 0: none */
 };
 
-static bool vct_still_wins(void *ctx, const board_t *after)
+static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass)
 {
     struct vct_threat *t = ctx;
+    vct_limits_t lim = t->each;
     if (t->deadline > 0.0) {
-        t->each.time_ms = t->deadline - util_now_ms();
-        if (t->each.time_ms < 0.01)
-            return false;
+        lim.time_ms = t->deadline - util_now_ms();
+        if (lim.time_ms < 0.01)
+            return THREAT_OPEN;
     }
-    return vct_solve(t->s, after, &t->each, NULL) == VCT_WIN;
+    /* budgets of nodes/16, nodes/4, nodes: most refutations are short */
+    int shift = 2 * (DEFEND_PASSES - 1 - pass);
+    if (lim.nodes >> shift >= DEFEND_MIN_NODES)
+        lim.nodes >>= shift;
+    else if (lim.nodes > DEFEND_MIN_NODES)
+        lim.nodes = DEFEND_MIN_NODES;
+    switch (vct_solve(t->s, after, &lim, NULL)) {
+    case VCT_WIN:
+        return THREAT_HOLDS;
+    case VCT_NONE:
+        return THREAT_STOPPED;
+    default:
+        return lim.nodes ? THREAT_OPEN : THREAT_STOPPED;
+    }
 }
 
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
@@ -830,5 +847,5 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     threat_mark(cand, pts, line_window_points(b, me, 2, pts));   /* new fours, threes */
     threat_mark(cand, pts, line_window_points(b, me, 3, pts));
     return threat_defences(b, r.line, r.nline, b->rule == RULE_RENJU ? 5 : 4, cand,
-                           vct_still_wins, &t, out);
+                           DEFEND_PASSES, vct_still_wins, &t, out);
 }

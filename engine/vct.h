@@ -114,8 +114,11 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
  * found within lim (the solve after m is VCT_NONE or VCT_UNKNOWN; use
  * budgets that prove it), ascending, and returns their count (0: lost to
  * the VCT whatever one plays; an own five counts as a defence). lim's
- * node budget holds for each solve, its time for the whole call: the
- * candidates left when it runs out count as defences. Returns -1
+ * node budget N holds for each solve: each candidate is solved within
+ * N/16 nodes, those left undecided then within N/4, then N (most
+ * refutations are short, so the budget goes where it decides). Its time
+ * holds for the whole call, candidates nearest the threat's first move
+ * first: those left undecided when it runs out count as defences. Returns -1
  * when the opponent has no VCT found (nothing to defend). threat (may be
  * NULL) gets the opponent's line. Candidates tried: the side to move's own
  * fives and fours, the points where it would make a window of three of

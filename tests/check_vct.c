@@ -545,6 +545,53 @@ START_TEST(test_defend)
 }
 END_TEST
 
+/* The defence's passes (each candidate within N/16, N/4, then N nodes)
+ * never drop a real defence: against the exact answer (no node limit) on
+ * random 9x9 positions where the opponent has a VCT, a small budget keeps
+ * every exact defence (and may keep undecided ones), a large one gives
+ * the exact answer. */
+START_TEST(test_defend_passes)
+{
+    vct_t *s = solver();
+    uint64_t rng = 4242;
+    int threatened = 0;
+    for (int it = 0; it < 300 && threatened < 12; it++) {
+        board_t b, flip;
+        random_position(&b, 9, (rule_t)(it % RULE_COUNT), 10 + (int)(util_rng_next(&rng) % 8),
+                        &rng);
+        if (board_over(&b))
+            continue;
+        flip = b;
+        board_pass(&flip);
+        vct_limits_t deep = {.max_depth = 3};
+        if (vct_solve(s, &flip, &deep, NULL) != VCT_WIN)
+            continue;
+        threatened++;
+        int exact[BOARD_CELLS], small[BOARD_CELLS], large[BOARD_CELLS];
+        int ne = vct_defend(s, &b, &deep, exact, NULL);
+        vct_clear(s);
+        vct_limits_t lo = {.max_depth = 3, .nodes = 40};
+        int ns = vct_defend(s, &b, &lo, small, NULL);
+        vct_clear(s);
+        vct_limits_t hi = {.max_depth = 3, .nodes = 1000000};
+        int nl = vct_defend(s, &b, &hi, large, NULL);
+        ck_assert_int_ge(ne, 0);
+        ck_assert_int_eq(nl, ne);
+        ck_assert_int_eq(memcmp(large, exact, (size_t)ne * sizeof *exact), 0);
+        if (ns < 0)
+            continue;   /* the threat itself was not found within 40 nodes: nothing pruned */
+        for (int i = 0, j = 0; i < ne; i++) {   /* both ascending: exact within small */
+            while (j < ns && small[j] < exact[i])
+                j++;
+            ck_assert_msg(j < ns && small[j] == exact[i], "position %d: defence %d dropped", it,
+                          exact[i]);
+        }
+    }
+    ck_assert_int_ge(threatened, 5);
+    vct_free(s);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
     board_t b;
@@ -691,7 +738,7 @@ int main(void)
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_deep_line, test_renju_white_forces_forbidden,
-             test_defend, test_limits, test_bot_vct, test_bot_vct_against_vcf,
+             test_defend, test_defend_passes, test_limits, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
              test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);
