@@ -51,6 +51,14 @@ static int ref_ws_init(ref_ws_t *w, const nn_config_t *c)
     return 0;
 }
 
+/* Index in an (M, M) plane of tap (ky, kx) of the 3x3 window centred on
+ * (y, x); -1 where it falls in the zero padding. */
+static int ref_tap(int y, int x, int ky, int kx, int M)
+{
+    int yy = y + ky - 1, xx = x + kx - 1;
+    return yy < 0 || yy >= M || xx < 0 || xx >= M ? -1 : yy * M + xx;
+}
+
 /* out (cout, M, M) = conv3x3(in (cin, M, M), w (cout, cin, 3, 3)) + b, zero padding. */
 static void ref_conv3(const double *in, int cin, const double *w, const double *b, int cout,
                       int M, double *out)
@@ -63,10 +71,9 @@ static void ref_conv3(const double *in, int cin, const double *w, const double *
                 for (int ci = 0; ci < cin; ci++)
                     for (int ky = 0; ky < 3; ky++)
                         for (int kx = 0; kx < 3; kx++) {
-                            int yy = y + ky - 1, xx = x + kx - 1;
-                            if (yy < 0 || yy >= M || xx < 0 || xx >= M)
-                                continue;
-                            s += w[((co * cin + ci) * 3 + ky) * 3 + kx] * in[ci * hw + yy * M + xx];
+                            int q = ref_tap(y, x, ky, kx, M);
+                            if (q >= 0)
+                                s += w[((co * cin + ci) * 3 + ky) * 3 + kx] * in[ci * hw + q];
                         }
                 out[co * hw + y * M + x] = s;
             }
@@ -87,13 +94,13 @@ static void ref_conv3_back(const double *in, int cin, const double *w, int cout,
                 for (int ci = 0; ci < cin; ci++)
                     for (int ky = 0; ky < 3; ky++)
                         for (int kx = 0; kx < 3; kx++) {
-                            int yy = y + ky - 1, xx = x + kx - 1;
-                            if (yy < 0 || yy >= M || xx < 0 || xx >= M)
+                            int q = ref_tap(y, x, ky, kx, M);
+                            if (q < 0)
                                 continue;
                             int wi = ((co * cin + ci) * 3 + ky) * 3 + kx;
-                            dw[wi] += g * in[ci * hw + yy * M + xx];
+                            dw[wi] += g * in[ci * hw + q];
                             if (din)
-                                din[ci * hw + yy * M + xx] += g * w[wi];
+                                din[ci * hw + q] += g * w[wi];
                         }
             }
 }

@@ -134,6 +134,18 @@ static void extra_targets(const float *in, int M, int K, float *pt, bool none)
     }
 }
 
+static nn_model_t *model_from_cfg(const nn_config_t *cfg, uint64_t seed, double jitter)
+{
+    char err[256];
+    nn_model_t *m = nn_model_create(cfg, seed, err, sizeof err);
+    ck_assert_msg(m != NULL, "%s", err);
+    /* fixup init zeroes the second conv of each block: perturb everything
+     * so every path carries gradient */
+    for (size_t i = 0; i < m->nparams; i++)
+        m->params[i] += (float)(jitter * rnd_sym());
+    return m;
+}
+
 static nn_model_t *make_model_k(int B, int C, int M, int Hp, int Hv, int Vh, int K,
                                 uint64_t seed, double jitter)
 {
@@ -145,14 +157,7 @@ static nn_model_t *make_model_k(int B, int C, int M, int Hp, int Hv, int Vh, int
         cfg.value_head = Hv;
         cfg.value_hidden = Vh;
     }
-    char err[256];
-    nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    /* fixup init zeroes the second conv of each block: perturb everything
-     * so every path carries gradient */
-    for (size_t i = 0; i < m->nparams; i++)
-        m->params[i] += (float)(jitter * rnd_sym());
-    return m;
+    return model_from_cfg(&cfg, seed, jitter);
 }
 
 static nn_model_t *make_model(int B, int C, int M, int Hp, int Hv, int Vh, uint64_t seed,
@@ -348,6 +353,28 @@ static void compare(const char *what, const float *x, const float *ref, size_t n
            what, worst, worst_abs);
 }
 
+/* The policy and value outputs of net a on inputs ia and of net b (the
+ * reference) on ib, n positions on board_max M, agree within tol; WHEN
+ * follows the names in the printed figures. */
+static void compare_outputs(nn_net_t *a, const float *ia, nn_net_t *b, const float *ib, int n,
+                            int M, tol_t tol, const char *when)
+{
+    size_t np = (size_t)n * M * M, nv = (size_t)n * 3;
+    float *pa = malloc(sizeof(float) * np), *pb = malloc(sizeof(float) * np);
+    float *va = malloc(sizeof(float) * nv), *vb = malloc(sizeof(float) * nv);
+    nn_net_forward(a, ia, n, pa, va);
+    nn_net_forward(b, ib, n, pb, vb);
+    char what[32];
+    snprintf(what, sizeof what, "policy%s", when);
+    compare(what, pa, pb, np, tol);
+    snprintf(what, sizeof what, "value%s", when);
+    compare(what, va, vb, nv, tol);
+    free(pa);
+    free(pb);
+    free(va);
+    free(vb);
+}
+
 /* One comparison of the fast path (conv algorithm `conv`) against the
  * reference: blocks x channels on board_max M, n positions on the boards
  * sizes[s % nsizes], forward, losses, gradients, 3 SGD steps. */
@@ -382,12 +409,7 @@ static void fast_vs_ref_case(const vs_ref_t *k)
     ck_assert_msg(fast != NULL, "%s", err);
     nn_net_t *ref = nn_net_create(m, "cpu-ref", k->max_batch, 1, NULL, 0, err, sizeof err);
     ck_assert_msg(ref != NULL, "%s", err);
-    float *pf = malloc(sizeof(float) * n * hw), *pr = malloc(sizeof(float) * n * hw);
-    float *vf = malloc(sizeof(float) * n * 3), *vr = malloc(sizeof(float) * n * 3);
-    nn_net_forward(fast, in, n, pf, vf);
-    nn_net_forward(ref, in, n, pr, vr);
-    compare("policy", pf, pr, (size_t)n * hw, tol);
-    compare("value", vf, vr, (size_t)n * 3, tol);
+    compare_outputs(fast, in, ref, in, n, M, tol, "");
     size_t np = m->nparams;
     float *gf = malloc(sizeof(float) * np), *gr = malloc(sizeof(float) * np);
     nn_losses_t lf, lr;
@@ -439,16 +461,9 @@ static void fast_vs_ref_case(const vs_ref_t *k)
     compare("weights after 3 steps", gf, gr, np, tol);
     ck_assert_int_ne(memcmp(gf, m->params, np * sizeof(float)), 0);
     /* the forward after the steps uses the updated (re-transformed) weights */
-    nn_net_forward(fast, in, n, pf, vf);
-    nn_net_forward(ref, in, n, pr, vr);
-    compare("policy after", pf, pr, (size_t)n * hw, tol);
-    compare("value after", vf, vr, (size_t)n * 3, tol);
+    compare_outputs(fast, in, ref, in, n, M, tol, " after");
     free(gf);
     free(gr);
-    free(pf);
-    free(pr);
-    free(vf);
-    free(vr);
     free(in);
     free(pt);
     free(vt);
@@ -960,10 +975,7 @@ START_TEST(test_threat_net)
     ck_assert_int_ne(nn_config_check(&cfg, err, sizeof err), 0);   /* in_planes still 5 */
     ck_assert_msg(strstr(err, "input planes 5") != NULL, "%s", err);
     cfg.in_planes = nn_feature_planes(cfg.features);
-    nn_model_t *m = nn_model_create(&cfg, 3, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    for (size_t i = 0; i < m->nparams; i++)
-        m->params[i] += (float)(0.05 * rnd_sym());
+    nn_model_t *m = model_from_cfg(&cfg, 3, 0.05);
     int M = 9, hw = M * M, n = 6, ps = NN_PLANES_MAX * hw;
     float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * hw);
     float vt[6 * 3];
@@ -976,11 +988,7 @@ START_TEST(test_threat_net)
     nn_net_t *fast = nn_net_create(m, "cpu", n, 1, NULL, 0, err, sizeof err);
     nn_net_t *ref = nn_net_create(m, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
     ck_assert_msg(fast && ref, "%s", err);
-    float pf[6 * 81], pr[6 * 81], vf[18], vr[18];
-    nn_net_forward(fast, in, n, pf, vf);
-    nn_net_forward(ref, in, n, pr, vr);
-    compare("policy", pf, pr, (size_t)n * hw, TOL_DIRECT);
-    compare("value", vf, vr, (size_t)n * 3, TOL_DIRECT);
+    compare_outputs(fast, in, ref, in, n, M, TOL_DIRECT, "");
     float *gf = malloc(sizeof(float) * m->nparams), *gr = malloc(sizeof(float) * m->nparams);
     nn_losses_t lf, lr;
     ck_assert_int_eq(nn_net_loss_grad(fast, in, pt, vt, n, 1e-4f, &lf, gf, err, sizeof err), 0);
@@ -1033,10 +1041,7 @@ START_TEST(test_widen_features)
     nn_config_t cfg;
     nn_config_default(&cfg, 2, 8, 9);
     char err[256];
-    nn_model_t *m = nn_model_create(&cfg, 4, err, sizeof err);
-    ck_assert_msg(m != NULL, "%s", err);
-    for (size_t i = 0; i < m->nparams; i++)
-        m->params[i] += (float)(0.05 * rnd_sym());
+    nn_model_t *m = model_from_cfg(&cfg, 4, 0.05);
     nn_model_t *w = nn_model_clone(m);
     ck_assert_int_eq(nn_model_widen_features(w, NN_FEATURES_BASIC, err, sizeof err), 0);
     ck_assert_uint_eq(w->nparams, m->nparams);
@@ -1059,11 +1064,7 @@ START_TEST(test_widen_features)
     nn_net_t *a = nn_net_create(m, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
     nn_net_t *b = nn_net_create(w, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
     ck_assert_msg(a && b, "%s", err);
-    float pa[4 * 81], pb[4 * 81], va[12], vb[12];
-    nn_net_forward(a, bi, n, pa, va);
-    nn_net_forward(b, ti, n, pb, vb);
-    compare("policy", pa, pb, (size_t)n * hw, TOL_DIRECT);
-    compare("value", va, vb, (size_t)n * 3, TOL_DIRECT);
+    compare_outputs(a, bi, b, ti, n, M, TOL_DIRECT, "");
     float *g = malloc(sizeof(float) * w->nparams);
     nn_losses_t l;
     ck_assert_int_eq(nn_net_loss_grad(b, ti, pt, vt, n, 1e-4f, &l, g, err, sizeof err), 0);

@@ -228,15 +228,13 @@ START_TEST(test_start_about_restart_end)
     const char *a = h_cmd(&h, "ABOUT");
     ck_assert(strstr(a, "name=\"gomoku-zero\"") && strstr(a, "version=\""));
     ck_assert(pbrain_board(h.pb) == NULL);
-    expect_error(&h, "BEGIN");            /* before START */
-    expect_error(&h, "TURN 1,1");
-    expect_error(&h, "RESTART");
-    expect_error(&h, "START 4");
-    expect_error(&h, "START 21");
-    expect_error(&h, "START -15");
-    expect_error(&h, "START 99999999999999999999");
-    expect_error(&h, "START fifteen");
-    expect_error(&h, "START 15 3");
+    static const char *const refused[] = {
+        "BEGIN", "TURN 1,1", "RESTART",   /* before START */
+        "START 4", "START 21", "START -15", "START 99999999999999999999", "START fifteen",
+        "START 15 3",
+    };
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+        expect_error(&h, refused[i]);
     ck_assert(pbrain_board(h.pb) == NULL);
     ck_assert_str_eq(h_cmd(&h, "START 20"), "OK");
     ck_assert_int_eq(pbrain_board(h.pb)->size, 20);

@@ -1070,6 +1070,20 @@ static void rm_run(const char *run)
     remove_tree(glog_of(run, p, sizeof p));
 }
 
+/* A fresh run directory RUN and the path of its games log GLOG. */
+static void make_run(char *run, size_t runlen, char *glog, size_t gloglen)
+{
+    make_tmpdir(run, runlen);
+    glog_of(run, glog, gloglen);
+}
+
+/* SIGTERM: the trainer checkpoints and exits 0 within 40 s. */
+static void stop_train(pid_t pid)
+{
+    ck_assert_int_eq(kill(pid, SIGTERM), 0);
+    ck_assert_int_eq(wait_exit(pid, 40), 0);
+}
+
 /* The end of a run that lost nothing: every frame on disk is whole, they
  * are the games status.json counts, none was dropped, and every game sent
  * (GLOG) is stored; prints TEST's counts. Returns the games left in the
@@ -1089,8 +1103,7 @@ static size_t check_nothing_lost(const char *test, const char *run, const char *
 START_TEST(test_disk_full_holds_games)
 {
     char run[64], glog[128];
-    make_tmpdir(run, sizeof run);
-    glog_of(run, glog, sizeof glog);
+    make_run(run, sizeof run, glog, sizeof glog);
     /* after 2 games, 3 writes fail half-way (ENOSPC), then the disk recovers */
     setenv("GOMOKU_FAULT_ENOSPC", "2:3", 1);
     pid_t pid = start_train(run, "--steps 30 --games-log %s", glog);
@@ -1128,8 +1141,7 @@ static bool mount_tmpfs(const char *dir, const char *opts, const char *test)
 START_TEST(test_real_disk_full_tmpfs)
 {
     char run[64], games[128], glog[128];
-    make_tmpdir(run, sizeof run);
-    glog_of(run, glog, sizeof glog);
+    make_run(run, sizeof run, glog, sizeof glog);
     snprintf(games, sizeof games, "%s/games", run);
     ck_assert_int_eq(mkdir(games, 0755), 0);
     if (!mount_tmpfs(games, "size=16k", "test_real_disk_full_tmpfs")) {
@@ -1164,8 +1176,7 @@ START_TEST(test_real_disk_full_tmpfs)
     ck_assert(wait_status(run, "games", saved + 20, 60));
     snprintf(p, sizeof p, "%s/train.log", run);
     ck_assert(file_contains(p, "writable again"));
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    stop_train(pid);
     check_nothing_lost("test_real_disk_full_tmpfs", run, glog);
     umount2(games, MNT_DETACH);
     rm_run(run);
@@ -1179,8 +1190,7 @@ END_TEST
 START_TEST(test_status_json_on_full_disk)
 {
     char run[64], glog[128];
-    make_tmpdir(run, sizeof run);
-    glog_of(run, glog, sizeof glog);
+    make_run(run, sizeof run, glog, sizeof glog);
     if (!mount_tmpfs(run, "size=4m", "test_status_json_on_full_disk")) {
         rm_rf(run);
         return;
@@ -1221,8 +1231,7 @@ START_TEST(test_status_json_on_full_disk)
     ck_assert_int_gt(status_num(run, "updated"), updated + 1);
     ck_assert(wait_status(run, "games", saved + 4, 60));
     ck_assert(file_contains(errp, "status.json written again"));
-    ck_assert_int_eq(kill(pid, SIGTERM), 0);
-    ck_assert_int_eq(wait_exit(pid, 40), 0);
+    stop_train(pid);
     st = must_slurp(sp);
     ck_assert_msg(json_valid(st, why, sizeof why), "status.json: %s", why);
     ck_assert_msg(strstr(st, "\"games_dir_writable\": true") && strstr(st, "\"games_dropped\": 0"),
@@ -1242,8 +1251,7 @@ END_TEST
 START_TEST(test_killed_trainer_loses_no_game)
 {
     char run[64], glog[128];
-    make_tmpdir(run, sizeof run);
-    glog_of(run, glog, sizeof glog);
+    make_run(run, sizeof run, glog, sizeof glog);
     for (int k = 0; k <= 10; k++) {
         pid_t pid = start_train(run, "--games-log %s", glog);
         long long before = status_num(run, "games");
@@ -1253,8 +1261,7 @@ START_TEST(test_killed_trainer_loses_no_game)
             usleep(20000);
         ck_assert_msg(status_num(run, "pid") == pid, "trainer %d never wrote its status", k);
         if (k == 10) {   /* the last one stops cleanly */
-            ck_assert_int_eq(kill(pid, SIGTERM), 0);
-            ck_assert_int_eq(wait_exit(pid, 40), 0);
+            stop_train(pid);
             break;
         }
         long pids[2];

@@ -325,6 +325,18 @@ static void play_release(serve_play_t *p, play_game_t *g)
     pthread_mutex_unlock(&p->lock);
 }
 
+/* Ends a request on game g and releases it: st 0 writes the game's state
+ * as the 200 reply; any other st is an HTTP status whose error is written. */
+static int reply_release(serve_play_t *p, play_game_t *g, FILE *f, int st)
+{
+    if (st == 0) {
+        state_json(g, f);
+        st = 200;
+    }
+    play_release(p, g);
+    return st;
+}
+
 /* The model moves while it is to move and the game goes on. 0, or an HTTP
  * status with the error written. g is busy (owned by this thread). */
 static int play_model(serve_play_t *p, play_game_t *g, FILE *f)
@@ -509,11 +521,7 @@ static int play_start(serve_play_t *p, const board_t *start, int human, FILE *f)
         player_free(pl);
         return serve_error(f, 503, "all %d games are busy; try again", p->o.max_games);
     }
-    int rc = play_model(p, g, f);
-    if (rc == 0)
-        state_json(g, f);
-    play_release(p, g);
-    return rc ? rc : 200;
+    return reply_release(p, g, f, play_model(p, g, f));
 }
 
 int serve_play_get(serve_play_t *p, const char *id, FILE *f)
@@ -522,9 +530,7 @@ int serve_play_get(serve_play_t *p, const char *id, FILE *f)
     play_game_t *g = play_acquire(p, id, f, &st);
     if (!g)
         return st;
-    state_json(g, f);
-    play_release(p, g);
-    return 200;
+    return reply_release(p, g, f, 0);
 }
 
 int serve_play_move(serve_play_t *p, const char *id, const char *body, size_t n, FILE *f)
@@ -562,13 +568,8 @@ int serve_play_move(serve_play_t *p, const char *id, const char *body, size_t n,
     g->black_wr[b->nmoves - 1] = NAN;
     player_notify(g->player, b, mv);
     st = play_model(p, g, f);
-    if (st == 0) {
-        state_json(g, f);
-        st = 200;
-    }
 out_release:
-    play_release(p, g);
-    return st;
+    return reply_release(p, g, f, st);
 }
 
 int serve_play_undo(serve_play_t *p, const char *id, FILE *f)
@@ -593,13 +594,8 @@ int serve_play_undo(serve_play_t *p, const char *id, FILE *f)
             st = 0;
         }
         g->have_analysis = g->have_analysis && g->analysis_ply < b->nmoves;
-        if (st == 0) {
-            state_json(g, f);
-            st = 200;
-        }
     }
-    play_release(p, g);
-    return st;
+    return reply_release(p, g, f, st);
 }
 
 int serve_play_psq(serve_play_t *p, const char *id, FILE *f)
