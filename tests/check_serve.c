@@ -78,9 +78,8 @@ static void serve_stop(server_t *s)
     close(s->out);
 }
 
-/* Send raw bytes, read the whole response (Connection: close) into resp.
- * Returns the status code, or -1 when the connection gave no status line. */
-static int http_raw(int port, const char *req, size_t len, char *resp, size_t cap)
+/* Connect and send raw bytes; returns the socket, for http_read. */
+static int http_send(int port, const char *req, size_t len)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     ck_assert_int_ge(fd, 0);
@@ -95,6 +94,13 @@ static int http_raw(int port, const char *req, size_t len, char *resp, size_t ca
             break;   /* the server may answer and close before reading it all */
         off += (size_t)w;
     }
+    return fd;
+}
+
+/* Read the whole response (Connection: close) on fd into resp and close
+ * it. Returns the status code, or -1 when there was no status line. */
+static int http_read(int fd, char *resp, size_t cap)
+{
     size_t n = 0;
     ssize_t r;
     while (n < cap - 1 && (r = recv(fd, resp + n, cap - 1 - n, 0)) > 0)
@@ -105,6 +111,12 @@ static int http_raw(int port, const char *req, size_t len, char *resp, size_t ca
     if (sscanf(resp, "HTTP/1.%*d %d", &code) != 1)
         return -1;
     return code;
+}
+
+/* Send raw bytes, read the whole response into resp: the status code. */
+static int http_raw(int port, const char *req, size_t len, char *resp, size_t cap)
+{
+    return http_read(http_send(port, req, len), resp, cap);
 }
 
 static char resp[1 << 20];
@@ -316,6 +328,43 @@ START_TEST(test_play_bot)
         ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 5}"), 200);
     snprintf(path, sizeof path, "/api/game/%s", id);
     ck_refused(http(p, "GET", path, "", NULL), 404, "dropped game");
+    serve_stop(&s);
+}
+END_TEST
+
+/* A game busy with the model's move answers every other request 409, and
+ * stays busy until the move is done: a refused request neither uses the
+ * game nor releases it. */
+START_TEST(test_busy_game_refused)
+{
+    const char *src = getenv("GOMOKU_SRC");
+    char model[600];
+    snprintf(model, sizeof model, "%s/models/freestyle9-2x32.gzm", src ? src : ".");
+    const char *extra[] = {"--model", model, "--visits", asan() ? "3000" : "20000", NULL};
+    server_t s = serve_start(extra);
+    int p = s.port;
+    ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 9, \"color\": \"black\"}"), 200);
+    char id[17], path[128], move[160];
+    snprintf(id, sizeof id, "%.16s", strstr(body_of(), "\"id\": \"") + 7);
+    snprintf(path, sizeof path, "/api/game/%s", id);
+    static char req[512], move_resp[1 << 16];
+    int n = snprintf(req, sizeof req, "POST %s/move HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                     "Connection: close\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 16\r\n\r\n{\"x\": 4, \"y\": 4}", path, p);
+    snprintf(move, sizeof move, "%s/move", path);
+    int fd = http_send(p, req, (size_t)n);   /* the model thinks for a while */
+    int code = 200;
+    for (int i = 0; i < 500 && code == 200; i++) {   /* until the move holds the game */
+        code = http(p, "GET", path, "", NULL);
+        if (code == 200)
+            usleep(10000);
+    }
+    ck_refused(code, 409, "busy game");
+    ck_refused(http(p, "GET", path, "", NULL), 409, "still busy after a refused request");
+    ck_refused(http(p, "POST", move, "", "{\"x\": 0, \"y\": 0}"), 409, "move while busy");
+    ck_assert_int_eq(http_read(fd, move_resp, sizeof move_resp), 200);   /* the move done */
+    ck_assert_int_eq(http(p, "GET", path, "", NULL), 200);                /* and released */
+    ck_assert_ptr_nonnull(strstr(body_of(), "\"to_move\": \"black\""));
     serve_stop(&s);
 }
 END_TEST
@@ -781,6 +830,7 @@ int main(void)
 {
     Suite *su = suite_create("serve");
     ADD_CASE(su, "serve", 120, test_listen_refused, test_token, test_bad_requests, test_play_bot,
+             test_busy_game_refused,
              test_load_psq, test_analysis_fields, test_load_option, test_watch, test_run_bad_newest_checkpoint, test_slow_clients_lock_no_one_out);
     return run_suite(su);
 }

@@ -302,20 +302,21 @@ static play_game_t *play_acquire(serve_play_t *p, const char *id, FILE *f, int *
         return NULL;
     }
     pthread_mutex_lock(&p->lock);
-    play_game_t *g = NULL;
+    play_game_t *g = NULL, *mine = NULL;
     for (int i = 0; i < p->o.max_games && !g; i++)
         if (p->games[i].used && strcmp(p->games[i].id, id) == 0)
             g = &p->games[i];
     if (!g)
         *status = serve_error(f, 404, "no game %s (finished games are dropped for new ones)", id);
-    else if (g->busy)
+    else if (g->busy)   /* another request has it: not ours to use or release */
         *status = serve_error(f, 409, "game %s is busy with a move", id);
     else {
         g->busy = true;
         g->last_used = ++p->tick;
+        mine = g;
     }
     pthread_mutex_unlock(&p->lock);
-    return g && g->busy ? g : NULL;
+    return mine;
 }
 
 static void play_release(serve_play_t *p, play_game_t *g)
