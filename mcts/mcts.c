@@ -552,10 +552,11 @@ static void root_vcf_check(mcts_t *t)
 
 /* The root's threat search, once per root: the side to move's VCT (a
  * win proves the root), else the opponent's (the root is then searched
- * among its refutations only). time_ms > 0: the VCT gets that long, the
- * defence as long again at most. */
-static void root_vct_check(mcts_t *t, double time_ms)
+ * among its refutations only). root_ms > 0: the VCT gets vct_root_share
+ * of it, the defence vct_defend_share and what the VCT left. */
+static void root_vct_check(mcts_t *t, double root_ms)
 {
+    double time_ms = root_ms * t->p.vct_root_share;
     if (!t->vct || t->root_vct_done)
         return;
     t->root_vct_done = true;
@@ -574,8 +575,10 @@ static void root_vct_check(mcts_t *t, double time_ms)
     }
     if (!t->p.vct_defend_nodes)
         return;
-    double left = time_ms > 0.0 ? 2.0 * time_ms - (util_now_ms() - t0) : 0.0;
-    if (time_ms > 0.0 && left < 1.0)
+    double left = root_ms > 0.0 ? root_ms * (t->p.vct_root_share + t->p.vct_defend_share) -
+                                      (util_now_ms() - t0)
+                                : 0.0;
+    if (root_ms > 0.0 && left < 1.0)
         return;
     /* each solve of the defence within vct_defend_nodes; the first (the
      * opponent's VCT) also within the time left */
@@ -695,6 +698,7 @@ void mcts_params_default(mcts_params_t *p)
                          .vcf_tt_bytes = (size_t)256 << 10, .vct_root_nodes = MCTS_VCT_ROOT_NODES,
                          .vct_defend_nodes = MCTS_VCT_DEFEND_NODES,
                          .vct_root_share = (float)MCTS_VCT_ROOT_SHARE,
+                         .vct_defend_share = (float)MCTS_VCT_DEFEND_SHARE,
                          .vct_tt_bytes = (size_t)1 << 20, .threat_prune = true};
 }
 
@@ -740,9 +744,11 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
     if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
         !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
         !(p->forced_k >= 0.0f && p->forced_k <= 100.0f) ||
-        !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f)) {
+        !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f) ||
+        !(p->vct_defend_share >= 0.0f && p->vct_defend_share <= 1.0f)) {
         snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
-                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= vct_root_share <= 1)");
+                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= vct_root_share <= 1, "
+                 "0 <= vct_defend_share <= 1)");
         return NULL;
     }
     size_t half = p->mem_bytes / 2;
@@ -1212,7 +1218,7 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
     uint32_t target = lim->visits;
     if (target == 0 && !(lim->time_ms > 0.0) && !lim->stop)
         target = 1;   /* no limit given: expand the root only */
-    root_vct_check(t, root_time_ms(lim) * t->p.vct_root_share);
+    root_vct_check(t, root_time_ms(lim));
     const board_t *boards[4096];
     for (;;) {
         if (stop_requested(lim))
@@ -1307,7 +1313,7 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     if (nthreads > MCTS_MAX_THREADS)
         nthreads = MCTS_MAX_THREADS;
     search_shared_t sh = {.t = t, .lim = lim, .t0 = util_now_ms(), .target = lim->visits};
-    root_vct_check(t, root_time_ms(lim) * t->p.vct_root_share);
+    root_vct_check(t, root_time_ms(lim));
     int batch = lim->batch < 1 ? 1 : lim->batch;
     if (batch * nthreads > t->p.max_pending)
         batch = t->p.max_pending / nthreads;

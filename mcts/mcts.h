@@ -95,8 +95,9 @@ typedef struct mcts_params {
     uint32_t vct_defend_nodes; /* the root's defence against the opponent's VCT: the budget
                             * of each solve (0: off); the root is then searched among the
                             * refutations found only */
-    float vct_root_share;  /* of a time-limited search's time: the root's VCT, and as much
-                            * again at most for the defence */
+    float vct_root_share;  /* of a time-limited search's time: the root's VCT */
+    float vct_defend_share; /* of a time-limited search's time: the root's defence (and
+                            * what the VCT left of its share) */
     size_t vct_tt_bytes;   /* the tree's VCT solver (made only when a VCT budget is set) */
     bool threat_prune;     /* facing the opponent's three (and no four), a node's children
                             * are only the moves that stop it and its own fours */
@@ -113,14 +114,15 @@ typedef struct mcts_params {
 #define MCTS_VCF_ROOT_NODES 5000
 
 #define MCTS_VCT_ROOT_NODES 20000
-#define MCTS_VCT_DEFEND_NODES 1000
+#define MCTS_VCT_DEFEND_NODES 20000
 #define MCTS_VCT_ROOT_SHARE 0.1
+#define MCTS_VCT_DEFEND_SHARE 0.3
 
 /* c MCTS_C_PUCT, fpu MCTS_FPU / MCTS_FPU_ROOT, 8 pending, 64 MiB, VCF
  * MCTS_VCF_NODES per leaf and MCTS_VCF_ROOT_NODES at the root, 256 KiB VCF
  * table, VCT off at leaves, MCTS_VCT_ROOT_NODES at the root (and
  * MCTS_VCT_ROOT_SHARE of a timed search), defence solves of
- * MCTS_VCT_DEFEND_NODES, 1 MiB VCT solver, threat pruning on, forced
+ * MCTS_VCT_DEFEND_NODES (and MCTS_VCT_DEFEND_SHARE of a timed search), 1 MiB VCT solver, threat pruning on, forced
  * playouts off. */
 void mcts_params_default(mcts_params_t *p);
 

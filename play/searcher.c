@@ -39,7 +39,9 @@ void search_settings_default(search_settings_t *s)
                              .vct_nodes = (int)p.vct_nodes,
                              .vct_root_nodes = (int)p.vct_root_nodes,
                              .vct_defend_nodes = (int)p.vct_defend_nodes,
-                             .vct_share = p.vct_root_share, .threat_prune = p.threat_prune};
+                             .vct_share = p.vct_root_share,
+                             .vct_defend_share = p.vct_defend_share,
+                             .threat_prune = p.threat_prune};
 }
 
 void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
@@ -53,6 +55,7 @@ void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
     p->vct_root_nodes = (uint32_t)s->vct_root_nodes;
     p->vct_defend_nodes = (uint32_t)s->vct_defend_nodes;
     p->vct_root_share = (float)s->vct_share;
+    p->vct_defend_share = (float)s->vct_defend_share;
     p->threat_prune = s->threat_prune != 0;
 }
 

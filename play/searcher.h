@@ -45,7 +45,8 @@ typedef struct search_settings {
     int vct_nodes;        /* VCT check per new leaf (0: off) */
     int vct_root_nodes;   /* the root's VCT (0: off) */
     int vct_defend_nodes; /* each solve of the root's defence (0: off) */
-    double vct_share;     /* of a timed search: the root's VCT, and as much for the defence */
+    double vct_share;     /* of a timed search: the root's VCT */
+    double vct_defend_share; /* of a timed search: the root's defence */
     int threat_prune;     /* 1: facing a three, only its stops and own fours */
 } search_settings_t;
 

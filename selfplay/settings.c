@@ -104,11 +104,15 @@ const setting_t settings_table[S_COUNT] = {
                           "--vct-share of its time); 0: off", PLAYERS},
     [S_VCT_DEFEND_NODES] = {"vct_defend_nodes", "vct-defend-nodes", SET_INT, 0, 100000000,
                             STR(MCTS_VCT_DEFEND_NODES), "N",
-                            "the root's defence against the opponent's VCT: nodes of each solve; "
-                            "the root is searched among the refutations only; 0: off", PLAYERS},
+                            "the root's defence against the opponent's VCT: nodes of each solve "
+                            "(N/16, N/4, then N for the undecided); the root is searched among the "
+                            "refutations only; 0: off", PLAYERS},
     [S_VCT_SHARE] = {"vct_share", "vct-share", SET_DOUBLE, 0, 1, STR(MCTS_VCT_ROOT_SHARE), "F",
-                     "of a timed search: the root's VCT, and as much again for its defence",
-                     PLAYERS},
+                     "of a timed search: the root's VCT", PLAYERS},
+    [S_VCT_DEFEND_SHARE] = {"vct_defend_share", "vct-defend-share", SET_DOUBLE, 0, 1,
+                            STR(MCTS_VCT_DEFEND_SHARE), "F",
+                            "of a timed search: the root's defence against the opponent's VCT "
+                            "(and what the VCT left of its share)", PLAYERS},
     [S_THREAT_PRUNE] = {"threat_prune", "threat-prune", SET_INT, 0, 1, "1", "0|1",
                         "facing a three, search only the moves that stop it and own fours",
                         PLAYERS},
