@@ -238,21 +238,6 @@ out_nomem:
     return NULL;
 }
 
-nn_model_t *nn_model_clone(const nn_model_t *src)
-{
-    nn_model_t *m = malloc(sizeof *m);
-    if (!m)
-        return NULL;
-    *m = *src;
-    m->params = malloc(src->nparams * sizeof(float));
-    if (!m->params) {
-        free(m);
-        return NULL;
-    }
-    memcpy(m->params, src->params, src->nparams * sizeof(float));
-    return m;
-}
-
 /* Widening keeps every weight; the new planes' input filters start at
  * zero, so the widened net computes what the old one did until it trains. */
 int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errlen)
@@ -288,6 +273,21 @@ int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errle
     m->nparams = n;
     m->cfg = cfg;
     return 0;
+}
+
+nn_model_t *nn_model_clone(const nn_model_t *src)
+{
+    nn_model_t *m = malloc(sizeof *m);
+    if (!m)
+        return NULL;
+    *m = *src;
+    m->params = malloc(src->nparams * sizeof(float));
+    if (!m->params) {
+        free(m);
+        return NULL;
+    }
+    memcpy(m->params, src->params, src->nparams * sizeof(float));
+    return m;
 }
 
 void nn_model_free(nn_model_t *m)

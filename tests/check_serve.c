@@ -332,43 +332,6 @@ START_TEST(test_play_bot)
 }
 END_TEST
 
-/* A game busy with the model's move answers every other request 409, and
- * stays busy until the move is done: a refused request neither uses the
- * game nor releases it. */
-START_TEST(test_busy_game_refused)
-{
-    const char *src = getenv("GOMOKU_SRC");
-    char model[600];
-    snprintf(model, sizeof model, "%s/models/freestyle9-2x32.gzm", src ? src : ".");
-    const char *extra[] = {"--model", model, "--visits", asan() ? "3000" : "20000", NULL};
-    server_t s = serve_start(extra);
-    int p = s.port;
-    ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 9, \"color\": \"black\"}"), 200);
-    char id[17], path[128], move[160];
-    snprintf(id, sizeof id, "%.16s", strstr(body_of(), "\"id\": \"") + 7);
-    snprintf(path, sizeof path, "/api/game/%s", id);
-    static char req[512], move_resp[1 << 16];
-    int n = snprintf(req, sizeof req, "POST %s/move HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
-                     "Connection: close\r\nContent-Type: application/json\r\n"
-                     "Content-Length: 16\r\n\r\n{\"x\": 4, \"y\": 4}", path, p);
-    snprintf(move, sizeof move, "%s/move", path);
-    int fd = http_send(p, req, (size_t)n);   /* the model thinks for a while */
-    int code = 200;
-    for (int i = 0; i < 500 && code == 200; i++) {   /* until the move holds the game */
-        code = http(p, "GET", path, "", NULL);
-        if (code == 200)
-            usleep(10000);
-    }
-    ck_refused(code, 409, "busy game");
-    ck_refused(http(p, "GET", path, "", NULL), 409, "still busy after a refused request");
-    ck_refused(http(p, "POST", move, "", "{\"x\": 0, \"y\": 0}"), 409, "move while busy");
-    ck_assert_int_eq(http_read(fd, move_resp, sizeof move_resp), 200);   /* the move done */
-    ck_assert_int_eq(http(p, "GET", path, "", NULL), 200);                /* and released */
-    ck_assert_ptr_nonnull(strstr(body_of(), "\"to_move\": \"black\""));
-    serve_stop(&s);
-}
-END_TEST
-
 /* POST /api/game/load: .psq text in, a game under the rule asked for out;
  * every bad body a 400 with the reason, the server still up. */
 START_TEST(test_load_psq)
@@ -823,6 +786,43 @@ START_TEST(test_run_bad_newest_checkpoint)
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* A game busy with the model's move answers every other request 409, and
+ * stays busy until the move is done: a refused request neither uses the
+ * game nor releases it. */
+START_TEST(test_busy_game_refused)
+{
+    const char *src = getenv("GOMOKU_SRC");
+    char model[600];
+    snprintf(model, sizeof model, "%s/models/freestyle9-2x32.gzm", src ? src : ".");
+    const char *extra[] = {"--model", model, "--visits", asan() ? "3000" : "20000", NULL};
+    server_t s = serve_start(extra);
+    int p = s.port;
+    ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 9, \"color\": \"black\"}"), 200);
+    char id[17], path[128], move[160];
+    snprintf(id, sizeof id, "%.16s", strstr(body_of(), "\"id\": \"") + 7);
+    snprintf(path, sizeof path, "/api/game/%s", id);
+    static char req[512], move_resp[1 << 16];
+    int n = snprintf(req, sizeof req, "POST %s/move HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                     "Connection: close\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 16\r\n\r\n{\"x\": 4, \"y\": 4}", path, p);
+    snprintf(move, sizeof move, "%s/move", path);
+    int fd = http_send(p, req, (size_t)n);   /* the model thinks for a while */
+    int code = 200;
+    for (int i = 0; i < 500 && code == 200; i++) {   /* until the move holds the game */
+        code = http(p, "GET", path, "", NULL);
+        if (code == 200)
+            usleep(10000);
+    }
+    ck_refused(code, 409, "busy game");
+    ck_refused(http(p, "GET", path, "", NULL), 409, "still busy after a refused request");
+    ck_refused(http(p, "POST", move, "", "{\"x\": 0, \"y\": 0}"), 409, "move while busy");
+    ck_assert_int_eq(http_read(fd, move_resp, sizeof move_resp), 200);   /* the move done */
+    ck_assert_int_eq(http(p, "GET", path, "", NULL), 200);                /* and released */
+    ck_assert_ptr_nonnull(strstr(body_of(), "\"to_move\": \"black\""));
+    serve_stop(&s);
 }
 END_TEST
 
