@@ -54,6 +54,8 @@ typedef struct pending {
     uint32_t path[BOARD_CELLS + 2];  /* root .. leaf */
 } pending_t;
 
+#define VERIFY_MAX 16   /* mcts_refute_best checks per root at most */
+
 struct mcts {
     mcts_params_t p;
     mcts_probe_fn probe;   /* may be NULL */
@@ -77,6 +79,8 @@ struct mcts {
     uint64_t vcf_checks, vcf_wins;
     vct_t *vct;            /* NULL when every VCT budget is 0 */
     bool root_vct_done;    /* the root's threat search ran for this root */
+    int nverified;         /* root moves mcts_refute_best checked, for this root */
+    int16_t verified[VERIFY_MAX];
     uint64_t vct_checks, vct_wins, vct_defences;
 };
 
@@ -564,9 +568,18 @@ static void root_vct_check(mcts_t *t, double root_ms)
     node_t *r = N(t, t->root);
     if (board_over(b) || (r->state == NS_TERMINAL && r->exact != 0))
         return;
+    if (!t->p.vct_root_nodes && !t->p.vct_defend_nodes)
+        return;   /* the solver is there for mcts_refute_best alone */
     double t0 = util_now_ms();
-    int win = r->state == NS_NEW ? vcf_first_move(t, b, t->p.vcf_root_nodes) : MOVE_NONE;
-    t->root_vcf_done = true;   /* a fours-only win is found first, and more cheaply */
+    int win = MOVE_NONE;   /* a fours-only win is found first, and more cheaply */
+    if (r->state == NS_NEW) {
+        win = vcf_first_move(t, b, t->p.vcf_root_nodes);
+        t->root_vcf_done = true;
+    } else {
+        root_vcf_check(t);
+        if (N(t, t->root)->state == NS_TERMINAL)
+            return;
+    }
     if (win == MOVE_NONE)
         win = vct_first_move(t, b, t->p.vct_root_nodes, time_ms);
     if (win != MOVE_NONE) {
@@ -699,7 +712,9 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_defend_nodes = MCTS_VCT_DEFEND_NODES,
                          .vct_root_share = (float)MCTS_VCT_ROOT_SHARE,
                          .vct_defend_share = (float)MCTS_VCT_DEFEND_SHARE,
-                         .vct_tt_bytes = (size_t)1 << 20, .threat_prune = true};
+                         .vct_verify_nodes = MCTS_VCT_VERIFY_NODES,
+                         .vct_verify_share = (float)MCTS_VCT_VERIFY_SHARE,
+                         .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true};
 }
 
 static void tree_clear(mcts_t *t)
@@ -712,6 +727,7 @@ static void tree_clear(mcts_t *t)
     t->root_noised = false;
     t->root_vcf_done = false;
     t->root_vct_done = false;
+    t->nverified = 0;
 }
 
 /* mcts_create gives each arena 64 edges per node: a node (20 bytes) and
@@ -745,10 +761,11 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
         !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
         !(p->forced_k >= 0.0f && p->forced_k <= 100.0f) ||
         !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f) ||
-        !(p->vct_defend_share >= 0.0f && p->vct_defend_share <= 1.0f)) {
+        !(p->vct_defend_share >= 0.0f && p->vct_defend_share <= 1.0f) ||
+        !(p->vct_verify_share >= 0.0f && p->vct_verify_share <= 1.0f)) {
         snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
                  "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= vct_root_share <= 1, "
-                 "0 <= vct_defend_share <= 1)");
+                 "0 <= vct_defend_share <= 1, 0 <= vct_verify_share <= 1)");
         return NULL;
     }
     size_t half = p->mem_bytes / 2;
@@ -780,7 +797,7 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
         if (!t->vcf)
             goto out_free_tree;
     }
-    if (p->vct_nodes || p->vct_root_nodes || p->vct_defend_nodes) {
+    if (p->vct_nodes || p->vct_root_nodes || p->vct_defend_nodes || p->vct_verify_nodes) {
         t->vct = vct_create(p->vct_tt_bytes, err, errlen);
         if (!t->vct)
             goto out_free_tree;
@@ -889,6 +906,7 @@ bool mcts_advance(mcts_t *t, int move)
     t->root_noised = false;
     t->root_vcf_done = false;
     t->root_vct_done = false;
+    t->nverified = 0;
     t->nallow = 0;
     const node_t *c = child ? CN(t, child) : NULL;
     /* a child proven lost without its moves (marked by the root's VCF
@@ -1107,6 +1125,37 @@ static int best_edge(const mcts_t *t, const node_t *nd)
         }
     }
     return best;
+}
+
+int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
+{
+    node_t *r = N(t, t->root);
+    if (!t->vct || !nodes || t->npending || r->state != NS_EXPANDED ||
+        t->nverified >= VERIFY_MAX)
+        return MOVE_NONE;
+    int b = best_edge(t, r);
+    edge_t *ed = E(t, r->edge);
+    if (b < 0 || !ed[b].child)
+        return MOVE_NONE;
+    int move = ed[b].move;
+    node_t *c = N(t, ed[b].child);
+    for (int i = 0; i < t->nverified; i++)
+        if (t->verified[i] == move)
+            return MOVE_NONE;
+    if (c->state != NS_EXPANDED && c->state != NS_NEW)
+        return MOVE_NONE;   /* proven already, or in flight */
+    t->verified[t->nverified++] = (int16_t)move;
+    board_t after = t->root_board;
+    if (board_play(&after, move) != MOVE_OK || board_over(&after))
+        return MOVE_NONE;
+    if (vct_first_move(t, &after, nodes, time_ms) == MOVE_NONE)
+        return MOVE_NONE;
+    /* the opponent wins there: a proven win for the side to move at c,
+     * below which nothing is searched again */
+    c = N(t, ed[b].child);
+    c->state = NS_TERMINAL;
+    c->exact = 1;
+    return move;
 }
 
 int mcts_pick_move(mcts_t *t, double temperature)

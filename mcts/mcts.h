@@ -98,6 +98,9 @@ typedef struct mcts_params {
     float vct_root_share;  /* of a time-limited search's time: the root's VCT */
     float vct_defend_share; /* of a time-limited search's time: the root's defence (and
                             * what the VCT left of its share) */
+    uint32_t vct_verify_nodes; /* the play layer's check of the move it is about to play
+                            * (mcts_refute_best): solver nodes (0: off) */
+    float vct_verify_share; /* of a time-limited search's time: that check, at its end */
     size_t vct_tt_bytes;   /* the tree's VCT solver (made only when a VCT budget is set) */
     bool threat_prune;     /* facing the opponent's three (and no four), a node's children
                             * are only the moves that stop it and its own fours */
@@ -117,12 +120,20 @@ typedef struct mcts_params {
 #define MCTS_VCT_DEFEND_NODES 20000
 #define MCTS_VCT_ROOT_SHARE 0.1
 #define MCTS_VCT_DEFEND_SHARE 0.3
+#define MCTS_VCT_VERIFY_NODES 50000
+#define MCTS_VCT_VERIFY_SHARE 0.2
+/* The tree's VCT solver: room for the budgets above (its proof-number
+ * search keeps every child it makes, tens per expanded node: a solver of
+ * 1 MiB ran out of room after a few thousand nodes). */
+#define MCTS_VCT_TT_BYTES ((size_t)32 << 20)
 
 /* c MCTS_C_PUCT, fpu MCTS_FPU / MCTS_FPU_ROOT, 8 pending, 64 MiB, VCF
  * MCTS_VCF_NODES per leaf and MCTS_VCF_ROOT_NODES at the root, 256 KiB VCF
  * table, VCT off at leaves, MCTS_VCT_ROOT_NODES at the root (and
  * MCTS_VCT_ROOT_SHARE of a timed search), defence solves of
- * MCTS_VCT_DEFEND_NODES (and MCTS_VCT_DEFEND_SHARE of a timed search), 1 MiB VCT solver, threat pruning on, forced
+ * MCTS_VCT_DEFEND_NODES (and MCTS_VCT_DEFEND_SHARE of a timed search), a check of the
+ * move a timed search picks (MCTS_VCT_VERIFY_NODES, MCTS_VCT_VERIFY_SHARE), a
+ * MCTS_VCT_TT_BYTES VCT solver, threat pruning on, forced
  * playouts off. */
 void mcts_params_default(mcts_params_t *p);
 
@@ -167,6 +178,14 @@ int mcts_root_filter(const mcts_t *t, int *moves);
  * opponent, so the search stops and picks it. false (nothing changes)
  * when move is not a legal root move or the arena is full. */
 bool mcts_root_prove_win(mcts_t *t, int move);
+
+/* The root's most visited move, checked once per root: when the opponent,
+ * after it, has a VCT found within nodes and time_ms (0: none), the move
+ * becomes a proven loss (best_edge and the search then avoid it) and is
+ * returned. MOVE_NONE when it holds (or the solver ran out), was checked
+ * before, or there is nothing to check (a proven or unexpanded root, a
+ * proven child, no VCT solver, leaves in flight). */
+int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms);
 
 /* Dirichlet(alpha) noise mixed into the root priors with weight frac; the
  * root must be expanded (mcts_root_expanded). Once per root. */

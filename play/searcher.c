@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nn/eval.h"
+#include "util/util.h"
 
 struct searcher {
     searcher_opts_t o;
@@ -41,6 +42,8 @@ void search_settings_default(search_settings_t *s)
                              .vct_defend_nodes = (int)p.vct_defend_nodes,
                              .vct_share = p.vct_root_share,
                              .vct_defend_share = p.vct_defend_share,
+                             .vct_verify_nodes = (int)p.vct_verify_nodes,
+                             .vct_verify_share = p.vct_verify_share,
                              .threat_prune = p.threat_prune};
 }
 
@@ -56,6 +59,8 @@ void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
     p->vct_defend_nodes = (uint32_t)s->vct_defend_nodes;
     p->vct_root_share = (float)s->vct_share;
     p->vct_defend_share = (float)s->vct_defend_share;
+    p->vct_verify_nodes = (uint32_t)s->vct_verify_nodes;
+    p->vct_verify_share = (float)s->vct_verify_share;
     p->threat_prune = s->threat_prune != 0;
 }
 
@@ -280,6 +285,8 @@ int searcher_set_memory(searcher_t *s, size_t tree_bytes, size_t cache_bytes, ch
     return make_trees(s, tree_bytes, cache_bytes, err, errlen);
 }
 
+#define VERIFY_ROUNDS 8   /* moves checked at the end of one timed search, at most */
+
 int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
                     mcts_result_t *out, char *err, size_t errlen)
 {
@@ -297,8 +304,44 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
     mcts_limits_t l = *lim;
     if (l.batch == 0)
         l.batch = s->o.batch;
-    mcts_search_threads(t, s->nthreads, s->fn, s->user, &l, out);
-    s->evals += out->evals;
+    const mcts_params_t *p = &s->o.mcts;
+    double root_ms = l.root_time_ms > 0.0 ? l.root_time_ms : l.time_ms;
+    double verify_ms = root_ms * p->vct_verify_share;
+    if (!(l.time_ms > 0.0) || !p->vct_verify_nodes || verify_ms < 1.0 || l.time_ms <= verify_ms) {
+        mcts_search_threads(t, s->nthreads, s->fn, s->user, &l, out);
+        s->evals += out->evals;
+        return 0;
+    }
+    /* the end of a timed search checks the move it would play: one the
+     * opponent's VCT refutes is marked lost, and the search goes on a
+     * little among the others, whose new best is checked in turn */
+    double t0 = util_now_ms();
+    uint64_t playouts = 0, evals = 0;
+    l.root_time_ms = root_ms;   /* the root's VCT and defence take their shares of it all */
+    l.time_ms = lim->time_ms - verify_ms;
+    for (int phase = 0;; phase++) {
+        mcts_search_threads(t, s->nthreads, s->fn, s->user, &l, out);
+        playouts += out->playouts;
+        evals += out->evals;
+        double left = lim->time_ms - (util_now_ms() - t0);
+        bool stopped = lim->stop && __atomic_load_n(lim->stop, __ATOMIC_RELAXED) != 0;
+        if (stopped || out->proven != 0 || out->mem_full || left < 1.0 || phase > VERIFY_ROUNDS)
+            break;
+        bool refuted = phase < VERIFY_ROUNDS &&
+                       mcts_refute_best(t, p->vct_verify_nodes, left) != MOVE_NONE;
+        left = lim->time_ms - (util_now_ms() - t0);
+        if (left < 1.0)
+            break;
+        /* after a refutation a slice for the others; else what is left */
+        l.time_ms = refuted && left > verify_ms / 4.0 ? verify_ms / 4.0 : left;
+        if (!refuted)
+            phase = VERIFY_ROUNDS;
+    }
+    out->playouts = playouts;
+    out->evals = evals;
+    out->seconds = (util_now_ms() - t0) / 1e3;
+    out->playouts_per_s = out->seconds > 0.0 ? (double)playouts / out->seconds : 0.0;
+    s->evals += evals;
     return 0;
 }
 

@@ -47,6 +47,8 @@ typedef struct search_settings {
     int vct_defend_nodes; /* each solve of the root's defence (0: off) */
     double vct_share;     /* of a timed search: the root's VCT */
     double vct_defend_share; /* of a timed search: the root's defence */
+    int vct_verify_nodes; /* the end of a timed search: its move checked (0: off) */
+    double vct_verify_share; /* of a timed search: that check */
     int threat_prune;     /* 1: facing a three, only its stops and own fours */
 } search_settings_t;
 

@@ -113,6 +113,13 @@ const setting_t settings_table[S_COUNT] = {
                             STR(MCTS_VCT_DEFEND_SHARE), "F",
                             "of a timed search: the root's defence against the opponent's VCT "
                             "(and what the VCT left of its share)", PLAYERS},
+    [S_VCT_VERIFY_NODES] = {"vct_verify_nodes", "vct-verify-nodes", SET_INT, 0, 100000000,
+                            STR(MCTS_VCT_VERIFY_NODES), "N",
+                            "the end of a timed search checks the move it would play: one the "
+                            "opponent's VCT (within N nodes) refutes is dropped; 0: off", PLAYERS},
+    [S_VCT_VERIFY_SHARE] = {"vct_verify_share", "vct-verify-share", SET_DOUBLE, 0, 1,
+                            STR(MCTS_VCT_VERIFY_SHARE), "F",
+                            "of a timed search: that check, at its end", PLAYERS},
     [S_THREAT_PRUNE] = {"threat_prune", "threat-prune", SET_INT, 0, 1, "1", "0|1",
                         "facing a three, search only the moves that stop it and own fours",
                         PLAYERS},

@@ -1120,6 +1120,90 @@ START_TEST(test_vct_root_defence)
 }
 END_TEST
 
+/* An evaluator that favours two points, favour[0] (70%) and favour[1]
+ * (20%), wherever they are empty; value 0. */
+static void eval_favour(void *user, const board_t *const *boards, int n, float *policy,
+                        float *value)
+{
+    const int *favour = user;
+    for (int i = 0; i < n; i++) {
+        float *row = policy + (size_t)i * BOARD_CELLS;
+        for (int p = 0; p < board_npoints(boards[i]); p++)
+            row[p] = 0.001f;
+        row[favour[0]] = 0.7f;
+        row[favour[1]] = 0.2f;
+        value[i] = 0.0f;
+    }
+}
+
+/* mcts_refute_best: the move the search would play, refuted by the
+ * opponent's VCT, becomes a proven loss and is no longer picked; a real
+ * defence holds; each move is checked once per root. The root's own
+ * defence is off, so only the check keeps the refuted move out. */
+START_TEST(test_refute_best)
+{
+    const int wh[3][2] = {{8, 8}, {6, 6}, {0, 0}};
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vct_bl, 4, wh, 3);
+    char err[128];
+    vct_t *v = vct_create((size_t)16 << 20, err, sizeof err);
+    ck_assert_msg(v != NULL, "%s", err);
+    vct_limits_t lim = {.nodes = 200000};
+    int def[BOARD_CELLS];
+    int nd = vct_defend(v, &b, &lim, def, NULL);
+    ck_assert_int_gt(nd, 0);
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    p.vct_root_nodes = p.vct_defend_nodes = 0;
+    mcts_t *t = tree_of(&p);
+    mcts_set_root(t, &b);
+    mcts_limits_t sl = {.visits = 100};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &sl, &r);
+    /* a root move that does not stop the VCT and that the search, led by
+     * the evaluator, would play: the VCF checks in the tree do not see
+     * the VCT behind it */
+    mcts_child_info_t ch[BOARD_CELLS];
+    int n = mcts_root_children(t, ch, BOARD_CELLS), bad = MOVE_NONE, favour[2];
+    for (int i = 0; i < n && bad == MOVE_NONE; i++) {
+        int j = 0;
+        while (j < nd && def[j] != ch[i].move)
+            j++;
+        if (j < nd)
+            continue;
+        favour[0] = ch[i].move;
+        favour[1] = def[0];
+        mcts_free(t);
+        t = tree_of(&p);
+        mcts_set_root(t, &b);
+        mcts_search(t, eval_favour, favour, &sl, &r);
+        if (r.best_move == ch[i].move)
+            bad = ch[i].move;
+    }
+    ck_assert_int_ne(bad, MOVE_NONE);
+    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), bad);
+    ck_assert_int_ne(mcts_pick_move(t, 0.0), bad);
+    ck_assert_int_eq(mcts_pick_move(t, 0.0), def[0]);
+    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), MOVE_NONE);   /* def[0] holds */
+    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), MOVE_NONE);   /* checked already */
+    sl.visits = 300;
+    mcts_search(t, eval_favour, favour, &sl, &r);
+    ck_assert_int_ne(r.best_move, bad);
+    board_t after = b;
+    board_play(&after, bad);
+    ck_assert_int_eq(vct_solve(v, &after, &lim, NULL), VCT_WIN);
+    mcts_free(t);
+    /* a budget of 0 nodes checks nothing */
+    t = tree_of(&p);
+    mcts_set_root(t, &b);
+    sl.visits = 100;
+    mcts_search(t, eval_favour, favour, &sl, &r);
+    ck_assert_int_eq(mcts_refute_best(t, 0, 0.0), MOVE_NONE);
+    ck_assert_int_eq(mcts_pick_move(t, 0.0), bad);
+    mcts_free(t);
+    vct_free(v);
+}
+END_TEST
+
 /* Threat pruning: facing an open three, the children are the moves that
  * stop it (and own fours), none of which leaves a winning four. */
 START_TEST(test_threat_pruning)
@@ -1183,7 +1267,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_root_defence, test_threat_pruning);
+             test_vct_root_proven, test_vct_root_defence, test_refute_best, test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
