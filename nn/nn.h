@@ -187,7 +187,12 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);
  * board_max, from seed. NULL with err as for load and create. */
 nn_model_t *nn_model_open(const char *path, int blocks, int channels, int board_max,
                           uint64_t seed, char *err, size_t errlen);
-/* CRC32 (zlib) of a whole file (for `model info`); 0, or -1 with err set. */
+/* A weights file's identity: the CRC32 (zlib) of its bytes before the
+ * checksum trailer, so the stored checksum itself when the file is intact
+ * (the CRC of a whole file, trailer included, is one constant for every
+ * intact file). nn_weights_crc of the bytes in memory, nn_file_crc of the
+ * file at path (0, or -1 with err set). */
+uint32_t nn_weights_crc(const void *data, size_t len);
 int nn_file_crc(const char *path, uint32_t *crc, char *err, size_t errlen);
 
 /* Encode the position for the side to move into (nn_feature_planes(f),

@@ -191,14 +191,15 @@ static int on_game(void *user, const game_record_t *rec)
 }
 
 /* Load a fetched model: from the trainer's path when this host shares
- * its file system and the file matches the CRC, else from the bytes
- * (written to the spool directory first). NULL with err. */
+ * its file system and the file there is the fetched one (the same
+ * nn_weights_crc), else from the bytes (written to the spool directory
+ * first). NULL with err. */
 static nn_model_t *load_fetched(rworker_t *w, const broker_model_t *m, char *err, size_t errlen)
 {
     uint32_t crc;
     char e[256];
     if (m->path[0] && access(m->path, R_OK) == 0 && nn_file_crc(m->path, &crc, e, sizeof e) == 0 &&
-        crc == m->crc) {
+        crc == nn_weights_crc(m->data, m->len)) {
         nn_model_t *nm = nn_model_load(m->path, err, errlen);
         if (nm)
             return nm;

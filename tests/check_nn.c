@@ -608,6 +608,20 @@ START_TEST(test_save_load)
     ck_assert_int_eq(nn_file_crc(path, &c1, err, sizeof err), 0);
     ck_assert_int_eq(nn_file_crc(path2, &c2, err, sizeof err), 0);
     ck_assert_uint_eq(c1, c2);
+    /* the identity tells models apart: the stored checksum, not the
+     * constant a CRC over a file and its own CRC gives */
+    size_t blen;
+    unsigned char *bytes = (unsigned char *)slurp_len(path, &blen);
+    ck_assert_uint_eq(c1, (uint32_t)bytes[blen - 4] | (uint32_t)bytes[blen - 3] << 8 |
+                              (uint32_t)bytes[blen - 2] << 16 | (uint32_t)bytes[blen - 1] << 24);
+    ck_assert_uint_eq(nn_weights_crc(bytes, blen), c1);
+    free(bytes);
+    b->params[0] += 1.0f;
+    ck_assert_int_eq(nn_model_save(b, path2, err, sizeof err), 0);
+    ck_assert_int_eq(nn_file_crc(path2, &c2, err, sizeof err), 0);
+    ck_assert_uint_ne(c1, c2);
+    b->params[0] -= 1.0f;
+    ck_assert_int_eq(nn_model_save(b, path2, err, sizeof err), 0);
     char cmd[400];
     snprintf(cmd, sizeof cmd, "test $(ls '%s' | wc -l) -eq 2", tmpdir);
     ck_assert_int_eq(system(cmd), 0);
