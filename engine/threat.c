@@ -113,8 +113,9 @@ int threat_window_points(const threat_query_t *q, int c, int own, int *out)
     return n;
 }
 
-/* Does c's stone at the empty point p make five under the rule? */
-static bool exact_five(const board_t *b, int c)
+/* Does a run of more than five win for c under the rule (so that any
+ * window of four of c's stones and a gap is a five point)? */
+static bool overline_wins(const board_t *b, int c)
 {
     return b->rule == RULE_FREESTYLE || (b->rule == RULE_RENJU && c == STONE_WHITE);
 }
@@ -122,7 +123,7 @@ static bool exact_five(const board_t *b, int c)
 int threat_five_points(const threat_query_t *q, int c, int *out)
 {
     int n = threat_window_points(q, c, 4, out), k = 0;
-    if (exact_five(&q->b, c))   /* a window of four and a gap makes five or more */
+    if (overline_wins(&q->b, c))   /* a window of four and a gap makes five or more */
         return n;
     for (int i = 0; i < n; i++)
         if (board_makes_five(&q->b, out[i], c))
@@ -151,7 +152,7 @@ int threat_four_at(threat_query_t *q, int c, int p, int *out)
 {
     board_t *b = &q->b;
     int size = b->size, px = p % size, py = p / size, n = 0;
-    bool exact = !exact_five(b, c);
+    bool exact = !overline_wins(b, c);
     if (exact)
         b->cells[p] = (uint8_t)c;   /* for the run checks; the windows are not needed */
     for (int d = 0; d < NDIRS; d++) {
@@ -267,6 +268,7 @@ int threat_defences(const board_t *b, const int *line, int nline, int reach, uin
     int size = b->size, fx = nline ? line[0] % size : 0, fy = nline ? line[0] / size : 0;
     int order[BOARD_CELLS], n = 0;
     uint8_t verdict[BOARD_CELLS];
+    memset(verdict, THREAT_HOLDS, sizeof verdict);   /* not a candidate: not a defence */
     for (int dist = 0; dist < size; dist++)   /* rings around the first threat */
         for (int m = 0; m < board_npoints(b); m++) {
             int dx = abs(m % size - fx), dy = abs(m / size - fy);
@@ -286,7 +288,7 @@ int threat_defences(const board_t *b, const int *line, int nline, int reach, uin
         }
     int k = 0;
     for (int m = 0; m < board_npoints(b); m++)
-        if (cand[m] && board_check_move(b, m) == MOVE_OK && verdict[m] != THREAT_HOLDS)
+        if (verdict[m] != THREAT_HOLDS)
             out[k++] = m;
     return k;
 }

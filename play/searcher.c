@@ -319,23 +319,23 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
     uint64_t playouts = 0, evals = 0;
     l.root_time_ms = root_ms;   /* the root's VCT and defence take their shares of it all */
     l.time_ms = lim->time_ms - verify_ms;
-    for (int phase = 0;; phase++) {
+    for (int round = 0, last = 0;; round++) {
         mcts_search_threads(t, s->nthreads, s->fn, s->user, &l, out);
         playouts += out->playouts;
         evals += out->evals;
         double left = lim->time_ms - (util_now_ms() - t0);
         bool stopped = lim->stop && __atomic_load_n(lim->stop, __ATOMIC_RELAXED) != 0;
-        if (stopped || out->proven != 0 || out->mem_full || left < 1.0 || phase > VERIFY_ROUNDS)
+        if (last || stopped || out->proven != 0 || out->mem_full || left < 1.0)
             break;
-        bool refuted = phase < VERIFY_ROUNDS &&
+        /* after a refutation a slice for the others, whose best is checked
+         * in turn; else (or after VERIFY_ROUNDS) what is left */
+        bool refuted = round < VERIFY_ROUNDS &&
                        mcts_refute_best(t, p->vct_verify_nodes, left) != MOVE_NONE;
         left = lim->time_ms - (util_now_ms() - t0);
         if (left < 1.0)
             break;
-        /* after a refutation a slice for the others; else what is left */
-        l.time_ms = refuted && left > verify_ms / 4.0 ? verify_ms / 4.0 : left;
-        if (!refuted)
-            phase = VERIFY_ROUNDS;
+        last = !refuted || left <= verify_ms / 4.0;
+        l.time_ms = last ? left : verify_ms / 4.0;
     }
     out->playouts = playouts;
     out->evals = evals;
