@@ -4,7 +4,8 @@ int options_search(arg_spec_t *out, search_settings_t *s)
 {
     const arg_spec_t specs[] = {
         ARG(S_C_PUCT, &s->c_puct), ARG(S_FPU, &s->fpu), ARG(S_FPU_ROOT, &s->fpu_root),
-        ARG(S_VCT_NODES, &s->vct_nodes), ARG(S_VCT_ROOT_NODES, &s->vct_root_nodes),
+        ARG(S_VCT_NODES, &s->vct_nodes), ARG(S_VCT_DEPTH, &s->vct_depth),
+        ARG(S_VCT_ROOT_NODES, &s->vct_root_nodes),
         ARG(S_VCT_DEFEND_NODES, &s->vct_defend_nodes), ARG(S_VCT_SHARE, &s->vct_share),
         ARG(S_VCT_DEFEND_SHARE, &s->vct_defend_share),
         ARG(S_VCT_VERIFY_NODES, &s->vct_verify_nodes),

@@ -183,11 +183,12 @@ static int vcf_first_move(mcts_t *t, const board_t *b, uint32_t budget)
 /* A bounded VCT search for the side to move of b (nodes and, when
  * time_ms > 0, a time limit); the first move of the line found, or
  * MOVE_NONE (none, out of budget, or VCT off). */
-static int vct_first_move(mcts_t *t, const board_t *b, uint32_t nodes, double time_ms)
+static int vct_first_move(mcts_t *t, const board_t *b, uint32_t nodes, int depth,
+                          double time_ms)
 {
     if (!nodes || !t->vct)
         return MOVE_NONE;
-    vct_limits_t lim = {.nodes = nodes, .time_ms = time_ms};
+    vct_limits_t lim = {.nodes = nodes, .time_ms = time_ms, .max_depth = depth};
     vct_result_t r;
     t->vct_checks++;
     if (vct_solve(t->vct, b, &lim, &r) != VCT_WIN)
@@ -225,7 +226,7 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
             return make_proven_win(t, ni, win);
     }
     if (ntheirs == 0 && !is_root) {   /* and a forced line of threats (the root's is deeper) */
-        int win = vct_first_move(t, b, t->p.vct_nodes, 0.0);
+        int win = vct_first_move(t, b, t->p.vct_nodes, t->p.vct_depth, 0.0);
         if (win != MOVE_NONE)
             return make_proven_win(t, ni, win);
     }
@@ -581,7 +582,7 @@ static void root_vct_check(mcts_t *t, double root_ms)
             return;
     }
     if (win == MOVE_NONE)
-        win = vct_first_move(t, b, t->p.vct_root_nodes, time_ms);
+        win = vct_first_move(t, b, t->p.vct_root_nodes, 0, time_ms);
     if (win != MOVE_NONE) {
         mcts_root_prove_win(t, win);
         return;
@@ -760,11 +761,13 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
     if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
         !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
         !(p->forced_k >= 0.0f && p->forced_k <= 100.0f) ||
+        p->vct_depth < 0 || p->vct_depth > VCT_MAX_DEPTH ||
         !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f) ||
         !(p->vct_defend_share >= 0.0f && p->vct_defend_share <= 1.0f) ||
         !(p->vct_verify_share >= 0.0f && p->vct_verify_share <= 1.0f)) {
         snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
-                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= vct_root_share <= 1, "
+                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= vct_depth <= 32, "
+                 "0 <= vct_root_share <= 1, "
                  "0 <= vct_defend_share <= 1, 0 <= vct_verify_share <= 1)");
         return NULL;
     }
@@ -1148,7 +1151,7 @@ int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
     board_t after = t->root_board;
     if (board_play(&after, move) != MOVE_OK || board_over(&after))
         return MOVE_NONE;
-    if (vct_first_move(t, &after, nodes, time_ms) == MOVE_NONE)
+    if (vct_first_move(t, &after, nodes, 0, time_ms) == MOVE_NONE)
         return MOVE_NONE;
     /* the opponent wins there: a proven win for the side to move at c,
      * below which nothing is searched again */

@@ -90,6 +90,9 @@ typedef struct mcts_params {
     size_t vcf_tt_bytes;   /* the tree's VCF solver table (made only when a budget is set) */
     uint32_t vct_nodes;    /* VCT check (engine/vct.h) at each new leaf (not the root) that
                             * faces no four: solver node budget, 0: off */
+    int vct_depth;         /* that check's threats at most, 1..VCT_MAX_DEPTH (0: all): a
+                            * shallow check finds the doubles (four-three, three-three) and
+                            * short lines for a fraction of a deep one's cost */
     uint32_t vct_root_nodes; /* the root's VCT: node budget (0: off); a time-limited search
                             * also gives it vct_root_share of its time */
     uint32_t vct_defend_nodes; /* the root's defence against the opponent's VCT: the budget

@@ -37,7 +37,7 @@ void search_settings_default(search_settings_t *s)
     *s = (search_settings_t){.c_puct = p.c_puct, .fpu = p.fpu_reduction, .fpu_root = p.fpu_root,
                              .vcf_nodes = (int)p.vcf_nodes,
                              .vcf_root_nodes = (int)p.vcf_root_nodes,
-                             .vct_nodes = (int)p.vct_nodes,
+                             .vct_nodes = (int)p.vct_nodes, .vct_depth = p.vct_depth,
                              .vct_root_nodes = (int)p.vct_root_nodes,
                              .vct_defend_nodes = (int)p.vct_defend_nodes,
                              .vct_share = p.vct_root_share,
@@ -55,6 +55,7 @@ void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
     p->vcf_nodes = (uint32_t)s->vcf_nodes;
     p->vcf_root_nodes = (uint32_t)s->vcf_root_nodes;
     p->vct_nodes = (uint32_t)s->vct_nodes;
+    p->vct_depth = s->vct_depth;
     p->vct_root_nodes = (uint32_t)s->vct_root_nodes;
     p->vct_defend_nodes = (uint32_t)s->vct_defend_nodes;
     p->vct_root_share = (float)s->vct_share;

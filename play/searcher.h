@@ -43,6 +43,7 @@ typedef struct search_settings {
     int vcf_nodes;        /* VCF check per new leaf, solver nodes (0: off) */
     int vcf_root_nodes;   /* the same once per root (0: off) */
     int vct_nodes;        /* VCT check per new leaf (0: off) */
+    int vct_depth;        /* that check's threats at most (0: all) */
     int vct_root_nodes;   /* the root's VCT (0: off) */
     int vct_defend_nodes; /* each solve of the root's defence (0: off) */
     double vct_share;     /* of a timed search: the root's VCT */

@@ -98,6 +98,9 @@ const setting_t settings_table[S_COUNT] = {
     [S_VCT_NODES] = {"vct_nodes", "vct-nodes", SET_INT, 0, 1000000, "0", "N",
                      "VCT check of each new leaf that faces no four, solver nodes; 0: off",
                      PLAYERS},
+    [S_VCT_DEPTH] = {"vct_depth", "vct-depth", SET_INT, 0, VCT_MAX_DEPTH, "0", "K",
+                     "that check's threats at most (2: the doubles, four-three and "
+                     "three-three); 0: any", PLAYERS},
     [S_VCT_ROOT_NODES] = {"vct_root_nodes", "vct-root-nodes", SET_INT, 0, 100000000,
                           STR(MCTS_VCT_ROOT_NODES), "N",
                           "VCT of each root, solver nodes (a timed search also gives it "

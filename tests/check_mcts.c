@@ -1078,6 +1078,44 @@ START_TEST(test_vct_root_proven)
 }
 END_TEST
 
+/* The VCT check at new leaves, and its depth: white to move leaves black's
+ * double open three (two threats) standing with most moves, so leaves with
+ * black to move are proven wins at depth 2 or any depth, never at depth 1
+ * (the double is not one threat). */
+static uint64_t leaf_vct_wins(const board_t *b, int depth)
+{
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    p.vct_root_nodes = p.vct_defend_nodes = 0;   /* the leaves' check alone */
+    p.vct_nodes = 2000;
+    p.vct_depth = depth;
+    mcts_t *t = tree_of(&p);
+    mcts_set_root(t, b);
+    mcts_limits_t lim = {.visits = 400};
+    mcts_result_t r;
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    uint64_t wins = mcts_vct_wins(t);
+    ck_assert_uint_ge(mcts_vct_checks(t), 1);
+    mcts_free(t);
+    return wins;
+}
+
+START_TEST(test_vct_leaf_depth)
+{
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vct_bl, 4, vct_wh, 3);
+    ck_assert_uint_ge(leaf_vct_wins(&b, 0), 1);
+    ck_assert_uint_ge(leaf_vct_wins(&b, 2), 1);
+    ck_assert_uint_eq(leaf_vct_wins(&b, 1), 0);
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    char err[160];
+    for (int bad = -1; bad <= VCT_MAX_DEPTH + 1; bad += VCT_MAX_DEPTH + 2) {
+        p.vct_depth = bad;
+        ck_assert_ptr_null(mcts_create(&p, err, sizeof err));
+        ck_assert_msg(strstr(err, "vct_depth"), "%s", err);
+    }
+}
+END_TEST
+
 /* The root's defence: white to move against black's VCT is searched among
  * the refutations vct_defend finds, within a timed search too. */
 START_TEST(test_vct_root_defence)
@@ -1267,7 +1305,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_root_defence, test_refute_best, test_threat_pruning);
+             test_vct_root_proven, test_vct_leaf_depth, test_vct_root_defence, test_refute_best, test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);

@@ -44,8 +44,13 @@
 #define SERVE_REQUEST_S 10.0            /* a whole request (headers and body) within this */
 #define SERVE_RECEIVING_PER_ADDR 32     /* receiving connections kept per client address */
 #define SERVE_RECEIVING_MAX 128         /* ... and in all */
-#define SERVE_CONNECTIONS_MAX 1024      /* libmicrohttpd's limits: far above ours */
-#define SERVE_CONNECTIONS_PER_ADDR 256
+/* libmicrohttpd's own limit, far above ours. It has a limit per address
+ * too, but that one is not set: a connection we shut down (make_room)
+ * still counts there until its thread ends, so during a storm of
+ * reconnecting slow clients (hundreds closed and reopened a second) an
+ * address was refused its plain requests for a moment. The receiving
+ * connections per address are bounded by make_room instead. */
+#define SERVE_CONNECTIONS_MAX 1024
 
 /* One open connection (the socket context of libmicrohttpd's notify). */
 typedef struct conn {
@@ -666,7 +671,6 @@ web_server_t *web_server_start(const web_server_opts_t *o, char *url, size_t url
         flags, 0, NULL, NULL, handle, s,
         MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&addr,
         MHD_OPTION_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTIONS_MAX,
-        MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)SERVE_CONNECTIONS_PER_ADDR,
         MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)60,
         MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)(64 << 10),
         MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned)1024,
