@@ -241,12 +241,14 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
         lost = ntheirs >= 2 || nmoves == 0;
     }
     if (ntheirs == 0 && t->p.threat_prune) {
-        /* facing a three: only the moves that stop it, and our fours */
+        /* facing a three: only the moves that stop it, and our fours;
+         * none (a double three, no four of ours): lost */
         int def[BOARD_CELLS];
         int nd = vct_three_defences(b, def);
         for (int i = 0; i < nd; i++)
             if (board_check_move(b, def[i]) == MOVE_OK)
                 moves[nmoves++] = def[i];
+        lost = nd == 0;
     }
     if (nmoves == 0 && (ntheirs == 0 || lost)) {
         nmoves = 0;
@@ -421,6 +423,21 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
 
 enum { SEL_EVAL, SEL_DONE, SEL_COLLISION, SEL_FULL };
 
+/* Every move of the expanded node nd leads to a proven win of the
+ * opponent (its side to move there). */
+static bool all_children_won(const mcts_t *t, const node_t *nd)
+{
+    if (nd->state != NS_EXPANDED || nd->nvisited < nd->nedges)
+        return false;
+    const edge_t *ed = CE(t, nd->edge);
+    for (int i = 0; i < nd->nedges; i++) {
+        const node_t *c = CN(t, ed[i].child);
+        if (c->state != NS_TERMINAL || c->exact != 1)
+            return false;
+    }
+    return true;
+}
+
 /* One descent from the root into pd. */
 static int select_leaf(mcts_t *t, pending_t *pd)
 {
@@ -478,14 +495,14 @@ static int select_leaf(mcts_t *t, pending_t *pd)
             par->state = NS_TERMINAL;
             par->exact = 1;
         }
-        /* A proven win for the side to move here, reached by the parent's
-         * only move (a forced block): the parent is lost. */
-        if (nd->exact == 1 && depth >= 2) {
+        /* A proven win for the side to move here: the parent is lost when
+         * every one of its moves leads to one (a forced block's only move,
+         * the few defences against a three); the grandparent learns it on
+         * a later visit, by the rule above. */
+        if (nd->exact == 1 && depth >= 2 && all_children_won(t, N(t, pd->path[depth - 2]))) {
             node_t *par = N(t, pd->path[depth - 2]);
-            if (par->nedges == 1 && par->state == NS_EXPANDED) {
-                par->state = NS_TERMINAL;
-                par->exact = -1;
-            }
+            par->state = NS_TERMINAL;
+            par->exact = -1;
         }
         backup(t, pd->path, depth, (float)nd->exact, false);
         return SEL_DONE;

@@ -26,7 +26,7 @@
  * With vcf_nodes / vcf_root_nodes set, a position where the side to move
  * has a VCF found within that budget is a proven win whose only child is
  * the line's first move (the root's check also runs on a reused root),
- * and a node whose only move leads into a proven win is a proven loss:
+ * and a node whose every move leads into a proven win is a proven loss:
  * so forced wins and losses are exact values in the tree, and in
  * mcts_root_value (self-play records it per move). The threat search
  * (engine/vct.h) adds: a VCT at the root (vct_root_nodes, and a share of
@@ -34,7 +34,7 @@
  * opponent's VCT (vct_defend_nodes: the root is searched among its
  * refutations only, as mcts_set_root_filter does); threat pruning at every
  * node (facing a three and no four, only the moves that stop it and own
- * fours); and an optional VCT check at new leaves (vct_nodes).
+ * fours; none: a proven loss); and an optional VCT check at new leaves (vct_nodes).
  *
  * Memory: nodes and edges (move, prior, child) come from two fixed arenas
  * made by mcts_create; nothing is allocated while searching. Tree reuse

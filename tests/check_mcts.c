@@ -1116,6 +1116,42 @@ START_TEST(test_vct_leaf_depth)
 }
 END_TEST
 
+/* Proven losses: white to move facing black's double open three (no
+ * four of its own) is lost at once; facing two separate doubles to come
+ * (black's crossing twos at (7,7) and at (3,3)), every white move leads
+ * to a proven win of black (the leaves' VCT), so the root is lost once
+ * each has been visited, and the search stops there. */
+static const int two_doubles_bl[8][2] = {{5, 7}, {6, 7}, {7, 5}, {7, 6},
+                                         {1, 3}, {2, 3}, {3, 1}, {3, 2}};
+static const int far_wh[7][2] = {{0, 14}, {14, 14}, {14, 0}, {11, 13}, {13, 9}, {9, 12},
+                                 {2, 10}};   /* no two of them in a line of five */
+
+START_TEST(test_proven_loss_propagates)
+{
+    static const int dbl_bl[5][2] = {{5, 7}, {6, 7}, {7, 5}, {7, 6}, {7, 7}};
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, dbl_bl, 5, far_wh, 4);
+    mcts_result_t r;
+    mcts_t *t = search_uniform(&b, (size_t)16 << 20, 50, &r);
+    ck_assert_int_eq(r.proven, -1);
+    mcts_free(t);
+
+    setup(&b, 15, RULE_FREESTYLE, two_doubles_bl, 8, far_wh, 7);
+    mcts_params_t p = params_mem((size_t)64 << 20);
+    p.vct_root_nodes = p.vct_defend_nodes = 0;   /* the tree alone */
+    p.vct_nodes = 2000;
+    p.vct_depth = 2;
+    t = tree_of(&p);
+    mcts_set_root(t, &b);
+    mcts_limits_t lim = {.visits = 20000};
+    mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
+    ck_assert_int_eq(r.proven, -1);
+    ck_assert_uint_lt(r.root_visits, 20000);
+    ck_assert_float_eq(mcts_root_value(t), -1.0f);
+    mcts_free(t);
+}
+END_TEST
+
 /* The root's defence: white to move against black's VCT is searched among
  * the refutations vct_defend finds, within a timed search too. */
 START_TEST(test_vct_root_defence)
@@ -1305,7 +1341,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_vct_root_defence, test_refute_best, test_threat_pruning);
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
