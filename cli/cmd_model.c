@@ -84,21 +84,42 @@ static const cmd_help_t help_loss = {
     "every fully searched position of the games (untransformed), on the CPU.\n"
     "Games of another rule or board size than F's are skipped and counted."};
 
-static int model_loss(int argc, char **argv)
+/* The start of a subcommand that takes no options: parses its positionals
+ * into pos (at most maxpos, at least min: fewer is the error MISSING) and
+ * loads the model file named first. NULL when either fails, *status then
+ * the command's exit status (the reason said on stderr). */
+static nn_model_t *parse_and_load(const cmd_help_t *h, int argc, char **argv, char **pos,
+                                  int min, int maxpos, const char *missing, int *npos,
+                                  int *status)
 {
-    char *pos[256];
-    int npos = 0;
-    int rc = args_parse(&help_loss, NULL, 0, argc, argv, pos, 256, &npos);
-    if (rc != ARGS_OK)
-        return args_exit_status(rc);
-    if (npos < 2)
-        return args_fail(&help_loss, "a model file and game files are required");
+    *npos = 0;
+    int rc = args_parse(h, NULL, 0, argc, argv, pos, maxpos, npos);
+    if (rc != ARGS_OK) {
+        *status = args_exit_status(rc);
+        return NULL;
+    }
+    if (*npos < min) {
+        *status = args_fail(h, "%s", missing);
+        return NULL;
+    }
     char err[512];
     nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
     if (!m) {
-        fprintf(stderr, "gomoku model loss: %s\n", err);
-        return 1;
+        fprintf(stderr, "gomoku %s: %s\n", h->cmd, err);
+        *status = 1;
     }
+    return m;
+}
+
+static int model_loss(int argc, char **argv)
+{
+    char *pos[256];
+    int npos, rc;
+    nn_model_t *m = parse_and_load(&help_loss, argc, argv, pos, 2, 256,
+                                   "a model file and game files are required", &npos, &rc);
+    if (!m)
+        return rc;
+    char err[512];
     replay_loss_report_t r;
     rc = replay_model_loss(m, (const char *const *)pos + 1, npos - 1, 0, &r, err, sizeof err);
     nn_model_free(m);
@@ -117,19 +138,13 @@ static int model_loss(int argc, char **argv)
 static int model_info(int argc, char **argv)
 {
     char *pos[1];
-    int npos = 0;
-    int rc = args_parse(&help_info, NULL, 0, argc, argv, pos, 1, &npos);
-    if (rc != ARGS_OK)
-        return args_exit_status(rc);
-    if (npos != 1)
-        return args_fail(&help_info, "a model file is required");
+    int npos, rc;
+    nn_model_t *m = parse_and_load(&help_info, argc, argv, pos, 1, 1, "a model file is required",
+                                   &npos, &rc);
+    if (!m)
+        return rc;
     const char *path = pos[0];
     char err[512];
-    nn_model_t *m = nn_model_load(path, err, sizeof err);
-    if (!m) {
-        fprintf(stderr, "gomoku model info: %s\n", err);
-        return 1;
-    }
     uint32_t crc = 0;
     struct stat st;
     if (nn_file_crc(path, &crc, err, sizeof err) != 0 || stat(path, &st) != 0) {

@@ -65,12 +65,10 @@ player_t *player_create(const char *spec, rule_t rule, int size, const player_op
 
 void player_free(player_t *p)
 {
-    if (p)
-        p->ops->free(p);
-}
-
-static void player_plain_free(player_t *p)
-{
+    if (!p)
+        return;
+    if (p->ops->release)
+        p->ops->release(p);
     free(p->impl);
     free(p);
 }
@@ -172,7 +170,6 @@ static int human_genmove(player_t *p, const board_t *b, int *move, char *err, si
 
 static const player_ops_t human_ops = {
     .genmove = human_genmove,
-    .free = player_plain_free,
 };
 
 player_t *player_human_create(char *err, size_t errlen)
@@ -204,7 +201,6 @@ static int bot_genmove(player_t *p, const board_t *b, int *move, char *err, size
 
 static const player_ops_t bot_ops = {
     .genmove = bot_genmove,
-    .free = player_plain_free,
 };
 
 /* name: "bot:greedy" or "greedy". */

@@ -66,7 +66,9 @@ typedef struct player_ops {
     /* move was just played on the game's board (by either side); b is
      * the position after it. Lets searches reuse their tree. May be NULL. */
     void (*notify)(player_t *p, const board_t *b, int move);
-    void (*free)(player_t *p);
+    /* Let go of what impl holds (a search, a process); player_free then
+     * frees impl and the player. May be NULL. */
+    void (*release)(player_t *p);
     /* The analysis behind the last genmove; false when there is none (bots,
      * or no move generated yet). May be NULL. */
     bool (*analysis)(const player_t *p, player_analysis_t *out);
@@ -95,7 +97,8 @@ void player_free(player_t *p);
 
 /* For the kinds' create functions: a player of kind ops, its impl a zeroed
  * block of impl_size bytes (none when 0), its name printf'd from name_fmt.
- * NULL with "out of memory" in err. */
+ * NULL with "out of memory" in err. player_free undoes it (a create
+ * function that fails after it calls player_free too). */
 player_t *player_alloc(const player_ops_t *ops, size_t impl_size, char *err, size_t errlen,
                        const char *name_fmt, ...) __attribute__((format(printf, 5, 6)));
 

@@ -112,21 +112,17 @@ static void model_notify(player_t *p, const board_t *b, int move)
         mcts_sync_root(searcher_tree(mp->search, 0), b);
 }
 
-static void model_free(player_t *p)
+static void model_release(player_t *p)
 {
     model_player_t *mp = p->impl;
-    if (mp) {
-        searcher_free(mp->search);
-        free(mp);
-    }
-    free(p);
+    searcher_free(mp->search);
 }
 
 static const player_ops_t model_ops = {
     .genmove = model_genmove,
     .new_game = model_new_game,
     .notify = model_notify,
-    .free = model_free,
+    .release = model_release,
     .analysis = model_analysis,
 };
 
@@ -184,7 +180,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     return p;
 out_err:
     snprintf(err, errlen, "%s: %s", path, e);
-    model_free(p);
+    player_free(p);
 out_free_model:
     nn_model_free(m);
     return NULL;

@@ -335,41 +335,34 @@ static void pbp_new_game(player_t *p, const board_t *b)
     e->nknown = 0;
 }
 
-static void pbp_free(player_t *p)
+static void pbp_release(player_t *p)
 {
-    if (!p)
-        return;
     pbp_t *e = p->impl;
-    if (e) {
-        if (e->pid > 0 && e->to_fd >= 0) {
-            send_line(e, "END");
-            close(e->to_fd);
-            e->to_fd = -1;
-            double deadline = now_ms() + END_WAIT_MS;
-            while (now_ms() < deadline) {
-                pid_t r = waitpid(e->pid, NULL, WNOHANG);
-                if (r == e->pid || (r < 0 && errno == ECHILD)) {
-                    kill(-e->pid, SIGKILL);   /* anything it left behind in its group */
-                    e->pid = 0;
-                    break;
-                }
-                struct timespec ts = {0, 5 * 1000 * 1000};
-                nanosleep(&ts, NULL);
+    if (e->pid > 0 && e->to_fd >= 0) {
+        send_line(e, "END");
+        close(e->to_fd);
+        e->to_fd = -1;
+        double deadline = now_ms() + END_WAIT_MS;
+        while (now_ms() < deadline) {
+            pid_t r = waitpid(e->pid, NULL, WNOHANG);
+            if (r == e->pid || (r < 0 && errno == ECHILD)) {
+                kill(-e->pid, SIGKILL);   /* anything it left behind in its group */
+                e->pid = 0;
+                break;
             }
+            struct timespec ts = {0, 5 * 1000 * 1000};
+            nanosleep(&ts, NULL);
         }
-        kill_engine(e);
-        if (e->from_fd >= 0)
-            close(e->from_fd);
-        free(e);
     }
-    free(p);
+    kill_engine(e);
+    if (e->from_fd >= 0)
+        close(e->from_fd);
 }
 
 static const player_ops_t pbp_ops = {
     .genmove = pbp_genmove,
     .new_game = pbp_new_game,
-    .notify = NULL,
-    .free = pbp_free,
+    .release = pbp_release,
 };
 
 player_t *player_pbrain_create(const char *command, rule_t rule, int size, const player_opts_t *o,
@@ -430,6 +423,6 @@ player_t *player_pbrain_create(const char *command, rule_t rule, int size, const
     }
     return p;
 out_free:
-    pbp_free(p);
+    player_free(p);
     return NULL;
 }

@@ -1121,17 +1121,25 @@ START_TEST(test_disk_full_holds_games)
 }
 END_TEST
 
-/* Mount a tmpfs of OPTS on DIR in this test's own mount namespace (it goes
- * away with the test whatever happens); false, having said why, when the
- * test may not (no CAP_SYS_ADMIN). */
-static bool mount_tmpfs(const char *dir, const char *opts, const char *test)
+/* Mount a tmpfs of OPTS on DIR (RUN, or a directory in it) in this test's
+ * own mount namespace (it goes away with the test whatever happens); false,
+ * having said why and removed RUN, when the test may not (no CAP_SYS_ADMIN). */
+static bool mount_tmpfs(const char *run, const char *dir, const char *opts, const char *test)
 {
     if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
         mount("tmpfs", dir, "tmpfs", 0, opts) != 0) {
         fprintf(stderr, "%s: cannot mount a tmpfs here (%s): not run\n", test, strerror(errno));
+        rm_rf(run);
         return false;
     }
     return true;
+}
+
+/* rm_run of a run with mount_tmpfs's tmpfs on DIR. */
+static void rm_tmpfs_run(const char *run, const char *dir)
+{
+    umount2(dir, MNT_DETACH);
+    rm_run(run);
 }
 
 /* A real full disk: games/ is a 16 KiB tmpfs. The trainer holds the game
@@ -1144,10 +1152,8 @@ START_TEST(test_real_disk_full_tmpfs)
     make_run(run, sizeof run, glog, sizeof glog);
     snprintf(games, sizeof games, "%s/games", run);
     ck_assert_int_eq(mkdir(games, 0755), 0);
-    if (!mount_tmpfs(games, "size=16k", "test_real_disk_full_tmpfs")) {
-        rm_rf(run);
+    if (!mount_tmpfs(run, games, "size=16k", "test_real_disk_full_tmpfs"))
         return;
-    }
     pid_t pid = start_train(run, "--games-log %s", glog);
     char p[256];
     snprintf(p, sizeof p, "%s/train.log", run);
@@ -1178,8 +1184,7 @@ START_TEST(test_real_disk_full_tmpfs)
     ck_assert(file_contains(p, "writable again"));
     stop_train(pid);
     check_nothing_lost("test_real_disk_full_tmpfs", run, glog);
-    umount2(games, MNT_DETACH);
-    rm_run(run);
+    rm_tmpfs_run(run, games);
 }
 END_TEST
 
@@ -1191,10 +1196,8 @@ START_TEST(test_status_json_on_full_disk)
 {
     char run[64], glog[128];
     make_run(run, sizeof run, glog, sizeof glog);
-    if (!mount_tmpfs(run, "size=4m", "test_status_json_on_full_disk")) {
-        rm_rf(run);
+    if (!mount_tmpfs(run, run, "size=4m", "test_status_json_on_full_disk"))
         return;
-    }
     pid_t pid = start_train(run, "--games-log %s", glog);
     ck_assert(wait_status(run, "games", 4, 60));
     /* fill the disk */
@@ -1240,8 +1243,7 @@ START_TEST(test_status_json_on_full_disk)
     size_t stored, spooled,
         sent = check_sent_stored("test_status_json_on_full_disk", run, glog, &stored, &spooled);
     ck_assert_uint_eq(sent, stored);
-    umount2(run, MNT_DETACH);
-    rm_run(run);
+    rm_tmpfs_run(run, run);
 }
 END_TEST
 
