@@ -1039,7 +1039,11 @@ static int best_edge(const mcts_t *t, const node_t *nd);
 int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max)
 {
     const node_t *r = CN(t, t->root);
-    if (!(t->p.forced_k > 0.0f) || !t->root_noised || r->state != NS_EXPANDED)
+    /* a root the search proved lost after visiting its moves holds forced
+     * visits too */
+    bool searched = r->state == NS_EXPANDED ||
+                    (r->state == NS_TERMINAL && r->exact == -1 && r->nvisited > 0);
+    if (!(t->p.forced_k > 0.0f) || !t->root_noised || !searched)
         return mcts_root_visits(t, out, max);
     const edge_t *ed = CE(t, r->edge);
     int b = best_edge(t, r);

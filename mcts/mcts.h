@@ -260,7 +260,8 @@ void mcts_get_result(const mcts_t *t, mcts_result_t *out);
 int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
 /* The policy training target: mcts_root_visits, less the forced playouts
  * PUCT would not have given (KataGo's policy target pruning). When the
- * root had forced playouts (forced_k > 0 and noise), every child but the
+ * root had forced playouts (forced_k > 0 and noise; a root proven lost
+ * after its moves were visited too), every child but the
  * most visited one loses up to its sqrt(k * P * N) forced visits, as long
  * as its PUCT value stays below the best child's; a child left with 1
  * visit or fewer is dropped. Otherwise exactly mcts_root_visits. */
