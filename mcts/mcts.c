@@ -488,10 +488,10 @@ static int select_leaf(mcts_t *t, pending_t *pd)
             }
         }
         assert(nd->state == NS_TERMINAL);
+        node_t *par = depth >= 2 ? N(t, pd->path[depth - 2]) : NULL;
         /* A known loss for the side to move here is a proven win for the
          * player who moved into it (MCTS-solver, one level). */
-        if (nd->exact == -1 && depth >= 2) {
-            node_t *par = N(t, pd->path[depth - 2]);
+        if (nd->exact == -1 && par) {
             par->state = NS_TERMINAL;
             par->exact = 1;
         }
@@ -499,8 +499,7 @@ static int select_leaf(mcts_t *t, pending_t *pd)
          * every one of its moves leads to one (a forced block's only move,
          * the few defences against a three); the grandparent learns it on
          * a later visit, by the rule above. */
-        if (nd->exact == 1 && depth >= 2 && all_children_won(t, N(t, pd->path[depth - 2]))) {
-            node_t *par = N(t, pd->path[depth - 2]);
+        if (nd->exact == 1 && par && all_children_won(t, par)) {
             par->state = NS_TERMINAL;
             par->exact = -1;
         }

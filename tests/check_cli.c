@@ -160,6 +160,8 @@ START_TEST(test_program_errors)
     ck_assert_int_eq(lines, 0);
     /* a range is written as the user types numbers, never 1e+06 */
     expect_gomoku(2, "--games must be in 1..1000000, got 0", "match bot:random bot:greedy --games 0");
+    expect_gomoku(2, "--vct-depth must be in 0..32, got 33",
+                  "match bot:random bot:greedy --vct-depth 33");
 }
 END_TEST
 
