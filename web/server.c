@@ -10,8 +10,13 @@
  * accept, or from the end of its previous response) is "receiving". Each
  * must have its whole request in within SERVE_REQUEST_S, whatever it
  * trickles; and at most SERVE_RECEIVING_PER_ADDR of them per client
- * address (SERVE_RECEIVING_MAX in all) are kept: a new connection beyond
- * that closes the oldest receiving one of the address that holds the most.
+ * address (SERVE_RECEIVING_MAX in all) are kept: beyond that, the oldest
+ * receiving one of the address that holds the most is closed, but never
+ * one younger than SERVE_GRACE_S. A client that sends its request at once
+ * is answered within the grace even while others of its address churn
+ * through hundreds of connections a second (closing the oldest at every
+ * accept closed it before its thread had read it); the limits may be
+ * exceeded for that long, and the reaper restores them after it.
  * libmicrohttpd's own inactivity timeout restarts with every byte, and its
  * limits count every connection, so neither stops a client that trickles
  * bytes on many connections; these do (a reaper thread shuts the socket
@@ -44,6 +49,7 @@
 #define SERVE_REQUEST_S 10.0            /* a whole request (headers and body) within this */
 #define SERVE_RECEIVING_PER_ADDR 32     /* receiving connections kept per client address */
 #define SERVE_RECEIVING_MAX 128         /* ... and in all */
+#define SERVE_GRACE_S 1.0               /* a receiving connection is not closed for room before this */
 /* libmicrohttpd's own limit, far above ours. It has a limit per address
  * too, but that one is not set: a connection we shut down (make_room)
  * still counts there until its thread ends, so during a storm of
@@ -246,11 +252,19 @@ static void conn_shut(server_t *s, conn_t *k)
     s->closed_slow++;
 }
 
-/* Room for one more receiving connection from addr: close the oldest
- * receiving one of the address holding the most, while addr holds too many
- * or all do. Under s->lock. */
+/* A connection make_room may close: receiving for SERVE_GRACE_S or more. */
+static bool conn_evictable(const conn_t *k, double now)
+{
+    return k->receiving && !k->closing && now - k->since >= SERVE_GRACE_S;
+}
+
+/* Room for receiving connections from addr: while addr holds too many or
+ * all do, close the oldest evictable one of addr (when over its own share)
+ * or of the address holding the most. Younger ones are left over the limit
+ * for the reaper to come back to. Under s->lock. */
 static void make_room(server_t *s, const unsigned char *addr)
 {
+    double now = now_s();
     for (;;) {
         int total = 0, mine = 0;
         for (conn_t *k = s->conns; k; k = k->next)
@@ -267,11 +281,11 @@ static void make_room(server_t *s, const unsigned char *addr)
         if (mine <= SERVE_RECEIVING_PER_ADDR) {
             int best = 0;
             for (conn_t *k = s->conns; k; k = k->next) {
-                if (!k->receiving || k->closing)
+                if (!conn_evictable(k, now))
                     continue;
                 int c = 0;
                 for (conn_t *q = s->conns; q; q = q->next)
-                    c += q->receiving && !q->closing && memcmp(q->addr, k->addr, 16) == 0;
+                    c += conn_evictable(q, now) && memcmp(q->addr, k->addr, 16) == 0;
                 if (c > best) {
                     best = c;
                     from = k->addr;
@@ -280,7 +294,7 @@ static void make_room(server_t *s, const unsigned char *addr)
         }
         conn_t *old = NULL;
         for (conn_t *k = s->conns; k; k = k->next)
-            if (k->receiving && !k->closing && memcmp(k->addr, from, 16) == 0 &&
+            if (conn_evictable(k, now) && memcmp(k->addr, from, 16) == 0 &&
                 (!old || k->since < old->since))
                 old = k;
         if (!old)
@@ -359,6 +373,8 @@ static void *reaper_main(void *arg)
         for (conn_t *k = s->conns; k; k = k->next)
             if (k->receiving && !k->closing && now - k->since > SERVE_REQUEST_S)
                 conn_shut(s, k);
+        if (s->conns)   /* the newest connection's address and the total, past their grace */
+            make_room(s, s->conns->addr);
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += 250 * 1000 * 1000;
