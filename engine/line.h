@@ -68,6 +68,26 @@ static inline void line_mark_rays(const board_t *b, int p, int reach, uint8_t *m
         }
 }
 
+/* The window of five cells from (x0, y0) along direction dir: writes its
+ * empty cells to empty[] in line order and returns their count, or -1
+ * when the window leaves the board or holds a stone not of colour c. */
+static inline int line_window_empties(const board_t *b, int c, int x0, int y0, int dir,
+                                      int empty[5])
+{
+    int size = b->size, dx = line_dx[dir], dy = line_dy[dir];
+    int x4 = x0 + 4 * dx, y4 = y0 + 4 * dy, ne = 0;
+    if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size || y4 < 0 ||
+        y4 >= size)
+        return -1;
+    for (int k = 0, p = y0 * size + x0; k < 5; k++, p += dy * size + dx) {
+        if (b->cells[p] == STONE_EMPTY)
+            empty[ne++] = p;
+        else if (b->cells[p] != c)
+            return -1;
+    }
+    return ne;
+}
+
 /* Empty cells in a window of five on a line that holds `own` stones of
  * colour c and no other stone or wall (the rest empty), found from c's
  * stones; each cell once, in board order of the stones. own 4: candidate

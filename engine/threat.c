@@ -302,30 +302,18 @@ int line_window_points(const board_t *b, int c, int own, int *out)
         if (b->cells[m] != c)
             continue;
         int mx = m % size, my = m / size;
-        for (int d = 0; d < NDIRS; d++) {
-            int dx = line_dx[d], dy = line_dy[d];
+        for (int d = 0; d < NDIRS; d++)
             for (int s0 = -4; s0 <= 0; s0++) {
-                int x0 = mx + s0 * dx, y0 = my + s0 * dy;
-                int x4 = x0 + 4 * dx, y4 = y0 + 4 * dy;
-                if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size ||
-                    y4 < 0 || y4 >= size)
+                int empty[5];
+                if (line_window_empties(b, c, mx + s0 * line_dx[d], my + s0 * line_dy[d], d,
+                                        empty) != 5 - own)
                     continue;
-                int k = 0, empty[5], ne = 0;
-                for (int p = y0 * size + x0, step = dy * size + dx; k < 5; k++, p += step) {
-                    if (b->cells[p] == STONE_EMPTY)
-                        empty[ne++] = p;
-                    else if (b->cells[p] != c)
-                        break;
-                }
-                if (k < 5 || ne != 5 - own)
-                    continue;
-                for (int i = 0; i < ne; i++)
+                for (int i = 0; i < 5 - own; i++)
                     if (!seen[empty[i]]) {
                         seen[empty[i]] = 1;
                         out[n++] = empty[i];
                     }
             }
-        }
     }
     return n;
 }

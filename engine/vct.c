@@ -243,22 +243,10 @@ static bool makes_three(threat_query_t *q, int c, int m)
     const board_t *b = &q->b;
     int size = b->size, mx = m % size, my = m / size, tried[40], ntried = 0;
     for (int d = 0; d < NDIRS; d++) {
-        int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx;
         for (int s0 = -4; s0 <= 0; s0++) {
-            int x0 = mx + s0 * dx, y0 = my + s0 * dy, x4 = x0 + 4 * dx, y4 = y0 + 4 * dy;
-            if (x0 < 0 || x0 >= size || y0 < 0 || y0 >= size || x4 < 0 || x4 >= size ||
-                y4 < 0 || y4 >= size)
-                continue;
-            int own = 0, ne = 0, empty[5], k = 0;
-            for (int p = y0 * size + x0; k < 5; k++, p += step) {
-                if (b->cells[p] == c)
-                    own++;
-                else if (b->cells[p] == STONE_EMPTY)
-                    empty[ne++] = p;
-                else
-                    break;
-            }
-            if (k < 5 || own != 3)
+            int empty[5], ne = line_window_empties(b, c, mx + s0 * line_dx[d],
+                                                   my + s0 * line_dy[d], d, empty);
+            if (ne != 2)
                 continue;
             for (int i = 0; i < ne; i++) {
                 int t = 0;
