@@ -28,6 +28,9 @@ static const cmd_help_t help = {
     "threes), K counting the attacker's threats:\n"
     "  vct: win K: x,y x,y ...   vct: none | vct: unknown (node budget)\n"
     "  vct_opponent: win K: ...   vct_defences: x,y ...\n"
+    "and, when the side to move has no VCT, a quiet move (no four, no three)\n"
+    "after which the opponent has no defence against its VCT (--vct-nodes per solve):\n"
+    "  vct_quiet: x,y then win K: x,y ...   vct_quiet: none found\n"
     "Moves are Gomocup x,y (0-based, x column, y row from the top) or letter-number\n"
     "(h8: column letter, row number from the bottom), separated by spaces.\n"
     "An illegal move is a one-line error naming its 0-based index (exit 1).",
@@ -93,6 +96,18 @@ static int print_threat(const board_t *b, bool vct, uint64_t nodes)
     if (n >= 0) {
         printf("%s_defences:", name);
         print_moves(b, moves, n);
+    }
+    if (vct && st != VCT_WIN && !board_over(b)) {
+        vct_result_t qr;
+        int q = vct_quiet_win(ts, b, &tlim, 0, &qr, NULL);
+        char buf[16];
+        if (q == MOVE_NONE) {
+            printf("vct_quiet: none found\n");
+        } else {
+            move_format_xy(q, b->size, buf, sizeof buf);
+            printf("vct_quiet: %s then win %d:", buf, qr.nthreats);
+            print_moves(b, qr.line, qr.nline);
+        }
     }
     vcf_free(fs);
     vct_free(ts);

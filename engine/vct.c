@@ -788,11 +788,12 @@ struct vct_threat {
     vct_t *s;
     vct_limits_t each;
     double deadline;   /* 0: none */
+    bool any;          /* only whether a defence exists: after the first, the rest count as ones */
+    bool defended;     /* a defence was found (any) */
 };
 
-static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass)
+static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, int pass)
 {
-    struct vct_threat *t = ctx;
     vct_limits_t lim = t->each;
     if (t->deadline > 0.0) {
         lim.time_ms = t->deadline - util_now_ms();
@@ -815,8 +816,20 @@ static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass
     }
 }
 
-int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
-               vct_result_t *threat)
+static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass)
+{
+    struct vct_threat *t = ctx;
+    if (t->defended)
+        return THREAT_STOPPED;
+    threat_verdict_t v = vct_verdict(t, after, pass);
+    t->defended = t->any && (v == THREAT_STOPPED || (v == THREAT_OPEN && pass == DEFEND_PASSES - 1));
+    return v;
+}
+
+/* vct_defend; any: stop looking after the first defence (the count is
+ * then 0 or not, not the number of defences). */
+static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any, int *out,
+                  vct_result_t *threat)
 {
     vct_result_t r;
     board_t flip;
@@ -824,6 +837,7 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
         .s = s,
         .each = lim ? *lim : (vct_limits_t){0},
         .deadline = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0,
+        .any = any,
     };
     if (!threat_flip(b, &flip) || vct_solve(s, &flip, &t.each, &r) != VCT_WIN)
         return -1;
@@ -836,4 +850,109 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     threat_mark(cand, pts, line_window_points(b, me, 3, pts));
     return threat_defences(b, r.line, r.nline, b->rule == RULE_RENJU ? 5 : 4, cand,
                            DEFEND_PASSES, vct_still_wins, &t, out);
+}
+
+int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
+               vct_result_t *threat)
+{
+    return defend(s, b, lim, false, out, threat);
+}
+
+/* The lines through the empty point p on which c's stone there would
+ * build: those with a window of five through p holding some of c's stones
+ * and none of the other side's. Returns their count; *weight gets the sum
+ * over them of the most of c's stones such a window holds. */
+static int quiet_lines(const board_t *b, int c, int p, int *weight)
+{
+    int size = b->size, px = p % size, py = p / size, lines = 0;
+    *weight = 0;
+    for (int d = 0; d < NDIRS; d++) {
+        int dx = line_dx[d], dy = line_dy[d], best = 0;
+        for (int s0 = -4; s0 <= 0; s0++) {
+            int own = 0, k = 0;
+            for (; k < 5; k++) {
+                int x = px + (s0 + k) * dx, y = py + (s0 + k) * dy;
+                if (x < 0 || y < 0 || x >= size || y >= size)
+                    break;
+                int v = b->cells[y * size + x];
+                if (v == c)
+                    own++;
+                else if (v != STONE_EMPTY)
+                    break;
+            }
+            if (k == 5 && own > best)
+                best = own;
+        }
+        lines += best > 0;
+        *weight += best;
+    }
+    return lines;
+}
+
+/* Does c's stone at p make a five point or a winning-four point that c
+ * had not before (a four or a three: a threat, not a quiet move)? */
+static bool makes_threat(threat_query_t *q, int c, int p, int nfive, int nwin)
+{
+    int pts[BOARD_CELLS];
+    threat_put(q, p, c);
+    bool threat = threat_five_points(q, c, pts) > nfive || winning_points(q, c, pts) > nwin;
+    threat_take(q, p);
+    return threat;
+}
+
+/* vct_quiet_win's candidates, best first (by weight, then board order);
+ * returns their count. */
+static int quiet_candidates(vct_t *s, const board_t *b, int *cand)
+{
+    threat_query_t *q = &s->q;
+    int me = b->to_move, size = b->size, pts[BOARD_CELLS], weight[BOARD_CELLS], n = 0;
+    threat_begin(q, b, 0, 0.0);
+    int nfive = threat_five_points(q, me, pts), nwin = winning_points(q, me, pts);
+    for (int p = 0; p < size * size; p++) {
+        int w;
+        if (!may_play(&q->b, me, p) || quiet_lines(&q->b, me, p, &w) < 2 ||
+            makes_threat(q, me, p, nfive, nwin))
+            continue;
+        int j = n++;
+        for (; j > 0 && weight[j - 1] < w; j--) {
+            cand[j] = cand[j - 1];
+            weight[j] = weight[j - 1];
+        }
+        cand[j] = p;
+        weight[j] = w;
+    }
+    return n;
+}
+
+int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_cands,
+                  vct_result_t *threat, int *tried)
+{
+    vct_limits_t each = lim ? *lim : (vct_limits_t){0};
+    double deadline = each.time_ms > 0.0 ? util_now_ms() + each.time_ms : 0.0;
+    int cand[BOARD_CELLS], ncand = board_over(b) ? 0 : quiet_candidates(s, b, cand);
+    int ntried = 0, found = MOVE_NONE;
+    if (max_cands > 0 && ncand > max_cands)
+        ncand = max_cands;
+    for (int i = 0; i < ncand && found == MOVE_NONE; i++) {
+        if (deadline > 0.0 && (each.time_ms = deadline - util_now_ms()) < 0.01)
+            break;
+        board_t after = *b, again;
+        if (board_play(&after, cand[i]) != MOVE_OK || !threat_flip(&after, &again))
+            continue;
+        ntried++;
+        vct_result_t r;
+        if (vct_solve(s, &again, &each, &r) != VCT_WIN)
+            continue;
+        int def[BOARD_CELLS];
+        if (deadline > 0.0 && (each.time_ms = deadline - util_now_ms()) < 0.01)
+            break;
+        if (defend(s, &after, &each, true, def, NULL) != 0)
+            continue;
+        found = cand[i];
+        if (threat)
+            *threat = r;
+    }
+    if (tried)
+        *tried = ntried;
+    return found;
 }

@@ -131,6 +131,25 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat);
 
+/* A threat of a threat: a quiet move of the side to move of b (it makes
+ * no five, four or three, so the other side is not forced) after which
+ * the other side, to move, cannot stop the side's VCT: vct_defend finds
+ * no defence. A VCT starting with a threat is vct_solve's; this is the
+ * move one ply before it, e.g. a stone that makes two twos at once,
+ * each ready to become a three. Candidates: the quiet points where the
+ * side's stone builds on two or more lines (a window of five through it
+ * with some of its stones and none of the other's), the most stones in
+ * such windows first, at most max_cands of them (0: all). Each is kept when, with the side to move
+ * again, it has a VCT within lim's nodes, and the other side's defence
+ * (each solve within lim's nodes) finds none. lim's time holds for the
+ * whole call (candidates not reached do not count). Returns the first
+ * such move, with its VCT (the side moving twice) in threat (may be
+ * NULL), or MOVE_NONE; *tried (may be NULL) gets the candidates solved.
+ * As sound as vct_defend: a defence it does not look for (see there) is
+ * missed, so a claimed win is proven only up to those. */
+int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_cands,
+                  vct_result_t *threat, int *tried);
+
 /* Forced-move pruning against a three, without a search: the side to
  * move of b faces the opponent's three (a point where the opponent's next
  * stone makes a winning four) while neither side has a five point. Writes

@@ -545,6 +545,114 @@ START_TEST(test_defend)
 }
 END_TEST
 
+/* White to move (a game lost to PentaZen, 2026-11-26, after black's 8,8):
+ * white has no VCT, but the quiet 8,9 (no four, no three) leaves black
+ * no defence against white's next VCT. Verified here over every black
+ * reply, not the defence's candidates alone. */
+static const char QUIET_WIN[] =
+    "...............\n"
+    "...............\n"
+    "...............\n"
+    ".......X.......\n"
+    "....OOOXO......\n"
+    ".....OXOX......\n"
+    "....O.OXX......\n"
+    ".....XOXX......\n"
+    ".....X..XO.....\n"
+    "...............\n"
+    "...............\n"
+    "...............\n"
+    "...............\n"
+    "...............\n"
+    "...............\n";
+
+/* Every legal reply of the side to move of after leaves the other side
+ * a VCT (a large budget, its own solver). */
+static void check_no_reply_holds(const board_t *after)
+{
+    vct_t *check = solver();
+    vct_limits_t big = {.nodes = 2000000};
+    int replies = 0;
+    for (int m = 0; m < board_npoints(after); m++) {
+        if (board_check_move(after, m) != MOVE_OK)
+            continue;
+        board_t c = *after;
+        board_play(&c, m);
+        ck_assert_msg(!board_over(&c), "reply %d,%d wins at once", m % c.size, m / c.size);
+        ck_assert_msg(vct_solve(check, &c, &big, NULL) == VCT_WIN, "reply %d,%d holds",
+                      m % c.size, m / c.size);
+        replies++;
+    }
+    ck_assert_int_gt(replies, 0);
+    vct_free(check);
+}
+
+START_TEST(test_quiet_win)
+{
+    vct_t *s = solver();
+    board_t b;
+    board_from_diagram(&b, RULE_FREESTYLE, STONE_WHITE, QUIET_WIN);
+    vct_limits_t lim = {.nodes = 2000};
+    ck_assert_int_eq(vct_solve(s, &b, &(vct_limits_t){.nodes = 200000}, NULL), VCT_NONE);
+    vct_result_t r;
+    int tried = 0;
+    int q = vct_quiet_win(s, &b, &lim, 0, &r, &tried);
+    ck_assert_int_eq(q, xy(&b, 8, 9));
+    ck_assert_int_gt(tried, 0);
+    ck_assert_int_eq(r.status, VCT_WIN);
+    board_t after = b;
+    ck_assert_int_eq(board_play(&after, q), MOVE_OK);
+    check_no_reply_holds(&after);
+    /* too small a budget proves nothing (with the table's proofs
+     * forgotten): no claim */
+    vct_clear(s);
+    ck_assert_int_eq(vct_quiet_win(s, &b, &(vct_limits_t){.nodes = 1}, 0, NULL, NULL),
+                     MOVE_NONE);
+    /* black to move there: white's threats are not black's */
+    vct_clear(s);
+    board_pass(&b);
+    int bq = vct_quiet_win(s, &b, &lim, 0, NULL, NULL);
+    if (bq != MOVE_NONE) {
+        board_t a = b;
+        board_play(&a, bq);
+        check_no_reply_holds(&a);
+    }
+    vct_free(s);
+}
+END_TEST
+
+/* Random 9x9 positions (rarely won this way: the point is that no claim
+ * is false): every quiet win claimed holds against every reply, and the
+ * candidate cap holds. */
+START_TEST(test_quiet_win_random)
+{
+    vct_t *s = solver();
+    uint64_t rng = 777;
+    int claimed = 0, tried_total = 0;
+    for (int it = 0; it < 120; it++) {
+        board_t b;
+        random_position(&b, 9, RULE_FREESTYLE, 8 + (int)(util_rng_next(&rng) % 10), &rng);
+        if (board_over(&b))
+            continue;
+        int tried = 0;
+        int q = vct_quiet_win(s, &b, &(vct_limits_t){.nodes = 2000, .max_depth = 4}, 8, NULL,
+                              &tried);
+        ck_assert_int_le(tried, 8);
+        tried_total += tried;
+        if (q == MOVE_NONE)
+            continue;
+        claimed++;
+        board_t after = b;
+        ck_assert_int_eq(board_play(&after, q), MOVE_OK);
+        check_no_reply_holds(&after);
+    }
+    ck_assert_int_gt(tried_total, 100);
+    fprintf(stderr, "quiet wins: %d claimed, each held against every reply (%d candidates "
+            "solved)\n", claimed, tried_total);
+    vct_free(s);
+}
+END_TEST
+
 /* The defence's passes (each candidate within N/16, N/4, then N nodes)
  * never drop a real defence: against the exact answer (no node limit) on
  * random 9x9 positions where the opponent has a VCT, a small budget keeps
@@ -681,6 +789,9 @@ static int run_bin(const char *args, char *out, size_t outlen)
 
 /* THREE_THREE and ONE_DEFENCE as move lists on 9x9. */
 #define THREE_THREE_MOVES "--size 9 --moves '4,2 0,7 4,3 8,7 2,4 0,8 3,4 8,8'"
+#define QUIET_WIN_MOVES                                                                     \
+    "--moves '5,8 6,7 8,5 6,6 6,5 5,5 7,7 4,6 7,6 6,4 7,3 7,5 8,7 9,8 8,6 8,4 5,7 4,4 7,4 5,4 "  \
+    "8,8'"
 #define ONE_DEFENCE_MOVES "--size 9 --moves '5,3 2,1 7,3 3,2 2,4 2,5 3,4 7,7 3,5'"
 
 START_TEST(test_cli_rules_vct)
@@ -694,6 +805,11 @@ START_TEST(test_cli_rules_vct)
     ck_assert_int_eq(run_bin("rules --vct " ONE_DEFENCE_MOVES, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "vct: none\nvct_opponent: win 2: ") != NULL, "%s", out);
     ck_assert_msg(strstr(out, "vct_defences: 4,4\n") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "vct_quiet: none found\n") != NULL, "%s", out);
+    /* the quiet win of test_quiet_win, and its line after it */
+    ck_assert_int_eq(run_bin("rules --vct " QUIET_WIN_MOVES, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "vct: none\n") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "vct_quiet: 8,9 then win ") != NULL, "%s", out);
     /* with --vcf too: both sections, VCF first */
     ck_assert_int_eq(run_bin("rules --vcf --vct " THREE_THREE_MOVES, out, sizeof out), 0);
     char *vcf = strstr(out, "vcf: none\n"), *vct = strstr(out, "vct: win 2: ");
@@ -738,7 +854,7 @@ int main(void)
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_deep_line, test_renju_white_forces_forbidden,
-             test_defend, test_defend_passes, test_limits, test_bot_vct, test_bot_vct_against_vcf,
+             test_defend, test_defend_passes, test_quiet_win, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
              test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);
