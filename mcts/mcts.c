@@ -55,6 +55,7 @@ typedef struct pending {
 } pending_t;
 
 #define VERIFY_MAX 16   /* mcts_refute_best checks per root at most */
+#define QUIET_CANDS 24  /* the opponent's quiet moves it solves at most */
 
 struct mcts {
     mcts_params_t p;
@@ -731,6 +732,7 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_defend_share = (float)MCTS_VCT_DEFEND_SHARE,
                          .vct_verify_nodes = MCTS_VCT_VERIFY_NODES,
                          .vct_verify_share = (float)MCTS_VCT_VERIFY_SHARE,
+                         .vct_quiet_nodes = MCTS_VCT_QUIET_NODES,
                          .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true};
 }
 
@@ -1171,7 +1173,16 @@ int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
     board_t after = t->root_board;
     if (board_play(&after, move) != MOVE_OK || board_over(&after))
         return MOVE_NONE;
-    if (vct_first_move(t, &after, nodes, 0, time_ms) == MOVE_NONE)
+    double t0 = util_now_ms();
+    int win = vct_first_move(t, &after, nodes, 0, time_ms);
+    double left = time_ms > 0.0 ? time_ms - (util_now_ms() - t0) : 0.0;
+    if (win == MOVE_NONE && t->p.vct_quiet_nodes && (time_ms <= 0.0 || left >= 1.0)) {
+        vct_limits_t lim = {.nodes = t->p.vct_quiet_nodes, .time_ms = left};
+        t->vct_checks++;
+        win = vct_quiet_win(t->vct, &after, &lim, QUIET_CANDS, NULL, NULL);
+        t->vct_wins += win != MOVE_NONE;
+    }
+    if (win == MOVE_NONE)
         return MOVE_NONE;
     /* the opponent wins there: a proven win for the side to move at c,
      * below which nothing is searched again */

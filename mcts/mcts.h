@@ -104,6 +104,8 @@ typedef struct mcts_params {
     uint32_t vct_verify_nodes; /* the play layer's check of the move it is about to play
                             * (mcts_refute_best): solver nodes (0: off) */
     float vct_verify_share; /* of a time-limited search's time: that check, at its end */
+    uint32_t vct_quiet_nodes; /* that check also looks for the opponent's quiet win after
+                            * the move (vct_quiet_win): nodes of each solve (0: off) */
     size_t vct_tt_bytes;   /* the tree's VCT solver (made only when a VCT budget is set) */
     bool threat_prune;     /* facing the opponent's three (and no four), a node's children
                             * are only the moves that stop it and its own fours */
@@ -125,6 +127,7 @@ typedef struct mcts_params {
 #define MCTS_VCT_DEFEND_SHARE 0.3
 #define MCTS_VCT_VERIFY_NODES 50000
 #define MCTS_VCT_VERIFY_SHARE 0.2
+#define MCTS_VCT_QUIET_NODES 2000
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of
  * 1 MiB ran out of room after a few thousand nodes). */
@@ -183,8 +186,10 @@ int mcts_root_filter(const mcts_t *t, int *moves);
 bool mcts_root_prove_win(mcts_t *t, int move);
 
 /* The root's most visited move, checked once per root: when the opponent,
- * after it, has a VCT found within nodes and time_ms (0: none), the move
- * becomes a proven loss (best_edge and the search then avoid it) and is
+ * after it, has a VCT found within nodes and time_ms (0: none), or else
+ * (vct_quiet_nodes) a quiet move that leaves us no defence against the
+ * VCT that follows (vct_quiet_win, within what is left of time_ms), the
+ * move becomes a proven loss (best_edge and the search then avoid it) and is
  * returned. MOVE_NONE when it holds (or the solver ran out), was checked
  * before, or there is nothing to check (a proven or unexpanded root, a
  * proven child, no VCT solver, leaves in flight). */

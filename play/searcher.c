@@ -44,6 +44,7 @@ void search_settings_default(search_settings_t *s)
                              .vct_defend_share = p.vct_defend_share,
                              .vct_verify_nodes = (int)p.vct_verify_nodes,
                              .vct_verify_share = p.vct_verify_share,
+                             .vct_quiet_nodes = (int)p.vct_quiet_nodes,
                              .threat_prune = p.threat_prune};
 }
 
@@ -62,6 +63,7 @@ void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
     p->vct_defend_share = (float)s->vct_defend_share;
     p->vct_verify_nodes = (uint32_t)s->vct_verify_nodes;
     p->vct_verify_share = (float)s->vct_verify_share;
+    p->vct_quiet_nodes = (uint32_t)s->vct_quiet_nodes;
     p->threat_prune = s->threat_prune != 0;
 }
 

@@ -123,6 +123,11 @@ const setting_t settings_table[S_COUNT] = {
     [S_VCT_VERIFY_SHARE] = {"vct_verify_share", "vct-verify-share", SET_DOUBLE, 0, 1,
                             STR(MCTS_VCT_VERIFY_SHARE), "F",
                             "of a timed search: that check, at its end", PLAYERS},
+    [S_VCT_QUIET_NODES] = {"vct_quiet_nodes", "vct-quiet-nodes", SET_INT, 0, 100000000,
+                           STR(MCTS_VCT_QUIET_NODES), "N",
+                           "that check also drops a move after which the opponent has a quiet "
+                           "move leaving no defence against its VCT: nodes of each solve; 0: off",
+                           PLAYERS},
     [S_THREAT_PRUNE] = {"threat_prune", "threat-prune", SET_INT, 0, 1, "1", "0|1",
                         "facing a three, search only the moves that stop it and own fours",
                         PLAYERS},

@@ -1210,6 +1210,39 @@ static void eval_favour(void *user, const board_t *const *boards, int n, float *
     }
 }
 
+/* mcts_refute_best with vct_quiet_nodes: black's four at 8,8 (a game lost
+ * to PentaZen) has no VCT of white's behind it, but white's forced block
+ * at 8,9 leaves black no defence against the VCT that follows
+ * (check_vct's test_quiet_win). With the quiet check the four is
+ * refuted; without it, it stands. */
+START_TEST(test_refute_quiet)
+{
+    static const int moves[20][2] = {{5, 8}, {6, 7}, {8, 5}, {6, 6}, {6, 5}, {5, 5}, {7, 7},
+                                     {4, 6}, {7, 6}, {6, 4}, {7, 3}, {7, 5}, {8, 7}, {9, 8},
+                                     {8, 6}, {8, 4}, {5, 7}, {4, 4}, {7, 4}, {5, 4}};
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    for (int i = 0; i < 20; i++)
+        ck_assert_int_eq(board_play(&b, board_xy(&b, moves[i][0], moves[i][1])), MOVE_OK);
+    int favour[2] = {board_xy(&b, 8, 8), board_xy(&b, 10, 10)};
+    for (int quiet = 0; quiet < 2; quiet++) {
+        mcts_params_t p = params_mem((size_t)16 << 20);
+        p.vct_root_nodes = p.vct_defend_nodes = 0;
+        p.vct_quiet_nodes = quiet ? 2000 : 0;
+        mcts_t *t = tree_of(&p);
+        mcts_set_root(t, &b);
+        mcts_limits_t sl = {.visits = 50};
+        mcts_result_t r;
+        mcts_search(t, eval_favour, favour, &sl, &r);
+        ck_assert_int_eq(r.best_move, favour[0]);
+        ck_assert_int_eq(mcts_refute_best(t, 50000, 0.0), quiet ? favour[0] : MOVE_NONE);
+        if (quiet)
+            ck_assert_int_ne(mcts_pick_move(t, 0.0), favour[0]);
+        mcts_free(t);
+    }
+}
+END_TEST
+
 /* mcts_refute_best: the move the search would play, refuted by the
  * opponent's VCT, becomes a proven loss and is no longer picked; a real
  * defence holds; each move is checked once per root. The root's own
@@ -1341,7 +1374,8 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_threat_pruning);
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_refute_quiet,
+             test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
