@@ -127,7 +127,7 @@ typedef struct mcts_params {
 #define MCTS_VCT_DEFEND_SHARE 0.3
 #define MCTS_VCT_VERIFY_NODES 50000
 #define MCTS_VCT_VERIFY_SHARE 0.2
-#define MCTS_VCT_QUIET_NODES 2000
+#define MCTS_VCT_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of
  * 1 MiB ran out of room after a few thousand nodes). */
