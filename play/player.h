@@ -29,6 +29,8 @@ typedef struct player_opts {
     uint64_t seed;
     int quiet;           /* no notes on stderr */
     size_t cache_bytes;  /* model players: NN cache size (0: 64 MiB) */
+    const volatile int *stop; /* model players: a search in flight ends early (with the
+                               * best move so far) once *stop != 0; borrowed, may be NULL */
 } player_opts_t;
 
 void player_opts_default(player_opts_t *o);

@@ -19,6 +19,7 @@ typedef struct model_player {
     searcher_t *search;
     int visits, time_ms;
     int match_time_ms;    /* 0: no game clock */
+    const volatile int *stop; /* player_opts_t.stop */
     movetime_t mt;        /* the game clock's manager (latency learned over the game) */
     rule_t rule;
     int size;
@@ -48,7 +49,7 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
                  b->size);
         return -1;
     }
-    mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms};
+    mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms, .stop = mp->stop};
     double t0 = util_now_ms(), budget = 0;
     if (p->time_left < MOVETIME_UNLIMITED) {
         /* a game clock: the move's share of it, the per-move limit kept */
@@ -57,7 +58,7 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
         mp->mt.time_left = p->time_left;
         budget = movetime_budget_ms(&mp->mt, b);
         if (budget < 1.0)
-            lim = (mcts_limits_t){.visits = 1};
+            lim = (mcts_limits_t){.visits = 1, .stop = mp->stop};
         else
             lim.time_ms = (int)budget;
     }
@@ -144,6 +145,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
         goto out_free_model;
     model_player_t *mp = p->impl;
     mp->visits = o->visits;
+    mp->stop = o->stop;
     mp->time_ms = o->visits > 0 ? 0 : o->time_ms;
     mp->match_time_ms = o->match_time_ms;
     movetime_init(&mp->mt);

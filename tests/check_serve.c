@@ -829,11 +829,54 @@ START_TEST(test_busy_game_refused)
 }
 END_TEST
 
+/* SIGTERM while the model thinks over a move of a million playouts (many
+ * minutes here): the search ends early and the server stops cleanly,
+ * long before the move would have been done. */
+START_TEST(test_stop_during_search)
+{
+    const char *src = getenv("GOMOKU_SRC");
+    char model[600];
+    snprintf(model, sizeof model, "%s/models/freestyle9-2x32.gzm", src ? src : ".");
+    const char *extra[] = {"--model", model, "--visits", "1000000", NULL};
+    server_t s = serve_start(extra);
+    int p = s.port;
+    ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 9, \"color\": \"black\"}"), 200);
+    char path[128], move[512];
+    snprintf(path, sizeof path, "/api/game/%.16s", strstr(body_of(), "\"id\": \"") + 7);
+    snprintf(move, sizeof move, "POST %s/move HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+             "Connection: close\r\nContent-Type: application/json\r\n"
+             "Content-Length: 16\r\n\r\n{\"x\": 4, \"y\": 4}", path, p);
+    int fd = http_send(p, move, strlen(move));
+    int code = 200;
+    for (int i = 0; i < 500 && code == 200; i++) {   /* until the model's move holds the game */
+        code = http(p, "GET", path, "", NULL);
+        if (code == 200)
+            usleep(10000);
+    }
+    ck_assert_int_eq(code, 409);
+    double t0 = now_s();
+    kill(s.pid, SIGTERM);
+    int st = 0;
+    pid_t w = 0;
+    while ((w = waitpid(s.pid, &st, WNOHANG)) == 0 && now_s() - t0 < 60.0)
+        usleep(20000);
+    if (w == 0) {
+        kill(s.pid, SIGKILL);
+        waitpid(s.pid, &st, 0);
+    }
+    ck_assert_msg(w == s.pid, "serve still searching %.0f s after SIGTERM", now_s() - t0);
+    ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "serve did not stop cleanly: %d", st);
+    close(fd);
+    close(s.out);
+}
+END_TEST
+
 int main(void)
 {
     Suite *su = suite_create("serve");
     ADD_CASE(su, "serve", 120, test_listen_refused, test_token, test_bad_requests, test_play_bot,
              test_busy_game_refused,
-             test_load_psq, test_analysis_fields, test_load_option, test_watch, test_run_bad_newest_checkpoint, test_slow_clients_lock_no_one_out);
+             test_load_psq, test_analysis_fields, test_load_option, test_watch, test_run_bad_newest_checkpoint, test_slow_clients_lock_no_one_out,
+             test_stop_during_search);
     return run_suite(su);
 }

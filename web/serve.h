@@ -70,6 +70,7 @@ typedef struct serve_play_opts {
     int max_games;         /* concurrent games kept (the oldest idle one is dropped for a new one) */
     int max_searches;      /* searches running at once */
     const char *load;      /* a .psq file the page's first game starts from, or NULL */
+    const volatile int *stop; /* the server stopping: a model's move in flight ends early */
 } serve_play_opts_t;
 
 /* NULL with err when the model does not load, or o->load does not read as a

@@ -482,6 +482,7 @@ static int play_start(serve_play_t *p, const board_t *start, int human, FILE *f)
     po.search = p->o.search;
     po.quiet = 1;
     po.cache_bytes = PLAY_CACHE_BYTES;
+    po.stop = p->o.stop;
     player_t *pl = player_create(spec, rule, size, &po, err, sizeof err);
     if (!pl)
         return serve_error(f, 400, "%s", err);

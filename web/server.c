@@ -73,7 +73,7 @@ typedef struct server {
     serve_play_t *play;
     const char *token;
     bool check_host;            /* loopback without token: Host must be loopback (DNS rebinding) */
-    volatile int stop;          /* set by web_server_free: streams end */
+    volatile int stop;          /* set by web_server_free: streams and model searches end */
     pthread_mutex_t lock;       /* streams, the connection list */
     int streams;
     conn_t *conns;              /* every open connection */
@@ -672,7 +672,8 @@ web_server_t *web_server_start(const web_server_opts_t *o, char *url, size_t url
     serve_play_opts_t po = {.model = o->model, .run_dir = o->run_dir, .visits = o->visits,
                             .device = o->device, .precision = o->precision,
                             .search = o->search, .max_games = o->max_games,
-                            .max_searches = o->max_searches, .load = o->load};
+                            .max_searches = o->max_searches, .load = o->load,
+                            .stop = &s->stop};
     if (!(s->play = serve_play_create(&po, err, errlen)))
         goto out_free;
     pthread_cond_init(&s->reaper_cv, NULL);
