@@ -162,6 +162,8 @@ START_TEST(test_program_errors)
     expect_gomoku(2, "--games must be in 1..1000000, got 0", "match bot:random bot:greedy --games 0");
     expect_gomoku(2, "--vct-depth must be in 0..32, got 33",
                   "match bot:random bot:greedy --vct-depth 33");
+    expect_gomoku(2, "--vct-quiet-nodes must be in 0..100000000, got -1",
+                  "pbrain --model bot:greedy --vct-quiet-nodes -1");
 }
 END_TEST
 
