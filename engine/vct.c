@@ -788,7 +788,8 @@ struct vct_threat {
     vct_t *s;
     vct_limits_t each;
     double deadline;   /* 0: none */
-    bool any;          /* only whether a defence exists: after the first, the rest count as ones */
+    bool any;          /* only whether a defence exists: once one is found, the rest are
+                        * not solved (they count as defences) */
     bool defended;     /* a defence was found (any) */
 };
 
@@ -822,7 +823,8 @@ static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass
     if (t->defended)
         return THREAT_STOPPED;
     threat_verdict_t v = vct_verdict(t, after, pass);
-    t->defended = t->any && (v == THREAT_STOPPED || (v == THREAT_OPEN && pass == DEFEND_PASSES - 1));
+    bool defence = v == THREAT_STOPPED || (v == THREAT_OPEN && pass == DEFEND_PASSES - 1);
+    t->defended = t->any && defence;
     return v;
 }
 
@@ -864,24 +866,15 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
  * over them of the most of c's stones such a window holds. */
 static int quiet_lines(const board_t *b, int c, int p, int *weight)
 {
-    int size = b->size, px = p % size, py = p / size, lines = 0;
+    int size = b->size, px = p % size, py = p / size, lines = 0, empty[5];
     *weight = 0;
     for (int d = 0; d < NDIRS; d++) {
-        int dx = line_dx[d], dy = line_dy[d], best = 0;
+        int best = 0;
         for (int s0 = -4; s0 <= 0; s0++) {
-            int own = 0, k = 0;
-            for (; k < 5; k++) {
-                int x = px + (s0 + k) * dx, y = py + (s0 + k) * dy;
-                if (x < 0 || y < 0 || x >= size || y >= size)
-                    break;
-                int v = b->cells[y * size + x];
-                if (v == c)
-                    own++;
-                else if (v != STONE_EMPTY)
-                    break;
-            }
-            if (k == 5 && own > best)
-                best = own;
+            int ne = line_window_empties(b, c, px + s0 * line_dx[d], py + s0 * line_dy[d], d,
+                                         empty);
+            if (ne >= 0 && 5 - ne > best)
+                best = 5 - ne;
         }
         lines += best > 0;
         *weight += best;
