@@ -306,43 +306,50 @@ void wino_output_adjoint(const float *dyt, int ch, int M, int ns, float *dm)
 #if defined(__x86_64__) && defined(__GNUC__)
 /* The 36 products are small (k = 64 channels, n = 64, m = a few hundred
  * tiles): OpenBLAS spends a fifth of their time packing. This kernel
- * packs nothing: a block of 6 rows x 64 columns of C lives in 24 vector
- * registers while k runs, each step broadcasting 6 elements of A and
- * loading one row of B (which stays in L1: 16 KiB at 64 x 64). It needs
- * AVX-512's 32 vector registers: compiled for it whatever the build
- * targets, and used when the CPU has it (asked once at run time); other
- * CPUs send the products to sgemm_run (OpenBLAS picks its own kernel). */
-#define GEMM_TARGET __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma")))
+ * packs nothing: a block of 6 rows x NV vectors of C lives in registers
+ * while k runs, each step broadcasting 6 elements of A and loading one
+ * row of B (which stays in L1: 16 KiB at 64 x 64). Two instances,
+ * compiled for their instruction sets whatever the build targets and
+ * chosen once at run time: AVX-512 (32 registers: 6 x 4 vectors of 16,
+ * 64 columns a block) and AVX2 with FMA (16 registers: 6 x 2 vectors of
+ * 8, 16 columns a block; for the forward and data-gradient products,
+ * whose k is a channel count: the filter gradient's k is every tile of
+ * the batch, where OpenBLAS's packing pays); other CPUs send the products
+ * to sgemm_run (OpenBLAS picks its own kernel). */
 typedef float v16f __attribute__((vector_size(64), aligned(4)));
+typedef float v8f_u __attribute__((vector_size(32), aligned(4)));
 
-/* c (mr, 16 nv) (= or +=) A (mr, k) x b (k, 16 nv); A(i, p) = a[i sa + p sp]. */
-static inline __attribute__((always_inline)) void
-kern(const int mr, const int nv, int k, const float *a, size_t sa, size_t sp, const float *b,
-     int ldb, float *c, int ldc, bool acc)
-{
-    v16f r[6][4];
-    for (int i = 0; i < mr; i++)
-        for (int j = 0; j < nv; j++)
-            r[i][j] = (v16f){0};
-    for (int p = 0; p < k; p++) {
-        const float *bp = b + (size_t)p * ldb, *ap = a + p * sp;
-        v16f bv[4];
-        for (int j = 0; j < nv; j++)
-            bv[j] = *(const v16f *)(bp + 16 * j);
-        for (int i = 0; i < mr; i++) {
-            float ai = ap[i * sa];
-            for (int j = 0; j < nv; j++)
-                r[i][j] += ai * bv[j];
-        }
+/* c (mr, W nv) (= or +=) A (mr, k) x b (k, W nv); A(i, p) = a[i sa + p sp]. */
+#define BCAST_KERN(name, V, W, NVMAX)                                                      \
+    static inline __attribute__((always_inline)) void                                      \
+    name(const int mr, const int nv, int k, const float *a, size_t sa, size_t sp,          \
+         const float *b, int ldb, float *c, int ldc, bool acc)                             \
+    {                                                                                      \
+        V r[6][NVMAX];                                                                     \
+        for (int i = 0; i < mr; i++)                                                       \
+            for (int j = 0; j < nv; j++)                                                   \
+                r[i][j] = (V){0};                                                          \
+        for (int p = 0; p < k; p++) {                                                      \
+            const float *bp = b + (size_t)p * ldb, *ap = a + p * sp;                       \
+            V bv[NVMAX];                                                                   \
+            for (int j = 0; j < nv; j++)                                                   \
+                bv[j] = *(const V *)(bp + W * j);                                          \
+            for (int i = 0; i < mr; i++) {                                                 \
+                float ai = ap[i * sa];                                                     \
+                for (int j = 0; j < nv; j++)                                               \
+                    r[i][j] += ai * bv[j];                                                 \
+            }                                                                              \
+        }                                                                                  \
+        for (int i = 0; i < mr; i++)                                                       \
+            for (int j = 0; j < nv; j++) {                                                 \
+                V *d = (V *)(c + (size_t)i * ldc + W * j);                                 \
+                *d = acc ? *d + r[i][j] : r[i][j];                                         \
+            }                                                                              \
     }
-    for (int i = 0; i < mr; i++)
-        for (int j = 0; j < nv; j++) {
-            v16f *d = (v16f *)(c + (size_t)i * ldc + 16 * j);
-            *d = acc ? *d + r[i][j] : r[i][j];
-        }
-}
+BCAST_KERN(kern16, v16f, 16, 4)
+BCAST_KERN(kern8, v8f_u, 8, 2)
 
-#define KERN_MR(nv)                                                                        \
+#define KERN_MR(kern, nv)                                                                  \
     switch (mr) {                                                                          \
     case 6: kern(6, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
     case 5: kern(5, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                         \
@@ -352,33 +359,54 @@ kern(const int mr, const int nv, int k, const float *a, size_t sa, size_t sp, co
     default: kern(1, nv, k, a, sa, sp, b, ldb, c, ldc, acc); break;                        \
     }
 
-GEMM_TARGET static void kern_block(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
-                       const float *b, int ldb, float *c, int ldc, bool acc)
+#define AVX512 __attribute__((target("avx512f,avx512vl,avx512dq,avx512bw,fma")))
+#define AVX2 __attribute__((target("avx2,fma")))
+
+AVX512 static void kern16_block(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
+                                const float *b, int ldb, float *c, int ldc, bool acc)
 {
     switch (nv) {
-    case 4: KERN_MR(4) break;
-    case 3: KERN_MR(3) break;
-    case 2: KERN_MR(2) break;
-    default: KERN_MR(1) break;
+    case 4: KERN_MR(kern16, 4) break;
+    case 3: KERN_MR(kern16, 3) break;
+    case 2: KERN_MR(kern16, 2) break;
+    default: KERN_MR(kern16, 1) break;
     }
 }
 
-/* c (m, n) (= or +=) A (m, k) x b (k, n), n a multiple of 16. */
-GEMM_TARGET static void gemm_bcast(int m, int n, int k, const float *a, size_t sa, size_t sp,
-                                   const float *b, int ldb, float *c, int ldc, bool acc)
+AVX2 static void kern8_block(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
+                             const float *b, int ldb, float *c, int ldc, bool acc)
 {
-    for (int j0 = 0; j0 < n; j0 += 64) {
-        int nv = (n - j0 < 64 ? n - j0 : 64) / 16;
+    if (nv == 2)
+        KERN_MR(kern8, 2)
+    else
+        KERN_MR(kern8, 1)
+}
+
+/* c (m, n) (= or +=) A (m, k) x b (k, n), n a multiple of w (the
+ * vector width), in blocks of 6 rows x nvmax vectors by block(). */
+typedef void (*kern_block_fn)(int mr, int nv, int k, const float *a, size_t sa, size_t sp,
+                              const float *b, int ldb, float *c, int ldc, bool acc);
+static void gemm_bcast(kern_block_fn block, int w, int nvmax, int m, int n, int k,
+                       const float *a, size_t sa, size_t sp, const float *b, int ldb, float *c,
+                       int ldc, bool acc)
+{
+    for (int j0 = 0; j0 < n; j0 += w * nvmax) {
+        int nv = (n - j0 < w * nvmax ? n - j0 : w * nvmax) / w;
         for (int i0 = 0; i0 < m; i0 += 6)
-            kern_block(m - i0 < 6 ? m - i0 : 6, nv, k, a + (size_t)i0 * sa, sa, sp, b + j0, ldb,
-                       c + (size_t)i0 * ldc + j0, ldc, acc);
+            block(m - i0 < 6 ? m - i0 : 6, nv, k, a + (size_t)i0 * sa, sa, sp, b + j0, ldb,
+                  c + (size_t)i0 * ldc + j0, ldc, acc);
     }
 }
+
 /* __builtin_cpu_supports reads flags set once at program start: cheap. */
 static bool gemm_bcast_ok(void)
 {
     return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw");
+}
+static bool gemm_bcast8_ok(void)
+{
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 #define HAVE_GEMM_BCAST 1
 #else
@@ -396,9 +424,13 @@ static void freq_products(const float *a, size_t astep, const float *b, size_t b
         const float *ax = a + xi * astep, *bx = b + xi * bstep;
         float *cx = c + xi * cstep;
 #if HAVE_GEMM_BCAST
+        size_t sa = filter ? 1 : (size_t)k, sp = filter ? (size_t)m : 1;
         if (n % 16 == 0 && gemm_bcast_ok()) {
-            gemm_bcast(m, n, k, ax, filter ? 1 : (size_t)k, filter ? (size_t)m : 1, bx, n, cx, n,
-                       filter);
+            gemm_bcast(kern16_block, 16, 4, m, n, k, ax, sa, sp, bx, n, cx, n, filter);
+            continue;
+        }
+        if (!filter && n % 8 == 0 && gemm_bcast8_ok()) {   /* k small: channels */
+            gemm_bcast(kern8_block, 8, 2, m, n, k, ax, sa, sp, bx, n, cx, n, filter);
             continue;
         }
 #endif
