@@ -102,14 +102,28 @@ void threat_undo(threat_query_t *q)
     lines_update(q, m, c, -1);
 }
 
+/* The scan goes eight cells at a time: whether any of the eight has the
+ * field (an OR the compiler turns into vector instructions; most of the
+ * board has none), then the cells of those that do. Cells past the board
+ * have no windows, so their fields are 0. */
+#define SCAN_STEP 8
+_Static_assert(BOARD_CELLS % SCAN_STEP == 0, "the window scan reads whole steps");
+
 int threat_window_points(const threat_query_t *q, int c, int own, int *out)
 {
     const uint32_t *cls = q->lines.cls, mask = THREAT_FIELD_MASK(c, own);
     const uint8_t *cells = q->b.cells;
     int npts = q->b.size * q->b.size, n = 0;
-    for (int p = 0; p < npts; p++)
-        if ((cls[p] & mask) && cells[p] == STONE_EMPTY)
-            out[n++] = p;
+    for (int p0 = 0; p0 < npts; p0 += SCAN_STEP) {
+        uint32_t any = 0;
+        for (int i = 0; i < SCAN_STEP; i++)
+            any |= cls[p0 + i];
+        if (!(any & mask))
+            continue;
+        for (int p = p0; p < p0 + SCAN_STEP; p++)
+            if ((cls[p] & mask) && cells[p] == STONE_EMPTY)
+                out[n++] = p;
+    }
     return n;
 }
 
@@ -153,6 +167,8 @@ int threat_four_at(threat_query_t *q, int c, int p, int *out)
     board_t *b = &q->b;
     int size = b->size, px = p % size, py = p / size, n = 0;
     bool exact = !overline_wins(b, c);
+    if (!(q->lines.cls[p] & THREAT_FIELD_MASK(c, 3)))
+        return 0;   /* no window of three of c's stones through p: no four */
     if (exact)
         b->cells[p] = (uint8_t)c;   /* for the run checks; the windows are not needed */
     for (int d = 0; d < NDIRS; d++) {

@@ -202,7 +202,12 @@ static bool may_play(board_t *b, int c, int p)
 static bool winning_four_at(threat_query_t *q, int c, int p)
 {
     board_t *b = &q->b;
-    if (!may_play(b, c, p))
+    /* each five point of the four is the gap of a window of three of c's
+     * stones through p: two need two such windows, unless a single five
+     * point can win (renju: white's four whose block is forbidden) */
+    uint32_t threes = (q->lines.cls[p] & THREAT_FIELD_MASK(c, 3)) / THREAT_FIELD(c, 3);
+    bool one_wins = b->rule == RULE_RENJU && c == STONE_WHITE;
+    if (threes < (one_wins ? 1u : 2u) || !may_play(b, c, p))
         return false;
     int f[8];
     int nf = threat_four_at(q, c, p, f);
@@ -596,22 +601,27 @@ static uint32_t pn_select(const vct_t *s, const pn_node_t *v)
     return best;
 }
 
+/* The search keeps the board at the node it expanded last and, after
+ * backing its numbers up, stops at the first ancestor whose numbers did
+ * not change (the "current node" of Allis's search): the ancestors above
+ * it are unchanged, so selection from the root would walk down to it
+ * again, and the next descent starts there instead of at the root. */
 static int pn_search(vct_t *s, int depth)
 {
     uint32_t path[PLY_MAX];
+    int played[PLY_MAX], ply = 0, r;
     s->pool_used = 1;
     s->pool[0] = (pn_node_t){.pn = 1, .dn = 1, .move = MOVE_NONE, .block = MOVE_NONE,
                              .depth = (uint8_t)depth};
-    int r = tt_probe(s, key_here(s), depth);
+    r = tt_probe(s, key_here(s), depth);
     if (r != EV_OPEN) {
         pn_set(&s->pool[0], r);
         return r;
     }
+    path[0] = 0;
     while (s->pool[0].pn && s->pool[0].dn) {
         if (threat_over_budget(&s->q, 15))
-            return EV_ABORT;
-        int ply = 0, played[PLY_MAX];
-        path[0] = 0;
+            break;
         while (s->pool[path[ply]].child) {
             uint32_t c = pn_select(s, &s->pool[path[ply]]);
             cand_t cd = {.move = s->pool[c].move, .block = s->pool[c].block,
@@ -621,8 +631,11 @@ static int pn_search(vct_t *s, int depth)
             assert(ply < PLY_MAX);
         }
         int er = pn_expand(s, path[ply], ply);
-        for (int k = ply; k >= 0; k--) {
-            pn_node_t *v = &s->pool[path[k]];
+        if (er == EV_ABORT)
+            break;
+        for (bool leaf = true;; leaf = false) {
+            pn_node_t *v = &s->pool[path[ply]];
+            uint32_t pn = v->pn, dn = v->dn;
             if (v->child)
                 pn_update(s, v);
             if (v->child && (v->pn == 0 || v->dn == 0)) {
@@ -634,12 +647,15 @@ static int pn_search(vct_t *s, int depth)
                     }
                 tt_store(s, key_here(s), v->depth, v->pn == 0 ? EV_WIN : EV_LOSS, best);
             }
-            if (k > 0)
-                undo_n(s, played[k - 1]);
+            if (ply == 0 || (!leaf && v->pn == pn && v->dn == dn))
+                break;
+            undo_n(s, played[--ply]);
         }
-        if (er == EV_ABORT)
-            return EV_ABORT;
     }
+    while (ply > 0)   /* back to the root's board */
+        undo_n(s, played[--ply]);
+    if (s->q.aborted)
+        return EV_ABORT;
     return s->pool[0].pn == 0 ? EV_WIN : EV_LOSS;
 }
 
