@@ -162,27 +162,53 @@ int threat_five_points_near(const threat_query_t *q, int c, int center, int *out
     return n;
 }
 
-int threat_four_at(threat_query_t *q, int c, int p, int *out)
+/* The offset k (cell = p + k * step) of `cell` on the line through p in
+ * direction d, when it lies there within four of p; else NOT_ON_LINE. */
+#define NOT_ON_LINE 99
+static int line_offset(int size, int p, int cell, int d)
+{
+    if (cell == MOVE_NONE)
+        return NOT_ON_LINE;
+    int ddx = cell % size - p % size, ddy = cell / size - p / size;
+    int k = line_dx[d] ? ddx : ddy;
+    if (ddx != k * line_dx[d] || ddy != k * line_dy[d] || k < -4 || k > 4)
+        return NOT_ON_LINE;
+    return k;
+}
+
+/* threat_four_at, with a stone of colour `color` at the empty cell `cell`
+ * (MOVE_NONE: none) that the windows do not hold: the windows through
+ * both cells count it as they are read. */
+static int four_at(threat_query_t *q, int c, int p, int cell, int color, int *out)
 {
     board_t *b = &q->b;
     int size = b->size, px = p % size, py = p / size, n = 0;
+    int want = c == STONE_BLACK ? WSTATE(3, 0) : WSTATE(0, 3);
     bool exact = !overline_wins(b, c);
-    if (!(q->lines.cls[p] & THREAT_FIELD_MASK(c, 3)))
+    uint32_t windows = q->lines.cls[p] & THREAT_FIELD_MASK(c, 3);
+    if (cell != MOVE_NONE && color == c)   /* a window of two and that stone makes three */
+        windows |= q->lines.cls[p] & THREAT_FIELD_MASK(c, 2);
+    if (!windows)
         return 0;   /* no window of three of c's stones through p: no four */
+    uint8_t was = cell != MOVE_NONE ? b->cells[cell] : STONE_EMPTY;
+    if (cell != MOVE_NONE)
+        b->cells[cell] = (uint8_t)color;   /* for the gaps and the run checks */
     if (exact)
-        b->cells[p] = (uint8_t)c;   /* for the run checks; the windows are not needed */
+        b->cells[p] = (uint8_t)c;   /* for the run checks */
     for (int d = 0; d < NDIRS; d++) {
         int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx;
-        int lo, hi;
+        int lo, hi, k = line_offset(size, p, cell, d);
         window_span(size, px, py, dx, dy, &lo, &hi);
         for (int s0 = lo, first = p + lo * step; s0 <= hi; s0++, first += step) {
             int st = q->lines.n[d][first];
-            if (st != (c == STONE_BLACK ? WSTATE(3, 0) : WSTATE(0, 3)))
+            if (k >= s0 && k <= s0 + 4)
+                st += state_step[color];
+            if (st != want)
                 continue;
-            int e = first, k = 0;   /* the window's other empty cell */
-            for (; k < 5 && (e == p || b->cells[e] != STONE_EMPTY); k++, e += step)
+            int e = first, j = 0;   /* the window's other empty cell */
+            for (; j < 5 && (e == p || b->cells[e] != STONE_EMPTY); j++, e += step)
                 ;
-            if (k == 5)
+            if (j == 5)
                 continue;
             if (exact && !rule_is_five(b->rule, c,
                                        board_run_length(b, e % size, e / size, dx, dy, c)))
@@ -196,7 +222,19 @@ int threat_four_at(threat_query_t *q, int c, int p, int *out)
     }
     if (exact)
         b->cells[p] = STONE_EMPTY;
+    if (cell != MOVE_NONE)
+        b->cells[cell] = was;
     return n;
+}
+
+int threat_four_at(threat_query_t *q, int c, int p, int *out)
+{
+    return four_at(q, c, p, MOVE_NONE, 0, out);
+}
+
+int threat_four_at_with(threat_query_t *q, int c, int p, int cell, int color, int *out)
+{
+    return four_at(q, c, p, cell, color, out);
 }
 
 int threat_fours(threat_query_t *q, int c, threat_four_t *out)

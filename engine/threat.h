@@ -84,6 +84,12 @@ int threat_five_points_near(const threat_query_t *q, int c, int center, int *out
  * before it), from the windows; p is left empty. Returns the count (at
  * most 8). */
 int threat_four_at(threat_query_t *q, int c, int p, int *out);
+/* The same as if a stone of colour `color` stood at the cell `cell` (not
+ * p) too, which the windows do not hold (it is empty, or the caller set
+ * that stone in the cell alone; it is left as it was): the solvers'
+ * "would this stone spoil, or make, that four" test, without putting the
+ * stone in. */
+int threat_four_at_with(threat_query_t *q, int c, int p, int cell, int color, int *out);
 
 /* A four of colour c: the empty cell that makes it and its completion
  * points (the fives it threatens). */

@@ -198,25 +198,36 @@ static bool may_play(board_t *b, int c, int p)
 
 /* Would c's stone at the empty point p make a four the opponent cannot
  * stop (two five points, or renju: one that black may not play)? c has
- * no five point on b. */
-static bool winning_four_at(threat_query_t *q, int c, int p)
+ * no five point on b. With `cell` (not MOVE_NONE; outside renju only), as
+ * if a stone of `color` stood there too (threat_four_at_with). */
+static bool winning_four_with(threat_query_t *q, int c, int p, int cell, int color)
 {
     board_t *b = &q->b;
     /* each five point of the four is the gap of a window of three of c's
-     * stones through p: two need two such windows, unless a single five
-     * point can win (renju: white's four whose block is forbidden) */
-    uint32_t threes = (q->lines.cls[p] & THREAT_FIELD_MASK(c, 3)) / THREAT_FIELD(c, 3);
+     * stones through p (with c's stone at cell, also of two): two need two
+     * such windows, unless a single five point can win (renju: white's
+     * four whose block is forbidden) */
+    uint32_t cls = q->lines.cls[p];
+    uint32_t threes = (cls & THREAT_FIELD_MASK(c, 3)) / THREAT_FIELD(c, 3);
+    if (cell != MOVE_NONE && color == c)
+        threes += (cls & THREAT_FIELD_MASK(c, 2)) / THREAT_FIELD(c, 2);
     bool one_wins = b->rule == RULE_RENJU && c == STONE_WHITE;
-    if (threes < (one_wins ? 1u : 2u) || !may_play(b, c, p))
+    assert(cell == MOVE_NONE || b->rule != RULE_RENJU);
+    if (threes < (one_wins ? 1u : 2u) || p == cell || !may_play(b, c, p))
         return false;
     int f[8];
-    int nf = threat_four_at(q, c, p, f);
-    if (nf != 1 || c != STONE_WHITE || b->rule != RULE_RENJU)
+    int nf = threat_four_at_with(q, c, p, cell, color, f);
+    if (nf != 1 || !one_wins)
         return nf >= 2;
     b->cells[p] = (uint8_t)c;
     bool win = black_forbidden(b, f[0]);
     b->cells[p] = STONE_EMPTY;
     return win;
+}
+
+static bool winning_four_at(threat_query_t *q, int c, int p)
+{
+    return winning_four_with(q, c, p, MOVE_NONE, 0);
 }
 
 /* c's winning-four points on the whole board; returns the count. */
@@ -240,32 +251,43 @@ static int four_points(threat_query_t *q, int c, int *out)
     return n;
 }
 
-/* Has c's stone, just put at m, made a three: a winning-four point in a
- * window of five through m holding three of c's stones and two empty
- * cells? */
+/* Would c's stone at the empty point m make a three: a winning-four
+ * point in a window of five through m holding three of c's stones (m's
+ * among them) and two empty cells? Outside renju the stone is set in the
+ * cell alone for the test (the windows count it as they are read);
+ * renju's forbidden checks need it in the windows. */
 static bool makes_three(threat_query_t *q, int c, int m)
 {
-    const board_t *b = &q->b;
+    board_t *b = &q->b;
+    bool renju = b->rule == RULE_RENJU, three = false;
     int size = b->size, mx = m % size, my = m / size, tried[40], ntried = 0;
-    for (int d = 0; d < NDIRS; d++) {
-        for (int s0 = -4; s0 <= 0; s0++) {
+    if (renju)
+        threat_put(q, m, c);
+    else
+        b->cells[m] = (uint8_t)c;
+    for (int d = 0; d < NDIRS && !three; d++) {
+        for (int s0 = -4; s0 <= 0 && !three; s0++) {
             int empty[5], ne = line_window_empties(b, c, mx + s0 * line_dx[d],
                                                    my + s0 * line_dy[d], d, empty);
             if (ne != 2)
                 continue;
-            for (int i = 0; i < ne; i++) {
+            for (int i = 0; i < ne && !three; i++) {
                 int t = 0;
                 while (t < ntried && tried[t] != empty[i])
                     t++;
                 if (t < ntried)
                     continue;
                 tried[ntried++] = empty[i];
-                if (winning_four_at(q, c, empty[i]))
-                    return true;
+                three = renju ? winning_four_at(q, c, empty[i])
+                              : winning_four_with(q, c, empty[i], m, c);
             }
         }
     }
-    return false;
+    if (renju)
+        threat_take(q, m);
+    else
+        b->cells[m] = STONE_EMPTY;
+    return three;
 }
 
 /* The attacker's move m (legal, not a five) as a child: a four (with the
@@ -280,14 +302,20 @@ static int classify(vct_t *s, int m, bool global, cand_t *out, bool *win)
     *win = false;
     int nf = threat_four_at(q, q->att, m, f);
     int kind = -1;
-    threat_put(q, m, q->att);
-    if (nf >= 2 || (nf == 1 && !may_play(&q->b, q->def, f[0])))
+    if (nf >= 2) {
         *win = true;
-    else if (nf == 1)
+    } else if (nf == 1) {   /* renju: the block may be forbidden with m */
+        threat_put(q, m, q->att);
+        *win = !may_play(&q->b, q->def, f[0]);
+        threat_take(q, m);
         kind = KIND_FOUR;
-    else if (global ? winning_points(q, q->att, f) > 0 : makes_three(q, q->att, m))
+    } else if (global) {
+        threat_put(q, m, q->att);
+        kind = winning_points(q, q->att, f) > 0 ? KIND_THREE : -1;
+        threat_take(q, m);
+    } else if (makes_three(q, q->att, m)) {
         kind = KIND_THREE;
-    threat_take(q, m);
+    }
     if (*win || kind < 0)
         return *win;
     *out = (cand_t){.move = (int16_t)m, .block = (int16_t)(nf ? f[0] : MOVE_NONE),
@@ -408,14 +436,15 @@ static int three_replies(threat_query_t *tq, int att, int def, const int *w, int
     for (int q = 0; q < npts; q++) {
         if (cnt[q] < need || !may_play(b, def, q))
             continue;
-        threat_put(tq, q, def);
         bool stops = true;
-        if (renju)
+        if (renju) {
+            threat_put(tq, q, def);
             stops = winning_points(tq, att, pts) == 0;
-        else
+            threat_take(tq, q);
+        } else {   /* the stone is counted as the windows are read */
             for (int i = 0; i < nw && stops; i++)
-                stops = !winning_four_at(tq, att, w[i]);
-        threat_take(tq, q);
+                stops = !winning_four_with(tq, att, w[i], q, def);
+        }
         if (stops) {
             out[k++] = q;
             taken[q] = 1;

@@ -11,6 +11,8 @@
 #include "engine/board.h"
 #include "engine/bot.h"
 #include "util/util.h"
+#include "engine/line.h"
+#include "engine/threat.h"
 #include "engine/vcf.h"
 #include "tests/testkit.h"
 
@@ -357,6 +359,63 @@ START_TEST(test_random_against_brute_force)
 }
 END_TEST
 
+/* The solvers' "as if a stone stood there" four test equals putting the
+ * stone in and testing: on random clustered 9x9 positions under each
+ * rule, for each colour, each empty point p and each empty cell on p's
+ * lines within four of it, with a stone of either colour there; the
+ * query's board and windows are left as they were. */
+START_TEST(test_four_at_with)
+{
+    uint64_t rng = 11;
+    int checked = 0, fours = 0;
+    for (int it = 0; it < 24; it++) {
+        board_t b;
+        board_init(&b, 9, (rule_t)(it % RULE_COUNT));
+        int nstones = 10 + (int)(util_rng_next(&rng) % 16);
+        for (int k = 0; k < nstones; k++) {
+            int m = board_xy(&b, 1 + (int)(util_rng_next(&rng) % 7),
+                             1 + (int)(util_rng_next(&rng) % 7));
+            if (board_check_move(&b, m) == MOVE_OK && !board_is_winning_move(&b, m))
+                board_play(&b, m);
+        }
+        threat_query_t q;
+        threat_begin(&q, &b, 0, 0.0);
+        threat_lines_t before = q.lines;
+        for (int c = STONE_BLACK; c <= STONE_WHITE; c++)
+            for (int p = 0; p < 81; p++) {
+                uint8_t near[BOARD_CELLS] = {0};
+                if (b.cells[p] != STONE_EMPTY)
+                    continue;
+                line_mark_rays(&b, p, 4, near);
+                for (int cell = 0; cell < 81; cell++)
+                    for (int color = STONE_BLACK; color <= STONE_WHITE; color++) {
+                        if (cell == p || !near[cell] || b.cells[cell] != STONE_EMPTY)
+                            continue;
+                        int f1[8], f2[8];
+                        int n1 = threat_four_at_with(&q, c, p, cell, color, f1);
+                        ck_assert(memcmp(&q.lines, &before, sizeof before) == 0);
+                        ck_assert(memcmp(q.b.cells, b.cells, sizeof b.cells) == 0);
+                        threat_put(&q, cell, color);
+                        int n2 = threat_four_at(&q, c, p, f2);
+                        threat_take(&q, cell);
+                        ck_assert_int_eq(n1, n2);
+                        for (int i = 0; i < n1; i++) {
+                            int j = 0;
+                            while (j < n2 && f2[j] != f1[i])
+                                j++;
+                            ck_assert_msg(j < n2, "position %d: p %d cell %d: five point %d",
+                                          it, p, cell, f1[i]);
+                        }
+                        checked++;
+                        fours += n1 > 0;
+                    }
+            }
+    }
+    ck_assert_int_gt(checked, 10000);
+    ck_assert_int_gt(fours, 100);   /* the fours are well represented */
+}
+END_TEST
+
 /* The defence against the two-four VCF, white to move: every returned
  * move stops it (checked with a fresh solver), and it is exactly the set
  * of legal moves after which black has no VCF (all moves tried). */
@@ -488,7 +547,8 @@ int main(void)
     ADD_CASE(su, "vcf", 60, test_five_queries, test_immediate_five_and_game_over, test_two_fours,
              test_counter_four_breaks_line, test_renju_black_four_on_forbidden_point,
              test_renju_white_forces_forbidden_block, test_long_vcf,
-             test_random_against_brute_force, test_defend, test_bot_vcf, test_bot_vcf_beats_greedy,
+             test_random_against_brute_force, test_four_at_with, test_defend, test_bot_vcf,
+             test_bot_vcf_beats_greedy,
              test_cli_rules_vcf, test_cli_bench_vcf);
     return run_suite(su);
 }
