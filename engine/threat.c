@@ -237,6 +237,31 @@ int threat_four_at_with(threat_query_t *q, int c, int p, int cell, int color, in
     return four_at(q, c, p, cell, color, out);
 }
 
+int threat_window_empties_at(const threat_query_t *q, int p, int c, int own, int *out)
+{
+    const board_t *b = &q->b;
+    int size = b->size, px = p % size, py = p / size, n = 0;
+    int want = c == STONE_BLACK ? WSTATE(own, 0) : WSTATE(0, own);
+    for (int d = 0; d < NDIRS; d++) {
+        int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx, lo, hi;
+        window_span(size, px, py, dx, dy, &lo, &hi);
+        for (int s0 = lo, first = p + lo * step; s0 <= hi; s0++, first += step) {
+            if (q->lines.n[d][first] != want)
+                continue;
+            for (int k = 0, e = first; k < 5; k++, e += step) {
+                if (e == p || b->cells[e] != STONE_EMPTY)
+                    continue;
+                int i = 0;
+                while (i < n && out[i] != e)
+                    i++;
+                if (i == n)
+                    out[n++] = e;
+            }
+        }
+    }
+    return n;
+}
+
 int threat_fours(threat_query_t *q, int c, threat_four_t *out)
 {
     int cand[BOARD_CELLS], f[8];

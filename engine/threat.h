@@ -91,6 +91,12 @@ int threat_four_at(threat_query_t *q, int c, int p, int *out);
  * stone in. */
 int threat_four_at_with(threat_query_t *q, int c, int p, int cell, int color, int *out);
 
+/* The empty cells other than p of the windows of five through p that
+ * hold exactly `own` stones of c and none of the other colour, as the
+ * windows count them (a stone set in a cell alone is not counted), each
+ * once; returns the count (at most 80). */
+int threat_window_empties_at(const threat_query_t *q, int p, int c, int own, int *out);
+
 /* A four of colour c: the empty cell that makes it and its completion
  * points (the fives it threatens). */
 typedef struct threat_four {

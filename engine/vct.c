@@ -253,40 +253,24 @@ static int four_points(threat_query_t *q, int c, int *out)
 
 /* Would c's stone at the empty point m make a three: a winning-four
  * point in a window of five through m holding three of c's stones (m's
- * among them) and two empty cells? Outside renju the stone is set in the
- * cell alone for the test (the windows count it as they are read);
- * renju's forbidden checks need it in the windows. */
+ * among them) and two empty cells? Outside renju the stone is not put
+ * in: the windows of two through m are read, and the four tests count
+ * the stone as they read them; renju's forbidden checks need it in. */
 static bool makes_three(threat_query_t *q, int c, int m)
 {
-    board_t *b = &q->b;
-    bool renju = b->rule == RULE_RENJU, three = false;
-    int size = b->size, mx = m % size, my = m / size, tried[40], ntried = 0;
-    if (renju)
+    bool renju = q->b.rule == RULE_RENJU, three = false;
+    int e[80], ne;
+    if (renju) {
         threat_put(q, m, c);
-    else
-        b->cells[m] = (uint8_t)c;
-    for (int d = 0; d < NDIRS && !three; d++) {
-        for (int s0 = -4; s0 <= 0 && !three; s0++) {
-            int empty[5], ne = line_window_empties(b, c, mx + s0 * line_dx[d],
-                                                   my + s0 * line_dy[d], d, empty);
-            if (ne != 2)
-                continue;
-            for (int i = 0; i < ne && !three; i++) {
-                int t = 0;
-                while (t < ntried && tried[t] != empty[i])
-                    t++;
-                if (t < ntried)
-                    continue;
-                tried[ntried++] = empty[i];
-                three = renju ? winning_four_at(q, c, empty[i])
-                              : winning_four_with(q, c, empty[i], m, c);
-            }
-        }
-    }
-    if (renju)
+        ne = threat_window_empties_at(q, m, c, 3, e);
+        for (int i = 0; i < ne && !three; i++)
+            three = winning_four_at(q, c, e[i]);
         threat_take(q, m);
-    else
-        b->cells[m] = STONE_EMPTY;
+    } else {
+        ne = threat_window_empties_at(q, m, c, 2, e);
+        for (int i = 0; i < ne && !three; i++)
+            three = winning_four_with(q, c, e[i], m, c);
+    }
     return three;
 }
 
