@@ -1,5 +1,7 @@
 /* gomoku serve: options and signals; the server is web/server.c. */
+#include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -7,6 +9,7 @@
 #include "cli/cmds.h"
 #include "cli/options.h"
 #include "selfplay/args.h"
+#include "util/util.h"
 #include "web/server.h"
 
 static const cmd_help_t help = {
@@ -28,6 +31,18 @@ static const cmd_help_t help = {
     "http://HOST:PORT/?token=T, and every request must carry the token.",
 };
 
+#if GZ_HAVE_HTTP
+/* Posted by SIGINT/SIGTERM, whichever thread the kernel hands them to
+ * (sem_post is async-signal-safe); the main thread waits on it. */
+static sem_t stop_sem;
+
+static void on_stop_signal(int sig)
+{
+    (void)sig;
+    sem_post(&stop_sem);
+}
+#endif
+
 int cmd_serve(int argc, char **argv)
 {
     web_server_opts_t wo = {0};
@@ -47,17 +62,25 @@ int cmd_serve(int argc, char **argv)
 #if GZ_HAVE_HTTP
     if (!wo.model && !wo.run_dir)
         wo.model = "models/freestyle9-2x32.gzm";
-    /* SIGINT/SIGTERM are taken by sigwait below: block them before any thread starts */
+    /* SIGINT/SIGTERM: blocked in the server's threads (they inherit the
+     * mask), and caught by a handler: a thread started before main (a BLAS
+     * library's pool) does not block them, and with the default action a
+     * signal the kernel hands to it would kill the process before the
+     * server stops (check_serve saw it) */
     sigset_t sigs;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGINT);
     sigaddset(&sigs, SIGTERM);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    sem_init(&stop_sem, 0, 0);
+    struct sigaction old[2];
+    util_catch_stop_signals(on_stop_signal, old);
     signal(SIGPIPE, SIG_IGN);
     char err[512], url[512];
     bool bad_arg;
     web_server_t *w = web_server_start(&wo, url, sizeof url, &bad_arg, err, sizeof err);
     if (!w) {
+        util_restore_stop_signals(old);
         pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
         if (bad_arg)
             return args_fail(&help, "%s", err);
@@ -66,11 +89,12 @@ int cmd_serve(int argc, char **argv)
     }
     printf("gomoku serve: %s%s\n", url, wo.run_dir ? "" : "  (no --run: play only)");
     fflush(stdout);
-    int sig;
-    sigwait(&sigs, &sig);
+    pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);   /* this thread waits for them */
+    while (sem_wait(&stop_sem) != 0 && errno == EINTR)
+        ;
     fprintf(stderr, "gomoku serve: stopping\n");
     web_server_free(w);
-    pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
+    util_restore_stop_signals(old);
     return 0;
 #else
     fprintf(stderr, "gomoku serve: this build has no HTTP server (apt-get install "

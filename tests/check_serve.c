@@ -829,6 +829,20 @@ START_TEST(test_busy_game_refused)
 }
 END_TEST
 
+/* SIGTERM the moment the address is printed, before the main thread
+ * waits for it: the server still stops cleanly. A thread the process
+ * had before main (OpenBLAS's pool) does not block the signal, and
+ * with its default action there it killed the server (6 times in 30
+ * before the handler). */
+START_TEST(test_stop_at_once)
+{
+    for (int i = 0; i < 20; i++) {
+        server_t s = serve_start_greedy();
+        serve_stop(&s);
+    }
+}
+END_TEST
+
 /* SIGTERM while the model thinks over a move of a million playouts (many
  * minutes here): the search ends early and the server stops cleanly,
  * long before the move would have been done. */
@@ -877,6 +891,6 @@ int main(void)
     ADD_CASE(su, "serve", 120, test_listen_refused, test_token, test_bad_requests, test_play_bot,
              test_busy_game_refused,
              test_load_psq, test_analysis_fields, test_load_option, test_watch, test_run_bad_newest_checkpoint, test_slow_clients_lock_no_one_out,
-             test_stop_during_search);
+             test_stop_during_search, test_stop_at_once);
     return run_suite(su);
 }
