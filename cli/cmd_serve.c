@@ -81,6 +81,7 @@ int cmd_serve(int argc, char **argv)
     web_server_t *w = web_server_start(&wo, url, sizeof url, &bad_arg, err, sizeof err);
     if (!w) {
         util_restore_stop_signals(old);
+        sem_destroy(&stop_sem);
         pthread_sigmask(SIG_UNBLOCK, &sigs, NULL);
         if (bad_arg)
             return args_fail(&help, "%s", err);
@@ -95,6 +96,7 @@ int cmd_serve(int argc, char **argv)
     fprintf(stderr, "gomoku serve: stopping\n");
     web_server_free(w);
     util_restore_stop_signals(old);
+    sem_destroy(&stop_sem);
     return 0;
 #else
     fprintf(stderr, "gomoku serve: this build has no HTTP server (apt-get install "
