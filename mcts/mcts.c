@@ -15,6 +15,7 @@
 #include <assert.h>
 #include <pthread.h>
 #include <sched.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -733,6 +734,7 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_verify_nodes = MCTS_VCT_VERIFY_NODES,
                          .vct_verify_share = (float)MCTS_VCT_VERIFY_SHARE,
                          .vct_quiet_nodes = MCTS_VCT_QUIET_NODES,
+                         .vct_watch_nodes = MCTS_VCT_WATCH_NODES,
                          .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true};
 }
 
@@ -1387,11 +1389,122 @@ static void *search_thread_main(void *arg)
     return NULL;
 }
 
+/* The watcher (vct_watch_nodes): a thread beside the search threads of a
+ * timed search that checks the most visited root moves against the
+ * opponent's VCT while they search, and makes each refuted one a proven
+ * loss, so that the search turns to the others. It holds the tree's lock
+ * only to pick a move and to mark it; its solves run outside it, on the
+ * caller's solver. A root move is checked once per root (t->verified,
+ * shared with mcts_refute_best). */
+#define WATCH_TOP 3        /* it checks the WATCH_TOP most visited root moves ... */
+#define WATCH_SHARE 4      /* ... with at least 1/WATCH_SHARE of the first one's visits */
+#define WATCH_IDLE_US 2000 /* nothing to check: it looks again after this */
+
+typedef struct watch_thread {
+    search_shared_t *sh;
+    vct_t *vct;
+    uint32_t nodes;
+} watch_thread_t;
+
+/* Under the lock: the next root move to check (the position after it in
+ * *after), MOVE_NONE when none is due. */
+static int watch_pick(mcts_t *t, board_t *after)
+{
+    const node_t *r = CN(t, t->root);
+    if (r->state != NS_EXPANDED || t->nverified >= VERIFY_MAX)
+        return MOVE_NONE;
+    const edge_t *ed = CE(t, r->edge);
+    int top[WATCH_TOP], ntop = 0;   /* edge indices, most visits first */
+    for (int i = 0; i < r->nvisited; i++) {
+        uint32_t n = CN(t, ed[i].child)->n;
+        if (CN(t, ed[i].child)->state != NS_EXPANDED)
+            continue;   /* proven already, or not evaluated yet */
+        int k = ntop;
+        if (k == WATCH_TOP) {
+            if (n <= CN(t, ed[top[k - 1]].child)->n)
+                continue;
+            k--;
+        } else {
+            ntop++;
+        }
+        for (; k > 0 && CN(t, ed[top[k - 1]].child)->n < n; k--)
+            top[k] = top[k - 1];
+        top[k] = i;
+    }
+    for (int j = 0; j < ntop; j++) {
+        if ((uint64_t)CN(t, ed[top[j]].child)->n * WATCH_SHARE < CN(t, ed[top[0]].child)->n)
+            break;
+        int move = ed[top[j]].move, k = 0;
+        while (k < t->nverified && t->verified[k] != move)
+            k++;
+        if (k < t->nverified)
+            continue;
+        t->verified[t->nverified++] = (int16_t)move;
+        *after = t->root_board;
+        if (board_play(after, move) == MOVE_OK && !board_over(after))
+            return move;
+    }
+    return MOVE_NONE;
+}
+
+/* Under the lock: the opponent wins after root move `move`. */
+static void watch_refute(mcts_t *t, int move)
+{
+    node_t *r = N(t, t->root);
+    if (r->state != NS_EXPANDED)
+        return;
+    edge_t *ed = E(t, r->edge);
+    for (int i = 0; i < r->nvisited; i++) {
+        if (ed[i].move != move)
+            continue;
+        node_t *c = N(t, ed[i].child);
+        if (c->state == NS_EXPANDED) {
+            c->state = NS_TERMINAL;
+            c->exact = 1;
+        }
+        return;
+    }
+}
+
+static void *watch_thread_main(void *arg)
+{
+    watch_thread_t *w = arg;
+    search_shared_t *sh = w->sh;
+    mcts_t *t = sh->t;
+    for (;;) {
+        board_t after;
+        pthread_mutex_lock(&sh->lock);
+        bool stop = search_should_stop(sh);
+        int move = stop ? MOVE_NONE : watch_pick(t, &after);
+        pthread_mutex_unlock(&sh->lock);
+        if (stop)
+            break;
+        double left = sh->lim->time_ms - (util_now_ms() - sh->t0);
+        if (left < 1.0)
+            break;
+        if (move == MOVE_NONE) {
+            usleep(WATCH_IDLE_US);
+            continue;
+        }
+        vct_limits_t vl = {.nodes = w->nodes, .time_ms = left};
+        vct_status_t st = vct_solve(w->vct, &after, &vl, NULL);
+        pthread_mutex_lock(&sh->lock);
+        t->vct_checks++;
+        if (st == VCT_WIN) {
+            t->vct_wins++;
+            watch_refute(t, move);
+        }
+        pthread_mutex_unlock(&sh->lock);
+    }
+    return NULL;
+}
+
 int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void *const *users,
                         const mcts_limits_t *lim, mcts_result_t *out)
 {
     assert(t->npending == 0);
-    if (nthreads <= 1)
+    bool watch = lim->watch && t->p.vct_watch_nodes && lim->time_ms > 0.0;
+    if (nthreads <= 1 && !watch)
         return mcts_search(t, evals[0], users[0], lim, out);
     if (nthreads > MCTS_MAX_THREADS)
         nthreads = MCTS_MAX_THREADS;
@@ -1418,9 +1531,14 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
             break;   /* fewer threads: the search still completes */
         started = i + 1;
     }
+    watch_thread_t wt = {.sh = &sh, .vct = lim->watch, .nodes = t->p.vct_watch_nodes};
+    pthread_t wtid;
+    watch = watch && pthread_create(&wtid, NULL, watch_thread_main, &wt) == 0;
     search_thread_main(&st[0]);
     for (int i = 1; i < started; i++)
         pthread_join(tid[i], NULL);
+    if (watch)
+        pthread_join(wtid, NULL);
     pthread_mutex_destroy(&sh.lock);
     mcts_get_result(t, out);
     out->playouts = t->playouts - p0;

@@ -55,6 +55,7 @@
 
 #include "engine/board.h"
 #include "engine/record.h"
+#include "engine/vct.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -106,6 +107,10 @@ typedef struct mcts_params {
     float vct_verify_share; /* of a time-limited search's time: that check, at its end */
     uint32_t vct_quiet_nodes; /* that check also looks for the opponent's quiet win after
                             * the move (vct_quiet_win): nodes of each solve (0: off) */
+    uint32_t vct_watch_nodes; /* a timed search given a solver of its own (mcts_limits_t.watch)
+                            * runs it in a thread beside the search threads: the most visited
+                            * root moves are checked against the opponent's VCT while the
+                            * search runs, this many nodes each (0: off) */
     size_t vct_tt_bytes;   /* the tree's VCT solver (made only when a VCT budget is set) */
     bool threat_prune;     /* facing the opponent's three (and no four), a node's children
                             * are only the moves that stop it and its own fours */
@@ -128,6 +133,7 @@ typedef struct mcts_params {
 #define MCTS_VCT_VERIFY_NODES 50000
 #define MCTS_VCT_VERIFY_SHARE 0.2
 #define MCTS_VCT_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
+#define MCTS_VCT_WATCH_NODES 100000
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of
  * 1 MiB ran out of room after a few thousand nodes). */
@@ -227,6 +233,9 @@ typedef struct mcts_limits {
     int batch;                /* leaves per eval call (1..max_pending; 0: 1) */
     double root_time_ms;      /* the time the root's VCT gets vct_root_share of, when a
                                  search is cut in slices (0: time_ms) */
+    vct_t *watch;             /* the solver of the thread beside a timed search
+                                 (vct_watch_nodes; NULL: no such thread); the caller's,
+                                 used by that thread alone */
 } mcts_limits_t;
 
 #define MCTS_PV_MAX 32

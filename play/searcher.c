@@ -19,6 +19,7 @@ struct searcher {
     mcts_eval_fn fn[SEARCHER_MAX_THREADS];
     void *user[SEARCHER_MAX_THREADS];
     nn_eval_cache_t *cache;       /* NULL: none */
+    vct_t *watch;                 /* the solver of a timed search's watcher (made at its first) */
     int ntrees;                   /* G; 0 after a failed searcher_set_memory */
     mcts_t **trees;
     /* searcher_step: the leaves of all trees, one row each */
@@ -45,6 +46,7 @@ void search_settings_default(search_settings_t *s)
                              .vct_verify_nodes = (int)p.vct_verify_nodes,
                              .vct_verify_share = p.vct_verify_share,
                              .vct_quiet_nodes = (int)p.vct_quiet_nodes,
+                             .vct_watch_nodes = (int)p.vct_watch_nodes,
                              .threat_prune = p.threat_prune};
 }
 
@@ -64,6 +66,7 @@ void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
     p->vct_verify_nodes = (uint32_t)s->vct_verify_nodes;
     p->vct_verify_share = (float)s->vct_verify_share;
     p->vct_quiet_nodes = (uint32_t)s->vct_quiet_nodes;
+    p->vct_watch_nodes = (uint32_t)s->vct_watch_nodes;
     p->threat_prune = s->threat_prune != 0;
 }
 
@@ -257,6 +260,7 @@ void searcher_free(searcher_t *s)
     free(s->value);
     free(s->first);
     free(s->count);
+    vct_free(s->watch);
     free(s);
 }
 
@@ -308,6 +312,11 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
     if (l.batch == 0)
         l.batch = s->o.batch;
     const mcts_params_t *p = &s->o.mcts;
+    if (l.time_ms > 0.0 && p->vct_watch_nodes) {
+        if (!s->watch && !(s->watch = vct_create(p->vct_tt_bytes, err, errlen)))
+            return -1;
+        l.watch = s->watch;
+    }
     double root_ms = l.root_time_ms > 0.0 ? l.root_time_ms : l.time_ms;
     double verify_ms = root_ms * p->vct_verify_share;
     if (!(l.time_ms > 0.0) || !p->vct_verify_nodes || verify_ms < 1.0 || l.time_ms <= verify_ms) {

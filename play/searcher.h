@@ -51,6 +51,7 @@ typedef struct search_settings {
     int vct_verify_nodes; /* the end of a timed search: its move checked (0: off) */
     double vct_verify_share; /* of a timed search: that check */
     int vct_quiet_nodes;  /* that check's look for a quiet win, each solve (0: off) */
+    int vct_watch_nodes;  /* a timed search's thread checking its best moves, each solve (0: off) */
     int threat_prune;     /* 1: facing a three, only its stops and own fours */
 } search_settings_t;
 

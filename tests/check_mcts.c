@@ -1245,34 +1245,20 @@ START_TEST(test_refute_quiet)
 }
 END_TEST
 
-/* mcts_refute_best: the move the search would play, refuted by the
- * opponent's VCT, becomes a proven loss and is no longer picked; a real
- * defence holds; each move is checked once per root. The root's own
- * defence is off, so only the check keeps the refuted move out. */
-START_TEST(test_refute_best)
+/* A root move of b that does not stop the opponent's VCT (def[0..nd): the
+ * defences) and that a search of 100 visits led by eval_favour (favour,
+ * set here: that move, then def[0]) plays; MOVE_NONE when there is none.
+ * The VCF checks in the tree do not see the VCT behind it. */
+static int favoured_refuted(const board_t *b, const mcts_params_t *p, const int *def, int nd,
+                            int favour[2])
 {
-    const int wh[3][2] = {{8, 8}, {6, 6}, {0, 0}};
-    board_t b;
-    setup(&b, 15, RULE_FREESTYLE, vct_bl, 4, wh, 3);
-    char err[128];
-    vct_t *v = vct_create((size_t)16 << 20, err, sizeof err);
-    ck_assert_msg(v != NULL, "%s", err);
-    vct_limits_t lim = {.nodes = 200000};
-    int def[BOARD_CELLS];
-    int nd = vct_defend(v, &b, &lim, def, NULL);
-    ck_assert_int_gt(nd, 0);
-    mcts_params_t p = params_mem((size_t)16 << 20);
-    p.vct_root_nodes = p.vct_defend_nodes = 0;
-    mcts_t *t = tree_of(&p);
-    mcts_set_root(t, &b);
+    mcts_t *t = tree_of(p);
+    mcts_set_root(t, b);
     mcts_limits_t sl = {.visits = 100};
     mcts_result_t r;
     mcts_search(t, mcts_eval_uniform, NULL, &sl, &r);
-    /* a root move that does not stop the VCT and that the search, led by
-     * the evaluator, would play: the VCF checks in the tree do not see
-     * the VCT behind it */
     mcts_child_info_t ch[BOARD_CELLS];
-    int n = mcts_root_children(t, ch, BOARD_CELLS), bad = MOVE_NONE, favour[2];
+    int n = mcts_root_children(t, ch, BOARD_CELLS), bad = MOVE_NONE;
     for (int i = 0; i < n && bad == MOVE_NONE; i++) {
         int j = 0;
         while (j < nd && def[j] != ch[i].move)
@@ -1282,34 +1268,128 @@ START_TEST(test_refute_best)
         favour[0] = ch[i].move;
         favour[1] = def[0];
         mcts_free(t);
-        t = tree_of(&p);
-        mcts_set_root(t, &b);
+        t = tree_of(p);
+        mcts_set_root(t, b);
         mcts_search(t, eval_favour, favour, &sl, &r);
         if (r.best_move == ch[i].move)
             bad = ch[i].move;
     }
-    ck_assert_int_ne(bad, MOVE_NONE);
-    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), bad);
-    ck_assert_int_ne(mcts_pick_move(t, 0.0), bad);
-    ck_assert_int_eq(mcts_pick_move(t, 0.0), def[0]);
+    mcts_free(t);
+    return bad;
+}
+
+/* The position of test_vct_defence with its defences (200,000 nodes a
+ * solve) and a move the search favours there that the opponent's VCT
+ * refutes (favoured_refuted); the root's own VCT and defence off. */
+typedef struct refuted {
+    board_t b;
+    vct_t *v;              /* 16 MiB, for the caller's solves; vct_free it */
+    int def[BOARD_CELLS], nd;
+    mcts_params_t p;
+    int favour[2], bad;
+} refuted_t;
+
+static void refuted_setup(refuted_t *x)
+{
+    const int wh[3][2] = {{8, 8}, {6, 6}, {0, 0}};
+    setup(&x->b, 15, RULE_FREESTYLE, vct_bl, 4, wh, 3);
+    char err[128];
+    x->v = vct_create((size_t)16 << 20, err, sizeof err);
+    ck_assert_msg(x->v != NULL, "%s", err);
+    vct_limits_t lim = {.nodes = 200000};
+    x->nd = vct_defend(x->v, &x->b, &lim, x->def, NULL);
+    ck_assert_int_gt(x->nd, 0);
+    x->p = params_mem((size_t)16 << 20);
+    x->p.vct_root_nodes = x->p.vct_defend_nodes = 0;
+    x->bad = favoured_refuted(&x->b, &x->p, x->def, x->nd, x->favour);
+    ck_assert_int_ne(x->bad, MOVE_NONE);
+}
+
+/* mcts_refute_best: the move the search would play, refuted by the
+ * opponent's VCT, becomes a proven loss and is no longer picked; a real
+ * defence holds; each move is checked once per root. The root's own
+ * defence is off, so only the check keeps the refuted move out. */
+START_TEST(test_refute_best)
+{
+    refuted_t x;
+    refuted_setup(&x);
+    mcts_t *t = tree_of(&x.p);
+    mcts_set_root(t, &x.b);
+    mcts_limits_t sl = {.visits = 100};
+    mcts_result_t r;
+    mcts_search(t, eval_favour, x.favour, &sl, &r);
+    ck_assert_int_eq(r.best_move, x.bad);
+    vct_limits_t lim = {.nodes = 200000};
+    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), x.bad);
+    ck_assert_int_ne(mcts_pick_move(t, 0.0), x.bad);
+    ck_assert_int_eq(mcts_pick_move(t, 0.0), x.def[0]);
     ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), MOVE_NONE);   /* def[0] holds */
     ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), MOVE_NONE);   /* checked already */
     sl.visits = 300;
-    mcts_search(t, eval_favour, favour, &sl, &r);
-    ck_assert_int_ne(r.best_move, bad);
-    board_t after = b;
-    board_play(&after, bad);
-    ck_assert_int_eq(vct_solve(v, &after, &lim, NULL), VCT_WIN);
+    mcts_search(t, eval_favour, x.favour, &sl, &r);
+    ck_assert_int_ne(r.best_move, x.bad);
+    board_t after = x.b;
+    board_play(&after, x.bad);
+    ck_assert_int_eq(vct_solve(x.v, &after, &lim, NULL), VCT_WIN);
     mcts_free(t);
     /* a budget of 0 nodes checks nothing */
-    t = tree_of(&p);
-    mcts_set_root(t, &b);
+    t = tree_of(&x.p);
+    mcts_set_root(t, &x.b);
     sl.visits = 100;
-    mcts_search(t, eval_favour, favour, &sl, &r);
+    mcts_search(t, eval_favour, x.favour, &sl, &r);
     ck_assert_int_eq(mcts_refute_best(t, 0, 0.0), MOVE_NONE);
-    ck_assert_int_eq(mcts_pick_move(t, 0.0), bad);
+    ck_assert_int_eq(mcts_pick_move(t, 0.0), x.bad);
     mcts_free(t);
-    vct_free(v);
+    vct_free(x.v);
+}
+END_TEST
+
+/* eval_favour, slowed to 2 ms a call: a timed search that lasts. */
+static void eval_favour_slow(void *user, const board_t *const *boards, int n, float *policy,
+                             float *value)
+{
+    usleep(2000);
+    eval_favour(user, boards, n, policy, value);
+}
+
+/* The watcher (vct_watch_nodes): while a timed search runs, the thread
+ * beside it checks the most visited root move, finds the opponent's VCT
+ * behind the favoured move and makes it a proven loss, so the search
+ * plays another. Without a solver for it (or with 0 nodes) the search
+ * plays the favoured move. The search's visit target ends it (at 2 ms an
+ * evaluation, a second or more: time for the solves, which take a few ms
+ * here); its time limit is far out of reach. */
+START_TEST(test_watch)
+{
+    refuted_t x;
+    refuted_setup(&x);
+    for (int mode = 0; mode < 3; mode++) {   /* watcher, no solver, 0 nodes */
+        x.p.vct_watch_nodes = mode == 2 ? 0 : 200000;
+        mcts_t *t = tree_of(&x.p);
+        mcts_set_root(t, &x.b);
+        mcts_limits_t sl = {.visits = mode ? 150 : 600, .time_ms = 600000.0,
+                            .watch = mode == 1 ? NULL : x.v};
+        mcts_eval_fn fn = eval_favour_slow;
+        void *user = x.favour;
+        mcts_result_t r;
+        mcts_search_threads(t, 1, &fn, &user, &sl, &r);
+        mcts_child_info_t ch[BOARD_CELLS];
+        int n = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
+        while (k < n && ch[k].move != x.bad)
+            k++;
+        ck_assert_int_lt(k, n);
+        if (mode == 0) {
+            ck_assert_int_ne(r.best_move, x.bad);
+            ck_assert_int_eq(ch[k].proven, -1);
+            ck_assert_uint_ge(mcts_vct_checks(t), 1);
+            ck_assert_uint_ge(mcts_vct_wins(t), 1);
+        } else {
+            ck_assert_int_eq(r.best_move, x.bad);
+            ck_assert_int_eq(ch[k].proven, 0);
+        }
+        mcts_free(t);
+    }
+    vct_free(x.v);
 }
 END_TEST
 
@@ -1376,7 +1456,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_refute_quiet,
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_refute_quiet,
              test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
