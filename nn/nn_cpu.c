@@ -875,11 +875,9 @@ static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int
         pthread_cond_init(&f->done, NULL);
     }
     if (host != 0 || !f)
+        goto out_nomem;
+    if (conv_plan(c, err, errlen) != 0)
         goto out_free_ctx;
-    if (conv_plan(c, err, errlen) != 0) {
-        fast_free(c);
-        return NULL;
-    }
     int t = threads > 0 ? threads : sgemm_cores();
     if (t > max_batch)
         t = max_batch;
@@ -911,27 +909,27 @@ static nn_ctx_t *fast_create(const nn_model_t *m, int max_batch, int device, int
     }
     f->w = calloc((size_t)t, sizeof *f->w);
     if (!f->w)
-        goto out_free_ctx;
+        goto out_nomem;
     for (int i = 0; i < t; i++) {
         f->w[i].ctx = c;
         f->w[i].idx = i;
         if (lane_alloc_forward(&f->w[i], &m->cfg, f) != 0)
-            goto out_free_ctx;
+            goto out_nomem;
     }
     for (int i = 1; i < t; i++) {
         if (pthread_create(&f->w[i].tid, NULL, lane_main, &f->w[i]) != 0) {
             snprintf(err, errlen, "cpu: cannot start thread %d of %d", i + 1, t);
-            fast_free(c);
-            return NULL;
+            goto out_free_ctx;
         }
         f->w[i].started = true;
     }
     return c;
 
-out_free_ctx:
-    fast_free(c);
+    /* every failure ends here (c may still be NULL: fast_free takes it) */
 out_nomem:
     snprintf(err, errlen, "cpu: out of memory for batch %d", max_batch);
+out_free_ctx:
+    fast_free(c);
     return NULL;
 }
 
