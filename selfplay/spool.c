@@ -61,17 +61,9 @@ spool_t *spool_open(const char *dir, int max, int durable, char *err, size_t err
             unlinkat(dirfd(d), nm, 0);
             continue;
         }
-        if (strlen(nm) != 20 || strcmp(nm + 16, ".gzf") != 0)
-            continue;
-        uint64_t v = 0;
-        int ok = 1;
-        for (int i = 0; i < 16; i++) {
-            if (nm[i] < '0' || nm[i] > '9')
-                ok = 0;
-            v = v * 10 + (uint64_t)(nm[i] - '0');
-        }
-        if (!ok)
-            continue;
+        uint64_t v;
+        if (strlen(nm) != 20 || !run_numbered_name(nm, "", ".gzf", &v))
+            continue;   /* frames are named by 16 digits */
         s->count++;
         if (v < lo)
             lo = v;

@@ -429,8 +429,6 @@ static bool host_ok(struct MHD_Connection *c)
            (inet_pton(AF_INET, host, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127);
 }
 
-typedef int (*game_fn)(serve_play_t *, const char *, FILE *);
-
 static enum MHD_Result route(server_t *s, struct MHD_Connection *c, const char *url,
                              const char *method, request_t *rq)
 {
