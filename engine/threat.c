@@ -291,6 +291,7 @@ static void query_start(threat_query_t *q, uint64_t max_nodes, double time_ms)
     q->nodes = 0;
     q->max_nodes = max_nodes;
     q->deadline_ms = time_ms > 0.0 ? util_now_ms() + time_ms : 0.0;
+    q->stop = NULL;
     q->aborted = false;
     q->nline = 0;
 }

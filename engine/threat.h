@@ -43,6 +43,7 @@ typedef struct threat_query {
     uint64_t nodes, max_nodes;  /* this query's nodes, its budget (0: none) */
     uint64_t total_nodes;       /* all queries' nodes */
     double deadline_ms;         /* 0: none */
+    const volatile int *stop;   /* give up once *stop != 0 (NULL: never) */
     bool aborted;               /* the budget ran out */
     int nline;
     int line[THREAT_LINE_MAX];  /* the winning line, from the attacker's first move */
@@ -114,16 +115,17 @@ int threat_fours(threat_query_t *q, int c, threat_four_t *out);
 vcf_status_t vcf_solve_at(vcf_t *s, const threat_query_t *at, const vcf_limits_t *lim,
                           vcf_result_t *out);
 
-/* Has the budget run out? Sets and keeps q->aborted. The clock is read
- * when nodes & poll_mask is zero. */
+/* Has the budget run out? Sets and keeps q->aborted. The clock and the
+ * stop flag are read when nodes & poll_mask is zero. */
 static inline bool threat_over_budget(threat_query_t *q, uint64_t poll_mask)
 {
     if (q->aborted)
         return true;
     if (q->max_nodes && q->nodes >= q->max_nodes)
         q->aborted = true;
-    else if (q->deadline_ms > 0.0 && (q->nodes & poll_mask) == 0 &&
-             util_now_ms() >= q->deadline_ms)
+    else if ((q->nodes & poll_mask) == 0 &&
+             ((q->deadline_ms > 0.0 && util_now_ms() >= q->deadline_ms) ||
+              (q->stop && __atomic_load_n(q->stop, __ATOMIC_RELAXED) != 0)))
         q->aborted = true;
     return q->aborted;
 }

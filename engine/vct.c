@@ -779,6 +779,7 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
                     ? lim->max_depth : VCT_MAX_DEPTH;
     bool dfs = lim && lim->algo == VCT_ALGO_DFS;
     threat_begin(&s->q, b, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
+    s->q.stop = lim ? lim->stop : NULL;
     s->q.salt ^= s->q.att == STONE_BLACK ? 0x165667b19e3779f9ULL : 0;
     s->vcf_nodes = lim && lim->vcf_nodes ? lim->vcf_nodes : VCT_VCF_NODES;
     vct_status_t st = VCT_NONE;

@@ -75,6 +75,8 @@ typedef struct vct_limits {
     int max_depth;       /* attacker moves, 1..VCT_MAX_DEPTH (0: VCT_MAX_DEPTH) */
     uint64_t vcf_nodes;  /* budget of each inner VCF check (0: VCT_VCF_NODES) */
     vct_algo_t algo;
+    const volatile int *stop; /* give up (VCT_UNKNOWN) once *stop != 0, read atomically
+                                 with the clock (may be NULL) */
 } vct_limits_t;
 
 #define VCT_VCF_NODES 200

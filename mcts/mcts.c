@@ -1339,6 +1339,7 @@ typedef struct search_shared {
     uint32_t target;
     int batch;
     uint64_t evals;
+    volatile int done;   /* the search threads have stopped (the watcher's solve gives up) */
 } search_shared_t;
 
 typedef struct search_thread {
@@ -1486,7 +1487,7 @@ static void *watch_thread_main(void *arg)
             usleep(WATCH_IDLE_US);
             continue;
         }
-        vct_limits_t vl = {.nodes = w->nodes, .time_ms = left};
+        vct_limits_t vl = {.nodes = w->nodes, .time_ms = left, .stop = &sh->done};
         vct_status_t st = vct_solve(w->vct, &after, &vl, NULL);
         pthread_mutex_lock(&sh->lock);
         t->vct_checks++;
@@ -1537,8 +1538,10 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     search_thread_main(&st[0]);
     for (int i = 1; i < started; i++)
         pthread_join(tid[i], NULL);
-    if (watch)
+    if (watch) {
+        __atomic_store_n(&sh.done, 1, __ATOMIC_RELAXED);
         pthread_join(wtid, NULL);
+    }
     pthread_mutex_destroy(&sh.lock);
     mcts_get_result(t, out);
     out->playouts = t->playouts - p0;

@@ -699,6 +699,15 @@ START_TEST(test_limits)
     ck_assert_int_eq(vct_solve(s, &b, &tiny, &r), VCT_UNKNOWN);
     ck_assert_int_le(r.nodes, 3);
     ck_assert_int_eq(r.nline, 0);
+    /* a raised stop flag ends a solve where the clock is read (every 16
+     * nodes); a lowered one changes nothing (the table is still empty) */
+    volatile int stop = 1;
+    vct_limits_t stopped = {.nodes = 200000, .stop = &stop};
+    ck_assert_int_eq(vct_solve(s, &b, &stopped, &r), VCT_UNKNOWN);
+    ck_assert_int_le(r.nodes, 16);
+    stop = 0;
+    ck_assert_int_eq(vct_solve(s, &b, &stopped, &r), VCT_WIN);
+    vct_clear(s);
     uint64_t before = vct_nodes(s);
     vct_limits_t ok = {.nodes = 200000};
     ck_assert_int_eq(vct_solve(s, &b, &ok, &r), VCT_WIN);
