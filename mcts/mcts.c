@@ -1154,6 +1154,16 @@ static int best_edge(const mcts_t *t, const node_t *nd)
     return best;
 }
 
+/* Root move `move` was checked against the opponent's VCT for this root
+ * (by mcts_refute_best or the watcher). */
+static bool root_checked(const mcts_t *t, int move)
+{
+    for (int i = 0; i < t->nverified; i++)
+        if (t->verified[i] == move)
+            return true;
+    return false;
+}
+
 int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
 {
     node_t *r = N(t, t->root);
@@ -1166,9 +1176,8 @@ int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
         return MOVE_NONE;
     int move = ed[b].move;
     node_t *c = N(t, ed[b].child);
-    for (int i = 0; i < t->nverified; i++)
-        if (t->verified[i] == move)
-            return MOVE_NONE;
+    if (root_checked(t, move))
+        return MOVE_NONE;
     if (c->state != NS_EXPANDED && c->state != NS_NEW)
         return MOVE_NONE;   /* proven already, or in flight */
     t->verified[t->nverified++] = (int16_t)move;
@@ -1417,9 +1426,10 @@ static int watch_pick(mcts_t *t, board_t *after)
     const edge_t *ed = CE(t, r->edge);
     int top[WATCH_TOP], ntop = 0;   /* edge indices, most visits first */
     for (int i = 0; i < r->nvisited; i++) {
-        uint32_t n = CN(t, ed[i].child)->n;
-        if (CN(t, ed[i].child)->state != NS_EXPANDED)
+        const node_t *c = CN(t, ed[i].child);
+        if (c->state != NS_EXPANDED)
             continue;   /* proven already, or not evaluated yet */
+        uint32_t n = c->n;
         int k = ntop;
         if (k == WATCH_TOP) {
             if (n <= CN(t, ed[top[k - 1]].child)->n)
@@ -1435,10 +1445,8 @@ static int watch_pick(mcts_t *t, board_t *after)
     for (int j = 0; j < ntop; j++) {
         if ((uint64_t)CN(t, ed[top[j]].child)->n * WATCH_SHARE < CN(t, ed[top[0]].child)->n)
             break;
-        int move = ed[top[j]].move, k = 0;
-        while (k < t->nverified && t->verified[k] != move)
-            k++;
-        if (k < t->nverified)
+        int move = ed[top[j]].move;
+        if (root_checked(t, move))
             continue;
         t->verified[t->nverified++] = (int16_t)move;
         *after = t->root_board;
