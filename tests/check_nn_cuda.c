@@ -996,18 +996,18 @@ END_TEST
 /* Per-tensor comparison of two flat buffers (host layout): |d| <= rtol_max
  * max|ref tensor| + rtol_max |ref| + floor and, when l2 > 0, relative L2
  * error <= l2 with floor as the least RMS the error is measured against.
- * floor = 1e-4 max|ref| over all tensors: a tensor whose true value cancels
- * to about 0 (the policy bias: softmax ignores a shift of its logits) is
- * judged against the scale of the whole buffer, not against its own ~1e-16.
- * Prints one line per tensor; true when all pass. */
+ * floor = floor_rel max|ref| over all tensors: a tensor whose true value
+ * cancels to about 0 (the policy bias: softmax ignores a shift of its
+ * logits) is judged against the scale of the whole buffer, not against its
+ * own ~1e-16. Prints one line per tensor; true when all pass. */
 static bool tensors_match(const nn_config_t *cfg, const char *what, const float *ref,
-                          const float *got, double rtol_max, double l2)
+                          const float *got, double rtol_max, double l2, double floor_rel)
 {
     bool ok = true;
     double all = 0.0;
     for (size_t i = 0; i < nn_param_count(cfg); i++)
         all = fabs(ref[i]) > all ? fabs(ref[i]) : all;
-    double floor_ = 1e-4 * all;
+    double floor_ = floor_rel * all;
     for (int t = 0; t < nn_param_tensors(cfg); t++) {
         nn_tensor_info_t ti = nn_param_tensor(cfg, t);
         double mx = 0.0, e2 = 0.0, r2 = 0.0;
@@ -1110,7 +1110,15 @@ END_TEST
 
 /* loss_grad of the GPU against the float64 reference on batch b (n rows):
  * losses within 5e-3 (1 + |ref|), gradients per tensor as tensors_match
- * with 2e-2 and relative L2 error 1e-2. */
+ * with 2e-2, relative L2 error 1e-2 and floor 1e-4 of the buffer's scale.
+ * Where cuDNN may use TF32 (a device, GZ_CUDA_TF32 not 0), relative L2
+ * 2e-1 and floor 4e-3: TF32's unit roundoff is 2^-11, and a random net's
+ * policy head sums errors of that size into gradients that nearly cancel
+ * (first H200 run, 2x16 on 20x20: pol_b1 relative L2 3.8e-2, 2.5e-2
+ * under this floor; worst 6.8e-4 where the buffer's largest is 0.31; the
+ * trunk's 1.4e-3 to 3.0e-3). The
+ * same checks with TF32 off (scripts/gpu-check suite-fp32) keep the tight
+ * bound: there the worst was 3.6e-6. A wrong gradient is off by O(1). */
 static bool grads_match(const nn_model_t *m, nn_ctx_t *gpu, const batch_t *b, int n, float wd)
 {
     nn_ctx_t *ref = cpu_ctx(&nn_backend_cpu_ref, m, n);
@@ -1131,7 +1139,9 @@ static bool grads_match(const nn_model_t *m, nn_ctx_t *gpu, const batch_t *b, in
               fabs(lg.total - lr.total) <= 5e-3 * (1 + fabs(lr.total));
     if (!ok)
         printf("  losses differ FAIL\n");
-    ok &= tensors_match(&m->cfg, "grad", gr, gg, 2e-2, 1e-2);
+    const char *tf = getenv("GZ_CUDA_TF32");
+    bool tf32 = !g_standin && !(tf && strcmp(tf, "0") == 0);
+    ok &= tensors_match(&m->cfg, "grad", gr, gg, 2e-2, tf32 ? 2e-1 : 1e-2, tf32 ? 4e-3 : 1e-4);
     free(gr);
     free(gg);
     nn_backend_cpu_ref.free(ref);
@@ -1621,8 +1631,8 @@ static void one_step_matches_cpu(int K, const nn_train_opts_t *o)
     bool ok = fabs(lc.total - lg.total) <= 1e-4 * (1 + fabs(lc.total));
     ok &= fabs(lc.opp_policy - lg.opp_policy) <= 1e-4 * (1 + fabs(lc.opp_policy));
     ok &= fabs(lc.soft_policy - lg.soft_policy) <= 1e-4 * (1 + fabs(lc.soft_policy));
-    ok &= tensors_match(&m->cfg, "update", wc, wg, 1e-3, 0);
-    ok &= tensors_match(&m->cfg, "momentum", mc, mg, 1e-3, 0);
+    ok &= tensors_match(&m->cfg, "update", wc, wg, 1e-3, 0, 1e-4);
+    ok &= tensors_match(&m->cfg, "momentum", mc, mg, 1e-3, 0, 1e-4);
     ck_assert_msg(ok, "one SGD step differs from the CPU (see the lines above)");
     free(mom);
     free(wc);
