@@ -577,18 +577,25 @@ static void root_vcf_check(mcts_t *t)
  * win proves the root), else the opponent's (the root is then searched
  * among its refutations only). root_ms > 0: the VCT gets vct_root_share
  * of it, the defence vct_defend_share and what the VCT left. */
+static bool root_threats_due(mcts_t *t, const vct_t *solver)
+{
+    if (!solver || t->root_vct_done)
+        return false;
+    t->root_vct_done = true;
+    const node_t *r = CN(t, t->root);
+    if (board_over(&t->root_board) || (r->state == NS_TERMINAL && r->exact != 0))
+        return false;
+    /* else the solver is there for mcts_refute_best alone */
+    return t->p.vct_root_nodes || t->p.vct_defend_nodes;
+}
+
 static void root_vct_check(mcts_t *t, double root_ms)
 {
     double time_ms = root_ms * t->p.vct_root_share;
-    if (!t->vct || t->root_vct_done)
+    if (!root_threats_due(t, t->vct))
         return;
-    t->root_vct_done = true;
     const board_t *b = &t->root_board;
     node_t *r = N(t, t->root);
-    if (board_over(b) || (r->state == NS_TERMINAL && r->exact != 0))
-        return;
-    if (!t->p.vct_root_nodes && !t->p.vct_defend_nodes)
-        return;   /* the solver is there for mcts_refute_best alone */
     double t0 = util_now_ms();
     int win = MOVE_NONE;   /* a fours-only win is found first, and more cheaply */
     if (r->state == NS_NEW) {
@@ -886,6 +893,69 @@ int mcts_root_filter(const mcts_t *t, int *moves)
 }
 
 const board_t *mcts_root_board(const mcts_t *t) { return &t->root_board; }
+
+/* Search the root among allow[] from now on (a caller's filter still in
+ * force), keeping its tree: each other visited child becomes a proven loss
+ * (as the watcher's refutations do), and the other unvisited edges leave
+ * the root, the allowed ones keeping their order. A new root gets the
+ * filter, which prepare_leaf applies. 0: done; -1: nothing to do (allow[]
+ * leaves no root move: lost anyway, or outside the caller's filter);
+ * 1: try again, a node it must change is in flight in a search thread. */
+static int restrict_root(mcts_t *t, uint8_t *allow)
+{
+    if (t->nallow > 0)
+        for (int p = 0; p < BOARD_CELLS; p++)
+            allow[p] &= t->allow[p];
+    node_t *r = N(t, t->root);
+    if (r->state == NS_PENDING)
+        return 1;
+    if (r->state != NS_NEW && r->state != NS_EXPANDED)
+        return -1;
+    int keep = 0;
+    if (r->state == NS_NEW) {   /* prepare_leaf applies the filter when it expands the root */
+        for (int p = 0; p < BOARD_CELLS; p++)
+            keep += allow[p] && board_check_move(&t->root_board, p) == MOVE_OK;
+    } else {
+        const edge_t *ce = CE(t, r->edge);
+        for (int i = 0; i < r->nedges; i++) {
+            keep += allow[ce[i].move];
+            if (i < r->nvisited && !allow[ce[i].move] && CN(t, ce[i].child)->state == NS_PENDING)
+                return 1;
+        }
+    }
+    if (keep == 0)
+        return -1;
+    memcpy(t->allow, allow, sizeof t->allow);
+    t->nallow = 0;
+    for (int p = 0; p < BOARD_CELLS; p++)
+        t->nallow += allow[p];
+    if (r->state == NS_NEW)
+        return 0;
+    edge_t *ed = E(t, r->edge);
+    int nv = r->nvisited, k = nv;
+    for (int i = 0; i < nv; i++) {
+        node_t *c = N(t, ed[i].child);
+        if (!allow[ed[i].move] && (c->state == NS_EXPANDED || c->state == NS_NEW)) {
+            c->state = NS_TERMINAL;
+            c->exact = 1;
+        }
+    }
+    for (int i = nv; i < r->nedges; i++)
+        if (allow[ed[i].move])
+            ed[k++] = ed[i];
+    r->nedges = (uint16_t)k;
+    return 0;
+}
+
+bool mcts_restrict_root(mcts_t *t, const int *moves, int n)
+{
+    assert(t->npending == 0);
+    uint8_t allow[BOARD_CELLS] = {0};
+    for (int i = 0; i < n; i++)
+        if (moves[i] >= 0 && moves[i] < board_npoints(&t->root_board))
+            allow[moves[i]] = 1;
+    return restrict_root(t, allow) == 0;
+}
 
 /* Copy the subtree under node `src` of arena `from` into the live arena;
  * returns its new index (0 when out of room). */
@@ -1414,7 +1484,92 @@ typedef struct watch_thread {
     search_shared_t *sh;
     vct_t *vct;
     uint32_t nodes;
+    bool root;   /* first the root's threat search (root_vct_check's work) */
 } watch_thread_t;
+
+#define WATCH_RETRY_US 500 /* the root, or a root child, is being evaluated: try again after this */
+
+/* Under the lock: make the root a proven win through `win`. 1: try again
+ * (the root or that child is in flight in a search thread). */
+static int watch_prove(mcts_t *t, int win)
+{
+    node_t *r = N(t, t->root);
+    if (r->state == NS_PENDING)
+        return 1;
+    if (r->state == NS_NEW) {
+        if (board_check_move(&t->root_board, win) == MOVE_OK)
+            make_proven_win(t, t->root, win);
+        return 0;
+    }
+    if (r->state != NS_EXPANDED)
+        return 0;
+    const edge_t *ed = CE(t, r->edge);
+    for (int i = 0; i < r->nvisited; i++)
+        if (ed[i].move == win && CN(t, ed[i].child)->state == NS_PENDING)
+            return 1;
+    root_prove_win(t, win);
+    return 0;
+}
+
+/* Run fn(t, arg) under the lock until it is done (0) or the search stops. */
+static void watch_apply(search_shared_t *sh, int (*fn)(mcts_t *, void *), void *arg)
+{
+    for (;;) {
+        pthread_mutex_lock(&sh->lock);
+        int again = !search_should_stop(sh) && fn(sh->t, arg);
+        pthread_mutex_unlock(&sh->lock);
+        if (!again)
+            return;
+        usleep(WATCH_RETRY_US);
+    }
+}
+
+static int apply_prove(mcts_t *t, void *arg) { return watch_prove(t, *(int *)arg); }
+static int apply_restrict(mcts_t *t, void *arg)
+{
+    int r = restrict_root(t, arg);
+    t->vct_defences += r == 0;
+    return r == 1;
+}
+
+/* The root's threat search beside the search threads, on the watcher's
+ * solver, with root_vct_check's budgets: the side to move's VCT (a win
+ * proves the root, and the search stops), else the opponent's, whose
+ * refutations the root is then searched among. */
+static void watch_root(watch_thread_t *w)
+{
+    search_shared_t *sh = w->sh;
+    mcts_t *t = sh->t;
+    const board_t *b = &t->root_board;   /* fixed while the search runs */
+    double root_ms = root_time_ms(sh->lim), t0 = util_now_ms();
+    if (t->p.vct_root_nodes) {
+        vct_limits_t vl = {.nodes = t->p.vct_root_nodes, .time_ms = root_ms * t->p.vct_root_share,
+                           .stop = &sh->done};
+        vct_result_t res;
+        vct_status_t st = vct_solve(w->vct, b, &vl, &res);
+        pthread_mutex_lock(&sh->lock);
+        t->vct_checks++;
+        t->vct_wins += st == VCT_WIN;
+        pthread_mutex_unlock(&sh->lock);
+        if (st == VCT_WIN) {
+            int win = res.line[0];
+            watch_apply(sh, apply_prove, &win);
+            return;
+        }
+    }
+    double left = root_ms * (t->p.vct_root_share + t->p.vct_defend_share) - (util_now_ms() - t0);
+    if (!t->p.vct_defend_nodes || left < 1.0)
+        return;
+    vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .time_ms = left, .stop = &sh->done};
+    int def[BOARD_CELLS];
+    int n = vct_defend(w->vct, b, &lim, def, NULL);
+    if (n <= 0)
+        return;   /* no threat, or lost whatever we play: search everything */
+    uint8_t allow[BOARD_CELLS] = {0};
+    for (int i = 0; i < n; i++)
+        allow[def[i]] = 1;
+    watch_apply(sh, apply_restrict, allow);
+}
 
 /* Under the lock: the next root move to check (the position after it in
  * *after), MOVE_NONE when none is due. */
@@ -1480,6 +1635,8 @@ static void *watch_thread_main(void *arg)
     watch_thread_t *w = arg;
     search_shared_t *sh = w->sh;
     mcts_t *t = sh->t;
+    if (w->root)
+        watch_root(w);
     for (;;) {
         board_t after;
         pthread_mutex_lock(&sh->lock);
@@ -1518,7 +1675,12 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     if (nthreads > MCTS_MAX_THREADS)
         nthreads = MCTS_MAX_THREADS;
     search_shared_t sh = {.t = t, .lim = lim, .t0 = util_now_ms(), .target = lim->visits};
-    root_vct_check(t, root_time_ms(lim));
+    /* the watcher does the root's VCT and defence beside the search threads */
+    if (watch)
+        root_vcf_check(t);   /* a reused root's; a new one's comes with its expansion */
+    bool root_beside = watch && root_threats_due(t, lim->watch);
+    if (!watch)
+        root_vct_check(t, root_time_ms(lim));
     int batch = lim->batch < 1 ? 1 : lim->batch;
     if (batch * nthreads > t->p.max_pending)
         batch = t->p.max_pending / nthreads;
@@ -1540,7 +1702,8 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
             break;   /* fewer threads: the search still completes */
         started = i + 1;
     }
-    watch_thread_t wt = {.sh = &sh, .vct = lim->watch, .nodes = t->p.vct_watch_nodes};
+    watch_thread_t wt = {.sh = &sh, .vct = lim->watch, .nodes = t->p.vct_watch_nodes,
+                         .root = root_beside};
     pthread_t wtid;
     watch = watch && pthread_create(&wtid, NULL, watch_thread_main, &wt) == 0;
     search_thread_main(&st[0]);

@@ -32,7 +32,9 @@
  * (engine/vct.h) adds: a VCT at the root (vct_root_nodes, and a share of
  * a timed search) that proves the root; the root's defence against the
  * opponent's VCT (vct_defend_nodes: the root is searched among its
- * refutations only, as mcts_set_root_filter does); threat pruning at every
+ * refutations only, as mcts_set_root_filter does; a timed search with a
+ * watcher runs both beside its search threads and restricts the root in
+ * place, mcts_restrict_root); threat pruning at every
  * node (facing a three and no four, only the moves that stop it and own
  * fours; none: a proven loss); and an optional VCT check at new leaves (vct_nodes).
  *
@@ -185,6 +187,12 @@ const board_t *mcts_root_board(const mcts_t *t);
  * the allowed moves, ascending, and returns their count (0: no filter). */
 void mcts_set_root_filter(mcts_t *t, const board_t *b, const int *moves, int n);
 int mcts_root_filter(const mcts_t *t, int *moves);
+/* The same filter on the root as it stands, its tree kept: the root's
+ * other visited children become proven losses, its other unvisited moves
+ * leave it. What a timed search's watcher does with the root's defence
+ * against the opponent's VCT, found while the search runs. false (nothing
+ * changed) when no root move is among moves[0..n) or the root is decided. */
+bool mcts_restrict_root(mcts_t *t, const int *moves, int n);
 /* Mark the root a proven win by `move` (a solver's line from outside the
  * tree, e.g. a VCT): the move's child becomes proven lost for the
  * opponent, so the search stops and picks it. false (nothing changes)

@@ -1060,6 +1060,16 @@ END_TEST
 static const int vct_bl[4][2] = {{5, 7}, {6, 7}, {7, 5}, {7, 6}};
 static const int vct_wh[4][2] = {{0, 0}, {2, 0}, {0, 14}, {14, 14}};
 
+/* r: a search of root b proved its win by the threat search, through a
+ * legal move. */
+static void assert_vct_proof(const mcts_t *t, const board_t *b, const mcts_result_t *r)
+{
+    ck_assert_int_eq(r->proven, 1);
+    ck_assert_uint_ge(mcts_vct_wins(t), 1);
+    board_t after = *b;
+    ck_assert_int_eq(board_play(&after, r->best_move), MOVE_OK);
+}
+
 /* The root's VCT: black to move is a proven win found by the threat
  * search (no VCF exists), its move the line's first. */
 START_TEST(test_vct_root_proven)
@@ -1071,11 +1081,8 @@ START_TEST(test_vct_root_proven)
     mcts_limits_t lim = {.visits = 50};
     mcts_result_t r;
     mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
-    ck_assert_int_eq(r.proven, 1);
     ck_assert_uint_eq(mcts_vcf_wins(t), 0);
-    ck_assert_uint_ge(mcts_vct_wins(t), 1);
-    board_t after = b;
-    ck_assert_int_eq(board_play(&after, r.best_move), MOVE_OK);
+    assert_vct_proof(t, &b, &r);
     mcts_free(t);
 }
 END_TEST
@@ -1305,6 +1312,20 @@ static void refuted_setup(refuted_t *x)
     ck_assert_int_ne(x->bad, MOVE_NONE);
 }
 
+/* refuted_setup, then a tree that searched x->b 100 visits and would play
+ * the refuted favourite. */
+static mcts_t *favoured_searched(refuted_t *x)
+{
+    refuted_setup(x);
+    mcts_t *t = tree_of(&x->p);
+    mcts_set_root(t, &x->b);
+    mcts_limits_t sl = {.visits = 100};
+    mcts_result_t r;
+    mcts_search(t, eval_favour, x->favour, &sl, &r);
+    ck_assert_int_eq(r.best_move, x->bad);
+    return t;
+}
+
 /* mcts_refute_best: the move the search would play, refuted by the
  * opponent's VCT, becomes a proven loss and is no longer picked; a real
  * defence holds; each move is checked once per root. The root's own
@@ -1312,13 +1333,9 @@ static void refuted_setup(refuted_t *x)
 START_TEST(test_refute_best)
 {
     refuted_t x;
-    refuted_setup(&x);
-    mcts_t *t = tree_of(&x.p);
-    mcts_set_root(t, &x.b);
+    mcts_t *t = favoured_searched(&x);
     mcts_limits_t sl = {.visits = 100};
     mcts_result_t r;
-    mcts_search(t, eval_favour, x.favour, &sl, &r);
-    ck_assert_int_eq(r.best_move, x.bad);
     vct_limits_t lim = {.nodes = 200000};
     ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), x.bad);
     ck_assert_int_ne(mcts_pick_move(t, 0.0), x.bad);
@@ -1393,6 +1410,96 @@ START_TEST(test_watch)
 }
 END_TEST
 
+/* Every root child of t is a move of def[0..nd) or a proven loss; the
+ * best move is one of def. How many were proven losses. */
+static int children_defend(const mcts_t *t, const int *def, int nd, int best)
+{
+    mcts_child_info_t ch[BOARD_CELLS];
+    int n = mcts_root_children(t, ch, BOARD_CELLS), lost = 0;
+    ck_assert_int_ge(n, 1);
+    for (int i = 0; i < n; i++) {
+        int j = 0;
+        while (j < nd && def[j] != ch[i].move)
+            j++;
+        ck_assert_msg(j < nd || ch[i].proven == -1, "root child %d is no refutation", ch[i].move);
+        lost += j == nd;
+    }
+    int j = 0;
+    while (j < nd && def[j] != best)
+        j++;
+    ck_assert_msg(j < nd, "best move %d is no refutation", best);
+    return lost;
+}
+
+/* mcts_restrict_root on a searched root: the favoured move, refuted by
+ * the opponent's VCT, keeps its visits but becomes a proven loss; the
+ * defences keep theirs; the search goes on among the defences only. */
+START_TEST(test_restrict_root)
+{
+    refuted_t x;
+    mcts_t *t = favoured_searched(&x);
+    uint32_t n0 = mcts_root_n(t);
+    ck_assert(mcts_restrict_root(t, x.def, x.nd));
+    ck_assert_uint_eq(mcts_root_n(t), n0);   /* the tree is kept */
+    int got[BOARD_CELLS];
+    ck_assert_int_eq(mcts_root_filter(t, got), x.nd);
+    ck_assert_int_ne(mcts_pick_move(t, 0.0), x.bad);
+    mcts_limits_t sl = {.visits = 400};
+    mcts_result_t r;
+    mcts_search(t, eval_favour, x.favour, &sl, &r);
+    ck_assert_int_ge(children_defend(t, x.def, x.nd, r.best_move), 1);
+    ck_assert_int_eq(r.best_move, x.def[0]);   /* the evaluator's second favourite */
+    /* moves none of which is a root move change nothing */
+    int none[1] = {board_xy(&x.b, 0, 0)};   /* a white stone */
+    ck_assert(!mcts_restrict_root(t, none, 1));
+    ck_assert_int_eq(mcts_root_filter(t, got), x.nd);
+    mcts_free(t);
+    vct_free(x.v);
+}
+END_TEST
+
+/* The root's VCT and defence beside a timed search, on the watcher's
+ * solver (one and two search threads): facing black's VCT, white ends up
+ * searching the refutations alone, the moves searched before the defence
+ * was known proven losses; black to move proves its win, which stops the
+ * search short of its visit target. */
+START_TEST(test_watch_root)
+{
+    refuted_t x;
+    refuted_setup(&x);
+    char err[128];
+    vct_t *w = vct_create((size_t)16 << 20, err, sizeof err);   /* a fresh one: no stored solves */
+    ck_assert_msg(w != NULL, "%s", err);
+    x.p.vct_root_nodes = 20000;
+    x.p.vct_defend_nodes = 200000;
+    x.p.vct_watch_nodes = 200000;
+    mcts_eval_fn fn[2] = {eval_favour_slow, eval_favour_slow};
+    void *user[2] = {x.favour, x.favour};
+    mcts_result_t r;
+    for (int threads = 1; threads <= 2; threads++) {
+        vct_clear(w);
+        mcts_t *t = tree_of(&x.p);
+        mcts_set_root(t, &x.b);
+        mcts_limits_t sl = {.visits = 300, .time_ms = 600000.0, .watch = w};
+        mcts_search_threads(t, threads, fn, user, &sl, &r);
+        ck_assert_uint_eq(mcts_vct_defences(t), 1);
+        children_defend(t, x.def, x.nd, r.best_move);
+        mcts_free(t);
+    }
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vct_bl, 4, vct_wh, 4);
+    mcts_t *t = tree_of(&x.p);
+    mcts_set_root(t, &b);
+    mcts_limits_t sl = {.visits = 3000, .time_ms = 600000.0, .watch = w};
+    mcts_search_threads(t, 2, fn, user, &sl, &r);
+    assert_vct_proof(t, &b, &r);
+    ck_assert_uint_lt(mcts_root_n(t), 3000);
+    mcts_free(t);
+    vct_free(w);
+    vct_free(x.v);
+}
+END_TEST
+
 /* Threat pruning: facing an open three, the children are the moves that
  * stop it (and own fours), none of which leaves a winning four. */
 START_TEST(test_threat_pruning)
@@ -1456,7 +1563,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_refute_quiet,
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_restrict_root, test_watch_root, test_refute_quiet,
              test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
