@@ -31,43 +31,32 @@ struct searcher {
     uint64_t nn_calls, cache_hits, cache_lookups;   /* of evaluators and caches dropped */
 };
 
+/* Each setting next to the mcts_params_t field it sets: the one list that
+ * search_settings_default reads and search_settings_apply writes. */
+#define SEARCH_SETTINGS(X)                                                                    \
+    X(c_puct, c_puct) X(fpu, fpu_reduction) X(fpu_root, fpu_root)                             \
+    X(vcf_nodes, vcf_nodes) X(vcf_root_nodes, vcf_root_nodes)                                 \
+    X(vct_nodes, vct_nodes) X(vct_depth, vct_depth) X(vct_root_nodes, vct_root_nodes)         \
+    X(vct_defend_nodes, vct_defend_nodes) X(vct_share, vct_root_share)                        \
+    X(vct_defend_share, vct_defend_share) X(vct_verify_nodes, vct_verify_nodes)               \
+    X(vct_verify_share, vct_verify_share) X(vct_quiet_nodes, vct_quiet_nodes)                 \
+    X(vct_watch_nodes, vct_watch_nodes) X(threat_prune, threat_prune)
+
 void search_settings_default(search_settings_t *s)
 {
     mcts_params_t p;
     mcts_params_default(&p);
-    *s = (search_settings_t){.c_puct = p.c_puct, .fpu = p.fpu_reduction, .fpu_root = p.fpu_root,
-                             .vcf_nodes = (int)p.vcf_nodes,
-                             .vcf_root_nodes = (int)p.vcf_root_nodes,
-                             .vct_nodes = (int)p.vct_nodes, .vct_depth = p.vct_depth,
-                             .vct_root_nodes = (int)p.vct_root_nodes,
-                             .vct_defend_nodes = (int)p.vct_defend_nodes,
-                             .vct_share = p.vct_root_share,
-                             .vct_defend_share = p.vct_defend_share,
-                             .vct_verify_nodes = (int)p.vct_verify_nodes,
-                             .vct_verify_share = p.vct_verify_share,
-                             .vct_quiet_nodes = (int)p.vct_quiet_nodes,
-                             .vct_watch_nodes = (int)p.vct_watch_nodes,
-                             .threat_prune = p.threat_prune};
+#define FROM_PARAMS(set, param) s->set = p.param;
+    SEARCH_SETTINGS(FROM_PARAMS)
+#undef FROM_PARAMS
 }
 
+/* The conversions are C's: int to uint32_t, double to float, nonzero to true. */
 void search_settings_apply(const search_settings_t *s, mcts_params_t *p)
 {
-    p->c_puct = (float)s->c_puct;
-    p->fpu_reduction = (float)s->fpu;
-    p->fpu_root = (float)s->fpu_root;
-    p->vcf_nodes = (uint32_t)s->vcf_nodes;
-    p->vcf_root_nodes = (uint32_t)s->vcf_root_nodes;
-    p->vct_nodes = (uint32_t)s->vct_nodes;
-    p->vct_depth = s->vct_depth;
-    p->vct_root_nodes = (uint32_t)s->vct_root_nodes;
-    p->vct_defend_nodes = (uint32_t)s->vct_defend_nodes;
-    p->vct_root_share = (float)s->vct_share;
-    p->vct_defend_share = (float)s->vct_defend_share;
-    p->vct_verify_nodes = (uint32_t)s->vct_verify_nodes;
-    p->vct_verify_share = (float)s->vct_verify_share;
-    p->vct_quiet_nodes = (uint32_t)s->vct_quiet_nodes;
-    p->vct_watch_nodes = (uint32_t)s->vct_watch_nodes;
-    p->threat_prune = s->threat_prune != 0;
+#define TO_PARAMS(set, param) p->param = s->set;
+    SEARCH_SETTINGS(TO_PARAMS)
+#undef TO_PARAMS
 }
 
 void searcher_opts_default(searcher_opts_t *o)
