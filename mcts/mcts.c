@@ -1533,18 +1533,19 @@ static int apply_restrict(mcts_t *t, void *arg)
 }
 
 /* The root's threat search beside the search threads, on the watcher's
- * solver, with root_vct_check's budgets: the side to move's VCT (a win
- * proves the root, and the search stops), else the opponent's, whose
- * refutations the root is then searched among. */
+ * solver, with root_vct_check's node budgets: the side to move's VCT (a
+ * win proves the root, and the search stops), else the opponent's, whose
+ * refutations the root is then searched among. The time shares that
+ * bound them in series do not apply: the search does not wait for them,
+ * and on a third of the cores they would cut the solves short of their
+ * nodes. The search's end stops them. */
 static void watch_root(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
     mcts_t *t = sh->t;
     const board_t *b = &t->root_board;   /* fixed while the search runs */
-    double root_ms = root_time_ms(sh->lim), t0 = util_now_ms();
     if (t->p.vct_root_nodes) {
-        vct_limits_t vl = {.nodes = t->p.vct_root_nodes, .time_ms = root_ms * t->p.vct_root_share,
-                           .stop = &sh->done};
+        vct_limits_t vl = {.nodes = t->p.vct_root_nodes, .stop = &sh->done};
         vct_result_t res;
         vct_status_t st = vct_solve(w->vct, b, &vl, &res);
         pthread_mutex_lock(&sh->lock);
@@ -1557,10 +1558,9 @@ static void watch_root(watch_thread_t *w)
             return;
         }
     }
-    double left = root_ms * (t->p.vct_root_share + t->p.vct_defend_share) - (util_now_ms() - t0);
-    if (!t->p.vct_defend_nodes || left < 1.0)
+    if (!t->p.vct_defend_nodes)
         return;
-    vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .time_ms = left, .stop = &sh->done};
+    vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .stop = &sh->done};
     int def[BOARD_CELLS];
     int n = vct_defend(w->vct, b, &lim, def, NULL);
     if (n <= 0)

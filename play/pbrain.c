@@ -380,9 +380,9 @@ static void print_analysis(pbrain_t *pb, FILE *out, const mcts_result_t *r)
     char pv[MCTS_PV_MAX * 8];
     pbrain_format_line(pv, sizeof pv, r->pv, r->npv < 12 ? r->npv : 12, pb->size);
     /* the search was from the engine's side (pb->me), to move before its reply */
-    pbrain_reply(out, "MESSAGE visits %u playouts %llu winrate %.1f%% (%s, the engine) pv %s "
-          "speed %.0f playouts/s time %.0f ms%s%s", r->root_visits, (unsigned long long)r->playouts,
-          100.0 * r->winrate, pb->me == STONE_BLACK ? "black" : "white", pv,
+    pbrain_reply(out, "MESSAGE visits %u playouts %llu evals %llu winrate %.1f%% (%s, the engine) "
+          "pv %s speed %.0f playouts/s time %.0f ms%s%s", r->root_visits,
+          (unsigned long long)r->playouts, (unsigned long long)r->evals, 100.0 * r->winrate, pb->me == STONE_BLACK ? "black" : "white", pv,
           r->playouts_per_s, r->seconds * 1e3,
           r->proven > 0 ? " (proven win)" : r->proven < 0 ? " (proven loss)" : "",
           r->mem_full ? " (tree memory full)" : "");
