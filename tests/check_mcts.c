@@ -1460,40 +1460,50 @@ END_TEST
 
 /* The root's VCT and defence beside a timed search, on the watcher's
  * solver (one and two search threads): facing black's VCT, white ends up
- * searching the refutations alone, the moves searched before the defence
- * was known proven losses; black to move proves its win, which stops the
- * search short of its visit target. */
+ * searching the refutations alone (those a cold solver finds with the
+ * same budget), the moves searched before the defence was known proven
+ * losses; black to move proves its win through the watcher, which stops
+ * the search short of its visit target. The searches last seconds (2 ms
+ * an evaluation), far longer than the solves here, and the tree cannot
+ * prove black's win itself (no VCF checks, no threat pruning), so the
+ * results do not hang on the machine's speed. */
 START_TEST(test_watch_root)
 {
     refuted_t x;
     refuted_setup(&x);
     char err[128];
-    vct_t *w = vct_create((size_t)16 << 20, err, sizeof err);   /* a fresh one: no stored solves */
+    vct_t *w = vct_create((size_t)16 << 20, err, sizeof err);
     ck_assert_msg(w != NULL, "%s", err);
     x.p.vct_root_nodes = 20000;
-    x.p.vct_defend_nodes = 200000;
+    x.p.vct_defend_nodes = 20000;
     x.p.vct_watch_nodes = 200000;
+    vct_limits_t dl = {.nodes = x.p.vct_defend_nodes};
+    int def[BOARD_CELLS];
+    int nd = vct_defend(w, &x.b, &dl, def, NULL);
+    ck_assert_int_gt(nd, 0);
     mcts_eval_fn fn[2] = {eval_favour_slow, eval_favour_slow};
     void *user[2] = {x.favour, x.favour};
     mcts_result_t r;
     for (int threads = 1; threads <= 2; threads++) {
-        vct_clear(w);
+        vct_clear(w);   /* the watcher's solve as cold as the one above */
         mcts_t *t = tree_of(&x.p);
         mcts_set_root(t, &x.b);
-        mcts_limits_t sl = {.visits = 300, .time_ms = 600000.0, .watch = w};
+        mcts_limits_t sl = {.visits = 1500 * (unsigned)threads, .time_ms = 600000.0, .watch = w};
         mcts_search_threads(t, threads, fn, user, &sl, &r);
         ck_assert_uint_eq(mcts_vct_defences(t), 1);
-        children_defend(t, x.def, x.nd, r.best_move);
+        children_defend(t, def, nd, r.best_move);
         mcts_free(t);
     }
     board_t b;
     setup(&b, 15, RULE_FREESTYLE, vct_bl, 4, vct_wh, 4);
+    x.p.vcf_nodes = x.p.vcf_root_nodes = 0;
+    x.p.threat_prune = false;
     mcts_t *t = tree_of(&x.p);
     mcts_set_root(t, &b);
-    mcts_limits_t sl = {.visits = 3000, .time_ms = 600000.0, .watch = w};
+    mcts_limits_t sl = {.visits = 20000, .time_ms = 600000.0, .watch = w};
     mcts_search_threads(t, 2, fn, user, &sl, &r);
     assert_vct_proof(t, &b, &r);
-    ck_assert_uint_lt(mcts_root_n(t), 3000);
+    ck_assert_uint_lt(mcts_root_n(t), 20000);
     mcts_free(t);
     vct_free(w);
     vct_free(x.v);
