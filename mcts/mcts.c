@@ -1706,6 +1706,8 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
                          .root = root_beside};
     pthread_t wtid;
     watch = watch && pthread_create(&wtid, NULL, watch_thread_main, &wt) == 0;
+    if (!watch && wt.root)
+        watch_root(&wt);   /* no thread for it: this one does the root's solves, then searches */
     search_thread_main(&st[0]);
     for (int i = 1; i < started; i++)
         pthread_join(tid[i], NULL);
