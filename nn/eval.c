@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/util.h"
+
 #define PRIOR_ONE 65535.0f
 
 typedef struct cache_slot {
@@ -35,6 +37,7 @@ nn_eval_cache_t *nn_eval_cache_create(size_t mem_bytes, char *err, size_t errlen
     c->slots = calloc(c->nslots, sizeof(cache_slot_t));
     if (!c->slots)
         goto out_free_cache;
+    util_prefault(c->slots, c->nslots * sizeof(cache_slot_t));
     return c;
 out_free_cache:
     nn_eval_cache_free(c);

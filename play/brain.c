@@ -14,7 +14,6 @@
 #define DEFAULT_CACHE_BYTES ((size_t)64 << 20)
 #define MIN_TREE_BYTES ((size_t)4 << 20)
 #define PROCESS_BASE_BYTES ((size_t)48 << 20)   /* code, stacks, stdio, net buffers */
-#define SEARCH_BATCH 8
 #define WARMUP_MS 30.0                /* a search at start-up, off any move's clock */
 
 struct brain {
@@ -130,7 +129,6 @@ int brain_search(brain_t *br, const board_t *b, double budget_ms, const volatile
         return -1;
     mcts_sync_root(br->tree, b);   /* for the visit count below; searcher_search syncs too */
     mcts_limits_t lim = {0};
-    lim.batch = SEARCH_BATCH;
     lim.stop = stop;
     if (budget_ms < 1.0)
         lim.visits = mcts_root_n(br->tree) + 1;
@@ -318,7 +316,7 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
     so.precision = o->precision;
     so.search_threads = br->nthreads;
     so.net_threads = 1;
-    so.batch = SEARCH_BATCH;
+    so.batch = o->search.batch;
     so.size = br->board_max < BOARD_DEFAULT ? br->board_max : BOARD_DEFAULT;
     so.cache_bytes = total / 4;
     so.tree_bytes = total - so.cache_bytes;

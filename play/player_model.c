@@ -1,5 +1,5 @@
-/* A model file as a player: a searcher (selfplay/searcher.h) over the net
- * under a visit or time budget, leaf-parallel batches of up to MODEL_BATCH
+/* A model file as a player: a searcher (play/searcher.h) over the net
+ * under a visit or time budget, leaf-parallel batches of up to --search-batch
  * leaves per NN call (virtual loss), the tree kept between moves. With
  * opts->threads = T > 1, T search threads share the tree, each with its own
  * net (one CPU thread each on the CPU backend), so their NN calls overlap. */
@@ -13,7 +13,6 @@
 #include "play/searcher.h"
 #include "util/util.h"
 
-#define MODEL_BATCH 8
 
 typedef struct model_player {
     searcher_t *search;
@@ -163,7 +162,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     if (so.search_threads > SEARCHER_MAX_THREADS)
         so.search_threads = SEARCHER_MAX_THREADS;
     so.net_threads = 1;   /* one CPU thread per search thread's net */
-    so.batch = MODEL_BATCH;
+    so.batch = o->search.batch;
     so.size = size;
     so.visits = o->visits > 0 ? (uint32_t)o->visits : 0;   /* 0: time budget, a 1 GiB tree */
     so.mcts.seed = o->seed;

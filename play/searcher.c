@@ -49,6 +49,7 @@ void search_settings_default(search_settings_t *s)
 #define FROM_PARAMS(set, param) s->set = p.param;
     SEARCH_SETTINGS(FROM_PARAMS)
 #undef FROM_PARAMS
+    s->batch = SEARCH_BATCH_DEFAULT;
 }
 
 /* The conversions are C's: int to uint32_t, double to float, nonzero to true. */

@@ -33,6 +33,7 @@
 
 #define SEARCHER_MAX_THREADS 16
 #define SEARCHER_MAX_BATCH 64
+#define SEARCH_BATCH_DEFAULT 8   /* leaves per net call of a player's search thread */
 
 /* What a user may choose of a search (rows of the settings table); the
  * defaults are mcts_params_default's. */
@@ -53,6 +54,7 @@ typedef struct search_settings {
     int vct_quiet_nodes;  /* that check's look for a quiet win, each solve (0: off) */
     int vct_watch_nodes;  /* a timed search's thread checking its best moves, each solve (0: off) */
     int threat_prune;     /* 1: facing a three, only its stops and own fours */
+    int batch;            /* leaves per net call of each search thread (searcher_opts_t.batch) */
 } search_settings_t;
 
 void search_settings_default(search_settings_t *s);

@@ -136,6 +136,10 @@ const setting_t settings_table[S_COUNT] = {
     [S_THREAT_PRUNE] = {"threat_prune", "threat-prune", SET_INT, 0, 1, "1", "0|1",
                         "facing a three, search only the moves that stop it and own fours",
                         PLAYERS},
+    [S_SEARCH_BATCH] = {"search_batch", "search-batch", SET_INT, 1, SEARCHER_MAX_BATCH,
+                        STR(SEARCH_BATCH_DEFAULT), "B",
+                        "leaves each search thread sends to its net at once (the others wait "
+                        "under virtual loss); 1: one at a time", PLAYERS},
 
     [S_VISITS] = {"visits", "visits", SET_INT, 1, 1000000, "200", "V",
                   "playouts of a full search", SELFPLAY, RUN(visits)},

@@ -164,6 +164,8 @@ START_TEST(test_program_errors)
                   "match bot:random bot:greedy --vct-depth 33");
     expect_gomoku(2, "--vct-quiet-nodes must be in 0..100000000, got -1",
                   "pbrain --model bot:greedy --vct-quiet-nodes -1");
+    expect_gomoku(2, "--search-batch must be in 1..64, got 0",
+                  "match bot:random bot:greedy --search-batch 0");
 }
 END_TEST
 
@@ -249,6 +251,8 @@ START_TEST(test_settings_help)
     help_shows("worker", (const char *const[]){"--spool-max", NULL},
                (const char *const[]){"--records-fd", "--control-fd", "--games-log", "--fault",
                                      "--run-dir", "--parent-pid", NULL});
+    help_shows("pbrain", (const char *const[]){"--search-batch", "(default 8)", NULL},
+               (const char *const[]){NULL});
     help_shows("play", (const char *const[]){"(default 800)", "--fpu-root", NULL},
                (const char *const[]){NULL});
 }

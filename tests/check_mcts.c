@@ -867,15 +867,22 @@ START_TEST(test_model_player)
     int mv;
     ck_assert_int_eq(player_genmove(p, &b, &mv, err, sizeof err), 0);
     ck_assert_int_eq(mv, board_xy(&b, 5, 4));
-    /* a whole game against itself stays legal */
-    board_init(&b, 9, RULE_FREESTYLE);
-    player_new_game(p, &b);
-    while (!board_over(&b)) {
-        ck_assert_int_eq(player_genmove(p, &b, &mv, err, sizeof err), 0);
-        ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
-        player_notify(p, &b, mv);
-    }
+    /* a whole game against itself stays legal, with the default batch of
+     * leaves and with one leaf a call */
     player_free(p);
+    for (int batch = SEARCH_BATCH_DEFAULT; batch >= 1; batch = batch > 1 ? 1 : 0) {
+        o.search.batch = batch;
+        p = player_create(path, RULE_FREESTYLE, 9, &o, err, sizeof err);
+        ck_assert_msg(p != NULL, "%s", err);
+        board_init(&b, 9, RULE_FREESTYLE);
+        player_new_game(p, &b);
+        while (!board_over(&b)) {
+            ck_assert_int_eq(player_genmove(p, &b, &mv, err, sizeof err), 0);
+            ck_assert_int_eq(board_play(&b, mv), MOVE_OK);
+            player_notify(p, &b, mv);
+        }
+        player_free(p);
+    }
     unlink(path);
 }
 END_TEST

@@ -278,7 +278,7 @@ END_TEST
 /* ---- the searcher ---- */
 
 static searcher_t *make_searcher(const nn_model_t *m, int threads, int trees, int size,
-                                 uint32_t visits)
+                                 uint32_t visits, int batch)
 {
     searcher_opts_t o;
     searcher_opts_default(&o);
@@ -288,6 +288,7 @@ static searcher_t *make_searcher(const nn_model_t *m, int threads, int trees, in
     o.trees = trees;
     o.size = size;
     o.visits = visits;
+    o.batch = batch;
     o.cache_bytes = 1 << 20;
     char err[256], note[256];
     searcher_t *s = searcher_create(m, &o, note, sizeof note, err, sizeof err);
@@ -305,13 +306,50 @@ static void four_position(board_t *b)
     }
 }
 
+/* Search the 9x9 board with one stone in the centre for visits playouts;
+ * the result and the searcher's counters so far. */
+static void search_centre(searcher_t *s, uint32_t visits, mcts_result_t *r, searcher_stats_t *st)
+{
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    board_play(&b, board_xy(&b, 4, 4));
+    mcts_limits_t lim = {.visits = visits};
+    char err[256];
+    ck_assert_int_eq(searcher_search(s, &b, &lim, r, err, sizeof err), 0);
+    searcher_get_stats(s, st);
+}
+
+/* The batch: each NN call takes up to o.batch leaves of a thread, so one
+ * leaf a call when it is 1; at 8, a 300-visit search fills its calls
+ * (the first calls of a fresh tree may be short). */
+START_TEST(test_searcher_batch)
+{
+    nn_model_t *m = tiny_model(9);
+    for (int batch = 1; batch <= 8; batch += 7) {
+        searcher_t *s = make_searcher(m, 1, 1, 9, 300, batch);
+        mcts_result_t r;
+        searcher_stats_t st;
+        search_centre(s, 300, &r, &st);
+        ck_assert_uint_gt(st.evals, 100);
+        ck_assert_uint_le(st.evals, (uint64_t)batch * st.nn_calls);
+        if (batch == 1)
+            ck_assert_uint_eq(st.nn_calls, st.evals);
+        else
+            ck_assert_msg(st.evals >= 4 * st.nn_calls, "batch %d: %llu evals in %llu calls",
+                          batch, (unsigned long long)st.evals, (unsigned long long)st.nn_calls);
+        searcher_free(s);
+    }
+    nn_model_free(m);
+}
+END_TEST
+
 /* One thread or three on one tree: the winning move, proven; the next
  * search after two moves starts from the visits it already had. */
 START_TEST(test_searcher_threads_find_win)
 {
     nn_model_t *m = tiny_model(9);
     for (int threads = 1; threads <= 3; threads += 2) {
-        searcher_t *s = make_searcher(m, threads, 1, 9, 200);
+        searcher_t *s = make_searcher(m, threads, 1, 9, 200, 8);
         ck_assert_str_eq(searcher_device(s), "cpu");
         ck_assert_int_eq(searcher_board_max(s), 9);
         board_t b;
@@ -349,32 +387,25 @@ START_TEST(test_searcher_set_model_clears_cache)
     nn_model_t *m = tiny_model(9), *m2 = tiny_model(9);
     for (size_t i = 0; i < m2->nparams; i++)
         m2->params[i] *= 1.5f;
-    searcher_t *s = make_searcher(m, 1, 1, 9, 0);
-    board_t b;
-    board_init(&b, 9, RULE_FREESTYLE);
-    board_play(&b, board_xy(&b, 4, 4));
-    mcts_limits_t lim = {.visits = 1};
+    searcher_t *s = make_searcher(m, 1, 1, 9, 0, 8);
     mcts_result_t r;
-    char err[256];
     searcher_stats_t st;
-    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+    search_centre(s, 1, &r, &st);
     float v1 = r.value;
-    searcher_get_stats(s, &st);
+    char err[256];
     ck_assert_uint_eq(st.evals, 1);
     ck_assert_uint_eq(st.nn_calls, 1);
     board_t empty;
     board_init(&empty, 9, RULE_FREESTYLE);
     mcts_set_root(searcher_tree(s, 0), &empty);   /* drop the tree, keep the cache */
-    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
-    searcher_get_stats(s, &st);
+    search_centre(s, 1, &r, &st);
     ck_assert_uint_eq(st.evals, 1);
     ck_assert_uint_eq(st.cache_hits, 1);
     ck_assert_float_eq(r.value, v1);
 
     ck_assert_int_eq(searcher_set_model(s, m2, err, sizeof err), 0);
     mcts_set_root(searcher_tree(s, 0), &empty);
-    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
-    searcher_get_stats(s, &st);
+    search_centre(s, 1, &r, &st);
     ck_assert_uint_eq(st.evals, 2);
     ck_assert_uint_eq(st.cache_hits, 1);
     /* the value is the new net's own (at the searcher's default precision, auto) */
@@ -382,6 +413,9 @@ START_TEST(test_searcher_set_model_clears_cache)
     ck_assert(net != NULL);
     ck_assert_int_eq(nn_net_set_precision(net, NN_PRECISION_AUTO, NULL, 0, err, sizeof err), 0);
     float in[NN_PLANES * 81], pol[81], val[3];
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    board_play(&b, board_xy(&b, 4, 4));
     nn_encode(&b, 9, in);
     nn_net_forward(net, in, 1, pol, val);
     ck_assert_float_eq_tol(r.value, val[0] - val[2], 1e-6f);
@@ -392,15 +426,16 @@ START_TEST(test_searcher_set_model_clears_cache)
     nn_model_t *m7 = tiny_model(7);
     ck_assert_int_eq(searcher_set_model(s, m7, err, sizeof err), -1);
     ck_assert(strstr(err, "shape") != NULL);
-    searcher_t *u = make_searcher(NULL, 1, 1, 9, 50);
+    searcher_t *u = make_searcher(NULL, 1, 1, 9, 50, 8);
     ck_assert_str_eq(searcher_device(u), "uniform");
     ck_assert_int_eq(searcher_set_model(u, m, err, sizeof err), -1);
-    ck_assert_int_eq(searcher_search(u, &b, &lim, &r, err, sizeof err), 0);
+    search_centre(u, 1, &r, &st);
     ck_assert_uint_eq(r.root_visits, 1);
     searcher_free(u);
     /* a board larger than the net serves */
     board_t big;
     board_init(&big, 11, RULE_FREESTYLE);
+    mcts_limits_t lim = {.visits = 1};
     ck_assert_int_eq(searcher_search(s, &big, &lim, &r, err, sizeof err), -1);
     ck_assert(strstr(err, "11x11") != NULL);
     searcher_free(s);
@@ -419,7 +454,7 @@ START_TEST(test_searcher_sizes)
     ck_assert_uint_gt(mcts_tree_bytes(1600, 15), mcts_tree_bytes(800, 15));
     ck_assert_uint_gt(mcts_tree_bytes(800, 19), mcts_tree_bytes(800, 15));
     ck_assert_uint_lt(mcts_tree_bytes(800, 15), (size_t)64 << 20);
-    searcher_t *s = make_searcher(NULL, 1, 1, 9, 400);
+    searcher_t *s = make_searcher(NULL, 1, 1, 9, 400, 8);
     board_t b;
     board_init(&b, 9, RULE_FREESTYLE);
     mcts_limits_t lim = {.visits = 400};
@@ -629,7 +664,8 @@ int main(void)
              test_forced_playouts_targets,
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
-             test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step);
+             test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
+             test_searcher_batch);
     ADD_CASE(s, "command", 60, test_cmd_shards, test_cmd_bad_args, test_cmd_sigint);
     return run_suite(s);
 }

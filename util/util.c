@@ -18,6 +18,13 @@ double util_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
+void util_prefault(void *p, size_t bytes)
+{
+    volatile char *c = p;
+    for (size_t i = 0; i < bytes; i += 4096)
+        c[i] = 0;
+}
+
 void util_errf(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || errlen == 0)

@@ -19,6 +19,13 @@
 /* Milliseconds on the monotonic clock (arbitrary origin, never steps). */
 double util_now_ms(void);
 
+/* Writes one byte of each page of p[0..bytes), so that a hot path's first
+ * store there takes no page fault. A large calloc's pages are the shared
+ * zero page until written: a read maps it, and the first store then copies
+ * it and flushes the other cores' TLBs (an IPI to each) in the middle of a
+ * search. For tables read before written, such as the NN cache. */
+void util_prefault(void *p, size_t bytes);
+
 /* printf into err[errlen] when err is not NULL (the project's one-line
  * error convention). */
 void util_errf(char *err, size_t errlen, const char *fmt, ...)
