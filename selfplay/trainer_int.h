@@ -90,6 +90,7 @@ typedef struct trainer {
     int disk_full;
     int stopping;   /* stopping the workers: read them even while games/ is full */
     double disk_retry_at, disk_since;
+    double last_stall_check;  /* trainer_restart_due's last look (0: none yet) */
     uint64_t games_dropped;   /* read and given up: kept by no one we know of (see README) */
     uint64_t games_deferred;  /* read while stopping on a full disk: left in the workers' spools */
     uint8_t *held;            /* the frame that could not be written (held_len > 0) */

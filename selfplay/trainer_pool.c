@@ -418,9 +418,23 @@ void trainer_poll_workers(trainer_t *t, int timeout_ms, int stopping)
     }
 }
 
+/* A gap between two looks for stalled workers longer than this is the
+ * trainer's own: it did not run (its process group stopped with SIGSTOP
+ * while someone measures, as docs/ and README advise, or the machine
+ * suspended), so it read no frames either. */
+#define OWN_GAP_S 5.0
+
 void trainer_restart_due(trainer_t *t)
 {
     double now = util_now_ms() * 1e-3;
+    double gap = t->last_stall_check > 0.0 ? now - t->last_stall_check : 0.0;
+    t->last_stall_check = now;
+    /* the workers' silence in that gap is not theirs: a resumed group
+     * used to lose its workers' games in progress to a "stall" */
+    if (gap > OWN_GAP_S)
+        for (int i = 0; i < t->nw; i++)
+            if (t->w[i].state == W_RUNNING)
+                t->w[i].last_seen += gap;
     for (int i = 0; i < t->nw; i++) {
         wslot_t *w = &t->w[i];
         /* paused workers are silent because we do not read them */

@@ -1350,6 +1350,29 @@ START_TEST(test_stalled_worker_restarted)
 }
 END_TEST
 
+/* The trainer and its workers stopped together (SIGSTOP, as one pauses a
+ * background run to measure) for longer than --stall-s: once resumed, no
+ * worker is taken for stalled and none restarts. */
+START_TEST(test_paused_run_not_stalled)
+{
+    pid_t pid = start_train(run, "--stall-s 4 --workers 1 --stop-timeout 1");
+    ck_assert(wait_status(run, "games", 1, 60));
+    long pids[1];
+    ck_assert_int_eq(worker_pids(run, pids, 1), 1);
+    ck_assert_int_eq(kill((pid_t)pids[0], SIGSTOP), 0);
+    ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+    sleep(7);
+    ck_assert_int_eq(kill(pid, SIGCONT), 0);
+    ck_assert_int_eq(kill((pid_t)pids[0], SIGCONT), 0);
+    long long games = status_num(run, "games");
+    ck_assert_msg(wait_status(run, "games", games + 1, 60), "no game after the pause");
+    ck_assert_int_eq(worker_num(run, 0, "stalls"), 0);
+    ck_assert_int_eq(worker_num(run, 0, "restarts"), 0);
+    ck_assert(!run_has(run, "/train.log", "stalled"));
+    stop_child(pid, 40);
+}
+END_TEST
+
 START_TEST(test_bad_arguments)
 {
     expect_gomoku(2, "missing RUN_DIR", "train");
@@ -1384,7 +1407,7 @@ int main(void)
                          test_killed_trainer_leaves_no_workers_and_resumes,
                          test_resume_with_only_invalid_games, test_nonfinite_loss_stops_run,
                          test_nonfinite_step_rolled_back, test_checkpoint_retention,
-                         test_stalled_worker_restarted);
+                         test_stalled_worker_restarted, test_paused_run_not_stalled);
     tcase_add_checked_fixture(tc, run_setup, run_teardown);
     return run_suite(s);
 }
