@@ -13,7 +13,6 @@
 #include "play/searcher.h"
 #include "util/util.h"
 
-
 typedef struct model_player {
     searcher_t *search;
     int visits, time_ms;

@@ -68,7 +68,7 @@ void searcher_opts_default(searcher_opts_t *o)
         .search_threads = 1,
         .net_threads = 0,
         .trees = 1,
-        .batch = 8,
+        .batch = SEARCH_BATCH_DEFAULT,
         .size = BOARD_DEFAULT,
         .visits = 0,
         .tree_bytes = 0,

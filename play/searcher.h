@@ -76,7 +76,7 @@ typedef struct searcher_opts {
                              * max_pending are set by the searcher */
 } searcher_opts_t;
 
-/* device auto, precision auto, 1 search thread, all cores per net, 1 tree, batch 8, 15x15,
+/* device auto, precision auto, 1 search thread, all cores per net, 1 tree, batch SEARCH_BATCH_DEFAULT, 15x15,
  * visits 0, tree_bytes 0, 64 MiB cache, mcts_params_default. */
 void searcher_opts_default(searcher_opts_t *o);
 

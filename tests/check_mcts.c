@@ -870,8 +870,9 @@ START_TEST(test_model_player)
     /* a whole game against itself stays legal, with the default batch of
      * leaves and with one leaf a call */
     player_free(p);
-    for (int batch = SEARCH_BATCH_DEFAULT; batch >= 1; batch = batch > 1 ? 1 : 0) {
-        o.search.batch = batch;
+    const int batches[] = {SEARCH_BATCH_DEFAULT, 1};
+    for (int i = 0; i < 2; i++) {
+        o.search.batch = batches[i];
         p = player_create(path, RULE_FREESTYLE, 9, &o, err, sizeof err);
         ck_assert_msg(p != NULL, "%s", err);
         board_init(&b, 9, RULE_FREESTYLE);

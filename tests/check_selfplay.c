@@ -349,7 +349,7 @@ START_TEST(test_searcher_threads_find_win)
 {
     nn_model_t *m = tiny_model(9);
     for (int threads = 1; threads <= 3; threads += 2) {
-        searcher_t *s = make_searcher(m, threads, 1, 9, 200, 8);
+        searcher_t *s = make_searcher(m, threads, 1, 9, 200, SEARCH_BATCH_DEFAULT);
         ck_assert_str_eq(searcher_device(s), "cpu");
         ck_assert_int_eq(searcher_board_max(s), 9);
         board_t b;
@@ -387,7 +387,7 @@ START_TEST(test_searcher_set_model_clears_cache)
     nn_model_t *m = tiny_model(9), *m2 = tiny_model(9);
     for (size_t i = 0; i < m2->nparams; i++)
         m2->params[i] *= 1.5f;
-    searcher_t *s = make_searcher(m, 1, 1, 9, 0, 8);
+    searcher_t *s = make_searcher(m, 1, 1, 9, 0, SEARCH_BATCH_DEFAULT);
     mcts_result_t r;
     searcher_stats_t st;
     search_centre(s, 1, &r, &st);
@@ -426,7 +426,7 @@ START_TEST(test_searcher_set_model_clears_cache)
     nn_model_t *m7 = tiny_model(7);
     ck_assert_int_eq(searcher_set_model(s, m7, err, sizeof err), -1);
     ck_assert(strstr(err, "shape") != NULL);
-    searcher_t *u = make_searcher(NULL, 1, 1, 9, 50, 8);
+    searcher_t *u = make_searcher(NULL, 1, 1, 9, 50, SEARCH_BATCH_DEFAULT);
     ck_assert_str_eq(searcher_device(u), "uniform");
     ck_assert_int_eq(searcher_set_model(u, m, err, sizeof err), -1);
     search_centre(u, 1, &r, &st);
@@ -454,7 +454,7 @@ START_TEST(test_searcher_sizes)
     ck_assert_uint_gt(mcts_tree_bytes(1600, 15), mcts_tree_bytes(800, 15));
     ck_assert_uint_gt(mcts_tree_bytes(800, 19), mcts_tree_bytes(800, 15));
     ck_assert_uint_lt(mcts_tree_bytes(800, 15), (size_t)64 << 20);
-    searcher_t *s = make_searcher(NULL, 1, 1, 9, 400, 8);
+    searcher_t *s = make_searcher(NULL, 1, 1, 9, 400, SEARCH_BATCH_DEFAULT);
     board_t b;
     board_init(&b, 9, RULE_FREESTYLE);
     mcts_limits_t lim = {.visits = 400};

@@ -1351,17 +1351,18 @@ START_TEST(test_stalled_worker_restarted)
 END_TEST
 
 /* The trainer and its workers stopped together (SIGSTOP, as one pauses a
- * background run to measure) for longer than --stall-s: once resumed, no
+ * background run to measure) for longer than --stall-s (10 s, far above any
+ * real silence of the tiny test run): once resumed, no
  * worker is taken for stalled and none restarts. */
 START_TEST(test_paused_run_not_stalled)
 {
-    pid_t pid = start_train(run, "--stall-s 4 --workers 1 --stop-timeout 1");
+    pid_t pid = start_train(run, "--stall-s 10 --workers 1 --stop-timeout 1");
     ck_assert(wait_status(run, "games", 1, 60));
     long pids[1];
     ck_assert_int_eq(worker_pids(run, pids, 1), 1);
     ck_assert_int_eq(kill((pid_t)pids[0], SIGSTOP), 0);
     ck_assert_int_eq(kill(pid, SIGSTOP), 0);
-    sleep(7);
+    sleep(12);
     ck_assert_int_eq(kill(pid, SIGCONT), 0);
     ck_assert_int_eq(kill((pid_t)pids[0], SIGCONT), 0);
     long long games = status_num(run, "games");
