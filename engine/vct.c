@@ -478,6 +478,25 @@ int vct_three_defences(const board_t *b, int *out)
     return three_replies(&q, opp, me, pts, nw, fours, nf, out);
 }
 
+int vct_three_blocks(const board_t *b, int *out)
+{
+    if (board_over(b))
+        return 0;
+    threat_query_t q;
+    threat_begin(&q, b, 0, 0.0);
+    int me = b->to_move, fours[BOARD_CELLS];
+    int n = winning_points(&q, 3 - me, out), nf = four_points(&q, me, fours);
+    uint8_t seen[BOARD_CELLS] = {0};
+    for (int i = 0; i < n; i++)
+        seen[out[i]] = 1;
+    for (int i = 0; i < nf; i++)
+        if (!seen[fours[i]]) {
+            seen[fours[i]] = 1;
+            out[n++] = fours[i];
+        }
+    return n;
+}
+
 /* Play a child's moves on the working board; returns how many. */
 static int play_cand(vct_t *s, const cand_t *c)
 {

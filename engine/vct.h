@@ -163,6 +163,14 @@ int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_c
  * VCF is not looked for: a caller that has one plays it first. */
 int vct_three_defences(const board_t *b, int *out);
 
+/* When vct_three_defences finds none (the side to move of b is lost to
+ * the opponent's threes), the moves that still make the opponent show its
+ * win: the opponent's winning-four points (each blocks a three), then the
+ * side to move's own fours, each once, ascending within the two groups;
+ * returns their count (0: none, or the game is over). Legality (renju's
+ * forbidden points) is the caller's check. */
+int vct_three_blocks(const board_t *b, int *out);
+
 /* Positions expanded by all queries of s so far. */
 uint64_t vct_nodes(const vct_t *s);
 

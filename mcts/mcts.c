@@ -251,6 +251,16 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
             if (board_check_move(b, def[i]) == MOVE_OK)
                 moves[nmoves++] = def[i];
         lost = nd == 0;
+        if (lost && is_root) {
+            /* a move is still played here: one that blocks a three (or a
+             * four of ours), so an opponent that errs can still lose its
+             * win, not the board's first empty point */
+            int res[BOARD_CELLS];
+            int nr = vct_three_blocks(b, res);
+            for (int i = 0; i < nr; i++)
+                if (board_check_move(b, res[i]) == MOVE_OK)
+                    moves[nmoves++] = res[i];
+        }
     }
     if (nmoves == 0 && (ntheirs == 0 || lost)) {
         nmoves = 0;
@@ -1003,9 +1013,12 @@ bool mcts_advance(mcts_t *t, int move)
     t->nallow = 0;
     const node_t *c = child ? CN(t, child) : NULL;
     /* a child proven lost without its moves (marked by the root's VCF
-     * check) is searched afresh like a new one */
+     * check), or lost at its expansion (one move kept, the board's first
+     * empty point when nothing resists), is searched afresh like a new
+     * one: as the root it keeps the moves that resist */
     if (!c || c->state == NS_PENDING || c->state == NS_NEW ||
-        (c->state == NS_TERMINAL && c->nedges == 0 && !board_over(&nb))) {
+        (c->state == NS_TERMINAL && !board_over(&nb) &&
+         (c->nedges == 0 || (c->exact == -1 && c->nvisited == 0)))) {
         tree_clear(t);
         return true;
     }

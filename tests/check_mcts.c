@@ -1151,6 +1151,18 @@ START_TEST(test_proven_loss_propagates)
     mcts_result_t r;
     mcts_t *t = search_uniform(&b, (size_t)16 << 20, 50, &r);
     ck_assert_int_eq(r.proven, -1);
+    /* lost, but the move played blocks one of the threes at an end: not
+     * the board's first empty point */
+    const int ends[4][2] = {{4, 7}, {8, 7}, {7, 4}, {7, 8}};
+    mcts_child_info_t ch[BOARD_CELLS];
+    ck_assert_int_eq(mcts_root_children(t, ch, BOARD_CELLS), 4);
+    for (int i = 0; i < 4; i++) {
+        int k = 0;
+        while (k < 4 && ch[i].move != board_xy(&b, ends[k][0], ends[k][1]))
+            k++;
+        ck_assert_msg(k < 4, "child %d at %d", i, ch[i].move);
+    }
+    ck_assert_int_eq(r.best_move, ch[0].move);
     mcts_free(t);
 
     setup(&b, 15, RULE_FREESTYLE, two_doubles_bl, 8, far_wh, 7);
