@@ -81,6 +81,7 @@ struct vct {
     vcf_t *vcf;
     uint64_t vcf_nodes;         /* budget of each inner VCF check */
     threat_query_t q;           /* salt: also the attacker */
+    int reply_depth;            /* vct_solve_reply calls in progress (a chain of fours) */
 };
 
 vct_t *vct_create(size_t tt_bytes, char *err, size_t errlen)
@@ -840,6 +841,7 @@ struct vct_threat {
     bool any;          /* only whether a defence exists: once one is found, the rest are
                         * not solved (they count as defences) */
     bool defended;     /* a defence was found (any) */
+    bool unsure;       /* a move counted as a defence without a proof (budget or time) */
 };
 
 static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, int pass)
@@ -856,13 +858,16 @@ static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, 
         lim.nodes >>= shift;
     else if (lim.nodes > DEFEND_MIN_NODES)
         lim.nodes = DEFEND_MIN_NODES;
-    switch (vct_solve(t->s, after, &lim, NULL)) {
+    switch (vct_solve_reply(t->s, after, &lim, NULL)) {
     case VCT_WIN:
         return THREAT_HOLDS;
     case VCT_NONE:
         return THREAT_STOPPED;
     default:
-        return lim.nodes ? THREAT_OPEN : THREAT_STOPPED;
+        if (lim.nodes)
+            return THREAT_OPEN;
+        t->unsure = true;
+        return THREAT_STOPPED;
     }
 }
 
@@ -872,15 +877,18 @@ static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass
     if (t->defended)
         return THREAT_STOPPED;
     threat_verdict_t v = vct_verdict(t, after, pass);
-    bool defence = v == THREAT_STOPPED || (v == THREAT_OPEN && pass == DEFEND_PASSES - 1);
-    t->defended = t->any && defence;
+    bool undecided = v == THREAT_OPEN && pass == DEFEND_PASSES - 1;
+    t->unsure |= undecided;
+    t->defended = t->any && (v == THREAT_STOPPED || undecided);
     return v;
 }
 
 /* vct_defend; any: stop looking after the first defence (the count is
- * then 0 or not, not the number of defences). */
+ * then 0 or not, not the number of defences); *unsure (may be NULL): the
+ * answer rests on a solve the budget cut short (the threat's, or a move
+ * counted as a defence). */
 static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any, int *out,
-                  vct_result_t *threat)
+                  vct_result_t *threat, bool *unsure)
 {
     vct_result_t r;
     board_t flip;
@@ -890,7 +898,10 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
         .deadline = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0,
         .any = any,
     };
-    if (!threat_flip(b, &flip) || vct_solve(s, &flip, &t.each, &r) != VCT_WIN)
+    vct_status_t st = threat_flip(b, &flip) ? vct_solve(s, &flip, &t.each, &r) : VCT_NONE;
+    if (unsure)
+        *unsure = st == VCT_UNKNOWN;
+    if (st != VCT_WIN)
         return -1;
     if (threat)
         *threat = r;
@@ -899,14 +910,46 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
     threat_mark(cand, pts, line_five_points(b, me, pts));
     threat_mark(cand, pts, line_window_points(b, me, 2, pts));   /* new fours, threes */
     threat_mark(cand, pts, line_window_points(b, me, 3, pts));
-    return threat_defences(b, r.line, r.nline, b->rule == RULE_RENJU ? 5 : 4, cand,
-                           DEFEND_PASSES, vct_still_wins, &t, out);
+    int n = threat_defences(b, r.line, r.nline, b->rule == RULE_RENJU ? 5 : 4, cand,
+                            DEFEND_PASSES, vct_still_wins, &t, out);
+    if (unsure)
+        *unsure = t.unsure;
+    return n;
 }
 
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat)
 {
-    return defend(s, b, lim, false, out, threat);
+    return defend(s, b, lim, false, out, threat, NULL);
+}
+
+vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,
+                             vct_result_t *out)
+{
+    int me = after->to_move, pts[BOARD_CELLS];
+    if (board_over(after) || s->reply_depth >= VCT_REPLY_CHAIN ||
+        line_five_points(after, me, pts) > 0 || line_five_points(after, 3 - me, pts) != 1)
+        return vct_solve(s, after, lim, out);
+    /* the other side's four: the block is forced (or the four wins), and
+     * the other side moves again against what the side to move threatens */
+    board_t blocked = *after;
+    vct_status_t st = VCT_NONE;
+    if (board_play(&blocked, pts[0]) == MOVE_OK && !board_over(&blocked)) {
+        int def[BOARD_CELLS];
+        bool unsure;
+        s->reply_depth++;
+        int n = defend(s, &blocked, lim, true, def, NULL, &unsure);
+        s->reply_depth--;
+        st = n == 0 ? VCT_WIN : unsure ? VCT_UNKNOWN : VCT_NONE;
+    }
+    if (out) {
+        *out = (vct_result_t){.status = st};
+        if (st == VCT_WIN) {
+            out->nline = 1;
+            out->line[0] = pts[0];
+        }
+    }
+    return st;
 }
 
 /* The lines through the empty point p on which c's stone there would
@@ -988,7 +1031,7 @@ int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_c
         int def[BOARD_CELLS];
         if (deadline > 0.0 && (each.time_ms = deadline - util_now_ms()) < 0.01)
             break;
-        if (defend(s, &after, &each, true, def, NULL) != 0)
+        if (defend(s, &after, &each, true, def, NULL, NULL) != 0)
             continue;
         found = cand[i];
         if (threat)

@@ -110,10 +110,27 @@ void vct_clear(vct_t *s);
  * needs against the best defence. */
 vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_result_t *out);
 
+/* vct_solve for the side to move of `after`, the position after the
+ * other side's move, as the defence asks it: when that move left the
+ * other side a four (one five point, and the side to move has none), the
+ * side to move blocks it and the other side moves again, so the side to
+ * move wins only when the other side then has no defence against its
+ * threats (vct_defend within lim finds none; a defence left undecided by
+ * the budget counts). A plain vct_solve would call the four a refutation,
+ * since the block is no threat. Fours in a chain are followed
+ * VCT_REPLY_CHAIN deep, then solved plainly. A four whose block is not
+ * legal (renju) wins for the other side: VCT_NONE. The line of such a win
+ * is the block alone (nthreats 0). */
+#define VCT_REPLY_CHAIN 3
+vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,
+                             vct_result_t *out);
+
 /* The defence: the side to move of b faces the opponent's VCT. When the
  * opponent (solved as if it were to move) has a VCT, writes to out the
  * legal moves m of the side to move after which the opponent has no VCT
- * found within lim (the solve after m is VCT_NONE or VCT_UNKNOWN; use
+ * found within lim (vct_solve_reply after m, so a four of the side's is a
+ * defence only when the side still has one after its block, is VCT_NONE
+ * or VCT_UNKNOWN; use
  * budgets that prove it), ascending, and returns their count (0: lost to
  * the VCT whatever one plays; an own five counts as a defence). lim's
  * node budget N holds for each solve: each candidate is solved within

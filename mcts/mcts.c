@@ -184,16 +184,18 @@ static int vcf_first_move(mcts_t *t, const board_t *b, uint32_t budget)
 
 /* A bounded VCT search for the side to move of b (nodes and, when
  * time_ms > 0, a time limit); the first move of the line found, or
- * MOVE_NONE (none, out of budget, or VCT off). */
+ * MOVE_NONE (none, out of budget, or VCT off). reply: b follows a root
+ * move of ours that is checked, so a four of ours counts only if we still
+ * have a defence after its block (vct_solve_reply). */
 static int vct_first_move(mcts_t *t, const board_t *b, uint32_t nodes, int depth,
-                          double time_ms)
+                          double time_ms, bool reply)
 {
     if (!nodes || !t->vct)
         return MOVE_NONE;
     vct_limits_t lim = {.nodes = nodes, .time_ms = time_ms, .max_depth = depth};
     vct_result_t r;
     t->vct_checks++;
-    if (vct_solve(t->vct, b, &lim, &r) != VCT_WIN)
+    if ((reply ? vct_solve_reply : vct_solve)(t->vct, b, &lim, &r) != VCT_WIN)
         return MOVE_NONE;
     t->vct_wins++;
     return r.line[0];
@@ -228,7 +230,7 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
             return make_proven_win(t, ni, win);
     }
     if (ntheirs == 0 && !is_root) {   /* and a forced line of threats (the root's is deeper) */
-        int win = vct_first_move(t, b, t->p.vct_nodes, t->p.vct_depth, 0.0);
+        int win = vct_first_move(t, b, t->p.vct_nodes, t->p.vct_depth, 0.0, false);
         if (win != MOVE_NONE)
             return make_proven_win(t, ni, win);
     }
@@ -617,7 +619,7 @@ static void root_vct_check(mcts_t *t, double root_ms)
             return;
     }
     if (win == MOVE_NONE)
-        win = vct_first_move(t, b, t->p.vct_root_nodes, 0, time_ms);
+        win = vct_first_move(t, b, t->p.vct_root_nodes, 0, time_ms, false);
     if (win != MOVE_NONE) {
         mcts_root_prove_win(t, win);
         return;
@@ -1268,7 +1270,7 @@ int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
     if (board_play(&after, move) != MOVE_OK || board_over(&after))
         return MOVE_NONE;
     double t0 = util_now_ms();
-    int win = vct_first_move(t, &after, nodes, 0, time_ms);
+    int win = vct_first_move(t, &after, nodes, 0, time_ms, true);
     double left = time_ms > 0.0 ? time_ms - (util_now_ms() - t0) : 0.0;
     if (win == MOVE_NONE && t->p.vct_quiet_nodes && (time_ms <= 0.0 || left >= 1.0)) {
         vct_limits_t lim = {.nodes = t->p.vct_quiet_nodes, .time_ms = left};
@@ -1666,7 +1668,7 @@ static void *watch_thread_main(void *arg)
             continue;
         }
         vct_limits_t vl = {.nodes = w->nodes, .time_ms = left, .stop = &sh->done};
-        vct_status_t st = vct_solve(w->vct, &after, &vl, NULL);
+        vct_status_t st = vct_solve_reply(w->vct, &after, &vl, NULL);
         pthread_mutex_lock(&sh->lock);
         t->vct_checks++;
         if (st == VCT_WIN) {

@@ -545,6 +545,51 @@ START_TEST(test_defend)
 }
 END_TEST
 
+/* White to move (a game lost to PentaZen at 1 s, 2026-11-27, ply 23):
+ * black has a VCT of five threats. White's four 12,9 (or the split four
+ * 13,10) only puts it off: black blocks, and white is to move against
+ * the same VCT with no defence. The defence used to list both fours,
+ * because a plain solve after a four finds no VCT (the forced block is no
+ * threat); vct_solve_reply plays the block and asks for white's defence. */
+static const int FOUR_PUTS_OFF[23][2] = {
+    {8, 7}, {9, 9}, {6, 5}, {10, 8}, {7, 7}, {9, 8}, {9, 7}, {6, 7}, {7, 8}, {7, 9}, {8, 10},
+    {9, 6}, {8, 9}, {8, 8}, {7, 4}, {11, 8}, {12, 8}, {7, 5}, {8, 3}, {9, 2}, {5, 4}, {10, 7},
+    {8, 5}};
+
+START_TEST(test_counter_four_puts_off)
+{
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    for (int i = 0; i < 23; i++)
+        ck_assert_int_eq(board_play(&b, xy(&b, FOUR_PUTS_OFF[i][0], FOUR_PUTS_OFF[i][1])),
+                         MOVE_OK);
+    char err[128];
+    vct_t *s = vct_create((size_t)16 << 20, err, sizeof err);   /* a pool for 50,000 nodes */
+    ck_assert_msg(s != NULL, "%s", err);
+    vct_limits_t lim = {.nodes = 50000};
+    int moves[BOARD_CELLS];
+    vct_result_t threat;
+    int nd = vct_defend(s, &b, &lim, moves, &threat);
+    ck_assert_msg(nd == 0, "%d defences, the first %d,%d", nd, moves[0] % 15, moves[0] / 15);
+    ck_assert_int_eq(threat.nthreats, 5);
+    const int four[2][2] = {{12, 9}, {13, 10}};
+    for (int i = 0; i < 2; i++) {
+        board_t after = b;
+        ck_assert_int_eq(board_play(&after, xy(&b, four[i][0], four[i][1])), MOVE_OK);
+        vct_result_t r;
+        ck_assert_int_eq(vct_solve(s, &after, &lim, &r), VCT_NONE);
+        ck_assert_int_eq(vct_solve_reply(s, &after, &lim, &r), VCT_WIN);
+        ck_assert_int_eq(r.nline, 1);
+        ck_assert_int_eq(r.line[0], xy(&b, four[1 - i][0], four[1 - i][1]));   /* the block */
+    }
+    /* a move that is no four is solved plainly */
+    board_t after = b;
+    ck_assert_int_eq(board_play(&after, xy(&b, 0, 0)), MOVE_OK);
+    ck_assert_int_eq(vct_solve_reply(s, &after, &lim, NULL), VCT_WIN);
+    vct_free(s);
+}
+END_TEST
+
 /* White to move (a game lost to PentaZen, 2026-11-26, after black's 8,8):
  * white has no VCT, but the quiet 8,9 (no four, no three) leaves black
  * no defence against white's next VCT. Verified here over every black
@@ -851,7 +896,7 @@ int main(void)
 {
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
-             test_counter_four_refutes, test_deep_line, test_renju_white_forces_forbidden,
+             test_counter_four_refutes, test_counter_four_puts_off, test_deep_line, test_renju_white_forces_forbidden,
              test_defend, test_defend_passes, test_quiet_win, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
              test_cli_rules_vct, test_cli_bench_vct);
