@@ -334,6 +334,16 @@ bool threat_flip(const board_t *b, board_t *flip)
     return true;
 }
 
+int threat_block_four(const board_t *after, board_t *blocked)
+{
+    int me = after->to_move, pts[BOARD_CELLS];
+    if (board_over(after) || line_five_points(after, me, pts) > 0 ||
+        line_five_points(after, 3 - me, pts) != 1)
+        return -1;
+    *blocked = *after;
+    return board_play(blocked, pts[0]) == MOVE_OK && !board_over(blocked);
+}
+
 void threat_mark(uint8_t *cand, const int *pts, int n)
 {
     for (int i = 0; i < n; i++)

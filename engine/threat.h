@@ -140,6 +140,15 @@ int threat_line(const threat_query_t *q, const board_t *b, bool won, int *out_li
  * against, solved for its attacker); false when the game is over. */
 bool threat_flip(const board_t *b, board_t *flip);
 
+/* after: the position after a move of the defender. When that move left
+ * the defender a four (exactly one five point) and the attacker, to move,
+ * has no five point, the block is forced and the defender moves again:
+ * *blocked gets the position after the block and 1 is returned, or 0
+ * when the block is not legal (renju) or ends the game (the four holds).
+ * -1: no such four (a plain solve of after answers). The solvers' *_reply
+ * queries start here. */
+int threat_block_four(const board_t *after, board_t *blocked);
+
 /* Set cand[p] for the n points p of pts. */
 void threat_mark(uint8_t *cand, const int *pts, int n);
 

@@ -29,6 +29,7 @@ struct vcf {
     tt_entry_t *tt;
     size_t tt_mask;
     threat_query_t q;
+    int reply_depth;   /* vcf_solve_reply calls in progress (a chain of fours) */
 };
 
 typedef threat_four_t four_t;
@@ -245,7 +246,28 @@ static threat_verdict_t vcf_still_wins(void *ctx, const board_t *after, int pass
 {
     struct vcf_threat *t = ctx;
     (void)pass;   /* one pass: out of budget counts as a defence */
-    return vcf_solve(t->s, after, t->lim, NULL) == VCF_WIN ? THREAT_HOLDS : THREAT_STOPPED;
+    return vcf_solve_reply(t->s, after, t->lim, NULL) == VCF_WIN ? THREAT_HOLDS : THREAT_STOPPED;
+}
+
+vcf_status_t vcf_solve_reply(vcf_t *s, const board_t *after, const vcf_limits_t *lim,
+                             vcf_result_t *out)
+{
+    board_t blocked;
+    int four = s->reply_depth < VCF_REPLY_CHAIN ? threat_block_four(after, &blocked) : -1;
+    if (four < 0)
+        return vcf_solve(s, after, lim, out);
+    /* the four holds (four == 0), or the side that made it has a defence
+     * after the block: no win */
+    int def[BOARD_CELLS], ndef = 1;
+    s->reply_depth++;
+    if (four)
+        ndef = vcf_defend(s, &blocked, lim, def, NULL);
+    s->reply_depth--;
+    vcf_result_t r = {.status = ndef == 0 ? VCF_WIN : VCF_NONE, .nline = ndef == 0};
+    r.line[0] = blocked.moves[blocked.nmoves - 1];
+    if (out)
+        *out = r;
+    return r.status;
 }
 
 int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,

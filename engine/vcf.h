@@ -66,15 +66,30 @@ void vcf_clear(vcf_t *s);
  * may be NULL; returns the status. */
 vcf_status_t vcf_solve(vcf_t *s, const board_t *b, const vcf_limits_t *lim, vcf_result_t *out);
 
+/* vcf_solve for the side to move of `after`, the position after the
+ * other side's move, as the defence asks it: when that move left the
+ * other side a four (one five point, and the side to move has none), the
+ * side to move blocks it and the other side moves again, so the side to
+ * move wins only when the other side then has no defence against its VCF
+ * (vcf_defend finds none). A plain vcf_solve would call the four a
+ * refutation, since the block is no four. Fours in a chain are followed
+ * VCF_REPLY_CHAIN deep, then solved plainly. The line of such a win is
+ * the block alone (nfours 0). */
+#define VCF_REPLY_CHAIN 3
+vcf_status_t vcf_solve_reply(vcf_t *s, const board_t *after, const vcf_limits_t *lim,
+                             vcf_result_t *out);
+
 /* The defence: the side to move of b faces the opponent's VCF. When the
  * opponent (solved as if it were to move) has a VCF, writes to out the
  * legal moves m of the side to move after which the opponent has no VCF
- * found within lim (the solve after m is VCF_NONE or VCF_UNKNOWN; use
+ * found within lim (vcf_solve_reply after m, so a four is a defence only
+ * when its side still has one after the block, is VCF_NONE or
+ * VCF_UNKNOWN; use
  * budgets that prove it), ascending, and returns their count (0: lost to
  * the VCF whatever one plays; an own five counts as a defence). Returns -1
  * when the opponent has no VCF found (nothing to defend). threat (may be
  * NULL) gets the opponent's line. Candidates tried: the side to move's own
- * fives and fours (they gain a tempo) and every empty point within four
+ * fives and fours (a four whose stone stops the line, or that wins) and every empty point within four
  * of a move of the opponent's line on one of its eight rays (a block of
  * any four, a completion point, or a point that makes one of the forced
  * blocks a counter-four); a move outside these leaves the line intact

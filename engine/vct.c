@@ -926,15 +926,14 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
 vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,
                              vct_result_t *out)
 {
-    int me = after->to_move, pts[BOARD_CELLS];
-    if (board_over(after) || s->reply_depth >= VCT_REPLY_CHAIN ||
-        line_five_points(after, me, pts) > 0 || line_five_points(after, 3 - me, pts) != 1)
+    board_t blocked;
+    int four = s->reply_depth < VCT_REPLY_CHAIN ? threat_block_four(after, &blocked) : -1;
+    if (four < 0)
         return vct_solve(s, after, lim, out);
     /* the other side's four: the block is forced (or the four wins), and
      * the other side moves again against what the side to move threatens */
-    board_t blocked = *after;
     vct_status_t st = VCT_NONE;
-    if (board_play(&blocked, pts[0]) == MOVE_OK && !board_over(&blocked)) {
+    if (four) {
         int def[BOARD_CELLS];
         bool unsure;
         s->reply_depth++;
@@ -946,7 +945,7 @@ vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t 
         *out = (vct_result_t){.status = st};
         if (st == VCT_WIN) {
             out->nline = 1;
-            out->line[0] = pts[0];
+            out->line[0] = blocked.moves[blocked.nmoves - 1];
         }
     }
     return st;

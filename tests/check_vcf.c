@@ -445,6 +445,58 @@ START_TEST(test_defend)
 }
 END_TEST
 
+/* White to move against two open threes of black (a VCF whichever one
+ * white stops) has no defence. White's four at 3,8 (or 4,8) only puts the
+ * VCF off: black blocks and white faces both threes again. A plain solve
+ * after the four finds no VCF, since black's block is no four, so the
+ * defence used to list both fours; vcf_solve_reply plays the block and
+ * asks for white's defence. */
+static const char TWO_THREES[] =
+    ".........\n"
+    ".........\n"
+    "..XXX....\n"
+    ".........\n"
+    ".........\n"
+    "..XXX....\n"
+    ".........\n"
+    ".........\n"
+    "OOO......\n";
+
+START_TEST(test_counter_four_puts_off)
+{
+    vcf_t *s = solver(), *check = solver();
+    board_t b;
+    board_from_diagram(&b, RULE_FREESTYLE, STONE_WHITE, TWO_THREES);
+    int moves[BOARD_CELLS];
+    vcf_limits_t lim = {.nodes = 100000};
+    ck_assert_int_eq(vcf_defend(s, &b, &lim, moves, NULL), 0);
+    check_defences(&b, moves, 0, &(threat_check_t){.vcf = check, .vcf_lim = &lim});
+    for (int x = 3; x <= 4; x++) {
+        board_t after = b;
+        ck_assert_int_eq(board_play(&after, board_xy(&b, x, 8)), MOVE_OK);
+        vcf_result_t r;
+        ck_assert_int_eq(vcf_solve(s, &after, &lim, &r), VCF_NONE);
+        ck_assert_int_eq(vcf_solve_reply(s, &after, &lim, &r), VCF_WIN);
+        ck_assert_int_eq(r.nline, 1);
+        ck_assert_int_eq(r.line[0], board_xy(&b, 7 - x, 8));   /* the block */
+    }
+    /* one three only: white stops it, and its four stays a defence too,
+     * since white can still stop the three after black's block */
+    b.cells[board_xy(&b, 2, 5)] = b.cells[board_xy(&b, 3, 5)] = b.cells[board_xy(&b, 4, 5)] =
+        STONE_EMPTY;
+    b.hash = board_hash_full(&b);
+    int n = vcf_defend(s, &b, &lim, moves, NULL);
+    ck_assert_int_gt(n, 0);
+    bool four = false;
+    for (int i = 0; i < n; i++)
+        four |= moves[i] == board_xy(&b, 3, 8);
+    ck_assert(four);
+    check_defences(&b, moves, n, &(threat_check_t){.vcf = check, .vcf_lim = &lim});
+    vcf_free(s);
+    vcf_free(check);
+}
+END_TEST
+
 START_TEST(test_bot_vcf)
 {
     /* Wins a forced line: both sides bot:vcf from the two-four position,
@@ -547,7 +599,8 @@ int main(void)
     ADD_CASE(su, "vcf", 60, test_five_queries, test_immediate_five_and_game_over, test_two_fours,
              test_counter_four_breaks_line, test_renju_black_four_on_forbidden_point,
              test_renju_white_forces_forbidden_block, test_long_vcf,
-             test_random_against_brute_force, test_four_at_with, test_defend, test_bot_vcf,
+             test_random_against_brute_force, test_four_at_with, test_defend, test_counter_four_puts_off,
+             test_bot_vcf,
              test_bot_vcf_beats_greedy,
              test_cli_rules_vcf, test_cli_bench_vcf);
     return run_suite(su);

@@ -292,7 +292,7 @@ void check_defences(const board_t *b, const int *moves, int n, const threat_chec
             continue;
         board_t after = *b;
         board_play(&after, m);
-        bool g = t->vcf ? vcf_solve(t->vcf, &after, t->vcf_lim, NULL) == VCF_NONE
+        bool g = t->vcf ? vcf_solve_reply(t->vcf, &after, t->vcf_lim, NULL) == VCF_NONE
                         : vct_solve_reply(t->vct, &after, t->vct_lim, NULL) == VCT_NONE;
         ck_assert_msg(g == listed[m], "move %d,%d: threat gone %d, listed %d", m % b->size,
                       m / b->size, g, listed[m]);

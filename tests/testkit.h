@@ -125,8 +125,8 @@ typedef struct threat_check {
 } threat_check_t;
 
 /* The listed defences MOVES[0..N) of B are exactly its legal moves after
- * which T's solver proves the opponent has no threat (VCF_NONE;
- * vct_solve_reply's VCT_NONE): every legal move is tried. */
+ * which T's solver proves the opponent has no threat (vcf_solve_reply's
+ * VCF_NONE, vct_solve_reply's VCT_NONE): every legal move is tried. */
 void check_defences(const board_t *b, const int *moves, int n, const threat_check_t *t);
 
 /* bot:NAME is bot KIND (parsed, named and listed in BOT_LIST); with both
