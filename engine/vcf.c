@@ -240,14 +240,24 @@ vcf_status_t vcf_solve_at(vcf_t *s, const threat_query_t *at, const vcf_limits_t
 struct vcf_threat {
     vcf_t *s;
     const vcf_limits_t *lim;
+    bool any;        /* only whether a defence exists: once one is found, the rest are
+                      * not solved (they count as defences) */
+    bool defended;   /* a defence was found (any) */
 };
 
 static threat_verdict_t vcf_still_wins(void *ctx, const board_t *after, int pass)
 {
     struct vcf_threat *t = ctx;
     (void)pass;   /* one pass: out of budget counts as a defence */
-    return vcf_solve_reply(t->s, after, t->lim, NULL) == VCF_WIN ? THREAT_HOLDS : THREAT_STOPPED;
+    if (t->defended)
+        return THREAT_STOPPED;
+    bool wins = vcf_solve_reply(t->s, after, t->lim, NULL) == VCF_WIN;
+    t->defended = t->any && !wins;
+    return wins ? THREAT_HOLDS : THREAT_STOPPED;
 }
+
+static int defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, bool any, int *out,
+                  vcf_result_t *threat);
 
 vcf_status_t vcf_solve_reply(vcf_t *s, const board_t *after, const vcf_limits_t *lim,
                              vcf_result_t *out)
@@ -261,7 +271,7 @@ vcf_status_t vcf_solve_reply(vcf_t *s, const board_t *after, const vcf_limits_t 
     int def[BOARD_CELLS], ndef = 1;
     s->reply_depth++;
     if (four)
-        ndef = vcf_defend(s, &blocked, lim, def, NULL);
+        ndef = defend(s, &blocked, lim, true, def, NULL);
     s->reply_depth--;
     vcf_result_t r = {.status = ndef == 0 ? VCF_WIN : VCF_NONE, .nline = ndef == 0};
     r.line[0] = blocked.moves[blocked.nmoves - 1];
@@ -270,8 +280,10 @@ vcf_status_t vcf_solve_reply(vcf_t *s, const board_t *after, const vcf_limits_t 
     return r.status;
 }
 
-int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
-               vcf_result_t *threat)
+/* vcf_defend; any: stop solving after the first defence (the count is
+ * then 0 or not, not the number of defences). */
+static int defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, bool any, int *out,
+                  vcf_result_t *threat)
 {
     vcf_result_t r;
     board_t flip;
@@ -283,6 +295,12 @@ int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
     int pts[BOARD_CELLS];
     threat_mark(cand, pts, board_five_points(b, b->to_move, pts));
     threat_mark(cand, pts, vcf_four_points(b, b->to_move, pts));
-    struct vcf_threat t = {s, lim};
+    struct vcf_threat t = {.s = s, .lim = lim, .any = any};
     return threat_defences(b, r.line, r.nline, 4, cand, 1, vcf_still_wins, &t, out);
+}
+
+int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,
+               vcf_result_t *threat)
+{
+    return defend(s, b, lim, false, out, threat);
 }
