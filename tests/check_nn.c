@@ -166,6 +166,16 @@ static nn_model_t *make_model(int B, int C, int M, int Hp, int Hv, int Vh, uint6
     return make_model_k(B, C, M, Hp, Hv, Vh, 1, seed, jitter);
 }
 
+/* A net the test needs: failing to open one fails the test with the reason. */
+static nn_net_t *open_net(const nn_model_t *m, const char *device, int max_batch, int threads)
+{
+    char err[256];
+    nn_net_t *net = nn_net_create(m, device, max_batch, threads, NULL, 0, err, sizeof err);
+    ck_assert_msg(net != NULL, "%s net (batch %d, %d threads): %s", device, max_batch, threads,
+                  err);
+    return net;
+}
+
 START_TEST(test_layout)
 {
     nn_config_t cfg;
@@ -407,8 +417,7 @@ static void fast_vs_ref_case(const vs_ref_t *k)
     nn_net_t *fast = nn_net_create(m, "cpu", k->max_batch, k->threads, NULL, 0, err, sizeof err);
     unsetenv("GOMOKU_CONV");
     ck_assert_msg(fast != NULL, "%s", err);
-    nn_net_t *ref = nn_net_create(m, "cpu-ref", k->max_batch, 1, NULL, 0, err, sizeof err);
-    ck_assert_msg(ref != NULL, "%s", err);
+    nn_net_t *ref = open_net(m, "cpu-ref", k->max_batch, 1);
     compare_outputs(fast, in, ref, in, n, M, tol, "");
     size_t np = m->nparams;
     float *gf = malloc(sizeof(float) * np), *gr = malloc(sizeof(float) * np);
@@ -552,8 +561,7 @@ START_TEST(test_overfit)
     batch_t d = random_batch(n, M, 0.3, true);
     char err[256];
     /* 2 threads on every machine, so the float sums (and the run) are the same */
-    nn_net_t *net = nn_net_create(m, "cpu", n, 2, NULL, 0, err, sizeof err);
-    ck_assert_msg(net != NULL, "%s", err);
+    nn_net_t *net = open_net(m, "cpu", n, 2);
     nn_train_opts_t o = {.lr = 0.01f, .momentum = 0.95f, .weight_decay = 0};
     nn_losses_t l;
     float first = 0, last = 0;
@@ -756,9 +764,8 @@ START_TEST(test_version1_files)
     ck_assert_int_eq(memcmp(b->params, m3->params, m3->nparams * sizeof(float)), 0);
     float in[NN_PLANES * 81], p1[81], p3[81], v1[3], v3[3];
     random_position(in, 9, 9, 0.2);
-    nn_net_t *n1 = nn_net_create(m, "cpu", 1, 1, NULL, 0, err, sizeof err);
-    nn_net_t *n3 = nn_net_create(b, "cpu", 1, 1, NULL, 0, err, sizeof err);
-    ck_assert_msg(n1 && n3, "%s", err);
+    nn_net_t *n1 = open_net(m, "cpu", 1, 1);
+    nn_net_t *n3 = open_net(b, "cpu", 1, 1);
     nn_net_forward(n1, in, 1, p1, v1);
     nn_net_forward(n3, in, 1, p3, v3);
     ck_assert_int_eq(memcmp(p1, p3, sizeof p1), 0);
@@ -999,9 +1006,8 @@ START_TEST(test_threat_net)
         nn_encode_features(&b, NN_FEATURES_THREAT, M, in + s * ps);
         random_targets(in + s * ps, M, pt + s * hw, vt + 3 * s, false);
     }
-    nn_net_t *fast = nn_net_create(m, "cpu", n, 1, NULL, 0, err, sizeof err);
-    nn_net_t *ref = nn_net_create(m, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
-    ck_assert_msg(fast && ref, "%s", err);
+    nn_net_t *fast = open_net(m, "cpu", n, 1);
+    nn_net_t *ref = open_net(m, "cpu-ref", n, 1);
     compare_outputs(fast, in, ref, in, n, M, TOL_DIRECT, "");
     float *gf = malloc(sizeof(float) * m->nparams), *gr = malloc(sizeof(float) * m->nparams);
     nn_losses_t lf, lr;
@@ -1075,9 +1081,8 @@ START_TEST(test_widen_features)
         nn_encode_features(&b, NN_FEATURES_THREAT, M, ti + s * NN_PLANES_MAX * hw);
         random_targets(ti + s * NN_PLANES_MAX * hw, M, pt + s * hw, vt + 3 * s, false);
     }
-    nn_net_t *a = nn_net_create(m, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
-    nn_net_t *b = nn_net_create(w, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
-    ck_assert_msg(a && b, "%s", err);
+    nn_net_t *a = open_net(m, "cpu-ref", n, 1);
+    nn_net_t *b = open_net(w, "cpu-ref", n, 1);
     compare_outputs(a, bi, b, ti, n, M, TOL_DIRECT, "");
     float *g = malloc(sizeof(float) * w->nparams);
     nn_losses_t l;
@@ -1116,10 +1121,8 @@ START_TEST(test_masking_board_sizes)
         board_play(&b, board_xy(&b, moves[i][0], moves[i][1]));
     const char *devs[] = {"cpu", "cpu-ref"};
     for (int d = 0; d < 2; d++) {
-        char err[256];
-        nn_net_t *nb = nn_net_create(big, devs[d], 2, 1, NULL, 0, err, sizeof err);
-        nn_net_t *ns = nn_net_create(small, devs[d], 2, 1, NULL, 0, err, sizeof err);
-        ck_assert(nb && ns);
+        nn_net_t *nb = open_net(big, devs[d], 2, 1);
+        nn_net_t *ns = open_net(small, devs[d], 2, 1);
         float inb[NN_PLANES * 225], ins[NN_PLANES * 81], pb[225], ps[81], vb[3], vs[3];
         nn_encode(&b, 15, inb);
         nn_encode(&b, 9, ins);
@@ -1170,8 +1173,7 @@ START_TEST(test_no_legal_point)
     const char *devs[] = {"cpu", "cpu-ref"};
     for (int d = 0; d < 2; d++) {
         char err[256];
-        nn_net_t *n = nn_net_create(m, devs[d], 2, 2, NULL, 0, err, sizeof err);
-        ck_assert(n);
+        nn_net_t *n = open_net(m, devs[d], 2, 2);
         nn_net_forward(n, in, 2, pol, val);
         for (int q = 0; q < hw; q++)
             ck_assert_float_eq(pol[q], 0);
@@ -1205,9 +1207,8 @@ START_TEST(test_momentum_resume)
     const char *devs[] = {"cpu", "cpu-ref"};
     for (int dv = 0; dv < 2; dv++) {
         char err[256];
-        nn_net_t *a = nn_net_create(m, devs[dv], n, 1, NULL, 0, err, sizeof err);
-        nn_net_t *b = nn_net_create(m, devs[dv], n, 1, NULL, 0, err, sizeof err);
-        ck_assert(a && b);
+        nn_net_t *a = open_net(m, devs[dv], n, 1);
+        nn_net_t *b = open_net(m, devs[dv], n, 1);
         nn_net_get_momentum(a, mo);
         for (size_t i = 0; i < np; i++)
             ck_assert_float_eq(mo[i], 0);
@@ -1270,8 +1271,7 @@ START_TEST(test_eval_and_cache)
     int M = 11;
     nn_model_t *m = make_model(1, 8, M, 0, 0, 0, 9, 0.05);
     char err[256];
-    nn_net_t *net = nn_net_create(m, "cpu", 4, 1, NULL, 0, err, sizeof err);
-    ck_assert_msg(net != NULL, "%s", err);
+    nn_net_t *net = open_net(m, "cpu", 4, 1);
     nn_eval_cache_t *c = nn_eval_cache_create(1 << 20, err, sizeof err);
     ck_assert(c != NULL);
     ck_assert_uint_gt(nn_eval_cache_entries(c), 100);
@@ -1505,10 +1505,9 @@ static double bf16_vs_ref(const nn_model_t *m, const float *in, int n, int max_b
 {
     int M = m->cfg.board_max, hw = M * M;
     char err[256];
-    nn_net_t *b = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
-    nn_net_t *f = nn_net_create(m, "cpu", max_batch, threads, NULL, 0, err, sizeof err);
-    nn_net_t *r = nn_net_create(m, "cpu-ref", max_batch, 1, NULL, 0, err, sizeof err);
-    ck_assert(b && f && r);
+    nn_net_t *b = open_net(m, "cpu", max_batch, threads);
+    nn_net_t *f = open_net(m, "cpu", max_batch, threads);
+    nn_net_t *r = open_net(m, "cpu-ref", max_batch, 1);
     ck_assert_int_eq(nn_net_set_precision(b, NN_PRECISION_BF16, NULL, 0, err, sizeof err), 0);
     ck_assert_str_eq(nn_net_precision_name(b), "bf16");
     ck_assert_str_eq(nn_net_precision_name(f), "fp32");
@@ -1630,10 +1629,9 @@ START_TEST(test_bf16_weight_sync)
     nn_model_t *b = make_model(2, 16, M, 0, 0, 0, 8, 0.05);
     batch_t d = random_batch(n, M, 0.2, false);
     char err[256];
-    nn_net_t *nb = nn_net_create(a, "cpu", n, 2, NULL, 0, err, sizeof err);
-    nn_net_t *nf = nn_net_create(a, "cpu", n, 2, NULL, 0, err, sizeof err);
-    nn_net_t *rb = nn_net_create(b, "cpu-ref", n, 1, NULL, 0, err, sizeof err);
-    ck_assert(nb && nf && rb);
+    nn_net_t *nb = open_net(a, "cpu", n, 2);
+    nn_net_t *nf = open_net(a, "cpu", n, 2);
+    nn_net_t *rb = open_net(b, "cpu-ref", n, 1);
     ck_assert_int_eq(nn_net_set_precision(nb, NN_PRECISION_BF16, NULL, 0, err, sizeof err), 0);
     float p1[6 * 81], v1[18], p2[6 * 81], v2[18];
     nn_net_forward(nb, d.in, n, p1, v1);
@@ -1708,9 +1706,8 @@ START_TEST(test_bf16_precision_setting)
     ck_assert_str_eq(nn_net_precision_name(ref), "device");
     nn_net_free(ref);
 
-    nn_net_t *n = nn_net_create(m, "cpu", 4, 2, NULL, 0, err, sizeof err);
-    nn_net_t *f = nn_net_create(m, "cpu", 4, 2, NULL, 0, err, sizeof err);
-    ck_assert(n && f);
+    nn_net_t *n = open_net(m, "cpu", 4, 2);
+    nn_net_t *f = open_net(m, "cpu", 4, 2);
     nn_net_forward(f, in, 4, p2, v2);
     if (gemm_bf16_supported(NULL, 0)) {
         /* 2x16 on 9x9: bf16 is the faster path here, and passes its check */

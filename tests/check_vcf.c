@@ -323,18 +323,7 @@ START_TEST(test_random_against_brute_force)
     for (int it = 0; it < 150; it++) {
         rule_t rule = (rule_t)(it % RULE_COUNT);
         board_t b;
-        board_init(&b, 9, rule);
-        int nstones = 12 + (int)(util_rng_next(&rng) % 14);
-        for (int k = 0; k < nstones && !board_over(&b); k++) {
-            int m = bot_random_move(&b, &rng);
-            int x = 1 + (int)(util_rng_next(&rng) % 7), y = 1 + (int)(util_rng_next(&rng) % 7);
-            int c = board_xy(&b, x, y);   /* keep stones clustered: more fours */
-            if (board_check_move(&b, c) == MOVE_OK && !board_is_winning_move(&b, c))
-                m = c;
-            if (m == MOVE_NONE || board_is_winning_move(&b, m))
-                break;
-            board_play(&b, m);
-        }
+        random_clustered(&b, 9, rule, 12 + (int)(util_rng_next(&rng) % 14), &rng);
         if (board_over(&b))
             continue;
         vcf_limits_t lim = {.max_fours = 3};
@@ -370,14 +359,7 @@ START_TEST(test_four_at_with)
     int checked = 0, fours = 0;
     for (int it = 0; it < 24; it++) {
         board_t b;
-        board_init(&b, 9, (rule_t)(it % RULE_COUNT));
-        int nstones = 10 + (int)(util_rng_next(&rng) % 16);
-        for (int k = 0; k < nstones; k++) {
-            int m = board_xy(&b, 1 + (int)(util_rng_next(&rng) % 7),
-                             1 + (int)(util_rng_next(&rng) % 7));
-            if (board_check_move(&b, m) == MOVE_OK && !board_is_winning_move(&b, m))
-                board_play(&b, m);
-        }
+        random_clustered(&b, 9, (rule_t)(it % RULE_COUNT), 10 + (int)(util_rng_next(&rng) % 16), &rng);
         threat_query_t q;
         threat_begin(&q, &b, 0, 0.0);
         threat_lines_t before = q.lines;

@@ -436,21 +436,6 @@ START_TEST(test_renju_white_forces_forbidden)
 }
 END_TEST
 
-/* A random position on a small board: stones clustered in the middle,
- * no five, side to move as it falls. */
-static void random_position(board_t *b, int size, rule_t rule, int nstones, uint64_t *rng)
-{
-    board_init(b, size, rule);
-    for (int k = 0; k < nstones && !board_over(b); k++) {
-        int x = 1 + (int)(util_rng_next(rng) % (uint64_t)(size - 2));
-        int y = 1 + (int)(util_rng_next(rng) % (uint64_t)(size - 2));
-        int m = board_xy(b, x, y);
-        if (board_check_move(b, m) != MOVE_OK || board_is_winning_move(b, m))
-            continue;
-        board_play(b, m);
-    }
-}
-
 /* Random positions under RULE against the exhaustive solver: "a VCT within
  * DEPTH" agrees, both algorithms, and every line found replays. */
 static void random_against_brute(rule_t rule, int size, int depth, int npos, uint64_t seed,
@@ -461,7 +446,7 @@ static void random_against_brute(rule_t rule, int size, int depth, int npos, uin
     int wins = 0;
     for (int it = 0; it < npos; it++) {
         board_t b;
-        random_position(&b, size, rule, 8 + (int)(util_rng_next(&rng) % 8), &rng);
+        random_clustered(&b, size, rule, 8 + (int)(util_rng_next(&rng) % 8), &rng);
         if (board_over(&b))
             continue;
         board_t copy = b;
@@ -665,7 +650,7 @@ START_TEST(test_quiet_win_random)
     int claimed = 0, tried_total = 0;
     for (int it = 0; it < 120; it++) {
         board_t b;
-        random_position(&b, 9, RULE_FREESTYLE, 8 + (int)(util_rng_next(&rng) % 10), &rng);
+        random_clustered(&b, 9, RULE_FREESTYLE, 8 + (int)(util_rng_next(&rng) % 10), &rng);
         if (board_over(&b))
             continue;
         int tried = 0;
@@ -699,7 +684,7 @@ START_TEST(test_defend_passes)
     int threatened = 0;
     for (int it = 0; it < 300 && threatened < 12; it++) {
         board_t b, flip;
-        random_position(&b, 9, (rule_t)(it % RULE_COUNT), 10 + (int)(util_rng_next(&rng) % 8),
+        random_clustered(&b, 9, (rule_t)(it % RULE_COUNT), 10 + (int)(util_rng_next(&rng) % 8),
                         &rng);
         if (board_over(&b))
             continue;

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/rng.h"
+
 extern char **environ;
 
 TCase *add_case(Suite *s, const char *name, double timeout_s, const TTest *const *tests)
@@ -278,6 +280,19 @@ void play_black_four(board_t *b, int x, int y)
     for (int i = 0; i < 4; i++) {
         ck_assert_int_eq(board_play(b, board_xy(b, x + i, y)), MOVE_OK);
         ck_assert_int_eq(board_play(b, board_xy(b, 0, 2 * i)), MOVE_OK);
+    }
+}
+
+void random_clustered(board_t *b, int size, rule_t rule, int nstones, uint64_t *rng)
+{
+    board_init(b, size, rule);
+    for (int k = 0; k < nstones && !board_over(b); k++) {
+        int x = 1 + (int)(util_rng_next(rng) % (uint64_t)(size - 2));
+        int y = 1 + (int)(util_rng_next(rng) % (uint64_t)(size - 2));
+        int m = board_xy(b, x, y);
+        if (board_check_move(b, m) != MOVE_OK || board_is_winning_move(b, m))
+            continue;
+        board_play(b, m);
     }
 }
 

@@ -115,6 +115,11 @@ void board_from_diagram(board_t *b, rule_t rule, int to_move, const char *diagra
  * point at each end. */
 void play_black_four(board_t *b, int x, int y);
 
+/* A random position on a SIZE board under RULE for the solvers' tests:
+ * up to NSTONES stones, clustered away from the edge (more threats), no
+ * five, the side to move as it falls. */
+void random_clustered(board_t *b, int size, rule_t rule, int nstones, uint64_t *rng);
+
 /* A threat solver with its limits, for check_defences: the VCF solver
  * when VCF is set, else the VCT one. */
 typedef struct threat_check {
