@@ -350,23 +350,29 @@ void threat_mark(uint8_t *cand, const int *pts, int n)
         cand[pts[i]] = 1;
 }
 
-int threat_defences(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
-                    int passes, threat_wins_fn wins, void *ctx, int *out)
+int threat_candidates(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
+                      int *out)
 {
     for (int i = 0; i < nline; i++)
         line_mark_rays(b, line[i], reach, cand);
-    int size = b->size, fx = nline ? line[0] % size : 0, fy = nline ? line[0] / size : 0;
-    int order[BOARD_CELLS], n = 0;
-    uint8_t verdict[BOARD_CELLS];
-    memset(verdict, THREAT_HOLDS, sizeof verdict);   /* not a candidate: not a defence */
+    int size = b->size, fx = nline ? line[0] % size : 0, fy = nline ? line[0] / size : 0, n = 0;
     for (int dist = 0; dist < size; dist++)   /* rings around the first threat */
         for (int m = 0; m < board_npoints(b); m++) {
             int dx = abs(m % size - fx), dy = abs(m / size - fy);
-            if ((dx > dy ? dx : dy) == dist && cand[m] && board_check_move(b, m) == MOVE_OK) {
-                order[n++] = m;
-                verdict[m] = THREAT_OPEN;
-            }
+            if ((dx > dy ? dx : dy) == dist && cand[m] && board_check_move(b, m) == MOVE_OK)
+                out[n++] = m;
         }
+    return n;
+}
+
+int threat_defences(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
+                    int passes, threat_wins_fn wins, void *ctx, int *out)
+{
+    int order[BOARD_CELLS], n = threat_candidates(b, line, nline, reach, cand, order);
+    uint8_t verdict[BOARD_CELLS];
+    memset(verdict, THREAT_HOLDS, sizeof verdict);   /* not a candidate: not a defence */
+    for (int i = 0; i < n; i++)
+        verdict[order[i]] = THREAT_OPEN;
     for (int pass = 0; pass < passes; pass++)
         for (int i = 0; i < n; i++) {
             int m = order[i];

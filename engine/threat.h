@@ -163,6 +163,14 @@ typedef threat_verdict_t (*threat_wins_fn)(void *ctx, const board_t *after, int 
 
 /* The defender to move in b against a threat line[0..nline): marks the
  * points within reach of a move of the line on its rays as candidates
+ * too (cand holds the caller's own), and writes the legal candidates to
+ * out, nearest the line's first move first; returns their count. A move
+ * that is no candidate leaves the line's threats as they were. */
+int threat_candidates(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
+                      int *out);
+
+/* The defender to move in b against a threat line[0..nline): marks the
+ * points within reach of a move of the line on its rays as candidates
  * too (cand holds the caller's own); asks wins() of each legal candidate,
  * nearest the line's first move first, then, in passes 1..passes-1, again
  * of those still open; writes to out, ascending, the candidates it never

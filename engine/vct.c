@@ -883,6 +883,18 @@ static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass
     return v;
 }
 
+/* The defender's own candidates in b: its five points, and the points
+ * where it would make a four or a three (counter-threats). */
+static void own_candidates(const board_t *b, uint8_t *cand)
+{
+    int pts[BOARD_CELLS], me = b->to_move;
+    threat_mark(cand, pts, line_five_points(b, me, pts));
+    threat_mark(cand, pts, line_window_points(b, me, 2, pts));   /* new fours, threes */
+    threat_mark(cand, pts, line_window_points(b, me, 3, pts));
+}
+
+static int defence_reach(const board_t *b) { return b->rule == RULE_RENJU ? 5 : 4; }
+
 /* vct_defend; any: stop looking after the first defence (the count is
  * then 0 or not, not the number of defences); *unsure (may be NULL): the
  * answer rests on a solve the budget cut short (the threat's, or a move
@@ -906,12 +918,9 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
     if (threat)
         *threat = r;
     uint8_t cand[BOARD_CELLS] = {0};
-    int pts[BOARD_CELLS], me = b->to_move;
-    threat_mark(cand, pts, line_five_points(b, me, pts));
-    threat_mark(cand, pts, line_window_points(b, me, 2, pts));   /* new fours, threes */
-    threat_mark(cand, pts, line_window_points(b, me, 3, pts));
-    int n = threat_defences(b, r.line, r.nline, b->rule == RULE_RENJU ? 5 : 4, cand,
-                            DEFEND_PASSES, vct_still_wins, &t, out);
+    own_candidates(b, cand);
+    int n = threat_defences(b, r.line, r.nline, defence_reach(b), cand, DEFEND_PASSES,
+                            vct_still_wins, &t, out);
     if (unsure)
         *unsure = t.unsure;
     return n;
@@ -921,6 +930,20 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat)
 {
     return defend(s, b, lim, false, out, threat, NULL);
+}
+
+int vct_defence_begin(vct_t *s, const board_t *b, const vct_limits_t *lim, int *cand,
+                      vct_result_t *threat)
+{
+    vct_result_t r;
+    board_t flip;
+    if (!threat_flip(b, &flip) || vct_solve(s, &flip, lim, &r) != VCT_WIN)
+        return -1;
+    if (threat)
+        *threat = r;
+    uint8_t mark[BOARD_CELLS] = {0};
+    own_candidates(b, mark);
+    return threat_candidates(b, r.line, r.nline, defence_reach(b), mark, cand);
 }
 
 vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,

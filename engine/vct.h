@@ -150,6 +150,15 @@ vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t 
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat);
 
+/* vct_defend's first step, for a caller that checks the moves itself (a
+ * search, its favourites first): when the opponent has a VCT within lim
+ * (solved as if it were to move), writes vct_defend's candidates to cand
+ * (legal, nearest the threat's first move first; any other move leaves
+ * the threat standing, so it is lost) and returns their count; -1 when no
+ * VCT is found. threat (may be NULL) gets the opponent's line. */
+int vct_defence_begin(vct_t *s, const board_t *b, const vct_limits_t *lim, int *cand,
+                      vct_result_t *threat);
+
 /* A threat of a threat: a quiet move of the side to move of b (it makes
  * no five, four or three, so the other side is not forced) after which
  * the other side, to move, cannot stop the side's VCT: vct_defend finds

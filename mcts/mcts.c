@@ -1546,6 +1546,37 @@ static int apply_restrict(mcts_t *t, void *arg)
     t->vct_defences += r == 0;
     return r == 1;
 }
+/* apply_restrict again on a root it restricted: not counted twice */
+static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 1; }
+
+/* The root's defence against the opponent's VCT, beside the search: the
+ * root is first restricted to the moves that might stop it (the others
+ * leave the threat standing: they are lost), so the search spends its
+ * visits among them while each is solved (vct_defend), then to the
+ * refutations found. In a sharp position those solves can take more
+ * than the move; the first restriction is then what holds. */
+static void watch_defend(watch_thread_t *w)
+{
+    search_shared_t *sh = w->sh;
+    mcts_t *t = sh->t;
+    const board_t *b = &t->root_board;
+    vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .stop = &sh->done};
+    int moves[BOARD_CELLS];
+    int n = vct_defence_begin(w->vct, b, &lim, moves, NULL);
+    if (n <= 0)
+        return;   /* no threat (or none found), or no move to try */
+    uint8_t allow[BOARD_CELLS] = {0};
+    for (int i = 0; i < n; i++)
+        allow[moves[i]] = 1;
+    watch_apply(sh, apply_restrict, allow);
+    n = vct_defend(w->vct, b, &lim, moves, NULL);
+    if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED))
+        return;   /* lost whatever we play, or cut short: the candidates stay */
+    memset(allow, 0, sizeof allow);
+    for (int i = 0; i < n; i++)
+        allow[moves[i]] = 1;
+    watch_apply(sh, apply_narrow, allow);
+}
 
 /* The root's threat search beside the search threads, on the watcher's
  * solver, with root_vct_check's node budgets: the side to move's VCT (a
@@ -1573,17 +1604,8 @@ static void watch_root(watch_thread_t *w)
             return;
         }
     }
-    if (!t->p.vct_defend_nodes)
-        return;
-    vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .stop = &sh->done};
-    int def[BOARD_CELLS];
-    int n = vct_defend(w->vct, b, &lim, def, NULL);
-    if (n <= 0)
-        return;   /* no threat, or lost whatever we play: search everything */
-    uint8_t allow[BOARD_CELLS] = {0};
-    for (int i = 0; i < n; i++)
-        allow[def[i]] = 1;
-    watch_apply(sh, apply_restrict, allow);
+    if (t->p.vct_defend_nodes)
+        watch_defend(w);
 }
 
 /* Under the lock: the next root move to check (the position after it in
