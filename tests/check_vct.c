@@ -676,7 +676,8 @@ END_TEST
  * never drop a real defence: against the exact answer (no node limit) on
  * random 9x9 positions where the opponent has a VCT, a small budget keeps
  * every exact defence (and may keep undecided ones), a large one gives
- * the exact answer. */
+ * the exact answer, and vct_defence_begin's candidates hold every exact
+ * defence. */
 START_TEST(test_defend_passes)
 {
     vct_t *s = solver();
@@ -696,6 +697,14 @@ START_TEST(test_defend_passes)
         threatened++;
         int exact[BOARD_CELLS], small[BOARD_CELLS], large[BOARD_CELLS];
         int ne = vct_defend(s, &b, &deep, exact, NULL);
+        vct_clear(s);
+        int cand[BOARD_CELLS], nc = vct_defence_begin(s, &b, &deep, cand, NULL);
+        uint8_t is_cand[BOARD_CELLS] = {0};
+        for (int i = 0; i < nc; i++)
+            is_cand[cand[i]] = 1;
+        for (int i = 0; i < ne; i++)
+            ck_assert_msg(is_cand[exact[i]], "position %d: defence %d is no candidate", it,
+                          exact[i]);
         vct_clear(s);
         vct_limits_t lo = {.max_depth = 3, .nodes = 40};
         int ns = vct_defend(s, &b, &lo, small, NULL);
@@ -877,56 +886,12 @@ START_TEST(test_cli_bench_vct)
 }
 END_TEST
 
-/* vct_defence_begin on random 9x9 positions: when the opponent has a VCT,
- * the candidates are legal, and after any other legal move the opponent
- * still wins (up to four such moves a position). */
-START_TEST(test_defence_candidates)
-{
-    vct_t *s = solver();
-    uint64_t rng = 4242;
-    int threatened = 0, outside = 0;
-    for (int it = 0; it < 60; it++) {
-        board_t b;
-        random_clustered(&b, 9, (rule_t)(it % RULE_COUNT), 10 + (int)(util_rng_next(&rng) % 8),
-                         &rng);
-        if (board_over(&b))
-            continue;
-        vct_limits_t lim = {.nodes = 20000};
-        int cand[BOARD_CELLS];
-        int nc = vct_defence_begin(s, &b, &lim, cand, NULL);
-        if (nc < 0)
-            continue;
-        threatened++;
-        uint8_t is_cand[BOARD_CELLS] = {0};
-        for (int i = 0; i < nc; i++) {
-            ck_assert_int_eq(board_check_move(&b, cand[i]), MOVE_OK);
-            is_cand[cand[i]] = 1;
-        }
-        for (int m = it % 7, k = 0; m < board_npoints(&b) && k < 4; m += 7) {
-            if (is_cand[m] || board_check_move(&b, m) != MOVE_OK)
-                continue;
-            k++;
-            board_t after = b;
-            board_play(&after, m);
-            vct_limits_t big = {.nodes = 20000};
-            vct_status_t st = vct_solve_reply(s, &after, &big, NULL);
-            ck_assert_msg(st != VCT_NONE, "position %d: %d is no candidate, yet stops the VCT",
-                          it, m);
-            outside += st == VCT_WIN;
-        }
-    }
-    ck_assert_int_ge(threatened, 5);
-    ck_assert_int_ge(outside, 15);
-    vct_free(s);
-}
-END_TEST
-
 int main(void)
 {
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_counter_four_puts_off, test_deep_line, test_renju_white_forces_forbidden,
-             test_defend, test_defend_passes, test_defence_candidates, test_quiet_win, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
+             test_defend, test_defend_passes, test_quiet_win, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
              test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);
