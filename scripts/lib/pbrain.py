@@ -1,0 +1,53 @@
+"""A Gomocup engine (`gomoku pbrain`, or any pbrain program) driven over
+its pipes, for the scripts that measure play: bench-play, bench-defend."""
+import subprocess
+
+
+class Brain:
+    def __init__(self, cmd):
+        self.p = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, bufsize=1)
+        self.note = ""
+
+    def send(self, line):
+        self.p.stdin.write(line + "\n")
+        self.p.stdin.flush()
+
+    def until(self, pred):
+        """The engine's lines up to and including the first for which pred
+        holds; an ERROR line or the engine's exit raises RuntimeError."""
+        msgs = []
+        while True:
+            line = self.p.stdout.readline()
+            if not line:
+                raise RuntimeError("pbrain exited: " +
+                                   (self.p.stderr.read().strip().splitlines() or [""])[0])
+            line = line.strip()
+            if line.startswith("ERROR"):
+                raise RuntimeError(line)
+            msgs.append(line)
+            if pred(line):
+                return msgs
+
+    def start(self, size, time_ms):
+        """A game of size x size at time_ms a move, no game clock."""
+        self.send("START %d" % size)
+        self.until(lambda l: l == "OK")
+        self.send("INFO timeout_turn %d" % time_ms)
+        self.send("INFO timeout_match 0")
+
+    def play_from(self, stones):
+        """The engine's move in a new game from stones (x, y, field: 1 its
+        own, 2 the opponent's): its lines, the move ("x,y") last."""
+        self.send("RESTART")
+        self.until(lambda l: l == "OK")
+        self.send("BOARD")
+        for x, y, f in stones:
+            self.send("%d,%d,%d" % (x, y, f))
+        self.send("DONE")
+        return self.until(lambda l: l[:1].isdigit())
+
+    def close(self):
+        self.send("END")
+        self.p.wait(timeout=30)
+        self.note = self.p.stderr.read().strip()
