@@ -64,6 +64,15 @@ def main():
             err = r.stderr.strip()
             if r.returncode == 0 or why not in err or "\n" in err or r.stdout:
                 fail("bad file %r: exit %d, stderr %r" % (text, r.returncode, err))
+        for args, why in ((["--time", "soon"], "--time"), (["--runs", "0"], "at least 1")):
+            r = bench(good, *args)
+            err = r.stderr.strip()
+            if r.returncode == 0 or why not in err or "\n" in err:
+                fail("%s: exit %d, stderr %r" % (args, r.returncode, err))
+        r = bench(good, "--bin", "/bin/true")   # an engine that exits at once
+        if r.returncode == 0 or "pbrain exited (status 0)" not in r.stderr or \
+                "Traceback" in r.stderr:
+            fail("an engine that exits: exit %d, %r" % (r.returncode, r.stderr))
         r = bench(good, "--bin", os.path.join(d, "none"))
         if r.returncode == 0 or "no program" not in r.stderr:
             fail("a missing --bin program: exit %d, %r" % (r.returncode, r.stderr))

@@ -20,8 +20,8 @@ class Brain:
         while True:
             line = self.p.stdout.readline()
             if not line:
-                raise RuntimeError("pbrain exited: " +
-                                   (self.p.stderr.read().strip().splitlines() or [""])[0])
+                why = (self.p.stderr.read().strip().splitlines() or ["no message"])[0]
+                raise RuntimeError("pbrain exited (status %s): %s" % (self.p.wait(), why))
             line = line.strip()
             if line.startswith("ERROR"):
                 raise RuntimeError(line)
@@ -48,6 +48,12 @@ class Brain:
         return self.until(lambda l: l[:1].isdigit())
 
     def close(self):
-        self.send("END")
-        self.p.wait(timeout=30)
+        """Ends the engine; one that died or hangs does not hide the error
+        that brought the caller here."""
+        try:
+            self.send("END")
+            self.p.wait(timeout=30)
+        except (OSError, subprocess.TimeoutExpired):
+            self.p.kill()
+            self.p.wait()
         self.note = self.p.stderr.read().strip()
