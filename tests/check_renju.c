@@ -397,31 +397,28 @@ START_TEST(textbook_deeper_real_double_three)
 }
 END_TEST
 
+/* (7,7) ('%c' below): the row four O X X X (7,7) and the column three;
+ * with the diagonal stones (5,5) (6,6) ('%c') also the diagonal three. */
+static const char *ftt_point = "...............\n"
+                               "...............\n"
+                               "...............\n"
+                               "...............\n"
+                               "...............\n"
+                               ".....%c.........\n"
+                               "......%c........\n"
+                               "...OXXX%c.......\n"
+                               ".......X.......\n"
+                               ".......X.......\n";
+
 START_TEST(textbook_four_three_three)
 {
-    /* (7,7): the row four O X X X (7,7), the column three and the diagonal
-     * three: four-three-three holds a double-three. Without the diagonal
-     * it is a four-three, allowed. */
-    check_diagram("four-three-three", "...............\n"
-                                      "...............\n"
-                                      "...............\n"
-                                      "...............\n"
-                                      "...............\n"
-                                      ".....X.........\n"
-                                      "......X........\n"
-                                      "...OXXX3.......\n"
-                                      ".......X.......\n"
-                                      ".......X.......\n");
-    check_diagram("four-three", "...............\n"
-                                "...............\n"
-                                "...............\n"
-                                "...............\n"
-                                "...............\n"
-                                "...............\n"
-                                "...............\n"
-                                "...OXXXa.......\n"
-                                ".......X.......\n"
-                                ".......X.......\n");
+    /* With the diagonal, four-three-three holds a double-three. Without
+     * it it is a four-three, allowed. */
+    char d[256];
+    snprintf(d, sizeof d, ftt_point, 'X', 'X', '3');
+    check_diagram("four-three-three", d);
+    snprintf(d, sizeof d, ftt_point, '.', '.', 'a');
+    check_diagram("four-three", d);
 }
 END_TEST
 
