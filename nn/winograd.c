@@ -124,50 +124,67 @@ static inline void gt6(const float *d, int sd, float *o, int so)
     o[2 * so] = c6 * (d3 + d4 - d1 - d2) + d5;
 }
 
-/* Both run 16 output channels at a time through a small buffer, so the 36
- * frequency rows of u / du (cin * cout floats apart: often a multiple of
- * 4 KiB, the same cache set) are read and written 16 floats at a time. */
-void wino_filter(const float *w, int cin, int cout, float *u)
+/* G g G^T of one filter g (3 x 3) into o[16 * xi], xi = 6 i + j. */
+static inline void filter_to_freqs(const float *g, float *o)
+{
+    float t[6][3];   /* G g (6 x 3), then G g G^T by rows */
+    for (int x = 0; x < 3; x++)
+        g3(g + x, 3, &t[0][x], 3);
+    for (int i = 0; i < 6; i++)
+        g3(t[i], 1, o + 16 * 6 * i, 16);
+}
+
+/* g (3 x 3) += G^T d G of the 36 frequencies d[16 * xi]. */
+static inline void filter_from_freqs(const float *d, float *g)
+{
+    float t[6][3], r[3];
+    for (int i = 0; i < 6; i++)
+        gt6(d + 16 * 6 * i, 16, t[i], 1);
+    for (int x = 0; x < 3; x++) {
+        gt6(&t[0][x], 3, r, 1);
+        for (int y = 0; y < 3; y++)
+            g[3 * y + x] += r[y];
+    }
+}
+
+/* Every filter, one way or the other: to_freqs, dst (36, cin, cout) =
+ * G g G^T of each g of src (cout, cin, 3, 3); else dst (cout, cin, 3, 3)
+ * += G^T du G of src (36, cin, cout). 16 output channels at a time go
+ * through a small buffer, so the 36 frequency rows (cin * cout floats
+ * apart: often a multiple of 4 KiB, the same cache set) are read and
+ * written 16 floats at a time. */
+static void map_filters(const float *src, int cin, int cout, bool to_freqs, float *dst)
 {
     size_t fs = (size_t)cin * cout;
     float buf[36][16];
     for (int ci = 0; ci < cin; ci++)
         for (int co0 = 0; co0 < cout; co0 += 16) {
             int nc = cout - co0 < 16 ? cout - co0 : 16;
+            size_t row = (size_t)ci * cout + co0;
+            if (!to_freqs)
+                for (int xi = 0; xi < 36; xi++)
+                    memcpy(buf[xi], src + xi * fs + row, sizeof(float) * nc);
             for (int k = 0; k < nc; k++) {
-                const float *g = w + ((size_t)(co0 + k) * cin + ci) * 9;
-                float t[6][3];   /* G g (6 x 3), then G g G^T by rows */
-                for (int x = 0; x < 3; x++)
-                    g3(g + x, 3, &t[0][x], 3);
-                for (int i = 0; i < 6; i++)
-                    g3(t[i], 1, &buf[6 * i][k], 16);
+                size_t g = ((size_t)(co0 + k) * cin + ci) * 9;
+                if (to_freqs)
+                    filter_to_freqs(src + g, &buf[0][k]);
+                else
+                    filter_from_freqs(&buf[0][k], dst + g);
             }
-            for (int xi = 0; xi < 36; xi++)
-                memcpy(u + xi * fs + (size_t)ci * cout + co0, buf[xi], sizeof(float) * nc);
+            if (to_freqs)
+                for (int xi = 0; xi < 36; xi++)
+                    memcpy(dst + xi * fs + row, buf[xi], sizeof(float) * nc);
         }
+}
+
+void wino_filter(const float *w, int cin, int cout, float *u)
+{
+    map_filters(w, cin, cout, true, u);
 }
 
 void wino_filter_adjoint(const float *du, int cin, int cout, float *dw)
 {
-    size_t fs = (size_t)cin * cout;
-    float buf[36][16];
-    for (int ci = 0; ci < cin; ci++)
-        for (int co0 = 0; co0 < cout; co0 += 16) {
-            int nc = cout - co0 < 16 ? cout - co0 : 16;
-            for (int xi = 0; xi < 36; xi++)
-                memcpy(buf[xi], du + xi * fs + (size_t)ci * cout + co0, sizeof(float) * nc);
-            for (int k = 0; k < nc; k++) {
-                float t[6][3], r[3];
-                for (int i = 0; i < 6; i++)
-                    gt6(&buf[6 * i][k], 16, t[i], 1);
-                float *g = dw + ((size_t)(co0 + k) * cin + ci) * 9;
-                for (int x = 0; x < 3; x++) {
-                    gt6(&t[0][x], 3, r, 1);
-                    for (int y = 0; y < 3; y++)
-                        g[3 * y + x] += r[y];
-                }
-            }
-        }
+    map_filters(du, cin, cout, false, dw);
 }
 
 /* dst[0..n) = relu(o + bias + res) * mask over the n <= VL lanes of one
