@@ -32,7 +32,7 @@ static const cmd_help_t help = {
     "line, 'h8 i9 j7' or Gomocup centre offsets '0,0, 1,-1, 2,0'; the lines\n"
     "are used in order and start over when N needs more). --match-time MS\n"
     "gives each player a clock for the game; who runs out of it loses.\n"
-    "--save DIR writes every game as DIR/game_NNNN.psq.\n"
+    "--save DIR writes every game as DIR/game_NNNN.psq (DIR is made if missing).\n"
     "Prints W-L-D for A, per colour, and the Elo difference of A over B\n"
     "with a 95% interval (score +- 1.96 standard errors). At a 100% or 0%\n"
     "score the Elo is infinite and only the finite bound is given, from the\n"
@@ -121,7 +121,9 @@ int cmd_match(int argc, char **argv)
         o.search.vcf_root_nodes = o.search.vcf_nodes * 100;
     o.quiet = quiet;
     o.match_time_ms = match_time;
-    char err[512];
+    char err[4200];
+    if (save_dir && util_mkdir(save_dir, err, sizeof err) != 0)
+        return args_fail(&help, "--save: %s", err);
     openings_t op;
     if (openings_get(&op, openings_arg, size, rule, err, sizeof err) != 0)
         return args_fail(&help, "%s", err);

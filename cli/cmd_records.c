@@ -3,19 +3,17 @@
  * Bad frames are reported one line each on stderr ("FILE: bad frame at
  * byte N: why"); reading goes on with the next frame, and the exit status
  * is 1 if any frame was bad or any file could not be read. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/types.h>
 
 #include "cli/cmds.h"
 #include "engine/board.h"
 #include "engine/gamefile.h"
 #include "engine/record.h"
 #include "selfplay/args.h"
+#include "util/util.h"
 
 static const cmd_help_t help = {
     .cmd = "records",
@@ -186,18 +184,6 @@ static int psq_record(void *user, const game_record_t *r, uint64_t index)
     return 0;
 }
 
-static int make_dir(const char *dir)
-{
-    if (mkdir(dir, 0777) == 0)
-        return 0;
-    struct stat st;
-    if (errno == EEXIST && stat(dir, &st) == 0 && S_ISDIR(st.st_mode))
-        return 0;
-    fprintf(stderr, "gomoku records: cannot create directory %s: %s\n", dir,
-            errno == EEXIST ? "a file of that name exists" : strerror(errno));
-    return -1;
-}
-
 int cmd_records(int argc, char **argv)
 {
     int top;
@@ -257,7 +243,9 @@ int cmd_records(int argc, char **argv)
             rc = args_fail(&help, "psq wants FILE OUTDIR, got %d arguments", npos - 1);
             goto out_free_pos;
         }
-        if (make_dir(pos[2]) != 0) {
+        char err[4200];
+        if (util_mkdir(pos[2], err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku records: %s\n", err);
             rc = 1;
             goto out_free_pos;
         }

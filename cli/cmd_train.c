@@ -9,6 +9,7 @@
 #include "selfplay/broker.h"
 #include "selfplay/rundir.h"
 #include "selfplay/trainer.h"
+#include "util/util.h"
 
 static const cmd_help_t help = {
     "train", BY_TRAIN,
@@ -108,7 +109,7 @@ int cmd_train(int argc, char **argv)
         }
     }
 
-    if (run_mkdir(dir, err, sizeof err) != 0) {
+    if (util_mkdir(dir, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku train: %s\n", err);
         broker_free(o.broker);
         return 1;

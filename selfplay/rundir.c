@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -122,18 +121,6 @@ int run_check_path(const char *dir, char *err, size_t errlen)
     return 0;
 }
 
-int run_mkdir(const char *path, char *err, size_t errlen)
-{
-    if (mkdir(path, 0755) == 0 || errno == EEXIST) {
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-            return 0;
-        snprintf(err, errlen, "%s exists and is not a directory", path);
-        return -1;
-    }
-    snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-    return -1;
-}
 
 int run_lock(const char *dir, char *err, size_t errlen)
 {

@@ -142,7 +142,4 @@ void run_unlock(int fd);
  * digits; *n = N when it is. */
 bool run_numbered_name(const char *name, const char *prefix, const char *suffix, uint64_t *n);
 
-/* mkdir -p for one level under an existing parent; 0 if it exists. */
-int run_mkdir(const char *path, char *err, size_t errlen);
-
 #endif

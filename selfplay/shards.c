@@ -3,7 +3,6 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/util.h"
@@ -12,16 +11,7 @@ int shard_writer_init(shard_writer_t *w, const char *dir, uint64_t seed, int per
                       char *err, size_t errlen)
 {
     *w = (shard_writer_t){.dir = dir, .seed = seed, .per_shard = per_shard};
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
-        return -1;
-    }
-    struct stat sb;
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        snprintf(err, errlen, "%s is not a directory", dir);
-        return -1;
-    }
-    return 0;
+    return util_mkdir(dir, err, errlen);
 }
 
 int shard_writer_close(shard_writer_t *w)

@@ -380,7 +380,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
 {
     const char *subdirs[] = {"models", "games", "spool"};
     for (int i = 0; i < 3; i++)
-        if (run_mkdir(trainer_path(t, "%s", subdirs[i]), err, errlen) != 0)
+        if (util_mkdir(trainer_path(t, "%s", subdirs[i]), err, errlen) != 0)
             return -1;
     t->log = fopen(trainer_path(t, "train.log"), "ae");
     remove_stale_tmp(t, t->dir);

@@ -1935,12 +1935,18 @@ START_TEST(test_match_openings_file)
                   "match bot:vcf bot:random --rule renju --openings %s", path);
     snprintf(args, sizeof args, "match bot:vcf bot:random --openings '%s/none.txt'", dir);
     expect_gomoku(2, "cannot open", "%s", args);
-    /* a --save directory that does not exist: said per game, the match
-     * still plays and reports, exit 1 */
+    /* a --save directory is made when missing; one that cannot be is
+     * refused before any game is played */
+    snprintf(args, sizeof args, "match bot:vcf bot:random --games 2 --save '%s/new'", dir);
+    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_BOTH, out, sizeof out), 0);
+    char saved[4200];
+    snprintf(saved, sizeof saved, "%s/new/game_0002.psq", dir);
+    ck_assert_msg(access(saved, R_OK) == 0, "%s not saved: %s", saved, out);
     snprintf(args, sizeof args, "match bot:vcf bot:random --games 2 --save '%s/no/such'", dir);
-    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_BOTH, out, sizeof out), 1);
-    ck_assert_msg(strstr(out, "gomoku match: ") && strstr(out, "no/such/game_0001.psq") &&
-                  strstr(out, "over 2 games"), "%s", out);
+    ck_assert_int_eq(run_gomoku(args, NULL, CAPTURE_BOTH, out, sizeof out), 2);
+    ck_assert_msg(strstr(out, "gomoku match: --save: cannot create ") &&
+                  strstr(out, "no/such: No such file or directory") &&
+                  !strstr(out, "over 2 games"), "%s", out);
     expect_gomoku(2, "a count of random stones must be in 0..20",
                   "match bot:vcf bot:random --openings 21");
     /* B is checked before A starts: an engine that would take seconds to

@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +46,19 @@ int util_fsync_dir(const char *dir)
     close(fd);
     errno = e;
     return rc;
+}
+
+int util_mkdir(const char *path, char *err, size_t errlen)
+{
+    if (mkdir(path, 0755) == 0 || errno == EEXIST) {
+        struct stat st;
+        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+            return 0;
+        util_errf(err, errlen, "%s exists and is not a directory", path);
+        return -1;
+    }
+    util_errf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+    return -1;
 }
 
 static int write_all(int fd, const void *data, size_t len)

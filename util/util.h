@@ -41,6 +41,11 @@ int util_write_atomic(const char *path, const void *data, size_t len, char *err,
  * (errno set). */
 int util_fsync_dir(const char *dir);
 
+/* Make the directory path (mode 0755; its parent must exist) unless it is
+ * one already: 0, or -1 with err saying why ("cannot create PATH: ...",
+ * "PATH exists and is not a directory"). */
+int util_mkdir(const char *path, char *err, size_t errlen);
+
 /* s as a JSON string literal, quotes included, into buf[len]: '"' and '\\'
  * escaped, control bytes and DEL as \u00XX. When buf is too small the text
  * is cut at a character boundary and still closed with a quote. Returns
