@@ -97,6 +97,12 @@ static int print_threat(const board_t *b, bool vct, uint64_t nodes)
         printf("%s_defences:", name);
         print_moves(b, moves, n);
     }
+    if (vct && n > 0) {   /* which of them are proven, not left undecided by the budget */
+        bool proven;
+        n = vct_defend_proven(ts, b, &tlim, moves, &proven, NULL);
+        printf("vct_proven:");
+        print_moves(b, moves, proven ? n : 0);
+    }
     if (vct && st != VCT_WIN && !board_over(b)) {
         vct_result_t qr;
         int q = vct_quiet_win(ts, b, &tlim, 0, &qr, NULL);

@@ -366,7 +366,7 @@ int threat_candidates(const board_t *b, const int *line, int nline, int reach, u
 }
 
 int threat_defences(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
-                    int passes, threat_wins_fn wins, void *ctx, int *out)
+                    int passes, threat_wins_fn wins, void *ctx, int *out, uint8_t *unproven)
 {
     int order[BOARD_CELLS], n = threat_candidates(b, line, nline, reach, cand, order);
     uint8_t verdict[BOARD_CELLS];
@@ -383,9 +383,12 @@ int threat_defences(const board_t *b, const int *line, int nline, int reach, uin
             verdict[m] = (uint8_t)wins(ctx, &after, pass);
         }
     int k = 0;
-    for (int m = 0; m < board_npoints(b); m++)
+    for (int m = 0; m < board_npoints(b); m++) {
+        if (unproven)
+            unproven[m] = verdict[m] != THREAT_HOLDS && verdict[m] != THREAT_STOPPED;
         if (verdict[m] != THREAT_HOLDS)
             out[k++] = m;
+    }
     return k;
 }
 

@@ -158,6 +158,7 @@ typedef enum {
     THREAT_STOPPED,   /* no: a defence */
     THREAT_HOLDS,     /* yes: the move is refuted */
     THREAT_OPEN,      /* not decided in this pass: tried again in the next */
+    THREAT_UNSURE,    /* counted as a defence without a proof (a budget ran out) */
 } threat_verdict_t;
 typedef threat_verdict_t (*threat_wins_fn)(void *ctx, const board_t *after, int pass);
 
@@ -175,8 +176,10 @@ int threat_candidates(const board_t *b, const int *line, int nline, int reach, u
  * nearest the line's first move first, then, in passes 1..passes-1, again
  * of those still open; writes to out, ascending, the candidates it never
  * called refuted (open after the last pass counts as a defence), and
- * returns their count. */
+ * returns their count. unproven (may be NULL; indexed by point) gets 1 at
+ * each defence not called THREAT_STOPPED (open, or THREAT_UNSURE), 0
+ * elsewhere. */
 int threat_defences(const board_t *b, const int *line, int nline, int reach, uint8_t *cand,
-                    int passes, threat_wins_fn wins, void *ctx, int *out);
+                    int passes, threat_wins_fn wins, void *ctx, int *out, uint8_t *unproven);
 
 #endif

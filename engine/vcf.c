@@ -296,7 +296,7 @@ static int defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, bool any,
     threat_mark(cand, pts, board_five_points(b, b->to_move, pts));
     threat_mark(cand, pts, vcf_four_points(b, b->to_move, pts));
     struct vcf_threat t = {.s = s, .lim = lim, .any = any};
-    return threat_defences(b, r.line, r.nline, 4, cand, 1, vcf_still_wins, &t, out);
+    return threat_defences(b, r.line, r.nline, 4, cand, 1, vcf_still_wins, &t, out, NULL);
 }
 
 int vcf_defend(vcf_t *s, const board_t *b, const vcf_limits_t *lim, int *out,

@@ -867,7 +867,7 @@ static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, 
         if (lim.nodes)
             return THREAT_OPEN;
         t->unsure = true;
-        return THREAT_STOPPED;
+        return THREAT_UNSURE;
     }
 }
 
@@ -875,11 +875,11 @@ static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass
 {
     struct vct_threat *t = ctx;
     if (t->defended)
-        return THREAT_STOPPED;
+        return THREAT_UNSURE;   /* not solved: only whether a defence exists is asked */
     threat_verdict_t v = vct_verdict(t, after, pass);
     bool undecided = v == THREAT_OPEN && pass == DEFEND_PASSES - 1;
     t->unsure |= undecided;
-    t->defended = t->any && (v == THREAT_STOPPED || undecided);
+    t->defended = t->any && (v == THREAT_STOPPED || v == THREAT_UNSURE || undecided);
     return v;
 }
 
@@ -895,12 +895,12 @@ static void own_candidates(const board_t *b, uint8_t *cand)
 
 static int defence_reach(const board_t *b) { return b->rule == RULE_RENJU ? 5 : 4; }
 
-/* vct_defend; any: stop looking after the first defence (the count is
- * then 0 or not, not the number of defences); *unsure (may be NULL): the
- * answer rests on a solve the budget cut short (the threat's, or a move
- * counted as a defence). */
+/* vct_defend_proven; any: stop looking after the first defence (the
+ * count is then 0 or not, not the number of defences); *unsure (may be
+ * NULL): the answer rests on a solve the budget cut short (the threat's,
+ * or a move counted as a defence). */
 static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any, int *out,
-                  vct_result_t *threat, bool *unsure)
+                  uint8_t *unproven, vct_result_t *threat, bool *unsure)
 {
     vct_result_t r;
     board_t flip;
@@ -920,7 +920,7 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
     uint8_t cand[BOARD_CELLS] = {0};
     own_candidates(b, cand);
     int n = threat_defences(b, r.line, r.nline, defence_reach(b), cand, DEFEND_PASSES,
-                            vct_still_wins, &t, out);
+                            vct_still_wins, &t, out, unproven);
     if (unsure)
         *unsure = t.unsure;
     return n;
@@ -929,7 +929,20 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat)
 {
-    return defend(s, b, lim, false, out, threat, NULL);
+    return defend(s, b, lim, false, out, NULL, threat, NULL);
+}
+
+int vct_defend_proven(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
+                      bool *proven, vct_result_t *threat)
+{
+    uint8_t unproven[BOARD_CELLS];
+    int n = defend(s, b, lim, false, out, unproven, threat, NULL), k = 0;
+    for (int i = 0; i < n; i++)
+        if (!unproven[out[i]])
+            out[k++] = out[i];
+    if (proven)
+        *proven = k > 0;
+    return n > 0 && k > 0 ? k : n;
 }
 
 int vct_defence_begin(vct_t *s, const board_t *b, const vct_limits_t *lim, int *cand,
@@ -960,7 +973,7 @@ vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t 
         int def[BOARD_CELLS];
         bool unsure;
         s->reply_depth++;
-        int n = defend(s, &blocked, lim, true, def, NULL, &unsure);
+        int n = defend(s, &blocked, lim, true, def, NULL, NULL, &unsure);
         s->reply_depth--;
         st = n == 0 ? VCT_WIN : unsure ? VCT_UNKNOWN : VCT_NONE;
     }
@@ -1053,7 +1066,7 @@ int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_c
         int def[BOARD_CELLS];
         if (deadline > 0.0 && (each.time_ms = deadline - util_now_ms()) < 0.01)
             break;
-        if (defend(s, &after, &each, true, def, NULL, NULL) != 0)
+        if (defend(s, &after, &each, true, def, NULL, NULL, NULL) != 0)
             continue;
         found = cand[i];
         if (threat)

@@ -150,6 +150,14 @@ vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t 
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat);
 
+/* vct_defend, keeping only the proven defences when there are any: the
+ * moves after which the opponent's VCT is refuted within lim (VCT_NONE),
+ * not those the budget or the time left undecided. With no proven one,
+ * vct_defend's answer (the undecided moves, or 0, or -1). *proven (may be
+ * NULL): whether the moves written are proven defences. */
+int vct_defend_proven(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
+                      bool *proven, vct_result_t *threat);
+
 /* vct_defend's first step, for a caller that checks the moves itself (a
  * search, its favourites first): when the opponent has a VCT within lim
  * (solved as if it were to move), writes vct_defend's candidates to cand

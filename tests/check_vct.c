@@ -677,12 +677,13 @@ END_TEST
  * random 9x9 positions where the opponent has a VCT, a small budget keeps
  * every exact defence (and may keep undecided ones), a large one gives
  * the exact answer, and vct_defence_begin's candidates hold every exact
- * defence. */
+ * defence. vct_defend_proven's moves, where it drops undecided ones, are
+ * all exact defences. */
 START_TEST(test_defend_passes)
 {
     vct_t *s = solver();
     uint64_t rng = 4242;
-    int threatened = 0;
+    int threatened = 0, narrowed = 0;   /* narrowed: vct_defend_proven found proven defences */
     for (int it = 0; it < 300 && threatened < 12; it++) {
         board_t b, flip;
         random_clustered(&b, 9, (rule_t)(it % RULE_COUNT), 10 + (int)(util_rng_next(&rng) % 8),
@@ -722,8 +723,32 @@ START_TEST(test_defend_passes)
             ck_assert_msg(j < ns && small[j] == exact[i], "position %d: defence %d dropped", it,
                           exact[i]);
         }
+        /* the proven ones among them are real defences: within the exact answer */
+        for (vct_limits_t mid = {.max_depth = 3, .nodes = 40}; mid.nodes <= 2560; mid.nodes *= 4) {
+            int proven[BOARD_CELLS], all[BOARD_CELLS];
+            vct_clear(s);
+            int na = vct_defend(s, &b, &mid, all, NULL);
+            vct_clear(s);
+            bool any_proven;
+            int np = vct_defend_proven(s, &b, &mid, proven, &any_proven, NULL);
+            ck_assert_int_le(np, na);
+            if (!any_proven) {
+                ck_assert_int_eq(memcmp(proven, all, (size_t)na * sizeof *all), 0);
+                continue;
+            }
+            narrowed++;
+            for (int i = 0; i < np; i++) {
+                bool real = false;
+                for (int j = 0; j < ne; j++)
+                    real |= exact[j] == proven[i];
+                ck_assert_msg(real, "position %d: %d called proven, not a defence", it, proven[i]);
+            }
+        }
     }
     ck_assert_int_ge(threatened, 5);
+    ck_assert_int_ge(narrowed, 1);
+    fprintf(stderr, "defences: %d threatened positions, %d budgets with proven defences, each an "
+            "exact one\n", threatened, narrowed);
     vct_free(s);
 }
 END_TEST
