@@ -635,7 +635,7 @@ static void root_vct_check(mcts_t *t, double root_ms)
      * opponent's VCT) also within the time left */
     vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .time_ms = left};
     int def[BOARD_CELLS];
-    int n = vct_defend(t->vct, b, &lim, def, NULL);
+    int n = vct_defend_proven(t->vct, b, &lim, def, NULL, NULL);
     if (n <= 0)
         return;   /* no threat, or lost whatever we play: search everything */
     /* a caller's filter (mcts_set_root_filter) stays in force: the
@@ -1552,9 +1552,15 @@ static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 
 /* The root's defence against the opponent's VCT, beside the search: the
  * root is first restricted to the moves that might stop it (the others
  * leave the threat standing: they are lost), so the search spends its
- * visits among them while each is solved (vct_defend), then to the
- * refutations found. In a sharp position those solves can take more
- * than the move; the first restriction is then what holds. */
+ * visits among them while each is solved (vct_defend_proven), then to the
+ * refutations found: the proven ones, or, with none proven, those the
+ * budget left undecided, which are solved again with WATCH_DEFEND_GROWTH
+ * times the nodes, up to WATCH_DEFEND_ROUNDS rounds, while the search
+ * lasts (the solver's table keeps what the earlier rounds proved). In a
+ * sharp position those solves can take more than the move; the last
+ * restriction is then what holds. */
+#define WATCH_DEFEND_GROWTH 4
+#define WATCH_DEFEND_ROUNDS 3
 static void watch_defend(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
@@ -1569,13 +1575,17 @@ static void watch_defend(watch_thread_t *w)
     for (int i = 0; i < n; i++)
         allow[moves[i]] = 1;
     watch_apply(sh, apply_restrict, allow);
-    n = vct_defend(w->vct, b, &lim, moves, NULL);
-    if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED))
-        return;   /* lost whatever we play, or cut short: the candidates stay */
-    memset(allow, 0, sizeof allow);
-    for (int i = 0; i < n; i++)
-        allow[moves[i]] = 1;
-    watch_apply(sh, apply_narrow, allow);
+    bool proven = false;
+    for (int round = 0; !proven && round < WATCH_DEFEND_ROUNDS; round++) {
+        n = vct_defend_proven(w->vct, b, &lim, moves, &proven, NULL);
+        if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED))
+            return;   /* lost whatever we play, or cut short: the last restriction stays */
+        memset(allow, 0, sizeof allow);
+        for (int i = 0; i < n; i++)
+            allow[moves[i]] = 1;
+        watch_apply(sh, apply_narrow, allow);
+        lim.nodes *= WATCH_DEFEND_GROWTH;
+    }
 }
 
 /* The root's threat search beside the search threads, on the watcher's
