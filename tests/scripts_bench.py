@@ -73,6 +73,21 @@ def main():
         if r.returncode == 0 or "pbrain exited (status 0)" not in r.stderr or \
                 "Traceback" in r.stderr:
             fail("an engine that exits: exit %d, %r" % (r.returncode, r.stderr))
+        # the same engine seen by a write rather than a read: its pipe is closed
+        sys.path.insert(0, os.path.join(SRC, "scripts", "lib"))
+        from pbrain import Brain
+        b = Brain(["/bin/sh", "-c", "echo gone >&2; exit 3"])
+        b.p.wait()
+        try:
+            b.send("START 15")
+            b.send("INFO timeout_turn 1000")   # a pipe's buffer may take the first line
+            fail("a write to an engine that exited raised nothing")
+        except RuntimeError as e:
+            if str(e) != "pbrain exited (status 3): gone":
+                fail("a write to an engine that exited: %r" % str(e))
+        b.close()
+        if b.note != "gone":
+            fail("close after the engine died lost its stderr: %r" % b.note)
         r = bench(good, "--bin", os.path.join(d, "none"))
         if r.returncode == 0 or "no program" not in r.stderr:
             fail("a missing --bin program: exit %d, %r" % (r.returncode, r.stderr))

@@ -9,9 +9,21 @@ class Brain:
                                   stderr=subprocess.PIPE, text=True, bufsize=1)
         self.note = ""
 
+    def died(self):
+        """The error for an engine that has exited: its status and the
+        first line of what it said on stderr."""
+        self.note = self.note or self.p.stderr.read().strip()   # read once: a second is empty
+        why = (self.note.splitlines() or ["no message"])[0]
+        return RuntimeError("pbrain exited (status %s): %s" % (self.p.wait(), why))
+
     def send(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
+        """One line to the engine; one that has exited (its pipe closed)
+        raises died()'s error, whichever of write and read sees it first."""
+        try:
+            self.p.stdin.write(line + "\n")
+            self.p.stdin.flush()
+        except BrokenPipeError:
+            raise self.died() from None
 
     def until(self, pred):
         """The engine's lines up to and including the first for which pred
@@ -20,8 +32,7 @@ class Brain:
         while True:
             line = self.p.stdout.readline()
             if not line:
-                why = (self.p.stderr.read().strip().splitlines() or ["no message"])[0]
-                raise RuntimeError("pbrain exited (status %s): %s" % (self.p.wait(), why))
+                raise self.died()
             line = line.strip()
             if line.startswith("ERROR"):
                 raise RuntimeError(line)
@@ -53,6 +64,8 @@ class Brain:
         try:
             self.send("END")
             self.p.wait(timeout=30)
+        except RuntimeError:   # it had exited already: died() kept its stderr
+            return
         except (OSError, subprocess.TimeoutExpired):
             self.p.kill()
             self.p.wait()
