@@ -82,9 +82,11 @@ static int print_threat(const board_t *b, bool vct, uint64_t nodes)
     vcf_result_t fr[2];   /* the side to move's, the opponent's */
     vct_result_t tr[2];
     int moves[BOARD_CELLS], n = -1;
+    uint8_t unproven[BOARD_CELLS];   /* vct_defend_marked's: the defences left undecided */
     int st = vct ? (int)vct_solve(ts, b, &tlim, &tr[0]) : (int)vcf_solve(fs, b, &flim, &fr[0]);
     if (st == VCF_NONE && !board_over(b))
-        n = vct ? vct_defend(ts, b, &tlim, moves, &tr[1]) : vcf_defend(fs, b, &flim, moves, &fr[1]);
+        n = vct ? vct_defend_marked(ts, b, &tlim, moves, unproven, &tr[1])
+                : vcf_defend(fs, b, &flim, moves, &fr[1]);
     for (int i = 0; i < (n >= 0 ? 2 : 1); i++) {
         char label[32];
         snprintf(label, sizeof label, i ? "%s_opponent" : "%s", name);
@@ -98,10 +100,12 @@ static int print_threat(const board_t *b, bool vct, uint64_t nodes)
         print_moves(b, moves, n);
     }
     if (vct && n > 0) {   /* which of them are proven, not left undecided by the budget */
-        bool proven;
-        n = vct_defend_proven(ts, b, &tlim, moves, &proven, NULL);
+        int k = 0;
+        for (int i = 0; i < n; i++)
+            if (!unproven[moves[i]])
+                moves[k++] = moves[i];
         printf("vct_proven:");
-        print_moves(b, moves, proven ? n : 0);
+        print_moves(b, moves, k);
     }
     if (vct && st != VCT_WIN && !board_over(b)) {
         vct_result_t qr;

@@ -932,11 +932,17 @@ int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
     return defend(s, b, lim, false, out, NULL, threat, NULL);
 }
 
+int vct_defend_marked(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
+                      uint8_t *unproven, vct_result_t *threat)
+{
+    return defend(s, b, lim, false, out, unproven, threat, NULL);
+}
+
 int vct_defend_proven(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                       bool *proven, vct_result_t *threat)
 {
     uint8_t unproven[BOARD_CELLS];
-    int n = defend(s, b, lim, false, out, unproven, threat, NULL), k = 0;
+    int n = vct_defend_marked(s, b, lim, out, unproven, threat), k = 0;
     for (int i = 0; i < n; i++)
         if (!unproven[out[i]])
             out[k++] = out[i];

@@ -150,6 +150,12 @@ vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t 
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat);
 
+/* vct_defend, and unproven (indexed by point, BOARD_CELLS) set to 1 at
+ * each defence written that the budget or the time left undecided, 0
+ * elsewhere: one solve gives both lists. */
+int vct_defend_marked(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
+                      uint8_t *unproven, vct_result_t *threat);
+
 /* vct_defend, keeping only the proven defences when there are any: the
  * moves after which the opponent's VCT is refuted within lim (VCT_NONE),
  * not those the budget or the time left undecided. With no proven one,
