@@ -692,6 +692,14 @@ static int pn_search(vct_t *s, int depth)
     return s->pool[0].pn == 0 ? EV_WIN : EV_LOSS;
 }
 
+/* Start a query on b, its side to move attacking (the table key's salt
+ * names the attacker). */
+static void query_begin(vct_t *s, const board_t *b, uint64_t nodes, double time_ms)
+{
+    threat_begin(&s->q, b, nodes, time_ms);
+    s->q.salt ^= s->q.att == STONE_BLACK ? 0x165667b19e3779f9ULL : 0;
+}
+
 /* The line. */
 
 static void line_add(vct_t *s, int m)
@@ -798,9 +806,8 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
     int depth = lim && lim->max_depth > 0 && lim->max_depth < VCT_MAX_DEPTH
                     ? lim->max_depth : VCT_MAX_DEPTH;
     bool dfs = lim && lim->algo == VCT_ALGO_DFS;
-    threat_begin(&s->q, b, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
+    query_begin(s, b, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
     s->q.stop = lim ? lim->stop : NULL;
-    s->q.salt ^= s->q.att == STONE_BLACK ? 0x165667b19e3779f9ULL : 0;
     s->vcf_nodes = lim && lim->vcf_nodes ? lim->vcf_nodes : VCT_VCF_NODES;
     vct_status_t st = VCT_NONE;
     if (board_over(b))
@@ -828,12 +835,171 @@ out_report:
     return st;
 }
 
+/* Relevance zones. A proof that the attacker wins after the defender's
+ * move m refutes the defender's other moves m2 too, unless m2 lies in the
+ * proof's zone: the cells whose occupation by a defender stone could
+ * change a node of the proof. The zone holds, at each node of the proof:
+ *   - the cells its moves take (threats, blocks, replies);
+ *   - the attacker's five points, and those of each four it plays;
+ *   - at a defender node, each winning-four point of the attacker and
+ *     the five points of the four it would make (a stone elsewhere
+ *     leaves every winning four standing, so the replies that stop them
+ *     all are the same);
+ *   - every empty cell of a window of five with two or more of the
+ *     defender's stones and none of the attacker's (a stone elsewhere
+ *     gives the defender no new five point and no new four).
+ * With the defender's stone at m2 outside the zone instead of m, the
+ * attacker plays the proof's moves: each threat stands, each defender
+ * reply is one of the proof's, and the defender's new option, m itself,
+ * is a pass at a node of the proof after which the attacker's winning
+ * four wins. The threat's own proof (the defender passed) refutes every
+ * move outside its zone the same way. Outside renju only: there an empty
+ * cell far away can make a point forbidden. The walk follows the table's
+ * winning moves, the VCF solver where the table has none; a proof it
+ * cannot walk within its budget gives no zone. */
+#define ZONE_WALK_NODES 4096
+
+struct zone_walk {
+    uint8_t *zone;
+    int left;   /* nodes the walk may still visit */
+};
+
+static void zone_mark(uint8_t *zone, const int *pts, int n)
+{
+    for (int i = 0; i < n; i++)
+        zone[pts[i]] = 1;
+}
+
+/* The node's defender windows, and the walk's budget. */
+static bool zone_node(vct_t *s, struct zone_walk *w)
+{
+    int pts[BOARD_CELLS];
+    if (w->left-- <= 0)
+        return false;
+    for (int own = 2; own <= 4; own++)
+        zone_mark(w->zone, pts, threat_window_points(&s->q, s->q.def, own, pts));
+    return true;
+}
+
+/* The attacker's five points after its move m, with m. */
+static void zone_four(vct_t *s, struct zone_walk *w, int m)
+{
+    int pts[BOARD_CELLS];
+    w->zone[m] = 1;
+    zone_mark(w->zone, pts, threat_five_points(&s->q, s->q.att, pts));
+}
+
+static bool zone_or(vct_t *s, struct zone_walk *w, int depth, int ply);
+
+/* An attacker node won by the VCF solver within depth fours: the line's
+ * fours, blocks and nodes. */
+static bool zone_vcf(vct_t *s, struct zone_walk *w, int depth)
+{
+    vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
+    vcf_result_t vr;
+    if (vcf_solve_at(s->vcf, &s->q, &vl, &vr) != VCF_WIN)
+        return false;
+    int played = 0;
+    bool ok = true;
+    for (int i = 0; i < vr.nline && ok; i += 2) {
+        ok = zone_node(s, w);
+        threat_play(&s->q, vr.line[i]);
+        zone_four(s, w, vr.line[i]);
+        played++;
+        if (i + 1 < vr.nline) {
+            w->zone[vr.line[i + 1]] = 1;
+            threat_play(&s->q, vr.line[i + 1]);
+            played++;
+        }
+    }
+    undo_n(s, played);
+    return ok;
+}
+
+/* A defender node (facing a three) won within depth: every reply. */
+static bool zone_and(vct_t *s, struct zone_walk *w, int depth, int ply)
+{
+    cand_t *c = s->stack + (size_t)ply * BOARD_CELLS;
+    int n, pts[BOARD_CELLS], f[BOARD_CELLS];
+    if (ply >= PLY_MAX - 1 || !zone_node(s, w))
+        return false;
+    if (expand_and(s, c, &n) == EV_LOSS)
+        return false;
+    int nw = winning_points(&s->q, s->q.att, pts);
+    zone_mark(w->zone, pts, nw);
+    for (int i = 0; i < nw; i++)
+        zone_mark(w->zone, f, threat_four_at(&s->q, s->q.att, pts[i], f));
+    bool ok = true;
+    for (int i = 0; i < n && ok; i++) {
+        w->zone[c[i].move] = 1;
+        threat_play(&s->q, c[i].move);
+        ok = zone_or(s, w, depth, ply + 1);
+        threat_undo(&s->q);
+    }
+    return ok;
+}
+
+/* An attacker node won within depth: its winning move from the table. */
+static bool zone_or(vct_t *s, struct zone_walk *w, int depth, int ply)
+{
+    int pts[BOARD_CELLS];
+    if (ply >= PLY_MAX - 1 || !zone_node(s, w))
+        return false;
+    if (threat_five_points(&s->q, s->q.att, pts) > 0) {
+        w->zone[pts[0]] = 1;
+        return true;
+    }
+    const tt_entry_t *e = tt_find(s, key_here(s));
+    if (!e || !e->win || e->win > depth || e->best == MOVE_NONE)
+        return zone_vcf(s, w, depth);
+    depth = e->win;
+    cand_t cd;
+    bool win;
+    int m = e->best;
+    if (!may_play(&s->q.b, s->q.att, m) || !classify(s, m, true, &cd, &win))
+        return false;
+    if (win) {   /* a four with two five points */
+        threat_play(&s->q, m);
+        zone_four(s, w, m);
+        threat_undo(&s->q);
+        return true;
+    }
+    bool ok;
+    threat_play(&s->q, m);
+    if (cd.kind == KIND_FOUR) {
+        zone_four(s, w, m);   /* its five point is the block */
+        threat_play(&s->q, cd.block);
+        ok = zone_or(s, w, depth - 1, ply + 1);
+        threat_undo(&s->q);
+    } else {
+        w->zone[m] = 1;
+        ok = zone_and(s, w, depth - 1, ply + 1);
+    }
+    threat_undo(&s->q);
+    return ok;
+}
+
+/* The zone of the proof vct_solve just found for b's side to move (its
+ * winning entry is in the table): false when the walk cannot give one. */
+static bool proof_zone(vct_t *s, const board_t *b, uint8_t *zone)
+{
+    if (b->rule == RULE_RENJU)
+        return false;
+    query_begin(s, b, 0, 0.0);
+    const tt_entry_t *e = tt_find(s, key_here(s));
+    int depth = e && e->win ? e->win : VCT_MAX_DEPTH;
+    struct zone_walk w = {.zone = zone, .left = ZONE_WALK_NODES};
+    memset(zone, 0, BOARD_CELLS);
+    return zone_or(s, &w, depth, 0);
+}
+
 /* threat_wins_fn of vct_defend: has the attacker a VCT after the
  * defence? Each candidate is solved with a growing node budget, pass by
  * pass, until a pass decides it; once the whole call's time is spent, the
  * rest count as defences. */
 #define DEFEND_PASSES 3
 #define DEFEND_MIN_NODES 64
+#define DEFEND_ZONES 8
 struct vct_threat {
     vct_t *s;
     vct_limits_t each;
@@ -842,7 +1008,13 @@ struct vct_threat {
                         * not solved (they count as defences) */
     bool defended;     /* a defence was found (any) */
     bool unsure;       /* a move counted as a defence without a proof (budget or time) */
+    int nzones;        /* zones of the threat's proof and of refutations (proof_zone): a
+                        * move outside one of them is refuted without a solve */
+    uint8_t zone[DEFEND_ZONES][BOARD_CELLS];
 };
+
+static vct_status_t solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,
+                                vct_result_t *out, bool *plain);
 
 static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, int pass)
 {
@@ -858,8 +1030,12 @@ static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, 
         lim.nodes >>= shift;
     else if (lim.nodes > DEFEND_MIN_NODES)
         lim.nodes = DEFEND_MIN_NODES;
-    switch (vct_solve_reply(t->s, after, &lim, NULL)) {
+    bool plain;
+    switch (solve_reply(t->s, after, &lim, NULL, &plain)) {
     case VCT_WIN:
+        if (plain && !t->each.no_zones && t->nzones < DEFEND_ZONES &&
+            proof_zone(t->s, after, t->zone[t->nzones]))
+            t->nzones++;
         return THREAT_HOLDS;
     case VCT_NONE:
         return THREAT_STOPPED;
@@ -874,6 +1050,10 @@ static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, 
 static threat_verdict_t vct_still_wins(void *ctx, const board_t *after, int pass)
 {
     struct vct_threat *t = ctx;
+    int m = after->moves[after->nmoves - 1];
+    for (int k = 0; k < t->nzones; k++)
+        if (!t->zone[k][m])
+            return THREAT_HOLDS;
     if (t->defended)
         return THREAT_UNSURE;   /* not solved: only whether a defence exists is asked */
     threat_verdict_t v = vct_verdict(t, after, pass);
@@ -917,6 +1097,8 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
         return -1;
     if (threat)
         *threat = r;
+    if (!t.each.no_zones && proof_zone(s, &flip, t.zone[0]))
+        t.nzones = 1;
     uint8_t cand[BOARD_CELLS] = {0};
     own_candidates(b, cand);
     int n = threat_defences(b, r.line, r.nline, defence_reach(b), cand, DEFEND_PASSES,
@@ -968,8 +1150,18 @@ int vct_defence_begin(vct_t *s, const board_t *b, const vct_limits_t *lim, int *
 vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,
                              vct_result_t *out)
 {
+    bool plain;
+    return solve_reply(s, after, lim, out, &plain);
+}
+
+/* vct_solve_reply; *plain: the answer is vct_solve's of after (no four to
+ * block first). */
+static vct_status_t solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,
+                                vct_result_t *out, bool *plain)
+{
     board_t blocked;
     int four = s->reply_depth < VCT_REPLY_CHAIN ? threat_block_four(after, &blocked) : -1;
+    *plain = four < 0;
     if (four < 0)
         return vct_solve(s, after, lim, out);
     /* the other side's four: the block is forced (or the four wins), and

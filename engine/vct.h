@@ -77,6 +77,8 @@ typedef struct vct_limits {
     vct_algo_t algo;
     const volatile int *stop; /* give up (VCT_UNKNOWN) once *stop != 0, read atomically
                                  with the clock (may be NULL) */
+    bool no_zones;       /* the defence solves every candidate, no relevance zones (a
+                            reference for tests and benches) */
 } vct_limits_t;
 
 #define VCT_VCF_NODES 200
@@ -146,7 +148,11 @@ vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t 
  * rays; a move outside these leaves the line's threats and the defender's
  * fours as they were (deeper counterplay, e.g. a two that becomes a four
  * after later stones, and renju's far forbidden effects are not looked
- * for). */
+ * for). Outside renju a candidate outside the relevance zone of the
+ * threat's proof, or of the proof that refuted an earlier candidate, is
+ * refuted by that proof without a solve of its own (the cells where a
+ * defender stone could change the proof; vct.c), unless lim->no_zones:
+ * the same answer for fewer nodes. */
 int vct_defend(vct_t *s, const board_t *b, const vct_limits_t *lim, int *out,
                vct_result_t *threat);
 

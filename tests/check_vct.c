@@ -753,6 +753,51 @@ START_TEST(test_defend_passes)
 }
 END_TEST
 
+/* The relevance zones change no answer: on random positions (freestyle
+ * and standard, 9x9 and 11x11) where the opponent has a VCT, the exact
+ * defence (no node limit) is the same with the zones as when every
+ * candidate is solved, and the zones save nodes. */
+START_TEST(test_defend_zones)
+{
+    vct_t *s = solver();
+    uint64_t rng = 777;
+    int threatened = 0;
+    uint64_t nodes[2] = {0, 0};
+    for (int it = 0; it < 800 && threatened < 40; it++) {
+        board_t b, flip;
+        int size = it % 2 ? 11 : 9;
+        random_clustered(&b, size, it % 4 < 2 ? RULE_FREESTYLE : RULE_STANDARD,
+                         10 + (int)(util_rng_next(&rng) % 10), &rng);
+        if (board_over(&b))
+            continue;
+        flip = b;
+        board_pass(&flip);
+        vct_limits_t lim = {.max_depth = 3};
+        vct_clear(s);
+        if (vct_solve(s, &flip, &lim, NULL) != VCT_WIN)
+            continue;
+        threatened++;
+        int got[2][BOARD_CELLS], n[2];
+        for (int z = 0; z < 2; z++) {
+            lim.no_zones = z == 0;
+            vct_clear(s);
+            uint64_t before = vct_nodes(s);
+            n[z] = vct_defend(s, &b, &lim, got[z], NULL);
+            nodes[z] += vct_nodes(s) - before;
+        }
+        ck_assert_int_eq(n[1], n[0]);
+        for (int i = 0; i < n[0]; i++)
+            ck_assert_msg(got[1][i] == got[0][i], "position %d: zones give %d, every solve %d",
+                          it, got[1][i], got[0][i]);
+    }
+    ck_assert_int_ge(threatened, 30);
+    ck_assert_uint_lt(nodes[1], nodes[0]);
+    fprintf(stderr, "zones: %d threatened positions, the same defences, %llu nodes against "
+            "%llu\n", threatened, (unsigned long long)nodes[1], (unsigned long long)nodes[0]);
+    vct_free(s);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
     board_t b;
@@ -916,7 +961,7 @@ int main(void)
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_counter_four_puts_off, test_deep_line, test_renju_white_forces_forbidden,
-             test_defend, test_defend_passes, test_quiet_win, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
+             test_defend, test_defend_passes, test_defend_zones, test_quiet_win, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
              test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);
