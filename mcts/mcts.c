@@ -1556,14 +1556,11 @@ static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 
  * refutations found: the proven ones, or, with none proven, those the
  * budget left undecided, which are solved again with WATCH_DEFEND_GROWTH
  * times the nodes, up to WATCH_DEFEND_ROUNDS rounds, while the search
- * lasts (the solver's table keeps what the earlier rounds proved). Each
- * round has at most 1/WATCH_DEFEND_SHARE of the move's time left: in a
- * sharp position the solves of every candidate take more than the move,
- * and the round then ends in time for the search to use the defences it
- * proved by then (the moves not reached count as undecided). */
+ * lasts (the solver's table keeps what the earlier rounds proved). In a
+ * sharp position those solves can take more than the move; the last
+ * restriction is then what holds. */
 #define WATCH_DEFEND_GROWTH 4
 #define WATCH_DEFEND_ROUNDS 3
-#define WATCH_DEFEND_SHARE 2
 static void watch_defend(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
@@ -1580,10 +1577,6 @@ static void watch_defend(watch_thread_t *w)
     watch_apply(sh, apply_restrict, allow);
     bool proven = false;
     for (int round = 0; !proven && round < WATCH_DEFEND_ROUNDS; round++) {
-        double left = sh->lim->time_ms - (util_now_ms() - sh->t0);
-        if (left < 1.0)
-            return;
-        lim.time_ms = left / WATCH_DEFEND_SHARE;
         n = vct_defend_proven(w->vct, b, &lim, moves, &proven, NULL);
         if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED))
             return;   /* lost whatever we play, or cut short: the last restriction stays */

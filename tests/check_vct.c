@@ -672,6 +672,22 @@ START_TEST(test_quiet_win_random)
 }
 END_TEST
 
+/* A random clustered position (random_clustered's arguments) in which
+ * the side not to move has a VCT of at most depth threats, solved as if
+ * it were to move: false when it has none (or the game is over). */
+static bool threatened_position(vct_t *s, board_t *b, int size, rule_t rule, int nstones,
+                                int depth, uint64_t *rng)
+{
+    random_clustered(b, size, rule, nstones, rng);
+    if (board_over(b))
+        return false;
+    board_t flip = *b;
+    board_pass(&flip);
+    vct_limits_t lim = {.max_depth = depth};
+    vct_clear(s);
+    return vct_solve(s, &flip, &lim, NULL) == VCT_WIN;
+}
+
 /* The defence's passes (each candidate within N/16, N/4, then N nodes)
  * never drop a real defence: against the exact answer (no node limit) on
  * random 9x9 positions where the opponent has a VCT, a small budget keeps
@@ -685,15 +701,10 @@ START_TEST(test_defend_passes)
     uint64_t rng = 4242;
     int threatened = 0, narrowed = 0;   /* narrowed: vct_defend_proven found proven defences */
     for (int it = 0; it < 300 && threatened < 12; it++) {
-        board_t b, flip;
-        random_clustered(&b, 9, (rule_t)(it % RULE_COUNT), 10 + (int)(util_rng_next(&rng) % 8),
-                        &rng);
-        if (board_over(&b))
-            continue;
-        flip = b;
-        board_pass(&flip);
+        board_t b;
         vct_limits_t deep = {.max_depth = 3};
-        if (vct_solve(s, &flip, &deep, NULL) != VCT_WIN)
+        if (!threatened_position(s, &b, 9, (rule_t)(it % RULE_COUNT),
+                                 10 + (int)(util_rng_next(&rng) % 8), 3, &rng))
             continue;
         threatened++;
         int exact[BOARD_CELLS], small[BOARD_CELLS], large[BOARD_CELLS];
@@ -764,18 +775,12 @@ START_TEST(test_defend_zones)
     int threatened = 0;
     uint64_t nodes[2] = {0, 0};
     for (int it = 0; it < 800 && threatened < 40; it++) {
-        board_t b, flip;
-        int size = it % 2 ? 11 : 9;
-        random_clustered(&b, size, it % 4 < 2 ? RULE_FREESTYLE : RULE_STANDARD,
-                         10 + (int)(util_rng_next(&rng) % 10), &rng);
-        if (board_over(&b))
+        board_t b;
+        rule_t rule = it % 4 < 2 ? RULE_FREESTYLE : RULE_STANDARD;
+        if (!threatened_position(s, &b, it % 2 ? 11 : 9, rule,
+                                 10 + (int)(util_rng_next(&rng) % 10), 3, &rng))
             continue;
-        flip = b;
-        board_pass(&flip);
         vct_limits_t lim = {.max_depth = 3};
-        vct_clear(s);
-        if (vct_solve(s, &flip, &lim, NULL) != VCT_WIN)
-            continue;
         threatened++;
         int got[2][BOARD_CELLS], n[2];
         for (int z = 0; z < 2; z++) {
