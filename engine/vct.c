@@ -864,12 +864,6 @@ struct zone_walk {
     int left;   /* nodes the walk may still visit */
 };
 
-static void zone_mark(uint8_t *zone, const int *pts, int n)
-{
-    for (int i = 0; i < n; i++)
-        zone[pts[i]] = 1;
-}
-
 /* The node's defender windows, and the walk's budget. */
 static bool zone_node(vct_t *s, struct zone_walk *w)
 {
@@ -877,7 +871,7 @@ static bool zone_node(vct_t *s, struct zone_walk *w)
     if (w->left-- <= 0)
         return false;
     for (int own = 2; own <= 4; own++)
-        zone_mark(w->zone, pts, threat_window_points(&s->q, s->q.def, own, pts));
+        threat_mark(w->zone, pts, threat_window_points(&s->q, s->q.def, own, pts));
     return true;
 }
 
@@ -886,7 +880,7 @@ static void zone_four(vct_t *s, struct zone_walk *w, int m)
 {
     int pts[BOARD_CELLS];
     w->zone[m] = 1;
-    zone_mark(w->zone, pts, threat_five_points(&s->q, s->q.att, pts));
+    threat_mark(w->zone, pts, threat_five_points(&s->q, s->q.att, pts));
 }
 
 static bool zone_or(vct_t *s, struct zone_walk *w, int depth, int ply);
@@ -926,9 +920,9 @@ static bool zone_and(vct_t *s, struct zone_walk *w, int depth, int ply)
     if (expand_and(s, c, &n) == EV_LOSS)
         return false;
     int nw = winning_points(&s->q, s->q.att, pts);
-    zone_mark(w->zone, pts, nw);
+    threat_mark(w->zone, pts, nw);
     for (int i = 0; i < nw; i++)
-        zone_mark(w->zone, f, threat_four_at(&s->q, s->q.att, pts[i], f));
+        threat_mark(w->zone, f, threat_four_at(&s->q, s->q.att, pts[i], f));
     bool ok = true;
     for (int i = 0; i < n && ok; i++) {
         w->zone[c[i].move] = 1;
