@@ -413,12 +413,12 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
     for (int i = 0; i < nv; i++) {
         const node_t *c = CN(t, ed[i].child);
         float cn = (float)(c->n + c->vl);
-        float q = cn > 0.0f ? (c->w - (float)c->vl) / cn : parent_q;
         /* a proven child's value is its proof, not the average of the
          * visits it had before (the watcher and restrict_root mark
          * visited children; the MCTS-solver rule marks inner nodes) */
-        if (c->state == NS_TERMINAL)
-            q = -(float)c->exact;
+        float q = c->state == NS_TERMINAL ? -(float)c->exact
+                  : cn > 0.0f             ? (c->w - (float)c->vl) / cn
+                                          : parent_q;
         float score = q + cp * (float)ed[i].prior / (1.0f + cn);
         visited_prior += (float)ed[i].prior;
         if (kn > 0.0f && cn * cn < kn * (float)ed[i].prior && c->state != NS_TERMINAL)
