@@ -1451,18 +1451,6 @@ static int children_defend(const mcts_t *t, const int *def, int nd, int best)
     return lost;
 }
 
-/* Root child `move`'s visits (it must be one). */
-static uint32_t root_child_visits(const mcts_t *t, int move)
-{
-    mcts_child_info_t ch[BOARD_CELLS];
-    int n = mcts_root_children(t, ch, BOARD_CELLS);
-    for (int i = 0; i < n; i++)
-        if (ch[i].move == move)
-            return ch[i].visits;
-    ck_abort_msg("move %d is no root child", move);
-    return 0;
-}
-
 /* mcts_restrict_root on a searched root: the favoured move, refuted by
  * the opponent's VCT, keeps its visits but becomes a proven loss; the
  * defences keep theirs; the search goes on among the defences only, and
@@ -1479,11 +1467,13 @@ START_TEST(test_restrict_root)
     int got[BOARD_CELLS];
     ck_assert_int_eq(mcts_root_filter(t, got), x.nd);
     ck_assert_int_ne(mcts_pick_move(t, 0.0), x.bad);
-    uint32_t bad_n = root_child_visits(t, x.bad);
+    uint32_t bad_n, bad_after;
+    child_q(t, x.bad, &bad_n);
     mcts_limits_t sl = {.visits = 400};
     mcts_result_t r;
     mcts_search(t, eval_favour, x.favour, &sl, &r);
-    ck_assert_uint_eq(root_child_visits(t, x.bad), bad_n);
+    child_q(t, x.bad, &bad_after);
+    ck_assert_uint_eq(bad_after, bad_n);
     ck_assert_int_ge(children_defend(t, x.def, x.nd, r.best_move), 1);
     ck_assert_int_eq(r.best_move, x.def[0]);   /* the evaluator's second favourite */
     /* moves none of which is a root move change nothing */
