@@ -12,6 +12,7 @@ int options_search(arg_spec_t *out, search_settings_t *s)
         ARG(S_VCT_VERIFY_SHARE, &s->vct_verify_share),
         ARG(S_VCT_QUIET_NODES, &s->vct_quiet_nodes),
         ARG(S_VCT_WATCH_NODES, &s->vct_watch_nodes),
+        ARG(S_VCT_WATCH_QUIET_NODES, &s->vct_watch_quiet_nodes),
         ARG(S_THREAT_PRUNE, &s->threat_prune), ARG(S_SEARCH_BATCH, &s->batch),
     };
     return args_append(out, specs, ARGS_COUNT(specs));

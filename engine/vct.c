@@ -594,8 +594,14 @@ static int pn_expand(vct_t *s, uint32_t v, int ply)
     for (int i = 0; i < n; i++) {
         pn_node_t *ch = &s->pool[nd->child + i];
         int cd = nd->and_node ? depth : depth - 1;
-        *ch = (pn_node_t){.pn = 1, .dn = 1, .move = c[i].move, .block = c[i].block,
-                          .depth = (uint8_t)cd, .and_node = c[i].kind == KIND_THREE};
+        /* An attacker's four starts at proof number 2, its threes at 1:
+         * the VCF check at each attacker node has already followed lines
+         * of fours, so a proof the check missed more often starts with a
+         * three. Over 657 positions of our games against PentaZen this
+         * finds 9% more VCTs within 20,000 nodes (docs/BENCHMARKS.md). */
+        *ch = (pn_node_t){.pn = !nd->and_node && c[i].kind == KIND_FOUR ? 2 : 1, .dn = 1,
+                          .move = c[i].move, .block = c[i].block, .depth = (uint8_t)cd,
+                          .and_node = c[i].kind == KIND_THREE};
         int mover = nd->and_node ? s->q.def : s->q.att;
         int tr = tt_probe(s, key_after(s, c[i].move, mover, c[i].block), cd);
         if (tr != EV_OPEN)
@@ -1236,15 +1242,13 @@ static int quiet_candidates(vct_t *s, const board_t *b, int *cand)
     return n;
 }
 
-int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_cands,
-                  vct_result_t *threat, int *tried)
+/* vct_quiet_win's loop over cand (in order, legal quiet moves). */
+static int quiet_win_among(vct_t *s, const board_t *b, const vct_limits_t *lim, const int *cand,
+                           int ncand, vct_result_t *threat, int *tried)
 {
     vct_limits_t each = lim ? *lim : (vct_limits_t){0};
     double deadline = each.time_ms > 0.0 ? util_now_ms() + each.time_ms : 0.0;
-    int cand[BOARD_CELLS], ncand = board_over(b) ? 0 : quiet_candidates(s, b, cand);
     int ntried = 0, found = MOVE_NONE;
-    if (max_cands > 0 && ncand > max_cands)
-        ncand = max_cands;
     for (int i = 0; i < ncand && found == MOVE_NONE; i++) {
         if (deadline > 0.0 && (each.time_ms = deadline - util_now_ms()) < 0.01)
             break;
@@ -1267,4 +1271,29 @@ int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_c
     if (tried)
         *tried = ntried;
     return found;
+}
+
+int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_cands,
+                  vct_result_t *threat, int *tried)
+{
+    int cand[BOARD_CELLS], ncand = board_over(b) ? 0 : quiet_candidates(s, b, cand);
+    if (max_cands > 0 && ncand > max_cands)
+        ncand = max_cands;
+    return quiet_win_among(s, b, lim, cand, ncand, threat, tried);
+}
+
+int vct_quiet_win_among(vct_t *s, const board_t *b, const vct_limits_t *lim, const int *moves,
+                        int nmoves, vct_result_t *threat, int *tried)
+{
+    int cand[BOARD_CELLS], ncand = 0;
+    if (!board_over(b)) {
+        threat_query_t *q = &s->q;
+        int me = b->to_move, pts[BOARD_CELLS];
+        threat_begin(q, b, 0, 0.0);
+        int nfive = threat_five_points(q, me, pts), nwin = winning_points(q, me, pts);
+        for (int i = 0; i < nmoves; i++)
+            if (may_play(&q->b, me, moves[i]) && !makes_threat(q, me, moves[i], nfive, nwin))
+                cand[ncand++] = moves[i];
+    }
+    return quiet_win_among(s, b, lim, cand, ncand, threat, tried);
 }

@@ -198,6 +198,12 @@ int vct_defence_begin(vct_t *s, const board_t *b, const vct_limits_t *lim, int *
 int vct_quiet_win(vct_t *s, const board_t *b, const vct_limits_t *lim, int max_cands,
                   vct_result_t *threat, int *tried);
 
+/* vct_quiet_win over the caller's candidates, in its order (e.g. a net's
+ * prior): those of moves[0..nmoves) that are legal and quiet (no five,
+ * four or three) are tried, whatever lines they build on; no cap. */
+int vct_quiet_win_among(vct_t *s, const board_t *b, const vct_limits_t *lim, const int *moves,
+                        int nmoves, vct_result_t *threat, int *tried);
+
 /* Forced-move pruning against a three, without a search: the side to
  * move of b faces the opponent's three (a point where the opponent's next
  * stone makes a winning four) while neither side has a five point. Writes

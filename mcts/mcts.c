@@ -83,6 +83,8 @@ struct mcts {
     bool root_vct_done;    /* the root's threat search ran for this root */
     int nverified;         /* root moves mcts_refute_best checked, for this root */
     int16_t verified[VERIFY_MAX];
+    int nquiet;            /* root moves the watcher checked for a quiet win, for this root */
+    int16_t quiet[VERIFY_MAX];
     uint64_t vct_checks, vct_wins, vct_defences;
 };
 
@@ -759,6 +761,7 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_verify_share = (float)MCTS_VCT_VERIFY_SHARE,
                          .vct_quiet_nodes = MCTS_VCT_QUIET_NODES,
                          .vct_watch_nodes = MCTS_VCT_WATCH_NODES,
+                         .vct_watch_quiet_nodes = MCTS_VCT_WATCH_QUIET_NODES,
                          .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true};
 }
 
@@ -773,6 +776,7 @@ static void tree_clear(mcts_t *t)
     t->root_vcf_done = false;
     t->root_vct_done = false;
     t->nverified = 0;
+    t->nquiet = 0;
 }
 
 /* mcts_create gives each arena 64 edges per node: a node (20 bytes) and
@@ -1017,6 +1021,7 @@ bool mcts_advance(mcts_t *t, int move)
     t->root_vcf_done = false;
     t->root_vct_done = false;
     t->nverified = 0;
+    t->nquiet = 0;
     t->nallow = 0;
     const node_t *c = child ? CN(t, child) : NULL;
     /* a child proven lost without its moves (marked by the root's VCF
@@ -1499,11 +1504,13 @@ static void *search_thread_main(void *arg)
 #define WATCH_TOP 3        /* it checks the WATCH_TOP most visited root moves ... */
 #define WATCH_SHARE 4      /* ... with at least 1/WATCH_SHARE of the first one's visits */
 #define WATCH_IDLE_US 2000 /* nothing to check: it looks again after this */
+#define WATCH_QUIET_K 6    /* the opponent's replies tried for a quiet win, by prior */
 
 typedef struct watch_thread {
     search_shared_t *sh;
     vct_t *vct;
     uint32_t nodes;
+    uint32_t quiet_nodes;   /* vct_watch_quiet_nodes (0: no quiet checks) */
     bool root;   /* first the root's threat search (root_vct_check's work) */
 } watch_thread_t;
 
@@ -1623,15 +1630,17 @@ static void watch_root(watch_thread_t *w)
         watch_defend(w);
 }
 
-/* Under the lock: the next root move to check (the position after it in
- * *after), MOVE_NONE when none is due. */
-static int watch_pick(mcts_t *t, board_t *after)
+/* Under the lock: the edge indices of the root's WATCH_TOP most visited
+ * children still open (evaluated, not proven), most visits first, each
+ * with at least 1/WATCH_SHARE of the first one's visits; returns their
+ * count. */
+static int watch_top(const mcts_t *t, int *top)
 {
     const node_t *r = CN(t, t->root);
-    if (r->state != NS_EXPANDED || t->nverified >= VERIFY_MAX)
-        return MOVE_NONE;
+    if (r->state != NS_EXPANDED)
+        return 0;
     const edge_t *ed = CE(t, r->edge);
-    int top[WATCH_TOP], ntop = 0;   /* edge indices, most visits first */
+    int ntop = 0;
     for (int i = 0; i < r->nvisited; i++) {
         const node_t *c = CN(t, ed[i].child);
         if (c->state != NS_EXPANDED)
@@ -1649,13 +1658,69 @@ static int watch_pick(mcts_t *t, board_t *after)
             top[k] = top[k - 1];
         top[k] = i;
     }
+    int j = 1;
+    while (j < ntop &&
+           (uint64_t)CN(t, ed[top[j]].child)->n * WATCH_SHARE >= CN(t, ed[top[0]].child)->n)
+        j++;
+    return ntop ? j : 0;
+}
+
+/* Under the lock: the next root move to check (the position after it in
+ * *after), MOVE_NONE when none is due. */
+static int watch_pick(mcts_t *t, board_t *after)
+{
+    if (t->nverified >= VERIFY_MAX)
+        return MOVE_NONE;
+    int top[WATCH_TOP], ntop = watch_top(t, top);
+    const edge_t *ed = CE(t, CN(t, t->root)->edge);
     for (int j = 0; j < ntop; j++) {
-        if ((uint64_t)CN(t, ed[top[j]].child)->n * WATCH_SHARE < CN(t, ed[top[0]].child)->n)
-            break;
         int move = ed[top[j]].move;
         if (root_checked(t, move))
             continue;
         t->verified[t->nverified++] = (int16_t)move;
+        *after = t->root_board;
+        if (board_play(after, move) == MOVE_OK && !board_over(after))
+            return move;
+    }
+    return MOVE_NONE;
+}
+
+/* Under the lock, once watch_pick has none: the next root move to check
+ * for the opponent's quiet win (vct_watch_quiet_nodes), one already
+ * checked against its VCT and not refuted; the position after it in
+ * *after, and in cand the opponent's WATCH_QUIET_K replies of highest
+ * prior there (the net's guess at its best moves, which a quiet win's
+ * first move usually is), *ncand of them. MOVE_NONE when none is due. */
+static int watch_pick_quiet(mcts_t *t, board_t *after, int *cand, int *ncand)
+{
+    if (t->nquiet >= VERIFY_MAX)
+        return MOVE_NONE;
+    int top[WATCH_TOP], ntop = watch_top(t, top);
+    const edge_t *ed = CE(t, CN(t, t->root)->edge);
+    for (int j = 0; j < ntop; j++) {
+        int move = ed[top[j]].move;
+        bool done = !root_checked(t, move);   /* its VCT check comes first */
+        for (int i = 0; i < t->nquiet && !done; i++)
+            done = t->quiet[i] == move;
+        const node_t *c = CN(t, ed[top[j]].child);
+        if (done || c->nedges == 0)
+            continue;
+        t->quiet[t->nquiet++] = (int16_t)move;
+        const edge_t *ce = CE(t, c->edge);
+        uint16_t prior[WATCH_QUIET_K];
+        int n = 0;
+        for (int i = 0; i < c->nedges; i++) {
+            if (n == WATCH_QUIET_K && ce[i].prior <= prior[n - 1])
+                continue;
+            int k = n < WATCH_QUIET_K ? n++ : n - 1;
+            for (; k > 0 && prior[k - 1] < ce[i].prior; k--) {
+                prior[k] = prior[k - 1];
+                cand[k] = cand[k - 1];
+            }
+            prior[k] = ce[i].prior;
+            cand[k] = ce[i].move;
+        }
+        *ncand = n;
         *after = t->root_board;
         if (board_play(after, move) == MOVE_OK && !board_over(after))
             return move;
@@ -1691,9 +1756,14 @@ static void *watch_thread_main(void *arg)
         watch_root(w);
     for (;;) {
         board_t after;
+        int cand[WATCH_QUIET_K], ncand = 0;
         pthread_mutex_lock(&sh->lock);
-        bool stop = search_should_stop(sh);
+        bool stop = search_should_stop(sh), quiet = false;
         int move = stop ? MOVE_NONE : watch_pick(t, &after);
+        if (move == MOVE_NONE && !stop && w->quiet_nodes) {
+            move = watch_pick_quiet(t, &after, cand, &ncand);
+            quiet = move != MOVE_NONE;
+        }
         pthread_mutex_unlock(&sh->lock);
         if (stop)
             break;
@@ -1704,8 +1774,13 @@ static void *watch_thread_main(void *arg)
             usleep(WATCH_IDLE_US);
             continue;
         }
-        vct_limits_t vl = {.nodes = w->nodes, .time_ms = left, .stop = &sh->done};
-        vct_status_t st = vct_solve_reply(w->vct, &after, &vl, NULL);
+        vct_limits_t vl = {.nodes = quiet ? w->quiet_nodes : w->nodes, .time_ms = left,
+                           .stop = &sh->done};
+        vct_status_t st = !quiet ? vct_solve_reply(w->vct, &after, &vl, NULL)
+                          : vct_quiet_win_among(w->vct, &after, &vl, cand, ncand, NULL, NULL) !=
+                                    MOVE_NONE
+                              ? VCT_WIN
+                              : VCT_NONE;
         pthread_mutex_lock(&sh->lock);
         t->vct_checks++;
         if (st == VCT_WIN) {
@@ -1755,6 +1830,7 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
         started = i + 1;
     }
     watch_thread_t wt = {.sh = &sh, .vct = lim->watch, .nodes = t->p.vct_watch_nodes,
+                          .quiet_nodes = t->p.vct_watch_quiet_nodes,
                          .root = root_beside};
     pthread_t wtid;
     watch = watch && pthread_create(&wtid, NULL, watch_thread_main, &wt) == 0;

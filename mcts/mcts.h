@@ -113,6 +113,10 @@ typedef struct mcts_params {
                             * runs it in a thread beside the search threads: the most visited
                             * root moves are checked against the opponent's VCT while the
                             * search runs, this many nodes each (0: off) */
+    uint32_t vct_watch_quiet_nodes; /* that thread, once those checks are done, also looks
+                            * after each of them for the opponent's quiet win among its
+                            * replies of highest prior (vct_quiet_win_among): nodes of each
+                            * solve (0: off) */
     size_t vct_tt_bytes;   /* the tree's VCT solver (made only when a VCT budget is set) */
     bool threat_prune;     /* facing the opponent's three (and no four), a node's children
                             * are only the moves that stop it and its own fours */
@@ -136,6 +140,7 @@ typedef struct mcts_params {
 #define MCTS_VCT_VERIFY_SHARE 0.2
 #define MCTS_VCT_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 #define MCTS_VCT_WATCH_NODES 100000
+#define MCTS_VCT_WATCH_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of
  * 1 MiB ran out of room after a few thousand nodes). */

@@ -53,6 +53,7 @@ typedef struct search_settings {
     double vct_verify_share; /* of a timed search: that check */
     int vct_quiet_nodes;  /* that check's look for a quiet win, each solve (0: off) */
     int vct_watch_nodes;  /* a timed search's thread checking its best moves, each solve (0: off) */
+    int vct_watch_quiet_nodes; /* that thread's look for the opponent's quiet win, each solve (0: off) */
     int threat_prune;     /* 1: facing a three, only its stops and own fours */
     int batch;            /* leaves per net call of each search thread (searcher_opts_t.batch) */
 } search_settings_t;

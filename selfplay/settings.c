@@ -133,6 +133,12 @@ const setting_t settings_table[S_COUNT] = {
                            "a timed search runs a thread beside its search threads that checks "
                            "its most visited moves against the opponent's VCT while it searches "
                            "(N nodes each) and drops the refuted ones; 0: off", PLAYERS},
+    [S_VCT_WATCH_QUIET_NODES] = {"vct_watch_quiet_nodes", "vct-watch-quiet-nodes", SET_INT, 0,
+                                 100000000, STR(MCTS_VCT_WATCH_QUIET_NODES), "N",
+                                 "that thread, its checks done, also drops a move after which "
+                                 "one of the opponent's likeliest quiet replies leaves no "
+                                 "defence against its VCT: nodes of each solve; 0: off",
+                                 PLAYERS},
     [S_THREAT_PRUNE] = {"threat_prune", "threat-prune", SET_INT, 0, 1, "1", "0|1",
                         "facing a three, search only the moves that stop it and own fours",
                         PLAYERS},

@@ -1430,6 +1430,62 @@ START_TEST(test_watch)
 }
 END_TEST
 
+/* The watcher's quiet check (vct_watch_quiet_nodes), in a game lost to
+ * PentaZen (2026-11-27, seed 7, game 12): white to move after 17 plies
+ * played 6,4, and black's quiet 7,9 (no four, no three) then left white
+ * no defence against black's VCT. The VCT check after 6,4, on a small
+ * budget here, does not see black's win; the net's likeliest black reply
+ * there (eval_favour's second move) is 7,9, which the quiet check tries
+ * first, finds, and makes 6,4 a proven loss. With the quiet check off,
+ * the search plays 6,4. */
+START_TEST(test_watch_quiet)
+{
+    static const int moves[17][2] = {{8, 9}, {6, 7}, {6, 6}, {8, 8}, {9, 8}, {10, 7},
+                                     {5, 7}, {8, 5}, {7, 6}, {8, 7}, {7, 5}, {8, 4},
+                                     {8, 6}, {9, 6}, {7, 4}, {7, 7}, {9, 7}};
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    for (int i = 0; i < 17; i++)
+        ck_assert_int_eq(board_play(&b, board_xy(&b, moves[i][0], moves[i][1])), MOVE_OK);
+    char err[128];
+    vct_t *w = vct_create((size_t)16 << 20, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    int bad = board_xy(&b, 6, 4), favour[2] = {bad, board_xy(&b, 7, 9)};
+    board_t after = b;
+    ck_assert_int_eq(board_play(&after, bad), MOVE_OK);
+    ck_assert_int_ne(vct_solve_reply(w, &after, &(vct_limits_t){.nodes = 2000}, NULL), VCT_WIN);
+    vct_clear(w);
+    for (int quiet = 0; quiet < 2; quiet++) {
+        mcts_params_t p = params_mem((size_t)16 << 20);
+        p.vct_root_nodes = p.vct_defend_nodes = 0;
+        p.vct_watch_nodes = 2000;
+        p.vct_watch_quiet_nodes = quiet ? 5000 : 0;
+        mcts_t *t = tree_of(&p);
+        mcts_set_root(t, &b);
+        mcts_limits_t sl = {.visits = quiet ? 600 : 150, .time_ms = 600000.0, .watch = w};
+        mcts_eval_fn fn = eval_favour_slow;
+        void *user = favour;
+        mcts_result_t r;
+        mcts_search_threads(t, 1, &fn, &user, &sl, &r);
+        mcts_child_info_t ch[BOARD_CELLS];
+        int n = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
+        while (k < n && ch[k].move != bad)
+            k++;
+        ck_assert_int_lt(k, n);
+        if (quiet) {
+            ck_assert_int_ne(r.best_move, bad);
+            ck_assert_int_eq(ch[k].proven, -1);
+            ck_assert_uint_ge(mcts_vct_wins(t), 1);
+        } else {
+            ck_assert_int_eq(r.best_move, bad);
+            ck_assert_int_eq(ch[k].proven, 0);
+        }
+        mcts_free(t);
+    }
+    vct_free(w);
+}
+END_TEST
+
 /* Every root child of t is a move of def[0..nd) or a proven loss; the
  * best move is one of def. How many were proven losses. */
 static int children_defend(const mcts_t *t, const int *def, int nd, int best)
@@ -1600,7 +1656,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_restrict_root, test_watch_root, test_refute_quiet,
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
              test_threat_pruning);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);

@@ -623,6 +623,13 @@ START_TEST(test_quiet_win)
     board_t after = b;
     ck_assert_int_eq(board_play(&after, q), MOVE_OK);
     check_no_reply_holds(&after);
+    /* the caller's candidates in its order: a stone (7,3) is passed over,
+     * the quiet 0,0 is tried and leaves no VCT, then 8,9 wins */
+    int among[3] = {xy(&b, 7, 3), xy(&b, 0, 0), q};
+    ck_assert_int_eq(vct_quiet_win_among(s, &b, &lim, among, 3, NULL, &tried), q);
+    ck_assert_int_eq(tried, 2);
+    ck_assert_int_eq(vct_quiet_win_among(s, &b, &lim, among, 2, NULL, &tried), MOVE_NONE);
+    ck_assert_int_eq(tried, 1);
     /* too small a budget proves nothing (with the table's proofs
      * forgotten): no claim */
     vct_clear(s);
