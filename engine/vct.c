@@ -46,7 +46,7 @@
 #define MIN_BYTES ((size_t)64 << 10)
 
 enum { EV_OPEN = 0, EV_WIN, EV_LOSS, EV_ABORT };
-enum { KIND_FOUR, KIND_THREE, KIND_REPLY };
+enum { KIND_FOUR, KIND_THREE, KIND_REPLY, KIND_COUNTER };   /* COUNTER: a defender's four */
 
 typedef struct tt_entry {
     uint64_t key;
@@ -315,6 +315,18 @@ static int dist(int a, int b, int size)
     return dx > dy ? dx : dy;
 }
 
+/* Insertion sort of c[lo..hi) by distance to the point `near`, stable. */
+static void sort_near(cand_t *c, int lo, int hi, int near, int size)
+{
+    for (int i = lo + 1; i < hi; i++) {
+        cand_t t = c[i];
+        int key = dist(t.move, near, size), j = i;
+        for (; j > lo && dist(c[j - 1].move, near, size) > key; j--)
+            c[j] = c[j - 1];
+        c[j] = t;
+    }
+}
+
 /* Attacker to move with depth moves left: EV_WIN (*win_move: a five, the
  * first move of a VCF, or a winning four), EV_LOSS, or EV_OPEN with the
  * children in out[0..*n), fours first, each group nearest the last move
@@ -378,17 +390,10 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
         k++;
     }
     int last = b->nmoves >= 2 ? b->moves[b->nmoves - 2] : MOVE_NONE;
-    if (last != MOVE_NONE)
-        for (int g = 0; g < 2; g++) {   /* insertion sort of each group by distance */
-            int lo = g ? nfours : 0, hi = g ? k : nfours;
-            for (int i = lo + 1; i < hi; i++) {
-                cand_t t = out[i];
-                int key = dist(t.move, last, b->size), j = i;
-                for (; j > lo && dist(out[j - 1].move, last, b->size) > key; j--)
-                    out[j] = out[j - 1];
-                out[j] = t;
-            }
-        }
+    if (last != MOVE_NONE) {   /* each group nearest the attacker's last move first */
+        sort_near(out, 0, nfours, last, b->size);
+        sort_near(out, nfours, k, last, b->size);
+    }
     *n = k;
     return k ? EV_OPEN : EV_LOSS;
 }
@@ -398,7 +403,7 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
  * that leave the attacker no winning four, then the defender's own fours
  * fours[0..nf) it may play, into out; returns the count. */
 static int three_replies(threat_query_t *tq, int att, int def, const int *w, int nw,
-                         const int *fours, int nf, int *out)
+                         const int *fours, int nf, int *out, int *nblocks)
 {
     board_t *b = &tq->b;
     int npts = board_npoints(b), pts[BOARD_CELLS];
@@ -435,6 +440,8 @@ static int three_replies(threat_query_t *tq, int att, int def, const int *w, int
             taken[q] = 1;
         }
     }
+    if (nblocks)
+        *nblocks = k;
     for (int i = 0; i < nf; i++)
         if (!taken[fours[i]] && may_play(b, def, fours[i]))
             out[k++] = fours[i];
@@ -444,7 +451,8 @@ static int three_replies(threat_query_t *tq, int att, int def, const int *w, int
 /* Defender to move facing a three (the attacker has winning fours, no
  * five point): EV_LOSS (the defender's VCF, or no threat left), EV_WIN
  * (no reply stops it) or EV_OPEN with the replies in out[0..*n): the
- * points that leave no winning four, then the defender's fours. */
+ * points that leave no winning four, then the defender's other fours
+ * (KIND_COUNTER), each group nearest the three first. */
 static int expand_and(vct_t *s, cand_t *out, int *n)
 {
     int w[BOARD_CELLS], fours[BOARD_CELLS], r[BOARD_CELLS];
@@ -456,9 +464,13 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
     int nw = winning_points(&s->q, s->q.att, w);
     if (nw == 0)
         return EV_LOSS;
-    int k = three_replies(&s->q, s->q.att, s->q.def, w, nw, fours, nf, r);
+    int nb, k = three_replies(&s->q, s->q.att, s->q.def, w, nw, fours, nf, r, &nb);
     for (int i = 0; i < k; i++)
-        out[i] = (cand_t){.move = (int16_t)r[i], .block = MOVE_NONE, .kind = KIND_REPLY};
+        out[i] = (cand_t){.move = (int16_t)r[i], .block = MOVE_NONE,
+                          .kind = i < nb ? KIND_REPLY : KIND_COUNTER};
+    const board_t *b = &s->q.b;
+    sort_near(out, 0, nb, b->moves[b->nmoves - 1], b->size);   /* nearest the three first */
+    sort_near(out, nb, k, b->moves[b->nmoves - 1], b->size);
     *n = k;
     return k ? EV_OPEN : EV_WIN;
 }
@@ -476,7 +488,7 @@ int vct_three_defences(const board_t *b, int *out)
     if (nw == 0)
         return -1;
     int nf = four_points(&q, me, fours);
-    return three_replies(&q, opp, me, pts, nw, fours, nf, out);
+    return three_replies(&q, opp, me, pts, nw, fours, nf, out, NULL);
 }
 
 int vct_three_blocks(const board_t *b, int *out)
@@ -598,8 +610,11 @@ static int pn_expand(vct_t *s, uint32_t v, int ply)
          * the VCF check at each attacker node has already followed lines
          * of fours, so a proof the check missed more often starts with a
          * three. Over 657 positions of our games against PentaZen this
-         * finds 9% more VCTs within 20,000 nodes (docs/BENCHMARKS.md). */
-        *ch = (pn_node_t){.pn = !nd->and_node && c[i].kind == KIND_FOUR ? 2 : 1, .dn = 1,
+         * finds 9% more VCTs within 20,000 nodes (docs/BENCHMARKS.md).
+         * Likewise a defender's four that blocks nothing starts at
+         * disproof number 2: it refutes a three less often than a block. */
+        *ch = (pn_node_t){.pn = !nd->and_node && c[i].kind == KIND_FOUR ? 2 : 1,
+                          .dn = c[i].kind == KIND_COUNTER ? 2 : 1,
                           .move = c[i].move, .block = c[i].block, .depth = (uint8_t)cd,
                           .and_node = c[i].kind == KIND_THREE};
         int mover = nd->and_node ? s->q.def : s->q.att;
