@@ -44,8 +44,8 @@ static int solver_solve(const bench_solver_t *sv, const board_t *b)
                    : (int)vct_solve(sv->vct, b, &sv->vct_lim, NULL);
 }
 
-int bench_threat_run(const char *name, bench_solver_t *sv, int npos, int runs, uint64_t seed,
-                     bench_threat_result_t *out)
+int bench_threat_run(const char *name, bench_solver_t *sv, const board_t *set, int npos,
+                     int runs, uint64_t seed, bench_threat_result_t *out)
 {
     int rc = 1;
     board_t *pos = malloc(sizeof *pos * (size_t)npos);
@@ -54,7 +54,10 @@ int bench_threat_run(const char *name, bench_solver_t *sv, int npos, int runs, u
         goto out_free;
     uint64_t rng = seed;
     for (int i = 0; i < npos; i++)
-        bench_threat_position(&pos[i], &rng);
+        if (set)
+            pos[i] = set[i];
+        else
+            bench_threat_position(&pos[i], &rng);
     int solved = 0, won = 0;
     uint64_t nodes = 0;
     for (int r = 0; r < runs; r++) {

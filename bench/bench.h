@@ -43,11 +43,11 @@ typedef struct bench_threat_result {
     double nodes_per_position;             /* last run */
 } bench_threat_result_t;
 
-/* Solve npos positions of bench_threat_position (rng seeded with seed)
- * runs times, each with emptied tables, timing the solves only (wall
+/* Solve npos positions, set[0..npos) or, with set NULL, those of
+ * bench_threat_position (rng seeded with seed), runs times, each with emptied tables, timing the solves only (wall
  * clock). Takes sv's solver (frees it; NULL: its create failed). 0, or 1
  * having said "gomoku NAME: out of memory". */
-int bench_threat_run(const char *name, bench_solver_t *sv, int npos, int runs, uint64_t seed,
-                     bench_threat_result_t *out);
+int bench_threat_run(const char *name, bench_solver_t *sv, const board_t *set, int npos,
+                     int runs, uint64_t seed, bench_threat_result_t *out);
 
 #endif

@@ -33,7 +33,7 @@ int bench_vcf(int argc, char **argv)
     bench_solver_t sv = {.vcf = vcf_create((size_t)1 << 20, err, sizeof err),
                          .vcf_lim = {.nodes = nodes}};
     bench_threat_result_t res;
-    if (bench_threat_run("bench vcf", &sv, npos, runs, seed, &res) != 0)
+    if (bench_threat_run("bench vcf", &sv, NULL, npos, runs, seed, &res) != 0)
         return 1;
     printf("{\"bench\":\"vcf\",\"rule\":\"freestyle\",\"size\":%d,\"positions\":%d,"
            "\"node_budget\":%llu,\"positions_per_s\":%.0f,\"nodes_per_s\":%.0f,"

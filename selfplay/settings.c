@@ -446,6 +446,11 @@ const setting_t settings_table[S_COUNT] = {
     [S_BENCH_VCT_VCF_NODES] = {"bench_vct_vcf_nodes", "vcf-nodes", SET_U64, 1, 1e12,
                                STR(VCT_VCF_NODES), "N", "budget of each inner VCF check",
                                BY_BENCH_VCT},
+    [S_BENCH_VCT_FILE] = {"bench_vct_file", "file", SET_STR, 0, 0, NULL, "F",
+                          "the positions of F instead (one a line, the moves so far as in an "
+                          "openings file: 'h8 i9 j7'; bench/vct-freestyle15.txt: positions of "
+                          "our games against PentaZen)",
+                          BY_BENCH_VCT},
     [S_BENCH_BROKER] = {"bench_broker", "broker", SET_STR, 0, 0, NULL, "URL",
                         "redis://[:password@]host:port[/db] (without it: a private "
                         "redis-server)", BY_BENCH_BROKER},

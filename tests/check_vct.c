@@ -965,6 +965,25 @@ START_TEST(test_cli_bench_vct)
     ck_assert_int_eq(run_bin("bench vct --positions 0", out, sizeof out), 2);
     ck_assert_int_eq(run_bin("bench vct --algo best", out, sizeof out), 2);
     ck_assert_msg(strstr(out, "--algo must be pn or dfs") != NULL, "%s", out);
+    /* --file: its positions, in order (black's four-three first: a VCT at
+     * once; then an opening with none), whatever --positions says */
+    char dir[256], path[512], cmd[1024];
+    make_tmppath(dir, sizeof dir, path, sizeof path, "pos.txt");
+    const char *two = "# two positions\nh8 a1 i8 a3 j8 a5 h9 a7 h10 a9\nh8 h9 h10\n";
+    write_file(path, two, strlen(two), "w");
+    snprintf(cmd, sizeof cmd, "bench vct --file %s --positions 7 --nodes 2000 --runs 1", path);
+    ck_assert_int_eq(run_bin(cmd, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\"positions\":2,") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"won\":0.500") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\"solved\":1.000") != NULL, "%s", out);
+    /* a bad file: one line that names it and the line */
+    write_file(path, "h8 h8\n", 6, "w");
+    ck_assert_int_eq(run_bin(cmd, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "line 1: ") != NULL && strchr(out, '\n') == strrchr(out, '\n'),
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "bench vct --file %s/missing.txt", dir);
+    ck_assert_int_eq(run_bin(cmd, out, sizeof out), 1);
+    remove_tree(dir);
 }
 END_TEST
 
