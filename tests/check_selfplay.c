@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <math.h>
 
 #include "play/searcher.h"
 #include "selfplay/selfplay.h"
@@ -171,9 +172,10 @@ START_TEST(test_playout_cap_flags)
 }
 END_TEST
 
-/* Recorded targets of full searches: entries, entries of one visit, and
- * the visits they hold. */
-typedef struct target_sums { long entries, singles, visits, plies; } target_sums_t;
+/* Recorded targets of full searches: entries, entries of one visit (and
+ * those at roots not proven: root value not +-1), and the visits they
+ * hold. */
+typedef struct target_sums { long entries, singles, open_singles, visits, plies; } target_sums_t;
 
 static int sum_targets(void *user, const game_record_t *rec)
 {
@@ -188,6 +190,7 @@ static int sum_targets(void *user, const game_record_t *rec)
             t->entries++;
             t->singles += n == 1;
             t->visits += n;
+            t->open_singles += n == 1 && fabsf(p->root_value) < 1.0f;
         }
     }
     return 0;
@@ -195,10 +198,13 @@ static int sum_targets(void *user, const game_record_t *rec)
 
 /* Forced playouts (k = 2) with pruning: the recorded targets lose the
  * forced visits (fewer visits per ply than without, no 1-visit entries
- * at a noised root), while the games are still played out. 8 games: the
- * 1-visit entries that stay come from the few roots without noise near
- * the games' ends (a lost side's search), so over 4 games which moves end
- * a game moved the ratio close to its bound (42 against 413). */
+ * at a noised root), while the games are still played out. The 1-visit
+ * entries that stay all come from proven roots (a root VCT found before
+ * the root was expanded: no noise, so no forced playouts there); how
+ * many there are follows the threat search (123 over these 8 games
+ * once the solver found more VCTs, above the 105 that this test's old
+ * bound, a tenth of the count without forced playouts, allowed), so only
+ * those at roots not proven are counted. */
 START_TEST(test_forced_playouts_targets)
 {
     target_sums_t t[2] = {{0}};
@@ -219,8 +225,8 @@ START_TEST(test_forced_playouts_targets)
            t[1].plies, (double)t[1].visits / t[1].plies, (double)t[1].entries / t[1].plies,
            t[1].singles);
     ck_assert(t[0].plies > 20 && t[1].plies > 20);
-    ck_assert_int_gt(t[0].singles, 0);
-    ck_assert(t[1].singles * 10 < t[0].singles);   /* only from roots without noise */
+    ck_assert_int_gt(t[0].open_singles, 0);
+    ck_assert_int_eq(t[1].open_singles, 0);
     ck_assert((double)t[1].visits / t[1].plies < (double)t[0].visits / t[0].plies);
     selfplay_opts_t bad;
     selfplay_opts_default(&bad);
