@@ -33,7 +33,7 @@ int bench_vct(int argc, char **argv)
 {
     int npos, runs, depth;
     uint64_t nodes, seed, vcf_nodes;
-    const char *algo_s, *file;
+    const char *algo_s, *file = NULL;
     arg_spec_t specs[] = {
         ARG(S_BENCH_VCT_POSITIONS, &npos), ARG(S_BENCH_VCT_FILE, &file),
         ARG(S_BENCH_VCT_NODES, &nodes), ARG(S_BENCH_VCT_DEPTH, &depth),
