@@ -1249,14 +1249,19 @@ static int best_edge(const mcts_t *t, const node_t *nd)
     return best;
 }
 
-/* Root move `move` was checked against the opponent's VCT for this root
- * (by mcts_refute_best or the watcher). */
-static bool root_checked(const mcts_t *t, int move)
+/* move is one of list[0..n): for t->verified, a root move checked against
+ * the opponent's VCT for this root (by mcts_refute_best or the watcher);
+ * for t->quiet, one the watcher checked for the opponent's quiet win. */
+static bool listed(const int16_t *list, int n, int move)
 {
-    for (int i = 0; i < t->nverified; i++)
-        if (t->verified[i] == move)
+    for (int i = 0; i < n; i++)
+        if (list[i] == move)
             return true;
     return false;
+}
+static bool root_checked(const mcts_t *t, int move)
+{
+    return listed(t->verified, t->nverified, move);
 }
 
 int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
@@ -1665,65 +1670,58 @@ static int watch_top(const mcts_t *t, int *top)
     return ntop ? j : 0;
 }
 
-/* Under the lock: the next root move to check (the position after it in
- * *after), MOVE_NONE when none is due. */
-static int watch_pick(mcts_t *t, board_t *after)
+/* The WATCH_QUIET_K replies of highest prior at node c into cand (most
+ * likely first); returns their count. */
+static int top_prior_replies(const mcts_t *t, const node_t *c, int *cand)
 {
-    if (t->nverified >= VERIFY_MAX)
-        return MOVE_NONE;
-    int top[WATCH_TOP], ntop = watch_top(t, top);
-    const edge_t *ed = CE(t, CN(t, t->root)->edge);
-    for (int j = 0; j < ntop; j++) {
-        int move = ed[top[j]].move;
-        if (root_checked(t, move))
+    const edge_t *ce = CE(t, c->edge);
+    uint16_t prior[WATCH_QUIET_K];
+    int n = 0;
+    for (int i = 0; i < c->nedges; i++) {
+        if (n == WATCH_QUIET_K && ce[i].prior <= prior[n - 1])
             continue;
-        t->verified[t->nverified++] = (int16_t)move;
-        *after = t->root_board;
-        if (board_play(after, move) == MOVE_OK && !board_over(after))
-            return move;
+        int k = n < WATCH_QUIET_K ? n++ : n - 1;
+        for (; k > 0 && prior[k - 1] < ce[i].prior; k--) {
+            prior[k] = prior[k - 1];
+            cand[k] = cand[k - 1];
+        }
+        prior[k] = ce[i].prior;
+        cand[k] = ce[i].move;
     }
-    return MOVE_NONE;
+    return n;
 }
 
-/* Under the lock, once watch_pick has none: the next root move to check
- * for the opponent's quiet win (vct_watch_quiet_nodes), one already
- * checked against its VCT and not refuted; the position after it in
- * *after, and in cand the opponent's WATCH_QUIET_K replies of highest
- * prior there (the net's guess at its best moves, which a quiet win's
- * first move usually is), *ncand of them. MOVE_NONE when none is due. */
-static int watch_pick_quiet(mcts_t *t, board_t *after, int *cand, int *ncand)
+/* Under the lock: the next root move to check, the position after it in
+ * *after, MOVE_NONE when none is due. First each top move against the
+ * opponent's VCT (*ncand 0); then, with quiet set, each of them so
+ * checked and not refuted for the opponent's quiet win (vct_watch_quiet_
+ * nodes), with the opponent's WATCH_QUIET_K replies of highest prior
+ * there in cand, *ncand of them (the net's guess at its best moves, which
+ * a quiet win's first move usually is). */
+static int watch_pick(mcts_t *t, bool quiet, board_t *after, int *cand, int *ncand)
 {
-    if (t->nquiet >= VERIFY_MAX)
-        return MOVE_NONE;
     int top[WATCH_TOP], ntop = watch_top(t, top);
     const edge_t *ed = CE(t, CN(t, t->root)->edge);
-    for (int j = 0; j < ntop; j++) {
-        int move = ed[top[j]].move;
-        bool done = !root_checked(t, move);   /* its VCT check comes first */
-        for (int i = 0; i < t->nquiet && !done; i++)
-            done = t->quiet[i] == move;
-        const node_t *c = CN(t, ed[top[j]].child);
-        if (done || c->nedges == 0)
-            continue;
-        t->quiet[t->nquiet++] = (int16_t)move;
-        const edge_t *ce = CE(t, c->edge);
-        uint16_t prior[WATCH_QUIET_K];
-        int n = 0;
-        for (int i = 0; i < c->nedges; i++) {
-            if (n == WATCH_QUIET_K && ce[i].prior <= prior[n - 1])
+    for (int pass = 0; pass < 1 + quiet; pass++) {
+        for (int j = 0; j < ntop; j++) {
+            int move = ed[top[j]].move;
+            const node_t *c = CN(t, ed[top[j]].child);
+            bool due = pass == 0 ? t->nverified < VERIFY_MAX && !root_checked(t, move)
+                                 : t->nquiet < VERIFY_MAX && root_checked(t, move) &&
+                                       !listed(t->quiet, t->nquiet, move) && c->nedges > 0;
+            if (!due)
                 continue;
-            int k = n < WATCH_QUIET_K ? n++ : n - 1;
-            for (; k > 0 && prior[k - 1] < ce[i].prior; k--) {
-                prior[k] = prior[k - 1];
-                cand[k] = cand[k - 1];
+            if (pass == 0) {
+                t->verified[t->nverified++] = (int16_t)move;
+                *ncand = 0;
+            } else {
+                t->quiet[t->nquiet++] = (int16_t)move;
+                *ncand = top_prior_replies(t, c, cand);
             }
-            prior[k] = ce[i].prior;
-            cand[k] = ce[i].move;
+            *after = t->root_board;
+            if (board_play(after, move) == MOVE_OK && !board_over(after))
+                return move;
         }
-        *ncand = n;
-        *after = t->root_board;
-        if (board_play(after, move) == MOVE_OK && !board_over(after))
-            return move;
     }
     return MOVE_NONE;
 }
@@ -1758,12 +1756,9 @@ static void *watch_thread_main(void *arg)
         board_t after;
         int cand[WATCH_QUIET_K], ncand = 0;
         pthread_mutex_lock(&sh->lock);
-        bool stop = search_should_stop(sh), quiet = false;
-        int move = stop ? MOVE_NONE : watch_pick(t, &after);
-        if (move == MOVE_NONE && !stop && w->quiet_nodes) {
-            move = watch_pick_quiet(t, &after, cand, &ncand);
-            quiet = move != MOVE_NONE;
-        }
+        bool stop = search_should_stop(sh);
+        int move = stop ? MOVE_NONE : watch_pick(t, w->quiet_nodes > 0, &after, cand, &ncand);
+        bool quiet = ncand > 0;
         pthread_mutex_unlock(&sh->lock);
         if (stop)
             break;
