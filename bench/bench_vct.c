@@ -51,9 +51,10 @@ int bench_vct(int argc, char **argv)
         return 1;
     }
     vct_algo_t algo = strcmp(algo_s, "dfs") == 0 ? VCT_ALGO_DFS : VCT_ALGO_PN;
-    size_t bytes = nodes < ((size_t)1 << 30) / 256 ? (size_t)nodes * 256 : (size_t)1 << 30;
-    bench_solver_t sv = {.vct = vct_create(bytes < ((size_t)4 << 20) ? (size_t)4 << 20 : bytes,
-                                           err, sizeof err),
+    size_t bytes = nodes > ((size_t)1 << 30) / 256 ? (size_t)1 << 30 : (size_t)nodes * 256;
+    if (bytes < ((size_t)4 << 20))
+        bytes = (size_t)4 << 20;
+    bench_solver_t sv = {.vct = vct_create(bytes, err, sizeof err),
                          .vct_lim = {.nodes = nodes, .max_depth = depth, .vcf_nodes = vcf_nodes,
                                      .algo = algo}};
     bench_threat_result_t res;

@@ -981,6 +981,9 @@ START_TEST(test_cli_bench_vct)
     ck_assert_int_eq(run_bin(cmd, out, sizeof out), 1);
     ck_assert_msg(strstr(out, "line 1: ") != NULL && strchr(out, '\n') == strrchr(out, '\n'),
                   "%s", out);
+    write_file(path, "# only a comment\n\n", 18, "w");
+    ck_assert_int_eq(run_bin(cmd, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "no openings in it") != NULL, "%s", out);
     snprintf(cmd, sizeof cmd, "bench vct --file %s/missing.txt", dir);
     ck_assert_int_eq(run_bin(cmd, out, sizeof out), 1);
     remove_tree(dir);
