@@ -296,27 +296,20 @@ END_TEST
  * extensions give only fours that white blocks. With a white stone at
  * each end of the column (O.XXX.O) and against the wall (|.XXX.O):
  * no VCT within three threats, where a solver that took any XXX with two
- * empty ends for a three would find one in two. */
-static const char DEAD_BY_STONE[] =
-    "....O....\n"
-    ".........\n"
-    "....X....\n"
-    "....X....\n"
-    "..XX.....\n"
-    ".........\n"
-    "....O....\n"
-    ".........\n"
-    "O.......O\n";
-static const char DEAD_BY_WALL[] =
-    ".........\n"
-    "....X....\n"
-    "....X....\n"
-    "..XX.....\n"
-    ".........\n"
-    "....O....\n"
-    ".........\n"
+ * empty ends for a three would find one in two. The two are one position:
+ * against the wall it stands a row higher, the wall in place of the top
+ * white stone, which moves to the bottom row (the same stone counts). */
+#define DEAD_THREE_ROWS \
+    ".........\n"       \
+    "....X....\n"       \
+    "....X....\n"       \
+    "..XX.....\n"       \
+    ".........\n"       \
+    "....O....\n"       \
+    ".........\n"       \
     "O.......O\n"
-    "O........\n";
+static const char DEAD_BY_STONE[] = "....O....\n" DEAD_THREE_ROWS;
+static const char DEAD_BY_WALL[] = DEAD_THREE_ROWS "O........\n";
 
 START_TEST(test_dead_three_does_not_force)
 {
