@@ -99,16 +99,15 @@ int serve_play_new(serve_play_t *p, const char *body, size_t n, FILE *f);
  * is not a game under R or a board larger than the model serves. */
 int serve_play_load(serve_play_t *p, const char *rule, const char *color, const char *text,
                     size_t n, FILE *f);
-/* GET /api/game/ID */
-int serve_play_get(serve_play_t *p, const char *id, FILE *f);
+/* GET /api/game/ID: the game's state (JSON); with psq, GET
+ * /api/game/ID/psq: the game as Piskvork .psq text (not JSON on success). */
+int serve_play_get(serve_play_t *p, const char *id, bool psq, FILE *f);
 /* POST /api/game/ID/move: body {"x", "y"} (0-based, y from the top); the
  * person's move, then the model's reply. 400 off the board / bad JSON, 409
  * occupied, game over or busy, 422 renju-forbidden (the reason in "error"). */
 int serve_play_move(serve_play_t *p, const char *id, const char *body, size_t n, FILE *f);
 /* POST /api/game/ID/undo: back to the person's previous turn. */
 int serve_play_undo(serve_play_t *p, const char *id, FILE *f);
-/* GET /api/game/ID/psq: the game as Piskvork .psq text (not JSON on success). */
-int serve_play_psq(serve_play_t *p, const char *id, FILE *f);
 
 /* Write {"error": msg} to f and return status (for one-line error returns). */
 int serve_error(FILE *f, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

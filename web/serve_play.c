@@ -526,13 +526,20 @@ static int play_start(serve_play_t *p, const board_t *start, int human, FILE *f)
     return reply_release(p, g, f, play_model(p, g, f));
 }
 
-int serve_play_get(serve_play_t *p, const char *id, FILE *f)
+int serve_play_get(serve_play_t *p, const char *id, bool psq, FILE *f)
 {
     int st;
     play_game_t *g = play_acquire(p, id, f, &st);
     if (!g)
         return st;
-    return reply_release(p, g, f, 0);
+    if (!psq)
+        return reply_release(p, g, f, 0);
+    const char *base = strrchr(g->model, '/');
+    base = base ? base + 1 : g->model;
+    psq_write_board(f, &g->board, g->human == STONE_BLACK ? "human" : base,
+                    g->human == STONE_BLACK ? base : "human");
+    play_release(p, g);
+    return 200;
 }
 
 int serve_play_move(serve_play_t *p, const char *id, const char *body, size_t n, FILE *f)
@@ -598,21 +605,6 @@ int serve_play_undo(serve_play_t *p, const char *id, FILE *f)
         g->have_analysis = g->have_analysis && g->analysis_ply < b->nmoves;
     }
     return reply_release(p, g, f, st);
-}
-
-int serve_play_psq(serve_play_t *p, const char *id, FILE *f)
-{
-    int st;
-    play_game_t *g = play_acquire(p, id, f, &st);
-    if (!g)
-        return st;
-    const board_t *b = &g->board;
-    const char *base = strrchr(g->model, '/');
-    base = base ? base + 1 : g->model;
-    psq_write_board(f, b, g->human == STONE_BLACK ? "human" : base,
-                    g->human == STONE_BLACK ? base : "human");
-    play_release(p, g);
-    return 200;
 }
 
 int serve_error(FILE *f, int status, const char *fmt, ...)

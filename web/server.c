@@ -499,7 +499,7 @@ static enum MHD_Result route(server_t *s, struct MHD_Connection *c, const char *
             status = serve_error(f, 404, "no such game (a game id is 16 hex digits)");
         } else if (!*action) {
             if (get)
-                status = serve_play_get(s->play, id, f);
+                status = serve_play_get(s->play, id, false, f);
         } else if (strcmp(action, "move") == 0) {
             if (post)
                 status = serve_play_move(s->play, id, rq->body, rq->n, f);
@@ -508,7 +508,7 @@ static enum MHD_Result route(server_t *s, struct MHD_Connection *c, const char *
                 status = serve_play_undo(s->play, id, f);
         } else if (strcmp(action, "psq") == 0) {
             if (get) {
-                status = serve_play_psq(s->play, id, f);
+                status = serve_play_get(s->play, id, true, f);
                 if (status == 200)
                     type = "text/plain; charset=utf-8";
             }
