@@ -1241,10 +1241,25 @@ static int quiet_candidates(vct_t *s, const board_t *b, int *cand)
     int me = b->to_move, size = b->size, pts[BOARD_CELLS], weight[BOARD_CELLS], n = 0;
     threat_begin(q, b, 0, 0.0);
     int nfive = threat_five_points(q, me, pts), nwin = winning_points(q, me, pts);
+    int blocks[BOARD_CELLS], nb = vct_three_defences(b, blocks);
+    if (nb >= 0) {   /* facing a three, the quiet moves that do not lose at once are its blocks */
+        for (int i = 0; i < nb; i++)
+            if (may_play(&q->b, me, blocks[i]) && !makes_threat(q, me, blocks[i], nfive, nwin))
+                cand[n++] = blocks[i];
+        return n;
+    }
+    /* The lines are read with me's stones also on its four points: a
+     * quiet move that builds on the line of two later fours (stones the
+     * attacker will place with tempo) counts as building on stones. The
+     * copy is for reading lines only. */
+    board_t lines = q->b;
+    int nf = four_points(q, me, pts);
+    for (int i = 0; i < nf; i++)
+        lines.cells[pts[i]] = (uint8_t)me;
     for (int p = 0; p < size * size; p++) {
         int w;
-        if (!may_play(&q->b, me, p) || quiet_lines(&q->b, me, p, &w) < 2 ||
-            makes_threat(q, me, p, nfive, nwin))
+        if (!may_play(&q->b, me, p) || lines.cells[p] != STONE_EMPTY ||
+            quiet_lines(&lines, me, p, &w) < 2 || makes_threat(q, me, p, nfive, nwin))
             continue;
         int j = n++;
         for (; j > 0 && weight[j - 1] < w; j--) {

@@ -184,12 +184,15 @@ int vct_defence_begin(vct_t *s, const board_t *b, const vct_limits_t *lim, int *
  * the other side, to move, cannot stop the side's VCT: vct_defend finds
  * no defence. A VCT starting with a threat is vct_solve's; this is the
  * move one ply before it, e.g. a stone that makes two twos at once,
- * each ready to become a three. Candidates: the quiet points where the
- * side's stone builds on two or more lines (a window of five through it
- * with some of its stones and none of the other's), the most stones in
- * such windows first, at most max_cands of them (0: all). Each is kept when, with the side to move
- * again, it has a VCT within lim's nodes, and the other side's defence
- * (each solve within lim's nodes) finds none. lim's time holds for the
+ * each ready to become a three. Candidates: facing the other side's
+ * three, its quiet blocks (any other quiet move loses to it); else the
+ * quiet points where the side's stone builds on two or more lines (a
+ * window of five through it with some of its stones, or of its four
+ * points, the stones it can place with tempo, and none of the other's),
+ * the most such stones first; at most max_cands of them (0: all). Each
+ * is kept when, with the side to move again, it has a VCT within lim's
+ * nodes, and the other side's defence (each solve within lim's nodes)
+ * finds none. lim's time holds for the
  * whole call (candidates not reached do not count). Returns the first
  * such move, with its VCT (the side moving twice) in threat (may be
  * NULL), or MOVE_NONE; *tried (may be NULL) gets the candidates solved.

@@ -672,6 +672,49 @@ START_TEST(test_quiet_win_random)
 }
 END_TEST
 
+/* A 15x15 freestyle position from moves {x, y}, black first. */
+static void board_from_xy(board_t *b, const int (*mv)[2], int n)
+{
+    board_init(b, 15, RULE_FREESTYLE);
+    for (int i = 0; i < n; i++)
+        ck_assert_int_eq(board_play(b, xy(b, mv[i][0], mv[i][1])), MOVE_OK);
+}
+
+/* Two quiet wins from our games against PentaZen that Rapfi calls mate
+ * in 9 and 17 plies, and the first candidates missed. */
+START_TEST(test_quiet_win_kinds)
+{
+    vct_t *s = solver();
+    vct_limits_t lim = {.nodes = 200000};
+    board_t b, after;
+    /* Black's 8,7 touches none of its lines, but it stands on the row of
+     * two of its four points (7,7 and 6,7): after it, 7,7 and 6,7 are
+     * fours that leave an open three on that row. */
+    static const int lines[][2] = {{5, 5}, {7, 5}, {6, 5}, {5, 6}, {6, 4}, {7, 3},
+                                   {6, 6}, {6, 3}, {4, 4}, {3, 3}, {5, 3}, {3, 5}};
+    board_from_xy(&b, lines, 12);
+    ck_assert_int_ne(vct_solve(s, &b, &lim, NULL), VCT_WIN);
+    int q = vct_quiet_win(s, &b, &lim, 0, NULL, NULL);
+    ck_assert_int_eq(q, xy(&b, 8, 7));
+    after = b;
+    board_play(&after, q);
+    check_no_reply_holds(&after);
+    /* White faces black's three (6,4 made it): its quiet moves that do
+     * not lose at once are the blocks, and one of them (9,7) leaves black
+     * no defence against white's VCT. */
+    static const int block[][2] = {{8, 5}, {8, 6}, {6, 6}, {6, 5}, {7, 8}, {7, 5}, {7, 7}, {6, 4}};
+    board_from_xy(&b, block, 8);
+    vct_clear(s);
+    ck_assert_int_eq(vct_solve(s, &b, &lim, NULL), VCT_NONE);
+    q = vct_quiet_win(s, &b, &lim, 0, NULL, NULL);
+    ck_assert_int_eq(q, xy(&b, 9, 7));
+    after = b;
+    board_play(&after, q);
+    check_no_reply_holds(&after);
+    vct_free(s);
+}
+END_TEST
+
 /* A random clustered position (random_clustered's arguments) in which
  * the side not to move has a VCT of at most depth threats, solved as if
  * it were to move: false when it has none (or the game is over). */
@@ -988,7 +1031,7 @@ int main(void)
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_counter_four_puts_off, test_deep_line, test_renju_white_forces_forbidden,
-             test_defend, test_defend_passes, test_defend_zones, test_quiet_win, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
+             test_defend, test_defend_passes, test_defend_zones, test_quiet_win, test_quiet_win_kinds, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
              test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);

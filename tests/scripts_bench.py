@@ -2,7 +2,9 @@
 """The measuring scripts that drive `gomoku pbrain` (scripts/bench-defend,
 through scripts/lib/pbrain.py as scripts/bench-play does): a defence found
 and counted, and a bad positions file refused with one line that says
-where. Run by meson with GOMOKU_BIN and GOMOKU_SRC set."""
+where; scripts/bench-regret's arithmetic with a stand-in judge and stand-in
+engines, and its bad input. Run by meson with GOMOKU_BIN and GOMOKU_SRC
+set."""
 import json
 import os
 import subprocess
@@ -12,6 +14,33 @@ import tempfile
 BIN = os.environ["GOMOKU_BIN"]
 SRC = os.environ["GOMOKU_SRC"]
 SCRIPT = os.path.join(SRC, "scripts", "bench-defend")
+REGRET = os.path.join(SRC, "scripts", "bench-regret")
+# A stand-in pbrain: as `judge`, it rates a position with one stone 100
+# for the side to move, and after a second stone at 7,7 -M3 (the side to
+# move is lost), else +M3, and names 7,7 its move; as `engine X,Y`, it
+# plays X,Y. Only what bench-regret sends is understood.
+STANDIN = """
+import sys
+judge = sys.argv[1] == "judge"
+stones = []
+for line in sys.stdin:
+    w = line.strip()
+    if w in ("START 15", "RESTART"):
+        print("OK", flush=True)
+    elif w == "BOARD":
+        stones = []
+    elif w == "DONE":
+        if judge:
+            ev = "100" if len(stones) == 1 else "-M3" if stones[-1] == "7,7" else "+M3"
+            print("MESSAGE Eval %s" % ev)
+            print("7,7", flush=True)
+        else:
+            print(sys.argv[2], flush=True)
+    elif w == "END":
+        break
+    elif w[:1].isdigit():
+        stones.append(w.rsplit(",", 1)[0])
+"""
 MODEL = os.path.join(SRC, "models", "freestyle15.gzm")
 # white's open three on row 7 (5,7 6,7 7,7), black to move
 MOVES = "7,0 5,7 0,14 6,7 14,14 7,7"
@@ -91,7 +120,63 @@ def main():
         r = bench(good, "--bin", os.path.join(d, "none"))
         if r.returncode == 0 or "no program" not in r.stderr:
             fail("a missing --bin program: exit %d, %r" % (r.returncode, r.stderr))
+    regret()
     print("ok")
+
+
+def regret():
+    with tempfile.TemporaryDirectory() as d:
+        standin = os.path.join(d, "standin.py")
+        with open(standin, "w") as f:
+            f.write(STANDIN)
+        pos = os.path.join(d, "pos.txt")
+        with open(pos, "w") as f:
+            f.write("# one stone, white to move\na1\n")
+        py = sys.executable
+
+        def run(*args):
+            return subprocess.run([py, REGRET, "--judge", "%s %s judge" % (py, standin),
+                                   "--positions", pos, "--time", "100"] + list(args),
+                                  capture_output=True, text=True, timeout=300)
+        r = run("center=%s %s engine 7,7" % (py, standin), "corner@50=%s %s engine 0,0" % (py, standin),
+                "zero=%s pbrain --model %s --threads 1" % (BIN, MODEL))
+        if r.returncode != 0:
+            fail("bench-regret exited %d: %s" % (r.returncode, r.stderr))
+        out = [json.loads(l) for l in r.stdout.strip().splitlines()]
+        # before: 100 (win rate 62.25%); after 7,7 the side to move is lost,
+        # after 0,0 it wins: regret 62.25 - 100 and 62.25 - 0 points
+        want = [{"engine": "center", "positions": 1, "time_ms": 100, "mean_regret": -37.75,
+                 "blunders": 0, "into_loss": 0, "judge_move": 1},
+                {"engine": "corner", "positions": 1, "time_ms": 50, "mean_regret": 62.25,
+                 "blunders": 1, "into_loss": 1, "judge_move": 0, "vs": "center",
+                 "mean_diff": 100.0, "diff_se": None, "moves_differ": 1}]
+        for got, w in zip(out, want):
+            if any(got.get(k) != v for k, v in w.items()):
+                fail("bench-regret: %s, want %s" % (got, w))
+        if len(out) != 3 or out[2]["engine"] != "zero" or out[2]["positions"] != 1:
+            fail("bench-regret with gomoku pbrain: %s" % out)
+        engine = "a=%s %s engine 7,7" % (py, standin)
+        bad = [
+            (["a"], "not NAME=CMD"),
+            ([engine, engine], "two engines have one name"),
+            (["a@soon=x"], "NAME@MS takes a time"),
+            (["--time", "0", engine], "--time at least 1"),
+            (["--judge", os.path.join(d, "none"), engine], "No such file"),
+            (["a=%s %s engine 0,14" % (py, standin)], "not a free point"),
+        ]
+        for args, why in bad:
+            r = run(*args)
+            err = r.stderr.strip()
+            if r.returncode == 0 or why not in err or "\n" in err:
+                fail("bench-regret %s: exit %d, stderr %r" % (args, r.returncode, err))
+        for text, why in (("a1 zz\n", "line 1: 'zz' is not a move"), ("a1 a1\n", "played twice"),
+                          ("# none\n", "holds no position")):
+            with open(pos, "w") as f:
+                f.write(text)
+            r = run(engine)
+            err = r.stderr.strip()
+            if r.returncode == 0 or why not in err or "\n" in err:
+                fail("bench-regret file %r: exit %d, stderr %r" % (text, r.returncode, err))
 
 
 if __name__ == "__main__":
