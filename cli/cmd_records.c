@@ -32,7 +32,7 @@ static const cmd_help_t help = {
 };
 
 typedef struct file_stats {
-    uint64_t games, plies, full, resigned, bad;
+    uint64_t games, plies, full, resigned, openings, bad;
     uint64_t results[4];   /* by result_t */
 } file_stats_t;
 
@@ -74,13 +74,19 @@ static int read_file(const char *path, record_fn fn, void *user, uint64_t *nbad)
 
 static void format_flags(unsigned flags, char *buf, size_t len)
 {
-    if (!flags) {
+    static const struct {
+        unsigned bit;
+        const char *name;
+    } names[] = {{RECORD_FLAG_RESIGNED, "resigned"},
+                 {RECORD_FLAG_NO_RESIGN, "no_resign"},
+                 {RECORD_FLAG_OPENING, "opening"}};
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if ((flags & names[i].bit) && n < len)
+            n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? "," : "", names[i].name);
+    if (!n)
         snprintf(buf, len, "none");
-        return;
-    }
-    snprintf(buf, len, "%s%s%s", (flags & RECORD_FLAG_RESIGNED) ? "resigned" : "",
-             (flags & RECORD_FLAG_RESIGNED) && (flags & RECORD_FLAG_NO_RESIGN) ? "," : "",
-             (flags & RECORD_FLAG_NO_RESIGN) ? "no_resign" : "");
 }
 
 typedef struct dump_ctx {
@@ -100,6 +106,7 @@ static int dump_record(void *user, const game_record_t *r, uint64_t index)
            (unsigned long long)index, rule_name((rule_t)r->rule), r->size,
            result_str((result_t)r->result), r->model_gen, (unsigned)r->nplies, flags, id);
     record_visit_t top[BOARD_CELLS];
+    bool opening = (r->flags & RECORD_FLAG_OPENING) != 0;
     for (uint32_t i = 0; i < r->nplies; i++) {
         const record_ply_t *p = &r->plies[i];
         const record_visit_t *v = &r->visits[p->visit_off];
@@ -122,8 +129,11 @@ static int dump_record(void *user, const game_record_t *r, uint64_t index)
         }
         move_format_xy(p->move, r->size, xy, sizeof xy);
         move_format_alpha(p->move, r->size, alpha, sizeof alpha);
+        /* a random opening's plies: before the first searched one */
+        opening = opening && !p->full && p->nvisits == 0;
         printf("  %3u %-5s %-4s %-5s value %+.3f visits %llu", (unsigned)i + 1, xy, alpha,
-               p->full ? "full" : "cheap", (double)p->root_value, (unsigned long long)total);
+               opening ? "opening" : p->full ? "full" : "cheap", (double)p->root_value,
+               (unsigned long long)total);
         for (int a = 0; a < shown; a++) {
             move_format_alpha(top[a].move, r->size, alpha, sizeof alpha);
             printf(" %s:%u", alpha, (unsigned)top[a].count);
@@ -143,6 +153,8 @@ static int stats_record(void *user, const game_record_t *r, uint64_t index)
         s->full += r->plies[i].full;
     if (r->flags & RECORD_FLAG_RESIGNED)
         s->resigned++;
+    if (r->flags & RECORD_FLAG_OPENING)
+        s->openings++;
     s->results[r->result & 3]++;
     return 0;
 }
@@ -150,13 +162,15 @@ static int stats_record(void *user, const game_record_t *r, uint64_t index)
 static void print_stats(const char *name, const file_stats_t *s)
 {
     printf("%s: games %llu, positions %llu, full %.1f%%, black %llu, white %llu, draw %llu, "
-           "unfinished %llu, resigned %llu, avg length %.1f, bad frames %llu\n",
+           "unfinished %llu, resigned %llu, random openings %llu, avg length %.1f, "
+           "bad frames %llu\n",
            name, (unsigned long long)s->games, (unsigned long long)s->plies,
            s->plies ? 100.0 * (double)s->full / (double)s->plies : 0.0,
            (unsigned long long)s->results[RESULT_BLACK],
            (unsigned long long)s->results[RESULT_WHITE],
            (unsigned long long)s->results[RESULT_DRAW],
            (unsigned long long)s->results[RESULT_NONE], (unsigned long long)s->resigned,
+           (unsigned long long)s->openings,
            s->games ? (double)s->plies / (double)s->games : 0.0, (unsigned long long)s->bad);
 }
 
@@ -233,6 +247,7 @@ int cmd_records(int argc, char **argv)
             total.plies += s.plies;
             total.full += s.full;
             total.resigned += s.resigned;
+            total.openings += s.openings;
             total.bad += s.bad;
             for (int k = 0; k < 4; k++)
                 total.results[k] += s.results[k];

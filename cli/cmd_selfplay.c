@@ -126,6 +126,7 @@ int cmd_selfplay(int argc, char **argv)
            "\"seconds\":%.3f,\"games_per_s\":%.4f,\"evals\":%llu,\"evals_per_s\":%.1f,"
            "\"avg_batch\":%.2f,\"cache_hits\":%llu,\"black\":%llu,\"white\":%llu,\"draws\":%llu,"
            "\"resigns\":%llu,\"no_resign_games\":%llu,\"false_resigns\":%llu,"
+           "\"openings\":%llu,\"openings_redrawn\":%llu,\"openings_given_up\":%llu,"
            "\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"cheap_visits\":%d,\"full_frac\":%.3f,"
            "\"parallel\":%d,\"interrupted\":%s}\n",
            (unsigned long long)st.games, (unsigned long long)w.games, w.shards,
@@ -134,7 +135,9 @@ int cmd_selfplay(int argc, char **argv)
            (unsigned long long)st.cache_hits, (unsigned long long)st.results[RESULT_BLACK],
            (unsigned long long)st.results[RESULT_WHITE], (unsigned long long)st.results[RESULT_DRAW],
            (unsigned long long)st.resigns, (unsigned long long)st.no_resign_games,
-           (unsigned long long)st.false_resigns, rule_name(o.rule), o.size, o.visits,
+           (unsigned long long)st.false_resigns, (unsigned long long)st.openings,
+           (unsigned long long)st.openings_redrawn, (unsigned long long)st.openings_given_up,
+           rule_name(o.rule), o.size, o.visits,
            o.cheap_visits, o.full_frac, o.parallel, g_stop ? "true" : "false");
     selfplay_free(sp);
     return status;

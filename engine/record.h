@@ -59,6 +59,7 @@ typedef struct game_record {
 
 #define RECORD_FLAG_RESIGNED    1u  /* ended by resignation */
 #define RECORD_FLAG_NO_RESIGN   2u  /* resignation disabled (false-resign measurement) */
+#define RECORD_FLAG_OPENING     4u  /* began with unsearched random opening plies (no visits) */
 
 void record_init(game_record_t *r);
 void record_free(game_record_t *r);

@@ -53,7 +53,7 @@ enum { ARGS_OK = 0, ARGS_HELP = 1, ARGS_ERROR = 2 };
 /* Room for one group: the options of a module's opts struct, which its
  * X_args(out, o) writes to out (selfplay_args, trainer_args,
  * remote_worker_args) and its X_opts_default takes the defaults from. */
-#define ARGS_GROUP_MAX 24
+#define ARGS_GROUP_MAX 32
 
 /* Write each row's default into its dst (flags: false; rows without a
  * default and ARG_TEXT rows keep what dst holds). */

@@ -273,6 +273,8 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
         c->forced_k = 0.0;
         c->policy_heads = 1;
     }
+    if (c->version < 7)   /* runs before balanced openings */
+        c->open_frac = 0.0;
     if (c->version < 6)   /* runs before the threat planes (the default since) */
         snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));
     if (c->version < 5) {   /* what runs before the search settings searched with */
@@ -326,6 +328,9 @@ void run_config_selfplay_opts(const run_config_t *c, selfplay_opts_t *so)
     so->resign_threshold = c->resign;
     so->dirichlet_alpha = run_config_alpha(c);
     so->forced_k = c->forced_k;
+    so->open_frac = c->open_frac;
+    so->open_stones = c->open_stones;
+    so->open_balance = c->open_balance;
     so->temp_moves = c->temp_moves;
     so->search.c_puct = c->c_puct;
     so->search.fpu = c->fpu;

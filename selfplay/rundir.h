@@ -26,14 +26,16 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 6   /* 2: optimizer, noise, retention and fault settings;
+#define RUN_CONFIG_VERSION 7   /* 2: optimizer, noise, retention and fault settings;
                                   * 3: forced_k, policy_heads (0 and 1 in older files);
                                   * 4: opp_weight, soft_weight (their defaults, the
                                   *    weights every older run trained with);
                                   * 5: c_puct, fpu, fpu_root, temp_moves, vcf_nodes,
                                   *    vcf_root_nodes (older files: what their runs
                                   *    searched with, the defaults then);
-                                  * 6: planes (older files: basic) */
+                                  * 6: planes (older files: basic);
+                                  * 7: open_frac, open_stones, open_balance
+                                  *    (older files: no openings) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The rows of the settings table
@@ -53,6 +55,9 @@ typedef struct run_config {
     double resign;      /* resign below -resign root value (0: never) */
     double dirichlet_alpha; /* root noise; 0: 10 / points, at most 0.5 */
     double forced_k;    /* forced playouts + policy target pruning in full searches (0: off) */
+    double open_frac;   /* games from a random balanced opening (selfplay_opts_t.open_*) */
+    int open_stones;
+    double open_balance;
     int temp_moves;     /* plies sampled at temperature 1 */
     double c_puct, fpu, fpu_root;   /* the search (mcts_params_t) */
     int vcf_nodes, vcf_root_nodes;  /* VCF checks per new leaf and per root, solver nodes */

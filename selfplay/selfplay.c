@@ -25,6 +25,8 @@ typedef struct game {
     uint32_t target;      /* root visits for this move */
     bool no_resign;       /* this game never resigns */
     int would_resign;     /* no-resign games: colour that first wanted to resign */
+    bool balancing;       /* a random opening waits for its first search's verdict */
+    int open_tries;       /* openings drawn for this game so far */
 } game_t;
 
 struct selfplay {
@@ -48,12 +50,14 @@ int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
         ARG(S_SEED, &o->seed), ARG(S_PRECISION, &o->precision),
         ARG(S_RESIGN, &o->resign_threshold), ARG(S_NO_RESIGN_FRAC, &o->no_resign_frac),
         ARG(S_TEMP_MOVES, &o->temp_moves), ARG(S_ALPHA, &o->dirichlet_alpha),
-        ARG(S_FORCED_K, &o->forced_k), ARG(S_C_PUCT, &o->search.c_puct),
+        ARG(S_FORCED_K, &o->forced_k), ARG(S_OPEN_FRAC, &o->open_frac),
+        ARG(S_OPEN_STONES, &o->open_stones), ARG(S_OPEN_BALANCE, &o->open_balance),
+        ARG(S_C_PUCT, &o->search.c_puct),
         ARG(S_FPU, &o->search.fpu), ARG(S_FPU_ROOT, &o->search.fpu_root),
         ARG(S_VCF_NODES, &o->search.vcf_nodes), ARG(S_VCF_ROOT_NODES, &o->search.vcf_root_nodes),
         ARG(S_LEAVES, &o->leaves_per_game), ARG(S_CACHE_MB, &o->cache_mb),
     };
-    static_assert(ARGS_COUNT(specs) <= ARGS_GROUP_MAX, "a group fits");
+    static_assert(ARGS_COUNT(specs) < ARGS_GROUP_MAX, "a group fits, with room for device");
     return args_append(out, specs, ARGS_COUNT(specs));
 }
 
@@ -69,6 +73,8 @@ static double sp_unit(selfplay_t *sp)
 {
     return (double)(util_rng_next(&sp->rng) >> 11) / 9007199254740992.0;
 }
+
+static_assert(SELFPLAY_OPEN_STONES_MAX == 12, "check_opts names the limit");
 
 static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
 {
@@ -94,6 +100,11 @@ static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
         bad = "cache size < 0 or leaves per game outside 0..64";
     else if (!(o->forced_k >= 0.0 && o->forced_k <= 10.0))
         bad = "forced playouts k outside 0..10";
+    else if (!(o->open_frac >= 0.0 && o->open_frac <= 1.0) ||
+             !(o->open_balance >= 0.0 && o->open_balance <= 1.0))
+        bad = "opening fraction or balance outside 0..1";
+    else if (o->open_stones < 1 || o->open_stones > SELFPLAY_OPEN_STONES_MAX)
+        bad = "opening stones outside 1..12";   /* SELFPLAY_OPEN_STONES_MAX */
     if (bad) {
         snprintf(err, errlen, "self-play options: %s", bad);
         return -1;
@@ -197,20 +208,96 @@ int selfplay_active(const selfplay_t *sp)
 
 static bool resign_enabled(const selfplay_t *sp) { return sp->o.resign_threshold > 0.0; }
 
-static void start_game(selfplay_t *sp, game_t *g)
+/* A random point within SELFPLAY_OPEN_RADIUS of the centre (clipped to
+ * the board). */
+static int open_point(selfplay_t *sp, const board_t *b)
 {
+    int c = b->size / 2, r = SELFPLAY_OPEN_RADIUS;
+    int lo = c - r < 0 ? 0 : c - r, hi = c + r >= b->size ? b->size - 1 : c + r;
+    int span = hi - lo + 1;
+    uint64_t u = util_rng_next(&sp->rng);
+    return board_xy(b, lo + (int)(u % (uint64_t)span), lo + (int)((u >> 32) % (uint64_t)span));
+}
+
+/* Put 1..open_stones random stones on g's empty board, each a legal move
+ * of the side to move (renju: no forbidden point) that ends nothing; the
+ * plies go into the record unsearched. False when no such opening came up
+ * (a tiny board), with the board left empty. */
+static bool place_opening(selfplay_t *sp, game_t *g)
+{
+    int n = 1 + (int)(util_rng_next(&sp->rng) % (uint64_t)sp->o.open_stones);
+    for (int draw = 0; draw < 16; draw++) {
+        board_init(&g->board, sp->o.size, sp->o.rule);
+        int placed = 0;
+        for (int tries = 0; placed < n && tries < 64 * n; tries++) {
+            int m = open_point(sp, &g->board);
+            if (board_check_move(&g->board, m) != MOVE_OK)
+                continue;
+            board_play(&g->board, m);
+            if (board_over(&g->board))
+                break;
+            placed++;
+        }
+        if (placed == n && !board_over(&g->board))
+            return true;
+    }
     board_init(&g->board, sp->o.size, sp->o.rule);
-    mcts_set_root(g->tree, &g->board);
+    return false;
+}
+
+/* g's game (re)starts: the empty board, or a random opening when `opening`
+ * (the record then holds its plies, unsearched, and RECORD_FLAG_OPENING).
+ * -1 when out of memory for the record. */
+static int set_start(selfplay_t *sp, game_t *g, bool opening)
+{
     record_clear(&g->rec, sp->o.rule, sp->o.size, sp->gen);
-    g->active = true;
+    g->balancing = opening && place_opening(sp, g);
+    if (!g->balancing)
+        board_init(&g->board, sp->o.size, sp->o.rule);
+    for (int i = 0; g->balancing && i < g->board.nmoves; i++)
+        if (record_add_ply(&g->rec, g->board.moves[i], 0, 0.0f, NULL, 0) < 0)
+            return -1;
+    g->rec.flags = (uint8_t)((g->balancing ? RECORD_FLAG_OPENING : 0) |
+                             (g->no_resign ? RECORD_FLAG_NO_RESIGN : 0));
+    mcts_set_root(g->tree, &g->board);
     g->searching = false;
+    return 0;
+}
+
+static int start_game(selfplay_t *sp, game_t *g)
+{
+    g->active = true;
     g->would_resign = 0;
     g->no_resign = resign_enabled(sp) && sp_unit(sp) < sp->o.no_resign_frac;
-    if (g->no_resign) {
-        g->rec.flags |= RECORD_FLAG_NO_RESIGN;
+    if (g->no_resign)
         sp->st.no_resign_games++;
-    }
     sp->started++;
+    bool opening = sp->o.open_frac > 0.0 && sp_unit(sp) < sp->o.open_frac;
+    g->open_tries = opening ? 1 : 0;
+    return set_start(sp, g, opening);
+}
+
+/* The first search of a random opening is done: keep the opening when its
+ * root value is balanced enough (1: the search goes on, to a full one's
+ * playouts if this move drew a full search), else start g again from
+ * another opening, or from the empty board after SELFPLAY_OPEN_TRIES (0).
+ * -1 when out of memory. */
+static int opening_verdict(selfplay_t *sp, game_t *g)
+{
+    g->balancing = false;
+    if (fabsf(mcts_root_value(g->tree)) <= (float)sp->o.open_balance) {
+        sp->st.openings++;
+        if (g->full_search)
+            g->target = (uint32_t)sp->o.visits;
+        return 1;
+    }
+    sp->st.openings_redrawn++;
+    bool again = g->open_tries < SELFPLAY_OPEN_TRIES;
+    if (again)
+        g->open_tries++;
+    else
+        sp->st.openings_given_up++;
+    return set_start(sp, g, again);
 }
 
 static void start_move(selfplay_t *sp, game_t *g)
@@ -219,7 +306,9 @@ static void start_move(selfplay_t *sp, game_t *g)
     g->full_search = o->cheap_visits == 0 || o->full_frac >= 1.0 || sp_unit(sp) < o->full_frac;
     /* a cheap search never gets more playouts than a full one */
     int cheap = o->cheap_visits < o->visits ? o->cheap_visits : o->visits;
-    g->target = (uint32_t)(g->full_search ? o->visits : cheap);
+    /* an opening's first search is a cheap one (then made full, if drawn so,
+     * once the opening is kept) */
+    g->target = (uint32_t)(g->full_search && !(g->balancing && cheap > 0) ? o->visits : cheap);
     if (g->target < 1)
         g->target = 1;
     g->need_noise = g->full_search && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0;
@@ -297,7 +386,8 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
         if (!g->active) {
             if (sp->max_games && sp->started >= sp->max_games)
                 continue;
-            start_game(sp, g);
+            if (start_game(sp, g) < 0)
+                goto out_nomem;
         }
         if (!g->searching)
             start_move(sp, g);
@@ -323,6 +413,13 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
         }
         if (!mcts_search_done(g->tree, g->target))
             continue;
+        if (g->balancing) {
+            int k = opening_verdict(sp, g);
+            if (k < 0)
+                goto out_nomem;
+            if (k == 0 || !mcts_search_done(g->tree, g->target))
+                continue;
+        }
         bool ended;
         int r = finish_move(sp, g, on_game, user, &ended, err, errlen);
         if (r < 0)
@@ -334,6 +431,9 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
         }
     }
     return finished;
+out_nomem:
+    snprintf(err, errlen, "out of memory for a game record");
+    return -1;
 }
 
 int selfplay_set_model(selfplay_t *sp, const nn_model_t *model, uint64_t gen, char *err,

@@ -22,6 +22,14 @@
 
 #define SELFPLAY_VCT_ROOT_NODES 2000
 
+/* Random balanced openings (selfplay_opts_t.open_*): at most this many
+ * stones, within this many points (Chebyshev) of the centre; an opening
+ * whose first search is too one-sided is redrawn this many times in all,
+ * then the game starts from the empty board. */
+#define SELFPLAY_OPEN_STONES_MAX 12
+#define SELFPLAY_OPEN_RADIUS 3
+#define SELFPLAY_OPEN_TRIES 8
+
 typedef struct selfplay_opts {
     rule_t rule;
     int size;
@@ -44,6 +52,17 @@ typedef struct selfplay_opts {
     int leaves_per_game;     /* leaves per tree per step, with virtual loss (0: 1) */
     double forced_k;         /* forced playouts in full searches, pruned from the recorded
                               * policy target (mcts_params_t.forced_k); 0: off */
+    /* Balanced openings: a fraction open_frac of the games starts from
+     * 1..open_stones random stones near the centre (plies recorded as
+     * neither full nor cheap: no search, no visits; the record carries
+     * RECORD_FLAG_OPENING). The first search of such a game is a cheap
+     * one; when its root value is outside -open_balance..open_balance the
+     * opening is drawn again. Gives the net positions where either side
+     * can win, instead of the empty board's openings that black mostly
+     * wins. */
+    double open_frac;
+    int open_stones;
+    double open_balance;
     search_settings_t search; /* c_puct, fpu, VCF checks */
 } selfplay_opts_t;
 
@@ -62,6 +81,9 @@ typedef struct selfplay_stats {
     uint64_t resigns;
     uint64_t false_resigns;  /* no-resign games the would-be resigner did not lose */
     uint64_t no_resign_games;
+    uint64_t openings;          /* games started from a balanced random opening */
+    uint64_t openings_redrawn;  /* openings drawn again (too one-sided) */
+    uint64_t openings_given_up; /* games that fell back to the empty board */
     uint64_t results[4];     /* by result_t */
 } selfplay_stats_t;
 

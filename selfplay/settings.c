@@ -13,6 +13,7 @@
 #include "play/player.h"
 #include "play/searcher.h"
 #include "selfplay/rundir.h"
+#include "selfplay/selfplay.h"
 
 #define STR_(x) #x
 #define STR(x) STR_(x)
@@ -179,6 +180,18 @@ const setting_t settings_table[S_COUNT] = {
                     "forced playouts in full searches: a root child gets sqrt(K * prior * "
                     "visits) visits, pruned from the policy target (KataGo); 0: off", SELFPLAY,
                     RUN_RESUME(forced_k)},
+    [S_OPEN_FRAC] = {"open_frac", "open-frac", SET_DOUBLE, 0, 1, "0", "F",
+                     "fraction of games that start from a random balanced opening (--open-stones, "
+                     "--open-balance) instead of the empty board; 0: none", SELFPLAY,
+                     RUN_RESUME(open_frac)},
+    [S_OPEN_STONES] = {"open_stones", "open-stones", SET_INT, 1, SELFPLAY_OPEN_STONES_MAX, "4",
+                       "K", "a random opening's stones: 1..K, alternately black and white, "
+                       "within " STR(SELFPLAY_OPEN_RADIUS) " points of the centre", SELFPLAY,
+                       RUN_RESUME(open_stones)},
+    [S_OPEN_BALANCE] = {"open_balance", "open-balance", SET_DOUBLE, 0, 1, "0.2", "V",
+                        "a random opening is kept when the root value of its first (cheap) "
+                        "search lies within -V..V; else another is drawn (" STR(SELFPLAY_OPEN_TRIES)
+                        " tries, then the empty board)", SELFPLAY, RUN_RESUME(open_balance)},
     [S_LEAVES] = {"leaves", "leaves", SET_INT, 1, SEARCHER_MAX_BATCH, "1", "L",
                   "leaves per game per NN call, with virtual loss",
                   BY_SELFPLAY | BY_BENCH_SELFPLAY},

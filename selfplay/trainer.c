@@ -546,6 +546,10 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
          t->cfg.cheap_visits < t->cfg.visits ? t->cfg.cheap_visits : t->cfg.visits,
          100.0 * (1 - t->cfg.full_frac), t->device,
          t->cfg.batch, t->cfg.ratio, t->cfg.window, t->target ? "" : "; Ctrl-C stops");
+    if (t->cfg.open_frac > 0.0)
+        trainer_log(t, "%.0f%% of games start from a random opening of 1..%d stones, kept when its "
+                    "first search's root value is within -%.2f..%.2f", 100.0 * t->cfg.open_frac,
+                    t->cfg.open_stones, t->cfg.open_balance, t->cfg.open_balance);
 
     while (!g_stop_signal && !t->stop_nonfinite && !(t->target && t->step >= t->target)) {
         trainer_restart_due(t);

@@ -1236,7 +1236,7 @@ START_TEST(test_cli_dump_stats_psq)
     o = must_slurp(out);
     ck_assert_int_eq(count_lines(o), 3);
     ck_assert_msg(strstr(o, "games 3, positions 12, full 58.3%, black 1, white 1, draw 0, "
-                            "unfinished 1, resigned 1, avg length 4.0, bad frames 0\n"),
+                            "unfinished 1, resigned 1, random openings 0, avg length 4.0, bad frames 0\n"),
                   "stats:\n%s", o);
     ck_assert_msg(strstr(o, "total: games 6, positions 24,"), "stats:\n%s", o);
     free(o);

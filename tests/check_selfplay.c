@@ -172,6 +172,118 @@ START_TEST(test_playout_cap_flags)
 }
 END_TEST
 
+/* Random openings, as the records show them: how many games carry the
+ * flag, and whether each opening is 1..max stones within the radius of
+ * the centre, unsearched, followed by searched plies only. */
+typedef struct opening_check {
+    int max_stones;
+    int flagged, games, stones_seen[SELFPLAY_OPEN_STONES_MAX + 1];
+    uint64_t hash;      /* of every game's moves, in order */
+    int bad;
+    char why[320];
+} opening_check_t;
+
+static int check_opening(void *user, const game_record_t *rec)
+{
+    opening_check_t *oc = user;
+    oc->games++;
+    uint32_t n = 0;
+    if (rec->flags & RECORD_FLAG_OPENING) {
+        oc->flagged++;
+        while (n < rec->nplies && !rec->plies[n].full && rec->plies[n].nvisits == 0)
+            n++;
+    }
+    int c = rec->size / 2;
+    const char *why = NULL;
+    if ((rec->flags & RECORD_FLAG_OPENING) && (n < 1 || n > (uint32_t)oc->max_stones))
+        why = "opening of a wrong length";
+    for (uint32_t i = 0; i < rec->nplies && !why; i++) {
+        const record_ply_t *p = &rec->plies[i];
+        int x = p->move % rec->size, y = p->move / rec->size;
+        if (i < n && (abs(x - c) > SELFPLAY_OPEN_RADIUS || abs(y - c) > SELFPLAY_OPEN_RADIUS ||
+                      p->root_value != 0.0f))
+            why = "opening stone away from the centre, or with a value";
+        if (i >= n && p->nvisits == 0 && fabsf(p->root_value) < 1.0f)
+            why = "an unsearched ply after the opening";
+        oc->hash = oc->hash * 1000003u + (uint64_t)p->move;
+    }
+    if (n <= SELFPLAY_OPEN_STONES_MAX)
+        oc->stones_seen[n]++;
+    if (why && !oc->bad) {
+        oc->bad = 1;
+        snprintf(oc->why, sizeof oc->why, "game %d: %s", oc->games, why);
+    }
+    char err[256];
+    if (record_validate(rec, err, sizeof err) != 0 && !oc->bad) {
+        oc->bad = 1;
+        snprintf(oc->why, sizeof oc->why, "game %d: %s", oc->games, err);
+    }
+    return 0;
+}
+
+static void opening_games(double balance, uint64_t seed, opening_check_t *oc,
+                          selfplay_stats_t *st)
+{
+    selfplay_opts_t o;
+    small_opts(&o, 9, 4, 16);
+    o.open_frac = 1.0;
+    o.open_stones = 4;
+    o.open_balance = balance;
+    o.seed = seed;
+    nn_model_t *m = tiny_model(9);
+    *oc = (opening_check_t){.max_stones = o.open_stones};
+    play_games(&o, m, 8, check_opening, oc, st);
+    nn_model_free(m);
+    ck_assert_msg(!oc->bad, "%s", oc->why);
+    ck_assert_int_eq(oc->games, 8);
+}
+
+/* Every game from a random opening of 1..4 stones near the centre when
+ * any balance is accepted; the same seed gives the same games; no
+ * opening when none can be balanced enough (a root value of exactly 0):
+ * each game draws SELFPLAY_OPEN_TRIES openings, then plays from the empty
+ * board. */
+START_TEST(test_balanced_openings)
+{
+    opening_check_t oc, again;
+    selfplay_stats_t st;
+    opening_games(1.0, 5, &oc, &st);
+    ck_assert_int_eq(oc.flagged, 8);
+    ck_assert_uint_eq(st.openings, 8);
+    ck_assert_uint_eq(st.openings_redrawn, 0);
+    int lengths = 0;
+    for (int k = 1; k <= 4; k++)
+        lengths += oc.stones_seen[k] > 0;
+    ck_assert_msg(lengths >= 2, "8 openings all of one length");
+    opening_games(1.0, 5, &again, &st);
+    ck_assert_uint_eq(again.hash, oc.hash);
+
+    opening_games(0.0, 5, &oc, &st);
+    ck_assert_int_eq(oc.flagged, 0);
+    ck_assert_uint_eq(st.openings, 0);
+    ck_assert_uint_eq(st.openings_given_up, 8);
+    ck_assert_uint_eq(st.openings_redrawn, 8 * SELFPLAY_OPEN_TRIES);
+
+    selfplay_opts_t bad;
+    small_opts(&bad, 9, 4, 16);
+    nn_model_t *m = tiny_model(9);
+    char err[256];
+    const struct { double frac, balance; int stones; } cases[] = {
+        {1.5, 0.2, 4}, {-0.1, 0.2, 4}, {0.5, 1.5, 4}, {0.5, 0.2, 0},
+        {0.5, 0.2, SELFPLAY_OPEN_STONES_MAX + 1}, {NAN, 0.2, 4}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        bad.open_frac = cases[i].frac;
+        bad.open_balance = cases[i].balance;
+        bad.open_stones = cases[i].stones;
+        bad.device = "cpu";
+        err[0] = '\0';
+        ck_assert_ptr_null(selfplay_create(&bad, m, 1, NULL, 0, err, sizeof err));
+        ck_assert_msg(strstr(err, "opening"), "case %zu: %s", i, err);
+    }
+    nn_model_free(m);
+}
+END_TEST
+
 /* Recorded targets of full searches: entries, entries of one visit (and
  * those at roots not proven: root value not +-1), and the visits they
  * hold. */
@@ -670,7 +782,7 @@ int main(void)
 {
     Suite *s = suite_create("selfplay");
     ADD_CASE(s, "games", 60, test_twenty_games_every_rule, test_playout_cap_flags,
-             test_forced_playouts_targets,
+             test_forced_playouts_targets, test_balanced_openings,
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
