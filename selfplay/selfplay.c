@@ -222,7 +222,7 @@ static int open_point(selfplay_t *sp, const board_t *b)
 /* Put 1..open_stones random stones on g's empty board, each a legal move
  * of the side to move (renju: no forbidden point) that ends nothing; the
  * plies go into the record unsearched. False when no such opening came up
- * (a tiny board), with the board left empty. */
+ * (a tiny board); the caller then starts from the empty board. */
 static bool place_opening(selfplay_t *sp, game_t *g)
 {
     int n = 1 + (int)(util_rng_next(&sp->rng) % (uint64_t)sp->o.open_stones);
@@ -241,7 +241,6 @@ static bool place_opening(selfplay_t *sp, game_t *g)
         if (placed == n && !board_over(&g->board))
             return true;
     }
-    board_init(&g->board, sp->o.size, sp->o.rule);
     return false;
 }
 
