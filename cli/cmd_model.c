@@ -1,4 +1,4 @@
-/* gomoku model init|info: create and inspect weights files (.gzm). */
+/* gomoku model init|grow|info|loss: create, grow and inspect weights files (.gzm). */
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -10,22 +10,45 @@
 #include "util/util.h"
 
 static const cmd_help_t help_model = {
-    "model", BY_MODEL, "gomoku model init|info [options]",
-    "Create a randomly initialised network (init) or describe a weights file (info).\n"
+    "model", BY_MODEL, "gomoku model init|grow|info|loss [options]",
+    "Create a randomly initialised network (init), grow one (grow), describe a weights\n"
+    "file (info) or measure its loss on games (loss).\n"
     "  gomoku model init --blocks B --channels C [--board-max M --rule R --planes F --seed S] --out F\n"
+    "  gomoku model grow F --blocks B --channels C [--seed S] --out F2\n"
     "  gomoku model info F\n"
     "  gomoku model loss F GAMES.gzr...\n"
-    "'gomoku model init --help' and 'gomoku model info --help' list the options."};
+    "'gomoku model SUBCOMMAND --help' lists a subcommand's options."};
 
 static const cmd_help_t help_init = {
     "model init", BY_MODEL, "gomoku model init --blocks B --channels C --out F [options]",
     "Write a new network with random (fixup) initial weights to F, atomically.\n"
     "The same seed gives the same weights."};
 
+static const cmd_help_t help_grow = {
+    "model grow", BY_MODEL, "gomoku model grow F --blocks B --channels C --out F2 [options]",
+    "Write to F2 the net of F with B residual blocks and C trunk channels (at least\n"
+    "F's): every weight of F kept, the new blocks the identity and the new channels\n"
+    "unread, so F2 plays as F does until it trains ('gomoku train RUN --init-model F2').\n"
+    "The new weights that start random come from the seed."};
+
 static const cmd_help_t help_info = {
     "model info", BY_MODEL, "gomoku model info F",
     "Print a weights file's dims, parameter count, training step, generation, rule,\n"
     "file CRC32, size and forward GFLOP per evaluation on its largest board."};
+
+/* 0 when the output file --out may be written, else the exit status
+ * (the reason said on stderr): none named, or one there without --force. */
+static int check_out(const cmd_help_t *h, const char *out, bool force)
+{
+    if (!*out)
+        return args_fail(h, "--out is required");
+    struct stat st;
+    if (!force && stat(out, &st) == 0) {
+        fprintf(stderr, "gomoku %s: %s exists (use --force to overwrite)\n", h->cmd, out);
+        return 1;
+    }
+    return 0;
+}
 
 static int model_init(int argc, char **argv)
 {
@@ -44,13 +67,8 @@ static int model_init(int argc, char **argv)
     int rc = args_parse(&help_init, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
     if (rc != ARGS_OK)
         return args_exit_status(rc);
-    if (!*out)
-        return args_fail(&help_init, "--out is required");
-    struct stat st;
-    if (!force && stat(out, &st) == 0) {
-        fprintf(stderr, "gomoku model init: %s exists (use --force to overwrite)\n", out);
-        return 1;
-    }
+    if ((rc = check_out(&help_init, out, force)) != 0)
+        return rc;
     nn_config_t cfg;
     nn_config_default(&cfg, blocks, channels, board_max);
     cfg.policy_head = hp;
@@ -74,6 +92,45 @@ static int model_init(int argc, char **argv)
                "seed %llu\n", out, blocks, channels, board_max, rule_name(rule),
                nn_features_name(cfg.features), m->nparams,
                (unsigned long long)seed);
+    nn_model_free(m);
+    return rc == 0 ? 0 : 1;
+}
+
+static int model_grow(int argc, char **argv)
+{
+    int blocks, channels;
+    const char *out = NULL;
+    uint64_t seed;
+    bool force;
+    char *pos[1];
+    int npos = 0;
+    arg_spec_t specs[] = {
+        ARG_FLAGS(S_BLOCKS, &blocks, ARG_REQUIRED), ARG_FLAGS(S_CHANNELS, &channels, ARG_REQUIRED),
+        ARG(S_SEED, &seed), ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
+    };
+    int rc = args_parse(&help_grow, specs, ARGS_COUNT(specs), argc, argv, pos, 1, &npos);
+    if (rc != ARGS_OK)
+        return args_exit_status(rc);
+    if (npos < 1)
+        return args_fail(&help_grow, "a model file is required");
+    if ((rc = check_out(&help_grow, out, force)) != 0)
+        return rc;
+    char err[512];
+    nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "gomoku model grow: %s\n", err);
+        return 1;
+    }
+    nn_model_t *g = nn_model_grow(m, blocks, channels, seed, err, sizeof err);
+    rc = g ? nn_model_save(g, out, err, sizeof err) : -1;
+    if (rc != 0)
+        fprintf(stderr, "gomoku model grow: %s\n", err);
+    else
+        printf("wrote %s: %d blocks x %d channels from %s's %d x %d, %zu parameters (was %zu), "
+               "step %llu, seed %llu\n", out, blocks, channels, pos[0], m->cfg.blocks,
+               m->cfg.channels, g->nparams, m->nparams, (unsigned long long)g->step,
+               (unsigned long long)seed);
+    nn_model_free(g);
     nn_model_free(m);
     return rc == 0 ? 0 : 1;
 }
@@ -178,7 +235,7 @@ static int model_info(int argc, char **argv)
 int cmd_model(int argc, char **argv)
 {
     if (argc < 2)
-        return args_fail(&help_model, "a subcommand is required (init, info or loss)");
+        return args_fail(&help_model, "a subcommand is required (init, grow, info or loss)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         args_print_help(&help_model, NULL, 0);
@@ -186,11 +243,13 @@ int cmd_model(int argc, char **argv)
     }
     if (strcmp(sub, "init") == 0)
         return model_init(argc - 1, argv + 1);
+    if (strcmp(sub, "grow") == 0)
+        return model_grow(argc - 1, argv + 1);
     if (strcmp(sub, "info") == 0)
         return model_info(argc - 1, argv + 1);
     if (strcmp(sub, "loss") == 0)
         return model_loss(argc - 1, argv + 1);
     if (sub[0] == '-')
         return args_fail(&help_model, "unknown option '%s'", sub);
-    return args_fail(&help_model, "unknown subcommand '%s' (init, info or loss)", sub);
+    return args_fail(&help_model, "unknown subcommand '%s' (init, grow, info or loss)", sub);
 }

@@ -275,6 +275,71 @@ int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errle
     return 0;
 }
 
+/* dst (dco, dci, k) from src (sco, sci, k), sco <= dco and sci <= dci:
+ * the old weights in place and zero from the new inputs into the old
+ * outputs; the new outputs' rows keep what dst held. */
+static void grow_weights(float *dst, size_t dco, size_t dci, const float *src, size_t sco,
+                         size_t sci, size_t k)
+{
+    assert(sco <= dco && sci <= dci);
+    for (size_t co = 0; co < sco; co++) {
+        memcpy(dst + co * dci * k, src + co * sci * k, sci * k * sizeof(float));
+        memset(dst + (co * dci + sci) * k, 0, (dci - sci) * k * sizeof(float));
+    }
+}
+
+/* Growing keeps every weight and starts what is new silent: a new
+ * channel's weights into the old channels and the heads are zero, and a
+ * new block's second conv is zero (the identity, as fixup starts every
+ * block), so the grown net computes what the old one did. The weights
+ * into the new channels and the new blocks' first convs are random
+ * (fixup, from the seed), so gradient reaches everything new. */
+nn_model_t *nn_model_grow(const nn_model_t *m, int blocks, int channels, uint64_t seed,
+                          char *err, size_t errlen)
+{
+    const nn_config_t *a = &m->cfg;
+    if (blocks < a->blocks || channels < a->channels) {
+        snprintf(err, errlen, "cannot shrink a net from %d blocks x %d channels to %d x %d: "
+                 "its weights would be lost", a->blocks, a->channels, blocks, channels);
+        return NULL;
+    }
+    nn_config_t cfg = *a;
+    cfg.blocks = blocks;
+    cfg.channels = channels;
+    nn_model_t *g = nn_model_create(&cfg, seed, err, errlen);
+    if (!g)
+        return NULL;
+    g->rule = m->rule;
+    g->step = m->step;
+    g->generation = m->generation;
+    nn_layout_t la, lb;
+    nn_param_layout(a, &la);
+    nn_param_layout(&cfg, &lb);
+    size_t C0 = (size_t)a->channels, C = (size_t)channels, P = (size_t)a->in_planes;
+    const float *s = m->params;
+    float *d = g->params;
+    grow_weights(d + lb.in_w, C, P, s + la.in_w, C0, P, 9);
+    memcpy(d + lb.in_b, s + la.in_b, C0 * sizeof(float));
+    for (int b = 0; b < a->blocks; b++) {
+        const float *sw1 = s + la.blocks + (size_t)b * la.block_stride;
+        const float *sb1 = sw1 + C0 * C0 * 9, *sw2 = sb1 + C0, *sb2 = sw2 + C0 * C0 * 9;
+        float *dw1 = d + lb.blocks + (size_t)b * lb.block_stride;
+        float *db1 = dw1 + C * C * 9, *dw2 = db1 + C, *db2 = dw2 + C * C * 9;
+        grow_weights(dw1, C, C, sw1, C0, C0, 9);
+        memcpy(db1, sb1, C0 * sizeof(float));
+        grow_weights(dw2, C, C, sw2, C0, C0, 9);
+        memcpy(db2, sb2, C0 * sizeof(float));
+    }
+    /* blocks from a->blocks on stay as created: the second conv zero */
+    grow_weights(d + lb.pol_w1, (size_t)a->policy_head, C, s + la.pol_w1,
+                 (size_t)a->policy_head, C0, 1);
+    memcpy(d + lb.pol_b1, s + la.pol_b1, (la.val_w1 - la.pol_b1) * sizeof(float));
+    grow_weights(d + lb.val_w1, (size_t)a->value_head, C, s + la.val_w1,
+                 (size_t)a->value_head, C0, 1);
+    memcpy(d + lb.val_b1, s + la.val_b1, (la.total - la.val_b1) * sizeof(float));
+    return g;
+}
+
 nn_model_t *nn_model_clone(const nn_model_t *src)
 {
     nn_model_t *m = malloc(sizeof *m);

@@ -164,6 +164,12 @@ void nn_model_free(nn_model_t *m);
  * own (basic -> threat): old filters kept, the new planes' zero. 0, or -1
  * with err (narrowing, out of memory). */
 int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errlen);
+/* A copy of m with more residual blocks and trunk channels that computes
+ * what m does until it trains (README "Growing a net"); the new weights
+ * that must be random are drawn from seed. NULL with err when blocks or
+ * channels would shrink, the config is out of range, or out of memory. */
+nn_model_t *nn_model_grow(const nn_model_t *m, int blocks, int channels, uint64_t seed,
+                          char *err, size_t errlen);
 
 /* Weights file (.gzm): header (magic "GZM1", version, dims, rule, step,
  * generation, param count), little-endian fp32 tensors, CRC32 of all

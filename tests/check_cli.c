@@ -329,6 +329,49 @@ START_TEST(test_calibrate)
 }
 END_TEST
 
+/* model grow end to end: the grown net's loss on games is the old one's,
+ * a run starts from it with its shape, and bad input (a shrink, no model,
+ * a file in the way) ends in one clear line. */
+START_TEST(test_model_grow)
+{
+    char dir[64], cmd[1024], out[8192], out2[8192];
+    make_tmpdir(dir, sizeof dir);
+    expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 9 --planes threat "
+                  "--out %s/m.gzm", dir);
+    expect_gomoku(0, "2 blocks x 12 channels from", "model grow %s/m.gzm --blocks 2 --channels 12 "
+                  "--seed 3 --out %s/g.gzm", dir, dir);
+    snprintf(cmd, sizeof cmd, "model info %s/g.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "blocks        2\n") && strstr(out, "channels      12\n") &&
+                  strstr(out, "(threat)"), "%s", out);
+    expect_gomoku(0, NULL, "selfplay --model %s/m.gzm --games 4 --parallel 4 --visits 16 "
+                  "--cheap-visits 0 --size 9 --device cpu --out %s/g > /dev/null", dir, dir);
+    snprintf(cmd, sizeof cmd, "model loss %s/m.gzm %s/g/*.gzr", dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "model loss %s/g.gzm %s/g/*.gzr", dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out2, sizeof out2), 0);
+    ck_assert_msg(strcmp(strstr(out, "\"games\""), strstr(out2, "\"games\"")) == 0, "%s%s", out,
+                  out2);
+    expect_gomoku(0, NULL, "train %s/run --init-model %s/g.gzm --workers 0 --steps 1 --batch 8 "
+                  "--device cpu 2> /dev/null", dir, dir);
+    snprintf(cmd, sizeof cmd, "%s/run/config", dir);
+    char *conf = slurp(cmd);
+    ck_assert_msg(conf && strstr(conf, "blocks=2\n") && strstr(conf, "channels=12\n"), "%s",
+                  conf ? conf : "(none)");
+    free(conf);
+    expect_gomoku(1, "cannot shrink a net from 1 blocks x 8 channels to 1 x 4",
+                  "model grow %s/m.gzm --blocks 1 --channels 4 --out %s/s.gzm", dir, dir);
+    expect_gomoku(1, "exists (use --force", "model grow %s/m.gzm --blocks 1 --channels 8 "
+                  "--out %s/g.gzm", dir, dir);
+    expect_gomoku(2, "a model file is required", "model grow --blocks 2 --channels 8 --out %s/x.gzm",
+                  dir);
+    expect_gomoku(2, "--channels", "model grow %s/m.gzm --blocks 2 --out %s/x.gzm", dir, dir);
+    expect_gomoku(1, "nope.gzm", "model grow %s/nope.gzm --blocks 2 --channels 8 --out %s/x.gzm",
+                  dir, dir);
+    remove_tree(dir);
+}
+END_TEST
+
 /* Threat input planes end to end: model init --planes threat, info shows
  * them, self-play evaluates with them, model loss reads the games, and
  * train --workers 0 --steps trains on stored games alone; bad input ends
@@ -657,7 +700,7 @@ int main(void)
              test_args_dashdash_and_help);
     ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
     ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate,
-             test_threat_planes);
+             test_threat_planes, test_model_grow);
     ADD_CASE(s, "play", 120, test_play_save_load, test_play_load_errors, test_play_menu,
              test_play_hint_help, test_play_forbidden_mark, test_play_one_board_per_turn,
              test_help_lists);

@@ -1052,6 +1052,21 @@ START_TEST(test_threat_net)
 }
 END_TEST
 
+/* n freestyle positions on M x M (random games of 10, 15, ... stones),
+ * encoded with feature set f into in; with pt, random targets after all
+ * the games (so the same rng state gives the same games either way). */
+static void game_batch(int n, int M, int f, float *in, float *pt, float *vt)
+{
+    int hw = M * M, P = nn_feature_planes(f);
+    for (int s = 0; s < n; s++) {
+        board_t b;
+        random_game(&b, M, RULE_FREESTYLE, 10 + s * 5);
+        nn_encode_features(&b, f, M, in + s * P * hw);
+    }
+    for (int s = 0; pt && s < n; s++)
+        random_targets(in + s * P * hw, M, pt + s * hw, vt + 3 * s, false);
+}
+
 /* Widening a basic net to the threat planes keeps what it computes on
  * every position (the new planes' filters are zero); it trains from there
  * (the new filters get gradient); narrowing is refused. */
@@ -1074,13 +1089,10 @@ START_TEST(test_widen_features)
     float *bi = malloc(sizeof(float) * n * NN_PLANES * hw);
     float *ti = malloc(sizeof(float) * n * NN_PLANES_MAX * hw);
     float *pt = malloc(sizeof(float) * n * hw), vt[4 * 3];
-    for (int s = 0; s < n; s++) {
-        board_t b;
-        random_game(&b, 9, RULE_FREESTYLE, 10 + s * 5);
-        nn_encode_features(&b, NN_FEATURES_BASIC, M, bi + s * NN_PLANES * hw);
-        nn_encode_features(&b, NN_FEATURES_THREAT, M, ti + s * NN_PLANES_MAX * hw);
-        random_targets(ti + s * NN_PLANES_MAX * hw, M, pt + s * hw, vt + 3 * s, false);
-    }
+    uint64_t games = rng_state;   /* the same games in both encodings */
+    game_batch(n, M, NN_FEATURES_BASIC, bi, NULL, NULL);
+    rng_state = games;
+    game_batch(n, M, NN_FEATURES_THREAT, ti, pt, vt);
     nn_net_t *a = open_net(m, "cpu-ref", n, 1);
     nn_net_t *b = open_net(w, "cpu-ref", n, 1);
     compare_outputs(a, bi, b, ti, n, M, TOL_DIRECT, "");
@@ -1101,6 +1113,72 @@ START_TEST(test_widen_features)
     free(ti);
     free(pt);
     nn_model_free(w);
+    nn_model_free(m);
+}
+END_TEST
+
+/* Growing a net (more blocks, more channels, or both) keeps what it
+ * computes on every position; gradient reaches the zero weights from the
+ * new channels into the old ones and the new blocks' second convs; a net
+ * never shrinks, and the new config is checked. */
+START_TEST(test_grow)
+{
+    rng_state = 11;
+    nn_config_t cfg;
+    nn_config_default(&cfg, 2, 8, 9);
+    cfg.features = NN_FEATURES_THREAT;
+    cfg.in_planes = NN_PLANES_MAX;
+    char err[256];
+    nn_model_t *m = model_from_cfg(&cfg, 4, 0.05);
+    m->step = 1234;
+    int M = 9, hw = M * M, n = 4, P = NN_PLANES_MAX;
+    float *in = malloc(sizeof(float) * n * P * hw);
+    float *pt = malloc(sizeof(float) * n * hw), vt[4 * 3];
+    game_batch(n, M, NN_FEATURES_THREAT, in, pt, vt);
+    nn_net_t *a = open_net(m, "cpu-ref", n, 1);
+    static const int shapes[][2] = {{2, 8}, {4, 8}, {2, 12}, {3, 16}};
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        int B = shapes[i][0], C = shapes[i][1];
+        nn_model_t *g = nn_model_grow(m, B, C, 5, err, sizeof err);
+        ck_assert_msg(g != NULL, "%d x %d: %s", B, C, err);
+        ck_assert_int_eq(g->cfg.blocks, B);
+        ck_assert_int_eq(g->cfg.channels, C);
+        ck_assert_uint_eq(g->nparams, nn_param_count(&g->cfg));
+        ck_assert_uint_eq(g->step, 1234);
+        ck_assert_uint_eq(g->rule, m->rule);
+        nn_net_t *b = open_net(g, "cpu-ref", n, 1);
+        compare_outputs(a, in, b, in, n, M, TOL_DIRECT, "");
+        float *gr = malloc(sizeof(float) * g->nparams);
+        nn_losses_t l;
+        ck_assert_int_eq(nn_net_loss_grad(b, in, pt, vt, n, 1e-4f, &l, gr, err, sizeof err), 0);
+        nn_layout_t L;
+        nn_param_layout(&g->cfg, &L);
+        /* block 0's second conv, from the new hidden channels into the old
+         * trunk channels; and the last block's second conv when it is new */
+        double from_new = 0, new_block = 0;
+        const float *w2 = gr + L.blocks + (size_t)C * C * 9 + C;
+        for (int co = 0; co < 8; co++)
+            for (int ci = 8; ci < C; ci++)
+                for (int k = 0; k < 9; k++)
+                    from_new += fabsf(w2[((size_t)co * C + ci) * 9 + k]);
+        const float *w2last = w2 + (size_t)(B - 1) * L.block_stride;
+        for (size_t k = 0; k < (size_t)C * C * 9; k++)
+            new_block += fabsf(w2last[k]);
+        ck_assert(C == 8 || from_new > 0);
+        ck_assert(B == 2 || new_block > 0);
+        free(gr);
+        nn_net_free(b);
+        nn_model_free(g);
+    }
+    ck_assert_ptr_null(nn_model_grow(m, 1, 8, 5, err, sizeof err));
+    ck_assert_msg(strstr(err, "cannot shrink") != NULL, "%s", err);
+    ck_assert_ptr_null(nn_model_grow(m, 2, 4, 5, err, sizeof err));
+    ck_assert_msg(strstr(err, "cannot shrink") != NULL, "%s", err);
+    ck_assert_ptr_null(nn_model_grow(m, 2, 100000, 5, err, sizeof err));
+    ck_assert(err[0] != '\0' && !strchr(err, '\n'));
+    nn_net_free(a);
+    free(in);
+    free(pt);
     nn_model_free(m);
 }
 END_TEST
@@ -1858,7 +1936,7 @@ int main(void)
              test_conv_env,
              test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
     TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files,
-                         test_version1_files, test_threat_net, test_widen_features);
+                         test_version1_files, test_threat_net, test_widen_features, test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     ADD_CASE(s, "encode", 60, test_encode, test_encode_renju, test_encode_threats,
              test_encode_threats_symmetry, test_eval_and_cache);
