@@ -363,6 +363,7 @@ START_TEST(test_model_grow)
                   "model grow %s/m.gzm --blocks 1 --channels 4 --out %s/s.gzm", dir, dir);
     expect_gomoku(1, "exists (use --force", "model grow %s/m.gzm --blocks 1 --channels 8 "
                   "--out %s/g.gzm", dir, dir);
+    expect_gomoku(0, "the new blocks the identity", "help model grow");
     expect_gomoku(2, "a model file is required", "model grow --blocks 2 --channels 8 --out %s/x.gzm",
                   dir);
     expect_gomoku(2, "--channels", "model grow %s/m.gzm --blocks 2 --out %s/x.gzm", dir, dir);
