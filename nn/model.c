@@ -238,6 +238,19 @@ out_nomem:
     return NULL;
 }
 
+/* dst (dco, dci, k) from src (sco, sci, k), sco <= dco and sci <= dci:
+ * the old weights in place and zero from the new inputs into the old
+ * outputs; the new outputs' rows keep what dst held. */
+static void grow_weights(float *dst, size_t dco, size_t dci, const float *src, size_t sco,
+                         size_t sci, size_t k)
+{
+    assert(sco <= dco && sci <= dci);
+    for (size_t co = 0; co < sco; co++) {
+        memcpy(dst + co * dci * k, src + co * sci * k, sci * k * sizeof(float));
+        memset(dst + (co * dci + sci) * k, 0, (dci - sci) * k * sizeof(float));
+    }
+}
+
 /* Widening keeps every weight; the new planes' input filters start at
  * zero, so the widened net computes what the old one did until it trains. */
 int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errlen)
@@ -264,28 +277,14 @@ int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errle
     nn_param_layout(&m->cfg, &a);
     nn_param_layout(&cfg, &b);
     /* in_w is [C][P][9]: each output channel's filters grow from P to P' */
-    for (size_t c = 0; c < (size_t)cfg.channels; c++)
-        memcpy(p + b.in_w + c * (size_t)to * 9, m->params + a.in_w + c * (size_t)from * 9,
-               (size_t)from * 9 * sizeof(float));
+    grow_weights(p + b.in_w, (size_t)cfg.channels, (size_t)to, m->params + a.in_w,
+                 (size_t)cfg.channels, (size_t)from, 9);
     memcpy(p + b.in_b, m->params + a.in_b, (a.total - a.in_b) * sizeof(float));
     free(m->params);
     m->params = p;
     m->nparams = n;
     m->cfg = cfg;
     return 0;
-}
-
-/* dst (dco, dci, k) from src (sco, sci, k), sco <= dco and sci <= dci:
- * the old weights in place and zero from the new inputs into the old
- * outputs; the new outputs' rows keep what dst held. */
-static void grow_weights(float *dst, size_t dco, size_t dci, const float *src, size_t sco,
-                         size_t sci, size_t k)
-{
-    assert(sco <= dco && sci <= dci);
-    for (size_t co = 0; co < sco; co++) {
-        memcpy(dst + co * dci * k, src + co * sci * k, sci * k * sizeof(float));
-        memset(dst + (co * dci + sci) * k, 0, (dci - sci) * k * sizeof(float));
-    }
 }
 
 /* Growing keeps every weight and starts what is new silent: a new

@@ -369,6 +369,15 @@ START_TEST(test_model_grow)
     expect_gomoku(2, "--channels", "model grow %s/m.gzm --blocks 2 --out %s/x.gzm", dir, dir);
     expect_gomoku(1, "nope.gzm", "model grow %s/nope.gzm --blocks 2 --channels 8 --out %s/x.gzm",
                   dir, dir);
+    snprintf(cmd, sizeof cmd, "%s/junk.gzm", dir);
+    FILE *f = fopen(cmd, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("GZM1 but torn", f);
+    fclose(f);
+    expect_gomoku(1, "junk.gzm", "model grow %s/junk.gzm --blocks 2 --channels 8 --out %s/x.gzm",
+                  dir, dir);
+    expect_gomoku(2, "--blocks", "model grow %s/m.gzm --blocks -1 --channels 8 --out %s/x.gzm",
+                  dir, dir);
     remove_tree(dir);
 }
 END_TEST
