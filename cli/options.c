@@ -13,7 +13,8 @@ int options_search(arg_spec_t *out, search_settings_t *s)
         ARG(S_VCT_QUIET_NODES, &s->vct_quiet_nodes),
         ARG(S_VCT_WATCH_NODES, &s->vct_watch_nodes),
         ARG(S_VCT_WATCH_QUIET_NODES, &s->vct_watch_quiet_nodes),
-        ARG(S_THREAT_PRUNE, &s->threat_prune), ARG(S_SEARCH_BATCH, &s->batch),
+        ARG(S_THREAT_PRUNE, &s->threat_prune), ARG(S_SELECT_LCB, &s->select_lcb),
+        ARG(S_SEARCH_BATCH, &s->batch),
     };
     return args_append(out, specs, ARGS_COUNT(specs));
 }

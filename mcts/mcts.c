@@ -762,7 +762,8 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_quiet_nodes = MCTS_VCT_QUIET_NODES,
                          .vct_watch_nodes = MCTS_VCT_WATCH_NODES,
                          .vct_watch_quiet_nodes = MCTS_VCT_WATCH_QUIET_NODES,
-                         .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true};
+                         .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true,
+                         .select_lcb = (float)MCTS_SELECT_LCB};
 }
 
 static void tree_clear(mcts_t *t)
@@ -1183,7 +1184,7 @@ int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max)
 int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max)
 {
     const node_t *r = CN(t, t->root);
-    int k = 0;
+    int k = 0, b = best_edge(t, r);
     for (int i = 0; i < r->nedges && k < max; i++) {
         const edge_t *e = CE(t, r->edge + (uint32_t)i);
         const node_t *c = e->child ? CN(t, e->child) : NULL;
@@ -1197,6 +1198,7 @@ int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max)
         out[k].proven = c && c->state == NS_TERMINAL ? -c->exact
                         : root_exact < 0 || (root_exact > 0 && r->nedges == 1) ? root_exact : 0;
         out[k].q = c && c->n ? c->w / (float)c->n : (float)out[k].proven;
+        out[k].chosen = i == b;
         k++;
     }
     return k;
@@ -1206,6 +1208,8 @@ static bool ranks_before(const mcts_child_info_t *x, const mcts_child_info_t *y)
 {
     if (x->proven != y->proven)
         return x->proven > y->proven;
+    if (x->chosen != y->chosen)
+        return x->chosen;
     if (x->visits != y->visits)
         return x->visits > y->visits;
     return x->prior > y->prior;
@@ -1231,6 +1235,19 @@ static int best_edge(const mcts_t *t, const node_t *nd)
     if (nd->nedges == 0)
         return -1;
     const edge_t *ed = CE(t, nd->edge);
+    /* select_lcb: the children within reach of the most visited one, by
+     * their value less select_lcb / sqrt(visits) (a lower confidence
+     * bound with one deviation for every value) */
+    double k = t->p.select_lcb;
+    double reach = 0.0;
+    if (k > 0.0) {
+        for (int i = 0; i < nd->nvisited; i++) {
+            const node_t *c = CN(t, ed[i].child);
+            if (c->state != NS_TERMINAL && c->n > reach)
+                reach = c->n;
+        }
+        reach *= SELECT_LCB_REACH;
+    }
     int best = 0;
     double best_key = -1e300;
     for (int i = 0; i < nd->nedges; i++) {
@@ -1240,7 +1257,9 @@ static int best_edge(const mcts_t *t, const node_t *nd)
             key += 1e12;            /* the opponent is lost there: take it */
         else if (c && c->state == NS_TERMINAL && c->exact == 1)
             key -= 1e12;            /* we would lose: only if nothing else */
-        key += ed[i].prior * 1e-6;
+        else if (k > 0.0 && c && c->n > 0 && c->state != NS_TERMINAL && c->n >= reach)
+            key = 1e9 + c->w / c->n - k / sqrt((double)c->n);
+        key += ed[i].prior * 1e-12;   /* ties: the prior (visits and bounds differ by more) */
         if (key > best_key) {
             best_key = key;
             best = i;

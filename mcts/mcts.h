@@ -120,6 +120,12 @@ typedef struct mcts_params {
     size_t vct_tt_bytes;   /* the tree's VCT solver (made only when a VCT budget is set) */
     bool threat_prune;     /* facing the opponent's three (and no four), a node's children
                             * are only the moves that stop it and its own fours */
+    float select_lcb;      /* the move played (and the line shown): 0 the most visited
+                            * child; k > 0 among the children with at least
+                            * SELECT_LCB_REACH of the most visited one's visits, the one
+                            * whose value less k / sqrt(visits) is highest, so that a
+                            * child whose value fell late (a refutation found deep in its
+                            * subtree) gives way to one well searched and better */
     float forced_k;        /* forced playouts (KataGo): at a root with noise, a child with
                             * fewer than sqrt(k * P * total child visits) visits is selected
                             * first; 0: off (the search is then exactly plain PUCT) */
@@ -141,6 +147,8 @@ typedef struct mcts_params {
 #define MCTS_VCT_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 #define MCTS_VCT_WATCH_NODES 100000
 #define MCTS_VCT_WATCH_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
+#define MCTS_SELECT_LCB 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
+#define SELECT_LCB_REACH 0.1   /* of the most visited child's visits */
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of
  * 1 MiB ran out of room after a few thousand nodes). */
@@ -296,18 +304,19 @@ int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max);
 /* Root child statistics for analysis, in edge order: move, visits, Q (root
  * side's view; a proven value when the move has no visits), prior, and
  * proven: +1 the move wins for the root side, -1 it loses, 0 not proven
- * (or a proven draw). */
+ * (or a proven draw); chosen: the move mcts_pick_move plays at temperature 0. */
 typedef struct mcts_child_info {
     int move;
     uint32_t visits;
     float q;
     float prior;
     int proven;
+    bool chosen;
 } mcts_child_info_t;
 int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max);
 /* Sort ch[0..n) (mcts_root_children's order) best first, the one order
- * every report of candidates uses: proven wins, then visits, then prior,
- * full ties in edge order (best_edge's rule); proven losses last. */
+ * every report of candidates uses: proven wins, then the move chosen, then
+ * visits, then prior, full ties in edge order; proven losses last. */
 void mcts_rank_children(mcts_child_info_t *ch, int n);
 /* The line from the root that starts with root child `move`, then the most
  * visited child at each step (as mcts_result_t.pv): writes up to max moves
@@ -317,7 +326,8 @@ int mcts_root_child_pv(const mcts_t *t, int move, int *pv, int max);
 float mcts_root_value(const mcts_t *t);
 uint32_t mcts_root_n(const mcts_t *t);
 
-/* Choose a move at the root: temperature 0 = most visits (ties: prior);
+/* Choose a move at the root: temperature 0 = most visits (ties: prior), or
+ * by select_lcb when it is set;
  * otherwise sample visits^(1/temperature). Proven wins are always taken.
  * MOVE_NONE when the root has no children. */
 int mcts_pick_move(mcts_t *t, double temperature);

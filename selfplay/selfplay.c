@@ -155,6 +155,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
      * search (threat pruning and proven values) rather than solved. */
     so.mcts.vct_root_nodes = SELFPLAY_VCT_ROOT_NODES;
     so.mcts.vct_defend_nodes = 0;
+    so.mcts.select_lcb = 0.0f;   /* the most visited move, as the records always had */
     so.mcts.vct_tt_bytes = (size_t)256 << 10;
     sp->search = searcher_create(model, &so, note, notelen, err, errlen);
     if (!sp->search)

@@ -143,6 +143,10 @@ const setting_t settings_table[S_COUNT] = {
     [S_THREAT_PRUNE] = {"threat_prune", "threat-prune", SET_INT, 0, 1, "1", "0|1",
                         "facing a three, search only the moves that stop it and own fours",
                         PLAYERS},
+    [S_SELECT_LCB] = {"select_lcb", "select-lcb", SET_DOUBLE, 0, 10, STR(MCTS_SELECT_LCB), "K",
+                      "the move played: among the root moves with at least a tenth of the most "
+                      "visited one's visits, the best by value less K / sqrt(visits); 0: the "
+                      "most visited", PLAYERS},
     [S_SEARCH_BATCH] = {"search_batch", "search-batch", SET_INT, 1, SEARCHER_MAX_BATCH,
                         STR(SEARCH_BATCH_DEFAULT), "B",
                         "leaves each search thread sends to its net at once (the others wait "

@@ -1646,6 +1646,104 @@ START_TEST(test_bench_middle_games)
 }
 END_TEST
 
+/* select_lcb's scenario on 7x7: the root's prior favours A (9 to 1 over
+ * B). A's subtree looks good (+0.3 for the root's side) for its first
+ * `good` evaluations, then its refutation is found (-0.9); B is level (0).
+ * A keeps the most visits, B the better value. */
+typedef struct lcb_eval {
+    int a, b, good, a_evals;
+    float pb;   /* B's prior (A's is 1 - pb) */
+} lcb_eval_t;
+
+static void lcb_eval(void *user, const board_t *const *boards, int n, float *policy, float *value)
+{
+    lcb_eval_t *e = user;
+    for (int i = 0; i < n; i++) {
+        const board_t *bd = boards[i];
+        float *row = policy + (size_t)i * BOARD_CELLS;
+        memset(row, 0, BOARD_CELLS * sizeof *row);
+        float r = 0.0f;   /* the root side's (black's) view */
+        if (bd->nmoves == 0) {
+            row[e->a] = 1.0f - e->pb;
+            row[e->b] = e->pb;
+        } else {
+            for (int p = 0; p < board_npoints(bd); p++)
+                row[p] = bd->cells[p] == STONE_EMPTY ? 1.0f : 0.0f;
+            if (bd->moves[0] == e->a)
+                r = e->a_evals++ < e->good ? 0.3f : -0.9f;
+        }
+        value[i] = bd->to_move == STONE_BLACK ? r : -r;
+    }
+}
+
+/* A 7x7 tree searched 600 visits under lcb_eval with select_lcb k; the
+ * caller frees it. */
+static mcts_t *lcb_search(float k, int good, float pb, board_t *b, int *a, int *bb)
+{
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    p.select_lcb = k;
+    p.vcf_nodes = p.vcf_root_nodes = p.vct_root_nodes = p.vct_defend_nodes = 0;
+    mcts_t *t = tree_of(&p);
+    board_init(b, 7, RULE_FREESTYLE);
+    *a = board_xy(b, 3, 3);
+    *bb = board_xy(b, 1, 1);
+    lcb_eval_t e = {.a = *a, .b = *bb, .good = good, .pb = pb};
+    mcts_set_root(t, b);
+    mcts_limits_t lim = {.visits = 600};
+    mcts_result_t r;
+    mcts_search(t, lcb_eval, &e, &lim, &r);
+    ck_assert_int_eq(r.best_move, mcts_pick_move(t, 0.0));
+    return t;
+}
+
+START_TEST(test_select_lcb)
+{
+    int picked[2], a, bb;
+    mcts_child_info_t ch[2][BOARD_CELLS];
+    int nch[2];
+    board_t b;
+    for (int j = 0; j < 2; j++) {
+        mcts_t *t = lcb_search(j ? 1.5f : 0.0f, 300, 0.1f, &b, &a, &bb);
+        picked[j] = mcts_pick_move(t, 0.0);
+        nch[j] = mcts_root_children(t, ch[j], BOARD_CELLS);
+        mcts_rank_children(ch[j], nch[j]);
+        ck_assert_int_eq(ch[j][0].move, picked[j]);   /* reports list the move played first */
+        ck_assert(ch[j][0].chosen);
+        mcts_free(t);
+    }
+    /* the same search both times: only the choice differs */
+    ck_assert_int_eq(nch[0], nch[1]);
+    uint32_t na = 0, nb = 0;
+    float qa = 0, qb = 0;
+    for (int i = 0; i < nch[1]; i++) {
+        if (ch[1][i].move == a)
+            na = ch[1][i].visits, qa = ch[1][i].q;
+        if (ch[1][i].move == bb)
+            nb = ch[1][i].visits, qb = ch[1][i].q;
+    }
+    ck_assert_msg(na > nb && qb > qa && nb >= SELECT_LCB_REACH * na,
+                  "scenario: A %u visits q %.3f, B %u visits q %.3f", na, qa, nb, qb);
+    ck_assert_msg(qb - 1.5 / sqrt(nb) > qa - 1.5 / sqrt(na), "B's bound is A's or lower");
+    ck_assert_int_eq(picked[0], a);    /* the most visited */
+    ck_assert_int_eq(picked[1], bb);   /* the better bound */
+
+    /* A refuted late: B's better value on under a tenth of A's visits does
+     * not count, even with a bound that hardly widens */
+    mcts_t *t = lcb_search(0.01f, 420, 0.01f, &b, &a, &bb);
+    nch[0] = mcts_root_children(t, ch[0], BOARD_CELLS);
+    for (int i = 0; i < nch[0]; i++) {
+        if (ch[0][i].move == a)
+            na = ch[0][i].visits, qa = ch[0][i].q;
+        if (ch[0][i].move == bb)
+            nb = ch[0][i].visits, qb = ch[0][i].q;
+    }
+    ck_assert_msg(nb < SELECT_LCB_REACH * na && qb > qa,
+                  "scenario: A %u visits q %.3f, B %u visits q %.3f", na, qa, nb, qb);
+    ck_assert_int_eq(mcts_pick_move(t, 0.0), a);
+    mcts_free(t);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -1657,7 +1755,7 @@ int main(void)
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
              test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
-             test_threat_pruning);
+             test_threat_pruning, test_select_lcb);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
