@@ -1229,7 +1229,8 @@ void mcts_rank_children(mcts_child_info_t *ch, int n)
 }
 
 /* Best child of node: a proven win if there is one, else most visits
- * (ties: higher prior), avoiding children proven lost for the mover. */
+ * (ties: higher prior) or, with select_lcb, the best bound; children
+ * proven lost for the mover only when nothing else is left. */
 static int best_edge(const mcts_t *t, const node_t *nd)
 {
     if (nd->nedges == 0)
@@ -1257,7 +1258,9 @@ static int best_edge(const mcts_t *t, const node_t *nd)
             key += 1e12;            /* the opponent is lost there: take it */
         else if (c && c->state == NS_TERMINAL && c->exact == 1)
             key -= 1e12;            /* we would lose: only if nothing else */
-        else if (k > 0.0 && c && c->n > 0 && c->state != NS_TERMINAL && c->n >= reach)
+        else if (k > 0.0 && c && c->state == NS_TERMINAL)
+            key = 1e9;              /* a proven draw: its value, exactly */
+        else if (k > 0.0 && c && c->n > 0 && c->n >= reach)
             key = 1e9 + c->w / c->n - k / sqrt((double)c->n);
         key += ed[i].prior * 1e-12;   /* ties: the prior (visits and bounds differ by more) */
         if (key > best_key) {
