@@ -1254,15 +1254,16 @@ static int best_edge(const mcts_t *t, const node_t *nd)
     for (int i = 0; i < nd->nedges; i++) {
         const node_t *c = ed[i].child ? CN(t, ed[i].child) : NULL;
         double key = c ? (double)c->n : 0.0;
+        double tie = ed[i].prior * 1e-6;   /* ties of visits: the prior */
         if (c && c->state == NS_TERMINAL && c->exact == -1)
             key += 1e12;            /* the opponent is lost there: take it */
         else if (c && c->state == NS_TERMINAL && c->exact == 1)
             key -= 1e12;            /* we would lose: only if nothing else */
         else if (k > 0.0 && c && c->state == NS_TERMINAL)
-            key = 1e9;              /* a proven draw: its value, exactly */
+            key = 1e9, tie = 0.0;   /* a proven draw: its value, exactly */
         else if (k > 0.0 && c && c->n > 0 && c->n >= reach)
-            key = 1e9 + c->w / c->n - k / sqrt((double)c->n);
-        key += ed[i].prior * 1e-12;   /* ties: the prior (visits and bounds differ by more) */
+            key = 1e9 + c->w / c->n - k / sqrt((double)c->n), tie = 0.0;
+        key += tie;
         if (key > best_key) {
             best_key = key;
             best = i;

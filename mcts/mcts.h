@@ -319,7 +319,7 @@ int mcts_root_children(const mcts_t *t, mcts_child_info_t *out, int max);
  * visits, then prior, full ties in edge order; proven losses last. */
 void mcts_rank_children(mcts_child_info_t *ch, int n);
 /* The line from the root that starts with root child `move`, then the most
- * visited child at each step (as mcts_result_t.pv): writes up to max moves
+ * visited child (or select_lcb's) at each step (as mcts_result_t.pv): writes up to max moves
  * to pv and returns their count (0 when move is not a root child). */
 int mcts_root_child_pv(const mcts_t *t, int move, int *pv, int max);
 /* Root value from the root side's view (0 before any visit). */

@@ -166,6 +166,10 @@ START_TEST(test_program_errors)
                   "pbrain --model bot:greedy --vct-quiet-nodes -1");
     expect_gomoku(2, "--search-batch must be in 1..64, got 0",
                   "match bot:random bot:greedy --search-batch 0");
+    expect_gomoku(2, "--select-lcb wants a number, got 'nan'",
+                  "pbrain --model bot:greedy --select-lcb nan");
+    expect_gomoku(2, "--select-lcb must be in 0..10, got -1",
+                  "analyze --model bot:greedy --select-lcb -1");
 }
 END_TEST
 
