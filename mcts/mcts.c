@@ -333,8 +333,35 @@ static void sort_edges(edge_t *ed, int n)
         }
 }
 
-/* Priors from a policy row indexed by point (any scale). */
-static void set_priors(mcts_t *t, node_t *nd, const float *row)
+/* The pattern prior's weights by threat_t (none, two, open two, three,
+ * open three, four, open four, five): a stone of the side to move making
+ * that threat, and one on a point where the opponent would make it (the
+ * point taken from them). The classical engines' move ordering in its
+ * simplest form; fives and fours matter less here, because the search
+ * already forces them (threat_prune, the VCF check). */
+static const float pattern_attack[THREAT_COUNT] = {0, 0, 0, 1.0f, 3.0f, 2.0f, 8.0f, 50.0f};
+static const float pattern_block[THREAT_COUNT] = {0, 0, 0, 0.7f, 2.5f, 2.0f, 6.0f, 40.0f};
+
+/* The pattern weights of the n moves at b into w; their sum (0: no move
+ * makes or takes a three). */
+static float pattern_weights(const board_t *b, const edge_t *ed, int n, float *w)
+{
+    uint8_t own[BOARD_CELLS], opp[BOARD_CELLS];
+    board_threat_map(b, b->to_move, own);
+    board_threat_map(b, 3 - b->to_move, opp);
+    float sum = 0.0f;
+    for (int i = 0; i < n; i++) {
+        int m = ed[i].move;
+        w[i] = pattern_attack[own[m]] + pattern_block[opp[m]];
+        sum += w[i];
+    }
+    return sum;
+}
+
+/* Priors from a policy row indexed by point (any scale); with
+ * pattern_prior > 0 and a board, that share of the prior mass goes to the
+ * moves by their pattern weights. */
+static void set_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b)
 {
     edge_t *ed = E(t, nd->edge);
     int k = nd->nedges;
@@ -343,15 +370,24 @@ static void set_priors(mcts_t *t, node_t *nd, const float *row)
         float v = row[ed[i].move];
         sum += v > 0.0f ? v : 0.0f;
     }
+    float net_share = 1.0f, w[BOARD_CELLS], wscale = 0.0f;
+    if (t->p.pattern_prior > 0.0f && b && k > 1) {
+        float wsum = pattern_weights(b, ed, k, w);
+        if (wsum > 0.0f) {
+            net_share = 1.0f - t->p.pattern_prior;
+            wscale = t->p.pattern_prior * PRIOR_ONE / wsum;
+        }
+    }
     if (!(sum > 0.0f) || !isfinite(sum)) {
         uint16_t q = (uint16_t)(PRIOR_ONE / k);
         for (int i = 0; i < k; i++)
             ed[i].prior = q;
         return;
     }
-    float scale = PRIOR_ONE / sum;
+    float scale = net_share * PRIOR_ONE / sum;
     for (int i = 0; i < k; i++) {
-        float v = row[ed[i].move] * scale;   /* round half up, no libm call */
+        float v = row[ed[i].move];
+        v = (v > 0.0f ? v : 0.0f) * scale + (wscale > 0.0f ? w[i] * wscale : 0.0f);
         ed[i].prior = (uint16_t)(v > 0.0f ? (v < PRIOR_ONE ? v + 0.5f : PRIOR_ONE) : 0.0f);
     }
     sort_edges(ed, k);
@@ -363,7 +399,7 @@ static bool probe_leaf(mcts_t *t, const board_t *b, node_t *nd, float *value)
     float row[BOARD_CELLS];
     if (!t->probe(t->probe_user, b, row, value))
         return false;
-    set_priors(t, nd, row);
+    set_priors(t, nd, row, b);
     return true;
 }
 
@@ -711,7 +747,7 @@ static void deliver_from(mcts_t *t, pending_t *pend, int n, const float *policy,
         pending_t *pd = &pend[k];
         node_t *nd = N(t, pd->path[pd->depth - 1]);
         assert(nd->state == NS_PENDING);
-        set_priors(t, nd, policy + (size_t)k * BOARD_CELLS);
+        set_priors(t, nd, policy + (size_t)k * BOARD_CELLS, &pd->board);
         nd->state = NS_EXPANDED;
         backup(t, pd->path, pd->depth, clamp_value(value[k]), true);
     }
@@ -763,7 +799,8 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_watch_nodes = MCTS_VCT_WATCH_NODES,
                          .vct_watch_quiet_nodes = MCTS_VCT_WATCH_QUIET_NODES,
                          .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true,
-                         .select_lcb = (float)MCTS_SELECT_LCB};
+                         .select_lcb = (float)MCTS_SELECT_LCB,
+                         .pattern_prior = (float)MCTS_PATTERN_PRIOR};
 }
 
 static void tree_clear(mcts_t *t)

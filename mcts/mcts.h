@@ -126,6 +126,10 @@ typedef struct mcts_params {
                             * whose value less k / sqrt(visits) is highest, so that a
                             * child whose value fell late (a refutation found deep in its
                             * subtree) gives way to one well searched and better */
+    float pattern_prior;   /* the share of each node's prior mass given to its moves by
+                            * their line patterns (the threes, fours and fives a stone
+                            * there makes for the side to move or takes from the
+                            * opponent), the net's policy keeping the rest; 0: off */
     float forced_k;        /* forced playouts (KataGo): at a root with noise, a child with
                             * fewer than sqrt(k * P * total child visits) visits is selected
                             * first; 0: off (the search is then exactly plain PUCT) */
@@ -148,6 +152,7 @@ typedef struct mcts_params {
 #define MCTS_VCT_WATCH_NODES 100000
 #define MCTS_VCT_WATCH_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 #define MCTS_SELECT_LCB 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
+#define MCTS_PATTERN_PRIOR 0
 #define SELECT_LCB_REACH 0.1   /* of the most visited child's visits */
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of

@@ -147,6 +147,11 @@ const setting_t settings_table[S_COUNT] = {
                       "the move played: among the root moves with at least a tenth of the most "
                       "visited one's visits, the best by value less K / sqrt(visits); 0: the "
                       "most visited", PLAYERS},
+    [S_PATTERN_PRIOR] = {"pattern_prior", "pattern-prior", SET_DOUBLE, 0, 1,
+                         STR(MCTS_PATTERN_PRIOR), "F",
+                         "the share of each node's prior given to its moves by the threes, "
+                         "fours and fives a stone there makes or takes from the opponent; 0: "
+                         "the net's policy alone", PLAYERS},
     [S_SEARCH_BATCH] = {"search_batch", "search-batch", SET_INT, 1, SEARCHER_MAX_BATCH,
                         STR(SEARCH_BATCH_DEFAULT), "B",
                         "leaves each search thread sends to its net at once (the others wait "

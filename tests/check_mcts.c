@@ -1744,6 +1744,69 @@ START_TEST(test_select_lcb)
 }
 END_TEST
 
+/* pattern_prior: the root's net prior all on a quiet corner; each side has
+ * two in a row, so some points make a three (for the side to move) or take
+ * one from the opponent. With a share of 0.25, the corner keeps 0.75, the
+ * pattern points share the rest, every other point gets nothing, and a
+ * point making an open three outweighs one making a closed three. With 0,
+ * or on a board where no point makes a three, the net's prior stands. */
+START_TEST(test_pattern_prior)
+{
+    static const int black[][2] = {{3, 10}, {4, 10}}, white[][2] = {{7, 7}, {8, 7}};
+    for (int variant = 0; variant < 3; variant++) {
+        mcts_params_t p = params_mem((size_t)8 << 20);
+        p.pattern_prior = variant == 0 ? 0.0f : 0.25f;
+        mcts_t *t = tree_of(&p);
+        board_t b;
+        if (variant == 2)
+            board_init(&b, 15, RULE_FREESTYLE);
+        else
+            setup(&b, 15, RULE_FREESTYLE, black, 2, white, 2);
+        mcts_set_root(t, &b);
+        int corner = board_xy(&b, 14, 0);
+        float one = 1.0f;
+        ck_assert_int_eq(deliver_one(t, &corner, &one, 1, 0.0f), b.last);   /* the root */
+        uint8_t own[BOARD_CELLS], opp[BOARD_CELLS];
+        board_threat_map(&b, STONE_BLACK, own);
+        board_threat_map(&b, STONE_WHITE, opp);
+        mcts_child_info_t c[BOARD_CELLS];
+        int n = mcts_root_children(t, c, BOARD_CELLS);
+        ck_assert_int_eq(n, board_npoints(&b) - b.nmoves);
+        double pattern_mass = 0.0, corner_prior = -1.0;
+        int npattern = 0;
+        for (int i = 0; i < n; i++) {
+            int m = c[i].move;
+            bool pat = own[m] >= THREAT_THREE || opp[m] >= THREAT_THREE;
+            if (m == corner)
+                corner_prior = c[i].prior;
+            else if (pat && variant == 1)
+                ck_assert_msg(c[i].prior > 0.0, "pattern point %d got no prior", m);
+            else
+                ck_assert_msg(c[i].prior == 0.0, "point %d: prior %g", m, c[i].prior);
+            if (pat) {
+                pattern_mass += c[i].prior;
+                npattern++;
+            }
+        }
+        ck_assert_int_eq(npattern > 0, variant != 2);
+        ck_assert_double_eq_tol(corner_prior, variant == 1 ? 0.75 : 1.0, 1e-3);
+        ck_assert_double_eq_tol(pattern_mass, variant == 1 ? 0.25 : 0.0, 1e-3);
+        if (variant == 1) {   /* black's open three point beside its two outweighs a closed one */
+            double open = -1.0, closed = -1.0;
+            for (int i = 0; i < n; i++) {
+                if (own[c[i].move] == THREAT_OPEN_THREE && opp[c[i].move] == THREAT_NONE)
+                    open = c[i].prior;
+                if (own[c[i].move] == THREAT_THREE && opp[c[i].move] == THREAT_NONE)
+                    closed = c[i].prior;
+            }
+            ck_assert_msg(open > 0.0 && (closed < 0.0 || open > closed), "open %g closed %g",
+                          open, closed);
+        }
+        mcts_free(t);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -1755,7 +1818,7 @@ int main(void)
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
              test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
-             test_threat_pruning, test_select_lcb);
+             test_threat_pruning, test_select_lcb, test_pattern_prior);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
