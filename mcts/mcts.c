@@ -370,6 +370,12 @@ static void set_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b
         float v = row[ed[i].move];
         sum += v > 0.0f ? v : 0.0f;
     }
+    if (!(sum > 0.0f) || !isfinite(sum)) {
+        uint16_t q = (uint16_t)(PRIOR_ONE / k);
+        for (int i = 0; i < k; i++)
+            ed[i].prior = q;
+        return;
+    }
     float net_share = 1.0f, w[BOARD_CELLS], wscale = 0.0f;
     if (t->p.pattern_prior > 0.0f && b && k > 1) {
         float wsum = pattern_weights(b, ed, k, w);
@@ -377,12 +383,6 @@ static void set_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b
             net_share = 1.0f - t->p.pattern_prior;
             wscale = t->p.pattern_prior * PRIOR_ONE / wsum;
         }
-    }
-    if (!(sum > 0.0f) || !isfinite(sum)) {
-        uint16_t q = (uint16_t)(PRIOR_ONE / k);
-        for (int i = 0; i < k; i++)
-            ed[i].prior = q;
-        return;
     }
     float scale = net_share * PRIOR_ONE / sum;
     for (int i = 0; i < k; i++) {
@@ -847,12 +847,14 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
     if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
         !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
         !(p->forced_k >= 0.0f && p->forced_k <= 100.0f) ||
+        !(p->pattern_prior >= 0.0f && p->pattern_prior <= 1.0f) ||
         p->vct_depth < 0 || p->vct_depth > VCT_MAX_DEPTH ||
         !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f) ||
         !(p->vct_defend_share >= 0.0f && p->vct_defend_share <= 1.0f) ||
         !(p->vct_verify_share >= 0.0f && p->vct_verify_share <= 1.0f)) {
         snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
-                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= vct_depth <= 32, "
+                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= pattern_prior <= 1, "
+                 "0 <= vct_depth <= 32, "
                  "0 <= vct_root_share <= 1, "
                  "0 <= vct_defend_share <= 1, 0 <= vct_verify_share <= 1)");
         return NULL;

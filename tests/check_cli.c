@@ -168,6 +168,10 @@ START_TEST(test_program_errors)
                   "match bot:random bot:greedy --search-batch 0");
     expect_gomoku(2, "--select-lcb wants a number, got 'nan'",
                   "pbrain --model bot:greedy --select-lcb nan");
+    expect_gomoku(2, "--pattern-prior wants a number, got 'nan'",
+                  "analyze --model bot:greedy --pattern-prior nan");
+    expect_gomoku(2, "--pattern-prior must be in 0..1, got 1.5",
+                  "match bot:random bot:greedy --pattern-prior 1.5");
     expect_gomoku(2, "--select-lcb must be in 0..10, got -1",
                   "analyze --model bot:greedy --select-lcb -1");
 }

@@ -1804,6 +1804,15 @@ START_TEST(test_pattern_prior)
         }
         mcts_free(t);
     }
+    /* a share outside 0..1 (or NaN) is refused with the reason */
+    const float bad[] = {-0.1f, 1.5f, NAN};
+    for (int i = 0; i < 3; i++) {
+        mcts_params_t p = params_mem((size_t)8 << 20);
+        p.pattern_prior = bad[i];
+        char err[256];
+        ck_assert_ptr_null(mcts_create(&p, err, sizeof err));
+        ck_assert_msg(strstr(err, "0 <= pattern_prior <= 1") != NULL, "%s", err);
+    }
 }
 END_TEST
 
