@@ -1358,6 +1358,30 @@ static int parse_text(const char *text, psq_game_t *g, char *err, size_t errlen)
     return psq_parse(text, strlen(text), g, err, errlen);
 }
 
+/* An input a parser must refuse, and a piece of the error it must give. */
+typedef struct refusal {
+    const char *in, *why;
+} refusal_t;
+
+/* Fails the test unless PARSE returns -1 for every input of BAD[0..N) with
+ * a one-line error holding that input's WHY. */
+static void check_refusals(int (*parse)(const char *in, char *err, size_t errlen),
+                           const refusal_t *bad, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        char err[256] = "";
+        ck_assert_msg(parse(bad[i].in, err, sizeof err) == -1, "accepted '%s'", bad[i].in);
+        ck_assert_msg(strstr(err, bad[i].why), "'%s': %s", bad[i].in, err);
+        ck_assert_msg(!strchr(err, '\n'), "'%s': not one line: %s", bad[i].in, err);
+    }
+}
+
+static int parse_psq_text(const char *text, char *err, size_t errlen)
+{
+    psq_game_t g;
+    return parse_text(text, &g, err, errlen);
+}
+
 START_TEST(test_psq_forms_and_errors)
 {
     psq_game_t g;
@@ -1382,7 +1406,7 @@ START_TEST(test_psq_forms_and_errors)
     ck_assert(parse_text("", &g, err, sizeof err) == 0);
     ck_assert_int_eq(g.nmoves, 0);
 
-    static const struct { const char *text, *why; } bad[] = {
+    static const refusal_t bad[] = {
         {"Piskvork 15x16, 11:11, 0\n", "only square"},
         {"Piskvork 30x30, 11:11, 0\n", "outside"},
         {"Piskvork fifteen\n", "header wants"},
@@ -1393,12 +1417,7 @@ START_TEST(test_psq_forms_and_errors)
         {"Piskvork 15x15, 11:11, 0\n1,nan,0\n", "line 2: a bad move line"},
         {"Piskvork 15x15, 11:11, 0\n8,8\n9,9,1e3\nnames\n", "line 3: a bad move line"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        err[0] = '\0';
-        ck_assert_msg(parse_text(bad[i].text, &g, err, sizeof err) == -1, "accepted %s", bad[i].text);
-        ck_assert_msg(strstr(err, bad[i].why), "'%s': %s", bad[i].text, err);
-        ck_assert(!strchr(err, '\n'));
-    }
+    check_refusals(parse_psq_text, bad, sizeof bad / sizeof bad[0]);
     ck_assert(psq_parse("8,8\n\0x", 6, &g, err, sizeof err) == -1);
     ck_assert_msg(strstr(err, "NUL"), "%s", err);
 
@@ -1461,6 +1480,13 @@ START_TEST(test_psq_save_load_file)
 }
 END_TEST
 
+/* One opening line on a 15x15 board. */
+static int parse_opening_15(const char *line, char *err, size_t errlen)
+{
+    int m[BOARD_CELLS];
+    return opening_parse_line(line, 15, m, BOARD_CELLS, err, errlen);
+}
+
 START_TEST(test_opening_lines)
 {
     int m[BOARD_CELLS];
@@ -1480,7 +1506,7 @@ START_TEST(test_opening_lines)
     ck_assert_int_eq(m[0], 10 * 20 + 10);
     ck_assert_int_eq(opening_parse_line("# a comment", 15, m, BOARD_CELLS, err, sizeof err), 0);
     ck_assert_int_eq(opening_parse_line("   \r\n", 15, m, BOARD_CELLS, err, sizeof err), 0);
-    static const struct { const char *line, *why; } bad[] = {
+    static const refusal_t bad[] = {
         {"h8 h8", "already used"},
         {"h8 z99", "not a point"},
         {"0,0, 8,0", "off the 15x15"},
@@ -1488,11 +1514,7 @@ START_TEST(test_opening_lines)
         {"0,0 1,1", "expected ','"},
         {"h8 i", "not a point"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        err[0] = '\0';
-        ck_assert_int_eq(opening_parse_line(bad[i].line, 15, m, BOARD_CELLS, err, sizeof err), -1);
-        ck_assert_msg(strstr(err, bad[i].why), "'%s': %s", bad[i].line, err);
-    }
+    check_refusals(parse_opening_15, bad, sizeof bad / sizeof bad[0]);
     ck_assert_int_eq(opening_parse_line("h8 i9 j7", 15, m, 2, err, sizeof err), -1);
     ck_assert_int_eq(opening_parse_line("h8", 99, m, 2, err, sizeof err), -1);
 }
