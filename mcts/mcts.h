@@ -152,7 +152,7 @@ typedef struct mcts_params {
 #define MCTS_VCT_WATCH_NODES 100000
 #define MCTS_VCT_WATCH_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 #define MCTS_SELECT_LCB 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
-#define MCTS_PATTERN_PRIOR 0   /* off: no significant gain at 1 s (docs/BENCHMARKS.md) */
+#define MCTS_PATTERN_PRIOR 0   /* off: no significant gain at 1 s over 240 games (docs/BENCHMARKS.md) */
 #define SELECT_LCB_REACH 0.1   /* of the most visited child's visits */
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of
