@@ -24,6 +24,7 @@ struct replay {
     int size, board_max;
     int policy_outputs;   /* K */
     int features;         /* input feature set of the samples */
+    double value_mix;     /* share of the root value in a sampled value target */
     entry_t *ring;      /* cap slots, count used from head */
     size_t cap, head, count;
     uint64_t end;       /* global index one past the newest position */
@@ -157,6 +158,12 @@ void replay_set_features(replay_t *r, int features)
     r->features = features;
 }
 
+void replay_set_value_mix(replay_t *r, double mix)
+{
+    assert(mix >= 0.0 && mix <= 1.0);
+    r->value_mix = mix;
+}
+
 int replay_batch_alloc(replay_batch_t *b, int n, int board_max, int policy_outputs,
                        const replay_alloc_t *a)
 {
@@ -197,9 +204,11 @@ void replay_batch_release_buffers(replay_batch_t *b)
     b->in = b->policy = b->value = NULL;
 }
 
-/* Sample i of b: position `pos` (0-based among full plies) of e's game. */
+/* Sample i of b: position `pos` (0-based among full plies) of e's game;
+ * its value target is (1 - mix) x the game's result + mix x the ply's root
+ * value, both as win/draw/loss for the side to move. */
 static void build_sample(const replay_t *r, const entry_t *e, uint32_t pos, int sym,
-                         replay_batch_t *b, int i)
+                         double mix, replay_batch_t *b, int i)
 {
     const game_record_t *g = &e->rec;
     int size = r->size, m = r->board_max;
@@ -248,14 +257,20 @@ static void build_sample(const replay_t *r, const entry_t *e, uint32_t pos, int 
             soft[q] = ssum > 0.0 ? (float)(soft[q] / ssum) : 0.0f;
     }
 
-    float *vt = b->value + (size_t)i * 3;
-    vt[0] = vt[1] = vt[2] = 0.0f;
+    double z[3] = {0.0, 0.0, 0.0};
     if (g->result == RESULT_DRAW || g->result == RESULT_NONE)
-        vt[1] = 1.0f;
+        z[1] = 1.0;
     else if ((g->result == RESULT_BLACK) == (bd.to_move == STONE_BLACK))
-        vt[0] = 1.0f;
+        z[0] = 1.0;
     else
-        vt[2] = 1.0f;
+        z[2] = 1.0;
+    /* the root value q in [-1, 1] as a win/loss split (no draw share);
+     * records were validated, so q is finite and in range */
+    double q = p->root_value;
+    double qs[3] = {(1.0 + q) / 2.0, 0.0, (1.0 - q) / 2.0};
+    float *vt = b->value + (size_t)i * 3;
+    for (int k = 0; k < 3; k++)
+        vt[k] = (float)((1.0 - mix) * z[k] + mix * qs[k]);
 }
 
 /* The entry holding global position gidx (in the window); lock held. */
@@ -283,7 +298,7 @@ int replay_fill(replay_t *r, replay_batch_t *b, uint64_t first, int n)
     for (; k < n && first + (uint64_t)k < r->npos; k++) {
         uint64_t gidx = base + first + (uint64_t)k;
         const entry_t *e = find_entry(r, gidx);
-        build_sample(r, e, (uint32_t)(gidx - e->start), 0, b, k);
+        build_sample(r, e, (uint32_t)(gidx - e->start), 0, 0.0, b, k);
     }
     pthread_rwlock_unlock(&r->lock);
     return k;
@@ -392,7 +407,7 @@ int replay_sample(replay_t *r, replay_batch_t *b, uint64_t *rng)
         uint64_t gidx = base + x % r->npos;
         int sym = (int)((x >> 59) & 7);
         const entry_t *e = find_entry(r, gidx);
-        build_sample(r, e, (uint32_t)(gidx - e->start), sym, b, i);
+        build_sample(r, e, (uint32_t)(gidx - e->start), sym, r->value_mix, b, i);
     }
     pthread_rwlock_unlock(&r->lock);
     return 0;

@@ -6,7 +6,8 @@
  * window under a random one of the 8 symmetries: the game is replayed up
  * to that ply with every move transformed, encoded with nn_encode, and
  * paired with its targets (the visit distribution, transformed; the game's
- * result for the side to move as win/draw/loss). With K policy outputs
+ * result for the side to move as win/draw/loss, mixed with the ply's root
+ * value when replay_set_value_mix says so). With K policy outputs
  * (nn.h) the policy target has K channels: the visit distribution; the
  * opponent's reply, the game's next move (all zero after the last ply);
  * the soft target, the visit distribution ^ NN_SOFT_POWER renormalized.
@@ -39,6 +40,12 @@ replay_t *replay_create(int window, rule_t rule, int size, int board_max, int po
 /* The net's input feature set (nn_features_t): samples are encoded with
  * it, batches have its planes. Call before making batches or a batcher. */
 void replay_set_features(replay_t *r, int features);
+/* The value target of a sampled position (replay_sample) becomes
+ * (1 - mix) x the game's result + mix x the root value q of its search,
+ * q as win (1 + q) / 2, loss (1 - q) / 2, no draw; mix in 0..1, 0 (the
+ * default): the result alone. replay_fill and the losses over a window
+ * keep the result alone, so their figures compare across settings. */
+void replay_set_value_mix(replay_t *r, double mix);
 void replay_free(replay_t *r);
 
 /* Copy rec into the window (the caller keeps rec). Returns the training

@@ -275,6 +275,8 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
     }
     if (c->version < 7)   /* runs before balanced openings */
         c->open_frac = 0.0;
+    if (c->version < 8)   /* runs before the mixed value target */
+        c->value_mix = 0.0;
     if (c->version < 6)   /* runs before the threat planes (the default since) */
         snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));
     if (c->version < 5) {   /* what runs before the search settings searched with */

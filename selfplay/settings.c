@@ -201,6 +201,9 @@ const setting_t settings_table[S_COUNT] = {
                         "a random opening is kept when the root value of its first (cheap) "
                         "search lies within -V..V; else another is drawn (" STR(SELFPLAY_OPEN_TRIES)
                         " tries, then the empty board)", SELFPLAY, RUN_RESUME(open_balance)},
+    [S_VALUE_MIX] = {"value_mix", "value-mix", SET_DOUBLE, 0, 1, "0", "F",
+                     "the value target: (1-F) x the game's result + F x the root value of the "
+                     "position's search; 0: the result alone", BY_TRAIN, RUN_RESUME(value_mix)},
     [S_LEAVES] = {"leaves", "leaves", SET_INT, 1, SEARCHER_MAX_BATCH, "1", "L",
                   "leaves per game per NN call, with virtual loss",
                   BY_SELFPLAY | BY_BENCH_SELFPLAY},

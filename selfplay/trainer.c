@@ -417,6 +417,7 @@ static int setup(trainer_t *t, char *err, size_t errlen)
         return -1;
     }
     replay_set_features(t->replay, t->model->cfg.features);
+    replay_set_value_mix(t->replay, t->cfg.value_mix);
     if (!(t->ids = broker_ids_create())) {
         snprintf(err, errlen, "out of memory");
         return -1;
@@ -550,6 +551,9 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         trainer_log(t, "%.0f%% of games start from a random opening of 1..%d stones, kept when its "
                     "first search's root value is within -%.2f..%.2f", 100.0 * t->cfg.open_frac,
                     t->cfg.open_stones, t->cfg.open_balance, t->cfg.open_balance);
+    if (t->cfg.value_mix > 0.0)
+        trainer_log(t, "value target: %.0f%% the game's result, %.0f%% the search's root value",
+                    100.0 * (1.0 - t->cfg.value_mix), 100.0 * t->cfg.value_mix);
 
     while (!g_stop_signal && !t->stop_nonfinite && !(t->target && t->step >= t->target)) {
         trainer_restart_due(t);

@@ -282,9 +282,10 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=7\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=8\n"));
     ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
     ck_assert_ptr_nonnull(strstr(text, "open_frac=0\n"));    /* and before the openings */
+    ck_assert_ptr_nonnull(strstr(text, "value_mix=0\n"));    /* and the mixed value target */
     run_config_t d;
     ck_assert_msg(run_config_parse(&d, text, n, "v5", err, sizeof err) == 0, "%s", err);
     ck_assert(d.c_puct == 2.25 && d.fpu == 0.5 && d.visits == 8 && d.size == 9);

@@ -440,6 +440,51 @@ START_TEST(test_replay_policy_outputs)
 }
 END_TEST
 
+/* --value-mix: a sampled position's value target is (1 - mix) x the
+ * game's result + mix x its root value as a win/loss split; replay_fill
+ * (the window's losses) keeps the result alone. */
+START_TEST(test_replay_value_mix)
+{
+    const int size = 7, m = 7;
+    const double mix = 0.25, q = 0.6;   /* every ply's root value, side to move */
+    replay_t *rp = replay_create(1000, RULE_FREESTYLE, size, m, 1);
+    replay_set_value_mix(rp, mix);
+    game_record_t g;
+    record_init(&g);
+    game_in_a_row(&g, size);   /* black wins */
+    for (uint32_t i = 0; i < g.nplies; i++)
+        g.plies[i].root_value = (float)q;
+    ck_assert_int_gt(replay_add(rp, &g), 0);
+
+    replay_batch_t b;
+    ck_assert_int_eq(replay_batch_alloc(&b, 64, m, 1, NULL), 0);
+    uint64_t rng = 7;
+    ck_assert_int_eq(replay_sample(rp, &b, &rng), 0);
+    int seen[2] = {0, 0};
+    for (int i = 0; i < b.n; i++) {
+        const float *vt = b.value + (size_t)i * 3;
+        int black_to_move = b.in[(size_t)i * NN_PLANES * m * m + NN_PLANE_BLACK * m * m] == 1.0f;
+        double z_win = black_to_move ? 1.0 : 0.0;   /* black won */
+        ck_assert_msg(fabs(vt[0] - ((1 - mix) * z_win + mix * (1 + q) / 2)) < 1e-6 &&
+                      vt[1] == 0.0f &&
+                      fabs(vt[2] - ((1 - mix) * (1 - z_win) + mix * (1 - q) / 2)) < 1e-6,
+                      "sample %d: value target %g %g %g", i, vt[0], vt[1], vt[2]);
+        seen[black_to_move]++;
+    }
+    ck_assert(seen[0] > 0 && seen[1] > 0);
+
+    int n = replay_fill(rp, &b, 0, b.n);
+    ck_assert_int_gt(n, 0);
+    for (int i = 0; i < n; i++) {
+        const float *vt = b.value + (size_t)i * 3;
+        ck_assert(vt[1] == 0.0f && (vt[0] == 1.0f || vt[2] == 1.0f) && vt[0] + vt[2] == 1.0f);
+    }
+    replay_batch_release_buffers(&b);
+    record_free(&g);
+    replay_free(rp);
+}
+END_TEST
+
 START_TEST(test_replay_window_and_samples)
 {
     const int size = 7, m = 9; /* a net for 9x9 serving 7x7 */
@@ -1396,7 +1441,7 @@ int main(void)
 {
     Suite *s = suite_create("train");
     ADD_CASE(s, "unit", 30, test_wire_stream, test_wire_lines, test_replay_window_and_samples,
-             test_replay_policy_outputs,
+             test_replay_policy_outputs, test_replay_value_mix,
              test_config_roundtrip, test_nonfinite_model_refused, test_exact_resume);
     ADD_CASE(s, "process", asan() ? 240 : 120, test_bad_arguments, test_init_model,
              test_bad_run_paths, test_disk_full_holds_games, test_real_disk_full_tmpfs,
