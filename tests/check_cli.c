@@ -292,6 +292,9 @@ START_TEST(test_run_config_versions)
     static const char bad[] = "version=5\nblocks=41\n";   /* above NN_MAX_BLOCKS */
     ck_assert_int_eq(run_config_parse(&d, bad, sizeof bad - 1, "bad", err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "bad:2: bad value for blocks"));
+    static const char bad_mix[] = "version=8\nvalue_mix=-0.1\n";
+    ck_assert_int_eq(run_config_parse(&d, bad_mix, sizeof bad_mix - 1, "mix", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "mix:2: bad value for value_mix"), "%s", err);
 }
 END_TEST
 

@@ -1424,6 +1424,9 @@ START_TEST(test_bad_arguments)
     expect_gomoku(2, "missing RUN_DIR", "train");
     expect_gomoku(2, "--steps wants S or +N", "train /tmp/x --steps +0");
     expect_gomoku(2, "bad value for rule: 'go'", "train /tmp/x --rule go");
+    expect_gomoku(2, "bad value for value_mix: 'nan'", "train /tmp/x --value-mix nan");
+    expect_gomoku(2, "bad value for value_mix: '1.5' (out of range 0..1)",
+                  "train /tmp/x --value-mix 1.5");
     expect_gomoku(0, "usage: gomoku train", "train --help");
     expect_gomoku(2, "are required", "worker --records-fd 1");
     /* a directory with other things in it is not taken for a run */
