@@ -127,6 +127,7 @@ int cmd_selfplay(int argc, char **argv)
            "\"avg_batch\":%.2f,\"cache_hits\":%llu,\"black\":%llu,\"white\":%llu,\"draws\":%llu,"
            "\"resigns\":%llu,\"no_resign_games\":%llu,\"false_resigns\":%llu,"
            "\"openings\":%llu,\"openings_redrawn\":%llu,\"openings_given_up\":%llu,"
+           "\"vct_checks\":%llu,\"vct_wins\":%llu,\"vct_defences\":%llu,"
            "\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"cheap_visits\":%d,\"full_frac\":%.3f,"
            "\"parallel\":%d,\"interrupted\":%s}\n",
            (unsigned long long)st.games, (unsigned long long)w.games, w.shards,
@@ -137,6 +138,8 @@ int cmd_selfplay(int argc, char **argv)
            (unsigned long long)st.resigns, (unsigned long long)st.no_resign_games,
            (unsigned long long)st.false_resigns, (unsigned long long)st.openings,
            (unsigned long long)st.openings_redrawn, (unsigned long long)st.openings_given_up,
+           (unsigned long long)st.vct_checks, (unsigned long long)st.vct_wins,
+           (unsigned long long)st.vct_defences,
            rule_name(o.rule), o.size, o.visits,
            o.cheap_visits, o.full_frac, o.parallel, g_stop ? "true" : "false");
     selfplay_free(sp);

@@ -277,6 +277,10 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
         c->open_frac = 0.0;
     if (c->version < 8)   /* runs before the mixed value target */
         c->value_mix = 0.0;
+    if (c->version < 9) {   /* runs before self-play's threat budgets were settings */
+        c->selfplay_vct_root_nodes = 2000;
+        c->selfplay_vct_defend_nodes = 0;
+    }
     if (c->version < 6)   /* runs before the threat planes (the default since) */
         snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));
     if (c->version < 5) {   /* what runs before the search settings searched with */
@@ -333,6 +337,8 @@ void run_config_selfplay_opts(const run_config_t *c, selfplay_opts_t *so)
     so->open_frac = c->open_frac;
     so->open_stones = c->open_stones;
     so->open_balance = c->open_balance;
+    so->vct_root_nodes = c->selfplay_vct_root_nodes;
+    so->vct_defend_nodes = c->selfplay_vct_defend_nodes;
     so->temp_moves = c->temp_moves;
     so->search.c_puct = c->c_puct;
     so->search.fpu = c->fpu;

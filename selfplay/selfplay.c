@@ -52,6 +52,8 @@ int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
         ARG(S_TEMP_MOVES, &o->temp_moves), ARG(S_ALPHA, &o->dirichlet_alpha),
         ARG(S_FORCED_K, &o->forced_k), ARG(S_OPEN_FRAC, &o->open_frac),
         ARG(S_OPEN_STONES, &o->open_stones), ARG(S_OPEN_BALANCE, &o->open_balance),
+        ARG(S_SELFPLAY_VCT_ROOT_NODES, &o->vct_root_nodes),
+        ARG(S_SELFPLAY_VCT_DEFEND_NODES, &o->vct_defend_nodes),
         ARG(S_C_PUCT, &o->search.c_puct),
         ARG(S_FPU, &o->search.fpu), ARG(S_FPU_ROOT, &o->search.fpu_root),
         ARG(S_VCF_NODES, &o->search.vcf_nodes), ARG(S_VCF_ROOT_NODES, &o->search.vcf_root_nodes),
@@ -75,6 +77,20 @@ static double sp_unit(selfplay_t *sp)
 }
 
 static_assert(SELFPLAY_OPEN_STONES_MAX == 12, "check_opts names the limit");
+
+/* Each tree's VCT solver (tables and node pool): 256 KiB at the default
+ * budgets, as self-play always had (so the same records for a seed); for
+ * other budgets 256 bytes a node of the larger one (the solver keeps every
+ * child it makes: 1 MiB held about 7,000 nodes, README), at least that. */
+static size_t selfplay_vct_tt_bytes(const selfplay_opts_t *o)
+{
+    size_t floor = (size_t)256 << 10;
+    if (o->vct_root_nodes == SELFPLAY_VCT_ROOT_NODES && o->vct_defend_nodes == 0)
+        return floor;
+    size_t nodes = (size_t)(o->vct_root_nodes > o->vct_defend_nodes ? o->vct_root_nodes
+                                                                     : o->vct_defend_nodes);
+    return nodes * 256 > floor ? nodes * 256 : floor;
+}
 
 static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
 {
@@ -105,6 +121,8 @@ static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
         bad = "opening fraction or balance outside 0..1";
     else if (o->open_stones < 1 || o->open_stones > SELFPLAY_OPEN_STONES_MAX)
         bad = "opening stones outside 1..12";   /* SELFPLAY_OPEN_STONES_MAX */
+    else if (o->vct_root_nodes < 0 || o->vct_defend_nodes < 0)
+        bad = "negative VCT node budget";
     if (bad) {
         snprintf(err, errlen, "self-play options: %s", bad);
         return -1;
@@ -150,13 +168,13 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     so.mcts.forced_k = (float)o->forced_k;   /* active only at a noised (full-search) root */
     so.mcts.seed = o->seed * 1000003u;
     /* Threats in self-play: budgets in nodes (the records stay a function
-     * of the seed), small enough that a move costs about what its search
-     * does; the defence against the opponent's VCT is left to the
-     * search (threat pruning and proven values) rather than solved. */
-    so.mcts.vct_root_nodes = SELFPLAY_VCT_ROOT_NODES;
-    so.mcts.vct_defend_nodes = 0;
+     * of the seed). By default small enough that a move costs about what
+     * its search does, and the defence against the opponent's VCT is left
+     * to the search (threat pruning and proven values) rather than solved. */
+    so.mcts.vct_root_nodes = (uint32_t)o->vct_root_nodes;
+    so.mcts.vct_defend_nodes = (uint32_t)o->vct_defend_nodes;
     so.mcts.select_lcb = 0.0f;   /* the most visited move, as the records always had */
-    so.mcts.vct_tt_bytes = (size_t)256 << 10;
+    so.mcts.vct_tt_bytes = selfplay_vct_tt_bytes(o);
     sp->search = searcher_create(model, &so, note, notelen, err, errlen);
     if (!sp->search)
         goto out_free_sp;
@@ -451,4 +469,9 @@ void selfplay_get_stats(const selfplay_t *sp, selfplay_stats_t *out)
     searcher_stats_t ss;
     searcher_get_stats(sp->search, &ss);
     out->cache_hits = ss.cache_hits;
+    for (int g = 0; g < sp->o.parallel; g++) {
+        out->vct_checks += mcts_vct_checks(sp->games[g].tree);
+        out->vct_wins += mcts_vct_wins(sp->games[g].tree);
+        out->vct_defences += mcts_vct_defences(sp->games[g].tree);
+    }
 }

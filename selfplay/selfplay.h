@@ -7,8 +7,9 @@
  * one tree per game; play/searcher.h) and records. One thread drives it.
  *
  * The search sees threats as mcts.h describes (threat pruning, VCF at each
- * leaf, the root's VCT within SELFPLAY_VCT_ROOT_NODES solver nodes); the
- * root's defence solve is off, so a move costs about what its search does. */
+ * leaf, the root's VCT within vct_root_nodes solver nodes, by default
+ * SELFPLAY_VCT_ROOT_NODES); the root's defence solve is off by default
+ * (vct_defend_nodes 0), so a move costs about what its search does. */
 #ifndef GZ_SELFPLAY_H
 #define GZ_SELFPLAY_H
 
@@ -63,6 +64,11 @@ typedef struct selfplay_opts {
     double open_frac;
     int open_stones;
     double open_balance;
+    /* The threat search, in solver nodes (never time: the records stay a
+     * function of the seed): the root's VCT, and each solve of the root's
+     * defence against the opponent's VCT (mcts_params_t); 0: off. */
+    int vct_root_nodes;
+    int vct_defend_nodes;
     search_settings_t search; /* c_puct, fpu, VCF checks */
 } selfplay_opts_t;
 
@@ -84,6 +90,9 @@ typedef struct selfplay_stats {
     uint64_t openings;          /* games started from a balanced random opening */
     uint64_t openings_redrawn;  /* openings drawn again (too one-sided) */
     uint64_t openings_given_up; /* games that fell back to the empty board */
+    uint64_t vct_checks;     /* the threat search's VCT solves (root VCTs; mcts_vct_checks) */
+    uint64_t vct_wins;       /* of them, wins found */
+    uint64_t vct_defences;   /* roots searched among the refutations of the opponent's VCT */
     uint64_t results[4];     /* by result_t */
 } selfplay_stats_t;
 

@@ -95,7 +95,7 @@ const setting_t settings_table[S_COUNT] = {
                           STR(MCTS_VCF_ROOT_NODES), "N",
                           "VCF check of each root (kept ones too), solver nodes; 0: off",
                           BY_MATCH | SELFPLAY, RUN(vcf_root_nodes)},
-    /* the threat search of play (self-play's budgets are fixed: selfplay.h) */
+    /* the threat search of play (self-play's: S_SELFPLAY_VCT_*) */
     [S_VCT_NODES] = {"vct_nodes", "vct-nodes", SET_INT, 0, 1000000, "0", "N",
                      "VCT check of each new leaf that faces no four, solver nodes; 0: off",
                      PLAYERS},
@@ -201,6 +201,18 @@ const setting_t settings_table[S_COUNT] = {
                         "a random opening is kept when the root value of its first (cheap) "
                         "search lies within -V..V; else another is drawn (" STR(SELFPLAY_OPEN_TRIES)
                         " tries, then the empty board)", SELFPLAY, RUN_RESUME(open_balance)},
+    /* self-play's threat search: node budgets only, so the records stay a
+     * function of the seed */
+    [S_SELFPLAY_VCT_ROOT_NODES] = {"selfplay_vct_root_nodes", "vct-root-nodes", SET_INT, 0,
+                                   100000000, STR(SELFPLAY_VCT_ROOT_NODES), "N",
+                                   "self-play's VCT of each root, solver nodes; 0: off",
+                                   SELFPLAY, RUN_RESUME(selfplay_vct_root_nodes)},
+    [S_SELFPLAY_VCT_DEFEND_NODES] = {"selfplay_vct_defend_nodes", "vct-defend-nodes", SET_INT, 0,
+                                     100000000, "0", "N",
+                                     "self-play's root defence against the opponent's VCT: "
+                                     "nodes of each solve (N/16, N/4, then N for the "
+                                     "undecided); 0: off, the search alone defends",
+                                     SELFPLAY, RUN_RESUME(selfplay_vct_defend_nodes)},
     [S_VALUE_MIX] = {"value_mix", "value-mix", SET_DOUBLE, 0, 1, "0", "F",
                      "the value target: (1-F) x the game's result + F x the root value of the "
                      "position's search; 0: the result alone", BY_TRAIN, RUN_RESUME(value_mix)},

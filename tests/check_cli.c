@@ -282,16 +282,29 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=8\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=9\n"));
     ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
     ck_assert_ptr_nonnull(strstr(text, "open_frac=0\n"));    /* and before the openings */
     ck_assert_ptr_nonnull(strstr(text, "value_mix=0\n"));    /* and the mixed value target */
+    /* and self-play's threat budgets, as fixed before they were settings */
+    ck_assert_ptr_nonnull(strstr(text, "selfplay_vct_root_nodes=2000\n"));
+    ck_assert_ptr_nonnull(strstr(text, "selfplay_vct_defend_nodes=0\n"));
     run_config_t d;
     ck_assert_msg(run_config_parse(&d, text, n, "v5", err, sizeof err) == 0, "%s", err);
     ck_assert(d.c_puct == 2.25 && d.fpu == 0.5 && d.visits == 8 && d.size == 9);
     static const char bad[] = "version=5\nblocks=41\n";   /* above NN_MAX_BLOCKS */
     ck_assert_int_eq(run_config_parse(&d, bad, sizeof bad - 1, "bad", err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "bad:2: bad value for blocks"));
+    static const char v8[] = "version=8\nselfplay_vct_root_nodes=30000\n";   /* a later key */
+    ck_assert_msg(run_config_parse(&d, v8, sizeof v8 - 1, "v8", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(d.selfplay_vct_root_nodes, 2000);
+    static const char v9[] = "version=9\nselfplay_vct_root_nodes=30000\nselfplay_vct_defend_nodes=500\n";
+    ck_assert_msg(run_config_parse(&d, v9, sizeof v9 - 1, "v9", err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(d.selfplay_vct_root_nodes, 30000);
+    ck_assert_int_eq(d.selfplay_vct_defend_nodes, 500);
+    static const char bad_vct[] = "version=9\nselfplay_vct_defend_nodes=-1\n";
+    ck_assert_int_eq(run_config_parse(&d, bad_vct, sizeof bad_vct - 1, "vct", err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "vct:2: bad value for selfplay_vct_defend_nodes"), "%s", err);
     static const char bad_mix[] = "version=8\nvalue_mix=-0.1\n";
     ck_assert_int_eq(run_config_parse(&d, bad_mix, sizeof bad_mix - 1, "mix", err, sizeof err), -1);
     ck_assert_msg(strstr(err, "mix:2: bad value for value_mix"), "%s", err);

@@ -284,6 +284,44 @@ START_TEST(test_balanced_openings)
 }
 END_TEST
 
+/* Self-play's threat budgets reach its search: no VCT solve at all with
+ * both off; the root's VCT at every searched root by default and no
+ * defence solve; with a defence budget, roots searched among the
+ * refutations of the opponent's VCT (the 9x9 games of a tiny net make
+ * threats). A negative budget is refused. */
+START_TEST(test_threat_budgets)
+{
+    const struct { int root, defend; } cases[] = {{0, 0}, {SELFPLAY_VCT_ROOT_NODES, 0}, {0, 400}};
+    selfplay_stats_t st[3];
+    for (int i = 0; i < 3; i++) {
+        selfplay_opts_t o;
+        small_opts(&o, 9, 4, 16);
+        ck_assert_int_eq(o.vct_root_nodes, SELFPLAY_VCT_ROOT_NODES);
+        ck_assert_int_eq(o.vct_defend_nodes, 0);
+        o.vct_root_nodes = cases[i].root;
+        o.vct_defend_nodes = cases[i].defend;
+        o.seed = 21;
+        collect_t c = {0};
+        run_games(&o, 8, &c, &st[i]);
+    }
+    ck_assert_uint_eq(st[0].vct_checks, 0);
+    ck_assert_uint_eq(st[0].vct_defences, 0);
+    ck_assert_uint_ge(st[1].vct_checks, st[1].moves / 2);
+    ck_assert_uint_eq(st[1].vct_defences, 0);
+    ck_assert_uint_gt(st[2].vct_defences, 0);
+
+    selfplay_opts_t bad;
+    small_opts(&bad, 9, 4, 16);
+    bad.device = "cpu";
+    bad.vct_defend_nodes = -1;
+    nn_model_t *m = tiny_model(9);
+    char err[256] = "";
+    ck_assert_ptr_null(selfplay_create(&bad, m, 1, NULL, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, "VCT node budget"), "%s", err);
+    nn_model_free(m);
+}
+END_TEST
+
 /* Recorded targets of full searches: entries, entries of one visit (and
  * those at roots not proven: root value not +-1), and the visits they
  * hold. */
@@ -730,6 +768,7 @@ START_TEST(test_cmd_bad_args)
         "--random-net --games 3 --out /tmp/x --full-frac 2",
         "--random-net --games 3 --out /tmp/x --bogus 1",
         "--random-net --games three --out /tmp/x",
+        "--random-net --games 3 --out /tmp/x --vct-defend-nodes -5",
     };
     char dir[256], err[2048];
     make_tmpdir(dir, sizeof dir);
@@ -782,7 +821,7 @@ int main(void)
 {
     Suite *s = suite_create("selfplay");
     ADD_CASE(s, "games", 60, test_twenty_games_every_rule, test_playout_cap_flags,
-             test_forced_playouts_targets, test_balanced_openings,
+             test_forced_playouts_targets, test_balanced_openings, test_threat_budgets,
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
