@@ -10,6 +10,7 @@
 #include "engine/gamefile.h"
 #include "selfplay/args.h"
 #include "selfplay/rundir.h"
+#include "selfplay/selfplay.h"
 #include "tests/testkit.h"
 
 static const cmd_help_t help = {"demo", 0, "gomoku demo [--games N] FILE", "A demo command."};
@@ -302,6 +303,11 @@ START_TEST(test_run_config_versions)
     ck_assert_msg(run_config_parse(&d, v9, sizeof v9 - 1, "v9", err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(d.selfplay_vct_root_nodes, 30000);
     ck_assert_int_eq(d.selfplay_vct_defend_nodes, 500);
+    selfplay_opts_t so;   /* what a worker of that run searches with */
+    selfplay_opts_default(&so);
+    run_config_selfplay_opts(&d, &so);
+    ck_assert_int_eq(so.vct_root_nodes, 30000);
+    ck_assert_int_eq(so.vct_defend_nodes, 500);
     static const char bad_vct[] = "version=9\nselfplay_vct_defend_nodes=-1\n";
     ck_assert_int_eq(run_config_parse(&d, bad_vct, sizeof bad_vct - 1, "vct", err, sizeof err), -1);
     ck_assert_msg(strstr(err, "vct:2: bad value for selfplay_vct_defend_nodes"), "%s", err);
