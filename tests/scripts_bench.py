@@ -3,8 +3,9 @@
 through scripts/lib/pbrain.py as scripts/bench-play does): a defence found
 and counted, and a bad positions file refused with one line that says
 where; scripts/bench-regret's arithmetic with a stand-in judge and stand-in
-engines, and its bad input. Run by meson with GOMOKU_BIN and GOMOKU_SRC
-set."""
+engines, and its bad input; scripts/strength's series (bots, and a model
+through gomoku pbrain), its pooling, resumption and comparison, and its
+bad input. Run by meson with GOMOKU_BIN and GOMOKU_SRC set."""
 import json
 import os
 import subprocess
@@ -15,6 +16,7 @@ BIN = os.environ["GOMOKU_BIN"]
 SRC = os.environ["GOMOKU_SRC"]
 SCRIPT = os.path.join(SRC, "scripts", "bench-defend")
 REGRET = os.path.join(SRC, "scripts", "bench-regret")
+STRENGTH = os.path.join(SRC, "scripts", "strength")
 # A stand-in pbrain: as `judge`, it rates a position with one stone 100
 # for the side to move, and after a second stone at 7,7 -M3 (the side to
 # move is lost), else +M3, and names 7,7 its move; as `engine X,Y`, it
@@ -121,6 +123,7 @@ def main():
         if r.returncode == 0 or "no program" not in r.stderr:
             fail("a missing --bin program: exit %d, %r" % (r.returncode, r.stderr))
     regret()
+    strength()
     print("ok")
 
 
@@ -177,6 +180,77 @@ def regret():
             err = r.stderr.strip()
             if r.returncode == 0 or why not in err or "\n" in err:
                 fail("bench-regret file %r: exit %d, stderr %r" % (text, r.returncode, err))
+
+
+def strength():
+    def run(*args):
+        return subprocess.run([sys.executable, STRENGTH, "--build", os.path.dirname(BIN),
+                               "--size", "9", "--openings", "2"] + list(args),
+                              capture_output=True, text=True)
+
+    def last_json(r, what):
+        if r.returncode != 0:
+            fail("strength %s: exit %d, %r" % (what, r.returncode, r.stderr))
+        return json.loads(r.stdout.strip().splitlines()[-1])
+
+    with tempfile.TemporaryDirectory() as d:
+        a, b = os.path.join(d, "a"), os.path.join(d, "b")
+        out = last_json(run("bot:greedy", "bot:random", "--games", "4", "--seeds", "1,2",
+                            "--out", a), "bots")
+        per = [json.load(open(os.path.join(a, "s%d" % k, "result.json"))) for k in (1, 2)]
+        for k in ("wins", "losses", "draws"):
+            if out[k] != per[0][k] + per[1][k]:
+                fail("strength pooled %s %d, seeds %d + %d" % (k, out[k], per[0][k], per[1][k]))
+        if out["games"] != 8 or sum(out["black"]) + sum(out["white"]) != 8 or \
+                len([f for f in os.listdir(os.path.join(a, "s1")) if f.endswith(".psq")]) != 4:
+            fail("strength series: %s" % out)
+        # a seed already played is read, not played again: a result put there counts
+        with open(os.path.join(a, "s2", "result.json"), "w") as f:
+            json.dump({"wins": 1, "losses": 2, "draws": 1, "a_black": [1, 0, 1],
+                       "a_white": [0, 2, 0]}, f)
+        again = last_json(run("bot:greedy", "bot:random", "--games", "4", "--seeds", "1,2",
+                              "--out", a), "resumed")
+        if (again["wins"], again["losses"], again["draws"]) != \
+                (per[0]["wins"] + 1, per[0]["losses"] + 2, per[0]["draws"] + 1):
+            fail("strength did not read the seed already played: %s" % again)
+        # a model through gomoku pbrain, compared with the series above
+        model = os.path.join(d, "m.gzm")
+        subprocess.run([BIN, "model", "init", "--blocks", "1", "--channels", "8", "--board-max",
+                        "9", "--out", model], check=True, capture_output=True)
+        cmp_ = last_json(run(model, "bot:random", "--games", "2", "--seeds", "3", "--time", "30",
+                             "--threads", "1", "--out", b, "--against", a), "model")
+        s = (cmp_["wins"] + 0.5 * cmp_["draws"]) / 2
+        o = (again["wins"] + 0.5 * again["draws"]) / 8
+        if cmp_["games"] != 2 or abs(cmp_["against"]["diff"] - (s - o)) > 1e-3 or \
+                abs(cmp_["against"]["score"] - o) > 1e-3:
+            fail("strength --against: %s (own %.3f, other %.3f)" % (cmp_, s, o))
+        # Elo as gomoku match gives it: 17-20-3 is -26 [-136, +79]
+        import importlib.machinery
+        import importlib.util
+        loader = importlib.machinery.SourceFileLoader("strength", STRENGTH)
+        st = importlib.util.module_from_spec(importlib.util.spec_from_loader("strength", loader))
+        loader.exec_module(st)
+        e, lo, hi = st.elo_interval(17, 20, 3)
+        if "%.1f %.1f %.1f" % (e, lo, hi) != "-26.1 -135.8 78.5":
+            fail("strength's Elo interval: %.1f [%.1f, %.1f]" % (e, lo, hi))
+        with open(os.path.join(b, "s3", "result.json"), "w") as f:
+            f.write("{not json")
+        bad = [
+            (["bot:greedy", "bot:random", "--games", "3", "--out", a], "an even number"),
+            (["bot:greedy", "bot:random", "--seeds", "1,x", "--out", a], "whole numbers"),
+            (["bot:greedy", "bot:random", "--seeds", "1,1", "--out", a], "distinct seeds"),
+            (["bot:greedy", "nosuch:x", "--seeds", "9", "--games", "2", "--out", a],
+             "seed 9: gomoku match exited 2: gomoku match: cannot read model nosuch:x"),
+            (["bot:greedy", "bot:random", "--out", a, "--against", os.path.join(d, "none")],
+             "no such directory"),
+            (["bot:greedy", "bot:random", "--seeds", "3", "--out", b], "not a result of this script"),
+            ([os.path.join(d, "none.gzm"), "bot:random", "--seeds", "4", "--out", b], "no model file"),
+        ]
+        for args, why in bad:
+            r = run(*args)
+            err = r.stderr.strip()
+            if r.returncode != 2 or why not in err or "\n" in err:
+                fail("strength %s: exit %d, stderr %r" % (args, r.returncode, err))
 
 
 if __name__ == "__main__":
