@@ -84,12 +84,12 @@ static_assert(SELFPLAY_OPEN_STONES_MAX == 12, "check_opts names the limit");
  * child it makes: 1 MiB held about 7,000 nodes, README), at least that. */
 static size_t selfplay_vct_tt_bytes(const selfplay_opts_t *o)
 {
-    size_t floor = (size_t)256 << 10;
+    size_t least = (size_t)256 << 10;
     if (o->vct_root_nodes == SELFPLAY_VCT_ROOT_NODES && o->vct_defend_nodes == 0)
-        return floor;
+        return least;
     size_t nodes = (size_t)(o->vct_root_nodes > o->vct_defend_nodes ? o->vct_root_nodes
                                                                      : o->vct_defend_nodes);
-    return nodes * 256 > floor ? nodes * 256 : floor;
+    return nodes * 256 > least ? nodes * 256 : least;
 }
 
 static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
