@@ -121,9 +121,14 @@ struct nn_eval {
     int max_batch;
     int m;                      /* board_max of the net */
     int features, planes;       /* the net's input feature set and its planes P */
-    float *in;                  /* (max_batch, P, M, M) */
-    float *pol;                 /* (max_batch, M*M) */
-    float *val;                 /* (max_batch, 3) */
+    int symmetry;               /* NN_SYM_NONE, NN_SYM_ONE or NN_SYM_ALL */
+    int copies;                 /* net rows a board takes: 8 under NN_SYM_ALL, else 1 */
+    float *in;                  /* (max_batch * copies, P, M, M) */
+    float *pol;                 /* (max_batch * copies, M*M) */
+    float *val;                 /* (max_batch * copies, 3) */
+    float *plane;               /* (M*M): one plane before its transform */
+    int perm_size;              /* the board size perm is for (0: none yet) */
+    uint16_t perm[SYM_COUNT][BOARD_CELLS]; /* net index of point p under each symmetry */
     uint64_t calls, evals;
 };
 
@@ -143,11 +148,14 @@ nn_eval_t *nn_eval_create(nn_net_t *net, nn_eval_cache_t *cache, int max_batch, 
     e->m = nn_net_config(net)->board_max;
     e->features = nn_net_config(net)->features;
     e->planes = nn_net_config(net)->in_planes;
+    e->copies = 1;
     size_t mm = (size_t)e->m * (size_t)e->m;
-    e->in = malloc((size_t)max_batch * e->planes * mm * sizeof(float));
-    e->pol = malloc((size_t)max_batch * mm * sizeof(float));
-    e->val = malloc((size_t)max_batch * NN_VALUE_OUTPUTS * sizeof(float));
-    if (!e->in || !e->pol || !e->val)
+    size_t rows = (size_t)nn_net_max_batch(net);   /* room for NN_SYM_ALL's copies */
+    e->in = malloc(rows * e->planes * mm * sizeof(float));
+    e->pol = malloc(rows * mm * sizeof(float));
+    e->val = malloc(rows * NN_VALUE_OUTPUTS * sizeof(float));
+    e->plane = malloc(mm * sizeof(float));
+    if (!e->in || !e->pol || !e->val || !e->plane)
         goto out_free_eval;
     return e;
 out_free_eval:
@@ -164,42 +172,127 @@ void nn_eval_free(nn_eval_t *e)
     free(e->in);
     free(e->pol);
     free(e->val);
+    free(e->plane);
     free(e);
 }
 
-/* One forward call for boards[0..min(n, max_batch)) into e->pol / e->val;
- * returns how many. */
+int nn_eval_set_symmetry(nn_eval_t *e, int symmetry, char *err, size_t errlen)
+{
+    if (symmetry != NN_SYM_NONE && symmetry != NN_SYM_ONE && symmetry != NN_SYM_ALL) {
+        snprintf(err, errlen, "symmetry %d: 0, 1 or 8", symmetry);
+        return -1;
+    }
+    int copies = symmetry == NN_SYM_ALL ? SYM_COUNT : 1;
+    if (e->max_batch * copies > nn_net_max_batch(e->net)) {
+        snprintf(err, errlen, "symmetry 8 takes 8 net rows a board: %d boards need a net batch "
+                 "of %d, not %d", e->max_batch, e->max_batch * copies, nn_net_max_batch(e->net));
+        return -1;
+    }
+    e->symmetry = symmetry;
+    e->copies = copies;
+    return 0;
+}
+
+/* The symmetry of copy j of board b: its own under NN_SYM_ALL, one fixed
+ * by the position's hash under NN_SYM_ONE (so a position always gets the
+ * same answer), the identity otherwise. */
+static int copy_sym(const nn_eval_t *e, const board_t *b, int j)
+{
+    if (e->symmetry == NN_SYM_ALL)
+        return j;
+    if (e->symmetry == NN_SYM_ONE)
+        return (int)(((b->hash ^ (b->hash >> 29)) * 0x9e3779b97f4a7c15ull) >> 61);
+    return 0;
+}
+
+/* e->perm for boards of size s: where each point lands in the net's
+ * M x M input and policy under each symmetry. */
+static void set_perm(nn_eval_t *e, int s)
+{
+    if (e->perm_size == s)
+        return;
+    for (int sym = 0; sym < SYM_COUNT; sym++)
+        for (int p = 0; p < s * s; p++)
+            e->perm[sym][p] = (uint16_t)nn_policy_index(sym_point(sym, p, s), s, e->m);
+    e->perm_size = s;
+}
+
+/* Every plane of one encoded board (P, M, M) moved by sym over the
+ * board's s x s points; what lies beyond them (a board smaller than the
+ * net's) stays as encoded. */
+static void transform_planes(nn_eval_t *e, float *x, int sym, int s)
+{
+    int np = s * s;
+    size_t mm = (size_t)e->m * (size_t)e->m;
+    set_perm(e, s);
+    const uint16_t *to = e->perm[sym], *from = e->perm[0];
+    for (int c = 0; c < e->planes; c++, x += mm) {
+        memcpy(e->plane, x, mm * sizeof(float));
+        for (int p = 0; p < np; p++)
+            x[to[p]] = e->plane[from[p]];
+    }
+}
+
+/* One forward call for boards[0..min(n, max_batch)) into e->pol / e->val,
+ * board i's copies in rows i * copies ..; returns how many boards. */
 static int forward_batch(nn_eval_t *e, const board_t *const *boards, int n)
 {
     int m = e->m;
-    size_t mm = (size_t)m * (size_t)m;
+    size_t mm = (size_t)m * (size_t)m, in_row = (size_t)e->planes * mm;
     int k = n < e->max_batch ? n : e->max_batch;
     for (int i = 0; i < k; i++) {
-        assert(boards[i]->size <= m);
-        nn_encode_features(boards[i], e->features, m, e->in + (size_t)i * e->planes * mm);
+        const board_t *b = boards[i];
+        assert(b->size <= m);
+        float *x = e->in + (size_t)i * e->copies * in_row;
+        nn_encode_features(b, e->features, m, x);
+        for (int j = e->copies - 1; j >= 0; j--) {   /* copy 0 last: it is the encoding */
+            float *xj = x + (size_t)j * in_row;
+            if (j > 0)
+                memcpy(xj, x, in_row * sizeof(float));
+            int sym = copy_sym(e, b, j);
+            if (sym)
+                transform_planes(e, xj, sym, b->size);
+        }
     }
-    nn_net_forward(e->net, e->in, k, e->pol, e->val);
+    nn_net_forward(e->net, e->in, k * e->copies, e->pol, e->val);
     e->calls++;
     e->evals += (uint64_t)k;
     return k;
+}
+
+/* Board i of the last forward_batch, its copies averaged: the policy by
+ * point into row (s*s), W/D/L into wdl. */
+static void board_outputs(nn_eval_t *e, const board_t *b, int i, float *row, float *wdl)
+{
+    int s = b->size, np = s * s;
+    size_t mm = (size_t)e->m * (size_t)e->m;
+    set_perm(e, s);
+    float w = 1.0f / (float)e->copies;
+    for (int p = 0; p < np; p++)
+        row[p] = 0.0f;
+    for (int o = 0; o < NN_VALUE_OUTPUTS; o++)
+        wdl[o] = 0.0f;
+    for (int j = 0; j < e->copies; j++) {
+        int r = i * e->copies + j, sym = copy_sym(e, b, j);
+        const float *src = e->pol + (size_t)r * mm;
+        const uint16_t *at = e->perm[sym];
+        for (int p = 0; p < np; p++)
+            row[p] += w * src[at[p]];
+        for (int o = 0; o < NN_VALUE_OUTPUTS; o++)
+            wdl[o] += w * e->val[(size_t)r * NN_VALUE_OUTPUTS + o];
+    }
 }
 
 void nn_eval_eval(void *user, const board_t *const *boards, int n, float *policy,
                   float *value)
 {
     nn_eval_t *e = user;
-    int m = e->m;
-    size_t mm = (size_t)m * (size_t)m;
     for (int off = 0; off < n; off += e->max_batch) {
         int k = forward_batch(e, boards + off, n - off);
         for (int i = 0; i < k; i++) {
             const board_t *b = boards[off + i];
-            int s = b->size, np = s * s;
-            float *row = policy + (size_t)(off + i) * BOARD_CELLS;
-            const float *src = e->pol + (size_t)i * mm;
-            for (int p = 0; p < np; p++)
-                row[p] = src[nn_policy_index(p, s, m)];
-            const float *v = e->val + (size_t)i * NN_VALUE_OUTPUTS;
+            float *row = policy + (size_t)(off + i) * BOARD_CELLS, v[NN_VALUE_OUTPUTS];
+            board_outputs(e, b, i, row, v);
             value[off + i] = v[0] - v[2];
             if (e->cache)
                 cache_store(e->cache, b, row, value[off + i]);
@@ -209,10 +302,11 @@ void nn_eval_eval(void *user, const board_t *const *boards, int n, float *policy
 
 void nn_eval_wdl(nn_eval_t *e, const board_t *const *boards, int n, float *wdl)
 {
+    float row[BOARD_CELLS];
     for (int off = 0; off < n; off += e->max_batch) {
         int k = forward_batch(e, boards + off, n - off);
-        memcpy(wdl + (size_t)off * NN_VALUE_OUTPUTS, e->val,
-               (size_t)k * NN_VALUE_OUTPUTS * sizeof(float));
+        for (int i = 0; i < k; i++)
+            board_outputs(e, boards[off + i], i, row, wdl + (size_t)(off + i) * NN_VALUE_OUTPUTS);
     }
 }
 

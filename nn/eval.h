@@ -53,6 +53,20 @@ nn_eval_t *nn_eval_create(nn_net_t *net, nn_eval_cache_t *cache, int max_batch, 
                           size_t errlen);
 void nn_eval_free(nn_eval_t *e);
 
+/* Which of the board's 8 symmetries the net sees (the net was trained on
+ * all 8, so each is a fair question; their errors differ):
+ *   NN_SYM_NONE: the board as it stands (the default);
+ *   NN_SYM_ONE: one symmetry, fixed by the position's hash (the same
+ *     position always gets the same answer; a tree's errors decorrelate
+ *     at no cost);
+ *   NN_SYM_ALL: all 8, policy and W/D/L averaged: 8 net rows a board, so
+ *     the net's max batch must hold max_batch * 8 rows.
+ * 0, or -1 with err (another value, or a net batch too small for 8). */
+#define NN_SYM_NONE 0
+#define NN_SYM_ONE 1
+#define NN_SYM_ALL 8
+int nn_eval_set_symmetry(nn_eval_t *e, int symmetry, char *err, size_t errlen);
+
 /* mcts_eval_fn with user = the nn_eval_t: evaluate boards[0..n-1] with the
  * net (no cache lookup: the search has probed already) and store each
  * result in the cache. Allocates nothing. */
@@ -68,7 +82,8 @@ void nn_eval_wdl(nn_eval_t *e, const board_t *const *boards, int n, float *wdl);
 bool nn_eval_probe(void *user, const board_t *b, float *policy, float *value);
 
 uint64_t nn_eval_calls(const nn_eval_t *e);   /* forward calls so far */
-uint64_t nn_eval_evals(const nn_eval_t *e);   /* positions through the net so far */
+uint64_t nn_eval_evals(const nn_eval_t *e);   /* positions through the net so far (a
+                                                * position's 8 copies count once) */
 
 #ifdef __cplusplus
 }

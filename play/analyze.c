@@ -139,11 +139,10 @@ analyze_t *analyze_create(const analyze_opts_t *o, char *note, size_t notelen, c
     so.search_threads = o->threads;
     so.net_threads = 1;   /* one CPU thread per net: workers x threads nets in all */
     so.size = a->size;
-    so.batch = o->search.batch;
     so.tree_bytes = o->tree_bytes ? o->tree_bytes
                     : o->visits > 0 ? mcts_tree_bytes((uint32_t)o->visits, a->board_max)
                     : (size_t)1 << 30;
-    search_settings_apply(&o->search, &so.mcts);
+    searcher_opts_apply(&so, &o->search);
     for (int i = 0; i < a->nw; i++) {
         a->w[i].a = a;
         a->w[i].s = searcher_create(m, &so, i == 0 ? nn_note : NULL, i == 0 ? sizeof nn_note : 0,

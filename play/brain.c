@@ -316,12 +316,11 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
     so.precision = o->precision;
     so.search_threads = br->nthreads;
     so.net_threads = 1;
-    so.batch = o->search.batch;
     so.size = br->board_max < BOARD_DEFAULT ? br->board_max : BOARD_DEFAULT;
     so.cache_bytes = total / 4;
     so.tree_bytes = total - so.cache_bytes;
     so.mcts.seed = o->seed;
-    search_settings_apply(&o->search, &so.mcts);
+    searcher_opts_apply(&so, &o->search);
     char note[256] = "";
     br->searcher = searcher_create(model, &so, note, sizeof note, err, errlen);
     nn_model_free(model);

@@ -161,11 +161,10 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     if (so.search_threads > SEARCHER_MAX_THREADS)
         so.search_threads = SEARCHER_MAX_THREADS;
     so.net_threads = 1;   /* one CPU thread per search thread's net */
-    so.batch = o->search.batch;
     so.size = size;
     so.visits = o->visits > 0 ? (uint32_t)o->visits : 0;   /* 0: time budget, a 1 GiB tree */
     so.mcts.seed = o->seed;
-    search_settings_apply(&o->search, &so.mcts);
+    searcher_opts_apply(&so, &o->search);
     if (o->cache_bytes)
         so.cache_bytes = o->cache_bytes;
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);

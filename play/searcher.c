@@ -52,6 +52,7 @@ void search_settings_default(search_settings_t *s)
     SEARCH_SETTINGS(FROM_PARAMS)
 #undef FROM_PARAMS
     s->batch = SEARCH_BATCH_DEFAULT;
+    s->symmetry = NN_SYM_NONE;
 }
 
 /* The conversions are C's: int to uint32_t, double to float, nonzero to true. */
@@ -71,12 +72,20 @@ void searcher_opts_default(searcher_opts_t *o)
         .net_threads = 0,
         .trees = 1,
         .batch = SEARCH_BATCH_DEFAULT,
+        .symmetry = NN_SYM_NONE,
         .size = BOARD_DEFAULT,
         .visits = 0,
         .tree_bytes = 0,
         .cache_bytes = (size_t)64 << 20,
     };
     mcts_params_default(&o->mcts);
+}
+
+void searcher_opts_apply(searcher_opts_t *o, const search_settings_t *s)
+{
+    o->batch = s->batch;
+    o->symmetry = s->symmetry;
+    search_settings_apply(s, &o->mcts);
 }
 
 static int check_opts(const searcher_opts_t *o, char *err, size_t errlen)
@@ -94,6 +103,8 @@ static int check_opts(const searcher_opts_t *o, char *err, size_t errlen)
         bad = "board size outside 5..20";
     else if (o->net_threads < 0)
         bad = "net threads < 0";
+    else if (o->symmetry != NN_SYM_NONE && o->symmetry != NN_SYM_ONE && o->symmetry != NN_SYM_ALL)
+        bad = "symmetry not 0, 1 or 8";
     if (bad) {
         snprintf(err, errlen, "search options: %s", bad);
         return -1;
@@ -137,7 +148,7 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
             continue;
         }
         s->ev[i] = nn_eval_create(s->net[i], s->cache, o->trees * o->batch, err, errlen);
-        if (!s->ev[i])
+        if (!s->ev[i] || nn_eval_set_symmetry(s->ev[i], o->symmetry, err, errlen) != 0)
             goto out_drop;
         s->fn[i] = nn_eval_eval;
         s->user[i] = s->ev[i];
@@ -204,6 +215,7 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
     s->board_max = model ? model->cfg.board_max : BOARD_MAX;
     snprintf(s->device_name, sizeof s->device_name, "uniform");
     size_t rows = (size_t)o->trees * (size_t)o->batch;
+    size_t net_rows = rows * (o->symmetry == NN_SYM_ALL ? SYM_COUNT : 1);
     s->trees = calloc((size_t)o->trees, sizeof *s->trees);
     s->boards = calloc(rows, sizeof *s->boards);
     s->policy = malloc(rows * BOARD_CELLS * sizeof(float));
@@ -214,7 +226,7 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
         goto out_free_searcher_nomem;
     if (model) {
         for (int i = 0; i < s->nthreads; i++) {
-            s->net[i] = nn_net_create(model, s->device, (int)rows, o->net_threads,
+            s->net[i] = nn_net_create(model, s->device, (int)net_rows, o->net_threads,
                                       i == 0 ? note : NULL, i == 0 ? notelen : 0, err, errlen);
             if (!s->net[i])
                 goto out_free_searcher;

@@ -58,6 +58,7 @@ typedef struct search_settings {
     double pattern_prior; /* the prior share given by line patterns (0: the net alone) */
     double select_lcb;    /* the move played: value less K / sqrt(visits) (0: most visits) */
     int batch;            /* leaves per net call of each search thread (searcher_opts_t.batch) */
+    int symmetry;         /* the net's view of each position (searcher_opts_t.symmetry) */
 } search_settings_t;
 
 void search_settings_default(search_settings_t *s);
@@ -71,6 +72,8 @@ typedef struct searcher_opts {
     int net_threads;        /* CPU backend threads per net (0: all cores) */
     int trees;              /* G: 1 for play, one per game for self-play */
     int batch;              /* leaves per tree (per thread) per NN call, virtual loss; 1..64 */
+    int symmetry;           /* which of each position's symmetries the net sees: 0 none, 1 one
+                             * fixed by its hash, 8 all averaged (nn/eval.h's NN_SYM_*) */
     int size;               /* board size the trees are sized for; <= the model's board_max */
     uint32_t visits;        /* root visits one search aims at, for sizing (0: time-limited) */
     size_t tree_bytes;      /* per tree; 0: mcts_tree_bytes(visits, size), 1 GiB when visits is 0 */
@@ -82,10 +85,14 @@ typedef struct searcher_opts {
 /* device auto, precision auto, 1 search thread, all cores per net, 1 tree, batch SEARCH_BATCH_DEFAULT, 15x15,
  * visits 0, tree_bytes 0, 64 MiB cache, mcts_params_default. */
 void searcher_opts_default(searcher_opts_t *o);
+/* A player's settings into o: s's batch and symmetry, and the rest into
+ * o->mcts (search_settings_apply). */
+void searcher_opts_apply(searcher_opts_t *o, const search_settings_t *s);
 
 typedef struct searcher searcher_t;
 
-/* Nets (one per search thread; max batch trees * batch), evaluators, cache
+/* Nets (one per search thread; max batch trees * batch, 8 times that
+ * under symmetry 8), evaluators, cache
  * and trees, each tree's root an empty board of o->size, freestyle.
  * model NULL: the uniform evaluator, no net. *note (may be NULL) gets the
  * device choice line of nn_net_create and the precision one of

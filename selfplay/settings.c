@@ -156,6 +156,10 @@ const setting_t settings_table[S_COUNT] = {
                         STR(SEARCH_BATCH_DEFAULT), "B",
                         "leaves each search thread sends to its net at once (the others wait "
                         "under virtual loss); 1: one at a time", PLAYERS},
+    [S_SYMMETRY] = {"symmetry", "symmetry", SET_INT, 0, SYM_COUNT, "0", "0|1|8",
+                    "which of each position's 8 symmetries (rotations, reflections) the net "
+                    "is shown: 0 the position as it stands, 1 one fixed by the position's hash, "
+                    "8 all of them, policy and value averaged (8 net rows a position)", PLAYERS},
 
     [S_VISITS] = {"visits", "visits", SET_INT, 1, 1000000, "200", "V",
                   "playouts of a full search", SELFPLAY, RUN(visits)},

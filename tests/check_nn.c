@@ -1418,6 +1418,87 @@ START_TEST(test_eval_and_cache)
 }
 END_TEST
 
+/* The evaluator's symmetries, on a threat-plane net of 11x11 with boards
+ * of 9x9 and 11x11:
+ *  - NN_SYM_ALL is equivariant: a transformed board's row is the board's
+ *    row moved by the same symmetry, its value the same;
+ *  - NN_SYM_ALL is the mean of the 8 plain evaluations of the transforms,
+ *    each mapped back;
+ *  - NN_SYM_ONE is one of those 8 mapped back, the same one every time
+ *    for the same position, and not always the identity;
+ *  - bad values and a net batch too small for 8 copies are refused. */
+START_TEST(test_eval_symmetry)
+{
+    rng_state = 11;
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, 11);
+    cfg.features = NN_FEATURES_THREAT;
+    cfg.in_planes = nn_feature_planes(cfg.features);
+    nn_model_t *m = model_from_cfg(&cfg, 7, 0.3);
+    char err[256];
+    nn_net_t *net = open_net(m, "cpu", 16, 1);
+    nn_eval_t *plain = nn_eval_create(net, NULL, 8, err, sizeof err);
+    nn_eval_t *all = nn_eval_create(net, NULL, 2, err, sizeof err);
+    nn_eval_t *one = nn_eval_create(net, NULL, 4, err, sizeof err);
+    ck_assert(plain && all && one);
+    ck_assert_int_eq(nn_eval_set_symmetry(plain, 3, err, sizeof err), -1);
+    ck_assert(strstr(err, "symmetry 3") != NULL);
+    ck_assert_int_eq(nn_eval_set_symmetry(plain, NN_SYM_ALL, err, sizeof err), -1);   /* 64 > 16 */
+    ck_assert(strstr(err, "net batch") != NULL);
+    ck_assert_int_eq(nn_eval_set_symmetry(all, NN_SYM_ALL, err, sizeof err), 0);
+    ck_assert_int_eq(nn_eval_set_symmetry(one, NN_SYM_ONE, err, sizeof err), 0);
+    int not_identity = 0;
+    for (int g = 0; g < 12; g++) {
+        int s = g % 2 ? 9 : 11, np = s * s;
+        board_t b, t[SYM_COUNT];
+        random_game(&b, s, (rule_t)(g % RULE_COUNT), 6 + (int)(rnd() % 20));
+        const board_t *rows[SYM_COUNT];
+        for (int k = 0; k < SYM_COUNT; k++) {
+            board_transform(&t[k], &b, k);
+            rows[k] = &t[k];
+        }
+        static float pp[SYM_COUNT * BOARD_CELLS], pa[SYM_COUNT * BOARD_CELLS];
+        float vp[SYM_COUNT], va[SYM_COUNT], p1[2 * BOARD_CELLS], v1[2];
+        nn_eval_eval(plain, rows, SYM_COUNT, pp, vp);
+        nn_eval_eval(all, rows, SYM_COUNT, pa, va);   /* 4 calls of 2 boards, 16 rows each */
+        ck_assert_uint_eq(nn_eval_evals(all), (uint64_t)(g + 1) * SYM_COUNT);
+        const board_t *twice[2] = {&b, &b};
+        nn_eval_eval(one, twice, 2, p1, v1);
+        double mean_v = 0;
+        for (int k = 0; k < SYM_COUNT; k++)
+            mean_v += vp[k] / SYM_COUNT;
+        int match = -1;
+        for (int k = 0; k < SYM_COUNT; k++) {
+            ck_assert_float_eq_tol(va[k], va[0], 1e-5f);
+            bool same = fabsf(v1[0] - vp[k]) < 1e-6f;
+            for (int p = 0; p < np; p++) {
+                int q = sym_point(k, p, s);
+                ck_assert_float_eq_tol(pa[k * BOARD_CELLS + q], pa[p], 1e-5f);
+                double mean_p = 0;
+                for (int j = 0; j < SYM_COUNT; j++)
+                    mean_p += pp[j * BOARD_CELLS + sym_point(j, p, s)] / SYM_COUNT;
+                ck_assert_float_eq_tol(pa[p], mean_p, 1e-5f);
+                same = same && fabsf(p1[p] - pp[k * BOARD_CELLS + q]) < 1e-6f;
+            }
+            if (same && match < 0)
+                match = k;
+        }
+        ck_assert_float_eq_tol(va[0], mean_v, 1e-5f);
+        ck_assert_msg(match >= 0, "game %d: symmetry 1 is none of the 8", g);
+        ck_assert_float_eq_tol(v1[0], v1[1], 1e-6f);   /* rows of a batch may round apart */
+        for (int p = 0; p < np; p++)
+            ck_assert_float_eq_tol(p1[p], p1[BOARD_CELLS + p], 1e-6f);
+        not_identity += match != 0;
+    }
+    ck_assert_int_gt(not_identity, 0);
+    nn_eval_free(plain);
+    nn_eval_free(all);
+    nn_eval_free(one);
+    nn_net_free(net);
+    nn_model_free(m);
+}
+END_TEST
+
 /* A program loading several models says its device and why once; what
  * follows the device part (each net's precision) is said every time. */
 START_TEST(test_device_note_once)
@@ -1939,7 +2020,7 @@ int main(void)
                          test_version1_files, test_threat_net, test_widen_features, test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     ADD_CASE(s, "encode", 60, test_encode, test_encode_renju, test_encode_threats,
-             test_encode_threats_symmetry, test_eval_and_cache);
+             test_encode_threats_symmetry, test_eval_and_cache, test_eval_symmetry);
     ADD_CASE(s, "bf16", 120, test_bf16_conv_kernel, test_bf16_vs_ref_random,
              test_bf16_vs_ref_models, test_bf16_weight_sync, test_bf16_precision_setting);
     return run_suite(s);

@@ -436,19 +436,25 @@ END_TEST
 
 /* ---- the searcher ---- */
 
+/* The defaults on the CPU, one thread per net, boards of size, a 1 MiB cache. */
+static void cpu_opts(searcher_opts_t *o, int size)
+{
+    searcher_opts_default(o);
+    o->device = "cpu";
+    o->net_threads = 1;
+    o->size = size;
+    o->cache_bytes = 1 << 20;
+}
+
 static searcher_t *make_searcher(const nn_model_t *m, int threads, int trees, int size,
                                  uint32_t visits, int batch)
 {
     searcher_opts_t o;
-    searcher_opts_default(&o);
-    o.device = "cpu";
+    cpu_opts(&o, size);
     o.search_threads = threads;
-    o.net_threads = 1;
     o.trees = trees;
-    o.size = size;
     o.visits = visits;
     o.batch = batch;
-    o.cache_bytes = 1 << 20;
     char err[256], note[256];
     searcher_t *s = searcher_create(m, &o, note, sizeof note, err, sizeof err);
     ck_assert_msg(s != NULL, "%s", err);
@@ -672,12 +678,9 @@ START_TEST(test_searcher_step)
 {
     nn_model_t *m = tiny_model(9);
     searcher_opts_t o;
-    searcher_opts_default(&o);
-    o.device = "cpu";
-    o.net_threads = 1;
+    cpu_opts(&o, 9);
     o.trees = 3;
     o.batch = 2;
-    o.size = 9;
     o.visits = 20;
     char err[256], note[256];
     searcher_t *s = searcher_create(m, &o, note, sizeof note, err, sizeof err);
@@ -704,6 +707,67 @@ START_TEST(test_searcher_step)
     searcher_get_stats(s, &st);
     ck_assert_uint_eq(st.nn_calls, (uint64_t)calls);
     searcher_free(s);
+    nn_model_free(m);
+}
+END_TEST
+
+/* The net's view of a position (searcher_opts_t.symmetry, set from a
+ * player's settings by searcher_opts_apply): under 8 the root's value
+ * after one playout is the mean of the plain values of the position's 8
+ * transforms, with 2 threads of 8 leaves (nets of 64 rows); under 1 it is
+ * one of them; a value other than 0, 1 or 8 is refused. */
+START_TEST(test_searcher_symmetry)
+{
+    nn_model_t *m = tiny_model(9);
+    board_t b, t;
+    board_init(&b, 9, RULE_FREESTYLE);
+    const int moves[][2] = {{4, 4}, {5, 3}, {2, 6}, {6, 6}, {3, 2}};
+    for (int i = 0; i < 5; i++)
+        board_play(&b, board_xy(&b, moves[i][0], moves[i][1]));
+    mcts_limits_t lim = {.visits = 1};
+    mcts_result_t r;
+    char err[256], note[256];
+    searcher_t *plain = make_searcher(m, 1, 1, 9, 0, 1);
+    float v[SYM_COUNT], mean = 0;
+    for (int k = 0; k < SYM_COUNT; k++) {
+        board_transform(&t, &b, k);
+        ck_assert_int_eq(searcher_search(plain, &t, &lim, &r, err, sizeof err), 0);
+        v[k] = r.value;
+        mean += v[k] / SYM_COUNT;
+    }
+    ck_assert_float_ne(v[0], v[1]);   /* an asymmetric position: the views differ */
+    searcher_free(plain);
+    search_settings_t set;
+    search_settings_default(&set);
+    ck_assert_int_eq(set.symmetry, 0);
+    searcher_opts_t o;
+    cpu_opts(&o, 9);
+    o.search_threads = 2;
+    set.symmetry = 8;
+    searcher_opts_apply(&o, &set);
+    ck_assert_int_eq(o.batch, SEARCH_BATCH_DEFAULT);
+    searcher_t *all = searcher_create(m, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(all != NULL, "%s", err);
+    ck_assert_int_eq(searcher_search(all, &b, &lim, &r, err, sizeof err), 0);
+    ck_assert_float_eq_tol(r.value, mean, 1e-4f);
+    lim.visits = 200;   /* and it searches on */
+    ck_assert_int_eq(searcher_search(all, &b, &lim, &r, err, sizeof err), 0);
+    ck_assert_uint_ge(r.root_visits, 200);
+    searcher_free(all);
+    set.symmetry = 1;
+    searcher_opts_apply(&o, &set);
+    searcher_t *one = searcher_create(m, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(one != NULL, "%s", err);
+    lim.visits = 1;
+    ck_assert_int_eq(searcher_search(one, &b, &lim, &r, err, sizeof err), 0);
+    int found = 0;
+    for (int k = 0; k < SYM_COUNT; k++)
+        found += fabsf(r.value - v[k]) < 1e-5f;
+    ck_assert_int_ge(found, 1);
+    searcher_free(one);
+    o.symmetry = 3;
+    ck_assert(searcher_create(m, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "symmetry not 0, 1 or 8") != NULL, "%s", err);
     nn_model_free(m);
 }
 END_TEST
@@ -825,7 +889,7 @@ int main(void)
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
-             test_searcher_batch);
+             test_searcher_batch, test_searcher_symmetry);
     ADD_CASE(s, "command", 60, test_cmd_shards, test_cmd_bad_args, test_cmd_sigint);
     return run_suite(s);
 }

@@ -8,6 +8,7 @@ through gomoku pbrain), its pooling, resumption and comparison, and its
 bad input. Run by meson with GOMOKU_BIN and GOMOKU_SRC set."""
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -224,6 +225,26 @@ def strength():
         if cmp_["games"] != 2 or abs(cmp_["against"]["diff"] - (s - o)) > 1e-3 or \
                 abs(cmp_["against"]["score"] - o) > 1e-3:
             fail("strength --against: %s (own %.3f, other %.3f)" % (cmp_, s, o))
+        # the same seeds again: every game pairs with the first series' (the
+        # bots play the same games from the same seed), unless its opening
+        # differs
+        c = os.path.join(d, "c")
+        out_c = last_json(run("bot:greedy", "bot:random", "--games", "4", "--seeds", "1,2",
+                              "--out", c), "again")
+        psq = os.path.join(c, "s2", "game_0003.psq")
+        with open(psq) as f:
+            lines = f.read().splitlines()
+        at = next(i for i, x in enumerate(lines) if re.match(r"^\d+,\d+,\d+$", x))
+        x, y, t = lines[at].split(",")
+        lines[at] = "%d,%s,%s" % ((int(x) + 1) % 9, y, t)
+        with open(psq, "w") as f:
+            f.write("\n".join(lines) + "\n")
+        pc = last_json(run("bot:greedy", "bot:random", "--games", "4", "--seeds", "1,2",
+                           "--out", c, "--against", a), "paired")["against"]
+        if pc.get("paired_games") != 7 or pc.get("paired_diff") != 0 or pc.get("paired_se") != 0:
+            fail("strength's paired comparison: %s (series %s)" % (pc, out_c))
+        if "paired_games" in cmp_["against"]:
+            fail("strength paired games of other seeds: %s" % cmp_)
         # Elo as gomoku match gives it: 17-20-3 is -26 [-136, +79]
         import importlib.machinery
         import importlib.util
