@@ -16,6 +16,7 @@ int options_search(arg_spec_t *out, search_settings_t *s)
         ARG(S_THREAT_PRUNE, &s->threat_prune), ARG(S_SELECT_LCB, &s->select_lcb),
         ARG(S_PATTERN_PRIOR, &s->pattern_prior),
         ARG(S_SEARCH_BATCH, &s->batch), ARG(S_SYMMETRY, &s->symmetry),
+        ARG(S_ROOT_SYMMETRY, &s->root_symmetry),
     };
     return args_append(out, specs, ARGS_COUNT(specs));
 }

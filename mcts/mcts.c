@@ -360,8 +360,8 @@ static float pattern_weights(const board_t *b, const edge_t *ed, int n, float *w
 
 /* Priors from a policy row indexed by point (any scale); with
  * pattern_prior > 0 and a board, that share of the prior mass goes to the
- * moves by their pattern weights. */
-static void set_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b)
+ * moves by their pattern weights. The edges are left in their order. */
+static void fill_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b)
 {
     edge_t *ed = E(t, nd->edge);
     int k = nd->nedges;
@@ -390,7 +390,13 @@ static void set_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b
         v = (v > 0.0f ? v : 0.0f) * scale + (wscale > 0.0f ? w[i] * wscale : 0.0f);
         ed[i].prior = (uint16_t)(v > 0.0f ? (v < PRIOR_ONE ? v + 0.5f : PRIOR_ONE) : 0.0f);
     }
-    sort_edges(ed, k);
+}
+
+/* fill_priors for a new node, its edges then sorted by prior. */
+static void set_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b)
+{
+    fill_priors(t, nd, row, b);
+    sort_edges(E(t, nd->edge), nd->nedges);
 }
 
 /* A leaf the evaluator already knows (its cache): expand it now. */
@@ -1142,6 +1148,18 @@ void mcts_add_noise(mcts_t *t, double alpha, double frac)
     /* keep the visited prefix where it is; re-sort the unvisited rest */
     int nv = r->nvisited;
     qsort(ed + nv, (size_t)(k - nv), sizeof *ed, cmp_edge_prior);
+}
+
+bool mcts_set_root_policy(mcts_t *t, const float *row)
+{
+    node_t *r = N(t, t->root);
+    if (r->state != NS_EXPANDED)
+        return false;
+    fill_priors(t, r, row, &t->root_board);
+    /* keep the visited prefix where it is; re-sort the unvisited rest */
+    int nv = r->nvisited;
+    qsort(E(t, r->edge) + nv, (size_t)(r->nedges - nv), sizeof(edge_t), cmp_edge_prior);
+    return true;
 }
 
 /* ------------------------------------------------------------- results */

@@ -230,6 +230,12 @@ int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms);
 /* Dirichlet(alpha) noise mixed into the root priors with weight frac; the
  * root must be expanded (mcts_root_expanded). Once per root. */
 void mcts_add_noise(mcts_t *t, double alpha, double frac);
+/* New priors for the root's moves from a policy row by point (as an
+ * evaluator gives it), e.g. a better evaluation of a root kept from the
+ * last search; its children and their visits stay. False (nothing done)
+ * when the root is not expanded: a new root takes its priors from its
+ * evaluation. */
+bool mcts_set_root_policy(mcts_t *t, const float *row);
 bool mcts_root_expanded(const mcts_t *t);
 
 /* Two-phase search, for batching leaves outside the tree:

@@ -16,6 +16,7 @@ struct searcher {
     int nthreads;                 /* T */
     nn_net_t *net[SEARCHER_MAX_THREADS];
     nn_eval_t *ev[SEARCHER_MAX_THREADS];
+    nn_eval_t *root_ev;           /* all 8 symmetries of one board on net 0 (root_symmetry) */
     mcts_eval_fn fn[SEARCHER_MAX_THREADS];
     void *user[SEARCHER_MAX_THREADS];
     nn_eval_cache_t *cache;       /* NULL: none */
@@ -53,6 +54,7 @@ void search_settings_default(search_settings_t *s)
 #undef FROM_PARAMS
     s->batch = SEARCH_BATCH_DEFAULT;
     s->symmetry = NN_SYM_NONE;
+    s->root_symmetry = 0;
 }
 
 /* The conversions are C's: int to uint32_t, double to float, nonzero to true. */
@@ -85,6 +87,7 @@ void searcher_opts_apply(searcher_opts_t *o, const search_settings_t *s)
 {
     o->batch = s->batch;
     o->symmetry = s->symmetry;
+    o->root_symmetry = s->root_symmetry;
     search_settings_apply(s, &o->mcts);
 }
 
@@ -105,6 +108,8 @@ static int check_opts(const searcher_opts_t *o, char *err, size_t errlen)
         bad = "net threads < 0";
     else if (o->symmetry != NN_SYM_NONE && o->symmetry != NN_SYM_ONE && o->symmetry != NN_SYM_ALL)
         bad = "symmetry not 0, 1 or 8";
+    else if (o->root_symmetry != 0 && o->root_symmetry != 1)
+        bad = "root symmetry not 0 or 1";
     if (bad) {
         snprintf(err, errlen, "search options: %s", bad);
         return -1;
@@ -123,6 +128,10 @@ static void drop_trees(searcher_t *s)
         nn_eval_free(s->ev[i]);
         s->ev[i] = NULL;
     }
+    if (s->root_ev)
+        s->nn_calls += nn_eval_calls(s->root_ev);
+    nn_eval_free(s->root_ev);
+    s->root_ev = NULL;
     if (s->cache) {
         s->cache_hits += nn_eval_cache_hits(s->cache);
         s->cache_lookups += nn_eval_cache_lookups(s->cache);
@@ -153,6 +162,10 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
         s->fn[i] = nn_eval_eval;
         s->user[i] = s->ev[i];
     }
+    if (s->net[0] && o->root_symmetry &&
+        (!(s->root_ev = nn_eval_create(s->net[0], s->cache, 1, err, errlen)) ||
+         nn_eval_set_symmetry(s->root_ev, NN_SYM_ALL, err, errlen) != 0))
+        goto out_drop;
     mcts_params_t mp = o->mcts;
     mp.mem_bytes = tree_bytes;
     mp.max_pending = o->batch * s->nthreads;
@@ -216,6 +229,8 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
     snprintf(s->device_name, sizeof s->device_name, "uniform");
     size_t rows = (size_t)o->trees * (size_t)o->batch;
     size_t net_rows = rows * (o->symmetry == NN_SYM_ALL ? SYM_COUNT : 1);
+    if (o->root_symmetry && net_rows < SYM_COUNT)
+        net_rows = SYM_COUNT;   /* net 0 also values a root's 8 views at once */
     s->trees = calloc((size_t)o->trees, sizeof *s->trees);
     s->boards = calloc(rows, sizeof *s->boards);
     s->policy = malloc(rows * BOARD_CELLS * sizeof(float));
@@ -296,6 +311,17 @@ int searcher_set_memory(searcher_t *s, size_t tree_bytes, size_t cache_bytes, ch
     return make_trees(s, tree_bytes, cache_bytes, err, errlen);
 }
 
+/* The root valued under all 8 symmetries: into the cache, where a new
+ * root's first playout finds it, and onto the priors of a kept root. */
+static void root_views(searcher_t *s, mcts_t *t, const board_t *b)
+{
+    float row[BOARD_CELLS], v;
+    const board_t *one = b;
+    nn_eval_eval(s->root_ev, &one, 1, row, &v);
+    s->evals++;
+    mcts_set_root_policy(t, row);
+}
+
 #define VERIFY_ROUNDS 8   /* moves checked at the end of one timed search, at most */
 
 int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
@@ -312,6 +338,8 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
     }
     mcts_t *t = s->trees[0];
     mcts_sync_root(t, b);
+    if (s->root_ev && !board_over(b))
+        root_views(s, t, b);
     mcts_limits_t l = *lim;
     if (l.batch == 0)
         l.batch = s->o.batch;
@@ -413,6 +441,8 @@ void searcher_get_stats(const searcher_t *s, searcher_stats_t *out)
     for (int i = 0; i < s->nthreads; i++)
         if (s->ev[i])
             out->nn_calls += nn_eval_calls(s->ev[i]);
+    if (s->root_ev)
+        out->nn_calls += nn_eval_calls(s->root_ev);
     if (s->cache) {
         out->cache_hits += nn_eval_cache_hits(s->cache);
         out->cache_lookups += nn_eval_cache_lookups(s->cache);

@@ -59,6 +59,7 @@ typedef struct search_settings {
     double select_lcb;    /* the move played: value less K / sqrt(visits) (0: most visits) */
     int batch;            /* leaves per net call of each search thread (searcher_opts_t.batch) */
     int symmetry;         /* the net's view of each position (searcher_opts_t.symmetry) */
+    int root_symmetry;    /* 1: the root's priors from all 8 views (searcher_opts_t) */
 } search_settings_t;
 
 void search_settings_default(search_settings_t *s);
@@ -74,6 +75,9 @@ typedef struct searcher_opts {
     int batch;              /* leaves per tree (per thread) per NN call, virtual loss; 1..64 */
     int symmetry;           /* which of each position's symmetries the net sees: 0 none, 1 one
                              * fixed by its hash, 8 all averaged (nn/eval.h's NN_SYM_*) */
+    int root_symmetry;      /* 1: each search of searcher_search first evaluates its root
+                             * under all 8 symmetries, averaged: a new root is expanded
+                             * with that policy, a kept one gets it (mcts_set_root_policy) */
     int size;               /* board size the trees are sized for; <= the model's board_max */
     uint32_t visits;        /* root visits one search aims at, for sizing (0: time-limited) */
     size_t tree_bytes;      /* per tree; 0: mcts_tree_bytes(visits, size), 1 GiB when visits is 0 */
@@ -85,7 +89,7 @@ typedef struct searcher_opts {
 /* device auto, precision auto, 1 search thread, all cores per net, 1 tree, batch SEARCH_BATCH_DEFAULT, 15x15,
  * visits 0, tree_bytes 0, 64 MiB cache, mcts_params_default. */
 void searcher_opts_default(searcher_opts_t *o);
-/* A player's settings into o: s's batch and symmetry, and the rest into
+/* A player's settings into o: s's batch and symmetries, and the rest into
  * o->mcts (search_settings_apply). */
 void searcher_opts_apply(searcher_opts_t *o, const search_settings_t *s);
 

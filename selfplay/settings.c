@@ -160,6 +160,9 @@ const setting_t settings_table[S_COUNT] = {
                     "which of each position's 8 symmetries (rotations, reflections) the net "
                     "is shown: 0 the position as it stands, 1 one fixed by the position's hash, "
                     "8 all of them, policy and value averaged (8 net rows a position)", PLAYERS},
+    [S_ROOT_SYMMETRY] = {"root_symmetry", "root-symmetry", SET_INT, 0, 1, "0", "0|1",
+                         "1: each search first values its root under all 8 symmetries, "
+                         "averaged, and takes the root's priors from that", PLAYERS},
 
     [S_VISITS] = {"visits", "visits", SET_INT, 1, 1000000, "200", "V",
                   "playouts of a full search", SELFPLAY, RUN(visits)},

@@ -526,6 +526,50 @@ static void eval_crafted(void *user, const board_t *const *boards, int n, float 
     }
 }
 
+/* mcts_set_root_policy: nothing on a root not yet expanded; on a searched
+ * one the priors follow the new row (normalised), the children keep their
+ * visits, and the next playouts go where the new priors send them. */
+START_TEST(test_set_root_policy)
+{
+    mcts_params_t p = params_mem(16 << 20);
+    mcts_t *t = tree_of(&p);
+    board_t b;
+    empty_root(t, &b, 9);
+    float row[BOARD_CELLS] = {0};
+    int favourite = board_xy(&b, 7, 0);   /* point 7: the crafted net's lowest prior */
+    row[favourite] = 3.0f;
+    row[board_xy(&b, 4, 4)] = 1.0f;
+    ck_assert(!mcts_set_root_policy(t, row));
+    mcts_limits_t lim = {.visits = 50, .batch = 1};
+    mcts_result_t r;
+    mcts_search(t, eval_crafted, NULL, &lim, &r);
+    mcts_child_info_t before[BOARD_CELLS], after[BOARD_CELLS];
+    int n = mcts_root_children(t, before, BOARD_CELLS);
+    uint32_t fav_before = 0;
+    for (int i = 0; i < n; i++)
+        if (before[i].move == favourite)
+            fav_before = before[i].visits;
+    ck_assert_uint_eq(fav_before, 0);
+    ck_assert(mcts_set_root_policy(t, row));
+    ck_assert_int_eq(mcts_root_children(t, after, BOARD_CELLS), n);
+    for (int i = 0; i < n; i++) {
+        float want = after[i].move == favourite ? 0.75f
+                     : after[i].move == board_xy(&b, 4, 4) ? 0.25f : 0.0f;
+        ck_assert_float_eq_tol(after[i].prior, want, 1e-4f);
+        for (int j = 0; j < n; j++)
+            if (before[j].move == after[i].move)
+                ck_assert_uint_eq(after[i].visits, before[j].visits);
+    }
+    lim.visits = 150;
+    mcts_search(t, eval_crafted, NULL, &lim, &r);
+    n = mcts_root_children(t, after, BOARD_CELLS);
+    for (int i = 0; i < n; i++)
+        if (after[i].move == favourite)
+            ck_assert_uint_ge(after[i].visits, fav_before + 40);
+    mcts_free(t);
+}
+END_TEST
+
 /* A noised 9x9 root searched for `visits` with forced playouts k (0: off);
  * the tree is the caller's. */
 static mcts_t *forced_search(float k, uint32_t visits, uint64_t seed)
@@ -1827,7 +1871,7 @@ int main(void)
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
              test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
-             test_threat_pruning, test_select_lcb, test_pattern_prior);
+             test_threat_pruning, test_select_lcb, test_pattern_prior, test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);

@@ -12,6 +12,7 @@
 #include <dirent.h>
 #include <math.h>
 
+#include "nn/eval.h"
 #include "play/searcher.h"
 #include "selfplay/selfplay.h"
 #include "tests/testkit.h"
@@ -768,6 +769,70 @@ START_TEST(test_searcher_symmetry)
     o.symmetry = 3;
     ck_assert(searcher_create(m, &o, note, sizeof note, err, sizeof err) == NULL);
     ck_assert_msg(strstr(err, "symmetry not 0, 1 or 8") != NULL, "%s", err);
+    o.symmetry = 0;
+    o.root_symmetry = 2;
+    ck_assert(searcher_create(m, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "root symmetry not 0 or 1") != NULL, "%s", err);
+    nn_model_free(m);
+}
+END_TEST
+
+/* The root's 8 views (root_symmetry) over plain views elsewhere: a new
+ * root takes its value and priors from them through the cache; without a
+ * cache a new root has the plain ones, and the next search of the same
+ * (kept) root puts the 8 views' priors on it. */
+START_TEST(test_searcher_root_symmetry)
+{
+    nn_model_t *m = tiny_model(9);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    const int moves[][2] = {{4, 4}, {5, 3}, {2, 6}, {6, 6}, {3, 2}};
+    for (int i = 0; i < 5; i++)
+        board_play(&b, board_xy(&b, moves[i][0], moves[i][1]));
+    char err[256], note[256];
+    nn_net_t *net = nn_net_create(m, "cpu", SYM_COUNT, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(net != NULL, "%s", err);
+    nn_eval_t *all = nn_eval_create(net, NULL, 1, err, sizeof err), *plain;
+    plain = nn_eval_create(net, NULL, 1, err, sizeof err);
+    ck_assert(all && plain && nn_eval_set_symmetry(all, NN_SYM_ALL, err, sizeof err) == 0);
+    const board_t *one = &b;
+    float row8[BOARD_CELLS], v8, row1[BOARD_CELLS], v1;
+    nn_eval_eval(all, &one, 1, row8, &v8);
+    nn_eval_eval(plain, &one, 1, row1, &v1);
+    searcher_opts_t o;
+    cpu_opts(&o, 9);
+    o.precision = NN_PRECISION_FP32;   /* as the net above */
+    o.root_symmetry = 1;
+    o.batch = 2;   /* net 0 still gets the 8 rows the root needs */
+    mcts_limits_t lim = {.visits = 1};
+    mcts_result_t r;
+    searcher_t *s = searcher_create(m, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+    ck_assert_float_eq_tol(r.value, v8, 1e-4f);
+    ck_assert_float_ne(v8, v1);
+    searcher_free(s);
+    o.cache_bytes = 0;
+    s = searcher_create(m, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    for (int round = 0; round < 2; round++) {
+        lim.visits = 30;
+        ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+        const float *want = round == 0 ? row1 : row8;
+        mcts_child_info_t ch[BOARD_CELLS];
+        int n = mcts_root_children(searcher_tree(s, 0), ch, BOARD_CELLS);
+        double sum = 0;
+        for (int i = 0; i < n; i++)
+            sum += want[ch[i].move];
+        for (int i = 0; i < n; i++)
+            ck_assert_msg(fabs(ch[i].prior - want[ch[i].move] / sum) < 2e-4,
+                          "round %d move %d: prior %g, want %g", round, ch[i].move,
+                          ch[i].prior, want[ch[i].move] / sum);
+    }
+    searcher_free(s);
+    nn_eval_free(all);
+    nn_eval_free(plain);
+    nn_net_free(net);
     nn_model_free(m);
 }
 END_TEST
@@ -889,7 +954,8 @@ int main(void)
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
-             test_searcher_batch, test_searcher_symmetry);
+             test_searcher_batch, test_searcher_symmetry,
+             test_searcher_root_symmetry);
     ADD_CASE(s, "command", 60, test_cmd_shards, test_cmd_bad_args, test_cmd_sigint);
     return run_suite(s);
 }
