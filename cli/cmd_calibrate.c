@@ -8,7 +8,8 @@
 
 static const cmd_help_t help = {
     "calibrate", BY_CALIBRATE,
-    "gomoku calibrate --model M [--positions N --every K --skip K --vct-nodes N] GAMES.gzr...",
+    "gomoku calibrate --model M [--positions N --every K --skip K --vct-nodes N\n"
+    "                 --symmetry 0|1|8] GAMES.gzr...",
     "Samples positions of the saved games (one ply in K after the first --skip),\n"
     "solves each with the VCF/VCT solvers and evaluates it with the model's value\n"
     "head. Prints, per bucket of predicted win rate (side to move), the positions,\n"
@@ -22,12 +23,13 @@ int cmd_calibrate(int argc, char **argv)
 {
     const char *model = NULL, *device = NULL;
     nn_precision_t prec;
-    int positions, every, skip, vct_nodes;
+    int positions, every, skip, vct_nodes, symmetry;
     bool json;
     arg_spec_t specs[] = {
         ARG_FLAGS(S_CALIB_MODEL, &model, ARG_REQUIRED), ARG(S_CALIB_POSITIONS, &positions),
         ARG(S_CALIB_EVERY, &every), ARG(S_CALIB_SKIP, &skip), ARG(S_CALIB_VCT_NODES, &vct_nodes),
-        ARG(S_DEVICE, &device), ARG(S_PRECISION, &prec), ARG(S_JSON, &json),
+        ARG(S_DEVICE, &device), ARG(S_PRECISION, &prec), ARG(S_SYMMETRY, &symmetry),
+        ARG(S_JSON, &json),
     };
     char *files[256];
     int nfiles = 0;
@@ -38,7 +40,8 @@ int cmd_calibrate(int argc, char **argv)
         return args_fail(&help, "no game record files given");
     calib_opts_t o = {.model = model, .files = (const char *const *)files, .nfiles = nfiles,
                       .max_positions = positions, .every = every, .skip = skip,
-                      .vct_nodes = (uint32_t)vct_nodes, .device = device, .precision = prec};
+                      .vct_nodes = (uint32_t)vct_nodes, .device = device, .precision = prec,
+                      .symmetry = symmetry};
     calib_report_t r;
     char err[512];
     if (calibrate_run(&o, &r, err, sizeof err)) {

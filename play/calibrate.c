@@ -111,13 +111,16 @@ int calibrate_run(const calib_opts_t *o, calib_report_t *out, char *err, size_t 
     nn_model_t *m = nn_model_load(o->model, err, errlen);
     if (!m)
         goto out_record;
-    nn_net_t *net = nn_net_create(m, o->device, EVAL_BATCH, 0, note, sizeof note, err, errlen);
+    int rows = EVAL_BATCH * (o->symmetry == NN_SYM_ALL ? SYM_COUNT : 1);
+    nn_net_t *net = nn_net_create(m, o->device, rows, 0, note, sizeof note, err, errlen);
     if (!net)
         goto out_model;
     if (nn_net_set_precision(net, o->precision, NULL, 0, err, errlen))
         goto out_net;
     if (!(c.ev = nn_eval_create(net, NULL, EVAL_BATCH, err, errlen)))
         goto out_net;
+    if (nn_eval_set_symmetry(c.ev, o->symmetry, err, errlen))
+        goto out_eval;
     if (!(c.vct = vct_create((size_t)4 << 20, err, errlen)))
         goto out_eval;
     for (int f = 0; f < o->nfiles; f++) {

@@ -32,6 +32,7 @@ typedef struct calib_opts {
                                  * for each query of the loss check */
     const char *device;
     nn_precision_t precision;
+    int symmetry;               /* the net's view of each position (nn_eval_set_symmetry) */
 } calib_opts_t;
 
 typedef struct calib_bucket {

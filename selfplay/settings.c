@@ -159,7 +159,8 @@ const setting_t settings_table[S_COUNT] = {
     [S_SYMMETRY] = {"symmetry", "symmetry", SET_INT, 0, SYM_COUNT, "0", "0|1|8",
                     "which of each position's 8 symmetries (rotations, reflections) the net "
                     "is shown: 0 the position as it stands, 1 one fixed by the position's hash, "
-                    "8 all of them, policy and value averaged (8 net rows a position)", PLAYERS},
+                    "8 all of them, policy and value averaged (8 net rows a position)",
+                    PLAYERS | BY_CALIBRATE},
     [S_ROOT_SYMMETRY] = {"root_symmetry", "root-symmetry", SET_INT, 0, 1, "0", "0|1",
                          "1: each search first values its root under all 8 symmetries, "
                          "averaged, and takes the root's priors from that", PLAYERS},
