@@ -345,6 +345,16 @@ START_TEST(test_calibrate)
         sum += n;
     }
     ck_assert_int_eq(sum, pos);
+    /* the net's 8 views averaged: the same positions; a view count it has not */
+    char out8[8192];
+    snprintf(cmd, sizeof cmd, "calibrate --model %s/m.gzm --positions 30 --every 1 --skip 0 "
+             "--vct-nodes 500 --device cpu --symmetry 8 --json %s/g/*.gzr", dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out8, sizeof out8), 0);
+    long pos8 = -1;
+    p = strstr(out8, "\"positions\":");
+    ck_assert_msg(p && sscanf(p, "\"positions\":%ld", &pos8) == 1 && pos8 == pos, "%s", out8);
+    expect_gomoku(1, "symmetry 3: 0, 1 or 8",
+                  "calibrate --model %s/m.gzm --device cpu --symmetry 3 %s/g/*.gzr", dir, dir);
     expect_gomoku(2, "--model is required", "calibrate %s/g/x.gzr", dir);
     expect_gomoku(2, "no game record files given", "calibrate --model %s/m.gzm", dir);
     expect_gomoku(1, "nope.gzr: No such file", "calibrate --model %s/m.gzm %s/nope.gzr", dir, dir);
