@@ -147,6 +147,7 @@ int cmd_match(int argc, char **argv)
     }
     int w = 0, l = 0, d = 0, status = 0;
     int by[2][3] = {{0}};   /* [A black, A white][win, loss, draw] */
+    int forfeits[2] = {0};  /* games A, B lost by forfeit */
     for (int g = 0; g < games; g++) {
         board_t opening;
         openings_pick(&op, &opening, g, size, rule, seed);
@@ -182,6 +183,8 @@ int cmd_match(int argc, char **argv)
             who = "B wins";
         }
         by[a_black ? 0 : 1][k]++;
+        if (forfeit)
+            forfeits[k == 0 ? 1 : 0]++;   /* a forfeit is always a loss: of B when A won */
         if (!quiet)
             fprintf(stderr, "game %d/%d: A=%s plays %s: %s in %d plies%s  (A %d-%d-%d)\n", g + 1,
                     games, pl[0]->name, a_black ? "black" : "white", who, plies,
@@ -200,6 +203,8 @@ int cmd_match(int argc, char **argv)
                pl[0]->name, pl[1]->name, w, l, d, 100.0 * score, e, a, b, n);
         printf("A as black %d-%d-%d, as white %d-%d-%d\n", by[0][0], by[0][1], by[0][2], by[1][0],
                by[1][1], by[1][2]);
+        if (forfeits[0] || forfeits[1])
+            printf("games lost by forfeit: A %d, B %d\n", forfeits[0], forfeits[1]);
         if (json) {
             fmt_elo(e, sizeof e, elo, true);
             fmt_elo(a, sizeof a, lo, true);
@@ -210,9 +215,9 @@ int cmd_match(int argc, char **argv)
             util_json_write(stdout, pl[1]->name);
             printf(",\"games\":%d,\"wins\":%d,\"losses\":%d,\"draws\":%d,\"score\":%.4f,"
                    "\"elo\":%s,\"elo_low\":%s,\"elo_high\":%s,\"rule\":\"%s\",\"size\":%d,"
-                   "\"a_black\":[%d,%d,%d],\"a_white\":[%d,%d,%d]}\n",
+                   "\"a_black\":[%d,%d,%d],\"a_white\":[%d,%d,%d],\"forfeits\":[%d,%d]}\n",
                    n, w, l, d, score, e, a, b, rule_name(rule), size, by[0][0], by[0][1],
-                   by[0][2], by[1][0], by[1][1], by[1][2]);
+                   by[0][2], by[1][0], by[1][1], by[1][2], forfeits[0], forfeits[1]);
         }
     }
     player_free(pl[0]);

@@ -137,14 +137,16 @@ int match_play(player_t *black, player_t *white, const board_t *opening, long lo
         double t0 = util_now_ms();
         int rc = player_genmove(p, bp, &m, e, sizeof e);
         p->time_left = MOVETIME_UNLIMITED;
-        if (rc < 0) {
+        if (rc < 0 && rc != PLAYER_FORFEIT) {
             snprintf(err, errlen, "%s: %s", p->name, e);
             return -1;
         }
         left[side] -= (long long)(util_now_ms() - t0 + 0.5);
-        move_status_t st = board_check_move(bp, m);
-        if (st != MOVE_OK || (match_time_ms > 0 && left[side] < 0)) {
-            if (st != MOVE_OK)
+        move_status_t st = rc == PLAYER_FORFEIT ? MOVE_OK : board_check_move(bp, m);
+        if (rc == PLAYER_FORFEIT || st != MOVE_OK || (match_time_ms > 0 && left[side] < 0)) {
+            if (rc == PLAYER_FORFEIT)
+                snprintf(err, errlen, "%s: it loses the game", e);
+            else if (st != MOVE_OK)
                 snprintf(err, errlen, "%s played an illegal move (%s): it loses the game", p->name,
                          move_status_str(st));
             else

@@ -29,10 +29,12 @@ int match_openings_load(const char *path, int size, rule_t rule, board_t **out, 
  * *result and *plies at the end. With match_time_ms > 0 each player has a
  * clock of that many ms for the game (Gomocup's timeout_match), told to it
  * before each move (player_t.time_left); the wall time of its genmove calls
- * comes off it. A player that answers an illegal move, or runs out of its
- * clock, loses the game: *forfeit, and err says who and why. The game's
- * last position goes to *end when end is not NULL. 0, or -1 with err when
- * a player fails (an engine died, a person quit). */
+ * comes off it. A player that answers an illegal move, runs out of its
+ * clock, or fails at a move (PLAYER_FORFEIT: an engine that did not answer
+ * in time or died, as Gomocup's manager scores it) loses the game:
+ * *forfeit, and err says who and why. The game's last position goes to
+ * *end when end is not NULL. 0, or -1 with err when a player cannot go on
+ * (an engine that cannot be started again, a person quit). */
 int match_play(player_t *black, player_t *white, const board_t *opening, long long match_time_ms,
                result_t *result, int *plies, bool *forfeit, board_t *end, char *err,
                size_t errlen);

@@ -37,6 +37,8 @@ void player_opts_default(player_opts_t *o);
 
 typedef struct player player_t;
 
+#define PLAYER_FORFEIT (-2)   /* genmove: the player lost this game by failing */
+
 /* What a searching player thought of its last move (player_analysis). */
 #define PLAYER_PV_MAX 32
 #define PLAYER_CAND_MAX 5
@@ -59,9 +61,12 @@ typedef struct player_analysis {
 
 /* The vtable behind a player; each kind of player fills one. */
 typedef struct player_ops {
-    /* Pick a move for the side to move of b (not over). Returns 0, or -1
-     * with err set (e.g. the external engine died, or a person quit:
-     * then err is "quit"). */
+    /* Pick a move for the side to move of b (not over). Returns 0;
+     * PLAYER_FORFEIT with err set when the player lost the game by failing
+     * at this move (an external engine that did not answer in time, died,
+     * or answered no legal move: it is killed, and its next new_game
+     * starts it again); or -1 with err set when it cannot go on (an engine
+     * that cannot be started, or a person quit: then err is "quit"). */
     int (*genmove)(player_t *p, const board_t *b, int *move, char *err, size_t errlen);
     /* A new game starts from b (empty or set up). */
     void (*new_game)(player_t *p, const board_t *b);

@@ -5,9 +5,11 @@
  * the protocol: START, INFO (timeout_turn, rule, game_type), then BEGIN or
  * TURN for a game that follows what the engine knows, else RESTART and
  * BOARD ... DONE. MESSAGE / DEBUG lines are skipped, SUGGEST is answered
- * with PLAY. An engine that does not answer within timeout_turn + grace
- * is killed and the move fails with a one-line error. At the end: END,
- * a second to exit, then SIGKILL to the group and reap. */
+ * with PLAY. An engine that does not answer within timeout_turn + grace,
+ * exits, or answers no legal move is killed and forfeits the game
+ * (PLAYER_FORFEIT, with a one-line reason); the next game starts it again,
+ * as Gomocup's manager does. At the end: END, a second to exit, then
+ * SIGKILL to the group and reap. */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -44,8 +46,10 @@ typedef struct pbp {
     int16_t known[BOARD_CELLS];   /* moves the engine has, in order */
     int nknown;
     int in_game;            /* the engine has a game going (RESTART needed) */
-    char err[256];          /* sticky: the engine is unusable */
+    char err[256];          /* sticky until a restart: the engine is unusable */
     char cmd[96];           /* for messages */
+    char command[4096];     /* what /bin/sh -c runs, kept for a restart */
+    int quiet;              /* the engine's stderr to /dev/null */
 } pbp_t;
 
 static double now_ms(void)
@@ -237,8 +241,10 @@ static int pbp_genmove(player_t *p, const board_t *b, int *move, char *err, size
 {
     pbp_t *e = p->impl;
     char line[LINE_MAX_ENGINE];
-    if (e->err[0])
-        goto out_err;
+    if (e->err[0]) {   /* it could not be started again: nothing to play with */
+        snprintf(err, errlen, "%s", e->err);
+        return -1;
+    }
     int follows = e->nknown <= b->nmoves;
     for (int i = 0; follows && i < e->nknown; i++)
         follows = e->known[i] == b->moves[i];
@@ -308,31 +314,49 @@ static int pbp_genmove(player_t *p, const board_t *b, int *move, char *err, size
     e->nknown = b->nmoves + 1;
     *move = m;
     return 0;
-out_err:
+out_err:   /* it failed at this move (and was killed): it loses the game */
+    kill_engine(e);
     snprintf(err, errlen, "%s", e->err);
-    return -1;
+    return PLAYER_FORFEIT;
 }
 
+static int engine_start(pbp_t *e, char *err, size_t errlen);
+
+/* A new game: START (another size or rule) or RESTART; an engine that
+ * failed in the last game, or fails at this, is started again once. */
 static void pbp_new_game(player_t *p, const board_t *b)
 {
     pbp_t *e = p->impl;
-    if (e->err[0])
-        return;
-    if (b->size != e->size || b->rule != e->rule) {
-        e->size = b->size;
-        e->rule = (rule_t)b->rule;
-        send_line(e, "START %d", e->size);
-        if (expect_ok(e, "START", START_TIMEOUT_MS))
-            return;
-        send_info(e);
-        e->in_game = 0;
-    } else if (e->in_game) {
-        send_line(e, "RESTART");
-        if (expect_ok(e, "RESTART", START_TIMEOUT_MS))
-            return;
-        e->in_game = 0;
-    }
     e->nknown = 0;
+    if (!e->err[0]) {
+        if (b->size != e->size || b->rule != e->rule) {
+            e->size = b->size;
+            e->rule = (rule_t)b->rule;
+            send_line(e, "START %d", e->size);
+            if (expect_ok(e, "START", START_TIMEOUT_MS) == 0)
+                send_info(e);
+            e->in_game = 0;
+        } else if (e->in_game) {
+            send_line(e, "RESTART");
+            if (expect_ok(e, "RESTART", START_TIMEOUT_MS) == 0)
+                e->in_game = 0;
+        }
+        if (!e->err[0])
+            return;
+    }
+    kill_engine(e);
+    if (e->from_fd >= 0)
+        close(e->from_fd);
+    e->from_fd = -1;
+    e->rlen = 0;
+    e->skipping = 0;
+    e->err[0] = '\0';
+    e->in_game = 0;
+    e->size = b->size;
+    e->rule = (rule_t)b->rule;
+    char why[200];
+    if (engine_start(e, why, sizeof why) != 0)
+        snprintf(e->err, sizeof e->err, "%s (started again after a failure)", why);
 }
 
 static void pbp_release(player_t *p)
@@ -377,31 +401,48 @@ player_t *player_pbrain_create(const char *command, rule_t rule, int size, const
         return NULL;
     pbp_t *e = p->impl;
     snprintf(e->cmd, sizeof e->cmd, "%s", command);
+    if (snprintf(e->command, sizeof e->command, "%s", command) >= (int)sizeof e->command) {
+        snprintf(err, errlen, "pbrain: the command is longer than %zu bytes",
+                 sizeof e->command - 1);
+        goto out_free;
+    }
     e->to_fd = e->from_fd = -1;
     e->size = size;
     e->rule = rule;
+    e->quiet = o && o->quiet;
     e->match_time_ms = o ? o->match_time_ms : 0;
     e->time_ms = o && o->time_ms > 0 ? o->time_ms : e->match_time_ms > 0 ? e->match_time_ms : 1000;
+    if (engine_start(e, err, errlen) != 0)
+        goto out_free;
+    return p;
+out_free:
+    player_free(p);
+    return NULL;
+}
 
+/* Spawn the engine and open the session: START e->size, OK, the INFO
+ * lines. 0, or -1 with a one-line err (the process is then gone). */
+static int engine_start(pbp_t *e, char *err, size_t errlen)
+{
     int in[2], out[2];
     if (pipe2(in, O_CLOEXEC)) {
         snprintf(err, errlen, "pbrain: pipe: %s", strerror(errno));
-        goto out_free;
+        return -1;
     }
     if (pipe2(out, O_CLOEXEC)) {
         snprintf(err, errlen, "pbrain: pipe: %s", strerror(errno));
         close(in[0]);
         close(in[1]);
-        goto out_free;
+        return -1;
     }
     util_spawn_fd_t fds[3] = {
         {0, in[0], NULL, 0},
         {1, out[1], NULL, 0},
         {2, -1, "/dev/null", O_WRONLY},
     };
-    char *argv[] = {"sh", "-c", (char *)command, NULL};
+    char *argv[] = {"sh", "-c", e->command, NULL};
     /* its own process group, so that a stop reaches whatever sh started */
-    int rc = util_spawn(&e->pid, "/bin/sh", argv, fds, o && o->quiet ? 3 : 2, true);
+    int rc = util_spawn(&e->pid, "/bin/sh", argv, fds, e->quiet ? 3 : 2, true);
     close(in[0]);
     close(out[1]);
     e->to_fd = in[1];
@@ -409,20 +450,15 @@ player_t *player_pbrain_create(const char *command, rule_t rule, int size, const
     if (rc != 0) {
         e->pid = 0;
         snprintf(err, errlen, "pbrain: cannot start /bin/sh: %s", strerror(rc));
-        goto out_free;
+        return -1;
     }
-    send_line(e, "START %d", size);
-    if (expect_ok(e, "START", START_TIMEOUT_MS)) {
-        snprintf(err, errlen, "%s", e->err);
-        goto out_free;
-    }
-    send_info(e);
+    send_line(e, "START %d", e->size);
+    if (expect_ok(e, "START", START_TIMEOUT_MS) == 0)
+        send_info(e);
     if (e->err[0]) {
         snprintf(err, errlen, "%s", e->err);
-        goto out_free;
+        kill_engine(e);
+        return -1;
     }
-    return p;
-out_free:
-    player_free(p);
-    return NULL;
+    return 0;
 }

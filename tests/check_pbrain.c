@@ -1773,10 +1773,12 @@ START_TEST(test_player_broken_engines)
     board_init(&b, 15, RULE_FREESTYLE);
     int m;
     double t0 = now_ms();
-    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), PLAYER_FORFEIT);
     double dt = now_ms() - t0;
     ck_assert_msg(strstr(err, "no answer") && dt >= 1100 && dt < 10000, "%s (%.0f ms)", err, dt);
-    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);   /* stays failed */
+    ck_assert(no_children_left());   /* killed */
+    /* it stays failed until a new game starts it again */
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
     player_free(p);
     ck_assert(no_children_left());
     /* plays an occupied point; chatters MESSAGE lines first */
@@ -1786,14 +1788,14 @@ START_TEST(test_player_broken_engines)
     ck_assert_int_eq(m, 0);
     board_play(&b, 0);
     board_play(&b, 1);
-    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), PLAYER_FORFEIT);
     ck_assert_msg(strstr(err, "0,0") && strstr(err, "occupied"), "%s", err);
     player_free(p);
     /* answers garbage */
     p = must_create("pbrain:read l; echo OK; while read l; do case $l in BEGIN*) "
                     "echo hello;; esac; done", &o);
     board_init(&b, 15, RULE_FREESTYLE);
-    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), -1);
+    ck_assert_int_eq(player_genmove(p, &b, &m, err, sizeof err), PLAYER_FORFEIT);
     ck_assert_msg(strstr(err, "hello"), "%s", err);
     player_free(p);
     /* ignores END: killed after a second, with its children */
@@ -1862,7 +1864,9 @@ START_TEST(test_match_clock_told_to_engine)
 END_TEST
 
 /* An engine that takes longer than its game clock loses the game on time;
- * one that plays an occupied point is a failed engine (the match ends). */
+ * one that plays an occupied point, or does not answer, loses the game by
+ * forfeit and is started again for the next game, which it plays out; one
+ * that cannot be started again ends the match. */
 START_TEST(test_match_forfeits)
 {
     player_opts_t o = quiet_opts(2000, 150);
@@ -1881,10 +1885,51 @@ START_TEST(test_match_forfeits)
     player_t *occ = must_create("pbrain:read l; echo OK; while read l; do case $l in "
                                 "BEGIN*|TURN*|DONE*) echo 7,7;; esac; done", &o);
     /* the engine, white, answers on black's first stone */
-    ck_assert_int_eq(run_match(rnd, occ, 7 * 15 + 7, 0, &r), -1);
-    ck_assert_msg(strstr(r.err, "7,7: occupied"), "%s", r.err);   /* the engine is unusable now */
+    ck_assert_msg(run_match(rnd, occ, 7 * 15 + 7, 0, &r) == 0, "%s", r.err);
+    ck_assert(r.forfeit);
+    ck_assert_int_eq(r.res, RESULT_BLACK);
+    ck_assert_msg(strstr(r.err, "7,7: occupied") && strstr(r.err, "it loses the game"), "%s",
+                  r.err);
     player_free(occ);
+    /* hangs the first time it runs; started again, it is a real engine */
+    char dir[512], mark[1024], cmd[2400];
+    make_tmppath(dir, sizeof dir, mark, sizeof mark, "ran");
+    snprintf(cmd, sizeof cmd, "pbrain:if [ -e '%s' ]; then exec '%s' pbrain --model bot:greedy; "
+             "fi; touch '%s'; read l; echo OK; exec sleep 30", mark, bin(), mark);
+    o = quiet_opts(200, 0);
+    player_t *flaky = must_create(cmd, &o);
+    ck_assert_msg(run_match(flaky, rnd, -1, 0, &r) == 0, "%s", r.err);
+    ck_assert(r.forfeit);
+    ck_assert_int_eq(r.res, RESULT_WHITE);
+    ck_assert_msg(strstr(r.err, "no answer to BEGIN within 1200 ms: it loses the game"), "%s",
+                  r.err);
+    ck_assert_msg(run_match(flaky, rnd, -1, 0, &r) == 0, "%s", r.err);
+    ck_assert(!r.forfeit);
+    ck_assert_int_gt(r.plies, 8);
+    player_free(flaky);
+    /* one that cannot start again ends the match */
+    snprintf(cmd, sizeof cmd, "pbrain:if [ -e '%s' ]; then exit 3; fi; touch '%s'; read l; "
+             "echo OK; exec sleep 30", mark, mark);
+    unlink(mark);
+    player_t *once = must_create(cmd, &o);
+    ck_assert_msg(run_match(once, rnd, -1, 0, &r) == 0 && r.forfeit, "%s", r.err);
+    ck_assert_int_eq(run_match(once, rnd, -1, 0, &r), -1);
+    ck_assert_msg(strstr(r.err, "exited") && strstr(r.err, "started again after a failure"),
+                  "%s", r.err);
+    player_free(once);
     player_free(rnd);
+    /* gomoku match counts the forfeits and plays on */
+    snprintf(cmd, sizeof cmd, "match \"pbrain:if [ -e '%s' ]; then exec '%s' pbrain --model "
+             "bot:greedy; fi; touch '%s'; read l; echo OK; exec sleep 30\" bot:random --games 2 "
+             "--time 200 --openings 0 --json", mark, bin(), mark);
+    unlink(mark);
+    char out[8192];
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_BOTH, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "no answer to BEGIN within 1200 ms: it loses the game") &&
+                  strstr(out, "B wins in 0 plies (forfeit)") &&
+                  strstr(out, "games lost by forfeit: A 1, B 0") &&
+                  strstr(out, "\"forfeits\":[1,0]") && strstr(out, "game 2/2"), "%s", out);
+    remove_tree(dir);
     ck_assert(no_children_left());
 }
 END_TEST
