@@ -355,6 +355,12 @@ START_TEST(test_calibrate)
     ck_assert_msg(p && sscanf(p, "\"positions\":%ld", &pos8) == 1 && pos8 == pos, "%s", out8);
     expect_gomoku(1, "symmetry 3: 0, 1 or 8",
                   "calibrate --model %s/m.gzm --device cpu --symmetry 3 %s/g/*.gzr", dir, dir);
+    /* a player refuses it too, in one line, before any game */
+    expect_gomoku(1, "search options: symmetry not 0, 1 or 8",
+                  "match %s/m.gzm bot:random --size 9 --games 2 --visits 4 --device cpu "
+                  "--symmetry 3", dir);
+    expect_gomoku(2, "--root-symmetry must be in 0..1, got 2",
+                  "match %s/m.gzm bot:random --size 9 --root-symmetry 2", dir);
     expect_gomoku(2, "--model is required", "calibrate %s/g/x.gzr", dir);
     expect_gomoku(2, "no game record files given", "calibrate --model %s/m.gzm", dir);
     expect_gomoku(1, "nope.gzr: No such file", "calibrate --model %s/m.gzm %s/nope.gzr", dir, dir);
