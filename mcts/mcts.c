@@ -842,6 +842,8 @@ size_t mcts_tree_bytes(uint32_t visits, int size)
     return bytes > ((size_t)1 << 20) ? bytes : (size_t)1 << 20;
 }
 
+void mcts_set_vct_root_nodes(mcts_t *t, uint32_t nodes) { t->p.vct_root_nodes = nodes; }
+
 void mcts_set_probe(mcts_t *t, mcts_probe_fn probe, void *user)
 {
     t->probe = probe;

@@ -184,6 +184,11 @@ void mcts_free(mcts_t *t);
  * user is borrowed. With several search threads the probe must be safe
  * to call from any of them while evaluations run in the others. */
 void mcts_set_probe(mcts_t *t, mcts_probe_fn probe, void *user);
+/* The root's VCT budget (mcts_params_t.vct_root_nodes) from the next
+ * root's threat search on: self-play gives a cheap search a smaller one.
+ * The tree's solver is made at create, for the budgets set then (with
+ * none set there is no root VCT whatever this says). */
+void mcts_set_vct_root_nodes(mcts_t *t, uint32_t nodes);
 
 /* Start over from position b (the tree is dropped). */
 void mcts_set_root(mcts_t *t, const board_t *b);

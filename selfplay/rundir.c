@@ -281,6 +281,8 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
         c->selfplay_vct_root_nodes = 2000;
         c->selfplay_vct_defend_nodes = 0;
     }
+    if (c->version < 10)   /* runs before cheap searches had a budget of their own */
+        c->selfplay_vct_cheap_nodes = c->selfplay_vct_root_nodes;
     if (c->version < 6)   /* runs before the threat planes (the default since) */
         snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));
     if (c->version < 5) {   /* what runs before the search settings searched with */
@@ -338,6 +340,7 @@ void run_config_selfplay_opts(const run_config_t *c, selfplay_opts_t *so)
     so->open_stones = c->open_stones;
     so->open_balance = c->open_balance;
     so->vct_root_nodes = c->selfplay_vct_root_nodes;
+    so->vct_cheap_nodes = c->selfplay_vct_cheap_nodes;
     so->vct_defend_nodes = c->selfplay_vct_defend_nodes;
     so->temp_moves = c->temp_moves;
     so->search.c_puct = c->c_puct;

@@ -26,7 +26,7 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 9   /* 2: optimizer, noise, retention and fault settings;
+#define RUN_CONFIG_VERSION 10  /* 2: optimizer, noise, retention and fault settings;
                                   * 3: forced_k, policy_heads (0 and 1 in older files);
                                   * 4: opp_weight, soft_weight (their defaults, the
                                   *    weights every older run trained with);
@@ -40,7 +40,10 @@
                                   *    alone);
                                   * 9: selfplay_vct_root_nodes,
                                   *    selfplay_vct_defend_nodes (older files:
-                                  *    2000 and 0, what self-play searched with) */
+                                  *    2000 and 0, what self-play searched with);
+                                  * 10: selfplay_vct_cheap_nodes (older files:
+                                  *    selfplay_vct_root_nodes, the budget
+                                  *    their cheap searches had) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The rows of the settings table
@@ -64,8 +67,8 @@ typedef struct run_config {
     int open_stones;
     double open_balance;
     double value_mix;   /* the value target's share of the root value (replay_set_value_mix) */
-    int selfplay_vct_root_nodes, selfplay_vct_defend_nodes; /* self-play's threat search
-                                                            * (selfplay_opts_t) */
+    int selfplay_vct_root_nodes, selfplay_vct_cheap_nodes, selfplay_vct_defend_nodes;
+                        /* self-play's threat search (selfplay_opts_t) */
     int temp_moves;     /* plies sampled at temperature 1 */
     double c_puct, fpu, fpu_root;   /* the search (mcts_params_t) */
     int vcf_nodes, vcf_root_nodes;  /* VCF checks per new leaf and per root, solver nodes */

@@ -53,6 +53,7 @@ int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
         ARG(S_FORCED_K, &o->forced_k), ARG(S_OPEN_FRAC, &o->open_frac),
         ARG(S_OPEN_STONES, &o->open_stones), ARG(S_OPEN_BALANCE, &o->open_balance),
         ARG(S_SELFPLAY_VCT_ROOT_NODES, &o->vct_root_nodes),
+        ARG(S_SELFPLAY_VCT_CHEAP_NODES, &o->vct_cheap_nodes),
         ARG(S_SELFPLAY_VCT_DEFEND_NODES, &o->vct_defend_nodes),
         ARG(S_C_PUCT, &o->search.c_puct),
         ARG(S_FPU, &o->search.fpu), ARG(S_FPU_ROOT, &o->search.fpu_root),
@@ -121,7 +122,7 @@ static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
         bad = "opening fraction or balance outside 0..1";
     else if (o->open_stones < 1 || o->open_stones > SELFPLAY_OPEN_STONES_MAX)
         bad = "opening stones outside 1..12";   /* SELFPLAY_OPEN_STONES_MAX */
-    else if (o->vct_root_nodes < 0 || o->vct_defend_nodes < 0)
+    else if (o->vct_root_nodes < 0 || o->vct_cheap_nodes < 0 || o->vct_defend_nodes < 0)
         bad = "negative VCT node budget";
     if (bad) {
         snprintf(err, errlen, "self-play options: %s", bad);
@@ -326,9 +327,16 @@ static void start_move(selfplay_t *sp, game_t *g)
     int cheap = o->cheap_visits < o->visits ? o->cheap_visits : o->visits;
     /* an opening's first search is a cheap one (then made full, if drawn so,
      * once the opening is kept) */
-    g->target = (uint32_t)(g->full_search && !(g->balancing && cheap > 0) ? o->visits : cheap);
+    bool full = g->full_search && !(g->balancing && cheap > 0);
+    g->target = (uint32_t)(full ? o->visits : cheap);
     if (g->target < 1)
         g->target = 1;
+    /* the root's VCT budget follows the search's: a cheap one gets the
+     * cheap budget, at most the full one's (read when the search starts) */
+    int vct = o->vct_root_nodes;
+    if (!full && o->vct_cheap_nodes < vct)
+        vct = o->vct_cheap_nodes;
+    mcts_set_vct_root_nodes(g->tree, (uint32_t)vct);
     g->need_noise = g->full_search && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0;
     g->searching = true;
 }

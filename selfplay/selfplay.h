@@ -66,8 +66,12 @@ typedef struct selfplay_opts {
     double open_balance;
     /* The threat search, in solver nodes (never time: the records stay a
      * function of the seed): the root's VCT, and each solve of the root's
-     * defence against the opponent's VCT (mcts_params_t); 0: off. */
+     * defence against the opponent's VCT (mcts_params_t); 0: off. A
+     * cheap search's root (playout-cap randomization) gets vct_cheap_nodes
+     * instead, at most vct_root_nodes: a win it misses is usually still
+     * there at the side's next move, most of whose searches may be full. */
     int vct_root_nodes;
+    int vct_cheap_nodes;
     int vct_defend_nodes;
     search_settings_t search; /* c_puct, fpu, VCF checks */
 } selfplay_opts_t;

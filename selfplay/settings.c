@@ -215,6 +215,11 @@ const setting_t settings_table[S_COUNT] = {
                                    100000000, STR(SELFPLAY_VCT_ROOT_NODES), "N",
                                    "self-play's VCT of each root, solver nodes; 0: off",
                                    SELFPLAY, RUN_RESUME(selfplay_vct_root_nodes)},
+    [S_SELFPLAY_VCT_CHEAP_NODES] = {"selfplay_vct_cheap_nodes", "vct-cheap-nodes", SET_INT, 0,
+                                    100000000, STR(SELFPLAY_VCT_ROOT_NODES), "N",
+                                    "the same for the root of a cheap search (--cheap-visits), "
+                                    "at most --vct-root-nodes (a larger value is capped)",
+                                    SELFPLAY, RUN_RESUME(selfplay_vct_cheap_nodes)},
     [S_SELFPLAY_VCT_DEFEND_NODES] = {"selfplay_vct_defend_nodes", "vct-defend-nodes", SET_INT, 0,
                                      100000000, "0", "N",
                                      "self-play's root defence against the opponent's VCT: "

@@ -556,9 +556,14 @@ int trainer_run(const trainer_opts_t *o, char *err, size_t errlen)
         trainer_log(t, "value target: %.0f%% the game's result, %.0f%% the search's root value",
                     100.0 * (1.0 - t->cfg.value_mix), 100.0 * t->cfg.value_mix);
     if (t->cfg.selfplay_vct_root_nodes != SELFPLAY_VCT_ROOT_NODES ||
+        t->cfg.selfplay_vct_cheap_nodes != SELFPLAY_VCT_ROOT_NODES ||
         t->cfg.selfplay_vct_defend_nodes != 0)
-        trainer_log(t, "self-play's threat search: the root's VCT within %d nodes, its defence "
-                    "%d nodes a solve (0: off)", t->cfg.selfplay_vct_root_nodes,
+        trainer_log(t, "self-play's threat search: the root's VCT within %d nodes (a cheap "
+                    "search's: %d), its defence %d nodes a solve (0: off)",
+                    t->cfg.selfplay_vct_root_nodes,
+                    t->cfg.selfplay_vct_cheap_nodes < t->cfg.selfplay_vct_root_nodes
+                        ? t->cfg.selfplay_vct_cheap_nodes
+                        : t->cfg.selfplay_vct_root_nodes,
                     t->cfg.selfplay_vct_defend_nodes);
 
     while (!g_stop_signal && !t->stop_nonfinite && !(t->target && t->step >= t->target)) {

@@ -283,7 +283,7 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=9\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=10\n"));
     ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
     ck_assert_ptr_nonnull(strstr(text, "open_frac=0\n"));    /* and before the openings */
     ck_assert_ptr_nonnull(strstr(text, "value_mix=0\n"));    /* and the mixed value target */
@@ -302,12 +302,25 @@ START_TEST(test_run_config_versions)
     static const char v9[] = "version=9\nselfplay_vct_root_nodes=30000\nselfplay_vct_defend_nodes=500\n";
     ck_assert_msg(run_config_parse(&d, v9, sizeof v9 - 1, "v9", err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(d.selfplay_vct_root_nodes, 30000);
+    ck_assert_int_eq(d.selfplay_vct_cheap_nodes, 30000);   /* what its cheap searches had */
     ck_assert_int_eq(d.selfplay_vct_defend_nodes, 500);
     selfplay_opts_t so;   /* what a worker of that run searches with */
     selfplay_opts_default(&so);
     run_config_selfplay_opts(&d, &so);
     ck_assert_int_eq(so.vct_root_nodes, 30000);
+    ck_assert_int_eq(so.vct_cheap_nodes, 30000);
     ck_assert_int_eq(so.vct_defend_nodes, 500);
+    static const char v10[] = "version=10\nselfplay_vct_root_nodes=30000\n"
+                              "selfplay_vct_cheap_nodes=700\n";
+    ck_assert_msg(run_config_parse(&d, v10, sizeof v10 - 1, "v10", err, sizeof err) == 0, "%s",
+                  err);
+    run_config_selfplay_opts(&d, &so);
+    ck_assert_int_eq(so.vct_root_nodes, 30000);
+    ck_assert_int_eq(so.vct_cheap_nodes, 700);
+    static const char v8c[] = "version=8\n";   /* before both: 2000 and 2000 */
+    ck_assert_msg(run_config_parse(&d, v8c, sizeof v8c - 1, "v8c", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_int_eq(d.selfplay_vct_cheap_nodes, 2000);
     static const char bad_vct[] = "version=9\nselfplay_vct_defend_nodes=-1\n";
     ck_assert_int_eq(run_config_parse(&d, bad_vct, sizeof bad_vct - 1, "vct", err, sizeof err), -1);
     ck_assert_msg(strstr(err, "vct:2: bad value for selfplay_vct_defend_nodes"), "%s", err);

@@ -289,27 +289,43 @@ END_TEST
  * both off; the root's VCT at every searched root by default and no
  * defence solve; with a defence budget, roots searched among the
  * refutations of the opponent's VCT (the 9x9 games of a tiny net make
- * threats). A negative budget is refused. */
+ * threats). A cheap search's root gets the cheap budget: with it 0, only
+ * the full searches solve (the cheap searches, about half, do not); one
+ * above the full budget is capped (the same games as at the full budget).
+ * A negative budget is refused. */
 START_TEST(test_threat_budgets)
 {
-    const struct { int root, defend; } cases[] = {{0, 0}, {SELFPLAY_VCT_ROOT_NODES, 0}, {0, 400}};
-    selfplay_stats_t st[3];
-    for (int i = 0; i < 3; i++) {
+    const struct { int root, cheap, defend; } cases[] = {
+        {0, 0, 0}, {SELFPLAY_VCT_ROOT_NODES, SELFPLAY_VCT_ROOT_NODES, 0}, {0, 0, 400},
+        {SELFPLAY_VCT_ROOT_NODES, 0, 0}, {300, 300, 0}, {300, 5000, 0}};
+    enum { NCASES = sizeof cases / sizeof cases[0] };
+    selfplay_stats_t st[NCASES];
+    collect_t c[NCASES] = {{0}};
+    for (int i = 0; i < NCASES; i++) {
         selfplay_opts_t o;
         small_opts(&o, 9, 4, 16);
         ck_assert_int_eq(o.vct_root_nodes, SELFPLAY_VCT_ROOT_NODES);
+        ck_assert_int_eq(o.vct_cheap_nodes, SELFPLAY_VCT_ROOT_NODES);
         ck_assert_int_eq(o.vct_defend_nodes, 0);
         o.vct_root_nodes = cases[i].root;
+        o.vct_cheap_nodes = cases[i].cheap;
         o.vct_defend_nodes = cases[i].defend;
+        o.full_frac = 0.5;
         o.seed = 21;
-        collect_t c = {0};
-        run_games(&o, 8, &c, &st[i]);
+        run_games(&o, 8, &c[i], &st[i]);
     }
     ck_assert_uint_eq(st[0].vct_checks, 0);
     ck_assert_uint_eq(st[0].vct_defences, 0);
     ck_assert_uint_ge(st[1].vct_checks, st[1].moves / 2);
+    ck_assert_uint_gt(st[1].vct_checks, (uint64_t)c[1].full_plies);
     ck_assert_uint_eq(st[1].vct_defences, 0);
     ck_assert_uint_gt(st[2].vct_defences, 0);
+    ck_assert_uint_gt(st[3].vct_checks, 0);
+    ck_assert_uint_le(st[3].vct_checks, (uint64_t)c[3].full_plies);
+    ck_assert_int_lt(c[3].full_plies, c[3].plies * 4 / 5);
+    ck_assert_uint_eq(st[4].vct_checks, st[5].vct_checks);
+    ck_assert_uint_eq(st[4].vct_wins, st[5].vct_wins);
+    ck_assert_uint_eq(st[4].moves, st[5].moves);
 
     selfplay_opts_t bad;
     small_opts(&bad, 9, 4, 16);
