@@ -327,27 +327,24 @@ int run_config_load(run_config_t *c, const char *path, char *err, size_t errlen)
 
 void run_config_selfplay_opts(const run_config_t *c, selfplay_opts_t *so)
 {
-    so->rule = c->rule;
-    so->size = c->size;
-    so->parallel = c->parallel;
-    so->visits = c->visits;
-    so->cheap_visits = c->cheap_visits;
-    so->full_frac = c->full_frac;
-    so->resign_threshold = c->resign;
-    so->dirichlet_alpha = run_config_alpha(c);
-    so->forced_k = c->forced_k;
-    so->open_frac = c->open_frac;
-    so->open_stones = c->open_stones;
-    so->open_balance = c->open_balance;
-    so->vct_root_nodes = c->selfplay_vct_root_nodes;
-    so->vct_cheap_nodes = c->selfplay_vct_cheap_nodes;
-    so->vct_defend_nodes = c->selfplay_vct_defend_nodes;
-    so->temp_moves = c->temp_moves;
-    so->search.c_puct = c->c_puct;
-    so->search.fpu = c->fpu;
-    so->search.fpu_root = c->fpu_root;
-    so->search.vcf_nodes = c->vcf_nodes;
-    so->search.vcf_root_nodes = c->vcf_root_nodes;
+    /* every option of self-play that is a run setting, through the table's
+     * offsets, so a new one needs its row and its ARG alone; not the seed,
+     * which each worker gets its own of */
+    arg_spec_t specs[ARGS_GROUP_MAX];
+    int n = selfplay_args(specs, so);
+    for (int i = 0; i < n; i++) {
+        const setting_t *s = specs[i].row;
+        if (!(s->flags & SETTING_RUN) || s == &settings_table[S_SEED])
+            continue;
+        const void *src = (const char *)c + s->field;
+        switch (s->type) {
+        case SET_INT: *(int *)specs[i].dst = *(const int *)src; break;
+        case SET_DOUBLE: *(double *)specs[i].dst = *(const double *)src; break;
+        case SET_RULE: *(rule_t *)specs[i].dst = *(const rule_t *)src; break;
+        default: assert(!"no self-play run setting has this type");
+        }
+    }
+    so->dirichlet_alpha = run_config_alpha(c);   /* a row of its own: 0 scales to the board */
 }
 
 bool run_numbered_name(const char *name, const char *prefix, const char *suffix, uint64_t *n)

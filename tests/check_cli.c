@@ -317,6 +317,31 @@ START_TEST(test_run_config_versions)
     run_config_selfplay_opts(&d, &so);
     ck_assert_int_eq(so.vct_root_nodes, 30000);
     ck_assert_int_eq(so.vct_cheap_nodes, 700);
+    /* every self-play setting of a run reaches its workers; the seed is the
+     * worker's own */
+    static const char all[] = "version=10\nrule=renju\nsize=11\nparallel=5\nvisits=40\n"
+                              "cheap_visits=9\nfull_frac=0.3\nresign=0.8\ntemp_moves=3\n"
+                              "dirichlet_alpha=0.07\nforced_k=1.5\nopen_frac=0.6\n"
+                              "open_stones=5\nopen_balance=0.15\nc_puct=2.25\nfpu=0.4\n"
+                              "fpu_root=0.1\nvcf_nodes=77\nvcf_root_nodes=999\n"
+                              "selfplay_vct_defend_nodes=123\nseed=555\n";
+    ck_assert_msg(run_config_parse(&d, all, sizeof all - 1, "all", err, sizeof err) == 0, "%s",
+                  err);
+    selfplay_opts_default(&so);
+    so.seed = 9;
+    run_config_selfplay_opts(&d, &so);
+    ck_assert(so.rule == RULE_RENJU && so.size == 11 && so.parallel == 5 && so.visits == 40);
+    ck_assert(so.cheap_visits == 9 && so.full_frac == 0.3 && so.resign_threshold == 0.8);
+    ck_assert(so.temp_moves == 3 && so.dirichlet_alpha == 0.07 && so.forced_k == 1.5);
+    ck_assert(so.open_frac == 0.6 && so.open_stones == 5 && so.open_balance == 0.15);
+    ck_assert(so.search.c_puct == 2.25 && so.search.fpu == 0.4 && so.search.fpu_root == 0.1);
+    ck_assert(so.search.vcf_nodes == 77 && so.search.vcf_root_nodes == 999);
+    ck_assert(so.vct_root_nodes == 2000 && so.vct_cheap_nodes == 2000);
+    ck_assert_int_eq(so.vct_defend_nodes, 123);
+    ck_assert_uint_eq(so.seed, 9);
+    d.dirichlet_alpha = 0;   /* 0: scaled to the board, 10 / 121 */
+    run_config_selfplay_opts(&d, &so);
+    ck_assert(fabs(so.dirichlet_alpha - 10.0 / 121) < 1e-12);
     static const char v8c[] = "version=8\n";   /* before both: 2000 and 2000 */
     ck_assert_msg(run_config_parse(&d, v8c, sizeof v8c - 1, "v8c", err, sizeof err) == 0, "%s",
                   err);
