@@ -349,6 +349,10 @@ START_TEST(test_run_config_versions)
     static const char bad_vct[] = "version=9\nselfplay_vct_defend_nodes=-1\n";
     ck_assert_int_eq(run_config_parse(&d, bad_vct, sizeof bad_vct - 1, "vct", err, sizeof err), -1);
     ck_assert_msg(strstr(err, "vct:2: bad value for selfplay_vct_defend_nodes"), "%s", err);
+    static const char bad_cheap[] = "version=10\nselfplay_vct_cheap_nodes=-5\n";
+    ck_assert_int_eq(run_config_parse(&d, bad_cheap, sizeof bad_cheap - 1, "cheap", err, sizeof err),
+                     -1);
+    ck_assert_msg(strstr(err, "cheap:2: bad value for selfplay_vct_cheap_nodes"), "%s", err);
     static const char bad_mix[] = "version=8\nvalue_mix=-0.1\n";
     ck_assert_int_eq(run_config_parse(&d, bad_mix, sizeof bad_mix - 1, "mix", err, sizeof err), -1);
     ck_assert_msg(strstr(err, "mix:2: bad value for value_mix"), "%s", err);

@@ -335,6 +335,11 @@ START_TEST(test_threat_budgets)
     char err[256] = "";
     ck_assert_ptr_null(selfplay_create(&bad, m, 1, NULL, 0, err, sizeof err));
     ck_assert_msg(strstr(err, "VCT node budget"), "%s", err);
+    bad.vct_defend_nodes = 0;
+    bad.vct_cheap_nodes = -1;
+    err[0] = '\0';
+    ck_assert_ptr_null(selfplay_create(&bad, m, 1, NULL, 0, err, sizeof err));
+    ck_assert_msg(strstr(err, "VCT node budget"), "%s", err);
     nn_model_free(m);
 }
 END_TEST
@@ -914,6 +919,8 @@ START_TEST(test_cmd_bad_args)
         "--random-net --games 3 --out /tmp/x --bogus 1",
         "--random-net --games three --out /tmp/x",
         "--random-net --games 3 --out /tmp/x --vct-defend-nodes -5",
+        "--random-net --games 3 --out /tmp/x --vct-cheap-nodes 1e9",
+        "--random-net --games 3 --out /tmp/x --vct-cheap-nodes lots",
     };
     char dir[256], err[2048];
     make_tmpdir(dir, sizeof dir);
