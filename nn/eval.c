@@ -139,16 +139,12 @@ nn_eval_t *nn_eval_create(nn_net_t *net, nn_eval_cache_t *cache, int max_batch, 
         snprintf(err, errlen, "eval batch %d outside 1..%d", max_batch, nn_net_max_batch(net));
         return NULL;
     }
-    nn_eval_t *e = calloc(1, sizeof *e);
+    nn_eval_t *e = malloc(sizeof *e);
     if (!e)
         goto out_nomem;
-    e->net = net;
-    e->cache = cache;
-    e->max_batch = max_batch;
-    e->m = nn_net_config(net)->board_max;
-    e->features = nn_net_config(net)->features;
-    e->planes = nn_net_config(net)->in_planes;
-    e->copies = 1;
+    const nn_config_t *cfg = nn_net_config(net);
+    *e = (nn_eval_t){.net = net, .cache = cache, .max_batch = max_batch, .m = cfg->board_max,
+                     .features = cfg->features, .planes = cfg->in_planes, .copies = 1};
     size_t mm = (size_t)e->m * (size_t)e->m;
     size_t rows = (size_t)nn_net_max_batch(net);   /* room for NN_SYM_ALL's copies */
     e->in = malloc(rows * e->planes * mm * sizeof(float));
