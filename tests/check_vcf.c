@@ -348,6 +348,74 @@ START_TEST(test_random_against_brute_force)
 }
 END_TEST
 
+/* The windows of a query by their definition: per window of five on the
+ * board, 6 * black + white stones; per cell, the count of windows through
+ * it holding 2, 3 or 4 stones of one colour and none of the other. */
+static void lines_by_definition(const board_t *b, threat_lines_t *L)
+{
+    memset(L, 0, sizeof *L);
+    int size = b->size;
+    for (int d = 0; d < NDIRS; d++)
+        for (int first = 0; first < size * size; first++) {
+            int x = first % size, y = first / size, ex = x + 4 * line_dx[d], ey = y + 4 * line_dy[d];
+            if (ex < 0 || ex >= size || ey < 0 || ey >= size)
+                continue;
+            int nb = 0, nw = 0, step = line_dy[d] * size + line_dx[d];
+            for (int k = 0; k < 5; k++) {
+                nb += b->cells[first + k * step] == STONE_BLACK;
+                nw += b->cells[first + k * step] == STONE_WHITE;
+            }
+            L->n[d][first] = (uint8_t)(6 * nb + nw);
+            int own = nb ? nb : nw, c = nb ? STONE_BLACK : STONE_WHITE;
+            if ((nb == 0) != (nw == 0) && own >= 2 && own <= 4)
+                for (int k = 0; k < 5; k++)
+                    L->cls[first + k * step] += THREAT_FIELD(c, own);
+        }
+}
+
+/* The windows kept stone by stone (threat_play and threat_undo, threat_put
+ * and threat_take) equal their definition after every change: random
+ * games to the edge of 15x15 and 9x9 boards under each rule, played out,
+ * a stone put in and taken out at each ply, and taken back to the empty
+ * board. */
+START_TEST(test_lines_incremental)
+{
+    uint64_t rng = 5;
+    threat_lines_t want;
+    int compared = 0;
+    for (int it = 0; it < 12; it++) {
+        int size = it % 2 ? 9 : 15;
+        board_t b;
+        board_init(&b, size, (rule_t)(it % RULE_COUNT));
+        threat_query_t q;
+        threat_begin(&q, &b, 0, 0.0);
+        int plies = 0;
+        for (int tries = 0; tries < 4000 && !board_over(&q.b) && plies < size * size / 2; tries++) {
+            int m = (int)(util_rng_next(&rng) % (uint64_t)(size * size));
+            if (board_check_move(&q.b, m) != MOVE_OK)
+                continue;
+            threat_play(&q, m);
+            plies++;
+            lines_by_definition(&q.b, &want);
+            ck_assert_msg(memcmp(&q.lines, &want, sizeof want) == 0, "game %d ply %d", it, plies);
+            int e = (int)(util_rng_next(&rng) % (uint64_t)(size * size));
+            if (q.b.cells[e] == STONE_EMPTY) {
+                threat_put(&q, e, 1 + (int)(util_rng_next(&rng) % 2));
+                lines_by_definition(&q.b, &want);
+                ck_assert(memcmp(&q.lines, &want, sizeof want) == 0);
+                threat_take(&q, e);
+            }
+            compared++;
+        }
+        while (q.b.nmoves > 0)
+            threat_undo(&q);
+        lines_by_definition(&q.b, &want);
+        ck_assert_msg(memcmp(&q.lines, &want, sizeof want) == 0, "game %d taken back", it);
+    }
+    ck_assert_int_gt(compared, 500);
+}
+END_TEST
+
 /* The solvers' "as if a stone stood there" four test equals putting the
  * stone in and testing: on random clustered 9x9 positions under each
  * rule, for each colour, each empty point p and each empty cell on p's
@@ -581,7 +649,7 @@ int main(void)
     ADD_CASE(su, "vcf", 60, test_five_queries, test_immediate_five_and_game_over, test_two_fours,
              test_counter_four_breaks_line, test_renju_black_four_on_forbidden_point,
              test_renju_white_forces_forbidden_block, test_long_vcf,
-             test_random_against_brute_force, test_four_at_with, test_defend, test_counter_four_puts_off,
+             test_random_against_brute_force, test_lines_incremental, test_four_at_with, test_defend, test_counter_four_puts_off,
              test_bot_vcf,
              test_bot_vcf_beats_greedy,
              test_cli_rules_vcf, test_cli_bench_vcf);
