@@ -357,7 +357,8 @@ static void lines_by_definition(const board_t *b, threat_lines_t *L)
     int size = b->size;
     for (int d = 0; d < NDIRS; d++)
         for (int first = 0; first < size * size; first++) {
-            int x = first % size, y = first / size, ex = x + 4 * line_dx[d], ey = y + 4 * line_dy[d];
+            int x = first % size, y = first / size;
+            int ex = x + 4 * line_dx[d], ey = y + 4 * line_dy[d];   /* the window's last cell */
             if (ex < 0 || ex >= size || ey < 0 || ey >= size)
                 continue;
             int nb = 0, nw = 0, step = line_dy[d] * size + line_dx[d];
@@ -649,7 +650,8 @@ int main(void)
     ADD_CASE(su, "vcf", 60, test_five_queries, test_immediate_five_and_game_over, test_two_fours,
              test_counter_four_breaks_line, test_renju_black_four_on_forbidden_point,
              test_renju_white_forces_forbidden_block, test_long_vcf,
-             test_random_against_brute_force, test_lines_incremental, test_four_at_with, test_defend, test_counter_four_puts_off,
+             test_random_against_brute_force, test_lines_incremental, test_four_at_with,
+             test_defend, test_counter_four_puts_off,
              test_bot_vcf,
              test_bot_vcf_beats_greedy,
              test_cli_rules_vcf, test_cli_bench_vcf);
