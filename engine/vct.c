@@ -82,6 +82,7 @@ struct vct {
     uint64_t vcf_nodes;         /* budget of each inner VCF check */
     threat_query_t q;           /* salt: also the attacker */
     int reply_depth;            /* vct_solve_reply calls in progress (a chain of fours) */
+    uint64_t learned;           /* table entries made or improved (pn_search's restarts) */
 };
 
 vct_t *vct_create(size_t tt_bytes, char *err, size_t errlen)
@@ -171,8 +172,10 @@ static void tt_store(vct_t *s, uint64_t key, int depth, int result, int best)
     if (result == EV_WIN && (!e->win || depth < e->win)) {
         e->win = (uint8_t)depth;
         e->best = (int16_t)best;
+        s->learned++;
     } else if (result == EV_LOSS && depth > e->nowin) {
         e->nowin = (uint8_t)depth;
+        s->learned++;
     }
 }
 
@@ -596,10 +599,8 @@ static int pn_expand(vct_t *s, uint32_t v, int ply)
         pn_set(nd, r);
         return r;
     }
-    if (s->pool_cap - s->pool_used < (uint32_t)n) {
-        s->q.aborted = true;
-        return EV_ABORT;
-    }
+    if (s->pool_cap - s->pool_used < (uint32_t)n)
+        return EV_ABORT;   /* the pool is full (pn_search) */
     nd->child = s->pool_used;
     nd->nchild = (uint16_t)n;
     s->pool_used += (uint32_t)n;
@@ -659,23 +660,33 @@ static uint32_t pn_select(const vct_t *s, const pn_node_t *v)
  * backing its numbers up, stops at the first ancestor whose numbers did
  * not change (the "current node" of Allis's search): the ancestors above
  * it are unchanged, so selection from the root would walk down to it
- * again, and the next descent starts there instead of at the root. */
-static int pn_search(vct_t *s, int depth)
+ * again, and the next descent starts there instead of at the root.
+ *
+ * When the node pool fills, the search starts again from a fresh root:
+ * what it proved and disproved is in the table, which the new tree reads
+ * as it expands (pn_expand), so each round goes on from the last one's
+ * results, and the node and time budgets, not the pool, bound a solve.
+ * A round that added nothing to the table would only repeat itself, so
+ * then the solve gives up (unknown), as it does when the query has no
+ * node or time budget to bound the rounds. */
+static int pn_round(vct_t *s, int depth, bool *full)
 {
     uint32_t path[PLY_MAX];
-    int played[PLY_MAX], ply = 0, r;
+    int played[PLY_MAX], ply = 0, r = EV_OPEN;
     s->pool_used = 1;
     s->pool[0] = (pn_node_t){.pn = 1, .dn = 1, .move = MOVE_NONE, .block = MOVE_NONE,
                              .depth = (uint8_t)depth};
-    r = tt_probe(s, key_here(s), depth);
-    if (r != EV_OPEN) {
-        pn_set(&s->pool[0], r);
-        return r;
+    int known = tt_probe(s, key_here(s), depth);
+    if (known != EV_OPEN) {
+        pn_set(&s->pool[0], known);
+        return known;
     }
     path[0] = 0;
     while (s->pool[0].pn && s->pool[0].dn) {
-        if (threat_over_budget(&s->q, 15))
+        if (threat_over_budget(&s->q, 15)) {
+            r = EV_ABORT;
             break;
+        }
         while (s->pool[path[ply]].child) {
             uint32_t c = pn_select(s, &s->pool[path[ply]]);
             cand_t cd = {.move = s->pool[c].move, .block = s->pool[c].block,
@@ -684,9 +695,11 @@ static int pn_search(vct_t *s, int depth)
             path[++ply] = c;
             assert(ply < PLY_MAX);
         }
-        int er = pn_expand(s, path[ply], ply);
-        if (er == EV_ABORT)
+        if (pn_expand(s, path[ply], ply) == EV_ABORT) {
+            r = EV_ABORT;
+            *full = true;
             break;
+        }
         for (bool leaf = true;; leaf = false) {
             pn_node_t *v = &s->pool[path[ply]];
             uint32_t pn = v->pn, dn = v->dn;
@@ -708,9 +721,24 @@ static int pn_search(vct_t *s, int depth)
     }
     while (ply > 0)   /* back to the root's board */
         undo_n(s, played[--ply]);
-    if (s->q.aborted)
-        return EV_ABORT;
+    if (r == EV_ABORT)
+        return r;
     return s->pool[0].pn == 0 ? EV_WIN : EV_LOSS;
+}
+
+static int pn_search(vct_t *s, int depth)
+{
+    for (;;) {
+        uint64_t learned = s->learned;
+        bool full = false;
+        int r = pn_round(s, depth, &full);
+        if (!full || threat_over_budget(&s->q, 15))
+            return r;
+        if (s->learned == learned || (!s->q.max_nodes && s->q.deadline_ms <= 0.0)) {
+            s->q.aborted = true;   /* a round would repeat itself, or nothing bounds them */
+            return EV_ABORT;
+        }
+    }
 }
 
 /* Start a query on b, its side to move attacking (the table key's salt
@@ -889,7 +917,7 @@ struct zone_walk {
 static bool zone_node(vct_t *s, struct zone_walk *w)
 {
     int pts[BOARD_CELLS];
-    if (w->left-- <= 0)
+    if (w->left-- <= 0 || threat_over_budget(&s->q, 0))
         return false;
     for (int own = 2; own <= 4; own++)
         threat_mark(w->zone, pts, threat_window_points(&s->q, s->q.def, own, pts));
@@ -995,12 +1023,19 @@ static bool zone_or(vct_t *s, struct zone_walk *w, int depth, int ply)
 }
 
 /* The zone of the proof vct_solve just found for b's side to move (its
- * winning entry is in the table): false when the walk cannot give one. */
-static bool proof_zone(vct_t *s, const board_t *b, uint8_t *zone)
+ * winning entry is in the table): false when the walk cannot give one,
+ * or when lim's stop flag or the deadline (0: none) ends it first: a walk
+ * does an inner VCF solve at each node the table does not answer, and
+ * unbounded it outlasted a whole move (a move at 1 s took 2.9 s,
+ * docs/BENCHMARKS.md). */
+static bool proof_zone(vct_t *s, const board_t *b, uint8_t *zone, const vct_limits_t *lim,
+                       double deadline)
 {
     if (b->rule == RULE_RENJU)
         return false;
     query_begin(s, b, 0, 0.0);
+    s->q.deadline_ms = deadline;
+    s->q.stop = lim->stop;
     const tt_entry_t *e = tt_find(s, key_here(s));
     int depth = e && e->win ? e->win : VCT_MAX_DEPTH;
     struct zone_walk w = {.zone = zone, .left = ZONE_WALK_NODES};
@@ -1049,7 +1084,7 @@ static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, 
     switch (solve_reply(t->s, after, &lim, NULL, &plain)) {
     case VCT_WIN:
         if (plain && !t->each.no_zones && t->nzones < DEFEND_ZONES &&
-            proof_zone(t->s, after, t->zone[t->nzones]))
+            proof_zone(t->s, after, t->zone[t->nzones], &t->each, t->deadline))
             t->nzones++;
         return THREAT_HOLDS;
     case VCT_NONE:
@@ -1112,7 +1147,7 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
         return -1;
     if (threat)
         *threat = r;
-    if (!t.each.no_zones && proof_zone(s, &flip, t.zone[0]))
+    if (!t.each.no_zones && proof_zone(s, &flip, t.zone[0], &t.each, t.deadline))
         t.nzones = 1;
     uint8_t cand[BOARD_CELLS] = {0};
     own_candidates(b, cand);

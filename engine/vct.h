@@ -39,7 +39,10 @@
  *
  * The solver owns a transposition table of positions proven won or not
  * won within a depth, valid across queries (any board size and rule); a
- * node pool for the proof-number search's tree (reset by each query);
+ * node pool for the proof-number search's tree (reset by each query, and
+ * by the query itself when it fills: the search then starts a new round
+ * from the root, reading what the last proved from the table, while its
+ * budget lasts);
  * and a VCF solver for the checks at each node (a VCF is a VCT). Queries
  * do no allocation. Not thread-safe: one solver per thread. */
 #ifndef GZ_ENGINE_VCT_H
@@ -60,7 +63,8 @@ extern "C" {
 typedef enum {
     VCT_NONE = 0,      /* proven: no VCT of at most max_depth threats */
     VCT_WIN = 1,       /* a winning line was found (out->line) */
-    VCT_UNKNOWN = 2,   /* the node or time budget, or the node pool, ran out first */
+    VCT_UNKNOWN = 2,   /* the node or time budget ran out first, or the node pool
+                          (a query with no budget; a round that proved nothing new) */
 } vct_status_t;
 
 typedef enum {

@@ -846,6 +846,77 @@ START_TEST(test_defend_zones)
 }
 END_TEST
 
+/* A raised stop flag ends the walk of a proof's zone as it ends a solve
+ * (a walk left to run made a move at 1 s take 2.9 s): on random threatened
+ * positions, with the threat's proof in the table and the flag up, the
+ * defence gets the threat from the table but no zone, so no move is
+ * refuted without a solve: it lists what the defence without zones lists
+ * from the same table (a walk that ignores the flag builds the zone, and
+ * the moves outside it are refuted: the lists differ). */
+START_TEST(test_zone_walk_stops)
+{
+    vct_t *s = solver();
+    uint64_t rng = 4242;
+    int asked = 0;
+    for (int it = 0; it < 800 && asked < 30; it++) {
+        board_t b;
+        if (!threatened_position(s, &b, it % 2 ? 11 : 9, RULE_FREESTYLE,
+                                 10 + (int)(util_rng_next(&rng) % 10), 3, &rng))
+            continue;
+        board_t flip = b;
+        board_pass(&flip);
+        int n[2], moves[2][BOARD_CELLS];
+        volatile int up = 1;
+        for (int z = 0; z < 2; z++) {
+            vct_limits_t lim = {.max_depth = 3};
+            vct_clear(s);   /* the table: the threat's proof alone */
+            ck_assert_int_eq(vct_solve(s, &flip, &lim, NULL), VCT_WIN);
+            lim.no_zones = z == 0;
+            lim.stop = &up;
+            n[z] = vct_defend(s, &b, &lim, moves[z], NULL);
+        }
+        if (n[0] < 0)
+            continue;   /* the table could not give the threat's line with the flag up */
+        asked++;
+        ck_assert_msg(n[1] == n[0], "position %d: %d moves with zones, %d without", it, n[1],
+                      n[0]);
+        for (int i = 0; i < n[0]; i++)
+            ck_assert_int_eq(moves[1][i], moves[0][i]);
+    }
+    ck_assert_int_ge(asked, 20);
+    vct_free(s);
+}
+END_TEST
+
+/* A proof larger than the node pool (position 357 of
+ * bench/vct-freestyle15.txt, black to move): the solver of the least size
+ * (64 KiB, a pool of 2,048 children) fills its pool and, with a node
+ * budget, goes on in rounds that read what the last ones proved from the
+ * table, and finds the VCT the large solver finds in one; with no budget
+ * to bound the rounds it gives up when the pool fills. */
+static const int POOL_ROUNDS[10][2] = {{9, 6}, {7, 7}, {5, 6}, {8, 5}, {6, 5},
+                                       {7, 4}, {7, 8}, {6, 7}, {8, 7}, {6, 9}};
+
+START_TEST(test_pool_rounds)
+{
+    board_t b;
+    board_from_xy(&b, POOL_ROUNDS, 10);
+    char err[128];
+    vct_t *small = vct_create(0, err, sizeof err), *large = solver();
+    ck_assert_msg(small != NULL, "%s", err);
+    vct_limits_t lim = {.nodes = 20000};
+    vct_result_t r;
+    ck_assert_int_eq(vct_solve(large, &b, &lim, &r), VCT_WIN);
+    ck_assert_int_eq(vct_solve(small, &b, NULL, &r), VCT_UNKNOWN);
+    vct_clear(small);
+    ck_assert_int_eq(vct_solve(small, &b, &lim, &r), VCT_WIN);
+    ck_assert_uint_le(r.nodes, 20000);
+    check_line(&b, &r, VCT_MAX_DEPTH);
+    vct_free(small);
+    vct_free(large);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
     board_t b;
@@ -1030,8 +1101,11 @@ int main(void)
 {
     Suite *su = suite_create("vct");
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
-             test_counter_four_refutes, test_counter_four_puts_off, test_deep_line, test_renju_white_forces_forbidden,
-             test_defend, test_defend_passes, test_defend_zones, test_quiet_win, test_quiet_win_kinds, test_quiet_win_random, test_limits, test_bot_vct, test_bot_vct_against_vcf,
+             test_counter_four_refutes, test_counter_four_puts_off, test_deep_line,
+             test_renju_white_forces_forbidden,
+             test_defend, test_defend_passes, test_defend_zones, test_zone_walk_stops,
+             test_quiet_win, test_quiet_win_kinds, test_quiet_win_random, test_limits,
+             test_pool_rounds, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
              test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);
