@@ -1024,18 +1024,18 @@ static bool zone_or(vct_t *s, struct zone_walk *w, int depth, int ply)
 
 /* The zone of the proof vct_solve just found for b's side to move (its
  * winning entry is in the table): false when the walk cannot give one,
- * or when lim's stop flag or the deadline (0: none) ends it first: a walk
- * does an inner VCF solve at each node the table does not answer, and
- * unbounded it outlasted a whole move (a move at 1 s took 2.9 s,
- * docs/BENCHMARKS.md). */
-static bool proof_zone(vct_t *s, const board_t *b, uint8_t *zone, const vct_limits_t *lim,
+ * or when the stop flag (may be NULL) or the deadline (0: none) ends it
+ * first: a walk does an inner VCF solve at each node the table does not
+ * answer, and unbounded it outlasted a whole move (a move at 1 s took
+ * 2.9 s, docs/BENCHMARKS.md). */
+static bool proof_zone(vct_t *s, const board_t *b, uint8_t *zone, const volatile int *stop,
                        double deadline)
 {
     if (b->rule == RULE_RENJU)
         return false;
     query_begin(s, b, 0, 0.0);
     s->q.deadline_ms = deadline;
-    s->q.stop = lim->stop;
+    s->q.stop = stop;
     const tt_entry_t *e = tt_find(s, key_here(s));
     int depth = e && e->win ? e->win : VCT_MAX_DEPTH;
     struct zone_walk w = {.zone = zone, .left = ZONE_WALK_NODES};
@@ -1084,7 +1084,7 @@ static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, 
     switch (solve_reply(t->s, after, &lim, NULL, &plain)) {
     case VCT_WIN:
         if (plain && !t->each.no_zones && t->nzones < DEFEND_ZONES &&
-            proof_zone(t->s, after, t->zone[t->nzones], &t->each, t->deadline))
+            proof_zone(t->s, after, t->zone[t->nzones], t->each.stop, t->deadline))
             t->nzones++;
         return THREAT_HOLDS;
     case VCT_NONE:
@@ -1147,7 +1147,7 @@ static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any,
         return -1;
     if (threat)
         *threat = r;
-    if (!t.each.no_zones && proof_zone(s, &flip, t.zone[0], &t.each, t.deadline))
+    if (!t.each.no_zones && proof_zone(s, &flip, t.zone[0], t.each.stop, t.deadline))
         t.nzones = 1;
     uint8_t cand[BOARD_CELLS] = {0};
     own_candidates(b, cand);
