@@ -358,17 +358,23 @@ static float pattern_weights(const board_t *b, const edge_t *ed, int n, float *w
     return sum;
 }
 
-/* Priors from a policy row indexed by point (any scale); with
- * pattern_prior > 0 and a board, that share of the prior mass goes to the
- * moves by their pattern weights. The edges are left in their order. */
+/* Priors from a policy row indexed by point (any scale, each value raised
+ * to 1 / policy_temp); with pattern_prior > 0 and a board, that share of
+ * the prior mass goes to the moves by their pattern weights. The edges are
+ * left in their order. */
 static void fill_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b)
 {
     edge_t *ed = E(t, nd->edge);
     int k = nd->nedges;
-    float sum = 0.0f;
+    float sum = 0.0f, pv[BOARD_CELLS];   /* (k) the edges' policy values, tempered */
+    float inv_temp = 1.0f / t->p.policy_temp;
     for (int i = 0; i < k; i++) {
         float v = row[ed[i].move];
-        sum += v > 0.0f ? v : 0.0f;
+        v = v > 0.0f ? v : 0.0f;
+        if (inv_temp != 1.0f && v > 0.0f)
+            v = powf(v, inv_temp);
+        pv[i] = v;
+        sum += v;
     }
     if (!(sum > 0.0f) || !isfinite(sum)) {
         uint16_t q = (uint16_t)(PRIOR_ONE / k);
@@ -386,8 +392,7 @@ static void fill_priors(mcts_t *t, node_t *nd, const float *row, const board_t *
     }
     float scale = net_share * PRIOR_ONE / sum;
     for (int i = 0; i < k; i++) {
-        float v = row[ed[i].move];
-        v = (v > 0.0f ? v : 0.0f) * scale + (wscale > 0.0f ? w[i] * wscale : 0.0f);
+        float v = pv[i] * scale + (wscale > 0.0f ? w[i] * wscale : 0.0f);
         ed[i].prior = (uint16_t)(v > 0.0f ? (v < PRIOR_ONE ? v + 0.5f : PRIOR_ONE) : 0.0f);
     }
 }
@@ -806,7 +811,8 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_watch_quiet_nodes = MCTS_VCT_WATCH_QUIET_NODES,
                          .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true,
                          .select_lcb = (float)MCTS_SELECT_LCB,
-                         .pattern_prior = (float)MCTS_PATTERN_PRIOR};
+                         .pattern_prior = (float)MCTS_PATTERN_PRIOR,
+                         .policy_temp = (float)MCTS_POLICY_TEMP};
 }
 
 static void tree_clear(mcts_t *t)
@@ -856,13 +862,14 @@ mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
         !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
         !(p->forced_k >= 0.0f && p->forced_k <= 100.0f) ||
         !(p->pattern_prior >= 0.0f && p->pattern_prior <= 1.0f) ||
+        !(p->policy_temp >= MCTS_POLICY_TEMP_MIN && p->policy_temp <= MCTS_POLICY_TEMP_MAX) ||
         p->vct_depth < 0 || p->vct_depth > VCT_MAX_DEPTH ||
         !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f) ||
         !(p->vct_defend_share >= 0.0f && p->vct_defend_share <= 1.0f) ||
         !(p->vct_verify_share >= 0.0f && p->vct_verify_share <= 1.0f)) {
         snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
                  "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= pattern_prior <= 1, "
-                 "0 <= vct_depth <= 32, "
+                 "0.1 <= policy_temp <= 10, 0 <= vct_depth <= 32, "
                  "0 <= vct_root_share <= 1, "
                  "0 <= vct_defend_share <= 1, 0 <= vct_verify_share <= 1)");
         return NULL;

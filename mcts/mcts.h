@@ -130,6 +130,10 @@ typedef struct mcts_params {
                             * their line patterns (the threes, fours and fives a stone
                             * there makes for the side to move or takes from the
                             * opponent), the net's policy keeping the rest; 0: off */
+    float policy_temp;     /* the net's policy row raised to 1 / policy_temp before it
+                            * becomes a node's priors (lc0's policy softmax temperature):
+                            * above 1 flattens them, so that a move the net rates low
+                            * gets visits sooner; 1: the net's policy as it is */
     float forced_k;        /* forced playouts (KataGo): at a root with noise, a child with
                             * fewer than sqrt(k * P * total child visits) visits is selected
                             * first; 0: off (the search is then exactly plain PUCT) */
@@ -152,6 +156,9 @@ typedef struct mcts_params {
 #define MCTS_VCT_WATCH_NODES 100000
 #define MCTS_VCT_WATCH_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 #define MCTS_SELECT_LCB 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
+#define MCTS_POLICY_TEMP 1   /* the net's policy as it is */
+#define MCTS_POLICY_TEMP_MIN 0.1
+#define MCTS_POLICY_TEMP_MAX 10
 #define MCTS_PATTERN_PRIOR 0   /* off: no significant gain at 1 s over 240 games (docs/BENCHMARKS.md) */
 #define SELECT_LCB_REACH 0.1   /* of the most visited child's visits */
 /* The tree's VCT solver: room for the budgets above (its proof-number

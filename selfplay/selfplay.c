@@ -66,7 +66,8 @@ int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
 
 void selfplay_opts_default(selfplay_opts_t *o)
 {
-    *o = (selfplay_opts_t){.noise_frac = 0.25, .temp_final = 0.0};
+    *o = (selfplay_opts_t){.noise_frac = 0.25, .temp_final = 0.0,
+                           .search = {.policy_temp = MCTS_POLICY_TEMP}};
     arg_spec_t specs[ARGS_GROUP_MAX] = {ARG(S_DEVICE, &o->device)};
     args_defaults(specs, 1 + selfplay_args(specs + 1, o));
 }

@@ -152,6 +152,11 @@ const setting_t settings_table[S_COUNT] = {
                          "the share of each node's prior given to its moves by the threes, "
                          "fours and fives a stone there makes or takes from the opponent; 0: "
                          "the net's policy alone", PLAYERS},
+    [S_POLICY_TEMP] = {"policy_temp", "policy-temp", SET_DOUBLE, MCTS_POLICY_TEMP_MIN,
+                       MCTS_POLICY_TEMP_MAX, STR(MCTS_POLICY_TEMP), "T",
+                       "the net's policy raised to 1/T before it becomes the priors (lc0's "
+                       "policy softmax temperature): above 1, the moves it rates low get "
+                       "visits sooner; 1: the policy as it is", PLAYERS},
     [S_SEARCH_BATCH] = {"search_batch", "search-batch", SET_INT, 1, SEARCHER_MAX_BATCH,
                         STR(SEARCH_BATCH_DEFAULT), "B",
                         "leaves each search thread sends to its net at once (the others wait "

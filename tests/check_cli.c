@@ -173,6 +173,10 @@ START_TEST(test_program_errors)
                   "analyze --model bot:greedy --pattern-prior nan");
     expect_gomoku(2, "--pattern-prior must be in 0..1, got 1.5",
                   "match bot:random bot:greedy --pattern-prior 1.5");
+    expect_gomoku(2, "--policy-temp must be in 0.1..10, got 0",
+                  "pbrain --model bot:greedy --policy-temp 0");
+    expect_gomoku(2, "--policy-temp wants a number, got 'inf'",
+                  "analyze --model bot:greedy --policy-temp inf");
     expect_gomoku(2, "--select-lcb must be in 0..10, got -1",
                   "analyze --model bot:greedy --select-lcb -1");
 }

@@ -1860,6 +1860,60 @@ START_TEST(test_pattern_prior)
 }
 END_TEST
 
+/* policy_temp: the root's net policy 0.64 / 0.32 / 0.04 on three points.
+ * At T = 2 the priors are the square roots, normalised: 0.8 : 0.566 : 0.2
+ * (0.51, 0.36, 0.13), so the weak move gains; at T = 1 the policy stands;
+ * at T = 0.5 it sharpens (the squares). The next playouts follow: at T = 2
+ * the weak move is visited within 40 playouts of a value-0 evaluator, at
+ * T = 1 it is visited less. A temperature outside 0.1..10 (or NaN) is
+ * refused with the reason. */
+START_TEST(test_policy_temp)
+{
+    static const float pol[3] = {0.64f, 0.32f, 0.04f};
+    const float temps[3] = {1.0f, 2.0f, 0.5f};
+    uint32_t weak_visits[3];
+    for (int v = 0; v < 3; v++) {
+        mcts_params_t p = params_mem((size_t)8 << 20);
+        p.policy_temp = temps[v];
+        mcts_t *t = tree_of(&p);
+        board_t b;
+        board_init(&b, 15, RULE_FREESTYLE);
+        mcts_set_root(t, &b);
+        int m[3] = {board_xy(&b, 7, 7), board_xy(&b, 3, 3), board_xy(&b, 11, 4)};
+        ck_assert_int_eq(deliver_one(t, m, pol, 3, 0.0f), b.last);
+        double want[3], wsum = 0.0;
+        for (int i = 0; i < 3; i++)
+            wsum += want[i] = pow(pol[i], 1.0 / temps[v]);
+        mcts_child_info_t c[BOARD_CELLS];
+        int n = mcts_root_children(t, c, BOARD_CELLS);
+        for (int i = 0; i < n; i++) {
+            int k = 0;
+            while (k < 3 && m[k] != c[i].move)
+                k++;
+            double expect = k < 3 ? want[k] / wsum : 0.0;
+            ck_assert_msg(fabs(c[i].prior - expect) < 1e-3, "T %g move %d: prior %g, want %g",
+                          temps[v], c[i].move, c[i].prior, expect);
+        }
+        for (int i = 0; i < 40; i++)
+            deliver_one(t, m, pol, 3, 0.0f);
+        child_q(t, m[2], &weak_visits[v]);
+        mcts_free(t);
+    }
+    ck_assert_msg(weak_visits[1] > weak_visits[0] && weak_visits[0] >= weak_visits[2],
+                  "weak move's visits: T 1 %u, T 2 %u, T 0.5 %u", weak_visits[0], weak_visits[1],
+                  weak_visits[2]);
+    ck_assert_uint_gt(weak_visits[1], 0);
+    const float bad[] = {0.05f, 11.0f, 0.0f, NAN};
+    for (int i = 0; i < 4; i++) {
+        mcts_params_t p = params_mem((size_t)8 << 20);
+        p.policy_temp = bad[i];
+        char err[256];
+        ck_assert_ptr_null(mcts_create(&p, err, sizeof err));
+        ck_assert_msg(strstr(err, "0.1 <= policy_temp <= 10") != NULL, "%s", err);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -1871,7 +1925,8 @@ int main(void)
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
              test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
-             test_threat_pruning, test_select_lcb, test_pattern_prior, test_set_root_policy);
+             test_threat_pruning, test_select_lcb, test_pattern_prior, test_policy_temp,
+             test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
