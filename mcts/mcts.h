@@ -156,7 +156,7 @@ typedef struct mcts_params {
 #define MCTS_VCT_WATCH_NODES 100000
 #define MCTS_VCT_WATCH_QUIET_NODES 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 #define MCTS_SELECT_LCB 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
-#define MCTS_POLICY_TEMP 1   /* the net's policy as it is */
+#define MCTS_POLICY_TEMP 1   /* the policy as it is: no measured gain at 1.5 (docs/BENCHMARKS.md) */
 #define MCTS_POLICY_TEMP_MIN 0.1
 #define MCTS_POLICY_TEMP_MAX 10
 #define MCTS_PATTERN_PRIOR 0   /* off: no significant gain at 1 s over 240 games (docs/BENCHMARKS.md) */

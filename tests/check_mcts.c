@@ -1788,6 +1788,14 @@ START_TEST(test_select_lcb)
 }
 END_TEST
 
+/* mcts_create refuses p, and its message names `why`. */
+static void expect_refused(const mcts_params_t *p, const char *why)
+{
+    char err[256];
+    ck_assert_ptr_null(mcts_create(p, err, sizeof err));
+    ck_assert_msg(strstr(err, why) != NULL, "%s", err);
+}
+
 /* pattern_prior: the root's net prior all on a quiet corner; each side has
  * two in a row, so some points make a three (for the side to move) or take
  * one from the opponent. With a share of 0.25, the corner keeps 0.75, the
@@ -1853,9 +1861,7 @@ START_TEST(test_pattern_prior)
     for (int i = 0; i < 3; i++) {
         mcts_params_t p = params_mem((size_t)8 << 20);
         p.pattern_prior = bad[i];
-        char err[256];
-        ck_assert_ptr_null(mcts_create(&p, err, sizeof err));
-        ck_assert_msg(strstr(err, "0 <= pattern_prior <= 1") != NULL, "%s", err);
+        expect_refused(&p, "0 <= pattern_prior <= 1");
     }
 }
 END_TEST
@@ -1907,9 +1913,7 @@ START_TEST(test_policy_temp)
     for (int i = 0; i < 4; i++) {
         mcts_params_t p = params_mem((size_t)8 << 20);
         p.policy_temp = bad[i];
-        char err[256];
-        ck_assert_ptr_null(mcts_create(&p, err, sizeof err));
-        ck_assert_msg(strstr(err, "0.1 <= policy_temp <= 10") != NULL, "%s", err);
+        expect_refused(&p, "0.1 <= policy_temp <= 10");
     }
 }
 END_TEST
