@@ -15,6 +15,7 @@ int options_search(arg_spec_t *out, search_settings_t *s)
         ARG(S_VCT_WATCH_QUIET_NODES, &s->vct_watch_quiet_nodes),
         ARG(S_THREAT_PRUNE, &s->threat_prune), ARG(S_SELECT_LCB, &s->select_lcb),
         ARG(S_PATTERN_PRIOR, &s->pattern_prior), ARG(S_POLICY_TEMP, &s->policy_temp),
+        ARG(S_MINIMAX_MIX, &s->minimax_mix),
         ARG(S_SEARCH_BATCH, &s->batch), ARG(S_SYMMETRY, &s->symmetry),
         ARG(S_ROOT_SYMMETRY, &s->root_symmetry),
     };

@@ -1,6 +1,6 @@
 /* Monte-Carlo tree search (see mcts.h for the contract).
  *
- * Layout: nodes (20 bytes) and edges (8 bytes: child, prior, move) live in
+ * Layout: nodes (24 bytes) and edges (8 bytes: child, prior, move) live in
  * two arenas; a node's edges are contiguous. Edges are sorted by prior,
  * best first, when a node is expanded, and the children that have a node
  * always form a prefix [0, nvisited) of the edge list: among unvisited
@@ -34,6 +34,8 @@ typedef struct node {
     uint16_t vl;        /* visits in flight (virtual loss) */
     uint8_t state;      /* NS_* */
     int8_t exact;       /* NS_TERMINAL: value for the side to move here */
+    float m;            /* minimax_mix > 0: the minimax of the net's values in this
+                         * subtree, view of the player who moved into this node */
 } node_t;
 
 typedef struct edge {
@@ -424,9 +426,41 @@ static float clamp_value(float v)
     return v > 1.0f ? 1.0f : v;
 }
 
+/* A child's minimax value (node_t.m), view of the side to move at its
+ * parent: a proven child's is its proof. */
+static inline float child_minimax(const node_t *c)
+{
+    return c->state == NS_TERMINAL ? -(float)c->exact : c->m;
+}
+
+/* Implicit minimax backups (Lanctot et al. 2014): the leaf's m is its own
+ * value; each node above it takes the best of its valued children's, the
+ * path's own child counted (its visit is not in n yet). */
+static void backup_minimax(mcts_t *t, const uint32_t *path, int depth, float v)
+{
+    N(t, path[depth - 1])->m = -v;
+    for (int i = depth - 2; i >= 0; i--) {
+        node_t *nd = N(t, path[i]);
+        const edge_t *ed = CE(t, nd->edge);
+        float best = -2.0f;
+        for (int k = 0; k < nd->nvisited; k++) {
+            const node_t *c = CN(t, ed[k].child);
+            if (c->n > 0 || c->state == NS_TERMINAL || ed[k].child == path[i + 1]) {
+                float m = child_minimax(c);
+                if (m > best)
+                    best = m;
+            }
+        }
+        if (best > -2.0f)
+            nd->m = -best;
+    }
+}
+
 /* Back up `v` (side to move at the leaf) along path[0..depth-1]. */
 static void backup(mcts_t *t, const uint32_t *path, int depth, float v, bool had_vl)
 {
+    if (t->p.minimax_mix > 0.0f)
+        backup_minimax(t, path, depth, v);   /* before v flips below */
     for (int i = depth - 1; i >= 0; i--) {
         node_t *nd = N(t, path[i]);
         nd->w -= v;   /* view of the player who moved into nd */
@@ -450,6 +484,7 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
     float sqrt_n = sqrtf(parent_n > 1.0f ? parent_n : 1.0f);
     float parent_q = nd->n ? -nd->w / (float)nd->n : 0.0f;  /* side to move at nd */
     float cp = t->p.c_puct * sqrt_n / PRIOR_ONE;
+    float mix = t->p.minimax_mix;
     int best = 0;
     float best_score = -1e30f;
     float visited_prior = 0.0f;
@@ -468,6 +503,8 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
         float q = c->state == NS_TERMINAL ? -(float)c->exact
                   : cn > 0.0f             ? (c->w - (float)c->vl) / cn
                                           : parent_q;
+        if (mix > 0.0f && c->n > 0 && c->state != NS_TERMINAL)
+            q += mix * (c->m - q);
         float score = q + cp * (float)ed[i].prior / (1.0f + cn);
         visited_prior += (float)ed[i].prior;
         if (kn > 0.0f && cn * cn < kn * (float)ed[i].prior && c->state != NS_TERMINAL)
@@ -812,7 +849,8 @@ void mcts_params_default(mcts_params_t *p)
                          .vct_tt_bytes = MCTS_VCT_TT_BYTES, .threat_prune = true,
                          .select_lcb = (float)MCTS_SELECT_LCB,
                          .pattern_prior = (float)MCTS_PATTERN_PRIOR,
-                         .policy_temp = (float)MCTS_POLICY_TEMP};
+                         .policy_temp = (float)MCTS_POLICY_TEMP,
+                         .minimax_mix = (float)MCTS_MINIMAX_MIX};
 }
 
 static void tree_clear(mcts_t *t)
@@ -829,8 +867,8 @@ static void tree_clear(mcts_t *t)
     t->nquiet = 0;
 }
 
-/* mcts_create gives each arena 64 edges per node: a node (20 bytes) and
- * 64 edges (8 bytes each) per 532 bytes. */
+/* mcts_create gives each arena 64 edges per node: a node (24 bytes) and
+ * 64 edges (8 bytes each) per 536 bytes. */
 #define EDGES_PER_NODE 64
 
 size_t mcts_tree_bytes(uint32_t visits, int size)
@@ -856,24 +894,47 @@ void mcts_set_probe(mcts_t *t, mcts_probe_fn probe, void *user)
     t->probe_user = user;
 }
 
+/* The first parameter of p out of its range, told in err; false if none. */
+static bool params_refused(const mcts_params_t *p, char *err, size_t errlen)
+{
+    const struct {
+        const char *name;
+        double v, lo, hi;   /* lo <= v <= hi (hi infinite: v >= lo, or v > lo if open) */
+        bool open;
+    } r[] = {
+        {"max_pending", p->max_pending, 1, 4096, false},
+        {"c_puct", p->c_puct, 0, HUGE_VAL, true},
+        {"fpu", p->fpu_reduction, 0, HUGE_VAL, false},
+        {"fpu_root", p->fpu_root, 0, HUGE_VAL, false},
+        {"forced_k", p->forced_k, 0, 100, false},
+        {"pattern_prior", p->pattern_prior, 0, 1, false},
+        {"policy_temp", p->policy_temp, MCTS_POLICY_TEMP_MIN, MCTS_POLICY_TEMP_MAX, false},
+        {"minimax_mix", p->minimax_mix, 0, 1, false},
+        {"vct_depth", p->vct_depth, 0, VCT_MAX_DEPTH, false},
+        {"vct_root_share", p->vct_root_share, 0, 1, false},
+        {"vct_defend_share", p->vct_defend_share, 0, 1, false},
+        {"vct_verify_share", p->vct_verify_share, 0, 1, false},
+    };
+    for (size_t i = 0; i < sizeof r / sizeof r[0]; i++) {
+        double v = r[i].v;
+        bool ok = r[i].open ? v > r[i].lo : v >= r[i].lo;   /* NaN: neither */
+        if (ok && v <= r[i].hi)
+            continue;
+        if (r[i].hi == HUGE_VAL)
+            snprintf(err, errlen, "bad search parameter: %s %g (%s %g)", r[i].name, v,
+                     r[i].open ? ">" : ">=", r[i].lo);
+        else
+            snprintf(err, errlen, "bad search parameter: %s %g (%g <= %s <= %g)", r[i].name, v,
+                     r[i].lo, r[i].name, r[i].hi);
+        return true;
+    }
+    return false;
+}
+
 mcts_t *mcts_create(const mcts_params_t *p, char *err, size_t errlen)
 {
-    if (p->max_pending < 1 || p->max_pending > 4096 || !(p->c_puct > 0.0f) ||
-        !(p->fpu_reduction >= 0.0f) || !(p->fpu_root >= 0.0f) ||
-        !(p->forced_k >= 0.0f && p->forced_k <= 100.0f) ||
-        !(p->pattern_prior >= 0.0f && p->pattern_prior <= 1.0f) ||
-        !(p->policy_temp >= MCTS_POLICY_TEMP_MIN && p->policy_temp <= MCTS_POLICY_TEMP_MAX) ||
-        p->vct_depth < 0 || p->vct_depth > VCT_MAX_DEPTH ||
-        !(p->vct_root_share >= 0.0f && p->vct_root_share <= 1.0f) ||
-        !(p->vct_defend_share >= 0.0f && p->vct_defend_share <= 1.0f) ||
-        !(p->vct_verify_share >= 0.0f && p->vct_verify_share <= 1.0f)) {
-        snprintf(err, errlen, "bad search parameters (c_puct > 0, fpu >= 0, "
-                 "1 <= max_pending <= 4096, 0 <= forced_k <= 100, 0 <= pattern_prior <= 1, "
-                 "0.1 <= policy_temp <= 10, 0 <= vct_depth <= 32, "
-                 "0 <= vct_root_share <= 1, "
-                 "0 <= vct_defend_share <= 1, 0 <= vct_verify_share <= 1)");
+    if (params_refused(p, err, errlen))
         return NULL;
-    }
     size_t half = p->mem_bytes / 2;
     size_t per = sizeof(node_t) + EDGES_PER_NODE * sizeof(edge_t);   /* a node and its edges */
     size_t ncap = half / per, ecap = ncap * EDGES_PER_NODE;

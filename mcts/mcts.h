@@ -134,6 +134,11 @@ typedef struct mcts_params {
                             * becomes a node's priors (lc0's policy softmax temperature):
                             * above 1 flattens them, so that a move the net rates low
                             * gets visits sooner; 1: the net's policy as it is */
+    float minimax_mix;     /* implicit minimax backups (Lanctot et al. 2014): each node
+                            * also keeps the minimax of the net's values in its subtree,
+                            * and a child's Q in selection is (1 - mix) * its mean value
+                            * + mix * that minimax, so that a refutation found deep below
+                            * a child lowers it at once; 0: the mean alone */
     float forced_k;        /* forced playouts (KataGo): at a root with noise, a child with
                             * fewer than sqrt(k * P * total child visits) visits is selected
                             * first; 0: off (the search is then exactly plain PUCT) */
@@ -158,6 +163,7 @@ typedef struct mcts_params {
 #define MCTS_SELECT_LCB 0   /* off: no gain measured at 1 s (docs/BENCHMARKS.md) */
 #define MCTS_POLICY_TEMP 1   /* the policy as it is: no measured gain at 1.5 (docs/BENCHMARKS.md) */
 #define MCTS_POLICY_TEMP_MIN 0.1
+#define MCTS_MINIMAX_MIX 0   /* the mean value alone */
 #define MCTS_POLICY_TEMP_MAX 10
 #define MCTS_PATTERN_PRIOR 0   /* off: no significant gain at 1 s over 240 games (docs/BENCHMARKS.md) */
 #define SELECT_LCB_REACH 0.1   /* of the most visited child's visits */

@@ -43,7 +43,8 @@ struct searcher {
     X(vct_verify_share, vct_verify_share) X(vct_quiet_nodes, vct_quiet_nodes)                 \
     X(vct_watch_nodes, vct_watch_nodes) X(vct_watch_quiet_nodes, vct_watch_quiet_nodes)       \
     X(threat_prune, threat_prune) X(select_lcb, select_lcb)                                   \
-    X(pattern_prior, pattern_prior) X(policy_temp, policy_temp)
+    X(pattern_prior, pattern_prior) X(policy_temp, policy_temp)                       \
+    X(minimax_mix, minimax_mix)
 
 void search_settings_default(search_settings_t *s)
 {

@@ -57,6 +57,7 @@ typedef struct search_settings {
     int threat_prune;     /* 1: facing a three, only its stops and own fours */
     double pattern_prior; /* the prior share given by line patterns (0: the net alone) */
     double policy_temp;   /* the policy raised to 1 / policy_temp for the priors (1: as it is) */
+    double minimax_mix;   /* a child's Q: this share from the minimax of net values (0: mean) */
     double select_lcb;    /* the move played: value less K / sqrt(visits) (0: most visits) */
     int batch;            /* leaves per net call of each search thread (searcher_opts_t.batch) */
     int symmetry;         /* the net's view of each position (searcher_opts_t.symmetry) */

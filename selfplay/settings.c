@@ -157,6 +157,11 @@ const setting_t settings_table[S_COUNT] = {
                        "the net's policy raised to 1/T before it becomes the priors (lc0's "
                        "policy softmax temperature): above 1, the moves it rates low get "
                        "visits sooner; 1: the policy as it is", PLAYERS},
+    [S_MINIMAX_MIX] = {"minimax_mix", "minimax-mix", SET_DOUBLE, 0, 1, STR(MCTS_MINIMAX_MIX),
+                       "A", "implicit minimax backups: a child's value in the search is "
+                       "(1 - A) times its mean plus A times the minimax of the net's values "
+                       "below it, so that a refutation found deep down counts at once; 0: "
+                       "the mean alone", PLAYERS},
     [S_SEARCH_BATCH] = {"search_batch", "search-batch", SET_INT, 1, SEARCHER_MAX_BATCH,
                         STR(SEARCH_BATCH_DEFAULT), "B",
                         "leaves each search thread sends to its net at once (the others wait "

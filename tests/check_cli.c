@@ -177,6 +177,10 @@ START_TEST(test_program_errors)
                   "pbrain --model bot:greedy --policy-temp 0");
     expect_gomoku(2, "--policy-temp wants a number, got 'inf'",
                   "analyze --model bot:greedy --policy-temp inf");
+    expect_gomoku(2, "--minimax-mix must be in 0..1, got 1.5",
+                  "match bot:greedy bot:random --minimax-mix 1.5");
+    expect_gomoku(2, "--minimax-mix wants a number, got 'nan'",
+                  "play --black bot:greedy --minimax-mix nan");
     expect_gomoku(2, "--select-lcb must be in 0..10, got -1",
                   "analyze --model bot:greedy --select-lcb -1");
 }

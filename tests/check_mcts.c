@@ -3,6 +3,7 @@
  * tree reuse and an evaluator's probe (its cache). */
 #include <check.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -1796,6 +1797,18 @@ static void expect_refused(const mcts_params_t *p, const char *why)
     ck_assert_msg(strstr(err, why) != NULL, "%s", err);
 }
 
+/* The float field at offset `off` of mcts_params_t, a share: -0.1, 1.5
+ * and NaN are each refused, and the message names `why`. */
+static void expect_share_refused(size_t off, const char *why)
+{
+    const float bad[] = {-0.1f, 1.5f, NAN};
+    for (int i = 0; i < 3; i++) {
+        mcts_params_t p = params_mem((size_t)8 << 20);
+        memcpy((char *)&p + off, &bad[i], sizeof bad[i]);
+        expect_refused(&p, why);
+    }
+}
+
 /* pattern_prior: the root's net prior all on a quiet corner; each side has
  * two in a row, so some points make a three (for the side to move) or take
  * one from the opponent. With a share of 0.25, the corner keeps 0.75, the
@@ -1856,13 +1869,7 @@ START_TEST(test_pattern_prior)
         }
         mcts_free(t);
     }
-    /* a share outside 0..1 (or NaN) is refused with the reason */
-    const float bad[] = {-0.1f, 1.5f, NAN};
-    for (int i = 0; i < 3; i++) {
-        mcts_params_t p = params_mem((size_t)8 << 20);
-        p.pattern_prior = bad[i];
-        expect_refused(&p, "0 <= pattern_prior <= 1");
-    }
+    expect_share_refused(offsetof(mcts_params_t, pattern_prior), "0 <= pattern_prior <= 1");
 }
 END_TEST
 
@@ -1918,6 +1925,71 @@ START_TEST(test_policy_temp)
 }
 END_TEST
 
+/* minimax_mix, step by step on a 7x7 board (no threat searches, c_puct
+ * 0.01 so that the choice goes by Q): the root (value -0.3 for black)
+ * has priors A 0.6, B 0.4. A looks good for black (+0.5), and so does
+ * white's reply R1 below it (+0.5), but black's only reply S1 below that
+ * loses (white +0.9). Means then: A +0.033 for black, the root -0.05
+ * (B's first-play urgency). Without the mix the search goes on under A
+ * (to a black reply beside S1); with 0.5, A's minimax (-0.9) makes its Q
+ * -0.43 and the search turns to B. Then a full search under lcb_eval (A
+ * refuted after 60 evaluations): the mix gives A fewer visits. Values
+ * outside 0..1 are refused. */
+START_TEST(test_minimax_mix)
+{
+    int last[2];
+    board_t b;
+    board_init(&b, 7, RULE_FREESTYLE);
+    int a = board_xy(&b, 3, 3), bb = board_xy(&b, 1, 1), r1 = board_xy(&b, 4, 4),
+        r2 = board_xy(&b, 2, 2), s1 = board_xy(&b, 5, 5), t1 = board_xy(&b, 0, 6);
+    for (int j = 0; j < 2; j++) {
+        mcts_params_t p = params_mem((size_t)8 << 20);
+        p.minimax_mix = j ? 0.5f : 0.0f;
+        p.c_puct = 0.01f;
+        p.vcf_nodes = p.vcf_root_nodes = p.vct_root_nodes = p.vct_defend_nodes = 0;
+        mcts_t *t = tree_of(&p);
+        mcts_set_root(t, &b);
+        const int root_m[2] = {a, bb}, a_m[2] = {r1, r2};
+        const float root_p[2] = {0.6f, 0.4f}, a_p[2] = {0.9f, 0.1f}, one = 1.0f;
+        ck_assert_int_eq(deliver_one(t, root_m, root_p, 2, -0.3f), b.last);
+        ck_assert_int_eq(deliver_one(t, a_m, a_p, 2, -0.5f), a);     /* white's view */
+        ck_assert_int_eq(deliver_one(t, &s1, &one, 1, 0.5f), r1);    /* black's */
+        ck_assert_int_eq(deliver_one(t, &t1, &one, 1, 0.9f), s1);    /* white's */
+        uint32_t n;
+        ck_assert_float_eq_tol(child_q(t, a, &n), 0.1f / 3.0f, 1e-5f);   /* the mean */
+        last[j] = deliver_one(t, &t1, &one, 1, 0.0f);
+        mcts_free(t);
+    }
+    ck_assert_int_ne(last[0], bb);
+    ck_assert_int_ne(last[0], t1);   /* not below S1: R1's other replies first */
+    ck_assert_int_eq(last[1], bb);
+
+    uint32_t visits_a[2];
+    for (int j = 0; j < 2; j++) {
+        mcts_params_t p = params_mem((size_t)16 << 20);
+        p.minimax_mix = j ? 0.3f : 0.0f;
+        p.vcf_nodes = p.vcf_root_nodes = p.vct_root_nodes = p.vct_defend_nodes = 0;
+        mcts_t *t = tree_of(&p);
+        board_t bd;
+        board_init(&bd, 7, RULE_FREESTYLE);
+        lcb_eval_t e = {.a = a, .b = bb, .good = 60, .pb = 0.1f};
+        mcts_set_root(t, &bd);
+        mcts_limits_t lim = {.visits = 600};
+        mcts_result_t r;
+        mcts_search(t, lcb_eval, &e, &lim, &r);
+        ck_assert(!r.mem_full);
+        child_q(t, a, &visits_a[j]);
+        ck_assert(mcts_advance(t, a));   /* the kept subtree keeps its minimax */
+        lim.visits = 200;
+        mcts_search(t, lcb_eval, &e, &lim, &r);
+        mcts_free(t);
+    }
+    ck_assert_msg(visits_a[1] < visits_a[0], "A's visits: mean %u, mix 0.3 %u", visits_a[0],
+                  visits_a[1]);
+    expect_share_refused(offsetof(mcts_params_t, minimax_mix), "0 <= minimax_mix <= 1");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -1930,7 +2002,7 @@ int main(void)
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
              test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
              test_threat_pruning, test_select_lcb, test_pattern_prior, test_policy_temp,
-             test_set_root_policy);
+             test_minimax_mix, test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);
