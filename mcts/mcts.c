@@ -442,17 +442,13 @@ static void backup_minimax(mcts_t *t, const uint32_t *path, int depth, float v)
     for (int i = depth - 2; i >= 0; i--) {
         node_t *nd = N(t, path[i]);
         const edge_t *ed = CE(t, nd->edge);
-        float best = -2.0f;
+        float best = child_minimax(CN(t, path[i + 1]));
         for (int k = 0; k < nd->nvisited; k++) {
             const node_t *c = CN(t, ed[k].child);
-            if (c->n > 0 || c->state == NS_TERMINAL || ed[k].child == path[i + 1]) {
-                float m = child_minimax(c);
-                if (m > best)
-                    best = m;
-            }
+            if ((c->n > 0 || c->state == NS_TERMINAL) && child_minimax(c) > best)
+                best = child_minimax(c);
         }
-        if (best > -2.0f)
-            nd->m = -best;
+        nd->m = -best;
     }
 }
 
@@ -460,7 +456,7 @@ static void backup_minimax(mcts_t *t, const uint32_t *path, int depth, float v)
 static void backup(mcts_t *t, const uint32_t *path, int depth, float v, bool had_vl)
 {
     if (t->p.minimax_mix > 0.0f)
-        backup_minimax(t, path, depth, v);   /* before v flips below */
+        backup_minimax(t, path, depth, v);
     for (int i = depth - 1; i >= 0; i--) {
         node_t *nd = N(t, path[i]);
         nd->w -= v;   /* view of the player who moved into nd */
