@@ -88,6 +88,16 @@ struct mcts {
     int nquiet;            /* root moves the watcher checked for a quiet win, for this root */
     int16_t quiet[VERIFY_MAX];
     uint64_t vct_checks, vct_wins, vct_defences;
+    /* the Gumbel root (p.gumbel_m > 0), for the search under way */
+    bool g_noise;          /* the next draw adds Gumbel noise (mcts_gumbel_noise) */
+    bool g_ready;          /* the candidates are drawn for this root and g_target */
+    uint32_t g_target;     /* the visit target they were drawn for */
+    uint32_t g_budget;     /* the playouts left at the draw */
+    uint32_t g_goal;       /* each live candidate's visits in this phase */
+    int g_phases;          /* ceil(log2(candidates)), at least 1 */
+    int g_live;            /* g_move[0..g_live) are still in */
+    int16_t g_move[MCTS_GUMBEL_M_MAX];
+    double g_base[MCTS_GUMBEL_M_MAX];   /* the draw + log prior */
 };
 
 #define PRIOR_ONE 65535.0f
@@ -524,6 +534,241 @@ static int select_edge(mcts_t *t, const node_t *nd, bool is_root)
 
 enum { SEL_EVAL, SEL_DONE, SEL_COLLISION, SEL_FULL };
 
+/* ------------------------------------------------------- Gumbel root */
+
+/* Gumbel AlphaZero's root (mcts_params_t.gumbel_m; Danihelka, Guez,
+ * Schrittwieser and Silver, "Policy improvement by planning with Gumbel",
+ * 2022): sequential halving among candidates drawn by Gumbel-top-k from
+ * the priors; below the root the search is PUCT as everywhere. */
+
+/* A root edge's log prior (a prior stored as 0: half the smallest step). */
+static double edge_logit(const edge_t *e)
+{
+    double p = e->prior > 0 ? (double)e->prior : 0.5;
+    return log(p / PRIOR_ONE);
+}
+
+/* The root's children's values, root side's view, by move into q[]
+ * (completed: an unvisited child's is the paper's v_mix, the net's value
+ * of the root mixed with the prior-weighted mean of the visited ones);
+ * the proven ones' are their proofs. Returns sigma's factor,
+ * (c_visit + most child visits) * c_scale. */
+static double gumbel_values(const mcts_t *t, double *q)
+{
+    const node_t *r = CN(t, t->root);
+    const edge_t *ed = CE(t, r->edge);
+    double sum_n = 0.0, sum_w = 0.0, pmass = 0.0, pq = 0.0;
+    uint32_t maxn = 0;
+    for (int i = 0; i < r->nvisited; i++) {
+        const node_t *c = CN(t, ed[i].child);
+        sum_w += c->w;
+        sum_n += c->n;
+        maxn = c->n > maxn ? c->n : maxn;
+        if (c->n == 0 && c->state != NS_TERMINAL)
+            continue;
+        double v = c->state == NS_TERMINAL ? -(double)c->exact : c->w / c->n;
+        q[ed[i].move] = v;
+        pmass += ed[i].prior / PRIOR_ONE;
+        pq += ed[i].prior / PRIOR_ONE * v;
+    }
+    /* the root's own evaluations: its visits less its children's */
+    double own_n = (double)r->n - sum_n, own_w = -(double)r->w - sum_w;
+    double vhat = own_n > 0.5 ? own_w / own_n : r->n ? -(double)r->w / r->n : 0.0;
+    double vmix = pmass > 0.0 ? (vhat + sum_n / pmass * pq) / (1.0 + sum_n) : vhat;
+    vmix = vmix < -1.0 ? -1.0 : vmix > 1.0 ? 1.0 : vmix;
+    for (int i = 0; i < r->nedges; i++) {
+        const node_t *c = i < r->nvisited ? CN(t, ed[i].child) : NULL;
+        if (!c || (c->n == 0 && c->state != NS_TERMINAL))
+            q[ed[i].move] = vmix;
+    }
+    return (MCTS_GUMBEL_C_VISIT + maxn) * t->p.gumbel_scale;
+}
+
+static inline double gumbel_sigma(double factor, double q) { return factor * (q + 1.0) * 0.5; }
+
+/* Draw the candidates for a search towards visit_target: the gumbel_m
+ * root edges of highest log prior (+ a Gumbel draw with g_noise), best
+ * first, and plan the playouts left by sequential halving. */
+static void gumbel_draw(mcts_t *t, uint32_t visit_target)
+{
+    const node_t *r = CN(t, t->root);
+    const edge_t *ed = CE(t, r->edge);
+    int k = r->nedges, m = t->p.gumbel_m < k ? t->p.gumbel_m : k;
+    double key[BOARD_CELLS];
+    for (int i = 0; i < k; i++) {
+        key[i] = edge_logit(&ed[i]);
+        if (t->g_noise)
+            key[i] -= log(-log(util_rng_unit(&t->rng)));
+    }
+    for (int j = 0; j < m; j++) {   /* the m best keys, best first */
+        int b = -1;
+        for (int i = 0; i < k; i++)
+            if (key[i] > -HUGE_VAL && (b < 0 || key[i] > key[b]))
+                b = i;
+        t->g_move[j] = ed[b].move;
+        t->g_base[j] = key[b];
+        key[b] = -HUGE_VAL;
+    }
+    uint32_t have = r->n + r->vl;
+    t->g_live = m;
+    t->g_goal = 0;
+    t->g_budget = visit_target > have ? visit_target - have : 1;
+    t->g_phases = 1;
+    while ((1 << t->g_phases) < m)
+        t->g_phases++;
+    t->g_target = visit_target;
+    t->g_ready = true;
+}
+
+/* Before a gather: the candidates for this root and target (a search
+ * with no visit target keeps PUCT). */
+static void gumbel_prepare(mcts_t *t, uint32_t visit_target)
+{
+    if (t->p.gumbel_m <= 0 || visit_target == 0 || CN(t, t->root)->state != NS_EXPANDED ||
+        (t->g_ready && t->g_target == visit_target))
+        return;
+    gumbel_draw(t, visit_target);
+}
+
+/* The live candidates best first by draw + log prior + sigma(Q), the
+ * better half (rounded up) kept. */
+static void gumbel_halve(mcts_t *t)
+{
+    double q[BOARD_CELLS], score[MCTS_GUMBEL_M_MAX];
+    double f = gumbel_values(t, q);
+    int n = t->g_live;
+    for (int j = 0; j < n; j++)
+        score[j] = t->g_base[j] + gumbel_sigma(f, q[t->g_move[j]]);
+    for (int j = 1; j < n; j++)   /* insertion sort, stable */
+        for (int i = j; i > 0 && score[i] > score[i - 1]; i--) {
+            double s = score[i], b = t->g_base[i];
+            int16_t mv = t->g_move[i];
+            score[i] = score[i - 1], t->g_base[i] = t->g_base[i - 1];
+            t->g_move[i] = t->g_move[i - 1];
+            score[i - 1] = s, t->g_base[i - 1] = b, t->g_move[i - 1] = mv;
+        }
+    t->g_live = (n + 1) / 2;
+}
+
+/* The index of nd's edge (ed) of `move`; -1 if none. */
+static int edge_of(const node_t *nd, const edge_t *ed, int move)
+{
+    for (int i = 0; i < nd->nedges; i++)
+        if (ed[i].move == move)
+            return i;
+    return -1;
+}
+
+/* The root edge of `move`, brought to the visited prefix's end when it has
+ * no child yet (so select_leaf makes it one); -1 if it left the root. */
+static int root_edge_to_visit(mcts_t *t, int move)
+{
+    node_t *r = N(t, t->root);
+    edge_t *ed = E(t, r->edge);
+    int i = edge_of(r, ed, move), nv = r->nvisited;
+    if (i > nv) {
+        edge_t e = ed[i];
+        ed[i] = ed[nv];
+        ed[nv] = e;
+        i = nv;
+    }
+    return i;
+}
+
+/* The root's child for the next playout: the live candidate with the
+ * fewest visits under this phase's goal; when each has reached it, the
+ * better half goes on with a goal raised by budget / (phases * live), and
+ * the last one alone takes what is left. A candidate proven lost gets no
+ * more. -1 when no candidate can take it (PUCT chooses). */
+static int gumbel_select(mcts_t *t)
+{
+    for (int round = 0; round < 2 * MCTS_GUMBEL_M_MAX; round++) {
+        const node_t *r = CN(t, t->root);
+        const edge_t *ed = CE(t, r->edge);
+        int best = -1;
+        uint32_t best_n = UINT32_MAX;
+        for (int j = 0; j < t->g_live; j++) {
+            int i = edge_of(r, ed, t->g_move[j]);
+            if (i < 0) {   /* restricted away: out */
+                t->g_live--;
+                t->g_move[j] = t->g_move[t->g_live];
+                t->g_base[j] = t->g_base[t->g_live];
+                j--;
+                continue;
+            }
+            const node_t *c = i < r->nvisited ? CN(t, ed[i].child) : NULL;
+            if (c && c->state == NS_TERMINAL && c->exact == 1)
+                continue;
+            uint32_t n = c ? c->n + c->vl : 0;
+            if (n < t->g_goal && n < best_n) {
+                best = j;
+                best_n = n;
+            }
+        }
+        if (best >= 0)
+            return root_edge_to_visit(t, t->g_move[best]);
+        if (t->g_live == 0 || t->g_goal == UINT32_MAX)
+            return -1;
+        if (t->g_goal > 0 && t->g_live > 1)
+            gumbel_halve(t);
+        uint32_t step = t->g_budget / (uint32_t)(t->g_phases * t->g_live);
+        t->g_goal = t->g_live == 1 ? UINT32_MAX : t->g_goal + (step > 0 ? step : 1);
+    }
+    return -1;
+}
+
+/* The Gumbel root's move: the live candidate (every root move when no
+ * draw was made for this root) of highest base + sigma(Q), not proven
+ * lost; MOVE_NONE if none. */
+static int gumbel_pick(const mcts_t *t)
+{
+    const node_t *r = CN(t, t->root);
+    const edge_t *ed = CE(t, r->edge);
+    double q[BOARD_CELLS], f = gumbel_values(t, q);
+    int n = t->g_ready ? t->g_live : r->nedges, move = MOVE_NONE;
+    double best = -HUGE_VAL;
+    for (int j = 0; j < n; j++) {
+        int mv = t->g_ready ? t->g_move[j] : ed[j].move, i = edge_of(r, ed, mv);
+        if (i < 0)
+            continue;
+        const node_t *c = i < r->nvisited ? CN(t, ed[i].child) : NULL;
+        if (c && c->state == NS_TERMINAL && c->exact == 1)
+            continue;
+        double s = (t->g_ready ? t->g_base[j] : edge_logit(&ed[i])) + gumbel_sigma(f, q[mv]);
+        if (s > best) {
+            best = s;
+            move = mv;
+        }
+    }
+    return move;
+}
+
+/* The Gumbel root's policy target, softmax(log prior + sigma(completed
+ * Q)) over the root's moves, as counts (the largest 65535; zeros left
+ * out). */
+static int gumbel_policy(const mcts_t *t, record_visit_t *out, int max)
+{
+    const node_t *r = CN(t, t->root);
+    const edge_t *ed = CE(t, r->edge);
+    double q[BOARD_CELLS], z[BOARD_CELLS], f = gumbel_values(t, q), top = -HUGE_VAL;
+    for (int i = 0; i < r->nedges; i++) {
+        z[i] = edge_logit(&ed[i]) + gumbel_sigma(f, q[ed[i].move]);
+        top = z[i] > top ? z[i] : top;
+    }
+    int k = 0;
+    for (int i = 0; i < r->nedges && k < max; i++) {
+        long c = lrint(65535.0 * exp(z[i] - top));
+        if (c <= 0)
+            continue;
+        out[k].move = ed[i].move;
+        out[k].count = (uint16_t)(c > 65535 ? 65535 : c);
+        k++;
+    }
+    return k;
+}
+
+void mcts_gumbel_noise(mcts_t *t, bool on) { t->g_noise = on; }
+
 /* Every move of the expanded node nd leads to a proven win of the
  * opponent (its side to move there). */
 static bool all_children_won(const mcts_t *t, const node_t *nd)
@@ -550,7 +795,9 @@ static int select_leaf(mcts_t *t, pending_t *pd)
     for (;;) {
         node_t *nd = N(t, ni);
         if (nd->state == NS_EXPANDED) {
-            int i = select_edge(t, nd, depth == 1);
+            int i = depth == 1 && t->g_ready ? gumbel_select(t) : -1;
+            if (i < 0)
+                i = select_edge(t, nd, depth == 1);
             edge_t *e = E(t, nd->edge + (uint32_t)i);
             if (!e->child) {
                 assert(i == nd->nvisited);
@@ -768,6 +1015,7 @@ static int gather_into(mcts_t *t, pending_t *pend, int max, uint32_t visit_targe
 {
     root_vcf_check(t);
     root_vct_check(t, 0.0);
+    gumbel_prepare(t, visit_target);
     int got = 0, resolved = 0;
     while (got < max && resolved < 4 * max + 64 && !mcts_search_done(t, visit_target)) {
         pending_t *pd = &pend[got];
@@ -846,7 +1094,8 @@ void mcts_params_default(mcts_params_t *p)
                          .select_lcb = (float)MCTS_SELECT_LCB,
                          .pattern_prior = (float)MCTS_PATTERN_PRIOR,
                          .policy_temp = (float)MCTS_POLICY_TEMP,
-                         .minimax_mix = (float)MCTS_MINIMAX_MIX};
+                         .minimax_mix = (float)MCTS_MINIMAX_MIX,
+                         .gumbel_scale = (float)MCTS_GUMBEL_SCALE};
 }
 
 static void tree_clear(mcts_t *t)
@@ -861,6 +1110,7 @@ static void tree_clear(mcts_t *t)
     t->root_vct_done = false;
     t->nverified = 0;
     t->nquiet = 0;
+    t->g_ready = false;
 }
 
 /* mcts_create gives each arena 64 edges per node: a node (24 bytes) and
@@ -903,6 +1153,8 @@ static bool params_refused(const mcts_params_t *p, char *err, size_t errlen)
         {"fpu", p->fpu_reduction, 0, HUGE_VAL, false},
         {"fpu_root", p->fpu_root, 0, HUGE_VAL, false},
         {"forced_k", p->forced_k, 0, 100, false},
+        {"gumbel_m", p->gumbel_m, 0, MCTS_GUMBEL_M_MAX, false},
+        {"gumbel_scale", p->gumbel_scale, 0, MCTS_GUMBEL_SCALE_MAX, true},
         {"pattern_prior", p->pattern_prior, 0, 1, false},
         {"policy_temp", p->policy_temp, MCTS_POLICY_TEMP_MIN, MCTS_POLICY_TEMP_MAX, false},
         {"minimax_mix", p->minimax_mix, 0, 1, false},
@@ -1135,6 +1387,7 @@ bool mcts_advance(mcts_t *t, int move)
     t->nverified = 0;
     t->nquiet = 0;
     t->nallow = 0;
+    t->g_ready = false;
     const node_t *c = child ? CN(t, child) : NULL;
     /* a child proven lost without its moves (marked by the root's VCF
      * check), or lost at its expansion (one move kept, the board's first
@@ -1263,6 +1516,8 @@ int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max)
     const node_t *r = CN(t, t->root);
     /* a root the search proved lost after visiting its moves holds forced
      * visits too */
+    if (t->p.gumbel_m > 0 && r->state == NS_EXPANDED)
+        return gumbel_policy(t, out, max);
     bool searched = r->state == NS_EXPANDED ||
                     (r->state == NS_TERMINAL && r->exact == -1 && r->nvisited > 0);
     if (!(t->p.forced_k > 0.0f) || !t->root_noised || !searched)
@@ -1452,6 +1707,11 @@ int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
 int mcts_pick_move(mcts_t *t, double temperature)
 {
     const node_t *r = CN(t, t->root);
+    if (t->p.gumbel_m > 0 && r->state == NS_EXPANDED) {
+        int move = gumbel_pick(t);
+        if (move != MOVE_NONE)
+            return move;
+    }
     int b = best_edge(t, r);
     if (b < 0)
         return MOVE_NONE;

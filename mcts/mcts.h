@@ -139,6 +139,16 @@ typedef struct mcts_params {
                             * and a child's Q in selection is (1 - mix) * its mean value
                             * + mix * that minimax, so that a refutation found deep below
                             * a child lowers it at once; 0: the mean alone */
+    int gumbel_m;          /* Gumbel AlphaZero's root (Danihelka et al. 2022), for self-play
+                            * with a visit target: the search's playouts go by sequential
+                            * halving to the gumbel_m root moves of highest log prior (+ a
+                            * Gumbel draw, mcts_gumbel_noise); the move played is the
+                            * one left with the highest draw + log prior + sigma(Q), and
+                            * the policy target is softmax(log prior + sigma(completed
+                            * Q)) over every root move (mcts_root_policy_visits), with
+                            * sigma(q) = (MCTS_GUMBEL_C_VISIT + most child visits) *
+                            * gumbel_scale * (q + 1) / 2; 0: PUCT at the root */
+    float gumbel_scale;    /* the paper's c_scale (it used 1 with values in 0..1) */
     float forced_k;        /* forced playouts (KataGo): at a root with noise, a child with
                             * fewer than sqrt(k * P * total child visits) visits is selected
                             * first; 0: off (the search is then exactly plain PUCT) */
@@ -167,6 +177,12 @@ typedef struct mcts_params {
 #define MCTS_POLICY_TEMP_MAX 10
 #define MCTS_PATTERN_PRIOR 0   /* off: no significant gain at 1 s over 240 games (docs/BENCHMARKS.md) */
 #define SELECT_LCB_REACH 0.1   /* of the most visited child's visits */
+#define MCTS_GUMBEL_M_MAX 64   /* candidates of the Gumbel root at most */
+#define MCTS_GUMBEL_C_VISIT 50.0   /* the paper's c_visit */
+/* c_scale: 0.3 gave targets closer to a deep search's than 1 (softer for
+ * the same best move; docs/BENCHMARKS.md) */
+#define MCTS_GUMBEL_SCALE 0.3
+#define MCTS_GUMBEL_SCALE_MAX 10
 /* The tree's VCT solver: room for the budgets above (its proof-number
  * search keeps every child it makes, tens per expanded node: a solver of
  * 1 MiB ran out of room after a few thousand nodes). */
@@ -328,7 +344,9 @@ int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
  * after its moves were visited too), every child but the
  * most visited one loses up to its sqrt(k * P * N) forced visits, as long
  * as its PUCT value stays below the best child's; a child left with 1
- * visit or fewer is dropped. Otherwise exactly mcts_root_visits. */
+ * visit or fewer is dropped. With the Gumbel root (gumbel_m > 0) and an
+ * expanded root: its policy target (see gumbel_m) as counts, the largest
+ * 65535, zeros left out. Otherwise exactly mcts_root_visits. */
 int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max);
 /* Root child statistics for analysis, in edge order: move, visits, Q (root
  * side's view; a proven value when the move has no visits), prior, and
@@ -355,10 +373,18 @@ int mcts_root_child_pv(const mcts_t *t, int move, int *pv, int max);
 float mcts_root_value(const mcts_t *t);
 uint32_t mcts_root_n(const mcts_t *t);
 
+/* Whether the Gumbel root's next draw of candidates (gumbel_m > 0) adds
+ * Gumbel noise to their log priors: self-play's plies sampled at
+ * temperature; without it the candidates are the moves of highest prior
+ * and the move played is the argmax of the policy target. */
+void mcts_gumbel_noise(mcts_t *t, bool on);
+
 /* Choose a move at the root: temperature 0 = most visits (ties: prior), or
  * by select_lcb when it is set;
  * otherwise sample visits^(1/temperature). Proven wins are always taken.
- * MOVE_NONE when the root has no children. */
+ * With the Gumbel root (gumbel_m > 0) after a search that drew its
+ * candidates, the temperature is not read: the move is the Gumbel
+ * root's (see gumbel_m). MOVE_NONE when the root has no children. */
 int mcts_pick_move(mcts_t *t, double temperature);
 
 /* VCF checks run and wins found by this tree so far (0 when VCF is off). */

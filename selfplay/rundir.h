@@ -26,7 +26,7 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 10  /* 2: optimizer, noise, retention and fault settings;
+#define RUN_CONFIG_VERSION 11  /* 2: optimizer, noise, retention and fault settings;
                                   * 3: forced_k, policy_heads (0 and 1 in older files);
                                   * 4: opp_weight, soft_weight (their defaults, the
                                   *    weights every older run trained with);
@@ -43,7 +43,9 @@
                                   *    2000 and 0, what self-play searched with);
                                   * 10: selfplay_vct_cheap_nodes (older files:
                                   *    selfplay_vct_root_nodes, the budget
-                                  *    their cheap searches had) */
+                                  *    their cheap searches had);
+                                  * 11: gumbel, gumbel_scale (older files: 0,
+                                  *    PUCT at the root) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The rows of the settings table
@@ -63,6 +65,8 @@ typedef struct run_config {
     double resign;      /* resign below -resign root value (0: never) */
     double dirichlet_alpha; /* root noise; 0: 10 / points, at most 0.5 */
     double forced_k;    /* forced playouts + policy target pruning in full searches (0: off) */
+    int gumbel;         /* the Gumbel root's candidates (selfplay_opts_t.gumbel; 0: off) */
+    double gumbel_scale; /* and its c_scale */
     double open_frac;   /* games from a random balanced opening (selfplay_opts_t.open_*) */
     int open_stones;
     double open_balance;

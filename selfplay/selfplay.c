@@ -50,7 +50,8 @@ int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
         ARG(S_SEED, &o->seed), ARG(S_PRECISION, &o->precision),
         ARG(S_RESIGN, &o->resign_threshold), ARG(S_NO_RESIGN_FRAC, &o->no_resign_frac),
         ARG(S_TEMP_MOVES, &o->temp_moves), ARG(S_ALPHA, &o->dirichlet_alpha),
-        ARG(S_FORCED_K, &o->forced_k), ARG(S_OPEN_FRAC, &o->open_frac),
+        ARG(S_FORCED_K, &o->forced_k), ARG(S_GUMBEL, &o->gumbel),
+        ARG(S_GUMBEL_SCALE, &o->gumbel_scale), ARG(S_OPEN_FRAC, &o->open_frac),
         ARG(S_OPEN_STONES, &o->open_stones), ARG(S_OPEN_BALANCE, &o->open_balance),
         ARG(S_SELFPLAY_VCT_ROOT_NODES, &o->vct_root_nodes),
         ARG(S_SELFPLAY_VCT_CHEAP_NODES, &o->vct_cheap_nodes),
@@ -79,6 +80,7 @@ static double sp_unit(selfplay_t *sp)
 }
 
 static_assert(SELFPLAY_OPEN_STONES_MAX == 12, "check_opts names the limit");
+static_assert(MCTS_GUMBEL_M_MAX == 64 && MCTS_GUMBEL_SCALE_MAX == 10, "check_opts names the limits");
 
 /* Each tree's VCT solver (tables and node pool): 256 KiB at the default
  * budgets, as self-play always had (so the same records for a seed); for
@@ -118,6 +120,12 @@ static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
         bad = "cache size < 0 or leaves per game outside 0..64";
     else if (!(o->forced_k >= 0.0 && o->forced_k <= 10.0))
         bad = "forced playouts k outside 0..10";
+    else if (o->gumbel < 0 || o->gumbel > MCTS_GUMBEL_M_MAX)
+        bad = "Gumbel candidates outside 0..64";   /* MCTS_GUMBEL_M_MAX */
+    else if (!(o->gumbel_scale > 0.0 && o->gumbel_scale <= MCTS_GUMBEL_SCALE_MAX))
+        bad = "Gumbel scale outside (0, 10]";   /* MCTS_GUMBEL_SCALE_MAX */
+    else if (o->gumbel > 0 && o->forced_k > 0.0)
+        bad = "forced playouts and the Gumbel root exclude each other";
     else if (!(o->open_frac >= 0.0 && o->open_frac <= 1.0) ||
              !(o->open_balance >= 0.0 && o->open_balance <= 1.0))
         bad = "opening fraction or balance outside 0..1";
@@ -168,6 +176,8 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     so.cache_bytes = (size_t)o->cache_mb << 20;
     search_settings_apply(&o->search, &so.mcts);
     so.mcts.forced_k = (float)o->forced_k;   /* active only at a noised (full-search) root */
+    so.mcts.gumbel_m = o->gumbel;
+    so.mcts.gumbel_scale = (float)o->gumbel_scale;
     so.mcts.seed = o->seed * 1000003u;
     /* Threats in self-play: budgets in nodes (the records stay a function
      * of the seed). By default small enough that a move costs about what
@@ -338,7 +348,11 @@ static void start_move(selfplay_t *sp, game_t *g)
     if (!full && o->vct_cheap_nodes < vct)
         vct = o->vct_cheap_nodes;
     mcts_set_vct_root_nodes(g->tree, (uint32_t)vct);
-    g->need_noise = g->full_search && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0;
+    /* the Gumbel root's draw is its noise (the priors stay the net's, for
+     * its policy target) */
+    mcts_gumbel_noise(g->tree, g->board.nmoves < o->temp_moves);
+    g->need_noise = g->full_search && o->dirichlet_alpha > 0.0 && o->noise_frac > 0.0 &&
+                    o->gumbel == 0;
     g->searching = true;
 }
 

@@ -53,6 +53,10 @@ typedef struct selfplay_opts {
     int leaves_per_game;     /* leaves per tree per step, with virtual loss (0: 1) */
     double forced_k;         /* forced playouts in full searches, pruned from the recorded
                               * policy target (mcts_params_t.forced_k); 0: off */
+    int gumbel;              /* the Gumbel root's candidates (mcts_params_t.gumbel_m):
+                              * its draw is noised for the temp_moves plies, in place
+                              * of root noise and temperature; 0: PUCT at the root */
+    double gumbel_scale;     /* its c_scale (mcts_params_t.gumbel_scale) */
     /* Balanced openings: a fraction open_frac of the games starts from
      * 1..open_stones random stones near the centre (plies recorded as
      * neither full nor cheap: no search, no visits; the record carries

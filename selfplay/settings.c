@@ -207,6 +207,17 @@ const setting_t settings_table[S_COUNT] = {
                     "forced playouts in full searches: a root child gets sqrt(K * prior * "
                     "visits) visits, pruned from the policy target (KataGo); 0: off", SELFPLAY,
                     RUN_RESUME(forced_k)},
+    [S_GUMBEL] = {"gumbel", "gumbel", SET_INT, 0, MCTS_GUMBEL_M_MAX, "0", "M",
+                  "Gumbel AlphaZero's root (Danihelka et al. 2022): each search's playouts go by "
+                  "sequential halving to M root moves drawn by Gumbel-top-k from the priors (the "
+                  "draw noised for the --temp-moves plies, in place of root noise and "
+                  "temperature), the move played is the best left by draw + log prior + "
+                  "sigma(Q), and the policy target is softmax(log prior + sigma(completed Q)); "
+                  "0: PUCT at the root", SELFPLAY, RUN_RESUME(gumbel)},
+    [S_GUMBEL_SCALE] = {"gumbel_scale", "gumbel-scale", SET_DOUBLE, 0.01, MCTS_GUMBEL_SCALE_MAX,
+                        STR(MCTS_GUMBEL_SCALE), "S",
+                        "the Gumbel root's c_scale: sigma(Q) = (50 + most child visits) * S * "
+                        "(Q + 1) / 2", SELFPLAY, RUN_RESUME(gumbel_scale)},
     [S_OPEN_FRAC] = {"open_frac", "open-frac", SET_DOUBLE, 0, 1, "0", "F",
                      "fraction of games that start from a random balanced opening (--open-stones, "
                      "--open-balance) instead of the empty board; 0: none", SELFPLAY,

@@ -183,6 +183,14 @@ START_TEST(test_program_errors)
                   "play --black bot:greedy --minimax-mix nan");
     expect_gomoku(2, "--select-lcb must be in 0..10, got -1",
                   "analyze --model bot:greedy --select-lcb -1");
+    expect_gomoku(2, "--gumbel must be in 0..64, got 65",
+                  "selfplay --random-net --games 1 --gumbel 65");
+    char dir[64];
+    make_tmpdir(dir, sizeof dir);
+    expect_gomoku(1, "forced playouts and the Gumbel root exclude each other",
+                  "selfplay --random-net --blocks 1 --channels 8 --size 9 --games 1 --gumbel 8 "
+                  "--forced-k 1 --device cpu --out %s/g", dir);
+    remove_tree(dir);
 }
 END_TEST
 
@@ -291,7 +299,8 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=10\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=11\n"));
+    ck_assert_ptr_nonnull(strstr(text, "gumbel=0\n"));       /* and the Gumbel root */
     ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
     ck_assert_ptr_nonnull(strstr(text, "open_frac=0\n"));    /* and before the openings */
     ck_assert_ptr_nonnull(strstr(text, "value_mix=0\n"));    /* and the mixed value target */
@@ -325,14 +334,18 @@ START_TEST(test_run_config_versions)
     run_config_selfplay_opts(&d, &so);
     ck_assert_int_eq(so.vct_root_nodes, 30000);
     ck_assert_int_eq(so.vct_cheap_nodes, 700);
+    static const char v10g[] = "version=10\ngumbel=16\n";   /* a later key */
+    ck_assert_msg(run_config_parse(&d, v10g, sizeof v10g - 1, "v10g", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_int_eq(d.gumbel, 0);
     /* every self-play setting of a run reaches its workers; the seed is the
      * worker's own */
-    static const char all[] = "version=10\nrule=renju\nsize=11\nparallel=5\nvisits=40\n"
+    static const char all[] = "version=11\nrule=renju\nsize=11\nparallel=5\nvisits=40\n"
                               "cheap_visits=9\nfull_frac=0.3\nresign=0.8\ntemp_moves=3\n"
                               "dirichlet_alpha=0.07\nforced_k=1.5\nopen_frac=0.6\n"
                               "open_stones=5\nopen_balance=0.15\nc_puct=2.25\nfpu=0.4\n"
                               "fpu_root=0.1\nvcf_nodes=77\nvcf_root_nodes=999\n"
-                              "selfplay_vct_defend_nodes=123\nseed=555\n";
+                              "selfplay_vct_defend_nodes=123\nseed=555\ngumbel=12\ngumbel_scale=0.7\n";
     ck_assert_msg(run_config_parse(&d, all, sizeof all - 1, "all", err, sizeof err) == 0, "%s",
                   err);
     selfplay_opts_default(&so);
@@ -346,6 +359,7 @@ START_TEST(test_run_config_versions)
     ck_assert(so.search.vcf_nodes == 77 && so.search.vcf_root_nodes == 999);
     ck_assert(so.vct_root_nodes == 2000 && so.vct_cheap_nodes == 2000);
     ck_assert_int_eq(so.vct_defend_nodes, 123);
+    ck_assert(so.gumbel == 12 && so.gumbel_scale == 0.7);
     ck_assert_uint_eq(so.seed, 9);
     d.dirichlet_alpha = 0;   /* 0: scaled to the board, 10 / 121 */
     run_config_selfplay_opts(&d, &so);

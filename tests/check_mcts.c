@@ -1990,6 +1990,150 @@ START_TEST(test_minimax_mix)
 }
 END_TEST
 
+/* The Gumbel root's evaluator: at the root, priors 0.4, 0.3, 0.2, 0.1 on
+ * four points (none elsewhere); below it, uniform priors and a value that
+ * is the first move's q[] for the root side (black). */
+typedef struct gumbel_eval {
+    int m[4];
+    float q[4];
+} gumbel_eval_t;
+
+static void gumbel_eval(void *user, const board_t *const *boards, int n, float *policy,
+                        float *value)
+{
+    const gumbel_eval_t *e = user;
+    static const float prior[4] = {0.4f, 0.3f, 0.2f, 0.1f};
+    for (int i = 0; i < n; i++) {
+        const board_t *bd = boards[i];
+        float *row = policy + (size_t)i * BOARD_CELLS, r = 0.0f;
+        memset(row, 0, BOARD_CELLS * sizeof *row);
+        for (int p = 0; p < board_npoints(bd); p++)
+            row[p] = bd->nmoves == 0 ? 0.0f : bd->cells[p] == STONE_EMPTY ? 1.0f : 0.0f;
+        for (int k = 0; k < 4; k++) {
+            if (bd->nmoves == 0)
+                row[e->m[k]] = prior[k];
+            else if (bd->moves[0] == e->m[k])
+                r = e->q[k];
+        }
+        value[i] = bd->to_move == STONE_BLACK ? r : -r;
+    }
+}
+
+static uint32_t gumbel_visits(const mcts_t *t, int move)
+{
+    uint32_t n = 0;
+    child_q(t, move, &n);
+    return n;
+}
+
+/* t: gumbel_m 4 and c_scale `scale` (the rest as params_mem, no threat
+ * search) searched 17 visits from b under e; its policy target's counts
+ * by e's moves into c[]. The caller frees t. */
+static mcts_t *gumbel_search(float scale, const board_t *b, gumbel_eval_t *e, uint32_t *c)
+{
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    p.vcf_nodes = p.vcf_root_nodes = p.vct_root_nodes = p.vct_defend_nodes = 0;
+    p.gumbel_m = 4;
+    p.gumbel_scale = scale;
+    mcts_t *t = tree_of(&p);
+    mcts_set_root(t, b);
+    mcts_limits_t lim = {.visits = 17};
+    mcts_result_t r;
+    mcts_search(t, gumbel_eval, e, &lim, &r);
+    record_visit_t rv[BOARD_CELLS];
+    int n = mcts_root_policy_visits(t, rv, BOARD_CELLS);
+    for (int k = 0; k < 4; k++) {
+        c[k] = 0;
+        for (int i = 0; i < n; i++)
+            if (rv[i].move == e->m[k])
+                c[k] = rv[i].count;
+    }
+    ck_assert_int_eq(n, 4);   /* the moves of no prior are left out */
+    return t;
+}
+
+/* gumbel_m 4 over the evaluator's four moves A..D (priors 0.4..0.1, values
+ * -0.1, 0.2, 0.1, 0), 17 visits: the root's own, then 16 by sequential
+ * halving in 2 phases of 8: 2 each, then the better two by log prior +
+ * sigma(Q) (B and C: at c_scale 1 sigma's factor is 52, so a tenth of
+ * value is worth 2.6 in the score, more than the priors' log ratios) 4
+ * more each. The move is B, the policy target ranks B, C, D, A (A's prior
+ * does not save its value) and its largest count is 65535. At the default
+ * c_scale the target is softer: C's share is larger. With PUCT the same
+ * search gives A more visits. */
+START_TEST(test_gumbel)
+{
+    board_t b;
+    board_init(&b, 7, RULE_FREESTYLE);
+    gumbel_eval_t e = {.m = {board_xy(&b, 3, 3), board_xy(&b, 1, 1), board_xy(&b, 5, 5),
+                             board_xy(&b, 1, 5)},
+                       .q = {-0.1f, 0.2f, 0.1f, 0.0f}};
+    uint32_t c[4], soft[4];
+    mcts_free(gumbel_search((float)MCTS_GUMBEL_SCALE, &b, &e, soft));
+    mcts_t *t = gumbel_search(1.0f, &b, &e, c);
+    const uint32_t want[4] = {2, 6, 6, 2};
+    for (int k = 0; k < 4; k++)
+        ck_assert_uint_eq(gumbel_visits(t, e.m[k]), want[k]);
+    ck_assert_int_eq(mcts_pick_move(t, 1.0), e.m[1]);   /* the temperature is not read */
+    ck_assert_uint_eq(c[1], 65535);
+    ck_assert(c[1] > c[2] && c[2] > c[3] && c[3] > c[0] && c[0] > 0);
+    ck_assert_uint_eq(soft[1], 65535);
+    ck_assert_uint_gt(soft[2], c[2]);
+
+    mcts_limits_t lim;
+    mcts_result_t r;
+    /* a kept subtree: the next search draws for its own root */
+    ck_assert(mcts_advance(t, e.m[1]));
+    lim = (mcts_limits_t){.visits = 12};
+    mcts_search(t, gumbel_eval, &e, &lim, &r);
+    ck_assert_uint_eq(mcts_root_n(t), 12);
+    mcts_free(t);
+
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    p.vcf_nodes = p.vcf_root_nodes = p.vct_root_nodes = p.vct_defend_nodes = 0;
+    t = tree_of(&p);   /* PUCT: the prior's favourite gets visits too */
+    mcts_set_root(t, &b);
+    lim.visits = 17;
+    mcts_search(t, gumbel_eval, &e, &lim, &r);
+    ck_assert_uint_gt(gumbel_visits(t, e.m[0]), want[0]);
+    mcts_free(t);
+
+    /* the draw's noise: two candidates; without it always A and B, with
+     * it other pairs too (the same seed, the same pair) */
+    int other = 0;
+    for (uint64_t seed = 1; seed <= 40; seed++)
+        for (int noise = 0; noise < 2; noise++) {
+            p.gumbel_m = 2;
+            p.seed = seed;
+            t = tree_of(&p);
+            mcts_gumbel_noise(t, noise);
+            mcts_set_root(t, &b);
+            lim.visits = 9;
+            mcts_search(t, gumbel_eval, &e, &lim, &r);
+            uint32_t na = gumbel_visits(t, e.m[0]), nb = 0;
+            mcts_child_info_t ch[BOARD_CELLS];
+            int k = mcts_root_children(t, ch, BOARD_CELLS);
+            for (int i = 0; i < k; i++)
+                nb += ch[i].move == e.m[1] ? ch[i].visits : 0;
+            if (!noise)
+                ck_assert_uint_eq(na + nb, 8);
+            else
+                other += na + nb < 8;
+            mcts_free(t);
+        }
+    ck_assert_int_gt(other, 0);
+
+    p = params_mem((size_t)8 << 20);
+    p.gumbel_m = MCTS_GUMBEL_M_MAX + 1;
+    expect_refused(&p, "0 <= gumbel_m <= 64");
+    p.gumbel_m = -1;
+    expect_refused(&p, "0 <= gumbel_m <= 64");
+    p.gumbel_m = 4;
+    p.gumbel_scale = 0.0f;
+    expect_refused(&p, "bad search parameter: gumbel_scale 0");
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("mcts");
@@ -2002,7 +2146,7 @@ int main(void)
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
              test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
              test_threat_pruning, test_select_lcb, test_pattern_prior, test_policy_temp,
-             test_minimax_mix, test_set_root_policy);
+             test_minimax_mix, test_gumbel, test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
     ADD_CASE(s, "bench", 60, test_bench_middle_games);
     return run_suite(s);

@@ -410,6 +410,64 @@ START_TEST(test_forced_playouts_targets)
 }
 END_TEST
 
+/* The Gumbel root in self-play (8 candidates, 16 visits, every search
+ * full): valid records whose targets at roots not proven are the Gumbel
+ * policy (its largest count 65535 in each, entries for moves never
+ * visited too: more than PUCT's 16 visits can give), the same for the
+ * same seed; the root noise is not added. */
+typedef struct gumbel_sums { long plies, open, topped, entries; uint64_t hash; } gumbel_sums_t;
+
+static int gumbel_targets(void *user, const game_record_t *rec)
+{
+    gumbel_sums_t *g = user;
+    for (uint32_t i = 0; i < rec->nplies; i++) {
+        const record_ply_t *p = &rec->plies[i];
+        g->hash = (g->hash ^ (uint64_t)(p->move + 1)) * 1099511628211ull;
+        if (!p->full)
+            continue;
+        g->plies++;
+        if (!(fabsf(p->root_value) < 1.0f))
+            continue;
+        uint16_t top = 0;
+        for (int k = 0; k < p->nvisits; k++) {
+            uint16_t n = rec->visits[p->visit_off + (uint32_t)k].count;
+            top = n > top ? n : top;
+            g->hash = (g->hash ^ n) * 1099511628211ull;
+        }
+        g->open++;
+        g->topped += top == 65535;
+        g->entries += p->nvisits;
+    }
+    return 0;
+}
+
+START_TEST(test_gumbel_targets)
+{
+    nn_model_t *m = tiny_model(7);
+    gumbel_sums_t g[2] = {{0}};
+    for (int run = 0; run < 2; run++) {
+        selfplay_opts_t o;
+        small_opts(&o, 7, 4, 16);
+        o.cheap_visits = 0;
+        o.resign_threshold = 0.0;
+        o.dirichlet_alpha = 0.3;   /* not used: the Gumbel draw is the noise */
+        o.gumbel = 8;
+        selfplay_stats_t st;
+        collect_t c = {0};
+        play_games(&o, m, 8, on_game, &c, &st);
+        ck_assert_msg(!c.bad, "%s", c.why);
+        play_games(&o, m, 8, gumbel_targets, &g[run], &st);
+    }
+    printf("gumbel self-play: %ld full plies, %ld open, %.1f entries a target\n", g[0].plies,
+           g[0].open, (double)g[0].entries / (double)g[0].open);
+    ck_assert_int_gt(g[0].open, 20);
+    ck_assert_int_eq(g[0].topped, g[0].open);
+    ck_assert((double)g[0].entries / (double)g[0].open > 16.0);
+    ck_assert_uint_eq(g[0].hash, g[1].hash);
+    nn_model_free(m);
+}
+END_TEST
+
 START_TEST(test_resign_bookkeeping)
 {
     /* half the games may resign (at a root value below -0.3), half never:
@@ -973,7 +1031,7 @@ int main(void)
 {
     Suite *s = suite_create("selfplay");
     ADD_CASE(s, "games", 60, test_twenty_games_every_rule, test_playout_cap_flags,
-             test_forced_playouts_targets, test_balanced_openings, test_threat_budgets,
+             test_forced_playouts_targets, test_gumbel_targets, test_balanced_openings, test_threat_budgets,
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
