@@ -13,8 +13,8 @@
 
 typedef int bench_fn(int argc, char **argv);
 
-bench_fn bench_rules, bench_nn, bench_mcts, bench_selfplay, bench_train, bench_vcf, bench_vct,
-    bench_broker;
+bench_fn bench_rules, bench_nn, bench_mcts, bench_selfplay, bench_targets, bench_train, bench_vcf,
+    bench_vct, bench_broker;
 
 /* Sort v[0..n-1] ascending, in place. */
 void bench_sort(double *v, int n);

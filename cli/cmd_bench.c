@@ -16,6 +16,7 @@ int cmd_bench(int argc, char **argv)
         {"nn", bench_nn, "network forward evals/s, GFLOP/s, train samples/s"},
         {"mcts", bench_mcts, "search playouts/s with a zero-cost evaluator"},
         {"selfplay", bench_selfplay, "self-play games/hour with a real net"},
+        {"targets", bench_targets, "self-play's policy targets against a deep search's"},
         {"train", bench_train, "training samples/s"},
         {"vcf", bench_vcf, "VCF solver positions/s and nodes/s on a seeded set"},
         {"vct", bench_vct, "VCT solver positions/s and nodes/s on the same set"},

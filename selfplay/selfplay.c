@@ -165,6 +165,23 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     for (int g = 0; g < o->parallel; g++)
         record_init(&sp->games[g].rec);
     searcher_opts_t so;
+    selfplay_searcher_opts(o, &so);
+    sp->search = searcher_create(model, &so, note, notelen, err, errlen);
+    if (!sp->search)
+        goto out_free_sp;
+    for (int g = 0; g < o->parallel; g++)
+        sp->games[g].tree = searcher_tree(sp->search, g);
+    return sp;
+out_free_sp_nomem:
+    snprintf(err, errlen, "out of memory for self-play");
+out_free_sp:
+    selfplay_free(sp);
+    return NULL;
+}
+
+void selfplay_searcher_opts(const selfplay_opts_t *o, searcher_opts_t *out)
+{
+    searcher_opts_t so;
     searcher_opts_default(&so);
     so.device = o->device ? o->device : "auto";
     so.precision = o->precision;
@@ -187,17 +204,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     so.mcts.vct_defend_nodes = (uint32_t)o->vct_defend_nodes;
     so.mcts.select_lcb = 0.0f;   /* the most visited move, as the records always had */
     so.mcts.vct_tt_bytes = selfplay_vct_tt_bytes(o);
-    sp->search = searcher_create(model, &so, note, notelen, err, errlen);
-    if (!sp->search)
-        goto out_free_sp;
-    for (int g = 0; g < o->parallel; g++)
-        sp->games[g].tree = searcher_tree(sp->search, g);
-    return sp;
-out_free_sp_nomem:
-    snprintf(err, errlen, "out of memory for self-play");
-out_free_sp:
-    selfplay_free(sp);
-    return NULL;
+    *out = so;
 }
 
 selfplay_t *selfplay_start(const selfplay_opts_t *o, nn_model_t *m, const char *cmd)

@@ -112,6 +112,10 @@ typedef struct selfplay selfplay_t;
 selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, uint64_t gen,
                             char *note, size_t notelen, char *err, size_t errlen);
 void selfplay_free(selfplay_t *sp);
+/* The searcher options self-play searches with for o (one tree per game;
+ * o's search settings, threat budgets, forced playouts and Gumbel root):
+ * the same trees for another caller (gomoku bench targets). */
+void selfplay_searcher_opts(const selfplay_opts_t *o, searcher_opts_t *out);
 /* selfplay_create for a command: model m (its generation goes into the
  * records) is freed here; the device note goes to stderr, a failure as
  * "gomoku CMD: why". NULL on failure. */

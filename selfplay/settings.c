@@ -82,7 +82,8 @@ const setting_t settings_table[S_COUNT] = {
                         STR(NN_VALUE_HIDDEN), "N", "value FC width", BY_MODEL},
 
     [S_C_PUCT] = {"c_puct", "c-puct", SET_DOUBLE, 0.01, 100, STR(MCTS_C_PUCT), "C",
-                  "PUCT exploration: a child's score is Q + C * P * sqrt(N) / (1 + n)", SEARCHERS,
+                  "PUCT exploration: a child's score is Q + C * P * sqrt(N) / (1 + n)",
+                  SEARCHERS | BY_BENCH_TARGETS,
                   RUN(c_puct)},
     [S_FPU] = {"fpu", "fpu", SET_DOUBLE, 0, 10, STR(MCTS_FPU), "R",
                "first-play urgency: an unvisited child's Q is its parent's minus R * sqrt(prior "
@@ -176,7 +177,7 @@ const setting_t settings_table[S_COUNT] = {
                          "averaged, and takes the root's priors from that", PLAYERS},
 
     [S_VISITS] = {"visits", "visits", SET_INT, 1, 1000000, "200", "V",
-                  "playouts of a full search", SELFPLAY, RUN(visits)},
+                  "playouts of a full search", SELFPLAY | BY_BENCH_TARGETS, RUN(visits)},
     [S_CHEAP_VISITS] = {"cheap_visits", "cheap-visits", SET_INT, 0, 1000000, "50", "V",
                         "playouts of a cheap search, at most visits (a larger value is capped, "
                         "and said); 0: every search full", SELFPLAY, RUN(cheap_visits)},
@@ -188,7 +189,7 @@ const setting_t settings_table[S_COUNT] = {
                     RUN(parallel)},
     [S_NET_THREADS] = {"net_threads", "threads", SET_INT, 0, 256, "0", "T",
                        "CPU backend threads; 0: all cores",
-                       BY_SELFPLAY | BY_BENCH_NN | BY_BENCH_SELFPLAY},
+                       BY_SELFPLAY | BY_BENCH_NN | BY_BENCH_SELFPLAY | BY_BENCH_TARGETS},
     [S_RESIGN] = {"resign", "resign", SET_DOUBLE, 0, 1, "0.9", "T",
                   "self-play resigns below root value -T; 0: never", SELFPLAY, RUN(resign)},
     [S_NO_RESIGN_FRAC] = {"no_resign_frac", "no-resign-frac", SET_DOUBLE, 0, 1, "0.1", "F",
@@ -213,11 +214,11 @@ const setting_t settings_table[S_COUNT] = {
                   "draw noised for the --temp-moves plies, in place of root noise and "
                   "temperature), the move played is the best left by draw + log prior + "
                   "sigma(Q), and the policy target is softmax(log prior + sigma(completed Q)); "
-                  "0: PUCT at the root", SELFPLAY, RUN_RESUME(gumbel)},
+                  "0: PUCT at the root", SELFPLAY | BY_BENCH_TARGETS, RUN_RESUME(gumbel)},
     [S_GUMBEL_SCALE] = {"gumbel_scale", "gumbel-scale", SET_DOUBLE, 0.01, MCTS_GUMBEL_SCALE_MAX,
                         STR(MCTS_GUMBEL_SCALE), "S",
                         "the Gumbel root's c_scale: sigma(Q) = (50 + most child visits) * S * "
-                        "(Q + 1) / 2", SELFPLAY, RUN_RESUME(gumbel_scale)},
+                        "(Q + 1) / 2", SELFPLAY | BY_BENCH_TARGETS, RUN_RESUME(gumbel_scale)},
     [S_OPEN_FRAC] = {"open_frac", "open-frac", SET_DOUBLE, 0, 1, "0", "F",
                      "fraction of games that start from a random balanced opening (--open-stones, "
                      "--open-balance) instead of the empty board; 0: none", SELFPLAY,
@@ -235,7 +236,8 @@ const setting_t settings_table[S_COUNT] = {
     [S_SELFPLAY_VCT_ROOT_NODES] = {"selfplay_vct_root_nodes", "vct-root-nodes", SET_INT, 0,
                                    100000000, STR(SELFPLAY_VCT_ROOT_NODES), "N",
                                    "self-play's VCT of each root, solver nodes; 0: off",
-                                   SELFPLAY, RUN_RESUME(selfplay_vct_root_nodes)},
+                                   SELFPLAY | BY_BENCH_TARGETS,
+                                   RUN_RESUME(selfplay_vct_root_nodes)},
     [S_SELFPLAY_VCT_CHEAP_NODES] = {"selfplay_vct_cheap_nodes", "vct-cheap-nodes", SET_INT, 0,
                                     100000000, STR(SELFPLAY_VCT_ROOT_NODES), "N",
                                     "the same for the root of a cheap search (--cheap-visits), "
@@ -469,7 +471,8 @@ const setting_t settings_table[S_COUNT] = {
                  BY_MODEL},
 
     [S_BENCH_DEVICE] = {"bench_device", "device", SET_STR, 0, 0, "cpu", "D",
-                        "auto, cpu, cpu-ref, cuda, cuda:N", BY_BENCH_NN | BY_BENCH_SELFPLAY},
+                        "auto, cpu, cpu-ref, cuda, cuda:N",
+                        BY_BENCH_NN | BY_BENCH_SELFPLAY | BY_BENCH_TARGETS},
     [S_BENCH_RUNS] = {"bench_runs", "runs", SET_INT, 1, 64, "5", "R",
                       "runs per figure; the median is reported",
                       BY_BENCH_RULES | BY_BENCH_NN | BY_BENCH_MCTS},
@@ -522,6 +525,18 @@ const setting_t settings_table[S_COUNT] = {
                           "openings file: 'h8 i9 j7'; bench/vct-freestyle15.txt: positions of "
                           "our games against PentaZen)",
                           BY_BENCH_VCT},
+    [S_BENCH_TARGETS_MODEL] = {"bench_targets_model", "model", SET_STR, 0, 0, NULL, "M",
+                               "weights file (.gzm)", BY_BENCH_TARGETS},
+    [S_BENCH_TARGETS_FILE] = {"bench_targets_file", "file", SET_STR, 0, 0, NULL, "F",
+                              "the positions (one a line, the moves so far as in an openings "
+                              "file; bench/regret-freestyle15.txt: positions of our games "
+                              "against PentaZen)", BY_BENCH_TARGETS},
+    [S_BENCH_TARGETS_REF_VISITS] = {"bench_targets_ref_visits", "ref-visits", SET_INT, 2, 1000000,
+                                    "1600", "V", "playouts of the reference search (PUCT)",
+                                    BY_BENCH_TARGETS},
+    [S_BENCH_TARGETS_POSITIONS] = {"bench_targets_positions", "positions", SET_INT, 0, 100000,
+                                   "0", "P", "the file's first P positions; 0: all",
+                                   BY_BENCH_TARGETS},
     [S_BENCH_BROKER] = {"bench_broker", "broker", SET_STR, 0, 0, NULL, "URL",
                         "redis://[:password@]host:port[/db] (without it: a private "
                         "redis-server)", BY_BENCH_BROKER},
@@ -677,7 +692,7 @@ void settings_format_range(const setting_t *s, char *buf, size_t len)
 static const char *const by_names[BY_COUNT] = {
     "rules", "records", "play", "match", "selfplay", "model-init", "train", "worker", "pbrain",
     "serve", "bench-rules", "bench-nn", "bench-mcts", "bench-selfplay", "bench-train",
-    "bench-vcf", "bench-broker", "calibrate", "bench-vct", "analyze",
+    "bench-vcf", "bench-broker", "calibrate", "bench-vct", "analyze", "bench-targets",
 };
 
 void settings_format_commands(const setting_t *s, char *buf, size_t len)

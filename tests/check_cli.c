@@ -381,6 +381,42 @@ START_TEST(test_run_config_versions)
 }
 END_TEST
 
+/* gomoku bench targets on a small net's own positions: a line for the
+ * prior, PUCT and the Gumbel root, each over the positions kept; bad
+ * input ends in one clear line. */
+START_TEST(test_bench_targets)
+{
+    char dir[64], cmd[512], path[128], out[8192];
+    make_tmpdir(dir, sizeof dir);
+    expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 9 --out %s/m.gzm", dir);
+    snprintf(path, sizeof path, "%s/pos.txt", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("# three positions\ne5 d4\ne5 d4 f6\nc3 e5 g7 d5\n", f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "bench targets --model %s/m.gzm --file %s --ref-visits 40 "
+             "--visits 12 --gumbel 4 --threads 1", dir, path);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    const char *arms[] = {"\"arm\":\"prior\"", "\"arm\":\"puct\"", "\"arm\":\"gumbel\""};
+    for (int i = 0; i < 3; i++)
+        ck_assert_msg(strstr(out, arms[i]), "no %s in:\n%s", arms[i], out);
+    ck_assert_msg(strstr(out, "\"ref_visits\":40") && strstr(out, "\"gumbel\":4"), "%s", out);
+    int kept = -1, left = -1;
+    const char *g = strstr(out, "\"arm\":\"gumbel\"");
+    ck_assert(sscanf(strstr(g, "\"positions\":"), "\"positions\":%d,\"left_out\":%d", &kept,
+                     &left) == 2);
+    ck_assert_int_eq(kept + left, 3);
+    expect_gomoku(2, "--model and --file are required", "bench targets --file %s", path);
+    expect_gomoku(1, "gomoku bench targets: ", "bench targets --model %s/m.gzm --file %s/none.txt",
+                  dir, dir);
+    expect_gomoku(1, "gomoku bench targets: ", "bench targets --model %s/none.gzm --file %s", dir,
+                  path);
+    expect_gomoku(2, "--gumbel must be in 0..64, got 65",
+                  "bench targets --model %s/m.gzm --file %s --gumbel 65", dir, path);
+    remove_tree(dir);
+}
+END_TEST
+
 /* gomoku calibrate on a small net's own games: every sampled position is
  * in one bucket, the solved ones are a part of them, and bad input (no
  * model, no file, a file of garbage) ends in one clear line. */
@@ -820,7 +856,7 @@ int main(void)
     ADD_CASE(s, "args", -1, test_args_defaults, test_args_values, test_args_errors,
              test_args_dashdash_and_help);
     ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
-    ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate,
+    ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate, test_bench_targets,
              test_threat_planes, test_model_grow);
     ADD_CASE(s, "play", 120, test_play_save_load, test_play_load_errors, test_play_menu,
              test_play_hint_help, test_play_forbidden_mark, test_play_one_board_per_turn,
