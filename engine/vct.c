@@ -82,6 +82,8 @@ struct vct {
     uint64_t vcf_nodes;         /* budget of each inner VCF check */
     threat_query_t q;           /* salt: also the attacker */
     int reply_depth;            /* vct_solve_reply calls in progress (a chain of fours) */
+    uint64_t defend_end;        /* the outermost defence in progress stops solving once
+                                 * q.total_nodes reaches this (0: no bound) */
     uint64_t learned;           /* table entries made or improved (pn_search's restarts) */
 };
 
@@ -1069,6 +1071,8 @@ static vct_status_t solve_reply(vct_t *s, const board_t *after, const vct_limits
 static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, int pass)
 {
     vct_limits_t lim = t->each;
+    if (t->s->defend_end && t->s->q.total_nodes >= t->s->defend_end)
+        return THREAT_OPEN;   /* the whole defence's nodes are spent */
     if (t->deadline > 0.0) {
         lim.time_ms = t->deadline - util_now_ms();
         if (lim.time_ms < 0.01)
@@ -1129,32 +1133,49 @@ static int defence_reach(const board_t *b) { return b->rule == RULE_RENJU ? 5 : 
  * count is then 0 or not, not the number of defences); *unsure (may be
  * NULL): the answer rests on a solve the budget cut short (the threat's,
  * or a move counted as a defence). */
+static int defend_solved(vct_t *s, const board_t *b, struct vct_threat *t, int *out,
+                         uint8_t *unproven, vct_result_t *threat, bool *unsure);
+
 static int defend(vct_t *s, const board_t *b, const vct_limits_t *lim, bool any, int *out,
                   uint8_t *unproven, vct_result_t *threat, bool *unsure)
 {
-    vct_result_t r;
-    board_t flip;
     struct vct_threat t = {
         .s = s,
         .each = lim ? *lim : (vct_limits_t){0},
         .deadline = lim && lim->time_ms > 0.0 ? util_now_ms() + lim->time_ms : 0.0,
         .any = any,
     };
-    vct_status_t st = threat_flip(b, &flip) ? vct_solve(s, &flip, &t.each, &r) : VCT_NONE;
+    /* the outermost defence bounds itself and those nested in it */
+    bool outer = s->defend_end == 0 && t.each.nodes > 0;
+    if (outer)
+        s->defend_end = s->q.total_nodes + VCT_DEFEND_TOTAL * t.each.nodes;
+    int n = defend_solved(s, b, &t, out, unproven, threat, unsure);
+    if (outer)
+        s->defend_end = 0;
+    return n;
+}
+
+/* defend's work, t made. */
+static int defend_solved(vct_t *s, const board_t *b, struct vct_threat *t, int *out,
+                         uint8_t *unproven, vct_result_t *threat, bool *unsure)
+{
+    vct_result_t r;
+    board_t flip;
+    vct_status_t st = threat_flip(b, &flip) ? vct_solve(s, &flip, &t->each, &r) : VCT_NONE;
     if (unsure)
         *unsure = st == VCT_UNKNOWN;
     if (st != VCT_WIN)
         return -1;
     if (threat)
         *threat = r;
-    if (!t.each.no_zones && proof_zone(s, &flip, t.zone[0], t.each.stop, t.deadline))
-        t.nzones = 1;
+    if (!t->each.no_zones && proof_zone(s, &flip, t->zone[0], t->each.stop, t->deadline))
+        t->nzones = 1;
     uint8_t cand[BOARD_CELLS] = {0};
     own_candidates(b, cand);
     int n = threat_defences(b, r.line, r.nline, defence_reach(b), cand, DEFEND_PASSES,
-                            vct_still_wins, &t, out, unproven);
+                            vct_still_wins, t, out, unproven);
     if (unsure)
-        *unsure = t.unsure;
+        *unsure = t->unsure;
     return n;
 }
 

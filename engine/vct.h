@@ -128,6 +128,7 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
  * legal (renju) wins for the other side: VCT_NONE. The line of such a win
  * is the block alone (nthreats 0). */
 #define VCT_REPLY_CHAIN 3
+#define VCT_DEFEND_TOTAL 64   /* a defence's nodes at most, in units of each solve's */
 vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t *lim,
                              vct_result_t *out);
 
@@ -143,7 +144,11 @@ vct_status_t vct_solve_reply(vct_t *s, const board_t *after, const vct_limits_t 
  * N/16 nodes, those left undecided then within N/4, then N (most
  * refutations are short, so the budget goes where it decides). Its time
  * holds for the whole call, candidates nearest the threat's first move
- * first: those left undecided when it runs out count as defences. Returns -1
+ * first: those left undecided when it runs out count as defences; so does
+ * VCT_DEFEND_TOTAL * N nodes, for the whole call with the defences
+ * nested in it (a four in reply is blocked and defended again, up to
+ * VCT_REPLY_CHAIN deep: without a clock, tens of candidates at each of
+ * those levels made one call last minutes). Returns -1
  * when the opponent has no VCT found (nothing to defend). threat (may be
  * NULL) gets the opponent's line. Candidates tried: the side to move's own
  * fives and fours, the points where it would make a window of three of

@@ -807,6 +807,46 @@ START_TEST(test_defend_passes)
 }
 END_TEST
 
+/* The whole defence is bounded in nodes, its nested ones too (a four in
+ * reply is blocked and defended again, VCT_REPLY_CHAIN deep): on position
+ * 608 of bench/vct-freestyle15.txt, at 500 nodes a solve, the defence
+ * spent 1.66M nodes (3,310 budgets, 9 s) before the bound, and a 200-visit
+ * match move with such a defence ran for minutes. Now it stops within
+ * VCT_DEFEND_TOTAL budgets and a few solves begun before the end, and
+ * still answers (the moves left unsolved count as defences). */
+START_TEST(test_defend_total)
+{
+    static const char *moves =
+        "j9 h10 f9 g9 f8 f7 i8 e8 g7 g6 h5 e10 e9 d10 c10 g11 g12 h8 f10 f12 i9 h9 h6 i5 h11 "
+        "i10 j11 e13 d14 e11 c9 d13 f13 e14 e12 d11 d9 b9 c11 c12 b11 k10 j10 j12 k11 e6 g8 "
+        "l11 j7 j8 k6 i6 l7 l5 m8 j5 l12 m13 n9 o10 m7";
+    board_t b;
+    board_init(&b, 15, RULE_FREESTYLE);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", moves);
+    for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
+        int m;
+        ck_assert_msg(move_parse(tok, 15, &m), "%s", tok);
+        ck_assert_int_eq(board_play(&b, m), MOVE_OK);
+    }
+    char err[128];
+    vct_t *s = vct_create((size_t)32 << 20, err, sizeof err);
+    ck_assert_ptr_nonnull(s);
+    vct_limits_t lim = {.nodes = 500};
+    int def[BOARD_CELLS];
+    bool proven;
+    uint64_t before = vct_nodes(s);
+    int n = vct_defend_proven(s, &b, &lim, def, &proven, NULL);
+    uint64_t used = vct_nodes(s) - before;
+    fprintf(stderr, "defence of position 608: %d moves, %llu nodes (%.1f budgets)\n", n,
+            (unsigned long long)used, (double)used / (double)lim.nodes);
+    ck_assert_int_gt(n, 0);
+    ck_assert_uint_le(used, (VCT_DEFEND_TOTAL + 2 * (VCT_REPLY_CHAIN + 1)) * lim.nodes);
+    ck_assert_uint_ge(used, VCT_DEFEND_TOTAL * lim.nodes);   /* the bound is what ended it */
+    vct_free(s);
+}
+END_TEST
+
 /* The relevance zones change no answer: on random positions (freestyle
  * and standard, 9x9 and 11x11) where the opponent has a VCT, the exact
  * defence (no node limit) is the same with the zones as when every
@@ -1103,7 +1143,7 @@ int main(void)
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_counter_four_puts_off, test_deep_line,
              test_renju_white_forces_forbidden,
-             test_defend, test_defend_passes, test_defend_zones, test_zone_walk_stops,
+             test_defend, test_defend_passes, test_defend_total, test_defend_zones, test_zone_walk_stops,
              test_quiet_win, test_quiet_win_kinds, test_quiet_win_random, test_limits,
              test_pool_rounds, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
