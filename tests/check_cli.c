@@ -413,6 +413,16 @@ START_TEST(test_bench_targets)
                   path);
     expect_gomoku(2, "--gumbel must be in 0..64, got 65",
                   "bench targets --model %s/m.gzm --file %s --gumbel 65", dir, path);
+    expect_gomoku(2, "--gumbel-scale wants a number, got 'nan'",
+                  "bench targets --model %s/m.gzm --file %s --gumbel-scale nan", dir, path);
+    expect_gomoku(2, "--gumbel-scale must be in 0.01..10, got 0",
+                  "selfplay --random-net --games 1 --gumbel-scale 0");
+    f = fopen(path, "w");   /* a line that is no position */
+    ck_assert_ptr_nonnull(f);
+    fputs("e5 zz9\n", f);
+    fclose(f);
+    expect_gomoku(1, "gomoku bench targets: ", "bench targets --model %s/m.gzm --file %s", dir,
+                  path);
     remove_tree(dir);
 }
 END_TEST
