@@ -128,6 +128,8 @@ int cmd_selfplay(int argc, char **argv)
            "\"resigns\":%llu,\"no_resign_games\":%llu,\"false_resigns\":%llu,"
            "\"openings\":%llu,\"openings_redrawn\":%llu,\"openings_given_up\":%llu,"
            "\"vct_checks\":%llu,\"vct_wins\":%llu,\"vct_defences\":%llu,"
+           "\"strong_black\":%llu,\"strong_black_wins\":%llu,"
+           "\"strong_white\":%llu,\"strong_white_wins\":%llu,"
            "\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"cheap_visits\":%d,\"full_frac\":%.3f,"
            "\"parallel\":%d,\"interrupted\":%s}\n",
            (unsigned long long)st.games, (unsigned long long)w.games, w.shards,
@@ -139,8 +141,9 @@ int cmd_selfplay(int argc, char **argv)
            (unsigned long long)st.false_resigns, (unsigned long long)st.openings,
            (unsigned long long)st.openings_redrawn, (unsigned long long)st.openings_given_up,
            (unsigned long long)st.vct_checks, (unsigned long long)st.vct_wins,
-           (unsigned long long)st.vct_defences,
-           rule_name(o.rule), o.size, o.visits,
+           (unsigned long long)st.vct_defences, (unsigned long long)st.strong_games[0],
+           (unsigned long long)st.strong_wins[0], (unsigned long long)st.strong_games[1],
+           (unsigned long long)st.strong_wins[1], rule_name(o.rule), o.size, o.visits,
            o.cheap_visits, o.full_frac, o.parallel, g_stop ? "true" : "false");
     selfplay_free(sp);
     return status;

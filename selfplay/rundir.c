@@ -283,6 +283,10 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
     }
     if (c->version < 10)   /* runs before cheap searches had a budget of their own */
         c->selfplay_vct_cheap_nodes = c->selfplay_vct_root_nodes;
+    if (c->version < 12) {   /* runs before asymmetric games */
+        c->strong_frac = 0;
+        c->strong_visits = 0;
+    }
     if (c->version < 11) {   /* runs before the Gumbel root */
         c->gumbel = 0;
         c->gumbel_scale = MCTS_GUMBEL_SCALE;
@@ -496,6 +500,15 @@ int run_config_open(const char *dir, const run_config_t *want, const char *const
         fprintf(stderr, "gomoku train: using --%s %s (the run had %s)\n", s->opt, val, have);
         run_setting_parse(s, cfg, val, NULL, 0);
         changed = 1;
+    }
+    /* what the workers would refuse is refused here, before anything is saved */
+    selfplay_opts_t so;
+    selfplay_opts_default(&so);
+    run_config_selfplay_opts(cfg, &so);
+    char why[256];
+    if (selfplay_check_opts(&so, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s", why);
+        return -1;
     }
     /* the workers read the config themselves, so it holds what this session uses */
     if (changed) {

@@ -26,7 +26,7 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 11  /* 2: optimizer, noise, retention and fault settings;
+#define RUN_CONFIG_VERSION 12  /* 2: optimizer, noise, retention and fault settings;
                                   * 3: forced_k, policy_heads (0 and 1 in older files);
                                   * 4: opp_weight, soft_weight (their defaults, the
                                   *    weights every older run trained with);
@@ -45,7 +45,9 @@
                                   *    selfplay_vct_root_nodes, the budget
                                   *    their cheap searches had);
                                   * 11: gumbel, gumbel_scale (older files: 0,
-                                  *    PUCT at the root) */
+                                  *    PUCT at the root);
+                                  * 12: strong_frac, strong_visits (older
+                                  *    files: 0, every game symmetric) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The rows of the settings table
@@ -67,6 +69,8 @@ typedef struct run_config {
     double forced_k;    /* forced playouts + policy target pruning in full searches (0: off) */
     int gumbel;         /* the Gumbel root's candidates (selfplay_opts_t.gumbel; 0: off) */
     double gumbel_scale; /* and its c_scale */
+    double strong_frac; /* games with a strong side (selfplay_opts_t.strong_*; 0: none) */
+    int strong_visits;
     double open_frac;   /* games from a random balanced opening (selfplay_opts_t.open_*) */
     int open_stones;
     double open_balance;

@@ -27,6 +27,7 @@ typedef struct game {
     int would_resign;     /* no-resign games: colour that first wanted to resign */
     bool balancing;       /* a random opening waits for its first search's verdict */
     int open_tries;       /* openings drawn for this game so far */
+    int strong;           /* the colour whose full searches get strong_visits (0: none) */
 } game_t;
 
 struct selfplay {
@@ -51,7 +52,8 @@ int selfplay_args(arg_spec_t *out, selfplay_opts_t *o)
         ARG(S_RESIGN, &o->resign_threshold), ARG(S_NO_RESIGN_FRAC, &o->no_resign_frac),
         ARG(S_TEMP_MOVES, &o->temp_moves), ARG(S_ALPHA, &o->dirichlet_alpha),
         ARG(S_FORCED_K, &o->forced_k), ARG(S_GUMBEL, &o->gumbel),
-        ARG(S_GUMBEL_SCALE, &o->gumbel_scale), ARG(S_OPEN_FRAC, &o->open_frac),
+        ARG(S_GUMBEL_SCALE, &o->gumbel_scale), ARG(S_STRONG_FRAC, &o->strong_frac),
+        ARG(S_STRONG_VISITS, &o->strong_visits), ARG(S_OPEN_FRAC, &o->open_frac),
         ARG(S_OPEN_STONES, &o->open_stones), ARG(S_OPEN_BALANCE, &o->open_balance),
         ARG(S_SELFPLAY_VCT_ROOT_NODES, &o->vct_root_nodes),
         ARG(S_SELFPLAY_VCT_CHEAP_NODES, &o->vct_cheap_nodes),
@@ -79,8 +81,9 @@ static double sp_unit(selfplay_t *sp)
     return (double)(util_rng_next(&sp->rng) >> 11) / 9007199254740992.0;
 }
 
-static_assert(SELFPLAY_OPEN_STONES_MAX == 12, "check_opts names the limit");
-static_assert(MCTS_GUMBEL_M_MAX == 64 && MCTS_GUMBEL_SCALE_MAX == 10, "check_opts names the limits");
+static_assert(SELFPLAY_OPEN_STONES_MAX == 12, "selfplay_check_opts names the limit");
+static_assert(MCTS_GUMBEL_M_MAX == 64 && MCTS_GUMBEL_SCALE_MAX == 10,
+              "selfplay_check_opts names the limits");
 
 /* Each tree's VCT solver (tables and node pool): 256 KiB at the default
  * budgets, as self-play always had (so the same records for a seed); for
@@ -96,7 +99,7 @@ static size_t selfplay_vct_tt_bytes(const selfplay_opts_t *o)
     return nodes * 256 > least ? nodes * 256 : least;
 }
 
-static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
+int selfplay_check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
 {
     const char *bad = NULL;
     if (o->size < BOARD_MIN || o->size > BOARD_MAX)
@@ -126,6 +129,10 @@ static int check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
         bad = "Gumbel scale outside (0, 10]";   /* MCTS_GUMBEL_SCALE_MAX */
     else if (o->gumbel > 0 && o->forced_k > 0.0)
         bad = "forced playouts and the Gumbel root exclude each other";
+    else if (!(o->strong_frac >= 0.0 && o->strong_frac <= 1.0))
+        bad = "strong-side fraction outside 0..1";
+    else if (o->strong_frac > 0.0 && o->strong_visits < o->visits)
+        bad = "a strong side needs strong visits of at least the full search's visits";
     else if (!(o->open_frac >= 0.0 && o->open_frac <= 1.0) ||
              !(o->open_balance >= 0.0 && o->open_balance <= 1.0))
         bad = "opening fraction or balance outside 0..1";
@@ -145,7 +152,7 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
 {
     if (note && notelen)
         note[0] = '\0';
-    if (check_opts(o, err, errlen) < 0)
+    if (selfplay_check_opts(o, err, errlen) < 0)
         return NULL;
     if (!model) {
         snprintf(err, errlen, "self-play needs a model");
@@ -190,6 +197,8 @@ void selfplay_searcher_opts(const selfplay_opts_t *o, searcher_opts_t *out)
     so.batch = o->leaves_per_game > 0 ? o->leaves_per_game : 1;
     so.size = o->size;
     so.visits = (uint32_t)(o->visits > o->cheap_visits ? o->visits : o->cheap_visits);
+    if (o->strong_frac > 0.0 && (uint32_t)o->strong_visits > so.visits)
+        so.visits = (uint32_t)o->strong_visits;   /* the trees are sized for the strong side */
     so.cache_bytes = (size_t)o->cache_mb << 20;
     search_settings_apply(&o->search, &so.mcts);
     so.mcts.forced_k = (float)o->forced_k;   /* active only at a noised (full-search) root */
@@ -311,7 +320,21 @@ static int start_game(selfplay_t *sp, game_t *g)
     sp->started++;
     bool opening = sp->o.open_frac > 0.0 && sp_unit(sp) < sp->o.open_frac;
     g->open_tries = opening ? 1 : 0;
+    /* drawn only when the setting is on, so that without it a seed's
+     * records stay what they were */
+    g->strong = 0;
+    if (sp->o.strong_frac > 0.0 && sp_unit(sp) < sp->o.strong_frac) {
+        g->strong = sp_unit(sp) < 0.5 ? STONE_BLACK : STONE_WHITE;
+        sp->st.strong_games[g->strong - STONE_BLACK]++;
+    }
     return set_start(sp, g, opening);
+}
+
+/* The playouts of g's next full search: the strong side's, when it is to move. */
+static uint32_t full_visits(const selfplay_t *sp, const game_t *g)
+{
+    bool strong = g->strong != 0 && g->board.to_move == g->strong;
+    return (uint32_t)(strong ? sp->o.strong_visits : sp->o.visits);
 }
 
 /* The first search of a random opening is done: keep the opening when its
@@ -325,7 +348,7 @@ static int opening_verdict(selfplay_t *sp, game_t *g)
     if (fabsf(mcts_root_value(g->tree)) <= (float)sp->o.open_balance) {
         sp->st.openings++;
         if (g->full_search)
-            g->target = (uint32_t)sp->o.visits;
+            g->target = full_visits(sp, g);
         return 1;
     }
     sp->st.openings_redrawn++;
@@ -346,7 +369,7 @@ static void start_move(selfplay_t *sp, game_t *g)
     /* an opening's first search is a cheap one (then made full, if drawn so,
      * once the opening is kept) */
     bool full = g->full_search && !(g->balancing && cheap > 0);
-    g->target = (uint32_t)(full ? o->visits : cheap);
+    g->target = full ? full_visits(sp, g) : (uint32_t)cheap;
     if (g->target < 1)
         g->target = 1;
     /* the root's VCT budget follows the search's: a cheap one gets the
@@ -372,6 +395,9 @@ static int end_game(selfplay_t *sp, game_t *g, result_t result, selfplay_game_fn
     g->searching = false;
     sp->st.games++;
     sp->st.results[result]++;
+    if (g->strong && result != RESULT_DRAW)
+        sp->st.strong_wins[g->strong - STONE_BLACK] +=
+            (g->strong == STONE_BLACK) == (result == RESULT_BLACK);
     if (g->would_resign) {
         result_t loss = g->would_resign == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
         if (result != loss)
@@ -417,7 +443,13 @@ static int finish_move(selfplay_t *sp, game_t *g, selfplay_game_fn on_game, void
     move_status_t ms = board_play(&g->board, move);
     assert(ms == MOVE_OK);
     (void)ms;
-    mcts_advance(g->tree, move);
+    /* a game with a strong side keeps no tree: each side searches its own
+     * playouts alone (the weak side would otherwise start from the strong
+     * side's search of its reply) */
+    if (g->strong)
+        mcts_set_root(g->tree, &g->board);
+    else
+        mcts_advance(g->tree, move);
     sp->st.moves++;
     if (board_over(&g->board)) {
         *ended = true;

@@ -57,6 +57,14 @@ typedef struct selfplay_opts {
                               * its draw is noised for the temp_moves plies, in place
                               * of root noise and temperature; 0: PUCT at the root */
     double gumbel_scale;     /* its c_scale (mcts_params_t.gumbel_scale) */
+    /* Asymmetric games: a fraction strong_frac of the games has a strong
+     * side, black or white at even odds, whose full searches get
+     * strong_visits playouts (at least visits) where the other side's get
+     * visits; cheap searches stay cheap. The weak side meets attacks its
+     * own search would not find, and the games' results say where its net
+     * judged wrong. 0: every game symmetric. */
+    double strong_frac;
+    int strong_visits;
     /* Balanced openings: a fraction open_frac of the games starts from
      * 1..open_stones random stones near the centre (plies recorded as
      * neither full nor cheap: no search, no visits; the record carries
@@ -80,6 +88,9 @@ typedef struct selfplay_opts {
     search_settings_t search; /* c_puct, fpu, VCF checks */
 } selfplay_opts_t;
 
+/* 0 when o is a valid set of options, else -1 and "self-play options: why"
+ * (what selfplay_create refuses; gomoku train asks before its workers do). */
+int selfplay_check_opts(const selfplay_opts_t *o, char *err, size_t errlen);
 /* The table's defaults, noise fraction 0.25, temperature 0 after temp_moves. */
 void selfplay_opts_default(selfplay_opts_t *o);
 /* Every option but device's (a group, selfplay/args.h): gomoku selfplay
@@ -102,6 +113,8 @@ typedef struct selfplay_stats {
     uint64_t vct_wins;       /* of them, wins found */
     uint64_t vct_defences;   /* roots searched among the refutations of the opponent's VCT */
     uint64_t results[4];     /* by result_t */
+    uint64_t strong_games[2]; /* games with a strong side (strong_frac): [0] black's, [1] white's */
+    uint64_t strong_wins[2];  /* of them, won by the strong side */
 } selfplay_stats_t;
 
 typedef struct selfplay selfplay_t;

@@ -219,6 +219,14 @@ const setting_t settings_table[S_COUNT] = {
                         STR(MCTS_GUMBEL_SCALE), "S",
                         "the Gumbel root's c_scale: sigma(Q) = (50 + most child visits) * S * "
                         "(Q + 1) / 2", SELFPLAY | BY_BENCH_TARGETS, RUN_RESUME(gumbel_scale)},
+    [S_STRONG_FRAC] = {"strong_frac", "strong-frac", SET_DOUBLE, 0, 1, "0", "F",
+                       "fraction of games with a strong side, black or white at even odds, whose "
+                       "full searches get --strong-visits playouts: the weak side meets attacks "
+                       "its own search would not find; 0: every game symmetric", SELFPLAY,
+                       RUN_RESUME(strong_frac)},
+    [S_STRONG_VISITS] = {"strong_visits", "strong-visits", SET_INT, 0, 1000000, "0", "V",
+                         "playouts of the strong side's full searches (--strong-frac), at least "
+                         "--visits", SELFPLAY, RUN_RESUME(strong_visits)},
     [S_OPEN_FRAC] = {"open_frac", "open-frac", SET_DOUBLE, 0, 1, "0", "F",
                      "fraction of games that start from a random balanced opening (--open-stones, "
                      "--open-balance) instead of the empty board; 0: none", SELFPLAY,

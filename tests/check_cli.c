@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/gamefile.h"
 #include "selfplay/args.h"
@@ -190,6 +191,17 @@ START_TEST(test_program_errors)
     expect_gomoku(1, "forced playouts and the Gumbel root exclude each other",
                   "selfplay --random-net --blocks 1 --channels 8 --size 9 --games 1 --gumbel 8 "
                   "--forced-k 1 --device cpu --out %s/g", dir);
+    /* what the workers would refuse, a run refuses before it saves anything */
+    expect_gomoku(1, "self-play options: a strong side needs strong visits of at least the full "
+                     "search's visits",
+                  "train %s/r --blocks 1 --channels 8 --size 9 --visits 16 --strong-frac 0.5 "
+                  "--strong-visits 8 --device cpu --steps 1", dir);
+    char cfg[128];
+    snprintf(cfg, sizeof cfg, "%s/r/config", dir);
+    ck_assert_int_ne(access(cfg, F_OK), 0);
+    expect_gomoku(1, "forced playouts and the Gumbel root exclude each other",
+                  "train %s/r --blocks 1 --channels 8 --size 9 --gumbel 8 --forced-k 1 "
+                  "--device cpu --steps 1", dir);
     remove_tree(dir);
 }
 END_TEST
@@ -299,8 +311,9 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=11\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=12\n"));
     ck_assert_ptr_nonnull(strstr(text, "gumbel=0\n"));       /* and the Gumbel root */
+    ck_assert_ptr_nonnull(strstr(text, "strong_frac=0\n"));  /* and symmetric games */
     ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
     ck_assert_ptr_nonnull(strstr(text, "open_frac=0\n"));    /* and before the openings */
     ck_assert_ptr_nonnull(strstr(text, "value_mix=0\n"));    /* and the mixed value target */
@@ -338,14 +351,19 @@ START_TEST(test_run_config_versions)
     ck_assert_msg(run_config_parse(&d, v10g, sizeof v10g - 1, "v10g", err, sizeof err) == 0, "%s",
                   err);
     ck_assert_int_eq(d.gumbel, 0);
+    static const char v11s[] = "version=11\nstrong_frac=0.5\nstrong_visits=900\n";
+    ck_assert_msg(run_config_parse(&d, v11s, sizeof v11s - 1, "v11s", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert(d.strong_frac == 0.0 && d.strong_visits == 0);
     /* every self-play setting of a run reaches its workers; the seed is the
      * worker's own */
-    static const char all[] = "version=11\nrule=renju\nsize=11\nparallel=5\nvisits=40\n"
+    static const char all[] = "version=12\nrule=renju\nsize=11\nparallel=5\nvisits=40\n"
                               "cheap_visits=9\nfull_frac=0.3\nresign=0.8\ntemp_moves=3\n"
                               "dirichlet_alpha=0.07\nforced_k=1.5\nopen_frac=0.6\n"
                               "open_stones=5\nopen_balance=0.15\nc_puct=2.25\nfpu=0.4\n"
                               "fpu_root=0.1\nvcf_nodes=77\nvcf_root_nodes=999\n"
-                              "selfplay_vct_defend_nodes=123\nseed=555\ngumbel=12\ngumbel_scale=0.7\n";
+                              "selfplay_vct_defend_nodes=123\nseed=555\ngumbel=12\ngumbel_scale=0.7\n"
+                              "strong_frac=0.25\nstrong_visits=160\n";
     ck_assert_msg(run_config_parse(&d, all, sizeof all - 1, "all", err, sizeof err) == 0, "%s",
                   err);
     selfplay_opts_default(&so);
@@ -360,6 +378,7 @@ START_TEST(test_run_config_versions)
     ck_assert(so.vct_root_nodes == 2000 && so.vct_cheap_nodes == 2000);
     ck_assert_int_eq(so.vct_defend_nodes, 123);
     ck_assert(so.gumbel == 12 && so.gumbel_scale == 0.7);
+    ck_assert(so.strong_frac == 0.25 && so.strong_visits == 160);
     ck_assert_uint_eq(so.seed, 9);
     d.dirichlet_alpha = 0;   /* 0: scaled to the board, 10 / 121 */
     run_config_selfplay_opts(&d, &so);

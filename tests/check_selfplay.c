@@ -468,6 +468,85 @@ START_TEST(test_gumbel_targets)
 }
 END_TEST
 
+/* Asymmetric games (strong_frac): per game, the most playouts any full
+ * search of each colour recorded, and what the records say of the strong
+ * side's results. */
+typedef struct strong_sums {
+    int weak_max;               /* most playouts of a weak side's search, over all games */
+    int games, known[2], won[2]; /* games whose strong side shows (black, white), and its wins */
+    uint64_t hash;
+} strong_sums_t;
+
+static int strong_games(void *user, const game_record_t *rec)
+{
+    strong_sums_t *g = user;
+    int most[2] = {0, 0};
+    for (uint32_t i = 0; i < rec->nplies; i++) {
+        const record_ply_t *p = &rec->plies[i];
+        g->hash = (g->hash ^ (uint64_t)(p->move + 1)) * 1099511628211ull;
+        int sum = 0;
+        for (int k = 0; k < p->nvisits; k++)
+            sum += rec->visits[p->visit_off + (uint32_t)k].count;
+        if (sum > most[i % 2])
+            most[i % 2] = sum;
+    }
+    g->games++;
+    int strong = most[0] > 8 ? 0 : most[1] > 8 ? 1 : -1;   /* 8: the weak side's visits */
+    int weak = strong == 0 ? 1 : 0;
+    if (most[weak] > g->weak_max)
+        g->weak_max = most[weak];
+    if (strong >= 0) {
+        g->known[strong]++;
+        g->won[strong] += rec->result == (strong == 0 ? RESULT_BLACK : RESULT_WHITE);
+    }
+    return 0;
+}
+
+START_TEST(test_strong_side)
+{
+    nn_model_t *m = tiny_model(7);
+    selfplay_opts_t o;
+    small_opts(&o, 7, 4, 8);
+    o.cheap_visits = 0;
+    o.resign_threshold = 0.0;
+    o.strong_frac = 1.0;
+    o.strong_visits = 64;
+    o.seed = 21;
+    strong_sums_t g = {0};
+    selfplay_stats_t st;
+    play_games(&o, m, 16, strong_games, &g, &st);
+    /* every game has one, black's or white's; its searches get its playouts
+     * and the other side's never more than its own (no tree is kept) */
+    ck_assert_uint_eq(st.strong_games[0] + st.strong_games[1], 16);
+    ck_assert_int_le(g.weak_max, 8);
+    ck_assert_int_eq(g.known[0] + g.known[1], 16);
+    ck_assert_uint_eq(st.strong_games[0], (uint64_t)g.known[0]);
+    ck_assert_uint_eq(st.strong_wins[0], (uint64_t)g.won[0]);
+    ck_assert_uint_eq(st.strong_wins[1], (uint64_t)g.won[1]);
+    ck_assert_int_gt(g.known[0], 0);
+    ck_assert_int_gt(g.known[1], 0);
+
+    /* off, the strong visits change nothing: the same records for a seed */
+    strong_sums_t off[2] = {{0}};
+    for (int run = 0; run < 2; run++) {
+        o.strong_frac = 0.0;
+        o.strong_visits = run ? 64 : 0;
+        play_games(&o, m, 8, strong_games, &off[run], &st);
+        ck_assert_uint_eq(st.strong_games[0] + st.strong_games[1], 0);
+    }
+    ck_assert_uint_eq(off[0].hash, off[1].hash);
+    ck_assert_int_le(off[0].weak_max, 8);
+
+    /* a strong side below the full search is refused */
+    char err[256];
+    o.strong_frac = 0.5;
+    o.strong_visits = 4;
+    ck_assert_int_eq(selfplay_check_opts(&o, err, sizeof err), -1);
+    ck_assert_ptr_nonnull(strstr(err, "strong visits"));
+    nn_model_free(m);
+}
+END_TEST
+
 START_TEST(test_resign_bookkeeping)
 {
     /* half the games may resign (at a root value below -0.3), half never:
@@ -1031,7 +1110,8 @@ int main(void)
 {
     Suite *s = suite_create("selfplay");
     ADD_CASE(s, "games", 60, test_twenty_games_every_rule, test_playout_cap_flags,
-             test_forced_playouts_targets, test_gumbel_targets, test_balanced_openings, test_threat_budgets,
+             test_forced_playouts_targets, test_gumbel_targets, test_strong_side, test_balanced_openings,
+             test_threat_budgets,
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
