@@ -283,13 +283,13 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
     }
     if (c->version < 10)   /* runs before cheap searches had a budget of their own */
         c->selfplay_vct_cheap_nodes = c->selfplay_vct_root_nodes;
-    if (c->version < 12) {   /* runs before asymmetric games */
-        c->strong_frac = 0;
-        c->strong_visits = 0;
-    }
     if (c->version < 11) {   /* runs before the Gumbel root */
         c->gumbel = 0;
         c->gumbel_scale = MCTS_GUMBEL_SCALE;
+    }
+    if (c->version < 12) {   /* runs before asymmetric games */
+        c->strong_frac = 0;
+        c->strong_visits = 0;
     }
     if (c->version < 6)   /* runs before the threat planes (the default since) */
         snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));

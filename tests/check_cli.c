@@ -186,6 +186,10 @@ START_TEST(test_program_errors)
                   "analyze --model bot:greedy --select-lcb -1");
     expect_gomoku(2, "--gumbel must be in 0..64, got 65",
                   "selfplay --random-net --games 1 --gumbel 65");
+    expect_gomoku(2, "--strong-frac wants a number, got 'nan'",
+                  "selfplay --random-net --games 1 --strong-frac nan");
+    expect_gomoku(2, "--strong-visits must be in 0..1000000, got -3",
+                  "selfplay --random-net --games 1 --strong-visits -3");
     char dir[64];
     make_tmpdir(dir, sizeof dir);
     expect_gomoku(1, "forced playouts and the Gumbel root exclude each other",
