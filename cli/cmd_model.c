@@ -13,8 +13,9 @@ static const cmd_help_t help_model = {
     "model", BY_MODEL, "gomoku model init|grow|info|loss [options]",
     "Create a randomly initialised network (init), grow one (grow), describe a weights\n"
     "file (info) or measure its loss on games (loss).\n"
-    "  gomoku model init --blocks B --channels C [--board-max M --rule R --planes F --seed S] --out F\n"
-    "  gomoku model grow F --blocks B --channels C [--seed S] --out F2\n"
+    "  gomoku model init --blocks B --channels C [--board-max M --rule R --planes F\n"
+    "                    --value-pool P --seed S] --out F\n"
+    "  gomoku model grow F --blocks B --channels C [--value-pool P --seed S] --out F2\n"
     "  gomoku model info F\n"
     "  gomoku model loss F GAMES.gzr...\n"
     "'gomoku model SUBCOMMAND --help' lists a subcommand's options."};
@@ -29,7 +30,8 @@ static const cmd_help_t help_grow = {
     "Write to F2 the net of F with B residual blocks and C trunk channels (at least\n"
     "F's): every weight of F kept, the new blocks the identity and the new channels\n"
     "unread, so F2 plays as F does until it trains ('gomoku train RUN --init-model F2').\n"
-    "The new weights that start random come from the seed."};
+    "--value-pool max gives a mean-pooled value head the maxima too, their weights zero\n"
+    "(B and C may be F's own). The new weights that start random come from the seed."};
 
 static const cmd_help_t help_info = {
     "model info", BY_MODEL, "gomoku model info F",
@@ -53,7 +55,7 @@ static int check_out(const cmd_help_t *h, const char *out, bool force)
 static int model_init(int argc, char **argv)
 {
     int blocks, channels, board_max, hp, hv, vh;
-    const char *out = NULL, *planes = NULL;
+    const char *out = NULL, *planes = NULL, *pool = NULL;
     rule_t rule;
     uint64_t seed;
     bool force;
@@ -61,7 +63,7 @@ static int model_init(int argc, char **argv)
         ARG_FLAGS(S_BLOCKS, &blocks, ARG_REQUIRED), ARG_FLAGS(S_CHANNELS, &channels, ARG_REQUIRED),
         ARG(S_BOARD_MAX, &board_max), ARG(S_RULE, &rule), ARG(S_SEED, &seed),
         ARG(S_POLICY_HEAD, &hp), ARG(S_VALUE_HEAD, &hv), ARG(S_VALUE_HIDDEN, &vh),
-        ARG(S_PLANES, &planes),
+        ARG(S_PLANES, &planes), ARG(S_VALUE_POOL, &pool),
         ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_init, specs, ARGS_COUNT(specs), argc, argv, NULL, 0, NULL);
@@ -78,6 +80,8 @@ static int model_init(int argc, char **argv)
     if (nn_features_parse(planes, &cfg.features, err, sizeof err) != 0)
         return args_fail(&help_init, "%s", err);
     cfg.in_planes = nn_feature_planes(cfg.features);
+    if (nn_value_pool_parse(pool, &cfg.value_pool, err, sizeof err) != 0)
+        return args_fail(&help_init, "%s", err);
     nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku model init: %s\n", err);
@@ -88,9 +92,9 @@ static int model_init(int argc, char **argv)
     if (rc != 0)
         fprintf(stderr, "gomoku model init: %s\n", err);
     else
-        printf("wrote %s: %d blocks x %d channels, board max %d, %s, %s planes, %zu parameters, "
-               "seed %llu\n", out, blocks, channels, board_max, rule_name(rule),
-               nn_features_name(cfg.features), m->nparams,
+        printf("wrote %s: %d blocks x %d channels, board max %d, %s, %s planes, value pooling %s, "
+               "%zu parameters, seed %llu\n", out, blocks, channels, board_max, rule_name(rule),
+               nn_features_name(cfg.features), nn_value_pool_name(cfg.value_pool), m->nparams,
                (unsigned long long)seed);
     nn_model_free(m);
     return rc == 0 ? 0 : 1;
@@ -99,14 +103,15 @@ static int model_init(int argc, char **argv)
 static int model_grow(int argc, char **argv)
 {
     int blocks, channels;
-    const char *out = NULL;
+    const char *out = NULL, *pool = NULL;
     uint64_t seed;
     bool force;
     char *pos[1];
     int npos = 0;
     arg_spec_t specs[] = {
         ARG_FLAGS(S_BLOCKS, &blocks, ARG_REQUIRED), ARG_FLAGS(S_CHANNELS, &channels, ARG_REQUIRED),
-        ARG(S_SEED, &seed), ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
+        ARG(S_SEED, &seed), ARG(S_VALUE_POOL, &pool), ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED),
+        ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_grow, specs, ARGS_COUNT(specs), argc, argv, pos, 1, &npos);
     if (rc != ARGS_OK)
@@ -116,19 +121,28 @@ static int model_grow(int argc, char **argv)
     if ((rc = check_out(&help_grow, out, force)) != 0)
         return rc;
     char err[512];
+    int want_pool = NN_POOL_MEAN;
+    bool pool_given = args_given(specs, ARGS_COUNT(specs), S_VALUE_POOL);
+    if (nn_value_pool_parse(pool, &want_pool, err, sizeof err) != 0)
+        return args_fail(&help_grow, "%s", err);
     nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
     if (!m) {
         fprintf(stderr, "gomoku model grow: %s\n", err);
         return 1;
     }
     nn_model_t *g = nn_model_grow(m, blocks, channels, seed, err, sizeof err);
-    rc = g ? nn_model_save(g, out, err, sizeof err) : -1;
+    rc = g ? 0 : -1;
+    if (rc == 0 && pool_given)
+        rc = nn_model_widen_value_pool(g, want_pool, err, sizeof err);
+    if (rc == 0)
+        rc = nn_model_save(g, out, err, sizeof err);
     if (rc != 0)
         fprintf(stderr, "gomoku model grow: %s\n", err);
     else
-        printf("wrote %s: %d blocks x %d channels from %s's %d x %d, %zu parameters (was %zu), "
-               "step %llu, seed %llu\n", out, blocks, channels, pos[0], m->cfg.blocks,
-               m->cfg.channels, g->nparams, m->nparams, (unsigned long long)g->step,
+        printf("wrote %s: %d blocks x %d channels from %s's %d x %d, value pooling %s, "
+               "%zu parameters (was %zu), step %llu, seed %llu\n", out, blocks, channels, pos[0],
+               m->cfg.blocks, m->cfg.channels, nn_value_pool_name(g->cfg.value_pool),
+               g->nparams, m->nparams, (unsigned long long)g->step,
                (unsigned long long)seed);
     nn_model_free(g);
     nn_model_free(m);
@@ -222,7 +236,8 @@ static int model_info(int argc, char **argv)
     printf("policy head   %d (%d output%s: policy%s%s)\n", c->policy_head, c->policy_outputs,
            c->policy_outputs > 1 ? "s" : "", c->policy_outputs > 1 ? ", opponent reply" : "",
            c->policy_outputs > 2 ? ", soft policy" : "");
-    printf("value head    %d (hidden %d)\n", c->value_head, c->value_hidden);
+    printf("value head    %d (hidden %d, pooling %s)\n", c->value_head, c->value_hidden,
+           c->value_pool == NN_POOL_MEAN_MAX ? "mean and max" : "mean");
     printf("parameters    %zu\n", m->nparams);
     printf("rule          %s\n", rule_name((rule_t)m->rule));
     printf("step          %llu\n", (unsigned long long)m->step);

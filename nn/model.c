@@ -19,6 +19,7 @@ void nn_config_default(nn_config_t *cfg, int blocks, int channels, int board_max
     cfg->value_hidden = NN_VALUE_HIDDEN;
     cfg->policy_outputs = 1;
     cfg->features = NN_FEATURES_BASIC;
+    cfg->value_pool = NN_POOL_MEAN;
 }
 
 float nn_policy_loss_weight(int k)
@@ -58,6 +59,23 @@ int nn_features_parse(const char *s, int *out, char *err, size_t errlen)
     return -1;
 }
 
+static const char *const pool_names[NN_POOL_COUNT] = {
+    [NN_POOL_MEAN] = "mean", [NN_POOL_MEAN_MAX] = "max",
+};
+
+const char *nn_value_pool_name(int p) { return p >= 0 && p < NN_POOL_COUNT ? pool_names[p] : "?"; }
+
+int nn_value_pool_parse(const char *s, int *out, char *err, size_t errlen)
+{
+    for (int p = 0; p < NN_POOL_COUNT; p++)
+        if (!strcmp(s, pool_names[p])) {
+            *out = p;
+            return 0;
+        }
+    snprintf(err, errlen, "unknown value pooling '%s' (mean, max)", s);
+    return -1;
+}
+
 int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
 {
     if (cfg->blocks < 0 || cfg->blocks > NN_MAX_BLOCKS) {
@@ -75,6 +93,11 @@ int nn_config_check(const nn_config_t *cfg, char *err, size_t errlen)
     }
     if (cfg->features < 0 || cfg->features >= NN_FEATURES_COUNT) {
         snprintf(err, errlen, "input feature set %d unknown (0 basic, 1 threat)", cfg->features);
+        return -1;
+    }
+    if (cfg->value_pool < 0 || cfg->value_pool >= NN_POOL_COUNT) {
+        snprintf(err, errlen, "value pooling %d unknown (0 mean, 1 mean and max)",
+                 cfg->value_pool);
         return -1;
     }
     if (cfg->in_planes != nn_feature_planes(cfg->features)) {
@@ -123,7 +146,7 @@ void nn_param_layout(const nn_config_t *cfg, nn_layout_t *o)
     o->pol_b2 = off; off += (size_t)cfg->policy_outputs;
     o->val_w1 = off; off += Hv * C;
     o->val_b1 = off; off += Hv;
-    o->val_fc1_w = off; off += Vh * Hv;
+    o->val_fc1_w = off; off += Vh * (size_t)nn_value_features(cfg);
     o->val_fc1_b = off; off += Vh;
     o->val_fc2_w = off; off += NN_VALUE_OUTPUTS * Vh;
     o->val_fc2_b = off; off += NN_VALUE_OUTPUTS;
@@ -179,7 +202,7 @@ double nn_flops_per_eval(const nn_config_t *cfg, int size)
     double Hp = cfg->policy_head, Hv = cfg->value_head, Vh = cfg->value_hidden;
     double per_point = C * P * 9 + cfg->blocks * 2.0 * C * C * 9 + C * Hp +
                        Hp * cfg->policy_outputs + C * Hv;
-    return 2.0 * (hw * per_point + Hv * Vh + Vh * NN_VALUE_OUTPUTS);
+    return 2.0 * (hw * per_point + nn_value_features(cfg) * Vh + Vh * NN_VALUE_OUTPUTS);
 }
 
 static double rng_normal(uint64_t *s)
@@ -224,7 +247,8 @@ nn_model_t *nn_model_create(const nn_config_t *cfg, uint64_t seed, char *err, si
     fill_normal(m->params + l.pol_w1, Hp * C, sqrt(2.0 / (double)C), &s);
     fill_normal(m->params + l.pol_w2, Hp, sqrt(1.0 / (double)Hp), &s);
     fill_normal(m->params + l.val_w1, Hv * C, sqrt(2.0 / (double)C), &s);
-    fill_normal(m->params + l.val_fc1_w, Vh * Hv, sqrt(2.0 / (double)Hv), &s);
+    size_t Hf = (size_t)nn_value_features(cfg);
+    fill_normal(m->params + l.val_fc1_w, Vh * Hf, sqrt(2.0 / (double)Hf), &s);
     fill_normal(m->params + l.val_fc2_w, NN_VALUE_OUTPUTS * Vh, sqrt(1.0 / (double)Vh), &s);
     /* extra policy channels last, so channel 0 and the rest are those of K = 1 */
     fill_normal(m->params + l.pol_w2 + Hp, (size_t)(cfg->policy_outputs - 1) * Hp,
@@ -251,6 +275,29 @@ static void grow_weights(float *dst, size_t dco, size_t dci, const float *src, s
     }
 }
 
+/* m's params for config cfg, which differs from m's only in the tensor
+ * at `off`: (rows, cols, k) grows to (rows, cols2, k), the old weights in
+ * place and the new columns zero; the tensors before and after it are
+ * copied as they are. 0, or -1 with err (out of memory). */
+static int widen_tensor(nn_model_t *m, const nn_config_t *cfg, size_t off, size_t rows,
+                        size_t cols, size_t cols2, size_t k, char *err, size_t errlen)
+{
+    size_t n = nn_param_count(cfg), end = off + rows * cols * k;
+    float *p = calloc(n, sizeof(float));
+    if (!p) {
+        snprintf(err, errlen, "out of memory for a model of %zu parameters", n);
+        return -1;
+    }
+    memcpy(p, m->params, off * sizeof(float));
+    grow_weights(p + off, rows, cols2, m->params + off, rows, cols, k);
+    memcpy(p + off + rows * cols2 * k, m->params + end, (m->nparams - end) * sizeof(float));
+    free(m->params);
+    m->params = p;
+    m->nparams = n;
+    m->cfg = *cfg;
+    return 0;
+}
+
 /* Widening keeps every weight; the new planes' input filters start at
  * zero, so the widened net computes what the old one did until it trains. */
 int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errlen)
@@ -267,24 +314,32 @@ int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errle
     nn_config_t cfg = m->cfg;
     cfg.features = features;
     cfg.in_planes = to;
-    size_t n = nn_param_count(&cfg);
-    float *p = calloc(n, sizeof(float));
-    if (!p) {
-        snprintf(err, errlen, "out of memory for a model of %zu parameters", n);
+    nn_layout_t a;
+    nn_param_layout(&m->cfg, &a);
+    /* in_w is [C][P][9]: each output channel's filters grow from P to P' */
+    return widen_tensor(m, &cfg, a.in_w, (size_t)cfg.channels, (size_t)from, (size_t)to, 9, err,
+                        errlen);
+}
+
+/* The new pooled features' weights start at zero: the widened net
+ * computes what the old one did until it trains. */
+int nn_model_widen_value_pool(nn_model_t *m, int pool, char *err, size_t errlen)
+{
+    if (pool == m->cfg.value_pool)
+        return 0;
+    if (pool < m->cfg.value_pool || pool >= NN_POOL_COUNT) {
+        snprintf(err, errlen, "cannot change a net's value pooling from %s to %s: only mean to "
+                 "max (mean and max) keeps its weights", nn_value_pool_name(m->cfg.value_pool),
+                 nn_value_pool_name(pool));
         return -1;
     }
-    nn_layout_t a, b;
+    nn_config_t cfg = m->cfg;
+    cfg.value_pool = pool;
+    nn_layout_t a;
     nn_param_layout(&m->cfg, &a);
-    nn_param_layout(&cfg, &b);
-    /* in_w is [C][P][9]: each output channel's filters grow from P to P' */
-    grow_weights(p + b.in_w, (size_t)cfg.channels, (size_t)to, m->params + a.in_w,
-                 (size_t)cfg.channels, (size_t)from, 9);
-    memcpy(p + b.in_b, m->params + a.in_b, (a.total - a.in_b) * sizeof(float));
-    free(m->params);
-    m->params = p;
-    m->nparams = n;
-    m->cfg = cfg;
-    return 0;
+    return widen_tensor(m, &cfg, a.val_fc1_w, (size_t)cfg.value_hidden,
+                        (size_t)nn_value_features(&m->cfg), (size_t)nn_value_features(&cfg), 1,
+                        err, errlen);
 }
 
 /* Growing keeps every weight and starts what is new silent: a new

@@ -17,15 +17,17 @@
  *          with K = 3 channel 2 the soft policy target (the visit
  *          distribution ^ 1/4, renormalized). The extra channels only train
  *          the trunk: forward gives channel 0 alone.
- *   value head: conv1x1 C->Hv + bias, ReLU, mean over on-board points,
- *          FC Hv->Vh + bias, ReLU, FC Vh->3 -> win/draw/loss logits.
+ *   value head: conv1x1 C->Hv + bias, ReLU, pooled over on-board points
+ *          (cfg.value_pool: the mean of each channel, or its mean and
+ *          its max: Hf = Hv or 2 Hv features, the means first),
+ *          FC Hf->Vh + bias, ReLU, FC Vh->3 -> win/draw/loss logits.
  *   All outputs are from the point of view of the side to move.
  *
  * Flat parameter layout (nn_param_layout gives offsets), in this order:
  *   in_w (C,P,3,3) in_b (C)
  *   per block: w1 (C,C,3,3) b1 (C) w2 (C,C,3,3) b2 (C)
  *   pol_w1 (Hp,C) pol_b1 (Hp) pol_w2 (K,Hp) pol_b2 (K)
- *   val_w1 (Hv,C) val_b1 (Hv) val_fc1_w (Vh,Hv) val_fc1_b (Vh)
+ *   val_w1 (Hv,C) val_b1 (Hv) val_fc1_w (Vh,Hf) val_fc1_b (Vh)
  *   val_fc2_w (3,Vh) val_fc2_b (3)
  */
 #ifndef GZ_NN_H
@@ -92,6 +94,20 @@ enum {
  * step may set its own (nn_train_opts_t.policy_weight). */
 float nn_policy_loss_weight(int k);
 
+/* How the value head pools its Hv channels over the board
+ * (nn_config_t.value_pool; stored in the weights file). A mean alone
+ * dilutes one decisive spot (a double threat taking shape) by the board's
+ * area; the max sees it whole, as KataGo's value head pools. */
+typedef enum nn_value_pool {
+    NN_POOL_MEAN = 0,       /* Hf = Hv: the mean of each channel */
+    NN_POOL_MEAN_MAX = 1,   /* Hf = 2 Hv: the means, then the maxima */
+    NN_POOL_COUNT
+} nn_value_pool_t;
+/* "mean", "max" (mean and max); "?" for an unknown id. */
+const char *nn_value_pool_name(int p);
+/* Name -> id: 0, or -1 with a message naming the valid names. */
+int nn_value_pool_parse(const char *s, int *out, char *err, size_t errlen);
+
 /* Limits nn_config_check enforces (and the weights file accepts). */
 #define NN_MAX_BLOCKS 40
 #define NN_MAX_CHANNELS 512
@@ -111,7 +127,12 @@ typedef struct nn_config {
     int value_hidden;   /* Vh */
     int policy_outputs;  /* K: policy head channels, 1..NN_MAX_POLICY_OUTPUTS */
     int features;       /* nn_features_t: what the input planes hold */
+    int value_pool;     /* nn_value_pool_t: how the value head pools */
 } nn_config_t;
+
+/* Hf: the value head's pooled features, the input width of its first FC. */
+static inline int nn_value_features(const nn_config_t *cfg)
+{ return cfg->value_head * (cfg->value_pool == NN_POOL_MEAN_MAX ? 2 : 1); }
 
 /* Fill head sizes and planes with defaults for a trunk of B x C on M
  * (one policy output, the basic feature set). */
@@ -164,6 +185,10 @@ void nn_model_free(nn_model_t *m);
  * own (basic -> threat): old filters kept, the new planes' zero. 0, or -1
  * with err (narrowing, out of memory). */
 int nn_model_widen_features(nn_model_t *m, int features, char *err, size_t errlen);
+/* Give m the value pooling `pool`, a superset of its own (mean -> mean
+ * and max): the first FC's weights from the new features start at zero,
+ * so m computes what it did until it trains. 0, or -1 with err. */
+int nn_model_widen_value_pool(nn_model_t *m, int pool, char *err, size_t errlen);
 /* A copy of m with more residual blocks and trunk channels that computes
  * what m does until it trains (README "Growing a net"); the new weights
  * that must be random are drawn from seed. NULL with err when blocks or
@@ -181,10 +206,13 @@ nn_model_t *nn_model_grow(const nn_model_t *m, int blocks, int channels, uint64_
  * byte for byte what older builds write and read; version 1 files load
  * as K = 1. Version 3 adds the input feature set (a u32 after the header
  * of version 2), written only for a set other than basic; older files
- * load as basic. */
-#define NN_FILE_VERSION 3
-/* The version nn_model_save writes for cfg: 3 for a feature set other
- * than basic, else 1 for one policy output, else 2. */
+ * load as basic. Version 4 adds the value pooling (a u32 after the
+ * feature set), written only for pooling other than the mean; older
+ * files load as the mean. */
+#define NN_FILE_VERSION 4
+/* The version nn_model_save writes for cfg: 4 for value pooling other
+ * than the mean, else 3 for a feature set other than basic, else 1 for
+ * one policy output, else 2. */
 int nn_file_version(const nn_config_t *cfg);
 int nn_model_save(const nn_model_t *m, const char *path, char *err, size_t errlen);
 nn_model_t *nn_model_load(const char *path, char *err, size_t errlen);

@@ -74,14 +74,14 @@ typedef struct lane {
     float *p1;       /* (Hp, cap*hw) */
     float *logit;    /* (K, cap*hw) logits, then d(loss)/d(logit) */
     float *v1;       /* (Hv, cap*hw) */
-    float *pooled;   /* (cap, Hv) */
+    float *pooled;   /* (cap, Hf): the means, then (mean and max) the maxima */
     float *f1;       /* (cap, Vh) */
     float *vl;       /* (cap, 3) logits, then probabilities */
     /* backward, allocated on the first training call */
     float *dA, *dB;  /* (C, cap*hw) */
     float *dp1;      /* (Hp, cap*hw) */
     float *dv1;      /* (Hv, cap*hw) */
-    float *small;    /* dpooled (cap, Hv), df1 (cap, Vh), dvl (cap, 3) */
+    float *small;    /* dpooled (cap, Hf), df1 (cap, Vh), dvl (cap, 3) */
     float *grad;     /* nparams: this thread's gradient sum */
     /* Winograd convs (when any conv uses it) */
     float *xt;       /* (cap*hw, max(P,C)): a conv input, pixel-major */
@@ -440,20 +440,25 @@ static void fast_forward_chunk(lane_t *w, bool all)
     /* value head */
     sgemm_run(false, pm, Hv, ld, C, 1.0f, W + L->val_w1, C, x, pm ? C : ld, 0.0f, w->v1, ld);
     bias_relu_mask(w->v1, Hv, ld, ld, W + L->val_b1, w->mask);
+    int Hf = nn_value_features(cf);
     for (int s = 0; s < ns; s++) {
-        float inv = w->cnt[s] > 0 ? 1.0f / w->cnt[s] : 0.0f;
+        float inv = w->cnt[s] > 0 ? 1.0f / w->cnt[s] : 0.0f, *pooled = w->pooled + s * Hf;
         for (int k = 0; k < Hv; k++) {
             const float *r = w->v1 + (size_t)k * ld + s * hw;
-            float sum = 0.0f;
-            for (int q = 0; q < hw; q++)
+            float sum = 0.0f, mx = 0.0f;   /* relu'd and masked: off-board points are 0 */
+            for (int q = 0; q < hw; q++) {
                 sum += r[q];
-            w->pooled[s * Hv + k] = sum * inv;
+                mx = r[q] > mx ? r[q] : mx;
+            }
+            pooled[k] = sum * inv;
+            if (Hf > Hv)
+                pooled[Hv + k] = mx;
         }
         for (int j = 0; j < Vh; j++) {
             float sum = W[L->val_fc1_b + j];
-            const float *wr = W + L->val_fc1_w + (size_t)j * Hv;
-            for (int k = 0; k < Hv; k++)
-                sum += wr[k] * w->pooled[s * Hv + k];
+            const float *wr = W + L->val_fc1_w + (size_t)j * Hf;
+            for (int k = 0; k < Hf; k++)
+                sum += wr[k] * pooled[k];
             w->f1[s * Vh + j] = sum > 0.0f ? sum : 0.0f;
         }
         float *vl = w->vl + 3 * s;
@@ -472,6 +477,17 @@ static void fast_forward_chunk(lane_t *w, bool all)
                 f->value[3 * (w->i0 + s) + o] = e[o] / es;
         }
     }
+}
+
+/* The value head's max of one channel r (hw points, relu'd and masked)
+ * passes gradient g to its first maximal point, where r > 0. */
+static void value_max_back(const float *r, int hw, float g, float *dr)
+{
+    int arg = 0;
+    for (int q = 1; q < hw; q++)
+        arg = r[q] > r[arg] ? q : arg;
+    if (r[arg] > 0.0f)
+        dr[arg] += g;
 }
 
 /* Losses of the chunk after fast_forward_chunk; with backward, this
@@ -560,10 +576,12 @@ static void fast_backward_chunk(lane_t *w, bool backward)
     sgemm_run(false, true, Hp, C, ld, 1.0f, w->dp1, ld, x, ld, 1.0f, G + L->pol_w1, C);
     sgemm_run(true, false, C, ld, Hp, 1.0f, W + L->pol_w1, C, w->dp1, ld, 0.0f, dA, ld);
     /* value head */
-    float *dpooled = w->small, *df1 = dpooled + (size_t)f->pcap * Hv;
+    int Hf = nn_value_features(cf);
+    float *dpooled = w->small, *df1 = dpooled + (size_t)f->pcap * Hf;
     for (int s = 0; s < ns; s++) {
         const float *dvl = w->vl + 3 * s, *f1 = w->f1 + (size_t)s * Vh;
-        float *d1 = df1 + (size_t)s * Vh, *dp = dpooled + (size_t)s * Hv;
+        const float *pooled = w->pooled + (size_t)s * Hf;
+        float *d1 = df1 + (size_t)s * Vh, *dp = dpooled + (size_t)s * Hf;
         for (int j = 0; j < Vh; j++)
             d1[j] = 0.0f;
         for (int o = 0; o < 3; o++) {
@@ -573,14 +591,14 @@ static void fast_backward_chunk(lane_t *w, bool backward)
                 d1[j] += dvl[o] * W[L->val_fc2_w + (size_t)o * Vh + j];
             }
         }
-        for (int k = 0; k < Hv; k++)
+        for (int k = 0; k < Hf; k++)
             dp[k] = 0.0f;
         for (int j = 0; j < Vh; j++) {
             float g = f1[j] > 0.0f ? d1[j] : 0.0f;
             G[L->val_fc1_b + j] += g;
-            for (int k = 0; k < Hv; k++) {
-                G[L->val_fc1_w + (size_t)j * Hv + k] += g * w->pooled[s * Hv + k];
-                dp[k] += g * W[L->val_fc1_w + (size_t)j * Hv + k];
+            for (int k = 0; k < Hf; k++) {
+                G[L->val_fc1_w + (size_t)j * Hf + k] += g * pooled[k];
+                dp[k] += g * W[L->val_fc1_w + (size_t)j * Hf + k];
             }
         }
         float inv = w->cnt[s] > 0 ? 1.0f / w->cnt[s] : 0.0f;
@@ -589,6 +607,8 @@ static void fast_backward_chunk(lane_t *w, bool backward)
             float *dr = w->dv1 + (size_t)k * ld + s * hw, g = dp[k] * inv;
             for (int q = 0; q < hw; q++)
                 dr[q] = r[q] > 0.0f ? g : 0.0f;
+            if (Hf > Hv)
+                value_max_back(r, hw, dp[Hv + k], dr);
         }
     }
     for (int k = 0; k < Hv; k++)
@@ -747,7 +767,7 @@ static int lane_alloc_forward(lane_t *w, const nn_config_t *cf, const struct fas
     size_t sizes[] = {P * nhw, nhw, nhw, (size_t)cap, 3 * C * nhw, cmax * 9 * nhw,
                       (size_t)cf->policy_head * nhw, (size_t)cf->policy_outputs * nhw,
                       (size_t)cf->value_head * nhw,
-                      (size_t)cap * cf->value_head, (size_t)cap * cf->value_hidden,
+                      (size_t)cap * nn_value_features(cf), (size_t)cap * cf->value_hidden,
                       (size_t)cap * 3, tiles ? cmax * nhw : 0, tiles ? C * nhw : 0,
                       tiles ? WINO_FREQS * wino_fstride((int)tiles, (int)cmax) : 0,
                       tiles ? WINO_FREQS * wino_fstride((int)tiles, (int)C) : 0};
@@ -763,7 +783,7 @@ static int lane_alloc_train(lane_t *w, const nn_config_t *cf, const struct fast 
                       &w->du, &w->vall};
     size_t sizes[] = {(1 + 2 * (size_t)cf->blocks) * C * nhw, C * nhw, C * nhw,
                       (size_t)cf->policy_head * nhw, (size_t)cf->value_head * nhw,
-                      cap * (cf->value_head + cf->value_hidden + 3), nparams,
+                      cap * (nn_value_features(cf) + cf->value_hidden + 3), nparams,
                       any_winograd(f) ? f->ustride * f->nconv : 0, f->vstride * f->nconv};
     return alloc_all(ptrs, sizes, (int)(sizeof sizes / sizeof sizes[0]));
 }

@@ -468,52 +468,75 @@ __global__ void k_policy_softmax(const float *logits, const float *legal, int HW
         loss[s] = l;
 }
 
-/* Value head input, NHWC inference path: pooled (n, Hv) = mean over
- * on-board points of relu(g + b1), g (n*HW, Hv) fp32. One block per sample. */
+/* Value head input, NHWC inference path: pooled (n, Hf) = the mean over
+ * on-board points of relu(g + b1), then (Hf = 2 Hv) the max, g (n*HW, Hv)
+ * fp32. One block per sample. */
 __global__ void k_value_pool_rows(const float *g, const float *b1, const float *mask, int HW,
-                                  int Hv, float *pooled)
+                                  int Hv, int Hf, float *pooled)
 {
     int s = blockIdx.x;
     const float *m = mask + (size_t)s * HW;
     for (int k = threadIdx.x; k < Hv; k += blockDim.x) {
-        float acc = 0.0f, cnt = 0.0f;
+        float acc = 0.0f, cnt = 0.0f, mx = 0.0f;
         for (int p = 0; p < HW; p++) {
             float mp = m[p];
             cnt += mp;
-            if (mp != 0.0f)
-                acc += mp * fmaxf(g[((size_t)s * HW + p) * Hv + k] + b1[k], 0.0f);
+            if (mp != 0.0f) {
+                float v = mp * fmaxf(g[((size_t)s * HW + p) * Hv + k] + b1[k], 0.0f);
+                acc += v;
+                mx = fmaxf(mx, v);
+            }
         }
-        pooled[(size_t)s * Hv + k] = cnt > 0.0f ? acc / cnt : 0.0f;
+        pooled[(size_t)s * Hf + k] = cnt > 0.0f ? acc / cnt : 0.0f;
+        if (Hf > Hv)
+            pooled[(size_t)s * Hf + Hv + k] = mx;
     }
 }
 
-/* Training path: va (n, Hv, HW) already relu'd and masked; pooled (n, Hv)
- * = sum / count, count (n) the on-board points. One warp per (s, k). */
+/* Training path: va (n, Hv, HW) already relu'd and masked; pooled (n, Hf)
+ * = sum / count, then (Hf = 2 Hv) the max, whose first point goes to
+ * argmax (n, Hv) (-1 when the channel is 0 everywhere); count (n) the
+ * on-board points. One warp per (s, k). */
 __global__ void k_value_pool_nchw(const float *va, const float *mask, int n, int HW, int Hv,
-                                  float *pooled, float *count)
+                                  int Hf, float *pooled, float *count, int *argmax)
 {
     int wid = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, lane = threadIdx.x & 31;
     if (wid >= n * Hv)
         return;
     int s = wid / Hv, k = wid % Hv;
     const float *v = va + ((size_t)s * Hv + k) * HW, *m = mask + (size_t)s * HW;
-    float acc = 0.0f, cnt = 0.0f;
+    float acc = 0.0f, cnt = 0.0f, mx = 0.0f;
+    int at = HW;   /* this lane's first point of its max */
     for (int p = lane; p < HW; p += 32) {
         acc += v[p];
         cnt += m[p];
+        if (v[p] > mx) {
+            mx = v[p];
+            at = p;
+        }
     }
     acc = warp_sum(acc);
     cnt = warp_sum(cnt);
+    float wmx = warp_reduce(mx, max_op());
+    int first = mx == wmx && wmx > 0.0f ? at : HW;
+    for (int o = 16; o > 0; o >>= 1)
+        first = min(first, __shfl_xor_sync(0xffffffffu, first, o));
     if (lane == 0) {
-        pooled[wid] = cnt > 0.0f ? acc / cnt : 0.0f;
+        pooled[(size_t)s * Hf + k] = cnt > 0.0f ? acc / cnt : 0.0f;
+        if (Hf > Hv) {
+            pooled[(size_t)s * Hf + Hv + k] = wmx;
+            argmax[wid] = first < HW ? first : -1;
+        }
         if (k == 0)
             count[s] = cnt;
     }
 }
 
-/* d va[s,k,p] = (va > 0) * dpooled[s,k] * mask[s,p] / count[s]. */
+/* d va[s,k,p] = (va > 0) * (dpooled[s,k] * mask[s,p] / count[s] + (Hf = 2 Hv,
+ * p the channel's argmax) dpooled[s,Hv+k]). */
 __global__ void k_value_pool_back(const float *dpooled, const float *mask, const float *count,
-                                  const float *va, int n, int HW, int Hv, float *dva)
+                                  const int *argmax, const float *va, int n, int HW, int Hv,
+                                  int Hf, float *dva)
 {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     size_t total = (size_t)n * Hv * HW;
@@ -521,11 +544,14 @@ __global__ void k_value_pool_back(const float *dpooled, const float *mask, const
         return;
     int p = (int)(i % HW);
     size_t sk = i / HW;
-    int s = (int)(sk / Hv);
+    int s = (int)(sk / Hv), k = (int)(sk % Hv);
     float c = count[s];
     float g = 0.0f;
-    if (va[i] > 0.0f && c > 0.0f)
-        g = dpooled[sk] * mask[(size_t)s * HW + p] / c;
+    if (va[i] > 0.0f && c > 0.0f) {
+        g = dpooled[(size_t)s * Hf + k] * mask[(size_t)s * HW + p] / c;
+        if (Hf > Hv && argmax[sk] == p)
+            g += dpooled[(size_t)s * Hf + Hv + k];
+    }
     dva[i] = g;
 }
 
@@ -1036,7 +1062,7 @@ struct infer_state {
     void *t, *y;                /* (N, HW, C) */
     float *head;                /* (N * HW, max(Hp, Hv)) */
     float *plog;                /* (N, HW) */
-    float *pooled, *vh, *vl;    /* (N, Hv), (N, Vh), (N, 3) */
+    float *pooled, *vh, *vl;    /* (N, Hf), (N, Vh), (N, 3) */
     float *policy, *value;      /* (N, HW), (N, 3) */
     float *h_in, *h_policy, *h_value;   /* pinned */
 };
@@ -1051,7 +1077,8 @@ struct train_state {
     float *ph, *dph;                    /* (N, Hp, HW) */
     float *vg, *dvg;                    /* (N, Hv, HW) */
     float *plog, *dplog;                /* (N, K, HW) */
-    float *pooled, *dpooled;            /* (N, Hv) */
+    float *pooled, *dpooled;            /* (N, Hf) */
+    int *argmax;                        /* (N, Hv): each value channel's max point */
     float *h1, *dh1;                    /* (N, Vh) */
     float *vl, *dvl;                    /* (N, 3) */
     float *lp, *lv;                     /* (N, K), (N) per-sample losses */
@@ -1077,6 +1104,7 @@ struct nn_ctx {
     nn_layout_t D;              /* head offsets in the device layout (blocks: see blk_*) */
     int device, max_batch, nbuckets;
     int M, HW, P, C, B, Hp, Hv, Vh;
+    int Hf;                     /* the value head's pooled features (nn_value_features) */
     int K;                      /* policy outputs; forward uses channel 0 */
     bool tf32;                  /* training convs may use TF32 tensor cores */
     bool graphs_on;             /* GZ_CUDA_GRAPHS != 0 */
@@ -1248,7 +1276,7 @@ static int infer_state_init(nn_ctx *c, char *err, size_t errlen)
     DEV(s->y, N * HW * C * sizeof(float));
     DEV(s->head, N * HW * H * sizeof(float));
     DEV(s->plog, N * HW * sizeof(float));
-    DEV(s->pooled, N * c->Hv * sizeof(float));
+    DEV(s->pooled, N * c->Hf * sizeof(float));
     DEV(s->vh, N * c->Vh * sizeof(float));
     DEV(s->vl, N * NN_VALUE_OUTPUTS * sizeof(float));
     DEV(s->policy, N * HW * sizeof(float));
@@ -1442,13 +1470,13 @@ static void fc_forward(cublasHandle_t h, int n, const float *in, int J, const fl
                              K));
 }
 
-/* The value head's FC layers on the stream: pooled (n, Hv) -> h1 (n, Vh)
+/* The value head's FC layers on the stream: pooled (n, Hf) -> h1 (n, Vh)
  * = relu(fc1) -> vl (n, 3) logits (fc2 without its bias). */
 static void value_fc(nn_ctx *c, int n, const float *pooled, float *h1, float *vl)
 {
     const nn_layout_t *D = &c->D;
     size_t total = (size_t)n * c->Vh;
-    fc_forward(c->blas, n, pooled, c->Hv, c->params + D->val_fc1_w, c->Vh, h1);
+    fc_forward(c->blas, n, pooled, c->Hf, c->params + D->val_fc1_w, c->Vh, h1);
     k_bias_act<float><<<blocks_for(total, THREADS), THREADS, 0, c->stream>>>(
         h1, c->params + D->val_fc1_b, NULL, NULL, h1, total, c->Vh, 1, 0, 1);
     LAUNCH_CHECK();
@@ -1512,7 +1540,7 @@ template <typename T> static void fwd_enqueue(nn_ctx *c, infer_path *p, int bi, 
     /* value head */
     head_gemm<T>(c, rows, xin, (const T *)p->w_val1, c->Hv, f->head);
     k_value_pool_rows<<<n, 128, 0, s>>>(f->head, c->params + D->val_b1, f->mask, HW, c->Hv,
-                                        f->pooled);
+                                        c->Hf, f->pooled);
     LAUNCH_CHECK();
     value_fc(c, n, f->pooled, f->vh, f->vl);
     k_value_softmax<<<blocks_for(n, 128), 128, 0, s>>>(f->vl, c->params + D->val_fc2_b, n,
@@ -1787,6 +1815,8 @@ static void train_free(train_state *tr)
             cudaFree(*dev[i]);
     if (tr->segs)
         cudaFree(tr->segs);
+    if (tr->argmax)
+        cudaFree(tr->argmax);
     if (tr->ws)
         cudaFree(tr->ws);
     float **host[] = {&tr->h_in, &tr->h_pt, &tr->h_vt, &tr->h_loss};
@@ -1850,8 +1880,9 @@ static int train_init(nn_ctx *c, char *err, size_t errlen)
     DALLOC(tr->dvg, N * c->Hv * HW, "value head grad");
     DALLOC(tr->plog, N * K * HW, "policy logits");
     DALLOC(tr->dplog, N * K * HW, "policy logits grad");
-    DALLOC(tr->pooled, N * c->Hv, "pooled");
-    DALLOC(tr->dpooled, N * c->Hv, "pooled grad");
+    DALLOC(tr->pooled, N * c->Hf, "pooled");
+    DALLOC(tr->dpooled, N * c->Hf, "pooled grad");
+    DALLOC(tr->argmax, N * c->Hv, "value max points");
     DALLOC(tr->h1, N * c->Vh, "value hidden");
     DALLOC(tr->dh1, N * c->Vh, "value hidden grad");
     DALLOC(tr->vl, N * NN_VALUE_OUTPUTS, "value logits");
@@ -1981,7 +2012,7 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
         tr->vg, c->params + D->val_b1, NULL, tr->mask, tr->vg, vgp, c->Hv, HW, 0, 1);
     LAUNCH_CHECK();
     k_value_pool_nchw<<<blocks_for((size_t)nb * c->Hv * 32, 128), 128, 0, s>>>(
-        tr->vg, tr->mask, nb, HW, c->Hv, tr->pooled, tr->count);
+        tr->vg, tr->mask, nb, HW, c->Hv, c->Hf, tr->pooled, tr->count, tr->argmax);
     LAUNCH_CHECK();
     value_fc(c, nb, tr->pooled, tr->h1, tr->vl);
     size_t hv = (size_t)nb * c->Vh;
@@ -2001,16 +2032,16 @@ static void train_pass(nn_ctx *c, int bi, int nb, int n, float wd, policy_weight
                              c->Vh));
     k_relu_grad<<<blocks_for(hv, THREADS), THREADS, 0, s>>>(tr->dh1, tr->h1, tr->dh1, hv);
     LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Hv, c->Vh, nb, &one,
-                             tr->pooled, c->Hv, tr->dh1, c->Vh, &zero, tr->grad + D->val_fc1_w,
-                             c->Hv));
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_T, c->Hf, c->Vh, nb, &one,
+                             tr->pooled, c->Hf, tr->dh1, c->Vh, &zero, tr->grad + D->val_fc1_w,
+                             c->Hf));
     k_bias_grad<<<c->Vh, THREADS, 0, s>>>(tr->dh1, nb, c->Vh, 1, tr->grad + D->val_fc1_b);
     LAUNCH_CHECK();
-    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Hv, nb, c->Vh, &one,
-                             c->params + D->val_fc1_w, c->Hv, tr->dh1, c->Vh, &zero,
-                             tr->dpooled, c->Hv));
+    CUBLAS_CHECK(cublasSgemm(c->blas, CUBLAS_OP_N, CUBLAS_OP_N, c->Hf, nb, c->Vh, &one,
+                             c->params + D->val_fc1_w, c->Hf, tr->dh1, c->Vh, &zero,
+                             tr->dpooled, c->Hf));
     k_value_pool_back<<<blocks_for(vgp, THREADS), THREADS, 0, s>>>(
-        tr->dpooled, tr->mask, tr->count, tr->vg, nb, HW, c->Hv, tr->dvg);
+        tr->dpooled, tr->mask, tr->count, tr->argmax, tr->vg, nb, HW, c->Hv, c->Hf, tr->dvg);
     LAUNCH_CHECK();
     k_bias_grad<<<c->Hv, THREADS, 0, s>>>(tr->dvg, nb, c->Hv, HW, tr->grad + D->val_b1);
     LAUNCH_CHECK();
@@ -2462,6 +2493,7 @@ static nn_ctx_t *cuda_create(const nn_model_t *m, int max_batch, int device, int
     c->Hp = m->cfg.policy_head;
     c->K = m->cfg.policy_outputs;
     c->Hv = m->cfg.value_head;
+    c->Hf = nn_value_features(&m->cfg);
     c->Vh = m->cfg.value_hidden;
     c->prec = NN_PRECISION_FP32;
     c->graphs_on = !env_off("GZ_CUDA_GRAPHS");

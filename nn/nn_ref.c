@@ -30,9 +30,10 @@ static int ref_ws_init(ref_ws_t *w, const nn_config_t *c)
     size_t B = (size_t)c->blocks, P = (size_t)c->in_planes;
     size_t Hp = (size_t)c->policy_head, Hv = (size_t)c->value_head;
     size_t Vh = (size_t)c->value_hidden, K = (size_t)c->policy_outputs;
+    size_t Hf = (size_t)nn_value_features(c);
     size_t sizes[] = {P * hw, hw, hw, C * hw, B * C * hw, B * C * hw, Hp * hw, K * hw, hw,
-                      Hv * hw, Hv, Vh, 3, 3, C * hw, C * hw, Hp * hw, Hv * hw, K * hw, Vh,
-                      Hv, 3, P * hw};
+                      Hv * hw, Hf, Vh, 3, 3, C * hw, C * hw, Hp * hw, Hv * hw, K * hw, Vh,
+                      Hf, 3, P * hw};
     double **ptrs[] = {&w->x0, &w->mask, &w->legal, &w->a0, &w->h, &w->y, &w->p1,
                        &w->logit, &w->prob, &w->v1, &w->pooled, &w->f1, &w->vl, &w->q,
                        &w->dA, &w->dB, &w->dp1, &w->dv1, &w->dlogit, &w->df1,
@@ -187,16 +188,21 @@ static void ref_forward(const nn_config_t *c, const nn_layout_t *L, const double
     /* value head */
     ref_conv1(x, C, W + L->val_w1, W + L->val_b1, Hv, hw, w->v1);
     ref_relu_mask(w->v1, Hv, hw, w->mask);
+    int Hf = nn_value_features(c);
     for (int k = 0; k < Hv; k++) {
-        double s = 0.0;
-        for (int q = 0; q < hw; q++)
+        double s = 0.0, mx = 0.0;   /* relu'd and masked: off-board points are 0 */
+        for (int q = 0; q < hw; q++) {
             s += w->v1[k * hw + q];
+            mx = w->v1[k * hw + q] > mx ? w->v1[k * hw + q] : mx;
+        }
         w->pooled[k] = non ? s / non : 0.0;
+        if (Hf > Hv)
+            w->pooled[Hv + k] = mx;
     }
     for (int j = 0; j < Vh; j++) {
         double s = W[L->val_fc1_b + j];
-        for (int k = 0; k < Hv; k++)
-            s += W[L->val_fc1_w + (size_t)j * Hv + k] * w->pooled[k];
+        for (int k = 0; k < Hf; k++)
+            s += W[L->val_fc1_w + (size_t)j * Hf + k] * w->pooled[k];
         w->f1[j] = s > 0.0 ? s : 0.0;
     }
     double vmx = -INFINITY, vs = 0.0;
@@ -278,18 +284,26 @@ static void ref_backward(const nn_config_t *c, const nn_layout_t *L, const doubl
             w->df1[j] += w->dvl[o] * W[L->val_fc2_w + (size_t)o * Vh + j];
         }
     }
-    memset(w->dpooled, 0, sizeof(double) * (size_t)Hv);
+    int Hf = nn_value_features(c);
+    memset(w->dpooled, 0, sizeof(double) * (size_t)Hf);
     for (int j = 0; j < Vh; j++) {
         double g = w->f1[j] > 0 ? w->df1[j] : 0.0;
         G[L->val_fc1_b + j] += g;
-        for (int k = 0; k < Hv; k++) {
-            G[L->val_fc1_w + (size_t)j * Hv + k] += g * w->pooled[k];
-            w->dpooled[k] += g * W[L->val_fc1_w + (size_t)j * Hv + k];
+        for (int k = 0; k < Hf; k++) {
+            G[L->val_fc1_w + (size_t)j * Hf + k] += g * w->pooled[k];
+            w->dpooled[k] += g * W[L->val_fc1_w + (size_t)j * Hf + k];
         }
     }
-    for (int k = 0; k < Hv; k++)
+    for (int k = 0; k < Hv; k++) {
+        int arg = -1;   /* the max's gradient goes to its first point */
+        for (int q = 0; q < hw && Hf > Hv; q++)
+            if (w->v1[k * hw + q] > 0 && (arg < 0 || w->v1[k * hw + q] > w->v1[k * hw + arg]))
+                arg = q;
         for (int q = 0; q < hw; q++)
-            w->dv1[k * hw + q] = w->v1[k * hw + q] > 0 ? w->dpooled[k] / non : 0.0;
+            w->dv1[k * hw + q] = w->v1[k * hw + q] > 0
+                                     ? w->dpooled[k] / non + (q == arg ? w->dpooled[Hv + k] : 0.0)
+                                     : 0.0;
+    }
     ref_conv1_back(x, C, W + L->val_w1, Hv, hw, w->dv1, G + L->val_w1, G + L->val_b1, w->dA);
     /* trunk, last block first; dA holds d(block output) */
     for (int b = c->blocks - 1; b >= 0; b--) {

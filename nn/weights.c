@@ -9,8 +9,9 @@
  *    44     8  step (u64)
  *    52     8  generation (u64)
  *    60     8  nparams (u64)
- *    68     4  version 3 only: input feature set (nn_features_t, not 0)
- *  68|72 4*np  params (fp32)
+ *    68     4  version 3 and 4: input feature set (nn_features_t; not 0 in 3)
+ *    72     4  version 4 only: value pooling (nn_value_pool_t, not 0)
+ * 68|72|76 4*np  params (fp32)
  *   end     4  CRC32 (zlib) of every byte before it
  * All integers little endian. */
 #include "nn/nn.h"
@@ -48,11 +49,17 @@ static uint64_t get64(const unsigned char *p) { return get32(p) | (uint64_t)get3
 
 int nn_file_version(const nn_config_t *cfg)
 {
-    return cfg->features != NN_FEATURES_BASIC ? 3 : cfg->policy_outputs > 1 ? 2 : 1;
+    return cfg->value_pool != NN_POOL_MEAN       ? 4
+           : cfg->features != NN_FEATURES_BASIC ? 3
+           : cfg->policy_outputs > 1            ? 2
+                                                : 1;
 }
 
 /* Bytes before the params in a file of version v. */
-static size_t header_bytes(uint32_t v) { return v >= 3 ? HEADER_BYTES + 4 : HEADER_BYTES; }
+static size_t header_bytes(uint32_t v)
+{
+    return v >= 4 ? HEADER_BYTES + 8 : v >= 3 ? HEADER_BYTES + 4 : HEADER_BYTES;
+}
 
 /* Serialise the whole file into one buffer (owned by the caller). */
 static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
@@ -77,6 +84,8 @@ static unsigned char *model_serialise(const nn_model_t *m, size_t *len)
     put64(buf + 60, m->nparams);
     if (version >= 3)
         put32(buf + HEADER_BYTES, (uint32_t)c->features);
+    if (version >= 4)
+        put32(buf + HEADER_BYTES + 4, (uint32_t)c->value_pool);
     unsigned char *p = buf + hb;
     for (size_t i = 0; i < m->nparams; i++) {
         uint32_t u;
@@ -223,6 +232,16 @@ nn_model_t *nn_model_load(const char *path, char *err, size_t errlen)
             goto out_free_buf;
         }
         cfg.features = (int)f;
+    }
+    cfg.value_pool = NN_POOL_MEAN;
+    if (version >= 4) {
+        uint32_t vp = get32(buf + HEADER_BYTES + 4);
+        if (vp >= NN_POOL_COUNT) {
+            snprintf(err, errlen, "%s: unknown value pooling %u (this build knows 0 mean, "
+                     "1 mean and max; use the gomoku that wrote it)", path, vp);
+            goto out_free_buf;
+        }
+        cfg.value_pool = (int)vp;
     }
     char why[160];
     if (nn_config_check(&cfg, why, sizeof why) != 0) {

@@ -291,6 +291,8 @@ int run_config_parse(run_config_t *c, const char *text, size_t len, const char *
         c->strong_frac = 0;
         c->strong_visits = 0;
     }
+    if (c->version < 13)   /* runs before the value head's max */
+        snprintf(c->value_pool, sizeof c->value_pool, "%s", nn_value_pool_name(NN_POOL_MEAN));
     if (c->version < 6)   /* runs before the threat planes (the default since) */
         snprintf(c->planes, sizeof c->planes, "%s", nn_features_name(NN_FEATURES_BASIC));
     if (c->version < 5) {   /* what runs before the search settings searched with */
@@ -447,6 +449,19 @@ static int take_model_shape(run_config_t *cfg, const char *const *given, const c
     }
     if (rc == 0)
         snprintf(cfg->planes, sizeof cfg->planes, "%s", nn_features_name(want));
+    /* --value-pool max may widen a mean model's value head (its new
+     * weights start at zero), never narrow it */
+    const char *pool = nn_value_pool_name(m->cfg.value_pool);
+    int want_pool = m->cfg.value_pool;
+    if (rc == 0 && given[S_VALUE_POOL] && strcmp(cfg->value_pool, pool) != 0 &&
+        (nn_value_pool_parse(cfg->value_pool, &want_pool, err, errlen) != 0 ||
+         want_pool < m->cfg.value_pool)) {
+        snprintf(err, errlen, "--value-pool %s, but --init-model %s pools by %s (mean can "
+                 "become max, not back)", cfg->value_pool, path, pool);
+        rc = -1;
+    }
+    if (rc == 0)
+        snprintf(cfg->value_pool, sizeof cfg->value_pool, "%s", nn_value_pool_name(want_pool));
     if (rc == 0 && given[S_RULE] && cfg->rule != (rule_t)m->rule) {
         snprintf(err, errlen, "--rule %s, but --init-model %s was trained for %s",
                  rule_name(cfg->rule), path, rule_name((rule_t)m->rule));

@@ -26,7 +26,7 @@
  * the like) must fit the 4096-byte paths the run uses. */
 #define RUN_DIR_MAX 3000
 
-#define RUN_CONFIG_VERSION 12  /* 2: optimizer, noise, retention and fault settings;
+#define RUN_CONFIG_VERSION 13  /* 2: optimizer, noise, retention and fault settings;
                                   * 3: forced_k, policy_heads (0 and 1 in older files);
                                   * 4: opp_weight, soft_weight (their defaults, the
                                   *    weights every older run trained with);
@@ -47,7 +47,8 @@
                                   * 11: gumbel, gumbel_scale (older files: 0,
                                   *    PUCT at the root);
                                   * 12: strong_frac, strong_visits (older
-                                  *    files: 0, every game symmetric) */
+                                  *    files: 0, every game symmetric);
+                                  * 13: value_pool (older files: mean) */
 
 /* Everything a run is created with. Strings are inline so a config read
  * from disk owns its text. The rows of the settings table
@@ -82,6 +83,7 @@ typedef struct run_config {
     int vcf_nodes, vcf_root_nodes;  /* VCF checks per new leaf and per root, solver nodes */
     int policy_heads;   /* policy head outputs K: 1 policy, 2 + opponent reply, 3 + soft policy */
     char planes[16];    /* the net's input feature set: "basic" or "threat" (nn_features_name) */
+    char value_pool[16]; /* the value head's pooling: "mean" or "max" (nn_value_pool_name) */
     double opp_weight;  /* loss weight of the opponent-reply output (K >= 2) */
     double soft_weight; /* loss weight of the soft policy output (K = 3) */
     int batch;          /* training minibatch */

@@ -68,6 +68,11 @@ const setting_t settings_table[S_COUNT] = {
                   "five, open four, four, open three, three); with --init-model, threat widens a "
                   "basic model", BY_MODEL | BY_TRAIN, RUN(planes),
                   "basic|threat"},
+    [S_VALUE_POOL] = {"value_pool", "value-pool", SET_CHOICE, 0, 0, "mean", "P",
+                      "the value head's pooling over the board: mean, or max (each channel's "
+                      "mean and its max); grow, and train with --init-model: max widens a mean "
+                      "net, the new weights zero",
+                      BY_MODEL | BY_TRAIN, RUN(value_pool), "mean|max"},
     /* bench keeps the planes of its earlier figures */
     [S_BENCH_NN_PLANES] = {"bench_nn_planes", "planes", SET_CHOICE, 0, 0, "basic", "F",
                            "the random net's input planes: basic or threat", BY_BENCH_NN, 0, 0,

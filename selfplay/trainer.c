@@ -163,14 +163,16 @@ static int model_fits(const trainer_t *t, const nn_model_t *m, const nn_config_t
 {
     if (m->cfg.blocks == want->blocks && m->cfg.channels == want->channels &&
         m->cfg.board_max == want->board_max && m->rule == (uint32_t)t->cfg.rule &&
-        m->cfg.policy_outputs == want->policy_outputs && m->cfg.features == want->features)
+        m->cfg.policy_outputs == want->policy_outputs && m->cfg.features == want->features &&
+        m->cfg.value_pool == want->value_pool)
         return 0;
-    snprintf(err, errlen, "%s is a %dx%d net with %d policy outputs and %s planes for %dx%d "
-             "%s, but the run's config says %dx%d with %d and %s for %dx%d %s", path,
-             m->cfg.blocks, m->cfg.channels, m->cfg.policy_outputs,
-             nn_features_name(m->cfg.features), m->cfg.board_max, m->cfg.board_max,
-             rule_name((rule_t)m->rule), want->blocks, want->channels, want->policy_outputs,
-             nn_features_name(want->features), want->board_max, want->board_max,
+    snprintf(err, errlen, "%s is a %dx%d net with %d policy outputs, %s planes and %s value "
+             "pooling for %dx%d %s, but the run's config says %dx%d with %d, %s and %s for "
+             "%dx%d %s", path, m->cfg.blocks, m->cfg.channels, m->cfg.policy_outputs,
+             nn_features_name(m->cfg.features), nn_value_pool_name(m->cfg.value_pool),
+             m->cfg.board_max, m->cfg.board_max, rule_name((rule_t)m->rule), want->blocks,
+             want->channels, want->policy_outputs, nn_features_name(want->features),
+             nn_value_pool_name(want->value_pool), want->board_max, want->board_max,
              rule_name(t->cfg.rule));
     return -1;
 }
@@ -183,6 +185,8 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     if (nn_features_parse(t->cfg.planes, &want.features, err, errlen) != 0)
         return -1;
     want.in_planes = nn_feature_planes(want.features);
+    if (nn_value_pool_parse(t->cfg.value_pool, &want.value_pool, err, errlen) != 0)
+        return -1;
     char dir[3200];
     uint64_t *nums;
     size_t n;
@@ -227,6 +231,12 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
         if (from != want.features)
             trainer_log(t, "widened %s from %s to %s planes (the new planes' filters start at 0)",
                         t->o->init_model, nn_features_name(from), nn_features_name(want.features));
+        int pool = t->model->cfg.value_pool;
+        if (nn_model_widen_value_pool(t->model, want.value_pool, err, errlen) != 0)
+            return -1;
+        if (pool != want.value_pool)
+            trainer_log(t, "gave %s's value head the %s pooling (the new weights start at 0)",
+                        t->o->init_model, nn_value_pool_name(want.value_pool));
         if (model_fits(t, t->model, &want, t->o->init_model, err, errlen) != 0)
             return -1;
         init_step = t->model->step;
@@ -242,8 +252,10 @@ static int load_or_create_model(trainer_t *t, char *err, size_t errlen)
     snprintf(t->model_path, sizeof t->model_path, "%s/%06d.gzm", dir, 0);
     if (nn_model_save(t->model, t->model_path, err, errlen) != 0)
         return -1;
-    trainer_log(t, "new run: %d blocks x %d channels, %s planes, %dx%d %s, initial model %s",
-         want.blocks, want.channels, nn_features_name(want.features), t->cfg.size, t->cfg.size, rule_name(t->cfg.rule), t->model_path);
+    trainer_log(t, "new run: %d blocks x %d channels, %s planes, %s value pooling, %dx%d %s, "
+                "initial model %s", want.blocks, want.channels, nn_features_name(want.features),
+                nn_value_pool_name(want.value_pool), t->cfg.size, t->cfg.size,
+                rule_name(t->cfg.rule), t->model_path);
     if (t->o->init_model)
         trainer_log(t, "initial weights from %s (trained %" PRIu64 " steps before)",
                     t->o->init_model, init_step);

@@ -315,7 +315,8 @@ START_TEST(test_run_config_versions)
     c.c_puct = 2.25;
     c.fpu = 0.5;
     size_t n = run_config_format(&c, text, sizeof text);
-    ck_assert_ptr_nonnull(strstr(text, "version=12\n"));
+    ck_assert_ptr_nonnull(strstr(text, "version=13\n"));
+    ck_assert_ptr_nonnull(strstr(text, "value_pool=mean\n")); /* and the mean alone */
     ck_assert_ptr_nonnull(strstr(text, "gumbel=0\n"));       /* and the Gumbel root */
     ck_assert_ptr_nonnull(strstr(text, "strong_frac=0\n"));  /* and symmetric games */
     ck_assert_ptr_nonnull(strstr(text, "planes=basic\n"));   /* runs before the planes */
@@ -359,6 +360,18 @@ START_TEST(test_run_config_versions)
     ck_assert_msg(run_config_parse(&d, v11s, sizeof v11s - 1, "v11s", err, sizeof err) == 0, "%s",
                   err);
     ck_assert(d.strong_frac == 0.0 && d.strong_visits == 0);
+    static const char v12p[] = "version=12\nvalue_pool=max\n";   /* a later key */
+    ck_assert_msg(run_config_parse(&d, v12p, sizeof v12p - 1, "v12p", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_str_eq(d.value_pool, "mean");
+    static const char v13p[] = "version=13\nvalue_pool=max\n";
+    ck_assert_msg(run_config_parse(&d, v13p, sizeof v13p - 1, "v13p", err, sizeof err) == 0, "%s",
+                  err);
+    ck_assert_str_eq(d.value_pool, "max");
+    static const char bad_pool[] = "version=13\nvalue_pool=median\n";
+    ck_assert_int_eq(run_config_parse(&d, bad_pool, sizeof bad_pool - 1, "pool", err, sizeof err),
+                     -1);
+    ck_assert_msg(strstr(err, "pool:2: bad value for value_pool"), "%s", err);
     /* every self-play setting of a run reaches its workers; the seed is the
      * worker's own */
     static const char all[] = "version=12\nrule=renju\nsize=11\nparallel=5\nvisits=40\n"
@@ -509,12 +522,28 @@ START_TEST(test_calibrate)
 }
 END_TEST
 
+/* Self-play of DIR/A (4 games on 9x9 into DIR/GAMES), then the same
+ * held-out loss for DIR/A and DIR/B on them: B computes what A does. */
+static void same_loss_on_games(const char *dir, const char *a, const char *b, const char *games)
+{
+    char cmd[1024], out[8192], out2[8192];
+    expect_gomoku(0, NULL, "selfplay --model %s/%s --games 4 --parallel 4 --visits 16 "
+                  "--cheap-visits 0 --size 9 --device cpu --out %s/%s > /dev/null", dir, a, dir,
+                  games);
+    snprintf(cmd, sizeof cmd, "model loss %s/%s %s/%s/*.gzr", dir, a, dir, games);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    snprintf(cmd, sizeof cmd, "model loss %s/%s %s/%s/*.gzr", dir, b, dir, games);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out2, sizeof out2), 0);
+    ck_assert_msg(strcmp(strstr(out, "\"games\""), strstr(out2, "\"games\"")) == 0, "%s%s", out,
+                  out2);
+}
+
 /* model grow end to end: the grown net's loss on games is the old one's,
  * a run starts from it with its shape, and bad input (a shrink, no model,
  * a file in the way) ends in one clear line. */
 START_TEST(test_model_grow)
 {
-    char dir[64], cmd[1024], out[8192], out2[8192];
+    char dir[64], cmd[1024], out[8192];
     make_tmpdir(dir, sizeof dir);
     expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 9 --planes threat "
                   "--out %s/m.gzm", dir);
@@ -524,14 +553,7 @@ START_TEST(test_model_grow)
     ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "blocks        2\n") && strstr(out, "channels      12\n") &&
                   strstr(out, "(threat)"), "%s", out);
-    expect_gomoku(0, NULL, "selfplay --model %s/m.gzm --games 4 --parallel 4 --visits 16 "
-                  "--cheap-visits 0 --size 9 --device cpu --out %s/g > /dev/null", dir, dir);
-    snprintf(cmd, sizeof cmd, "model loss %s/m.gzm %s/g/*.gzr", dir, dir);
-    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
-    snprintf(cmd, sizeof cmd, "model loss %s/g.gzm %s/g/*.gzr", dir, dir);
-    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out2, sizeof out2), 0);
-    ck_assert_msg(strcmp(strstr(out, "\"games\""), strstr(out2, "\"games\"")) == 0, "%s%s", out,
-                  out2);
+    same_loss_on_games(dir, "m.gzm", "g.gzm", "g");
     expect_gomoku(0, NULL, "train %s/run --init-model %s/g.gzm --workers 0 --steps 1 --batch 8 "
                   "--device cpu 2> /dev/null", dir, dir);
     snprintf(cmd, sizeof cmd, "%s/run/config", dir);
@@ -629,6 +651,69 @@ START_TEST(test_threat_planes)
     ck_assert_msg(strstr(out, "input planes  15 (threat)"), "%s", out);
     expect_gomoku(2, "bad value for planes: 'x' (basic or threat)",
                   "train %s/run4 --planes x --workers 0 --steps 1", dir);
+    remove_tree(dir);
+}
+END_TEST
+
+/* The value head's max end to end: model init and info, grow widening a
+ * mean net (the same loss on games), self-play with it, train widening an
+ * initial model and making a new net, the run's config; bad input (an
+ * unknown pooling, max back to mean) ends in one clear line. */
+START_TEST(test_value_pool)
+{
+    char dir[64], cmd[1024], out[8192];
+    make_tmpdir(dir, sizeof dir);
+    expect_gomoku(0, "value pooling max", "model init --blocks 1 --channels 8 --board-max 9 "
+                  "--value-pool max --out %s/x.gzm", dir);
+    snprintf(cmd, sizeof cmd, "model info %s/x.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "pooling mean and max") && strstr(out, "version 4"), "%s", out);
+    expect_gomoku(2, "--value-pool must be mean or max, got 'median'",
+                  "model init --blocks 1 --channels 8 --value-pool median --out %s/y.gzm", dir);
+    expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 9 --out %s/m.gzm",
+                  dir);
+    expect_gomoku(0, "value pooling max", "model grow %s/m.gzm --blocks 1 --channels 8 "
+                  "--value-pool max --out %s/g.gzm", dir, dir);
+    expect_gomoku(1, "cannot change a net's value pooling from max to mean",
+                  "model grow %s/g.gzm --blocks 1 --channels 8 --value-pool mean --out %s/z.gzm",
+                  dir, dir);
+    same_loss_on_games(dir, "g.gzm", "m.gzm", "games");   /* self-play with the max */
+    /* train: an initial mean model given the max, then trained on games */
+    expect_gomoku(0, NULL, "train %s/run --init-model %s/m.gzm --value-pool max --workers 0 "
+                  "--steps 1 --batch 8 --device cpu 2> %s/run.log", dir, dir, dir);
+    snprintf(cmd, sizeof cmd, "%s/run.log", dir);
+    char *log = slurp(cmd);
+    ck_assert_msg(log && strstr(log, "the max pooling"), "%s", log ? log : "");
+    free(log);
+    snprintf(cmd, sizeof cmd, "%s/run/config", dir);
+    char *conf = slurp(cmd);
+    ck_assert_msg(conf && strstr(conf, "value_pool=max\n"), "%s", conf ? conf : "(none)");
+    free(conf);
+    snprintf(cmd, sizeof cmd, "cat %s/games/*.gzr > %s/run/games/shard-000000.gzr", dir, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    expect_gomoku(0, NULL, "train %s/run --workers 0 --steps 3 2> /dev/null", dir);
+    snprintf(cmd, sizeof cmd, "model info %s/run/models/000003.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "pooling mean and max") && strstr(out, "step          3"), "%s",
+                  out);
+    /* an initial model already pooling by max takes the run there */
+    expect_gomoku(0, NULL, "train %s/run2 --init-model %s/g.gzm --workers 0 --steps 1 "
+                  "--device cpu 2> /dev/null", dir, dir);
+    snprintf(cmd, sizeof cmd, "%s/run2/config", dir);
+    conf = slurp(cmd);
+    ck_assert_msg(conf && strstr(conf, "value_pool=max\n"), "%s", conf ? conf : "(none)");
+    free(conf);
+    expect_gomoku(1, "--value-pool mean, but --init-model",
+                  "train %s/run3 --init-model %s/g.gzm --value-pool mean --workers 0 --steps 1",
+                  dir, dir);
+    /* a new net */
+    expect_gomoku(0, NULL, "train %s/run4 --value-pool max --blocks 1 --channels 8 --size 9 "
+                  "--workers 0 --steps 1 --device cpu 2> /dev/null", dir);
+    snprintf(cmd, sizeof cmd, "model info %s/run4/models/000000.gzm", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "pooling mean and max"), "%s", out);
+    expect_gomoku(2, "bad value for value_pool: 'x' (mean or max)",
+                  "train %s/run5 --value-pool x --workers 0 --steps 1", dir);
     remove_tree(dir);
 }
 END_TEST
@@ -890,7 +975,7 @@ int main(void)
              test_args_dashdash_and_help);
     ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
     ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate, test_bench_targets,
-             test_threat_planes, test_model_grow);
+             test_threat_planes, test_model_grow, test_value_pool);
     ADD_CASE(s, "play", 120, test_play_save_load, test_play_load_errors, test_play_menu,
              test_play_hint_help, test_play_forbidden_mark, test_play_one_board_per_turn,
              test_help_lists);

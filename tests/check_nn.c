@@ -146,18 +146,25 @@ static nn_model_t *model_from_cfg(const nn_config_t *cfg, uint64_t seed, double 
     return m;
 }
 
-static nn_model_t *make_model_k(int B, int C, int M, int Hp, int Hv, int Vh, int K,
-                                uint64_t seed, double jitter)
+static nn_model_t *make_model_kp(int B, int C, int M, int Hp, int Hv, int Vh, int K, int pool,
+                                 uint64_t seed, double jitter)
 {
     nn_config_t cfg;
     nn_config_default(&cfg, B, C, M);
     cfg.policy_outputs = K;
+    cfg.value_pool = pool;
     if (Hp) {
         cfg.policy_head = Hp;
         cfg.value_head = Hv;
         cfg.value_hidden = Vh;
     }
     return model_from_cfg(&cfg, seed, jitter);
+}
+
+static nn_model_t *make_model_k(int B, int C, int M, int Hp, int Hv, int Vh, int K,
+                                uint64_t seed, double jitter)
+{
+    return make_model_kp(B, C, M, Hp, Hv, Vh, K, NN_POOL_MEAN, seed, jitter);
 }
 
 static nn_model_t *make_model(int B, int C, int M, int Hp, int Hv, int Vh, uint64_t seed,
@@ -250,11 +257,11 @@ END_TEST
 /* Finite differences of the float64 reference against its backward, for
  * every parameter and input, with K policy outputs (K = 3: sample 1 has
  * no opponent-reply target). */
-static void gradcheck(int K)
+static void gradcheck(int K, int pool)
 {
     rng_state = 7;
     int M = 7, n = 3;
-    nn_model_t *m = make_model_k(2, 8, M, 4, 4, 8, K, 11, 0.2);
+    nn_model_t *m = make_model_kp(2, 8, M, 4, 4, 8, K, pool, 11, 0.2);
     const nn_config_t *cfg = &m->cfg;
     int hw = M * M, ps = NN_PLANES * hw, pts = K * hw;
     float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * pts), vt[9];
@@ -314,8 +321,8 @@ static void gradcheck(int K)
             ck_assert_msg(diff <= 1e-7 + 1e-5 * fabs(an),
                           "%s[%zu]: finite difference %.10g, backward %.10g", ti.name, k, fd, an);
         }
-        printf("gradcheck K=%d %-10s largest relative difference %.2e (max |grad| %.2e)\n", K,
-               ti.name, worst, gmax);
+        printf("gradcheck K=%d pool %s %-10s largest relative difference %.2e (max |grad| %.2e)\n", K,
+               nn_value_pool_name(pool), ti.name, worst, gmax);
         if (strcmp(ti.name, "pol_b2") == 0)   /* softmax ignores a constant shift */
             ck_assert_msg(gmax < 1e-12, "pol_b2 gradient %g, should be 0", gmax);
         else
@@ -329,9 +336,12 @@ static void gradcheck(int K)
     nn_model_free(m);
 }
 
-START_TEST(test_gradcheck) { gradcheck(1); }
+START_TEST(test_gradcheck) { gradcheck(1, NN_POOL_MEAN); }
 END_TEST
-START_TEST(test_gradcheck_policy_outputs) { gradcheck(3); }
+START_TEST(test_gradcheck_policy_outputs) { gradcheck(3, NN_POOL_MEAN); }
+END_TEST
+/* the value head's max: its gradient reaches the maximal point alone */
+START_TEST(test_gradcheck_value_max) { gradcheck(1, NN_POOL_MEAN_MAX); }
 END_TEST
 
 /* Tolerance of the fast path against the float64 reference:
@@ -393,6 +403,7 @@ typedef struct vs_ref {
     int threads, max_batch, n, blocks, channels, M;
     int sizes[3], nsizes;
     int K;              /* policy outputs (0: 1) */
+    int pool;           /* value pooling (nn_value_pool_t) */
 } vs_ref_t;
 
 static void fast_vs_ref_case(const vs_ref_t *k)
@@ -403,7 +414,7 @@ static void fast_vs_ref_case(const vs_ref_t *k)
     printf("fast (%s) vs ref: %dx%d net, board max %d, batch %d of %d, %d threads\n", k->conv,
            k->blocks, k->channels, M, n, k->max_batch, k->threads);
     int K = k->K > 0 ? k->K : 1;
-    nn_model_t *m = make_model_k(k->blocks, k->channels, M, 0, 0, 0, K, 5, 0.05);
+    nn_model_t *m = make_model_kp(k->blocks, k->channels, M, 0, 0, 0, K, k->pool, 5, 0.05);
     int hw = M * M, ps = NN_PLANES * hw, pts = K * hw;
     float *in = malloc(sizeof(float) * n * ps), *pt = malloc(sizeof(float) * n * pts);
     float *vt = malloc(sizeof(float) * n * 3);
@@ -483,7 +494,7 @@ static void fast_vs_ref_case(const vs_ref_t *k)
 
 static void fast_vs_ref(int threads, int max_batch, int n)
 {
-    vs_ref_t k = {"direct", threads, max_batch, n, 2, 16, 9, {9, 7}, 2, 1};
+    vs_ref_t k = {"direct", threads, max_batch, n, 2, 16, 9, {9, 7}, 2, 1, NN_POOL_MEAN};
     fast_vs_ref_case(&k);
 }
 
@@ -494,7 +505,14 @@ END_TEST
 /* three policy outputs: forward is channel 0's, every channel trains */
 START_TEST(test_fast_vs_ref_policy_outputs)
 {
-    vs_ref_t k = {"direct", 2, 7, 7, 2, 16, 9, {9, 7}, 2, 3};
+    vs_ref_t k = {"direct", 2, 7, 7, 2, 16, 9, {9, 7}, 2, 3, NN_POOL_MEAN};
+    fast_vs_ref_case(&k);
+}
+END_TEST
+/* the value head's mean and max, over 2 threads and boards below board max */
+START_TEST(test_fast_vs_ref_value_max)
+{
+    vs_ref_t k = {"direct", 2, 7, 7, 2, 16, 9, {9, 7}, 2, 1, NN_POOL_MEAN_MAX};
     fast_vs_ref_case(&k);
 }
 END_TEST
@@ -510,10 +528,10 @@ END_TEST
 START_TEST(test_winograd_vs_ref)
 {
     static const vs_ref_t cases[] = {
-        {"winograd", 1, 1, 1, 1, 7, 5, {5}, 1, 1},
-        {"winograd", 2, 8, 7, 2, 16, 9, {9, 7, 5}, 3, 1},
-        {"winograd", 2, 5, 3, 1, 17, 15, {15, 9, 13}, 3, 1},
-        {"winograd", 1, 4, 4, 1, 12, 20, {20, 15, 19}, 3, 1},
+        {"winograd", 1, 1, 1, 1, 7, 5, {5}, 1, 1, NN_POOL_MEAN},
+        {"winograd", 2, 8, 7, 2, 16, 9, {9, 7, 5}, 3, 1, NN_POOL_MEAN},
+        {"winograd", 2, 5, 3, 1, 17, 15, {15, 9, 13}, 3, 1, NN_POOL_MEAN},
+        {"winograd", 1, 4, 4, 1, 12, 20, {20, 15, 19}, 3, 1, NN_POOL_MEAN},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         fast_vs_ref_case(&cases[i]);
@@ -522,7 +540,7 @@ END_TEST
 
 START_TEST(test_winograd_vs_ref_big)
 {
-    vs_ref_t k = {"winograd", 2, 40, asan() ? 19 : 37, 1, 16, 15, {15, 11}, 2, 1};
+    vs_ref_t k = {"winograd", 2, 40, asan() ? 19 : 37, 1, 16, 15, {15, 11}, 2, 1, NN_POOL_MEAN};
     fast_vs_ref_case(&k);
 }
 END_TEST
@@ -1037,7 +1055,7 @@ START_TEST(test_threat_net)
     ck_assert_uint_eq(len, 72 + 4 * m->nparams + 4);
     expect_damage(buf, len, 68, 9, "unknown input feature set");
     expect_damage(buf, len, 68, 0, "dims out of range");   /* basic with 15 planes */
-    expect_damage(buf, len, 4, 4, "unknown model file version");
+    expect_damage(buf, len, 4, NN_FILE_VERSION + 1, "unknown model file version");
     expect_damage(buf, 70, -1, 0, "truncated");
     free(buf);
     /* a basic model is still written as before (version 1) */
@@ -1112,6 +1130,80 @@ START_TEST(test_widen_features)
     free(bi);
     free(ti);
     free(pt);
+    nn_model_free(w);
+    nn_model_free(m);
+}
+END_TEST
+
+/* Mean to mean and max: the widened net computes what the old one did,
+ * gradient reaches the new zero weights, it saves as version 4 and loads
+ * back, grows keeping its pooling, and never narrows; a file with an
+ * unknown pooling is refused in one line. */
+START_TEST(test_widen_value_pool)
+{
+    rng_state = 12;
+    nn_config_t cfg;
+    nn_config_default(&cfg, 2, 8, 9);
+    char err[256], path[300];
+    nn_model_t *m = model_from_cfg(&cfg, 4, 0.05);
+    nn_model_t *w = nn_model_clone(m);
+    ck_assert_int_eq(nn_model_widen_value_pool(w, NN_POOL_MEAN, err, sizeof err), 0);
+    ck_assert_uint_eq(w->nparams, m->nparams);
+    ck_assert_int_eq(nn_model_widen_value_pool(w, NN_POOL_MEAN_MAX, err, sizeof err), 0);
+    ck_assert_int_eq(w->cfg.value_pool, NN_POOL_MEAN_MAX);
+    ck_assert_int_eq(nn_value_features(&w->cfg), 2 * cfg.value_head);
+    ck_assert_uint_eq(w->nparams, m->nparams + (size_t)cfg.value_hidden * cfg.value_head);
+    int M = 9, hw = M * M, n = 4;
+    float *in = malloc(sizeof(float) * n * NN_PLANES * hw);
+    float *pt = malloc(sizeof(float) * n * hw), vt[4 * 3];
+    game_batch(n, M, NN_FEATURES_BASIC, in, pt, vt);
+    nn_net_t *a = open_net(m, "cpu-ref", n, 1), *b = open_net(w, "cpu-ref", n, 1);
+    nn_net_t *fb = open_net(w, "cpu", n, 1);
+    compare_outputs(a, in, b, in, n, M, TOL_DIRECT, "");
+    compare_outputs(fb, in, b, in, n, M, TOL_DIRECT, " (fast)");
+    float *g = malloc(sizeof(float) * w->nparams);
+    nn_losses_t l;
+    ck_assert_int_eq(nn_net_loss_grad(b, in, pt, vt, n, 1e-4f, &l, g, err, sizeof err), 0);
+    nn_layout_t L;
+    nn_param_layout(&w->cfg, &L);
+    double new_grad = 0;   /* the weights from the maxima, zero until now */
+    for (int j = 0; j < cfg.value_hidden; j++)
+        for (int k = cfg.value_head; k < 2 * cfg.value_head; k++) {
+            ck_assert(w->params[L.val_fc1_w + (size_t)j * 2 * cfg.value_head + k] == 0.0f);
+            new_grad += fabsf(g[L.val_fc1_w + (size_t)j * 2 * cfg.value_head + k]);
+        }
+    ck_assert(new_grad > 0);
+    /* the file: version 4, read back the same */
+    ck_assert_int_eq(nn_file_version(&w->cfg), 4);
+    snprintf(path, sizeof path, "%s/max.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(w, path, err, sizeof err), 0);
+    nn_model_t *r = nn_model_load(path, err, sizeof err);
+    ck_assert_msg(r != NULL, "%s", err);
+    ck_assert_int_eq(memcmp(&r->cfg, &w->cfg, sizeof w->cfg), 0);
+    ck_assert_int_eq(memcmp(r->params, w->params, w->nparams * sizeof(float)), 0);
+    /* growing keeps the pooling and what the net computes */
+    nn_model_t *gr = nn_model_grow(w, 3, 12, 5, err, sizeof err);
+    ck_assert_msg(gr != NULL, "%s", err);
+    ck_assert_int_eq(gr->cfg.value_pool, NN_POOL_MEAN_MAX);
+    nn_net_t *c = open_net(gr, "cpu-ref", n, 1);
+    compare_outputs(b, in, c, in, n, M, TOL_DIRECT, " (grown)");
+    ck_assert_int_ne(nn_model_widen_value_pool(r, NN_POOL_MEAN, err, sizeof err), 0);
+    ck_assert_msg(strstr(err, "cannot change") != NULL, "%s", err);
+    ck_assert_int_ne(nn_model_widen_value_pool(r, NN_POOL_COUNT, err, sizeof err), 0);
+    /* an unknown pooling in the file */
+    size_t len;
+    unsigned char *bytes = (unsigned char *)slurp_len(path, &len);
+    expect_damage(bytes, len, 72, 7, "unknown value pooling");
+    free(bytes);
+    nn_net_free(a);
+    nn_net_free(b);
+    nn_net_free(fb);
+    nn_net_free(c);
+    free(g);
+    free(in);
+    free(pt);
+    nn_model_free(gr);
+    nn_model_free(r);
     nn_model_free(w);
     nn_model_free(m);
 }
@@ -2011,13 +2103,15 @@ int main(void)
     Suite *s = suite_create("nn");
     ADD_CASE(s, "model", -1, test_layout, test_init, test_schedule, test_devices,
              test_device_note_once);
-    ADD_CASE(s, "math", 120, test_gradcheck, test_gradcheck_policy_outputs, test_fast_vs_ref_1thread,
-             test_fast_vs_ref_2threads, test_fast_vs_ref_policy_outputs,
+    ADD_CASE(s, "math", 120, test_gradcheck, test_gradcheck_policy_outputs,
+             test_gradcheck_value_max, test_fast_vs_ref_1thread,
+             test_fast_vs_ref_2threads, test_fast_vs_ref_policy_outputs, test_fast_vs_ref_value_max,
              test_fast_vs_ref_big, test_winograd_vs_ref, test_winograd_vs_ref_big, test_wino_output_epilogue,
              test_conv_env,
              test_overfit, test_masking_board_sizes, test_no_legal_point, test_momentum_resume);
     TCase *tf = ADD_CASE(s, "file", -1, test_save_load, test_damaged_files,
-                         test_version1_files, test_threat_net, test_widen_features, test_grow);
+                         test_version1_files, test_threat_net, test_widen_features, test_widen_value_pool,
+                         test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     ADD_CASE(s, "encode", 60, test_encode, test_encode_renju, test_encode_threats,
              test_encode_threats_symmetry, test_eval_and_cache, test_eval_symmetry);

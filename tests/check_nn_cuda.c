@@ -574,17 +574,23 @@ static void emu_forward_one(standin_t *s, const float *in, float *policy, float 
         sum += (policy[q] = legal[q] > 0 ? (float)exp(policy[q] - mx) : 0.0f);
     for (int q = 0; q < hw; q++)
         policy[q] = sum > 0 ? (float)(policy[q] / sum) : 0.0f;
-    float pooled[NN_MAX_HEAD], h1[NN_MAX_HEAD], z[3];
+    float pooled[2 * NN_MAX_HEAD], h1[NN_MAX_HEAD], z[3];
+    int Hf = nn_value_features(c);
     for (int k = 0; k < Hv; k++) {
-        float a = 0.0f;
-        for (int q = 0; q < hw; q++)
-            a += mask[q] * fmaxf(s->hv[(size_t)k * hw + q] + Wf[L->val_b1 + k], 0.0f);
+        float a = 0.0f, vmx = 0.0f;
+        for (int q = 0; q < hw; q++) {
+            float v = mask[q] * fmaxf(s->hv[(size_t)k * hw + q] + Wf[L->val_b1 + k], 0.0f);
+            a += v;
+            vmx = fmaxf(vmx, v);
+        }
         pooled[k] = non ? a / non : 0.0f;
+        if (Hf > Hv)
+            pooled[Hv + k] = vmx;
     }
     for (int j = 0; j < Vh; j++) {
         float a = Wf[L->val_fc1_b + j];
-        for (int k = 0; k < Hv; k++)
-            a += Wf[L->val_fc1_w + (size_t)j * Hv + k] * pooled[k];
+        for (int k = 0; k < Hf; k++)
+            a += Wf[L->val_fc1_w + (size_t)j * Hf + k] * pooled[k];
         h1[j] = fmaxf(a, 0.0f);
     }
     float zm = -INFINITY, zs = 0.0f;
@@ -739,14 +745,15 @@ static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 90071
 
 /* A net with every tensor non-zero: the fixup init leaves each block's
  * second conv at zero, which would hide the block path from the checks. */
-static nn_model_t *test_model_f(int blocks, int channels, int board_max, int K, int features,
-                                uint64_t seed)
+static nn_model_t *test_model_fp(int blocks, int channels, int board_max, int K, int features,
+                                 int pool, uint64_t seed)
 {
     char err[256];
     nn_config_t cfg;
     nn_config_default(&cfg, blocks, channels, board_max);
     cfg.policy_outputs = K;
     cfg.features = features;
+    cfg.value_pool = pool;
     cfg.in_planes = nn_feature_planes(features);
     nn_model_t *m = nn_model_create(&cfg, seed, err, sizeof err);
     ck_assert_msg(m, "%s", err);
@@ -761,6 +768,12 @@ static nn_model_t *test_model_f(int blocks, int channels, int board_max, int K, 
             m->params[ti.offset + i] += (float)(a * (2.0 * rng_unit(&s) - 1.0));
     }
     return m;
+}
+
+static nn_model_t *test_model_f(int blocks, int channels, int board_max, int K, int features,
+                                uint64_t seed)
+{
+    return test_model_fp(blocks, channels, board_max, K, features, NN_POOL_MEAN, seed);
 }
 
 static nn_model_t *test_model_k(int blocks, int channels, int board_max, int K, uint64_t seed)
@@ -1395,23 +1408,41 @@ START_TEST(test_policy_outputs_match_cpu)
 }
 END_TEST
 
-/* A threat-plane net (15 input planes, padded to 16 on the inference
- * path): forward, losses and gradients as on the CPU. */
-START_TEST(test_threat_planes_match_cpu)
+/* m's forward, losses and gradients on the GPU as on the CPU, over a
+ * batch of n positions of feature set f on boards 9 and 7 (M = 9). */
+static void features_match_cpu(nn_model_t *m, int n, int f, uint64_t seed, const char *what)
 {
-    const int M = 9, n = 12;
-    nn_model_t *m = test_model_f(2, 16, M, 1, NN_FEATURES_THREAT, 31);
-    ck_assert_int_eq(m->cfg.in_planes, NN_PLANES_MAX);
     nn_ctx_t *gpu = cuda_ctx(m, n);
     static const int sizes[] = {9, 7};
-    batch_t b = make_batch_f(n, M, sizes, 2, 11, NN_FEATURES_THREAT);
+    batch_t b = make_batch_f(n, m->cfg.board_max, sizes, 2, seed, f);
     nn_ctx_t *cpu = cpu_ctx(&nn_backend_cpu, m, n);
-    ck_assert(fwd_match(cpu, gpu, &b, n, "threat planes forward"));
+    ck_assert(fwd_match(cpu, gpu, &b, n, what));
     nn_backend_cpu.free(cpu);
     ck_assert_msg(grads_match(m, gpu, &b, n, 1e-3f),
                   "GPU gradients differ from the reference (see the lines above)");
     free_batch(&b);
     CU->free(gpu);
+}
+
+/* A threat-plane net (15 input planes, padded to 16 on the inference
+ * path): forward, losses and gradients as on the CPU. */
+START_TEST(test_threat_planes_match_cpu)
+{
+    nn_model_t *m = test_model_f(2, 16, 9, 1, NN_FEATURES_THREAT, 31);
+    ck_assert_int_eq(m->cfg.in_planes, NN_PLANES_MAX);
+    features_match_cpu(m, 12, NN_FEATURES_THREAT, 11, "threat planes forward");
+    nn_model_free(m);
+}
+END_TEST
+
+/* The value head's mean and max (the value FC twice as wide, the max's
+ * gradient to its point alone): forward, losses and gradients as on the
+ * CPU, on boards of board max and below. */
+START_TEST(test_value_max_match_cpu)
+{
+    nn_model_t *m = test_model_fp(2, 16, 9, 1, NN_FEATURES_THREAT, NN_POOL_MEAN_MAX, 37);
+    ck_assert_int_eq(nn_value_features(&m->cfg), 2 * m->cfg.value_head);
+    features_match_cpu(m, 12, NN_FEATURES_THREAT, 13, "value max forward");
     nn_model_free(m);
 }
 END_TEST
@@ -2107,7 +2138,8 @@ int main(void)
                  test_graph_failure_one_bucket, test_train_out_of_memory, test_zero_batch, test_weights_roundtrip,
                  test_momentum_roundtrip, test_batches_below_max, test_forward_matches_cpu,
                  test_gradients_match_cpu, test_policy_outputs_match_cpu,
-                 test_threat_planes_match_cpu, test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
+                 test_threat_planes_match_cpu, test_value_max_match_cpu, test_boards_and_no_blocks,
+                 test_graphs, test_one_step_matches_cpu,
                  test_one_step_own_weights_matches_cpu, test_training_matches_cpu,
                  test_train_cmd_gpu);
         return run_suite(t);
@@ -2146,7 +2178,7 @@ int main(void)
     ADD_CASE(g, "device", 900, test_forward_matches_cpu, test_forward_20x256, test_fp32_forward,
              test_graph_failure_one_bucket, test_threads_create_capture_free,
              test_train_only_state, test_train_out_of_memory, test_gradients_match_cpu,
-             test_policy_outputs_match_cpu, test_threat_planes_match_cpu,
+             test_policy_outputs_match_cpu, test_threat_planes_match_cpu, test_value_max_match_cpu,
              test_boards_and_no_blocks, test_graphs, test_one_step_matches_cpu,
              test_one_step_own_weights_matches_cpu,
              test_training_matches_cpu, test_create_free_no_growth, test_spawn_after_cuda_init,
