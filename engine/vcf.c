@@ -233,6 +233,7 @@ vcf_status_t vcf_solve_at(vcf_t *s, const threat_query_t *at, const vcf_limits_t
                           vcf_result_t *out)
 {
     threat_begin_at(&s->q, at, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
+    s->q.stop = at->stop;   /* the outer query's stop flag ends this one too */
     return solve(s, &at->b, lim, out);
 }
 

@@ -247,6 +247,16 @@ static int winning_points(threat_query_t *q, int c, int *out)
     return k;
 }
 
+/* vcf_solve_at on the VCT's query, stopped by the VCT's stop flag too: a
+ * VCF cut short by it aborts the VCT (its "no VCF" would be no answer). */
+static vcf_status_t vcf_here(vct_t *s, const vcf_limits_t *vl, vcf_result_t *vr)
+{
+    vcf_status_t st = vcf_solve_at(s->vcf, &s->q, vl, vr);
+    if (st != VCF_WIN && s->q.stop && __atomic_load_n(s->q.stop, __ATOMIC_RELAXED) != 0)
+        s->q.aborted = true;
+    return st;
+}
+
 /* c's four points, ascending (vcf_four_points on the query's board). */
 static int four_points(threat_query_t *q, int c, int *out)
 {
@@ -352,7 +362,7 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     int nfours = four_points(&s->q, s->q.att, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes, .max_fours = depth};
     vcf_result_t vr;
-    if (nfours > 0 && vcf_solve_at(s->vcf, &s->q, &vl, &vr) == VCF_WIN) {   /* no four, no VCF */
+    if (nfours > 0 && vcf_here(s, &vl, &vr) == VCF_WIN) {   /* no four, no VCF */
         *win_move = vr.line[0];
         return EV_WIN;
     }
@@ -464,7 +474,7 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
     *n = 0;
     int nf = four_points(&s->q, s->q.def, fours);
     vcf_limits_t vl = {.nodes = s->vcf_nodes};
-    if (nf > 0 && vcf_solve_at(s->vcf, &s->q, &vl, NULL) == VCF_WIN)
+    if (nf > 0 && vcf_here(s, &vl, NULL) == VCF_WIN)
         return EV_LOSS;
     int nw = winning_points(&s->q, s->q.att, w);
     if (nw == 0)
@@ -799,7 +809,7 @@ static bool line_from_table(vct_t *s, int depth, bool and_node, int ply)
             depth = e->win;   /* keep the line as short as the proof */
         vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
         vcf_result_t vr;
-        if (vcf_solve_at(s->vcf, &s->q, &vl, &vr) == VCF_WIN) {
+        if (vcf_here(s, &vl, &vr) == VCF_WIN) {
             for (int i = 0; i < vr.nline; i++)
                 line_add(s, vr.line[i]);
             return true;
@@ -942,7 +952,7 @@ static bool zone_vcf(vct_t *s, struct zone_walk *w, int depth)
 {
     vcf_limits_t vl = {.nodes = 100 * s->vcf_nodes, .max_fours = depth};
     vcf_result_t vr;
-    if (vcf_solve_at(s->vcf, &s->q, &vl, &vr) != VCF_WIN)
+    if (vcf_here(s, &vl, &vr) != VCF_WIN)
         return false;
     int played = 0;
     bool ok = true;

@@ -229,6 +229,27 @@ START_TEST(test_two_fours)
 }
 END_TEST
 
+/* vcf_solve_at on another query's position obeys that query's stop flag
+ * (a VCT's sub-solves end when the search that owns the VCT ends): set,
+ * it is unknown, not a wrong answer; clear, it wins. */
+START_TEST(test_stop_flag_of_outer_query)
+{
+    board_t b;
+    PLACE(&b, 15, RULE_FREESTYLE, STONE_BLACK, TWO_B, TWO_W);
+    threat_query_t q;
+    threat_begin(&q, &b, 0, 0.0);
+    volatile int stop = 1;
+    q.stop = &stop;
+    vcf_t *s = solver();
+    vcf_result_t r;
+    ck_assert_int_eq(vcf_solve_at(s, &q, NULL, &r), VCF_UNKNOWN);
+    stop = 0;
+    ck_assert_int_eq(vcf_solve_at(s, &q, NULL, &r), VCF_WIN);
+    ck_assert_int_eq(r.nfours, 2);
+    vcf_free(s);
+}
+END_TEST
+
 /* As above, but white's block at (9,5) completes an open four in column 9:
  * black's follow-up four does not stop it, so there is no VCF. */
 START_TEST(test_counter_four_breaks_line)
@@ -648,6 +669,7 @@ int main(void)
 {
     Suite *su = suite_create("vcf");
     ADD_CASE(su, "vcf", 60, test_five_queries, test_immediate_five_and_game_over, test_two_fours,
+             test_stop_flag_of_outer_query,
              test_counter_four_breaks_line, test_renju_black_four_on_forbidden_point,
              test_renju_white_forces_forbidden_block, test_long_vcf,
              test_random_against_brute_force, test_lines_incremental, test_four_at_with,
