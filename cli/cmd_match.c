@@ -67,13 +67,14 @@ static int openings_get(openings_t *op, const char *arg, int size, rule_t rule, 
     return match_openings_load(arg, size, rule, &op->boards, &op->n, err, errlen);
 }
 
-/* Game g (0-based) as save_dir/game_NNNN.psq; 0, or -1 said on stderr. */
-static int save_game(const char *save_dir, int g, const board_t *b, const char *black,
-                     const char *white)
+/* Game g (0-based) as save_dir/game_NNNN.psq, each move with its time;
+ * 0, or -1 said on stderr. */
+static int save_game(const char *save_dir, int g, const board_t *b, const int *move_ms,
+                     const char *black, const char *white)
 {
     char path[4096], err[4400];
     snprintf(path, sizeof path, "%s/game_%04d.psq", save_dir, g + 1);
-    if (psq_save_board(path, b, black, white, err, sizeof err) == 0)
+    if (psq_save_board(path, b, move_ms, black, white, err, sizeof err) == 0)
         return 0;
     fprintf(stderr, "gomoku match: %s\n", err);
     return -1;
@@ -148,6 +149,8 @@ int cmd_match(int argc, char **argv)
     int w = 0, l = 0, d = 0, status = 0;
     int by[2][3] = {{0}};   /* [A black, A white][win, loss, draw] */
     int forfeits[2] = {0};  /* games A, B lost by forfeit */
+    int slowest[2] = {0};   /* A's and B's longest move (ms) */
+    int over[2] = {0};      /* moves of A, B longer than --time */
     for (int g = 0; g < games; g++) {
         board_t opening;
         openings_pick(&op, &opening, g, size, rule, seed);
@@ -157,15 +160,24 @@ int cmd_match(int argc, char **argv)
         int plies;
         bool forfeit;
         board_t end;
-        if (match_play(black, white, &opening, match_time, &res, &plies, &forfeit, &end, err,
-                       sizeof err) < 0) {
+        int move_ms[BOARD_CELLS];
+        if (match_play(black, white, &opening, match_time, &res, &plies, &forfeit, &end, move_ms,
+                       err, sizeof err) < 0) {
             fprintf(stderr, "gomoku match: game %d: %s\n", g + 1, err);
             status = 1;
             break;
         }
         if (forfeit)
             fprintf(stderr, "%s\n", err);
-        if (save_dir && save_game(save_dir, g, &end, black->name, white->name) != 0)
+        /* the plies after the opening, and the move that lost on forfeit */
+        for (int i = opening.nmoves; i < plies + (forfeit ? 1 : 0); i++) {
+            int who_a = (i % 2 == 0) == a_black ? 0 : 1;   /* black plays the even plies */
+            if (move_ms[i] > slowest[who_a])
+                slowest[who_a] = move_ms[i];
+            if (o.time_ms > 0 && move_ms[i] > o.time_ms)
+                over[who_a]++;
+        }
+        if (save_dir && save_game(save_dir, g, &end, move_ms, black->name, white->name) != 0)
             status = 1;   /* said; the match goes on */
         const char *who;
         int k;
@@ -205,6 +217,10 @@ int cmd_match(int argc, char **argv)
                by[1][1], by[1][2]);
         if (forfeits[0] || forfeits[1])
             printf("games lost by forfeit: A %d, B %d\n", forfeits[0], forfeits[1]);
+        printf("slowest move: A %d ms, B %d ms", slowest[0], slowest[1]);
+        if (o.time_ms > 0)
+            printf("; moves over --time %d ms: A %d, B %d", o.time_ms, over[0], over[1]);
+        printf("\n");
         if (json) {
             fmt_elo(e, sizeof e, elo, true);
             fmt_elo(a, sizeof a, lo, true);
@@ -215,9 +231,11 @@ int cmd_match(int argc, char **argv)
             util_json_write(stdout, pl[1]->name);
             printf(",\"games\":%d,\"wins\":%d,\"losses\":%d,\"draws\":%d,\"score\":%.4f,"
                    "\"elo\":%s,\"elo_low\":%s,\"elo_high\":%s,\"rule\":\"%s\",\"size\":%d,"
-                   "\"a_black\":[%d,%d,%d],\"a_white\":[%d,%d,%d],\"forfeits\":[%d,%d]}\n",
+                   "\"a_black\":[%d,%d,%d],\"a_white\":[%d,%d,%d],\"forfeits\":[%d,%d],"
+                   "\"slowest_ms\":[%d,%d],\"over_time\":[%d,%d]}\n",
                    n, w, l, d, score, e, a, b, rule_name(rule), size, by[0][0], by[0][1],
-                   by[0][2], by[1][0], by[1][1], by[1][2], forfeits[0], forfeits[1]);
+                   by[0][2], by[1][0], by[1][1], by[1][2], forfeits[0], forfeits[1], slowest[0],
+                   slowest[1], over[0], over[1]);
         }
     }
     player_free(pl[0]);

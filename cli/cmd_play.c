@@ -179,7 +179,7 @@ static void game_save(const game_t *g, const char *line)
         return;
     }
     char err[512];
-    if (psq_save_board(path, &g->b, g->pl[STONE_BLACK]->name, g->pl[STONE_WHITE]->name, err,
+    if (psq_save_board(path, &g->b, NULL, g->pl[STONE_BLACK]->name, g->pl[STONE_WHITE]->name, err,
                        sizeof err) != 0)
         printf("not saved: %s\n", err);
     else

@@ -190,7 +190,7 @@ static int psq_record(void *user, const game_record_t *r, uint64_t index)
     int moves[BOARD_CELLS];
     for (uint32_t i = 0; i < r->nplies; i++)
         moves[i] = r->plies[i].move;
-    if (psq_save(path, r->size, moves, (int)r->nplies, name, name, err, sizeof err) != 0) {
+    if (psq_save(path, r->size, moves, NULL, (int)r->nplies, name, name, err, sizeof err) != 0) {
         fprintf(stderr, "gomoku records: %s\n", err);
         return -1;
     }

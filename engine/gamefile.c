@@ -51,9 +51,9 @@ static bool is_blank_line(const char *s, const char *e)
 
 /* "x,y[,ms]" with 1-based x, y on the whole line; false when the line is
  * something else (a name, the end code). */
-static bool scan_psq_move(const char *s, const char *e, long *x, long *y)
+static bool scan_psq_move(const char *s, const char *e, long *x, long *y, long *ms)
 {
-    long ms;
+    *ms = 0;
     s = skip_blank(s, e);
     if (!scan_int(&s, e, x))
         return false;
@@ -66,7 +66,7 @@ static bool scan_psq_move(const char *s, const char *e, long *x, long *y)
     s = skip_blank(s, e);
     if (s < e && *s == ',') {
         s = skip_blank(s + 1, e);
-        if (!scan_int(&s, e, &ms))
+        if (!scan_int(&s, e, ms))
             return false;
         s = skip_blank(s, e);
     }
@@ -162,8 +162,8 @@ int psq_parse(const char *text, size_t len, psq_game_t *g, char *err, size_t err
     int after = 0;   /* lines read after the moves: black, white, end code */
     for (; s < end; s = line_end(s, end) + 1, line++) {
         const char *e = line_end(s, end);
-        long x, y;
-        if (after == 0 && scan_psq_move(s, e, &x, &y)) {
+        long x, y, ms;
+        if (after == 0 && scan_psq_move(s, e, &x, &y, &ms)) {
             if (x < 1 || x > g->size || y < 1 || y > g->size) {
                 util_errf(err, errlen, "line %d: move %ld,%ld is off the %dx%d board (x and y run 1..%d)",
                           line, x, y, g->size, g->size, g->size);
@@ -179,6 +179,7 @@ int psq_parse(const char *text, size_t len, psq_game_t *g, char *err, size_t err
                 return -1;
             }
             used[m] = 1;
+            g->ms[g->nmoves] = ms < 0 ? 0 : (int)ms;   /* six digits at most */
             g->moves[g->nmoves++] = m;
             continue;
         }
@@ -258,19 +259,21 @@ static void write_name(FILE *f, const char *name)
     fputc('\n', f);
 }
 
-int psq_write(FILE *f, int size, const int *moves, int n, const char *black, const char *white)
+int psq_write(FILE *f, int size, const int *moves, const int *ms, int n, const char *black,
+              const char *white)
 {
     fprintf(f, "Piskvork %dx%d, 11:11, 0\n", size, size);
     for (int i = 0; i < n; i++)
-        fprintf(f, "%d,%d,0\n", moves[i] % size + 1, moves[i] / size + 1);
+        fprintf(f, "%d,%d,%d\n", moves[i] % size + 1, moves[i] / size + 1,
+                !ms || ms[i] < 0 ? 0 : ms[i] > PSQ_MS_MAX ? PSQ_MS_MAX : ms[i]);
     write_name(f, black);
     write_name(f, white);
     fputs("0\n", f);
     return ferror(f) ? -1 : 0;
 }
 
-int psq_save(const char *path, int size, const int *moves, int n, const char *black,
-             const char *white, char *err, size_t errlen)
+int psq_save(const char *path, int size, const int *moves, const int *ms, int n,
+             const char *black, const char *white, char *err, size_t errlen)
 {
     char *buf = NULL;
     size_t len = 0;
@@ -279,7 +282,7 @@ int psq_save(const char *path, int size, const int *moves, int n, const char *bl
         util_errf(err, errlen, "cannot write %s: out of memory", path);
         return -1;
     }
-    int rc = psq_write(m, size, moves, n, black, white);
+    int rc = psq_write(m, size, moves, ms, n, black, white);
     if (fclose(m) != 0 || rc != 0) {
         free(buf);
         util_errf(err, errlen, "cannot write %s: out of memory", path);
@@ -300,15 +303,15 @@ int psq_write_board(FILE *f, const board_t *b, const char *black, const char *wh
 {
     int moves[BOARD_CELLS];
     board_moves(b, moves);
-    return psq_write(f, b->size, moves, b->nmoves, black, white);
+    return psq_write(f, b->size, moves, NULL, b->nmoves, black, white);
 }
 
-int psq_save_board(const char *path, const board_t *b, const char *black, const char *white,
-                   char *err, size_t errlen)
+int psq_save_board(const char *path, const board_t *b, const int *ms, const char *black,
+                   const char *white, char *err, size_t errlen)
 {
     int moves[BOARD_CELLS];
     board_moves(b, moves);
-    return psq_save(path, b->size, moves, b->nmoves, black, white, err, errlen);
+    return psq_save(path, b->size, moves, ms, b->nmoves, black, white, err, errlen);
 }
 
 int psq_to_board(const psq_game_t *g, rule_t rule, board_t *b, char *err, size_t errlen)

@@ -34,12 +34,14 @@ extern "C" {
 #endif
 
 #define PSQ_NAME_MAX 64
+#define PSQ_MS_MAX 999999   /* a move's time in a file: six digits at most (longer ones written as this) */
 #define GAMEFILE_MAX_BYTES (1u << 20)   /* a .psq or opening file larger than this is refused */
 
 typedef struct psq_game {
     int size;
     int nmoves;
     int moves[BOARD_CELLS];       /* point indices, y * size + x */
+    int ms[BOARD_CELLS];          /* each move's time as the file gives it (ms), 0 when it does not */
     char black[PSQ_NAME_MAX];     /* "" when the file names nobody */
     char white[PSQ_NAME_MAX];
 } psq_game_t;
@@ -52,19 +54,21 @@ int psq_parse(const char *text, size_t len, psq_game_t *g, char *err, size_t err
 /* Read and parse the .psq file at path (at most GAMEFILE_MAX_BYTES). */
 int psq_load(const char *path, psq_game_t *g, char *err, size_t errlen);
 
-/* Write moves[0..n) on a size board as .psq to f; names may be NULL. 0, or
- * -1 when a write fails. */
-int psq_write(FILE *f, int size, const int *moves, int n, const char *black, const char *white);
+/* Write moves[0..n) on a size board as .psq to f, each with its time from
+ * ms[0..n) (NULL: 0; clamped to 0..PSQ_MS_MAX); names may be NULL. 0, or -1 when a write fails. */
+int psq_write(FILE *f, int size, const int *moves, const int *ms, int n, const char *black,
+              const char *white);
 
 /* Write the game to path atomically (util_write_atomic): a crash leaves the
  * old file or the new one. 0, or -1 with err. */
-int psq_save(const char *path, int size, const int *moves, int n, const char *black,
-             const char *white, char *err, size_t errlen);
+int psq_save(const char *path, int size, const int *moves, const int *ms, int n,
+             const char *black, const char *white, char *err, size_t errlen);
 
-/* The same for the moves of board b (its history, in order). */
+/* The same for the moves of board b (its history, in order; psq_save_board
+ * with each ply's time from ms, NULL: 0). */
 int psq_write_board(FILE *f, const board_t *b, const char *black, const char *white);
-int psq_save_board(const char *path, const board_t *b, const char *black, const char *white,
-                   char *err, size_t errlen);
+int psq_save_board(const char *path, const board_t *b, const int *ms, const char *black,
+                   const char *white, char *err, size_t errlen);
 
 /* Play g's moves on a fresh board of g->size under rule. 0, or -1 with err
  * naming the first move the rule refuses (forbidden, after the game ended). */

@@ -1,5 +1,6 @@
 #include "play/match.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -119,11 +120,13 @@ void match_elo(double w, double l, double d, double *elo, double *lo, double *hi
 
 /* Play one game from the opening; *result set. -1 with err on a player failure. */
 int match_play(player_t *black, player_t *white, const board_t *opening, long long match_time_ms,
-               result_t *result, int *plies, bool *forfeit, board_t *end, char *err,
-               size_t errlen)
+               result_t *result, int *plies, bool *forfeit, board_t *end, int *move_ms,
+               char *err, size_t errlen)
 {
     board_t scratch, *bp = end ? end : &scratch;
     *bp = *opening;
+    if (move_ms)
+        memset(move_ms, 0, BOARD_CELLS * sizeof *move_ms);
     player_new_game(black, bp);
     player_new_game(white, bp);
     *forfeit = false;
@@ -141,7 +144,10 @@ int match_play(player_t *black, player_t *white, const board_t *opening, long lo
             snprintf(err, errlen, "%s: %s", p->name, e);
             return -1;
         }
-        left[side] -= (long long)(util_now_ms() - t0 + 0.5);
+        long long took = (long long)(util_now_ms() - t0 + 0.5);
+        left[side] -= took;
+        if (move_ms)   /* the board is not full, so nmoves < BOARD_CELLS */
+            move_ms[bp->nmoves] = took > INT_MAX ? INT_MAX : (int)took;
         move_status_t st = rc == PLAYER_FORFEIT ? MOVE_OK : board_check_move(bp, m);
         if (rc == PLAYER_FORFEIT || st != MOVE_OK || (match_time_ms > 0 && left[side] < 0)) {
             if (rc == PLAYER_FORFEIT)

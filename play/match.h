@@ -34,10 +34,13 @@ int match_openings_load(const char *path, int size, rule_t rule, board_t **out, 
  * in time or died, as Gomocup's manager scores it) loses the game:
  * *forfeit, and err says who and why. The game's last position goes to
  * *end when end is not NULL. 0, or -1 with err when a player cannot go on
- * (an engine that cannot be started again, a person quit). */
+ * (an engine that cannot be started again, a person quit). When move_ms is
+ * not NULL (BOARD_CELLS entries), move_ms[i] is the wall time of ply i's
+ * genmove in ms, 0 for the opening's plies; a game lost by forfeit also
+ * has the time of the move that lost it, at ply *plies. */
 int match_play(player_t *black, player_t *white, const board_t *opening, long long match_time_ms,
-               result_t *result, int *plies, bool *forfeit, board_t *end, char *err,
-               size_t errlen);
+               result_t *result, int *plies, bool *forfeit, board_t *end, int *move_ms,
+               char *err, size_t errlen);
 
 /* The Elo difference of w wins, l losses and d draws, with a 95% interval:
  * the score +- 1.96 standard errors through the logistic curve; at a score

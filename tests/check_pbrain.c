@@ -1817,6 +1817,7 @@ typedef struct {
     result_t res;
     int plies;
     bool forfeit;
+    int ms[BOARD_CELLS];
     char err[512];
 } match_out_t;
 
@@ -1830,7 +1831,7 @@ static int run_match(player_t *black, player_t *white, int first, long long cloc
     if (first >= 0)
         ck_assert_int_eq(board_play(&opening, first), MOVE_OK);
     return match_play(black, white, &opening, clock_ms, &r->res, &r->plies, &r->forfeit, NULL,
-                      r->err, sizeof r->err);
+                      r->ms, r->err, sizeof r->err);
 }
 
 START_TEST(test_match_clock_told_to_engine)
@@ -1879,6 +1880,7 @@ START_TEST(test_match_forfeits)
     ck_assert_int_eq(r.res, RESULT_WHITE);
     ck_assert_int_eq(r.plies, 0);
     ck_assert_msg(strstr(r.err, "ran out of its 150 ms game clock"), "%s", r.err);
+    ck_assert_int_ge(r.ms[0], 590);   /* the move that lost: it slept 0.6 s */
     player_free(slow_eng);
     /* without a clock the same engine's move stands */
     o.match_time_ms = 0;
@@ -1890,6 +1892,7 @@ START_TEST(test_match_forfeits)
     ck_assert_int_eq(r.res, RESULT_BLACK);
     ck_assert_msg(strstr(r.err, "7,7: occupied") && strstr(r.err, "it loses the game"), "%s",
                   r.err);
+    ck_assert_int_eq(r.ms[0], 0);   /* the opening's stone took no one's time */
     player_free(occ);
     /* hangs the first time it runs; started again, it is a real engine */
     char dir[512], mark[1024], cmd[2400];
@@ -1929,6 +1932,24 @@ START_TEST(test_match_forfeits)
                   strstr(out, "B wins in 0 plies (forfeit)") &&
                   strstr(out, "games lost by forfeit: A 1, B 0") &&
                   strstr(out, "\"forfeits\":[1,0]") && strstr(out, "game 2/2"), "%s", out);
+    /* the move that lost is A's slowest (no answer for 1,200 ms), and over --time */
+    const char *q = strstr(out, "\"slowest_ms\":["), *v = strstr(out, "\"over_time\":[");
+    ck_assert_msg(q && v && strstr(out, "slowest move: A ") &&
+                  strstr(out, "moves over --time 200 ms: A "), "%s", out);
+    ck_assert_int_ge(atoi(q + 14), 1190);
+    ck_assert_int_ge(atoi(v + 13), 1);
+    /* a slow engine's moves are saved with their times */
+    snprintf(cmd, sizeof cmd, "match \"pbrain:while IFS= read -r l; do case \\$l in TURN*|BEGIN*) "
+             "sleep 0.3;; esac; printf '%%s\\n' \\\"\\$l\\\"; done | '%s' pbrain --model bot:greedy\" "
+             "bot:random --games 1 --time 2000 --openings 0 --save '%s/saved'", bin(), dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_BOTH, out, sizeof out), 0);
+    char saved[1200], e[512];
+    snprintf(saved, sizeof saved, "%s/saved/game_0001.psq", dir);
+    psq_game_t pg;
+    ck_assert_msg(psq_load(saved, &pg, e, sizeof e) == 0, "%s: %s", e, out);
+    ck_assert_int_ge(pg.nmoves, 9);
+    for (int i = 0; i < pg.nmoves; i += 2)   /* A is black: every even ply waited 0.3 s */
+        ck_assert_msg(pg.ms[i] >= 290, "ply %d took %d ms: %s", i, pg.ms[i], out);
     remove_tree(dir);
     ck_assert(no_children_left());
 }

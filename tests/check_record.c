@@ -1334,7 +1334,7 @@ START_TEST(test_psq_roundtrip_random_games)
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        ck_assert_int_eq(psq_write(f, size, moves, b.nmoves, "alice", t % 2 ? NULL : "bob\nx"), 0);
+        ck_assert_int_eq(psq_write(f, size, moves, NULL, b.nmoves, "alice", t % 2 ? NULL : "bob\nx"), 0);
         fclose(f);
         psq_game_t g;
         char err[256] = "";
@@ -1462,19 +1462,34 @@ START_TEST(test_psq_save_load_file)
     char dir[512], path[1024], err[256];
     make_tmppath(dir, sizeof dir, path, sizeof path, "game.psq");
     int moves[3] = {7 * 15 + 7, 8 * 15 + 8, 6 * 15 + 7};
-    ck_assert_msg(psq_save(path, 15, moves, 3, "human", "gomoku-zero", err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(psq_save(path, 15, moves, NULL, 3, "human", "gomoku-zero", err, sizeof err) == 0, "%s", err);
     psq_game_t g;
     ck_assert_msg(psq_load(path, &g, err, sizeof err) == 0, "%s", err);
     ck_assert_int_eq(g.nmoves, 3);
     ck_assert_int_eq(g.moves[2], moves[2]);
+    ck_assert_int_eq(g.ms[2], 0);   /* no times given: 0 */
     ck_assert_str_eq(g.white, "gomoku-zero");
+    /* each move's time goes with it and reads back */
+    int ms[3] = {0, 912, 5000000};
+    ck_assert_msg(psq_save(path, 15, moves, ms, 3, NULL, NULL, err, sizeof err) == 0, "%s", err);
+    ck_assert_msg(psq_load(path, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(g.nmoves, 3);
+    for (int i = 0; i < 3; i++) {
+        ck_assert_int_eq(g.moves[i], moves[i]);
+        ck_assert_int_eq(g.ms[i], i < 2 ? ms[i] : PSQ_MS_MAX);   /* longer: written as the most */
+    }
+    /* a negative time reads as 0 */
+    static const char odd[] = "Piskvork 15x15, 11:11, 0\n8,8,-5\n9,9,17\n";
+    ck_assert_msg(psq_parse(odd, sizeof odd - 1, &g, err, sizeof err) == 0, "%s", err);
+    ck_assert_int_eq(g.ms[0], 0);
+    ck_assert_int_eq(g.ms[1], 17);
     char missing[1100];
     snprintf(missing, sizeof missing, "%s/none.psq", dir);
     ck_assert_int_eq(psq_load(missing, &g, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "cannot open") && strstr(err, "none.psq"), "%s", err);
     /* saving into a directory that does not exist fails and says where */
     snprintf(missing, sizeof missing, "%s/no/such/dir/g.psq", dir);
-    ck_assert_int_eq(psq_save(missing, 15, moves, 3, NULL, NULL, err, sizeof err), -1);
+    ck_assert_int_eq(psq_save(missing, 15, moves, NULL, 3, NULL, NULL, err, sizeof err), -1);
     ck_assert_msg(strstr(err, "no/such/dir"), "%s", err);
     remove_tree(dir);
 }

@@ -205,6 +205,9 @@ def strength():
         if out["games"] != 8 or sum(out["black"]) + sum(out["white"]) != 8 or \
                 len([f for f in os.listdir(os.path.join(a, "s1")) if f.endswith(".psq")]) != 4:
             fail("strength series: %s" % out)
+        if out.get("slowest_ms") != [max(r["slowest_ms"][i] for r in per) for i in range(2)] or \
+                out.get("over_time") != [sum(r["over_time"][i] for r in per) for i in range(2)]:
+            fail("strength's slowest moves: %s, seeds %s" % (out, per))
         # a seed already played is read, not played again: a result put there counts
         with open(os.path.join(a, "s2", "result.json"), "w") as f:
             json.dump({"wins": 1, "losses": 2, "draws": 1, "a_black": [1, 0, 1],
@@ -214,6 +217,8 @@ def strength():
         if (again["wins"], again["losses"], again["draws"]) != \
                 (per[0]["wins"] + 1, per[0]["losses"] + 2, per[0]["draws"] + 1):
             fail("strength did not read the seed already played: %s" % again)
+        if again.get("slowest_ms") != per[0]["slowest_ms"]:   # the seed put there has no times
+            fail("strength's slowest moves of the timed seed alone: %s" % again)
         # a model through gomoku pbrain, compared with the series above
         model = os.path.join(d, "m.gzm")
         subprocess.run([BIN, "model", "init", "--blocks", "1", "--channels", "8", "--board-max",
@@ -225,6 +230,8 @@ def strength():
         if cmp_["games"] != 2 or abs(cmp_["against"]["diff"] - (s - o)) > 1e-3 or \
                 abs(cmp_["against"]["score"] - o) > 1e-3:
             fail("strength --against: %s (own %.3f, other %.3f)" % (cmp_, s, o))
+        if cmp_["slowest_ms"][0] < 10:   # a 30 ms move searches for about 19 ms
+            fail("strength: the model's slowest move: %s" % cmp_)
         # the same seeds again: every game pairs with the first series' (the
         # bots play the same games from the same seed), unless its opening
         # differs
@@ -256,6 +263,10 @@ def strength():
             fail("strength's Elo interval: %.1f [%.1f, %.1f]" % (e, lo, hi))
         with open(os.path.join(b, "s3", "result.json"), "w") as f:
             f.write("{not json")
+        os.makedirs(os.path.join(b, "s5"))
+        with open(os.path.join(b, "s5", "result.json"), "w") as f:
+            json.dump({"wins": 1, "losses": 0, "draws": 0, "a_black": [1, 0, 0],
+                       "a_white": [0, 0, 0], "slowest_ms": [3], "over_time": [0, 0]}, f)
         bad = [
             (["bot:greedy", "bot:random", "--games", "3", "--out", a], "an even number"),
             (["bot:greedy", "bot:random", "--seeds", "1,x", "--out", a], "whole numbers"),
@@ -265,6 +276,7 @@ def strength():
             (["bot:greedy", "bot:random", "--out", a, "--against", os.path.join(d, "none")],
              "no such directory"),
             (["bot:greedy", "bot:random", "--seeds", "3", "--out", b], "not a result of this script"),
+            (["bot:greedy", "bot:random", "--seeds", "5", "--out", b], "'slowest_ms' is not two counts"),
             ([os.path.join(d, "none.gzm"), "bot:random", "--seeds", "4", "--out", b], "no model file"),
         ]
         for args, why in bad:
