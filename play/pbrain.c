@@ -433,9 +433,24 @@ int pbrain_avoid_set(const pbrain_t *pb, const uint8_t *more, uint8_t *avoid)
     return 0;
 }
 
+int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double t0,
+                        double t_begin, double t_searched, double search_ms, double t_end)
+{
+    double took = t_end - t0;
+    if (!(took > budget_ms + PBRAIN_OVERRUN_MS))
+        return 0;
+    double call = t_searched - t_begin;
+    snprintf(buf, len, "move %d took %.0f ms against a budget of %.0f ms: %.0f before the search, "
+             "%.0f in its loop, %.0f more in the search call (joins, the watcher), %.0f after it",
+             ply, took, budget_ms, t_begin - t0, search_ms, call > search_ms ? call - search_ms : 0.0,
+             t_end - t_searched);
+    return 1;
+}
+
 int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_request_t *rq)
 {
     char why[200], err[200];
+    double t_begin = util_now_ms();
     if (pbrain_cannot_play(pb, why, sizeof why)) {
         pbrain_reply(out, "ERROR %s", why);
         return -1;
@@ -451,6 +466,7 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
             pbrain_reply(out, "ERROR %s", err);
         return -1;
     }
+    double t_searched = util_now_ms();
     if (pbrain_ending(pb))
         return -1;   /* the manager has gone on to END: no one reads this move */
     pb->me = pb->board.to_move;
@@ -463,6 +479,10 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
     pbrain_format_xy(mv, sizeof mv, m.move, pb->size);
     pbrain_reply(out, "%s", mv);
     fflush(out);
+    char note[400];
+    if (pbrain_overrun_note(note, sizeof note, pb->board.nmoves, full, t0, t_begin, t_searched,
+                            m.searched ? m.r.seconds * 1e3 : 0.0, util_now_ms()))
+        fprintf(stderr, "gomoku pbrain: %s\n", note);   /* off the protocol: for whoever logs it */
     movetime_record(&pb->mt, t0, full);
     brain_played(pb->br, m.move);   /* after the reply: off our clock */
     return 0;

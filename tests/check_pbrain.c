@@ -1834,6 +1834,28 @@ static int run_match(player_t *black, player_t *white, int first, long long cloc
                       r->ms, r->err, sizeof r->err);
 }
 
+/* A move past its budget by more than PBRAIN_OVERRUN_MS gets a note that
+ * says where the time went; one within it gets none. */
+START_TEST(test_overrun_note)
+{
+    char buf[400];
+    /* read at 1000, handled at 1002, search call 1002-2100 of which the
+     * loop took 895 ms, answered at 2104: 1,104 ms against 895 */
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 39, 895, 1000, 1002, 2100, 895, 2104), 1);
+    ck_assert_str_eq(buf, "move 39 took 1104 ms against a budget of 895 ms: 2 before the search, "
+                     "895 in its loop, 203 more in the search call (joins, the watcher), 4 after it");
+    /* 50 ms over is still quiet; 51 is not */
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 0, 0, 940, 890, 945), 0);
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 0, 0, 940, 890, 946), 1);
+    ck_assert_msg(strstr(buf, "move 5 took 946 ms") && strstr(buf, "50 more in the search call"),
+                  "%s", buf);
+    /* a bot (no loop time) and a clock that went backwards say nothing odd */
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 0, 0, 0, 100, 0, 100), 1);
+    ck_assert_msg(strstr(buf, "0 in its loop, 100 more"), "%s", buf);
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 100, 500, 500, 400, 0, 300), 0);
+}
+END_TEST
+
 START_TEST(test_match_clock_told_to_engine)
 {
     char dir[512], log[1024], cmd[2200];
@@ -2039,7 +2061,7 @@ int main(void)
     ADD_CASE(s, "yixin", 60, test_binary_yixin_session);
     ADD_CASE(s, "process", 60, test_binary_transcript, test_player_against_own_binary,
              test_player_broken_engines);
-    ADD_CASE(s, "match", 120, test_match_clock_told_to_engine, test_match_forfeits,
+    ADD_CASE(s, "match", 120, test_overrun_note, test_match_clock_told_to_engine, test_match_forfeits,
              test_match_openings_file);
     return run_suite(s);
 }
