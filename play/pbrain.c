@@ -433,17 +433,19 @@ int pbrain_avoid_set(const pbrain_t *pb, const uint8_t *more, uint8_t *avoid)
     return 0;
 }
 
-int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double t0,
-                        double t_begin, double t_searched, double search_ms, double t_end)
+int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double limit_ms,
+                        double t0, double t_begin, double t_searched, double search_ms,
+                        double t_end)
 {
     double took = t_end - t0;
-    if (!(took > budget_ms + PBRAIN_OVERRUN_MS))
+    if (!(took > limit_ms))
         return 0;
     double call = t_searched - t_begin;
-    snprintf(buf, len, "move %d took %.0f ms against a budget of %.0f ms: %.0f before the search, "
-             "%.0f in its loop, %.0f more in the search call (joins, the watcher), %.0f after it",
-             ply, took, budget_ms, t_begin - t0, search_ms, call > search_ms ? call - search_ms : 0.0,
-             t_end - t_searched);
+    snprintf(buf, len, "move %d took %.0f ms, past its %.0f ms (a search budget of %.0f): %.0f "
+             "before the search, %.0f in its loop, %.0f more in the search call (joins, the "
+             "watcher), %.0f after it",
+             ply, took, limit_ms, budget_ms, t_begin - t0, search_ms,
+             call > search_ms ? call - search_ms : 0.0, t_end - t_searched);
     return 1;
 }
 
@@ -456,6 +458,7 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
         return -1;
     }
     double full = movetime_budget_ms(&pb->mt, &pb->board), budget = full;
+    double limit = full + movetime_margin_ms(&pb->mt, &pb->board);   /* the move's time */
     if (rq && rq->used_ms > 0.0)
         budget = full > rq->used_ms ? full - rq->used_ms : 0.0;
     brain_move_t m;
@@ -480,8 +483,8 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
     pbrain_reply(out, "%s", mv);
     fflush(out);
     char note[400];
-    if (pbrain_overrun_note(note, sizeof note, pb->board.nmoves, full, t0, t_begin, t_searched,
-                            m.searched ? m.r.seconds * 1e3 : 0.0, util_now_ms()))
+    if (pbrain_overrun_note(note, sizeof note, pb->board.nmoves, full, limit, t0, t_begin,
+                            t_searched, m.searched ? m.r.seconds * 1e3 : 0.0, util_now_ms()))
         fprintf(stderr, "gomoku pbrain: %s\n", note);   /* off the protocol: for whoever logs it */
     movetime_record(&pb->mt, t0, full);
     brain_played(pb->br, m.move);   /* after the reply: off our clock */

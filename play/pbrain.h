@@ -83,15 +83,16 @@ const board_t *pbrain_board(const pbrain_t *pb);  /* NULL before START */
 int pbrain_move_budget_ms(const pbrain_t *pb);    /* search time the next move gets */
 int pbrain_margin_ms(const pbrain_t *pb);         /* safety margin in that figure */
 
-#define PBRAIN_OVERRUN_MS 50.0   /* a move this far past its budget is said on stderr */
 /* A move read at t0 (util_now_ms), handled from t_begin, its search called
  * from t_begin to t_searched (search_ms of it the search's own loop, 0 for
- * a bot), answered at t_end, against budget_ms: 1 with a one-line note in
- * buf when the answer came more than PBRAIN_OVERRUN_MS after the budget
- * (where the time went: before the search, in its loop, in the rest of
- * the call, after it), else 0. */
-int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double t0,
-                        double t_begin, double t_searched, double search_ms, double t_end);
+ * a bot), answered at t_end, with a search budget of budget_ms inside the
+ * move's time of limit_ms (the budget plus the margin): 1 with a one-line
+ * note in buf when the answer came after limit_ms (where the time went:
+ * before the search, in its loop, in the rest of the call, after it),
+ * else 0. */
+int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double limit_ms,
+                        double t0, double t_begin, double t_searched, double search_ms,
+                        double t_end);
 size_t pbrain_tree_budget(const pbrain_t *pb);    /* bytes for tree + cache */
 
 #endif

@@ -1834,25 +1834,27 @@ static int run_match(player_t *black, player_t *white, int first, long long cloc
                       r->ms, r->err, sizeof r->err);
 }
 
-/* A move past its budget by more than PBRAIN_OVERRUN_MS gets a note that
- * says where the time went; one within it gets none. */
+/* A move answered after its time gets a note that says where the time
+ * went; one within it gets none. */
 START_TEST(test_overrun_note)
 {
     char buf[400];
     /* read at 1000, handled at 1002, search call 1002-2100 of which the
-     * loop took 895 ms, answered at 2104: 1,104 ms against 895 */
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 39, 895, 1000, 1002, 2100, 895, 2104), 1);
-    ck_assert_str_eq(buf, "move 39 took 1104 ms against a budget of 895 ms: 2 before the search, "
-                     "895 in its loop, 203 more in the search call (joins, the watcher), 4 after it");
-    /* 50 ms over is still quiet; 51 is not */
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 0, 0, 940, 890, 945), 0);
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 0, 0, 940, 890, 946), 1);
-    ck_assert_msg(strstr(buf, "move 5 took 946 ms") && strstr(buf, "50 more in the search call"),
+     * loop took 895 ms, answered at 2104: 1,104 ms of a 1,000 ms move */
+    ck_assert_int_eq(
+        pbrain_overrun_note(buf, sizeof buf, 39, 895, 1000, 1000, 1002, 2100, 895, 2104), 1);
+    ck_assert_str_eq(buf, "move 39 took 1104 ms, past its 1000 ms (a search budget of 895): 2 "
+                     "before the search, 895 in its loop, 203 more in the search call (joins, "
+                     "the watcher), 4 after it");
+    /* at the limit it is quiet; a millisecond past it is not */
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 1000, 0, 0, 990, 890, 1000), 0);
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 1000, 0, 0, 990, 890, 1001), 1);
+    ck_assert_msg(strstr(buf, "move 5 took 1001 ms") && strstr(buf, "100 more in the search call"),
                   "%s", buf);
-    /* a bot (no loop time) and a clock that went backwards say nothing odd */
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 0, 0, 0, 100, 0, 100), 1);
+    /* a bot (no loop time), and a clock that went backwards, say nothing odd */
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 0, 0, 0, 0, 100, 0, 100), 1);
     ck_assert_msg(strstr(buf, "0 in its loop, 100 more"), "%s", buf);
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 100, 500, 500, 400, 0, 300), 0);
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 100, 200, 500, 500, 400, 0, 300), 0);
 }
 END_TEST
 
