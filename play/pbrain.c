@@ -483,7 +483,7 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
     pbrain_reply(out, "%s", mv);
     fflush(out);
     char note[400];
-    if (pbrain_overrun_note(note, sizeof note, pb->board.nmoves, full, limit, t0, t_begin,
+    if (pbrain_overrun_note(note, sizeof note, pb->board.nmoves, budget, limit, t0, t_begin,
                             t_searched, m.searched ? m.r.seconds * 1e3 : 0.0, util_now_ms()))
         fprintf(stderr, "gomoku pbrain: %s\n", note);   /* off the protocol: for whoever logs it */
     movetime_record(&pb->mt, t0, full);

@@ -82,6 +82,7 @@ int pbrain_run(pbrain_t *pb, FILE *in, FILE *out);
 const board_t *pbrain_board(const pbrain_t *pb);  /* NULL before START */
 int pbrain_move_budget_ms(const pbrain_t *pb);    /* search time the next move gets */
 int pbrain_margin_ms(const pbrain_t *pb);         /* safety margin in that figure */
+size_t pbrain_tree_budget(const pbrain_t *pb);    /* bytes for tree + cache */
 
 /* A move read at t0 (util_now_ms), handled from t_begin, its search called
  * from t_begin to t_searched (search_ms of it the search's own loop, 0 for
@@ -93,6 +94,5 @@ int pbrain_margin_ms(const pbrain_t *pb);         /* safety margin in that figur
 int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double limit_ms,
                         double t0, double t_begin, double t_searched, double search_ms,
                         double t_end);
-size_t pbrain_tree_budget(const pbrain_t *pb);    /* bytes for tree + cache */
 
 #endif
