@@ -1838,6 +1838,8 @@ int mcts_search(mcts_t *t, mcts_eval_fn eval, void *user, const mcts_limits_t *l
     out->playouts = t->playouts - p0;
     out->evals = evals;
     out->seconds = (util_now_ms() - t0) / 1e3;
+    out->threads_ms = out->seconds * 1e3;
+    out->watch_ms = 0.0;
     out->playouts_per_s = out->seconds > 0.0 ? out->playouts / out->seconds : 0.0;
     return 0;
 }
@@ -2240,12 +2242,16 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     search_thread_main(&st[0]);
     for (int i = 1; i < started; i++)
         pthread_join(tid[i], NULL);
+    double t_threads = util_now_ms();
     if (watch) {
         __atomic_store_n(&sh.done, 1, __ATOMIC_RELAXED);
         pthread_join(wtid, NULL);
     }
+    double t_watch = util_now_ms();
     pthread_mutex_destroy(&sh.lock);
     mcts_get_result(t, out);
+    out->threads_ms = t_threads - sh.t0;
+    out->watch_ms = t_watch - t_threads;
     out->playouts = t->playouts - p0;
     out->evals = sh.evals;
     out->seconds = (util_now_ms() - sh.t0) / 1e3;

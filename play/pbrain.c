@@ -434,18 +434,18 @@ int pbrain_avoid_set(const pbrain_t *pb, const uint8_t *more, uint8_t *avoid)
 }
 
 int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double limit_ms,
-                        double t0, double t_begin, double t_searched, double search_ms,
-                        double t_end)
+                        double t0, double t_begin, double t_searched, double threads_ms,
+                        double watch_ms, double t_end)
 {
     double took = t_end - t0;
     if (!(took > limit_ms))
         return 0;
-    double call = t_searched - t_begin;
+    double rest = t_searched - t_begin - threads_ms - watch_ms;
     snprintf(buf, len, "move %d took %.0f ms, past its %.0f ms (a search budget of %.0f): %.0f "
-             "before the search, %.0f in its loop, %.0f more in the search call (joins, the "
-             "watcher), %.0f after it",
-             ply, took, limit_ms, budget_ms, t_begin - t0, search_ms,
-             call > search_ms ? call - search_ms : 0.0, t_end - t_searched);
+             "before the search, %.0f until its threads ended, %.0f waiting for the watcher, "
+             "%.0f more in the search call, %.0f after it",
+             ply, took, limit_ms, budget_ms, t_begin - t0, threads_ms, watch_ms,
+             rest > 0.0 ? rest : 0.0, t_end - t_searched);
     return 1;
 }
 
@@ -484,7 +484,8 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
     fflush(out);
     char note[400];
     if (pbrain_overrun_note(note, sizeof note, pb->board.nmoves, budget, limit, t0, t_begin,
-                            t_searched, m.searched ? m.r.seconds * 1e3 : 0.0, util_now_ms()))
+                            t_searched, m.searched ? m.r.threads_ms : 0.0,
+                            m.searched ? m.r.watch_ms : 0.0, util_now_ms()))
         fprintf(stderr, "gomoku pbrain: %s\n", note);   /* off the protocol: for whoever logs it */
     movetime_record(&pb->mt, t0, full);
     brain_played(pb->br, m.move);   /* after the reply: off our clock */

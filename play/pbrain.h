@@ -85,14 +85,15 @@ int pbrain_margin_ms(const pbrain_t *pb);         /* safety margin in that figur
 size_t pbrain_tree_budget(const pbrain_t *pb);    /* bytes for tree + cache */
 
 /* A move read at t0 (util_now_ms), handled from t_begin, its search called
- * from t_begin to t_searched (search_ms of it the search's own loop, 0 for
- * a bot), answered at t_end, with a search budget of budget_ms inside the
- * move's time of limit_ms (the budget plus the margin): 1 with a one-line
- * note in buf when the answer came after limit_ms (where the time went:
- * before the search, in its loop, in the rest of the call, after it),
- * else 0. */
+ * from t_begin to t_searched (threads_ms of it until the search's threads
+ * had ended, then watch_ms waiting for its watcher; both 0 for a bot),
+ * answered at t_end, with a search budget of budget_ms inside the move's
+ * time of limit_ms (the budget plus the margin): 1 with a one-line note in
+ * buf when the answer came after limit_ms (where the time went: before the
+ * search, its threads, the watcher, the rest of the call, after it), else
+ * 0. */
 int pbrain_overrun_note(char *buf, size_t len, int ply, double budget_ms, double limit_ms,
-                        double t0, double t_begin, double t_searched, double search_ms,
-                        double t_end);
+                        double t0, double t_begin, double t_searched, double threads_ms,
+                        double watch_ms, double t_end);
 
 #endif

@@ -1839,22 +1839,25 @@ static int run_match(player_t *black, player_t *white, int first, long long cloc
 START_TEST(test_overrun_note)
 {
     char buf[400];
-    /* read at 1000, handled at 1002, search call 1002-2100 of which the
-     * loop took 895 ms, answered at 2104: 1,104 ms of a 1,000 ms move */
-    ck_assert_int_eq(
-        pbrain_overrun_note(buf, sizeof buf, 39, 895, 1000, 1000, 1002, 2100, 895, 2104), 1);
+    /* read at 1000, handled at 1002, search call 1002-2100: its threads
+     * ended at 895 ms, the watcher took 150 more, answered at 2104: 1,104
+     * ms of a 1,000 ms move */
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 39, 895, 1000, 1000, 1002, 2100, 895,
+                                         150, 2104),
+                     1);
     ck_assert_str_eq(buf, "move 39 took 1104 ms, past its 1000 ms (a search budget of 895): 2 "
-                     "before the search, 895 in its loop, 203 more in the search call (joins, "
-                     "the watcher), 4 after it");
+                     "before the search, 895 until its threads ended, 150 waiting for the "
+                     "watcher, 53 more in the search call, 4 after it");
     /* at the limit it is quiet; a millisecond past it is not */
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 1000, 0, 0, 990, 890, 1000), 0);
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 1000, 0, 0, 990, 890, 1001), 1);
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 1000, 0, 0, 990, 890, 0, 1000), 0);
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 5, 895, 1000, 0, 0, 990, 890, 0, 1001), 1);
     ck_assert_msg(strstr(buf, "move 5 took 1001 ms") && strstr(buf, "100 more in the search call"),
                   "%s", buf);
-    /* a bot (no loop time), and a clock that went backwards, say nothing odd */
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 0, 0, 0, 0, 100, 0, 100), 1);
-    ck_assert_msg(strstr(buf, "0 in its loop, 100 more"), "%s", buf);
-    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 100, 200, 500, 500, 400, 0, 300), 0);
+    /* a bot (no search times), and a clock that went backwards, say nothing odd */
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 0, 0, 0, 0, 100, 0, 0, 100), 1);
+    ck_assert_msg(strstr(buf, "0 until its threads ended, 0 waiting for the watcher, 100 more"),
+                  "%s", buf);
+    ck_assert_int_eq(pbrain_overrun_note(buf, sizeof buf, 2, 100, 200, 500, 500, 400, 0, 0, 300), 0);
 }
 END_TEST
 
