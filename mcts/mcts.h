@@ -314,8 +314,8 @@ typedef struct mcts_result {
     uint64_t playouts;        /* playouts done by this call */
     uint64_t evals;           /* positions sent to the evaluator by this call */
     double seconds;
-    double threads_ms;        /* of seconds: until this thread's loop and the search threads had ended */
-    double watch_ms;          /* of seconds: then the wait for the watcher (0 without one) */
+    double threads_ms;        /* of seconds: until the search threads had ended (summed over a call's rounds) */
+    double watch_ms;          /* of seconds: then the waits for the watcher (0 without one) */
     double playouts_per_s;
     bool mem_full;            /* stopped because the arena was full */
     int npv;

@@ -99,6 +99,7 @@ static int search_sliced(brain_t *br, const board_t *b, double budget_ms, mcts_l
 {
     double t0 = util_now_ms();
     uint64_t playouts = 0, evals = 0;
+    double threads_ms = 0.0, watch_ms = 0.0;
     lim->root_time_ms = budget_ms;
     for (;;) {
         double left = budget_ms - (util_now_ms() - t0);
@@ -110,8 +111,12 @@ static int search_sliced(brain_t *br, const board_t *b, double budget_ms, mcts_l
         uint64_t slice = r->playouts;
         playouts += r->playouts;
         evals += r->evals;
+        threads_ms += r->threads_ms;
+        watch_ms += r->watch_ms;
         r->playouts = playouts;
         r->evals = evals;
+        r->threads_ms = threads_ms;
+        r->watch_ms = watch_ms;
         r->seconds = (util_now_ms() - t0) / 1e3;
         r->playouts_per_s = r->seconds > 0.0 ? (double)playouts / r->seconds : 0.0;
         bool stopped = lim->stop && __atomic_load_n(lim->stop, __ATOMIC_RELAXED) != 0;

@@ -362,12 +362,15 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
      * little among the others, whose new best is checked in turn */
     double t0 = util_now_ms();
     uint64_t playouts = 0, evals = 0;
+    double threads_ms = 0.0, watch_ms = 0.0;   /* over the rounds; the checks between are neither */
     l.root_time_ms = root_ms;   /* the root's VCT and defence take their shares of it all */
     l.time_ms = lim->time_ms - verify_ms;
     for (int round = 0, last = 0;; round++) {
         mcts_search_threads(t, s->nthreads, s->fn, s->user, &l, out);
         playouts += out->playouts;
         evals += out->evals;
+        threads_ms += out->threads_ms;
+        watch_ms += out->watch_ms;
         double left = lim->time_ms - (util_now_ms() - t0);
         bool stopped = lim->stop && __atomic_load_n(lim->stop, __ATOMIC_RELAXED) != 0;
         if (last || stopped || out->proven != 0 || out->mem_full || left < 1.0)
@@ -384,6 +387,8 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
     }
     out->playouts = playouts;
     out->evals = evals;
+    out->threads_ms = threads_ms;
+    out->watch_ms = watch_ms;
     out->seconds = (util_now_ms() - t0) / 1e3;
     out->playouts_per_s = out->seconds > 0.0 ? (double)playouts / out->seconds : 0.0;
     s->evals += evals;
