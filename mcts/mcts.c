@@ -1925,6 +1925,8 @@ typedef struct watch_thread {
     uint32_t nodes;
     uint32_t quiet_nodes;   /* vct_watch_quiet_nodes (0: no quiet checks) */
     bool root;   /* first the root's threat search (root_vct_check's work) */
+    int defend_round;        /* the root's defence: the next proving round (-1: none due) */
+    vct_limits_t defend_lim; /* its budget, grown each round */
 } watch_thread_t;
 
 #define WATCH_RETRY_US 500 /* the root, or a root child, is being evaluated: try again after this */
@@ -1983,34 +1985,48 @@ static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 
  * times the nodes, up to WATCH_DEFEND_ROUNDS rounds, while the search
  * lasts (the solver's table keeps what the earlier rounds proved). In a
  * sharp position those solves can take more than the move; the last
- * restriction is then what holds. */
+ * restriction is then what holds. So the rounds come one at a time from
+ * the watcher's loop, only when none of the most visited root moves waits
+ * for its own check (watch_pick): a round solves every candidate left, a
+ * hundred or more in a sharp position, and the move about to be played
+ * must not wait behind them (a 9-threat VCT after the most visited move
+ * went unseen for a whole 1 s move while round 0 ran). */
 #define WATCH_DEFEND_GROWTH 4
 #define WATCH_DEFEND_ROUNDS 3
-static void watch_defend(watch_thread_t *w)
+static void watch_defend_begin(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
-    mcts_t *t = sh->t;
-    const board_t *b = &t->root_board;
-    vct_limits_t lim = {.nodes = t->p.vct_defend_nodes, .stop = &sh->done};
+    w->defend_lim = (vct_limits_t){.nodes = sh->t->p.vct_defend_nodes, .stop = &sh->done};
     int moves[BOARD_CELLS];
-    int n = vct_defence_begin(w->vct, b, &lim, moves, NULL);
+    int n = vct_defence_begin(w->vct, &sh->t->root_board, &w->defend_lim, moves, NULL);
     if (n <= 0)
         return;   /* no threat (or none found), or no move to try */
     uint8_t allow[BOARD_CELLS] = {0};
     for (int i = 0; i < n; i++)
         allow[moves[i]] = 1;
     watch_apply(sh, apply_restrict, allow);
+    w->defend_round = 0;
+}
+
+/* One proving round of the defence that watch_defend_begin started. */
+static void watch_defend_round(watch_thread_t *w)
+{
+    search_shared_t *sh = w->sh;
+    int moves[BOARD_CELLS];
     bool proven = false;
-    for (int round = 0; !proven && round < WATCH_DEFEND_ROUNDS; round++) {
-        n = vct_defend_proven(w->vct, b, &lim, moves, &proven, NULL);
-        if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED))
-            return;   /* lost whatever we play, or cut short: the last restriction stays */
-        memset(allow, 0, sizeof allow);
-        for (int i = 0; i < n; i++)
-            allow[moves[i]] = 1;
-        watch_apply(sh, apply_narrow, allow);
-        lim.nodes *= WATCH_DEFEND_GROWTH;
+    int n = vct_defend_proven(w->vct, &sh->t->root_board, &w->defend_lim, moves, &proven, NULL);
+    w->defend_round++;
+    if (proven || w->defend_round >= WATCH_DEFEND_ROUNDS)
+        w->defend_round = -1;
+    if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED)) {
+        w->defend_round = -1;   /* lost whatever we play, or cut short: the last restriction stays */
+        return;
     }
+    uint8_t allow[BOARD_CELLS] = {0};
+    for (int i = 0; i < n; i++)
+        allow[moves[i]] = 1;
+    watch_apply(sh, apply_narrow, allow);
+    w->defend_lim.nodes *= WATCH_DEFEND_GROWTH;
 }
 
 /* The root's threat search beside the search threads, on the watcher's
@@ -2040,7 +2056,7 @@ static void watch_root(watch_thread_t *w)
         }
     }
     if (t->p.vct_defend_nodes)
-        watch_defend(w);
+        watch_defend_begin(w);
 }
 
 /* Under the lock: the edge indices of the root's WATCH_TOP most visited
@@ -2174,7 +2190,10 @@ static void *watch_thread_main(void *arg)
         if (left < 1.0)
             break;
         if (move == MOVE_NONE) {
-            usleep(WATCH_IDLE_US);
+            if (w->defend_round >= 0)
+                watch_defend_round(w);
+            else
+                usleep(WATCH_IDLE_US);
             continue;
         }
         vct_limits_t vl = {.nodes = quiet ? w->quiet_nodes : w->nodes, .time_ms = left,
@@ -2234,11 +2253,14 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     }
     watch_thread_t wt = {.sh = &sh, .vct = lim->watch, .nodes = t->p.vct_watch_nodes,
                           .quiet_nodes = t->p.vct_watch_quiet_nodes,
-                         .root = root_beside};
+                         .root = root_beside, .defend_round = -1};
     pthread_t wtid;
     watch = watch && pthread_create(&wtid, NULL, watch_thread_main, &wt) == 0;
-    if (!watch && wt.root)
-        watch_root(&wt);   /* no thread for it: this one does the root's solves, then searches */
+    if (!watch && wt.root) {   /* no thread for it: this one does the root's solves, then searches */
+        watch_root(&wt);
+        while (wt.defend_round >= 0)
+            watch_defend_round(&wt);
+    }
     search_thread_main(&st[0]);
     for (int i = 1; i < started; i++)
         pthread_join(tid[i], NULL);

@@ -1638,6 +1638,50 @@ START_TEST(test_watch_root)
 }
 END_TEST
 
+/* The watcher checks the most visited root move before the root's
+ * defence solves its candidates. A game lost to PentaZen (2026-12-03,
+ * seed 14, game 2): white to move after 9 plies faces black's 9-threat
+ * VCT; more than a hundred moves might stop it, and each round of the
+ * defence solves them all (the 20,000 nodes of the first are too few for
+ * 5,8, the favourite, and the 80,000 of the second take a minute here).
+ * Black's VCT after 5,8 takes about 30,000 nodes, so the watcher's own
+ * check (100,000) refutes it within a second. Before, the rounds came
+ * first and the search played 5,8. The search lasts seconds (2 ms an
+ * evaluation, 3,000 of them). */
+START_TEST(test_watch_before_defence)
+{
+    const int bl[5][2] = {{10, 6}, {7, 9}, {10, 7}, {9, 8}, {6, 6}};
+    const int wh[4][2] = {{8, 8}, {6, 7}, {6, 8}, {6, 9}};
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, bl, 5, wh, 4);
+    char err[128];
+    vct_t *w = vct_create((size_t)32 << 20, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    mcts_params_t p = params_mem((size_t)64 << 20);
+    p.vct_root_nodes = 20000;
+    p.vct_defend_nodes = 20000;
+    p.vct_watch_nodes = 100000;
+    int favour[2] = {board_xy(&b, 5, 8), board_xy(&b, 8, 7)};
+    mcts_t *t = tree_of(&p);
+    mcts_set_root(t, &b);
+    mcts_limits_t sl = {.visits = 3000, .time_ms = 600000.0, .watch = w};
+    mcts_eval_fn fn = eval_favour_slow;
+    void *user = favour;
+    mcts_result_t r;
+    mcts_search_threads(t, 1, &fn, &user, &sl, &r);
+    ck_assert_uint_eq(mcts_vct_defences(t), 1);   /* the root's defence began */
+    mcts_child_info_t ch[BOARD_CELLS];
+    int n = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
+    while (k < n && ch[k].move != favour[0])
+        k++;
+    ck_assert_int_lt(k, n);
+    ck_assert_int_eq(ch[k].proven, -1);
+    ck_assert_int_ne(r.best_move, favour[0]);
+    mcts_free(t);
+    vct_free(w);
+}
+END_TEST
+
 /* Threat pruning: facing an open three, the children are the moves that
  * stop it (and own fours), none of which leaves a winning four. */
 START_TEST(test_threat_pruning)
@@ -2144,7 +2188,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_refute_quiet,
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_watch_before_defence, test_refute_quiet,
              test_threat_pruning, test_select_lcb, test_pattern_prior, test_policy_temp,
              test_minimax_mix, test_gumbel, test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
