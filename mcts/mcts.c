@@ -1664,6 +1664,15 @@ static bool root_checked(const mcts_t *t, int move)
 {
     return listed(t->verified, t->nverified, move);
 }
+/* A root move's check did not finish: it may be checked again. */
+static void unverify(mcts_t *t, int move)
+{
+    for (int i = 0; i < t->nverified; i++)
+        if (t->verified[i] == move) {
+            t->verified[i] = t->verified[--t->nverified];
+            return;
+        }
+}
 
 int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
 {
@@ -1913,7 +1922,9 @@ static void *search_thread_main(void *arg)
  * loss, so that the search turns to the others. It holds the tree's lock
  * only to pick a move and to mark it; its solves run outside it, on the
  * caller's solver. A root move is checked once per root (t->verified,
- * shared with mcts_refute_best). */
+ * shared with mcts_refute_best), unless the search's end cut its check
+ * short: the next slice of the move (the check at its end) may take it
+ * up again. */
 #define WATCH_TOP 3        /* it checks the WATCH_TOP most visited root moves ... */
 #define WATCH_SHARE 4      /* ... with at least 1/WATCH_SHARE of the first one's visits */
 #define WATCH_IDLE_US 2000 /* nothing to check: it looks again after this */
@@ -2203,12 +2214,16 @@ static void *watch_thread_main(void *arg)
                                     MOVE_NONE
                               ? VCT_WIN
                               : VCT_NONE;
+        bool cut = st == VCT_UNKNOWN && (__atomic_load_n(&sh->done, __ATOMIC_RELAXED) ||
+                                         util_now_ms() - sh->t0 >= sh->lim->time_ms - 1.0);
         pthread_mutex_lock(&sh->lock);
         t->vct_checks++;
         if (st == VCT_WIN) {
             t->vct_wins++;
             watch_refute(t, move);
         }
+        if (cut && !quiet)
+            unverify(t, move);   /* the search's end cut it short: the next slice checks it again */
         pthread_mutex_unlock(&sh->lock);
     }
     return NULL;

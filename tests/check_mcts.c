@@ -1434,6 +1434,25 @@ static void eval_favour_slow(void *user, const board_t *const *boards, int n, fl
     eval_favour(user, boards, n, policy, value);
 }
 
+/* A search of t from b with one thread on eval_favour_slow (favour: its
+ * two favourites), `visits` evaluations, the watcher on w (NULL: none);
+ * returns the root child of `move`, which must have been visited. */
+static mcts_child_info_t watched_search(mcts_t *t, const board_t *b, unsigned visits, vct_t *w,
+                                        int *favour, int move, mcts_result_t *r)
+{
+    mcts_set_root(t, b);
+    mcts_limits_t sl = {.visits = visits, .time_ms = 600000.0, .watch = w};
+    mcts_eval_fn fn = eval_favour_slow;
+    void *user = favour;
+    mcts_search_threads(t, 1, &fn, &user, &sl, r);
+    mcts_child_info_t ch[BOARD_CELLS];
+    int n = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
+    while (k < n && ch[k].move != move)
+        k++;
+    ck_assert_int_lt(k, n);
+    return ch[k];
+}
+
 /* The watcher (vct_watch_nodes): while a timed search runs, the thread
  * beside it checks the most visited root move, finds the opponent's VCT
  * behind the favoured move and makes it a proven loss, so the search
@@ -1448,26 +1467,17 @@ START_TEST(test_watch)
     for (int mode = 0; mode < 3; mode++) {   /* watcher, no solver, 0 nodes */
         x.p.vct_watch_nodes = mode == 2 ? 0 : 200000;
         mcts_t *t = tree_of(&x.p);
-        mcts_set_root(t, &x.b);
-        mcts_limits_t sl = {.visits = mode ? 150 : 600, .time_ms = 600000.0,
-                            .watch = mode == 1 ? NULL : x.v};
-        mcts_eval_fn fn = eval_favour_slow;
-        void *user = x.favour;
         mcts_result_t r;
-        mcts_search_threads(t, 1, &fn, &user, &sl, &r);
-        mcts_child_info_t ch[BOARD_CELLS];
-        int n = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
-        while (k < n && ch[k].move != x.bad)
-            k++;
-        ck_assert_int_lt(k, n);
+        mcts_child_info_t c = watched_search(t, &x.b, mode ? 150 : 600, mode == 1 ? NULL : x.v,
+                                             x.favour, x.bad, &r);
         if (mode == 0) {
             ck_assert_int_ne(r.best_move, x.bad);
-            ck_assert_int_eq(ch[k].proven, -1);
+            ck_assert_int_eq(c.proven, -1);
             ck_assert_uint_ge(mcts_vct_checks(t), 1);
             ck_assert_uint_ge(mcts_vct_wins(t), 1);
         } else {
             ck_assert_int_eq(r.best_move, x.bad);
-            ck_assert_int_eq(ch[k].proven, 0);
+            ck_assert_int_eq(c.proven, 0);
         }
         mcts_free(t);
     }
@@ -1506,24 +1516,15 @@ START_TEST(test_watch_quiet)
         p.vct_watch_nodes = 2000;
         p.vct_watch_quiet_nodes = quiet ? 5000 : 0;
         mcts_t *t = tree_of(&p);
-        mcts_set_root(t, &b);
-        mcts_limits_t sl = {.visits = quiet ? 600 : 150, .time_ms = 600000.0, .watch = w};
-        mcts_eval_fn fn = eval_favour_slow;
-        void *user = favour;
         mcts_result_t r;
-        mcts_search_threads(t, 1, &fn, &user, &sl, &r);
-        mcts_child_info_t ch[BOARD_CELLS];
-        int n = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
-        while (k < n && ch[k].move != bad)
-            k++;
-        ck_assert_int_lt(k, n);
+        mcts_child_info_t c = watched_search(t, &b, quiet ? 600 : 150, w, favour, bad, &r);
         if (quiet) {
             ck_assert_int_ne(r.best_move, bad);
-            ck_assert_int_eq(ch[k].proven, -1);
+            ck_assert_int_eq(c.proven, -1);
             ck_assert_uint_ge(mcts_vct_wins(t), 1);
         } else {
             ck_assert_int_eq(r.best_move, bad);
-            ck_assert_int_eq(ch[k].proven, 0);
+            ck_assert_int_eq(c.proven, 0);
         }
         mcts_free(t);
     }
@@ -1638,6 +1639,55 @@ START_TEST(test_watch_root)
 }
 END_TEST
 
+/* The position of a game lost to PentaZen (2026-12-03, seed 14, game 2),
+ * white to move after 9 plies, facing black's 9-threat VCT; 8,7 and 6,11
+ * stop it, and after 5,8 (the move played) black's VCT takes the solver
+ * about 30,000 nodes. Returns a solver of 32 MiB for the watcher. */
+static vct_t *seed14_setup(board_t *b)
+{
+    const int bl[5][2] = {{10, 6}, {7, 9}, {10, 7}, {9, 8}, {6, 6}};
+    const int wh[4][2] = {{8, 8}, {6, 7}, {6, 8}, {6, 9}};
+    setup(b, 15, RULE_FREESTYLE, bl, 5, wh, 4);
+    char err[128];
+    vct_t *w = vct_create((size_t)32 << 20, err, sizeof err);
+    ck_assert_msg(w != NULL, "%s", err);
+    return w;
+}
+
+/* A watcher's check that the search's end cuts short leaves the move
+ * unchecked, so the check at the end of a timed move (mcts_refute_best)
+ * takes it up: before, such a move counted as checked, and the favourite
+ * of a game lost to PentaZen (2026-12-03, seed 14, game 2: 7,8) was
+ * played unrefuted after a check begun 92 ms before the end. In the
+ * position of test_watch_before_defence, black's VCT after the favourite
+ * 5,8 takes the watcher about 30,000 nodes (a few hundred ms); searches
+ * of 8 ms to 4 s (2 ms an evaluation) end before, during and after that
+ * solve, and whatever the machine's speed the favourite ends each one
+ * refuted or open to the check. */
+START_TEST(test_watch_cut_short)
+{
+    board_t b;
+    vct_t *w = seed14_setup(&b);
+    mcts_params_t p = params_mem((size_t)16 << 20);
+    p.vct_root_nodes = p.vct_defend_nodes = 0;
+    p.vct_watch_nodes = 100000;
+    int favour[2] = {board_xy(&b, 5, 8), board_xy(&b, 8, 7)};   /* refuted; a defence */
+    int cut = 0;
+    for (unsigned visits = 4; visits <= 2048; visits *= 2) {
+        vct_clear(w);   /* each solve cold */
+        mcts_t *t = tree_of(&p);
+        mcts_result_t r;
+        if (watched_search(t, &b, visits, w, favour, favour[0], &r).proven != -1) {
+            cut++;
+            ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), favour[0]);
+        }
+        mcts_free(t);
+    }
+    ck_assert_int_lt(cut, 10);   /* the longest search (4 s and more) sees the check through */
+    vct_free(w);
+}
+END_TEST
+
 /* The watcher checks the most visited root move before the root's
  * defence solves its candidates. A game lost to PentaZen (2026-12-03,
  * seed 14, game 2): white to move after 9 plies faces black's 9-threat
@@ -1650,32 +1700,18 @@ END_TEST
  * evaluation, 3,000 of them). */
 START_TEST(test_watch_before_defence)
 {
-    const int bl[5][2] = {{10, 6}, {7, 9}, {10, 7}, {9, 8}, {6, 6}};
-    const int wh[4][2] = {{8, 8}, {6, 7}, {6, 8}, {6, 9}};
     board_t b;
-    setup(&b, 15, RULE_FREESTYLE, bl, 5, wh, 4);
-    char err[128];
-    vct_t *w = vct_create((size_t)32 << 20, err, sizeof err);
-    ck_assert_msg(w != NULL, "%s", err);
+    vct_t *w = seed14_setup(&b);
     mcts_params_t p = params_mem((size_t)64 << 20);
     p.vct_root_nodes = 20000;
     p.vct_defend_nodes = 20000;
     p.vct_watch_nodes = 100000;
-    int favour[2] = {board_xy(&b, 5, 8), board_xy(&b, 8, 7)};
+    int favour[2] = {board_xy(&b, 5, 8), board_xy(&b, 8, 7)};   /* refuted; a defence */
     mcts_t *t = tree_of(&p);
-    mcts_set_root(t, &b);
-    mcts_limits_t sl = {.visits = 3000, .time_ms = 600000.0, .watch = w};
-    mcts_eval_fn fn = eval_favour_slow;
-    void *user = favour;
     mcts_result_t r;
-    mcts_search_threads(t, 1, &fn, &user, &sl, &r);
+    mcts_child_info_t c = watched_search(t, &b, 3000, w, favour, favour[0], &r);
     ck_assert_uint_eq(mcts_vct_defences(t), 1);   /* the root's defence began */
-    mcts_child_info_t ch[BOARD_CELLS];
-    int n = mcts_root_children(t, ch, BOARD_CELLS), k = 0;
-    while (k < n && ch[k].move != favour[0])
-        k++;
-    ck_assert_int_lt(k, n);
-    ck_assert_int_eq(ch[k].proven, -1);
+    ck_assert_int_eq(c.proven, -1);
     ck_assert_int_ne(r.best_move, favour[0]);
     mcts_free(t);
     vct_free(w);
@@ -2188,7 +2224,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_watch_before_defence, test_refute_quiet,
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_watch_before_defence, test_watch_cut_short, test_refute_quiet,
              test_threat_pruning, test_select_lcb, test_pattern_prior, test_policy_temp,
              test_minimax_mix, test_gumbel, test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
