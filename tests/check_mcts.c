@@ -1639,10 +1639,13 @@ START_TEST(test_watch_root)
 }
 END_TEST
 
-/* The position of a game lost to PentaZen (2026-12-03, seed 14, game 2),
- * white to move after 9 plies, facing black's 9-threat VCT; 8,7 and 6,11
- * stop it, and after 5,8 (the move played) black's VCT takes the solver
- * about 30,000 nodes. Returns a solver of 32 MiB for the watcher. */
+/* The position of a game lost to PentaZen (2026-12-03, seed 14, game 2)
+ * one point right and down of where it was played (the .psq's 1-based
+ * points read as 0-based; in freestyle, with every stone at least five
+ * points from each edge in both, much the same position), white to move after 9 plies, facing black's 9-threat VCT;
+ * here 8,7 and 6,11 stop it, and after 5,8 (the move played) black's VCT
+ * takes the solver about 30,000 nodes. Points below are of this copy.
+ * Returns a solver of 32 MiB for the watcher. */
 static vct_t *seed14_setup(board_t *b)
 {
     const int bl[5][2] = {{10, 6}, {7, 9}, {10, 7}, {9, 8}, {6, 6}};
