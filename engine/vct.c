@@ -85,6 +85,7 @@ struct vct {
     uint64_t defend_end;        /* the outermost defence in progress stops solving once
                                  * q.total_nodes reaches this (0: no bound) */
     uint64_t learned;           /* table entries made or improved (pn_search's restarts) */
+    uint64_t solves;            /* vct_solve calls so far (vct_solves) */
 };
 
 vct_t *vct_create(size_t tt_bytes, char *err, size_t errlen)
@@ -130,6 +131,7 @@ void vct_clear(vct_t *s)
 }
 
 uint64_t vct_nodes(const vct_t *s) { return s->q.total_nodes; }
+uint64_t vct_solves(const vct_t *s) { return s->solves; }
 
 /* Table: two-way buckets, the newer entry first. */
 
@@ -867,6 +869,7 @@ vct_status_t vct_solve(vct_t *s, const board_t *b, const vct_limits_t *lim, vct_
     int depth = lim && lim->max_depth > 0 && lim->max_depth < VCT_MAX_DEPTH
                     ? lim->max_depth : VCT_MAX_DEPTH;
     bool dfs = lim && lim->algo == VCT_ALGO_DFS;
+    s->solves++;
     query_begin(s, b, lim ? lim->nodes : 0, lim ? lim->time_ms : 0.0);
     s->q.stop = lim ? lim->stop : NULL;
     s->vcf_nodes = lim && lim->vcf_nodes ? lim->vcf_nodes : VCT_VCF_NODES;
@@ -1083,6 +1086,8 @@ static threat_verdict_t vct_verdict(struct vct_threat *t, const board_t *after, 
     vct_limits_t lim = t->each;
     if (t->s->defend_end && t->s->q.total_nodes >= t->s->defend_end)
         return THREAT_OPEN;   /* the whole defence's nodes are spent */
+    if (lim.stop && __atomic_load_n(lim.stop, __ATOMIC_RELAXED) != 0)
+        return THREAT_OPEN;   /* the caller's stop: each solve would start only to give up */
     if (t->deadline > 0.0) {
         lim.time_ms = t->deadline - util_now_ms();
         if (lim.time_ms < 0.01)

@@ -237,6 +237,9 @@ int vct_three_blocks(const board_t *b, int *out);
 
 /* Positions expanded by all queries of s so far. */
 uint64_t vct_nodes(const vct_t *s);
+/* Solves begun by s so far: each vct_solve, and each inside the other
+ * calls (a defence solves the threat, then its candidates). */
+uint64_t vct_solves(const vct_t *s);
 
 #ifdef __cplusplus
 }

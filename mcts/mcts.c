@@ -201,18 +201,25 @@ static int vcf_first_move(mcts_t *t, const board_t *b, uint32_t budget)
  * MOVE_NONE (none, out of budget, or VCT off). reply: b follows a root
  * move of ours that is checked, so a four of ours counts only if we still
  * have a defence after its block (vct_solve_reply). */
-static int vct_first_move(mcts_t *t, const board_t *b, uint32_t nodes, int depth,
-                          double time_ms, bool reply)
+static int vct_first_move_on(mcts_t *t, vct_t *solver, const board_t *b, uint32_t nodes,
+                             int depth, double time_ms, bool reply)
 {
-    if (!nodes || !t->vct)
+    if (!nodes || !solver)
         return MOVE_NONE;
     vct_limits_t lim = {.nodes = nodes, .time_ms = time_ms, .max_depth = depth};
     vct_result_t r;
     t->vct_checks++;
-    if ((reply ? vct_solve_reply : vct_solve)(t->vct, b, &lim, &r) != VCT_WIN)
+    if ((reply ? vct_solve_reply : vct_solve)(solver, b, &lim, &r) != VCT_WIN)
         return MOVE_NONE;
     t->vct_wins++;
     return r.line[0];
+}
+
+/* vct_first_move_on the tree's own solver. */
+static int vct_first_move(mcts_t *t, const board_t *b, uint32_t nodes, int depth,
+                          double time_ms, bool reply)
+{
+    return vct_first_move_on(t, t->vct, b, nodes, depth, time_ms, reply);
 }
 
 /* Fill edge moves for a new leaf and classify it: sets node->state to
@@ -1674,10 +1681,12 @@ static void unverify(mcts_t *t, int move)
         }
 }
 
-int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
+int mcts_refute_best(mcts_t *t, vct_t *solver, uint32_t nodes, double time_ms)
 {
     node_t *r = N(t, t->root);
-    if (!t->vct || !nodes || t->npending || r->state != NS_EXPANDED ||
+    if (!solver)
+        solver = t->vct;
+    if (!solver || !nodes || t->npending || r->state != NS_EXPANDED ||
         t->nverified >= VERIFY_MAX)
         return MOVE_NONE;
     int b = best_edge(t, r);
@@ -1695,12 +1704,12 @@ int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms)
     if (board_play(&after, move) != MOVE_OK || board_over(&after))
         return MOVE_NONE;
     double t0 = util_now_ms();
-    int win = vct_first_move(t, &after, nodes, 0, time_ms, true);
+    int win = vct_first_move_on(t, solver, &after, nodes, 0, time_ms, true);
     double left = time_ms > 0.0 ? time_ms - (util_now_ms() - t0) : 0.0;
     if (win == MOVE_NONE && t->p.vct_quiet_nodes && (time_ms <= 0.0 || left >= 1.0)) {
         vct_limits_t lim = {.nodes = t->p.vct_quiet_nodes, .time_ms = left};
         t->vct_checks++;
-        win = vct_quiet_win(t->vct, &after, &lim, QUIET_CANDS, NULL, NULL);
+        win = vct_quiet_win(solver, &after, &lim, QUIET_CANDS, NULL, NULL);
         t->vct_wins += win != MOVE_NONE;
     }
     if (win == MOVE_NONE)

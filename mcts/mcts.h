@@ -258,8 +258,11 @@ bool mcts_root_prove_win(mcts_t *t, int move);
  * move becomes a proven loss (best_edge and the search then avoid it) and is
  * returned. MOVE_NONE when it holds (or the solver ran out), was checked
  * before, or there is nothing to check (a proven or unexpanded root, a
- * proven child, no VCT solver, leaves in flight). */
-int mcts_refute_best(mcts_t *t, uint32_t nodes, double time_ms);
+ * proven child, no VCT solver, leaves in flight). The solves run on
+ * solver, or with NULL on the tree's own: a timed search's watcher's
+ * (mcts_limits_t.watch), between two searches, resumes from what its table
+ * holds of the watcher's checks and of the root's defence. */
+int mcts_refute_best(mcts_t *t, vct_t *solver, uint32_t nodes, double time_ms);
 
 /* Dirichlet(alpha) noise mixed into the root priors with weight frac; the
  * root must be expanded (mcts_root_expanded). Once per root. */

@@ -378,7 +378,7 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
         /* after a refutation a slice for the others, whose best is checked
          * in turn; else (or after VERIFY_ROUNDS) what is left */
         bool refuted = round < VERIFY_ROUNDS &&
-                       mcts_refute_best(t, p->vct_verify_nodes, left) != MOVE_NONE;
+                       mcts_refute_best(t, l.watch, p->vct_verify_nodes, left) != MOVE_NONE;
         left = lim->time_ms - (util_now_ms() - t0);
         if (left < 1.0)
             break;

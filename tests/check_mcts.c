@@ -1310,7 +1310,7 @@ START_TEST(test_refute_quiet)
         mcts_result_t r;
         mcts_search(t, eval_favour, favour, &sl, &r);
         ck_assert_int_eq(r.best_move, favour[0]);
-        ck_assert_int_eq(mcts_refute_best(t, 50000, 0.0), favour[0]);
+        ck_assert_int_eq(mcts_refute_best(t, NULL, 50000, 0.0), favour[0]);
         ck_assert_int_ne(mcts_pick_move(t, 0.0), favour[0]);
         mcts_free(t);
     }
@@ -1402,11 +1402,11 @@ START_TEST(test_refute_best)
     mcts_limits_t sl = {.visits = 100};
     mcts_result_t r;
     vct_limits_t lim = {.nodes = 200000};
-    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), x.bad);
+    ck_assert_int_eq(mcts_refute_best(t, NULL, 200000, 0.0), x.bad);
     ck_assert_int_ne(mcts_pick_move(t, 0.0), x.bad);
     ck_assert_int_eq(mcts_pick_move(t, 0.0), x.def[0]);
-    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), MOVE_NONE);   /* def[0] holds */
-    ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), MOVE_NONE);   /* checked already */
+    ck_assert_int_eq(mcts_refute_best(t, NULL, 200000, 0.0), MOVE_NONE);   /* def[0] holds */
+    ck_assert_int_eq(mcts_refute_best(t, NULL, 200000, 0.0), MOVE_NONE);   /* checked already */
     sl.visits = 300;
     mcts_search(t, eval_favour, x.favour, &sl, &r);
     ck_assert_int_ne(r.best_move, x.bad);
@@ -1419,7 +1419,7 @@ START_TEST(test_refute_best)
     mcts_set_root(t, &x.b);
     sl.visits = 100;
     mcts_search(t, eval_favour, x.favour, &sl, &r);
-    ck_assert_int_eq(mcts_refute_best(t, 0, 0.0), MOVE_NONE);
+    ck_assert_int_eq(mcts_refute_best(t, NULL, 0, 0.0), MOVE_NONE);
     ck_assert_int_eq(mcts_pick_move(t, 0.0), x.bad);
     mcts_free(t);
     vct_free(x.v);
@@ -1660,9 +1660,10 @@ static vct_t *seed14_setup(board_t *b)
 /* A watcher's check that the search's end cuts short leaves the move
  * unchecked, so the check at the end of a timed move (mcts_refute_best)
  * takes it up: before, such a move counted as checked, and the favourite
- * of a game lost to PentaZen (2026-12-03, seed 14, game 2: 7,8) was
- * played unrefuted after a check begun 92 ms before the end. In the
- * position of test_watch_before_defence, black's VCT after the favourite
+ * of a game lost to PentaZen (2026-12-03, seed 14, game 2: 6,7 there,
+ * 7,8 in seed14_setup's copy) was played unrefuted after a check begun
+ * 92 ms before the end. The check runs on the watcher's solver, as the
+ * play layer's does. In seed14_setup's position, black's VCT after the favourite
  * 5,8 takes the watcher about 30,000 nodes (a few hundred ms); searches
  * of 8 ms to 4 s (2 ms an evaluation) end before, during and after that
  * solve, and whatever the machine's speed the favourite ends each one
@@ -1682,7 +1683,7 @@ START_TEST(test_watch_cut_short)
         mcts_result_t r;
         if (watched_search(t, &b, visits, w, favour, favour[0], &r).proven != -1) {
             cut++;
-            ck_assert_int_eq(mcts_refute_best(t, 200000, 0.0), favour[0]);
+            ck_assert_int_eq(mcts_refute_best(t, w, 200000, 0.0), favour[0]);   /* on the watcher's table */
         }
         mcts_free(t);
     }

@@ -886,6 +886,25 @@ START_TEST(test_defend_zones)
 }
 END_TEST
 
+/* The it-th try of a loop over random threatened positions (9x9 and 11x11
+ * freestyle, 10-19 stones, the threat within 3 threats): false when it
+ * gives none, else b. */
+static bool threatened_try(vct_t *s, int it, uint64_t *rng, board_t *b)
+{
+    return threatened_position(s, b, it % 2 ? 11 : 9, RULE_FREESTYLE,
+                               10 + (int)(util_rng_next(rng) % 10), 3, rng);
+}
+
+/* s's table: the proof of the threat against b's side to move alone (b's
+ * opponent solved to move, with lim). */
+static void threat_proof_alone(vct_t *s, const board_t *b, const vct_limits_t *lim)
+{
+    board_t flip = *b;
+    board_pass(&flip);
+    vct_clear(s);
+    ck_assert_int_eq(vct_solve(s, &flip, lim, NULL), VCT_WIN);
+}
+
 /* A raised stop flag ends the walk of a proof's zone as it ends a solve
  * (a walk left to run made a move at 1 s take 2.9 s): on random threatened
  * positions, with the threat's proof in the table and the flag up, the
@@ -900,17 +919,13 @@ START_TEST(test_zone_walk_stops)
     int asked = 0;
     for (int it = 0; it < 800 && asked < 30; it++) {
         board_t b;
-        if (!threatened_position(s, &b, it % 2 ? 11 : 9, RULE_FREESTYLE,
-                                 10 + (int)(util_rng_next(&rng) % 10), 3, &rng))
+        if (!threatened_try(s, it, &rng, &b))
             continue;
-        board_t flip = b;
-        board_pass(&flip);
         int n[2], moves[2][BOARD_CELLS];
         volatile int up = 1;
         for (int z = 0; z < 2; z++) {
             vct_limits_t lim = {.max_depth = 3};
-            vct_clear(s);   /* the table: the threat's proof alone */
-            ck_assert_int_eq(vct_solve(s, &flip, &lim, NULL), VCT_WIN);
+            threat_proof_alone(s, &b, &lim);
             lim.no_zones = z == 0;
             lim.stop = &up;
             n[z] = vct_defend(s, &b, &lim, moves[z], NULL);
@@ -924,6 +939,47 @@ START_TEST(test_zone_walk_stops)
             ck_assert_int_eq(moves[1][i], moves[0][i]);
     }
     ck_assert_int_ge(asked, 20);
+    vct_free(s);
+}
+END_TEST
+
+/* A raised stop flag ends the defence's solves of its candidates: each
+ * one left begins no search (a defence round went on for 2.7 s past the
+ * end of a 1 s move, its hundred candidates each starting a solve that
+ * gave up at once: 2026-12-03, seed 15, game 29). On random threatened
+ * positions with the threat's proof in the table and the flag up, the
+ * defence gets the threat from the table and begins no solve more than
+ * getting it alone does (vct_defence_begin, the same first step), and
+ * its answer counts every candidate undecided: as many moves as the
+ * candidates, none proven. */
+START_TEST(test_defend_stops)
+{
+    vct_t *s = solver();
+    uint64_t rng = 777;
+    int asked = 0;
+    for (int it = 0; it < 800 && asked < 20; it++) {
+        board_t b;
+        if (!threatened_try(s, it, &rng, &b))
+            continue;
+        vct_limits_t lim = {.max_depth = 3, .nodes = 100000};
+        threat_proof_alone(s, &b, &lim);
+        volatile int up = 1;
+        lim.stop = &up;
+        int cand[BOARD_CELLS], moves[BOARD_CELLS];
+        uint64_t n0 = vct_solves(s);
+        int nc = vct_defence_begin(s, &b, &lim, cand, NULL);
+        uint64_t n1 = vct_solves(s);
+        bool proven = true;
+        int n = vct_defend_proven(s, &b, &lim, moves, &proven, NULL);
+        uint64_t n2 = vct_solves(s);
+        if (nc <= 0)
+            continue;   /* the table could not give the threat's line with the flag up */
+        asked++;
+        ck_assert_uint_le(n2 - n1, n1 - n0);
+        ck_assert_int_eq(n, nc);
+        ck_assert(!proven);
+    }
+    ck_assert_int_ge(asked, 10);
     vct_free(s);
 }
 END_TEST
@@ -1143,7 +1199,7 @@ int main(void)
     ADD_CASE(su, "vct", 60, test_three_three, test_four_three, test_dead_three_does_not_force,
              test_counter_four_refutes, test_counter_four_puts_off, test_deep_line,
              test_renju_white_forces_forbidden,
-             test_defend, test_defend_passes, test_defend_total, test_defend_zones, test_zone_walk_stops,
+             test_defend, test_defend_passes, test_defend_total, test_defend_zones, test_zone_walk_stops, test_defend_stops,
              test_quiet_win, test_quiet_win_kinds, test_quiet_win_random, test_limits,
              test_pool_rounds, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
