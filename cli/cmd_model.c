@@ -1,10 +1,14 @@
 /* gomoku model init|grow|info|loss: create, grow and inspect weights files (.gzm). */
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "cli/cmds.h"
+#include "nn/eval.h"
 #include "nn/nn.h"
+#include "nn/patnet.h"
 #include "selfplay/args.h"
 #include "selfplay/replay.h"
 #include "util/util.h"
@@ -12,12 +16,13 @@
 static const cmd_help_t help_model = {
     "model", BY_MODEL, "gomoku model init|grow|info|loss [options]",
     "Create a randomly initialised network (init), grow one (grow), describe a weights\n"
-    "file (info) or measure its loss on games (loss).\n"
+    "file (info), measure its loss on games (loss) or teach a pattern net (distill).\n"
     "  gomoku model init --blocks B --channels C [--board-max M --rule R --planes F\n"
     "                    --value-pool P --seed S] --out F\n"
     "  gomoku model grow F --blocks B --channels C [--value-pool P --seed S] --out F2\n"
     "  gomoku model info F\n"
     "  gomoku model loss F GAMES.gzr...\n"
+    "  gomoku model distill F GAMES.gzr... --out P.gzp [--epochs E --children K --lr X]\n"
     "'gomoku model SUBCOMMAND --help' lists a subcommand's options."};
 
 static const cmd_help_t help_init = {
@@ -247,10 +252,317 @@ static int model_info(int argc, char **argv)
     return 0;
 }
 
+
+static const cmd_help_t help_distill = {
+    "model distill", BY_MODEL, "gomoku model distill F GAMES.gzr... --out P.gzp [options]",
+    "Teach a pattern net (nn/patnet.h), the search's fast evaluator, to answer as\n"
+    "model F does: every position of the games, and --children positions a random\n"
+    "move from each, valued by F (its policy and value are the targets); then\n"
+    "--epochs passes of Adam over them in minibatches of 64. Prints the training\n"
+    "and held-out losses after each pass and writes P (atomically) after each."};
+
+/* One training position: the board and the teacher's answer. */
+typedef struct dpos {
+    uint8_t cells[BOARD_CELLS];
+    uint8_t to_move;
+    uint8_t held_out;
+    float value;                 /* teacher's, side to move */
+    uint16_t policy[BOARD_CELLS]; /* teacher's prior x 65535 */
+} dpos_t;
+
+typedef struct dset {
+    dpos_t *pos;
+    size_t n, cap;
+    int size;
+    rule_t rule;
+    nn_eval_t *ev;
+    board_t pend[64];
+    uint8_t pend_hold[64];
+    int npend;
+    float *policy;   /* 64 x BOARD_CELLS */
+} dset_t;
+
+static int dset_flush(dset_t *d)
+{
+    if (d->npend == 0)
+        return 0;
+    const board_t *bp[64];
+    float value[64];
+    for (int i = 0; i < d->npend; i++)
+        bp[i] = &d->pend[i];
+    nn_eval_eval(d->ev, bp, d->npend, d->policy, value);
+    if (d->n + (size_t)d->npend > d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 4096;
+        dpos_t *p = realloc(d->pos, cap * sizeof *p);
+        if (!p)
+            return -1;
+        d->pos = p;
+        d->cap = cap;
+    }
+    for (int i = 0; i < d->npend; i++) {
+        dpos_t *o = &d->pos[d->n++];
+        memcpy(o->cells, d->pend[i].cells, sizeof o->cells);
+        o->to_move = d->pend[i].to_move;
+        o->held_out = d->pend_hold[i];
+        o->value = value[i];
+        const float *row = d->policy + (size_t)i * BOARD_CELLS;
+        for (int p = 0; p < BOARD_CELLS; p++) {
+            float v = row[p] < 0 ? 0 : row[p] > 1 ? 1 : row[p];
+            o->policy[p] = (uint16_t)lrintf(v * 65535.0f);
+        }
+    }
+    d->npend = 0;
+    return 0;
+}
+
+static int dset_push(dset_t *d, const board_t *b, bool held_out)
+{
+    d->pend[d->npend] = *b;
+    d->pend_hold[d->npend++] = held_out;
+    return d->npend == 64 ? dset_flush(d) : 0;
+}
+
+/* A random empty point within two of a stone (or any empty point), or
+ * MOVE_NONE when none is legal. */
+static int near_move(const board_t *b, uint64_t *rng)
+{
+    int cand[BOARD_CELLS], n = 0, size = b->size;
+    for (int p = 0; p < size * size; p++) {
+        if (b->cells[p] != STONE_EMPTY || board_check_move(b, p) != MOVE_OK)
+            continue;
+        int x = p % size, y = p / size;
+        bool near = false;
+        for (int dy = -2; dy <= 2 && !near; dy++)
+            for (int dx = -2; dx <= 2 && !near; dx++) {
+                int xx = x + dx, yy = y + dy;
+                near = xx >= 0 && yy >= 0 && xx < size && yy < size &&
+                       b->cells[yy * size + xx] != STONE_EMPTY;
+            }
+        if (near)
+            cand[n++] = p;
+    }
+    return n ? cand[util_rng_below(rng, (uint32_t)n)] : MOVE_NONE;
+}
+
+static void dpos_board(const dset_t *d, const dpos_t *p, board_t *b)
+{
+    board_init(b, d->size, d->rule);
+    memcpy(b->cells, p->cells, sizeof b->cells);
+    b->to_move = p->to_move;
+}
+
+static void dpos_policy(const dpos_t *p, float *out)
+{
+    for (int i = 0; i < BOARD_CELLS; i++)
+        out[i] = p->policy[i] * (1.0f / 65535.0f);
+}
+
+/* The held-out positions' floor under the losses: the teacher policy's
+ * entropy (the cross-entropy of a perfect copy) and its values' variance
+ * (the squared error of the best constant). */
+static void dset_floor(const dset_t *d, double *entropy, double *variance)
+{
+    double h = 0, s = 0, s2 = 0;
+    size_t n = 0;
+    for (size_t i = 0; i < d->n; i++) {
+        const dpos_t *p = &d->pos[i];
+        if (!p->held_out)
+            continue;
+        for (int k = 0; k < BOARD_CELLS; k++)
+            if (p->policy[k]) {
+                double t = p->policy[k] / 65535.0;
+                h -= t * log(t);
+            }
+        s += p->value;
+        s2 += (double)p->value * p->value;
+        n++;
+    }
+    *entropy = n ? h / n : 0;
+    *variance = n ? s2 / n - (s / n) * (s / n) : 0;
+}
+
+/* Held-out losses of pn over d: policy cross-entropy and squared value error. */
+static void dset_heldout(const dset_t *d, const patnet_t *pn, double *lp, double *lv, size_t *n)
+{
+    *lp = *lv = 0;
+    *n = 0;
+    float pol[BOARD_CELLS];
+    for (size_t i = 0; i < d->n; i++) {
+        if (!d->pos[i].held_out)
+            continue;
+        board_t b;
+        dpos_board(d, &d->pos[i], &b);
+        dpos_policy(&d->pos[i], pol);
+        patnet_loss(pn, &b, pol, d->pos[i].value, lp, lv);
+        (*n)++;
+    }
+}
+
+static int model_distill(int argc, char **argv)
+{
+    const char *out = NULL, *init = NULL;
+    int epochs, children, threads;
+    double lr, holdout;
+    uint64_t seed;
+    bool force;
+    char *pos[256];
+    int npos = 0;
+    arg_spec_t specs[] = {
+        ARG(S_DISTILL_EPOCHS, &epochs), ARG(S_DISTILL_CHILDREN, &children),
+        ARG(S_DISTILL_LR, &lr), ARG(S_DISTILL_INIT, &init), ARG(S_DISTILL_THREADS, &threads),
+        ARG(S_DISTILL_HOLDOUT, &holdout), ARG(S_SEED, &seed),
+        ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
+    };
+    int rc = args_parse(&help_distill, specs, ARGS_COUNT(specs), argc, argv, pos, 256, &npos);
+    if (rc != ARGS_OK)
+        return args_exit_status(rc);
+    if (npos < 2)
+        return args_fail(&help_distill, "a model file and game files are required");
+    if ((rc = check_out(&help_distill, out, force)) != 0)
+        return rc;
+    char err[512], note[256];
+    nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
+    if (!m) {
+        fprintf(stderr, "gomoku model distill: %s\n", err);
+        return 1;
+    }
+    rc = 1;
+    dset_t d = {.size = m->cfg.board_max, .rule = (rule_t)m->rule};
+    patnet_t *pn = NULL;
+    patnet_trainer_t *tr = NULL;
+    size_t *order = NULL;
+    nn_net_t *net = nn_net_create(m, "cpu", 64, threads, note, sizeof note, err, sizeof err);
+    if (!net || !(d.ev = nn_eval_create(net, NULL, 64, err, sizeof err)))
+        goto out_fail;
+    if (!(d.policy = malloc(64 * BOARD_CELLS * sizeof *d.policy))) {
+        snprintf(err, sizeof err, "out of memory");
+        goto out_fail;
+    }
+    uint64_t rng = seed;
+    game_record_t g;
+    record_init(&g);
+    size_t games = 0, skipped = 0;
+    double t0 = util_now_ms();
+    for (int f = 1; f < npos; f++) {
+        record_reader_t *rr = record_reader_open(pos[f], err, sizeof err);
+        if (!rr) {
+            record_free(&g);
+            goto out_fail;
+        }
+        int k;
+        char why[256];
+        while ((k = record_reader_next(rr, &g, why, sizeof why)) != 0) {
+            if (k < 0 || g.size != d.size || g.rule != d.rule) {
+                skipped++;
+                continue;
+            }
+            bool held = util_rng_unit(&rng) < holdout;
+            board_t b;
+            board_init(&b, d.size, d.rule);
+            for (uint32_t i = 0; i < g.nplies && !board_over(&b); i++) {
+                if (dset_push(&d, &b, held) != 0)
+                    goto out_oom;
+                for (int c = 0; c < children; c++) {
+                    board_t cb = b;
+                    int mv = near_move(&cb, &rng);
+                    if (mv != MOVE_NONE && board_play(&cb, mv) == MOVE_OK && !board_over(&cb) &&
+                        dset_push(&d, &cb, held) != 0)
+                        goto out_oom;
+                }
+                if (board_play(&b, g.plies[i].move) != MOVE_OK)
+                    break;
+            }
+            games++;
+        }
+        record_reader_free(rr);
+    }
+    record_free(&g);
+    if (dset_flush(&d) != 0)
+        goto out_oom;
+    size_t ntrain = 0;
+    for (size_t i = 0; i < d.n; i++)
+        ntrain += !d.pos[i].held_out;
+    printf("distill: %zu games (%zu skipped), %zu positions (%zu held out), valued by %s in "
+           "%.1f s\n", games, skipped, d.n, d.n - ntrain, pos[0], (util_now_ms() - t0) / 1000);
+    double floor_h, floor_var;
+    dset_floor(&d, &floor_h, &floor_var);
+    printf("distill: held out, the teacher's policy entropy %.4f and value variance %.4f\n",
+           floor_h, floor_var);
+    fflush(stdout);
+    if (ntrain == 0) {
+        snprintf(err, sizeof err, "no training positions of a %dx%d %s game in the files", d.size,
+                 d.size, rule_name(d.rule));
+        goto out_fail;
+    }
+    pn = init ? patnet_load(init, err, sizeof err) : patnet_create(d.rule, seed);
+    if (!pn) {
+        if (!init)
+            snprintf(err, sizeof err, "out of memory");
+        goto out_fail;
+    }
+    if (!(tr = patnet_trainer_create(pn, (float)lr)) ||
+        !(order = malloc(ntrain * sizeof *order)))
+        goto out_oom;
+    ntrain = 0;
+    for (size_t i = 0; i < d.n; i++)
+        if (!d.pos[i].held_out)
+            order[ntrain++] = i;
+    size_t steps = (ntrain + 63) / 64 * (size_t)epochs, step = 0;
+    float pol[BOARD_CELLS];
+    for (int e = 0; e < epochs; e++) {
+        for (size_t i = ntrain; i > 1; i--) {
+            size_t j = util_rng_below(&rng, (uint32_t)i);
+            size_t t = order[i - 1];
+            order[i - 1] = order[j];
+            order[j] = t;
+        }
+        double lp = 0, lv = 0;
+        t0 = util_now_ms();
+        for (size_t i = 0; i < ntrain; i++) {
+            const dpos_t *p = &d.pos[order[i]];
+            board_t b;
+            dpos_board(&d, p, &b);
+            dpos_policy(p, pol);
+            patnet_trainer_add(tr, &b, pol, p->value, &lp, &lv);
+            if ((i + 1) % 64 == 0 || i + 1 == ntrain) {
+                patnet_trainer_set_lr(tr, (float)(lr * (1.0 - 0.9 * (double)step / steps)));
+                patnet_trainer_step(tr);
+                step++;
+            }
+        }
+        double hp, hv;
+        size_t nh;
+        dset_heldout(&d, pn, &hp, &hv, &nh);
+        printf("epoch %d: train policy %.4f value %.4f; held out policy %.4f value %.4f (%zu); "
+               "%.0f positions/s\n", e + 1, lp / ntrain, lv / ntrain, nh ? hp / nh : 0,
+               nh ? hv / nh : 0, nh, ntrain / ((util_now_ms() - t0) / 1000));
+        fflush(stdout);
+        if (patnet_save(pn, out, err, sizeof err) != 0)
+            goto out_fail;
+    }
+    printf("wrote %s: %llu steps\n", out, (unsigned long long)patnet_step(pn));
+    rc = 0;
+    goto out_free;
+out_oom:
+    snprintf(err, sizeof err, "out of memory");
+out_fail:
+    fprintf(stderr, "gomoku model distill: %s\n", err);
+out_free:
+    free(order);
+    patnet_trainer_free(tr);
+    patnet_free(pn);
+    free(d.pos);
+    free(d.policy);
+    nn_eval_free(d.ev);
+    nn_net_free(net);
+    nn_model_free(m);
+    return rc;
+}
+
 int cmd_model(int argc, char **argv)
 {
     if (argc < 2)
-        return args_fail(&help_model, "a subcommand is required (init, grow, info or loss)");
+        return args_fail(&help_model, "a subcommand is required (init, grow, info, loss or distill)");
     const char *sub = argv[1];
     if (strcmp(sub, "--help") == 0 || strcmp(sub, "-h") == 0) {
         args_print_help(&help_model, NULL, 0);
@@ -264,7 +576,9 @@ int cmd_model(int argc, char **argv)
         return model_info(argc - 1, argv + 1);
     if (strcmp(sub, "loss") == 0)
         return model_loss(argc - 1, argv + 1);
+    if (strcmp(sub, "distill") == 0)
+        return model_distill(argc - 1, argv + 1);
     if (sub[0] == '-')
         return args_fail(&help_model, "unknown option '%s'", sub);
-    return args_fail(&help_model, "unknown subcommand '%s' (init, grow, info or loss)", sub);
+    return args_fail(&help_model, "unknown subcommand '%s' (init, grow, info, loss or distill)", sub);
 }

@@ -104,7 +104,8 @@ analyze_t *analyze_create(const analyze_opts_t *o, char *note, size_t notelen, c
         return NULL;
     }
     nn_model_t *m = NULL;
-    if (strcmp(o->model, "mcts:uniform") != 0) {
+    bool patnet = strncmp(o->model, "patnet:", 7) == 0;
+    if (strcmp(o->model, "mcts:uniform") != 0 && !patnet) {
         m = nn_model_load(o->model, e, sizeof e);
         if (!m) {
             snprintf(err, errlen, "%s", e);
@@ -139,6 +140,7 @@ analyze_t *analyze_create(const analyze_opts_t *o, char *note, size_t notelen, c
     so.search_threads = o->threads;
     so.net_threads = 1;   /* one CPU thread per net: workers x threads nets in all */
     so.size = a->size;
+    so.patnet = patnet ? o->model + 7 : NULL;
     so.tree_bytes = o->tree_bytes ? o->tree_bytes
                     : o->visits > 0 ? mcts_tree_bytes((uint32_t)o->visits, a->board_max)
                     : (size_t)1 << 30;

@@ -306,7 +306,8 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
         return 0;
     }
     nn_model_t *model = NULL;
-    if (strcmp(spec, "mcts:uniform") != 0) {
+    bool patnet = strncmp(spec, "patnet:", 7) == 0;
+    if (strcmp(spec, "mcts:uniform") != 0 && !patnet) {
         model = nn_model_load(spec, err, errlen);
         if (!model)
             return -1;
@@ -325,6 +326,7 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
     so.cache_bytes = total / 4;
     so.tree_bytes = total - so.cache_bytes;
     so.mcts.seed = o->seed;
+    so.patnet = patnet ? spec + 7 : NULL;
     searcher_opts_apply(&so, &o->search);
     char note[256] = "";
     br->searcher = searcher_create(model, &so, note, sizeof note, err, errlen);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "nn/eval.h"
+#include "nn/patnet.h"
 #include "util/util.h"
 
 struct searcher {
@@ -20,6 +21,7 @@ struct searcher {
     mcts_eval_fn fn[SEARCHER_MAX_THREADS];
     void *user[SEARCHER_MAX_THREADS];
     nn_eval_cache_t *cache;       /* NULL: none */
+    patnet_t *patnet;             /* the evaluator instead of a net (o.patnet), owned */
     vct_t *watch;                 /* the solver of a timed search's watcher (made at its first) */
     int ntrees;                   /* G; 0 after a failed searcher_set_memory */
     mcts_t **trees;
@@ -153,8 +155,8 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
     }
     for (int i = 0; i < s->nthreads; i++) {
         if (!s->net[i]) {
-            s->fn[i] = mcts_eval_uniform;
-            s->user[i] = NULL;
+            s->fn[i] = s->patnet ? patnet_eval : mcts_eval_uniform;
+            s->user[i] = s->patnet;
             continue;
         }
         s->ev[i] = nn_eval_create(s->net[i], s->cache, o->trees * o->batch, err, errlen);
@@ -240,7 +242,11 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
     s->count = calloc((size_t)o->trees, sizeof *s->count);
     if (!s->trees || !s->boards || !s->policy || !s->value || !s->first || !s->count)
         goto out_free_searcher_nomem;
-    if (model) {
+    if (o->patnet) {
+        if (!(s->patnet = patnet_load(o->patnet, err, errlen)))
+            goto out_free_searcher;
+        snprintf(s->device_name, sizeof s->device_name, "pattern net");
+    } else if (model) {
         for (int i = 0; i < s->nthreads; i++) {
             s->net[i] = nn_net_create(model, s->device, (int)net_rows, o->net_threads,
                                       i == 0 ? note : NULL, i == 0 ? notelen : 0, err, errlen);
@@ -281,6 +287,7 @@ void searcher_free(searcher_t *s)
     free(s->first);
     free(s->count);
     vct_free(s->watch);
+    patnet_free(s->patnet);
     free(s);
 }
 

@@ -84,6 +84,8 @@ typedef struct searcher_opts {
     uint32_t visits;        /* root visits one search aims at, for sizing (0: time-limited) */
     size_t tree_bytes;      /* per tree; 0: mcts_tree_bytes(visits, size), 1 GiB when visits is 0 */
     size_t cache_bytes;     /* NN cache for the whole searcher (0: no cache) */
+    const char *patnet;     /* a pattern net file (nn/patnet.h) to evaluate with instead of a
+                             * model's net (NULL: none); loaded by searcher_create */
     mcts_params_t mcts;     /* c_puct, fpu, seed (tree i gets seed + i); mem_bytes and
                              * max_pending are set by the searcher */
 } searcher_opts_t;

@@ -572,6 +572,19 @@ const setting_t settings_table[S_COUNT] = {
     [S_CALIB_VCT_NODES] = {"calibrate_vct_nodes", "vct-nodes", SET_INT, 1, 100000000, "5000", "N",
                            "threat solver budget of the win query (the loss check: a tenth "
                            "per solve)", BY_CALIBRATE},
+    [S_DISTILL_EPOCHS] = {"distill_epochs", "epochs", SET_INT, 1, 1000, "8", "E",
+                          "passes over the positions", BY_MODEL},
+    [S_DISTILL_CHILDREN] = {"distill_children", "children", SET_INT, 0, 8, "1", "K",
+                            "positions a random move away from each game position, added "
+                            "(the search values such positions too)", BY_MODEL},
+    [S_DISTILL_LR] = {"distill_lr", "lr", SET_DOUBLE, 1e-6, 1, "0.002", "X",
+                      "Adam's learning rate (decays linearly to a tenth)", BY_MODEL},
+    [S_DISTILL_INIT] = {"distill_init", "init", SET_STR, 0, 0, NULL, "F",
+                        "start from this pattern net instead of random weights", BY_MODEL},
+    [S_DISTILL_THREADS] = {"distill_threads", "threads", SET_INT, 0, 256, "2", "T",
+                           "CPU threads of the teacher net (0: all cores)", BY_MODEL},
+    [S_DISTILL_HOLDOUT] = {"distill_holdout", "holdout", SET_DOUBLE, 0, 0.5, "0.05", "F",
+                           "fraction of the games held out for the loss figures", BY_MODEL},
 };
 
 const setting_t *settings_find(const char *key)

@@ -1,0 +1,535 @@
+/* The pattern net: see patnet.h. Plain loops; the per-point products are
+ * short enough for the compiler's vectorizer. */
+#include "nn/patnet.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "util/util.h"
+
+enum { D = PATNET_D, H = PATNET_H };
+
+/* Offsets of each part in the flat parameter buffer. */
+#define OFF_TABLE 0
+#define OFF_B0 (OFF_TABLE + (size_t)PATNET_CODES * D)
+#define OFF_W1 (OFF_B0 + D)
+#define OFF_B1 (OFF_W1 + D * D)
+#define OFF_WP (OFF_B1 + D)
+#define OFF_BP (OFF_WP + D)
+#define OFF_V1 (OFF_BP + 1)
+#define OFF_C1 (OFF_V1 + H * 2 * D)
+#define OFF_V2 (OFF_C1 + H)
+#define OFF_C2 (OFF_V2 + H)
+#define NPARAMS (OFF_C2 + 1)
+#define NDENSE (NPARAMS - OFF_B0)
+
+struct patnet {
+    uint8_t rule;
+    uint64_t step;
+    float *p;                         /* NPARAMS */
+    uint16_t canon[PATNET_CODES];     /* a code's table row: min of it and its reversal */
+};
+
+static uint32_t reverse_code(uint32_t c)
+{
+    uint32_t r = 0;
+    for (int i = 0; i < 8; i++)
+        r |= ((c >> (2 * i)) & 3u) << (2 * (7 - i));
+    return r;
+}
+
+static patnet_t *alloc_net(rule_t rule)
+{
+    patnet_t *pn = calloc(1, sizeof *pn);
+    if (!pn)
+        return NULL;
+    pn->p = calloc(NPARAMS, sizeof *pn->p);
+    if (!pn->p) {
+        free(pn);
+        return NULL;
+    }
+    pn->rule = (uint8_t)rule;
+    for (uint32_t c = 0; c < PATNET_CODES; c++) {
+        uint32_t r = reverse_code(c);
+        pn->canon[c] = (uint16_t)(r < c ? r : c);
+    }
+    return pn;
+}
+
+static float rand_sym(uint64_t *s, float scale)
+{
+    return (float)((util_rng_unit(s) * 2.0 - 1.0) * scale);
+}
+
+patnet_t *patnet_create(rule_t rule, uint64_t seed)
+{
+    patnet_t *pn = alloc_net(rule);
+    if (!pn)
+        return NULL;
+    uint64_t s = seed;
+    float *p = pn->p;
+    for (size_t i = 0; i < (size_t)PATNET_CODES * D; i++)
+        p[OFF_TABLE + i] = rand_sym(&s, 0.1f);
+    for (int i = 0; i < D * D; i++)
+        p[OFF_W1 + i] = rand_sym(&s, sqrtf(3.0f / D));
+    for (int i = 0; i < H * 2 * D; i++)
+        p[OFF_V1 + i] = rand_sym(&s, sqrtf(3.0f / (2 * D)));
+    for (int i = 0; i < H; i++)
+        p[OFF_V2 + i] = rand_sym(&s, sqrtf(3.0f / H));
+    for (int i = 0; i < D; i++)
+        p[OFF_WP + i] = rand_sym(&s, sqrtf(3.0f / D));
+    return pn;
+}
+
+void patnet_free(patnet_t *pn)
+{
+    if (!pn)
+        return;
+    free(pn->p);
+    free(pn);
+}
+
+rule_t patnet_rule(const patnet_t *pn) { return (rule_t)pn->rule; }
+uint64_t patnet_step(const patnet_t *pn) { return pn->step; }
+
+/* ---- forward ---- */
+
+#define PAD 4
+#define GRID (BOARD_MAX + 2 * PAD)
+#define MEMO 512   /* > BOARD_CELLS, a power of two */
+
+/* One position's forward, kept for the backward. */
+typedef struct fwd {
+    int n;                        /* legal empty points */
+    int16_t pt[BOARD_CELLS];      /* their board indices */
+    uint16_t row[BOARD_CELLS][4]; /* table row of each line */
+    float s[BOARD_CELLS][D];      /* relu(s_p) */
+    float h[BOARD_CELLS][D];      /* h_p */
+    float logit[BOARD_CELLS];     /* then the softmax */
+    float pool[2 * D];            /* mean, max */
+    int16_t argmax[D];            /* index into pt of each channel's max */
+    float z[H];
+    float v;
+} fwd_t;
+
+static int legal_points(const board_t *b, int16_t *pt)
+{
+    int n = 0, np = board_npoints(b);
+    bool renju_black = b->rule == RULE_RENJU && b->to_move == STONE_BLACK;
+    for (int i = 0; i < np; i++)
+        if (b->cells[i] == STONE_EMPTY && !(renju_black && board_is_forbidden(b, i)))
+            pt[n++] = (int16_t)i;
+    return n;
+}
+
+static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
+{
+    const float *p = pn->p;
+    int size = b->size, W = size + 2 * PAD;
+    uint8_t st[GRID * GRID];
+    memset(st, 3, (size_t)W * W);
+    int me = b->to_move;
+    for (int y = 0; y < size; y++)
+        for (int x = 0; x < size; x++) {
+            int c = b->cells[y * size + x];
+            st[(y + PAD) * W + x + PAD] = (uint8_t)(c == STONE_EMPTY ? 0 : c == me ? 1 : 2);
+        }
+    const int dir[4] = {1, W, W + 1, W - 1};
+    f->n = legal_points(b, f->pt);
+    float mean[D] = {0}, mx[D];
+    for (int j = 0; j < D; j++) {
+        mx[j] = -INFINITY;
+        f->argmax[j] = 0;
+    }
+    const float *b0 = p + OFF_B0, *w1 = p + OFF_W1, *b1 = p + OFF_B1, *wp = p + OFF_WP;
+    /* Points whose 4 lines read the same rows (the open board's, mostly)
+     * share one computation: a small hash of the sorted rows. */
+    uint64_t memo_key[MEMO];
+    int16_t memo_k[MEMO];
+    memset(memo_k, -1, sizeof memo_k);
+    for (int k = 0; k < f->n; k++) {
+        int q = (f->pt[k] / size + PAD) * W + f->pt[k] % size + PAD;
+        uint16_t *rows = f->row[k];
+        for (int d = 0; d < 4; d++) {
+            int o = dir[d];
+            uint32_t code = 0;
+            for (int i = 4; i >= 1; i--)
+                code = code * 4 + st[q - i * o];
+            for (int i = 1; i <= 4; i++)
+                code = code * 4 + st[q + i * o];
+            rows[d] = pn->canon[code];
+        }
+        uint16_t r[4] = {rows[0], rows[1], rows[2], rows[3]};
+        for (int i = 1; i < 4; i++)
+            for (int j = i; j > 0 && r[j - 1] > r[j]; j--) {
+                uint16_t t = r[j];
+                r[j] = r[j - 1];
+                r[j - 1] = t;
+            }
+        uint64_t key = (uint64_t)r[0] | (uint64_t)r[1] << 16 | (uint64_t)r[2] << 32 |
+                       (uint64_t)r[3] << 48;
+        unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 56) & (MEMO - 1);
+        while (memo_k[slot] >= 0 && memo_key[slot] != key)
+            slot = (slot + 1) & (MEMO - 1);
+        float *h = f->h[k];
+        if (memo_k[slot] >= 0) {
+            int src = memo_k[slot];
+            memcpy(f->s[k], f->s[src], sizeof f->s[k]);
+            memcpy(h, f->h[src], sizeof f->h[k]);
+            f->logit[k] = f->logit[src];
+        } else {
+            memo_key[slot] = key;
+            memo_k[slot] = (int16_t)k;
+            float s[D];
+            memcpy(s, b0, sizeof s);
+            for (int d = 0; d < 4; d++) {
+                const float *t = p + OFF_TABLE + (size_t)rows[d] * D;
+                for (int j = 0; j < D; j++)
+                    s[j] += t[j];
+            }
+            float a[D];
+            memcpy(a, b1, sizeof a);
+            for (int j = 0; j < D; j++) {
+                float sj = s[j] > 0 ? s[j] : 0;
+                f->s[k][j] = sj;
+                if (sj == 0)
+                    continue;
+                const float *wc = w1 + j * D;   /* W1's column j: input j to every output */
+                for (int i = 0; i < D; i++)
+                    a[i] += wc[i] * sj;
+            }
+            float lg = p[OFF_BP];
+            for (int i = 0; i < D; i++) {
+                h[i] = a[i] > 0 ? a[i] : 0;
+                lg += wp[i] * h[i];
+            }
+            f->logit[k] = lg;
+        }
+        for (int i = 0; i < D; i++) {
+            mean[i] += h[i];
+            if (h[i] > mx[i]) {
+                mx[i] = h[i];
+                f->argmax[i] = (int16_t)k;
+            }
+        }
+    }
+    float inv = f->n > 0 ? 1.0f / f->n : 0;
+    for (int j = 0; j < D; j++) {
+        f->pool[j] = mean[j] * inv;
+        f->pool[D + j] = f->n > 0 ? mx[j] : 0;
+    }
+    /* softmax over the legal points */
+    float top = -INFINITY;
+    for (int k = 0; k < f->n; k++)
+        top = f->logit[k] > top ? f->logit[k] : top;
+    float sum = 0;
+    for (int k = 0; k < f->n; k++)
+        sum += f->logit[k] = expf(f->logit[k] - top);
+    for (int k = 0; k < f->n; k++)
+        f->logit[k] /= sum;
+    const float *v1 = p + OFF_V1, *c1 = p + OFF_C1, *v2 = p + OFF_V2;
+    float a = p[OFF_C2];
+    for (int i = 0; i < H; i++) {
+        float zi = c1[i];
+        for (int j = 0; j < 2 * D; j++)
+            zi += v1[i * 2 * D + j] * f->pool[j];
+        f->z[i] = zi > 0 ? zi : 0;
+        a += v2[i] * f->z[i];
+    }
+    f->v = tanhf(a);
+}
+
+void patnet_eval(void *user, const board_t *const *boards, int n, float *policy,
+                 float *value)
+{
+    const patnet_t *pn = user;
+    fwd_t f;
+    for (int i = 0; i < n; i++) {
+        forward(pn, boards[i], &f);
+        float *row = policy + (size_t)i * BOARD_CELLS;
+        memset(row, 0, BOARD_CELLS * sizeof *row);
+        for (int k = 0; k < f.n; k++)
+            row[f.pt[k]] = f.logit[k];
+        value[i] = f.v;
+    }
+}
+
+static void losses(const fwd_t *f, const float *policy, float value, double *lp, double *lv)
+{
+    double ce = 0;
+    for (int k = 0; k < f->n; k++) {
+        float t = policy[f->pt[k]];
+        if (t > 0)
+            ce -= t * log(f->logit[k] > 1e-30f ? f->logit[k] : 1e-30f);
+    }
+    *lp += ce;
+    *lv += (f->v - value) * (f->v - value);
+}
+
+void patnet_loss(const patnet_t *pn, const board_t *b, const float *policy, float value,
+                 double *lp, double *lv)
+{
+    fwd_t *f = malloc(sizeof *f);
+    assert(f);
+    forward(pn, b, f);
+    losses(f, policy, value, lp, lv);
+    free(f);
+}
+
+/* ---- training ---- */
+
+struct patnet_trainer {
+    patnet_t *pn;
+    float lr;
+    int t;                    /* Adam steps */
+    int added;                /* positions since the last step */
+    float *g, *m, *v;         /* NPARAMS each */
+    uint8_t *touched;         /* table rows with a gradient this batch */
+    uint16_t *rows;           /* their list */
+    size_t nrows;
+    fwd_t f;
+};
+
+patnet_trainer_t *patnet_trainer_create(patnet_t *pn, float lr)
+{
+    patnet_trainer_t *tr = calloc(1, sizeof *tr);
+    if (!tr)
+        return NULL;
+    tr->pn = pn;
+    tr->lr = lr;
+    tr->g = calloc(NPARAMS, sizeof(float));
+    tr->m = calloc(NPARAMS, sizeof(float));
+    tr->v = calloc(NPARAMS, sizeof(float));
+    tr->touched = calloc(PATNET_CODES, 1);
+    tr->rows = calloc(PATNET_CODES, sizeof *tr->rows);
+    if (!tr->g || !tr->m || !tr->v || !tr->touched || !tr->rows) {
+        patnet_trainer_free(tr);
+        return NULL;
+    }
+    return tr;
+}
+
+void patnet_trainer_free(patnet_trainer_t *tr)
+{
+    if (!tr)
+        return;
+    free(tr->g);
+    free(tr->m);
+    free(tr->v);
+    free(tr->touched);
+    free(tr->rows);
+    free(tr);
+}
+
+void patnet_trainer_set_lr(patnet_trainer_t *tr, float lr) { tr->lr = lr; }
+
+void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *policy,
+                        float value, double *lp, double *lv)
+{
+    patnet_t *pn = tr->pn;
+    fwd_t *f = &tr->f;
+    forward(pn, b, f);
+    losses(f, policy, value, lp, lv);
+    tr->added++;
+    const float *p = pn->p;
+    float *g = tr->g;
+    /* value head */
+    float da = 2.0f * (f->v - value) * (1.0f - f->v * f->v);
+    g[OFF_C2] += da;
+    float dpool[2 * D] = {0};
+    for (int i = 0; i < H; i++) {
+        g[OFF_V2 + i] += da * f->z[i];
+        if (f->z[i] <= 0)
+            continue;
+        float dz = da * p[OFF_V2 + i];
+        g[OFF_C1 + i] += dz;
+        for (int j = 0; j < 2 * D; j++) {
+            g[OFF_V1 + i * 2 * D + j] += dz * f->pool[j];
+            dpool[j] += dz * p[OFF_V1 + i * 2 * D + j];
+        }
+    }
+    float inv = f->n > 0 ? 1.0f / f->n : 0;
+    float tsum = 0;
+    for (int k = 0; k < f->n; k++)
+        tsum += policy[f->pt[k]];
+    float tnorm = tsum > 0 ? 1.0f / tsum : 0;
+    const float *w1 = p + OFF_W1, *wp = p + OFF_WP;
+    for (int k = 0; k < f->n; k++) {
+        float dl = f->logit[k] - policy[f->pt[k]] * tnorm;   /* softmax - target */
+        if (tsum <= 0)
+            dl = 0;
+        g[OFF_BP] += dl;
+        float dh[D];
+        for (int i = 0; i < D; i++) {
+            dh[i] = dl * wp[i] + dpool[i] * inv + (f->argmax[i] == k ? dpool[D + i] : 0);
+            g[OFF_WP + i] += dl * f->h[k][i];
+            if (f->h[k][i] <= 0)
+                dh[i] = 0;
+        }
+        float ds[D] = {0};
+        for (int i = 0; i < D; i++) {
+            if (dh[i] == 0)
+                continue;
+            g[OFF_B1 + i] += dh[i];
+            for (int j = 0; j < D; j++) {
+                g[OFF_W1 + j * D + i] += dh[i] * f->s[k][j];
+                ds[j] += dh[i] * w1[j * D + i];
+            }
+        }
+        for (int j = 0; j < D; j++)
+            if (f->s[k][j] <= 0)
+                ds[j] = 0;
+        for (int j = 0; j < D; j++)
+            g[OFF_B0 + j] += ds[j];
+        for (int d = 0; d < 4; d++) {
+            uint16_t r = f->row[k][d];
+            if (!tr->touched[r]) {
+                tr->touched[r] = 1;
+                tr->rows[tr->nrows++] = r;
+            }
+            float *gt = g + OFF_TABLE + (size_t)r * D;
+            for (int j = 0; j < D; j++)
+                gt[j] += ds[j];
+        }
+    }
+}
+
+static void adam(patnet_trainer_t *tr, size_t off, size_t n, float scale, float c1, float c2)
+{
+    float *p = tr->pn->p + off, *g = tr->g + off, *m = tr->m + off, *v = tr->v + off;
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i] * scale;
+        m[i] = 0.9f * m[i] + 0.1f * gi;
+        v[i] = 0.999f * v[i] + 0.001f * gi * gi;
+        p[i] -= tr->lr * (m[i] * c1) / (sqrtf(v[i] * c2) + 1e-8f);
+        g[i] = 0;
+    }
+}
+
+void patnet_trainer_step(patnet_trainer_t *tr)
+{
+    if (tr->added == 0)
+        return;
+    tr->t++;
+    float scale = 1.0f / tr->added;
+    float c1 = 1.0f / (1.0f - powf(0.9f, (float)tr->t));
+    float c2 = 1.0f / (1.0f - powf(0.999f, (float)tr->t));
+    adam(tr, OFF_B0, NDENSE, scale, c1, c2);
+    /* the table's rows: lazy Adam, only the rows this batch touched */
+    for (size_t i = 0; i < tr->nrows; i++) {
+        adam(tr, OFF_TABLE + (size_t)tr->rows[i] * D, D, scale, c1, c2);
+        tr->touched[tr->rows[i]] = 0;
+    }
+    tr->nrows = 0;
+    tr->added = 0;
+    tr->pn->step++;
+}
+
+/* ---- file ---- */
+
+#define MAGIC "GZPN"
+#define HEADER_BYTES (4 + 4 * 4 + 8)
+
+static void put_u32(uint8_t *b, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+}
+static uint32_t get_u32(const uint8_t *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen)
+{
+    size_t len = HEADER_BYTES + NPARAMS * 4 + 4;
+    uint8_t *buf = malloc(len);
+    if (!buf) {
+        util_errf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    memcpy(buf, MAGIC, 4);
+    put_u32(buf + 4, PATNET_VERSION);
+    put_u32(buf + 8, D);
+    put_u32(buf + 12, H);
+    put_u32(buf + 16, pn->rule);
+    put_u32(buf + 20, (uint32_t)pn->step);
+    put_u32(buf + 24, (uint32_t)(pn->step >> 32));
+    for (size_t i = 0; i < NPARAMS; i++) {
+        uint32_t u;
+        memcpy(&u, &pn->p[i], 4);
+        put_u32(buf + HEADER_BYTES + 4 * i, u);
+    }
+    put_u32(buf + len - 4, (uint32_t)crc32(0L, buf, (uInt)(len - 4)));
+    int rc = util_write_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+patnet_t *patnet_load(const char *path, char *err, size_t errlen)
+{
+    FILE *fp = fopen(path, "rb");
+    if (!fp) {
+        util_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t len = HEADER_BYTES + NPARAMS * 4 + 4;
+    uint8_t *buf = malloc(len + 1);
+    patnet_t *pn = NULL;
+    if (!buf) {
+        util_errf(err, errlen, "%s: out of memory", path);
+        goto out_close;
+    }
+    size_t got = fread(buf, 1, len + 1, fp);
+    if (got < HEADER_BYTES || memcmp(buf, MAGIC, 4) != 0) {
+        util_errf(err, errlen, "%s: not a pattern net file (no GZPN header)", path);
+        goto out_free;
+    }
+    uint32_t ver = get_u32(buf + 4), d = get_u32(buf + 8), h = get_u32(buf + 12);
+    uint32_t rule = get_u32(buf + 16);
+    if (ver != PATNET_VERSION) {
+        util_errf(err, errlen, "%s: pattern net version %u, this build reads %d", path, ver,
+                  PATNET_VERSION);
+        goto out_free;
+    }
+    if (d != D || h != H || rule >= RULE_COUNT) {
+        util_errf(err, errlen, "%s: dims %ux%u rule %u, this build reads %dx%d", path, d, h,
+                  rule, D, H);
+        goto out_free;
+    }
+    if (got != len) {
+        util_errf(err, errlen, "%s: %zu bytes where a pattern net has %zu", path,
+                  got > len ? len + 1 : got, len);
+        goto out_free;
+    }
+    if (get_u32(buf + len - 4) != (uint32_t)crc32(0L, buf, (uInt)(len - 4))) {
+        util_errf(err, errlen, "%s: CRC mismatch (the file is corrupt)", path);
+        goto out_free;
+    }
+    pn = alloc_net((rule_t)rule);
+    if (!pn) {
+        util_errf(err, errlen, "%s: out of memory", path);
+        goto out_free;
+    }
+    pn->step = get_u32(buf + 20) | (uint64_t)get_u32(buf + 24) << 32;
+    for (size_t i = 0; i < NPARAMS; i++) {
+        uint32_t u = get_u32(buf + HEADER_BYTES + 4 * i);
+        memcpy(&pn->p[i], &u, 4);
+        if (!isfinite(pn->p[i])) {
+            util_errf(err, errlen, "%s: parameter %zu is not finite", path, i);
+            patnet_free(pn);
+            pn = NULL;
+            goto out_free;
+        }
+    }
+out_free:
+    free(buf);
+out_close:
+    fclose(fp);
+    return pn;
+}

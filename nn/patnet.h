@@ -1,0 +1,81 @@
+/* The pattern net: a fast evaluator for the search, learned from a net.
+ *
+ * Each empty point p sees, along each of its 4 lines, the 8 cells within
+ * four of it (empty, the side to move's, the opponent's, off the board):
+ * a code of 16 bits. A code and its reversal are the same pattern, and
+ * one table serves all 4 lines, so the evaluator sees the 8 symmetries
+ * of the board alike by construction.
+ *
+ *   s_p  = b0 + sum over p's 4 lines of table[code]        (D)
+ *   h_p  = relu(W1 relu(s_p) + b1)                          (D)
+ *   logit_p = wp . h_p + bp        policy over the legal empty points
+ *   z    = relu(V1 [mean_p h_p ; max_p h_p] + c1)           (H)
+ *   value = tanh(v2 . z + c2)      side to move, in [-1, 1]
+ *
+ * A forward is a few hundred thousand multiply-adds (a 4x48 net's is 79
+ * million), so a search gets many times the playouts; its judgement is
+ * what it learns from the net (patnet_distill in cli/cmd_model.c).
+ *
+ * File (.gzp): "GZPN", u32 version, u32 D, u32 H, u32 rule, u64 step,
+ * then the parameters as little-endian f32 in the order of patnet_t's
+ * buffer, then the CRC32 of everything before it. Read back checked:
+ * magic, version, dims, length, CRC, every number finite. */
+#ifndef GZ_NN_PATNET_H
+#define GZ_NN_PATNET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine/board.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PATNET_VERSION 1
+#define PATNET_D 32          /* per-point features */
+#define PATNET_H 32          /* value head's hidden units */
+#define PATNET_CODES 65536   /* 8 cells of 4 states */
+
+typedef struct patnet patnet_t;
+
+/* New random weights (small, seeded) for boards of rule. NULL on no memory. */
+patnet_t *patnet_create(rule_t rule, uint64_t seed);
+void patnet_free(patnet_t *pn);
+rule_t patnet_rule(const patnet_t *pn);
+uint64_t patnet_step(const patnet_t *pn);
+
+/* Load / save (atomic). NULL or -1 with a one-line err naming the path. */
+patnet_t *patnet_load(const char *path, char *err, size_t errlen);
+int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen);
+
+/* mcts_eval_fn with user = a patnet_t: policy rows of BOARD_CELLS (prior of
+ * each point, 0 at illegal ones, side to move) and value[i] for the side to
+ * move. Reads the net only, so any number of threads may share one.
+ * Allocates nothing. */
+void patnet_eval(void *user, const board_t *const *boards, int n, float *policy,
+                 float *value);
+
+/* Training. A trainer holds the gradients and Adam's moments of one net
+ * (the net stays the caller's and must outlive it). */
+typedef struct patnet_trainer patnet_trainer_t;
+patnet_trainer_t *patnet_trainer_create(patnet_t *pn, float lr);
+void patnet_trainer_free(patnet_trainer_t *tr);
+void patnet_trainer_set_lr(patnet_trainer_t *tr, float lr);
+/* One position into the batch's gradient: target policy (BOARD_CELLS, sums
+ * to 1 over legal points) and value for b's side to move. Adds its losses
+ * (cross-entropy, squared value error) to *lp, *lv. */
+void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *policy,
+                        float value, double *lp, double *lv);
+/* Adam step on the gradient of the positions added since the last step
+ * (averaged over them); clears it. */
+void patnet_trainer_step(patnet_trainer_t *tr);
+/* The losses of one position without training (held-out figures). */
+void patnet_loss(const patnet_t *pn, const board_t *b, const float *policy, float value,
+                 double *lp, double *lv);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
