@@ -322,6 +322,40 @@ static int dset_push(dset_t *d, const board_t *b, bool held_out)
     return d->npend == 64 ? dset_flush(d) : 0;
 }
 
+/* The position before ply i of game g with the game's own targets: the
+ * normalised visits of a full search (none otherwise: the value alone
+ * trains) and the result for the side to move mixed with the root value. */
+static int dset_push_record(dset_t *d, const board_t *b, const game_record_t *g, uint32_t i,
+                            float value_mix, bool held_out)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 4096;
+        dpos_t *p = realloc(d->pos, cap * sizeof *p);
+        if (!p)
+            return -1;
+        d->pos = p;
+        d->cap = cap;
+    }
+    const record_ply_t *pl = &g->plies[i];
+    dpos_t *o = &d->pos[d->n++];
+    memcpy(o->cells, b->cells, sizeof o->cells);
+    o->to_move = b->to_move;
+    o->held_out = held_out;
+    float z = g->result == RESULT_DRAW ? 0.0f
+              : g->result == (b->to_move == STONE_BLACK ? RESULT_BLACK : RESULT_WHITE) ? 1.0f
+                                                                                     : -1.0f;
+    o->value = (1.0f - value_mix) * z + value_mix * pl->root_value;
+    memset(o->policy, 0, sizeof o->policy);
+    uint32_t total = 0;
+    for (uint32_t k = 0; pl->full && k < pl->nvisits; k++)
+        total += g->visits[pl->visit_off + k].count;
+    for (uint32_t k = 0; total > 0 && k < pl->nvisits; k++) {
+        const record_visit_t *v = &g->visits[pl->visit_off + k];
+        o->policy[v->move] = (uint16_t)lrintf(65535.0f * v->count / total);
+    }
+    return 0;
+}
+
 /* A random empty point within two of a stone (or any empty point), or
  * MOVE_NONE when none is legal. */
 static int near_move(const board_t *b, uint64_t *rng)
@@ -400,9 +434,9 @@ static void dset_heldout(const dset_t *d, const patnet_t *pn, double *lp, double
 
 static int model_distill(int argc, char **argv)
 {
-    const char *out = NULL, *init = NULL;
+    const char *out = NULL, *init = NULL, *targets = NULL;
     int epochs, children, threads;
-    double lr, holdout;
+    double lr, holdout, value_mix;
     uint64_t seed;
     bool force;
     char *pos[256];
@@ -410,7 +444,8 @@ static int model_distill(int argc, char **argv)
     arg_spec_t specs[] = {
         ARG(S_DISTILL_EPOCHS, &epochs), ARG(S_DISTILL_CHILDREN, &children),
         ARG(S_DISTILL_LR, &lr), ARG(S_DISTILL_INIT, &init), ARG(S_DISTILL_THREADS, &threads),
-        ARG(S_DISTILL_HOLDOUT, &holdout), ARG(S_SEED, &seed),
+        ARG(S_DISTILL_HOLDOUT, &holdout), ARG(S_DISTILL_TARGETS, &targets),
+        ARG(S_DISTILL_VALUE_MIX, &value_mix), ARG(S_SEED, &seed),
         ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_distill, specs, ARGS_COUNT(specs), argc, argv, pos, 256, &npos);
@@ -431,8 +466,11 @@ static int model_distill(int argc, char **argv)
     patnet_t *pn = NULL;
     patnet_trainer_t *tr = NULL;
     size_t *order = NULL;
-    nn_net_t *net = nn_net_create(m, "cpu", 64, threads, note, sizeof note, err, sizeof err);
-    if (!net || !(d.ev = nn_eval_create(net, NULL, 64, err, sizeof err)))
+    bool from_records = strcmp(targets, "records") == 0;
+    nn_net_t *net = NULL;
+    if (!from_records &&
+        (!(net = nn_net_create(m, "cpu", 64, threads, note, sizeof note, err, sizeof err)) ||
+         !(d.ev = nn_eval_create(net, NULL, 64, err, sizeof err))))
         goto out_fail;
     if (!(d.policy = malloc(64 * BOARD_CELLS * sizeof *d.policy))) {
         snprintf(err, sizeof err, "out of memory");
@@ -460,6 +498,13 @@ static int model_distill(int argc, char **argv)
             board_t b;
             board_init(&b, d.size, d.rule);
             for (uint32_t i = 0; i < g.nplies && !board_over(&b); i++) {
+                if (from_records) {
+                    if (dset_push_record(&d, &b, &g, i, (float)value_mix, held) != 0)
+                        goto out_oom;
+                    if (board_play(&b, g.plies[i].move) != MOVE_OK)
+                        break;
+                    continue;
+                }
                 if (dset_push(&d, &b, held) != 0)
                     goto out_oom;
                 for (int c = 0; c < children; c++) {

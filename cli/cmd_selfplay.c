@@ -52,7 +52,7 @@ int cmd_selfplay(int argc, char **argv)
     arg_spec_t specs[ARGS_MAX] = {
         ARG(S_SELFPLAY_MODEL, &model_path), ARG(S_RANDOM_NET, &random_net),
         ARG(S_SELFPLAY_GAMES, &games), ARG(S_SELFPLAY_OUT, &out), ARG(S_DEVICE, &o.device),
-        ARG(S_SHARD_GAMES, &shard_games), ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
+        ARG(S_SHARD_GAMES, &shard_games), ARG(S_PATNET, &o.patnet), ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int ns = args_count(specs, ARGS_MAX);
     ns += selfplay_args(specs + ns, &o);

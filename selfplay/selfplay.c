@@ -196,6 +196,7 @@ void selfplay_searcher_opts(const selfplay_opts_t *o, searcher_opts_t *out)
     so.trees = o->parallel;
     so.batch = o->leaves_per_game > 0 ? o->leaves_per_game : 1;
     so.size = o->size;
+    so.patnet = o->patnet;
     so.visits = (uint32_t)(o->visits > o->cheap_visits ? o->visits : o->cheap_visits);
     if (o->strong_frac > 0.0 && (uint32_t)o->strong_visits > so.visits)
         so.visits = (uint32_t)o->strong_visits;   /* the trees are sized for the strong side */

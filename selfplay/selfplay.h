@@ -36,6 +36,8 @@ typedef struct selfplay_opts {
     int size;
     int parallel;            /* G: concurrent games */
     int visits;              /* full-search playouts */
+    const char *patnet;      /* a pattern net file to search with instead of the model's net
+                              * (NULL: the net); the model still fixes rule and size */
     int cheap_visits;        /* playout-cap randomization: cheap-search playouts */
     double full_frac;        /* fraction of moves that get a full search (1: all) */
     double dirichlet_alpha;  /* root noise (0.0 disables) */

@@ -273,6 +273,9 @@ const setting_t settings_table[S_COUNT] = {
 
     [S_SELFPLAY_MODEL] = {"selfplay_model", "model", SET_STR, 0, 0, NULL, "M",
                           "weights file (.gzm)", BY_SELFPLAY},
+    [S_PATNET] = {"patnet", "patnet", SET_STR, 0, 0, NULL, "F",
+                  "search with this pattern net (gomoku model distill) instead of the model's net",
+                  BY_SELFPLAY},
     [S_RANDOM_NET] = {"random_net", "random-net", SET_FLAG, 0, 0, NULL, "",
                       "a freshly initialised net of --blocks x --channels instead of --model",
                       BY_SELFPLAY},
@@ -585,6 +588,13 @@ const setting_t settings_table[S_COUNT] = {
                            "CPU threads of the teacher net (0: all cores)", BY_MODEL},
     [S_DISTILL_HOLDOUT] = {"distill_holdout", "holdout", SET_DOUBLE, 0, 0.5, "0.05", "F",
                            "fraction of the games held out for the loss figures", BY_MODEL},
+    [S_DISTILL_TARGETS] = {"distill_targets", "targets", SET_CHOICE, 0, 0, "net", "T",
+                           "net: F's policy and value; records: the games' own (visit counts "
+                           "of full searches, the result mixed with the root value)", BY_MODEL,
+                           0, 0, "net|records"},
+    [S_DISTILL_VALUE_MIX] = {"distill_value_mix", "value-mix", SET_DOUBLE, 0, 1, "0.5", "X",
+                             "with --targets records: the root value's share in the value "
+                             "target (the rest: the game's result)", BY_MODEL},
 };
 
 const setting_t *settings_find(const char *key)
