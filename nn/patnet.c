@@ -486,8 +486,13 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         goto out_close;
     }
     size_t got = fread(buf, 1, len + 1, fp);
-    if (got < HEADER_BYTES || memcmp(buf, MAGIC, 4) != 0) {
+    if (got < 4 || memcmp(buf, MAGIC, 4) != 0) {
         util_errf(err, errlen, "%s: not a pattern net file (no GZPN header)", path);
+        goto out_free;
+    }
+    if (got < HEADER_BYTES) {
+        util_errf(err, errlen, "%s: truncated (%zu bytes, a pattern net's header has %d)", path,
+                  got, HEADER_BYTES);
         goto out_free;
     }
     uint32_t ver = get_u32(buf + 4), d = get_u32(buf + 8), h = get_u32(buf + 12);
@@ -502,9 +507,13 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
                   rule, D, H);
         goto out_free;
     }
-    if (got != len) {
-        util_errf(err, errlen, "%s: %zu bytes where a pattern net has %zu", path,
-                  got > len ? len + 1 : got, len);
+    if (got < len) {
+        util_errf(err, errlen, "%s: truncated (%zu bytes where a pattern net has %zu)", path,
+                  got, len);
+        goto out_free;
+    }
+    if (got > len) {
+        util_errf(err, errlen, "%s: trailing bytes after the %zu of a pattern net", path, len);
         goto out_free;
     }
     if (get_u32(buf + len - 4) != (uint32_t)crc32(0L, buf, (uInt)(len - 4))) {

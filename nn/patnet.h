@@ -17,8 +17,10 @@
  * what it learns from the net (patnet_distill in cli/cmd_model.c).
  *
  * File (.gzp): "GZPN", u32 version, u32 D, u32 H, u32 rule, u64 step,
- * then the parameters as little-endian f32 in the order of patnet_t's
- * buffer, then the CRC32 of everything before it. Read back checked:
+ * then the parameters as little-endian f32: table (CODES x D, row = a
+ * canonical code), b0 (D), W1 (D x D, input-major: W1[j * D + i] takes
+ * input j to output i), b1 (D), wp (D), bp, V1 (H x 2D, output-major),
+ * c1 (H), v2 (H), c2; then the CRC32 of everything before it. Read back checked:
  * magic, version, dims, length, CRC, every number finite. */
 #ifndef GZ_NN_PATNET_H
 #define GZ_NN_PATNET_H
@@ -34,7 +36,9 @@ extern "C" {
 #endif
 
 #define PATNET_VERSION 1
+#ifndef PATNET_D
 #define PATNET_D 32          /* per-point features */
+#endif
 #define PATNET_H 32          /* value head's hidden units */
 #define PATNET_CODES 65536   /* 8 cells of 4 states */
 

@@ -41,6 +41,10 @@ int player_spec_check(const char *spec, char *err, size_t errlen)
         snprintf(err, errlen, "pbrain: needs a command, e.g. pbrain:./pbrain-engine");
     else if (strncmp(spec, "pbrain:", 7) == 0)
         return 0;
+    else if (strncmp(spec, "patnet:", 7) == 0 && access(spec + 7, R_OK) != 0)
+        snprintf(err, errlen, "cannot read pattern net %s: %s", spec + 7, strerror(errno));
+    else if (strncmp(spec, "patnet:", 7) == 0)
+        return 0;
     else if (access(spec, R_OK) != 0)
         snprintf(err, errlen, "cannot read model %s: %s (a player is human, %s, pbrain:COMMAND "
                  "or a model file)", spec, strerror(errno), BOT_LIST);

@@ -133,8 +133,9 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
         snprintf(err, errlen, "model player %s: needs a visit or time budget", path);
         return NULL;
     }
-    nn_model_t *m = nn_model_load(path, e, sizeof e);
-    if (!m) {
+    bool patnet = strncmp(path, "patnet:", 7) == 0;
+    nn_model_t *m = patnet ? NULL : nn_model_load(path, e, sizeof e);
+    if (!m && !patnet) {
         snprintf(err, errlen, "%s", e);
         return NULL;
     }
@@ -150,7 +151,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->rule = rule;
     mp->size = size;
     mp->last.best_move = MOVE_NONE;
-    if (!o->quiet && m->rule != (uint32_t)rule && m->rule < RULE_COUNT)
+    if (!o->quiet && m && m->rule != (uint32_t)rule && m->rule < RULE_COUNT)
         fprintf(stderr, "note: %s was trained for %s, playing %s\n", path,
                 rule_name((rule_t)m->rule), rule_name(rule));
     searcher_opts_t so;
@@ -164,6 +165,7 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     so.size = size;
     so.visits = o->visits > 0 ? (uint32_t)o->visits : 0;   /* 0: time budget, a 1 GiB tree */
     so.mcts.seed = o->seed;
+    so.patnet = patnet ? path + 7 : NULL;
     searcher_opts_apply(&so, &o->search);
     if (o->cache_bytes)
         so.cache_bytes = o->cache_bytes;

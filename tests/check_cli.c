@@ -718,6 +718,121 @@ START_TEST(test_value_pool)
 }
 END_TEST
 
+/* True when the files A and B hold the same bytes. */
+static bool same_file(const char *a, const char *b)
+{
+    size_t la, lb;
+    char *x = slurp_len(a, &la), *y = slurp_len(b, &lb);
+    bool same = x && y && la == lb && memcmp(x, y, la) == 0;
+    free(x);
+    free(y);
+    return same;
+}
+
+/* The training steps in distill's last line ("wrote P: N steps"); -1 when absent. */
+static long distill_steps(const char *out)
+{
+    const char *w = strstr(out, "\nwrote ");
+    long n = -1;
+    if (w && (w = strstr(w, ": ")))
+        sscanf(w, ": %ld steps", &n);
+    return n;
+}
+
+/* gomoku pbrain with the pattern net PATH opens a 9x9 game with a move on
+ * the board (the search ends at 100 ms, its move comes before stdin's end
+ * ends the brain). */
+static void brain_plays(const char *path)
+{
+    char cmd[256], out[4096];
+    snprintf(cmd, sizeof cmd, "pbrain --model patnet:%s", path);
+    int rc = run_gomoku(cmd, "START 9\\nINFO timeout_turn 100\\nBEGIN\\n", CAPTURE_OUT, out,
+                        sizeof out);
+    int x = -1, y = -1;
+    const char *ok = strstr(out, "OK\n");
+    ck_assert_msg(rc == 0 && ok && sscanf(ok + 3, "%d,%d", &x, &y) == 2 && x >= 0 && x < 9 &&
+                  y >= 0 && y < 9, "gomoku %s: exit %d, no move in:\n%s", cmd, rc, out);
+}
+
+/* gomoku model distill end to end on a tiny net's games: a line per
+ * epoch, a pattern net that gomoku pbrain plays with, --targets records
+ * and --init going on from a net; bad input (no --out, no games, a missing
+ * file, games of another size, a bad --init, an output in the way) ends in
+ * a clear error and leaves the output file as it was. */
+START_TEST(test_model_distill)
+{
+    char dir[64], cmd[1024], out[8192], path[128], keep[128];
+    make_tmpdir(dir, sizeof dir);
+    expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 9 --out %s/m.gzm", dir);
+    expect_gomoku(0, NULL, "selfplay --random-net --blocks 1 --channels 8 --size 9 --games 4 "
+                  "--parallel 4 --visits 16 --cheap-visits 0 --device cpu --out %s/g > /dev/null",
+                  dir);
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --out %s/p.gzp --epochs 2", dir,
+             dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    snprintf(path, sizeof path, "\nwrote %s/p.gzp: ", dir);
+    ck_assert_msg(strstr(out, "distill: 4 games (0 skipped)") && strstr(out, "\nepoch 1: train ") &&
+                  strstr(out, "\nepoch 2: train ") && !strstr(out, "epoch 3") &&
+                  strstr(out, path), "%s", out);
+    long steps = distill_steps(out);
+    ck_assert_msg(steps > 0, "%s", out);
+    snprintf(path, sizeof path, "%s/p.gzp", dir);
+    brain_plays(path);
+    /* the games' own targets, and training on from the net written */
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --targets records --out "
+             "%s/r.gzp --epochs 1", dir, dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "\nepoch 1: train ") && distill_steps(out) > 0, "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/r.gzp", dir);
+    brain_plays(cmd);
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --init %s/p.gzp --out %s/i.gzp "
+             "--epochs 1", dir, dir, dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(distill_steps(out) > steps, "from %ld steps: %s", steps, out);
+
+    /* bad input: the output is neither made nor touched */
+    snprintf(keep, sizeof keep, "%s/keep.gzp", dir);
+    snprintf(cmd, sizeof cmd, "cp %s %s", path, keep);
+    ck_assert_int_eq(system(cmd), 0);
+    expect_gomoku(2, "--out is required", "model distill %s/m.gzm %s/g/*.gzr", dir, dir);
+    expect_gomoku(2, "a model file and game files are required",
+                  "model distill %s/m.gzm --out %s/x.gzp", dir, dir);
+    expect_gomoku(2, "--targets must be net or records, got 'bogus'",
+                  "model distill %s/m.gzm %s/g/*.gzr --targets bogus --out %s/x.gzp", dir, dir,
+                  dir);
+    expect_gomoku(1, "nope.gzr: No such file", "model distill %s/m.gzm %s/nope.gzr --out %s/x.gzp",
+                  dir, dir, dir);
+    expect_gomoku(1, "nope.gzm", "model distill %s/nope.gzm %s/g/*.gzr --out %s/x.gzp", dir, dir,
+                  dir);
+    expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 11 --out %s/m11.gzm",
+                  dir);
+    expect_gomoku(1, "no training positions of a 11x11 freestyle game in the files",
+                  "model distill %s/m11.gzm %s/g/*.gzr --out %s/x.gzp", dir, dir, dir);
+    expect_gomoku(1, "m.gzm: not a pattern net file",
+                  "model distill %s/m.gzm %s/g/*.gzr --init %s/m.gzm --out %s/x.gzp", dir, dir,
+                  dir, dir);
+    snprintf(cmd, sizeof cmd, "%s/x.gzp", dir);
+    ck_assert_msg(access(cmd, F_OK) != 0, "a failed run left %s", cmd);
+    expect_gomoku(1, "p.gzp exists (use --force",
+                  "model distill %s/m.gzm %s/g/*.gzr --out %s/p.gzp", dir, dir, dir);
+    expect_gomoku(1, "nope.gzr: No such file",
+                  "model distill %s/m.gzm %s/nope.gzr --out %s/p.gzp --force", dir, dir, dir);
+    expect_gomoku(1, "no training positions",
+                  "model distill %s/m11.gzm %s/g/*.gzr --out %s/p.gzp --force", dir, dir, dir);
+    ck_assert_msg(same_file(path, keep), "a failed run changed %s", path);
+    /* a runtime error is one line */
+    int lines;
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/nope.gzr --out %s/x.gzp", dir, dir, dir);
+    ck_assert_int_eq(run_bin(cmd, &lines, NULL, 0), 1);
+    ck_assert_int_eq(lines, 1);
+    /* a damaged pattern net is refused by the brain in one line */
+    snprintf(cmd, sizeof cmd, "head -c 1000 %s > %s/torn.gzp", path, dir);
+    ck_assert_int_eq(system(cmd), 0);
+    expect_gomoku(1, "torn.gzp: truncated", "pbrain --model patnet:%s/torn.gzp", dir);
+    remove_tree(dir);
+}
+END_TEST
+
 /* ---- gomoku play at the terminal ---- */
 
 #define PLAY_OUT (1 << 18)
@@ -975,7 +1090,7 @@ int main(void)
              test_args_dashdash_and_help);
     ADD_CASE(s, "settings", 60, test_settings_rows, test_settings_help, test_run_config_versions);
     ADD_CASE(s, "program", 60, test_program_errors, test_each_command_options, test_calibrate, test_bench_targets,
-             test_threat_planes, test_model_grow, test_value_pool);
+             test_threat_planes, test_model_grow, test_value_pool, test_model_distill);
     ADD_CASE(s, "play", 120, test_play_save_load, test_play_load_errors, test_play_menu,
              test_play_hint_help, test_play_forbidden_mark, test_play_one_board_per_turn,
              test_help_lists);

@@ -2,8 +2,11 @@
  * reference, overfitting, weights file round trip and damage, encoder,
  * masking across board sizes, device strings, LR schedule; the bf16
  * forward (kernel, accuracy vs the reference, weight sync, precision
- * setting and its fp32 fallback). */
+ * setting and its fp32 fallback); the pattern net (file round trip and
+ * damage, symmetry, renju's forbidden points, training, its gradient
+ * against finite differences through Adam's first step). */
 #include <check.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +17,7 @@
 #include "nn/eval.h"
 #include "nn/gemm_bf16.h"
 #include "nn/nn.h"
+#include "nn/patnet.h"
 #include "nn/winograd.h"
 #include "tests/testkit.h"
 #include "tests/testkit_nn.h"
@@ -2098,6 +2102,911 @@ START_TEST(test_wino_output_epilogue)
 }
 END_TEST
 
+/* ---- the pattern net (nn/patnet.h) ---- */
+
+/* The file's layout, as patnet.h gives it: offsets of each part among the
+ * parameters, the header and the whole file's bytes. */
+enum { PN_D = PATNET_D, PN_H = PATNET_H };
+#define PN_HEADER 28
+#define PN_B0 ((size_t)PATNET_CODES * PN_D)
+#define PN_W1 (PN_B0 + PN_D)
+#define PN_B1 (PN_W1 + PN_D * PN_D)
+#define PN_WP (PN_B1 + PN_D)
+#define PN_BP (PN_WP + PN_D)
+#define PN_V1 (PN_BP + 1)
+#define PN_C1 (PN_V1 + PN_H * 2 * PN_D)
+#define PN_V2 (PN_C1 + PN_H)
+#define PN_C2 (PN_V2 + PN_H)
+#define PN_NPARAMS (PN_C2 + 1)
+#define PN_BYTES (PN_HEADER + 4 * PN_NPARAMS + 4)
+
+static uint32_t get_le32(const unsigned char *b)
+{
+    return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+static void put_le32(unsigned char *b, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        b[i] = (unsigned char)(v >> (8 * i));
+}
+
+static float pn_param(const unsigned char *buf, size_t i)
+{
+    uint32_t u = get_le32(buf + PN_HEADER + 4 * i);
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+/* Parameter i of the file image buf set to v, its CRC made right again. */
+static void pn_set_param(unsigned char *buf, size_t i, float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    put_le32(buf + PN_HEADER + 4 * i, u);
+    put_le32(buf + PN_BYTES - 4, (uint32_t)crc32(0L, buf, (uInt)(PN_BYTES - 4)));
+}
+
+/* pn saved under tmpdir and read back: the file's bytes (PN_BYTES, malloc'd). */
+static unsigned char *pn_bytes(const patnet_t *pn)
+{
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/bytes.gzp", tmpdir);
+    ck_assert_msg(patnet_save(pn, path, err, sizeof err) == 0, "%s", err);
+    size_t len;
+    unsigned char *buf = (unsigned char *)slurp_len(path, &len);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(len, PN_BYTES);
+    return buf;
+}
+
+/* The net whose file is buf (PN_BYTES); fails the test when it does not load. */
+static patnet_t *pn_from_bytes(const unsigned char *buf)
+{
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/from.gzp", tmpdir);
+    write_file(path, buf, PN_BYTES, "wb");
+    patnet_t *pn = patnet_load(path, err, sizeof err);
+    ck_assert_msg(pn != NULL, "%s", err);
+    return pn;
+}
+
+static bool pn_legal(const board_t *b, int p)
+{
+    return b->cells[p] == STONE_EMPTY && !board_is_forbidden(b, p);
+}
+
+/* Random targets for b: a policy over its legal points (BOARD_CELLS, sums
+ * to 1; a few points get most of it, as a teacher's would) and a value in
+ * [-0.9, 0.9). Returns the policy's entropy, the floor under its loss. */
+static double pn_targets(const board_t *b, float *policy, float *value)
+{
+    memset(policy, 0, BOARD_CELLS * sizeof *policy);
+    double s = 0, h = 0;
+    for (int p = 0; p < board_npoints(b); p++)
+        if (pn_legal(b, p))
+            s += policy[p] = (float)pow(rnd_unit(), 8);
+    for (int p = 0; p < board_npoints(b); p++) {
+        policy[p] = (float)(policy[p] / s);
+        h -= policy[p] > 0 ? policy[p] * log(policy[p]) : 0;
+    }
+    *value = (float)(0.9 * rnd_sym());
+    return h;
+}
+
+static double pn_loss(const patnet_t *pn, const board_t *b, const float *policy, float value)
+{
+    double lp = 0, lv = 0;
+    patnet_loss(pn, b, policy, value, &lp, &lv);
+    return lp + lv;
+}
+
+/* Saved and loaded, a net evaluates bit for bit as it did, with its rule
+ * and training step (all 64 bits); saved again it is the same bytes; a
+ * save where no file can be made says so. */
+START_TEST(test_patnet_save_load)
+{
+    rng_state = 21;
+    patnet_t *pn = patnet_create(RULE_RENJU, 5);
+    ck_assert_ptr_nonnull(pn);
+    ck_assert_int_eq(patnet_rule(pn), RULE_RENJU);
+    ck_assert_uint_eq(patnet_step(pn), 0);
+    enum { N = 4 };
+    board_t b[N];
+    const board_t *rows[N];
+    for (int i = 0; i < N; i++) {
+        random_game(&b[i], i == N - 1 ? 9 : 15, RULE_RENJU, 6 + 8 * i);
+        rows[i] = &b[i];
+    }
+    /* three steps of training: a step count, weights moved off their start */
+    patnet_trainer_t *tr = patnet_trainer_create(pn, 0.01f);
+    ck_assert_ptr_nonnull(tr);
+    static float pol[BOARD_CELLS], p1[N * BOARD_CELLS], p2[N * BOARD_CELLS];
+    for (int s = 0; s < 3; s++)
+        for (int i = 0; i < N; i++) {
+            float v;
+            double lp = 0, lv = 0;
+            pn_targets(&b[i], pol, &v);
+            patnet_trainer_add(tr, &b[i], pol, v, &lp, &lv);
+            if (i == N - 1)
+                patnet_trainer_step(tr);
+        }
+    patnet_trainer_free(tr);
+    ck_assert_uint_eq(patnet_step(pn), 3);
+    char path[300], path2[300], err[512];
+    snprintf(path, sizeof path, "%s/a.gzp", tmpdir);
+    ck_assert_msg(patnet_save(pn, path, err, sizeof err) == 0, "%s", err);
+    patnet_t *back = patnet_load(path, err, sizeof err);
+    ck_assert_msg(back != NULL, "%s", err);
+    ck_assert_int_eq(patnet_rule(back), RULE_RENJU);
+    ck_assert_uint_eq(patnet_step(back), 3);
+    float v1[N], v2[N];
+    patnet_eval(pn, rows, N, p1, v1);
+    patnet_eval(back, rows, N, p2, v2);
+    ck_assert_int_eq(memcmp(p1, p2, sizeof p1), 0);
+    ck_assert_int_eq(memcmp(v1, v2, sizeof v1), 0);
+    /* the comparison can fail: another seed's net answers otherwise */
+    patnet_t *other = patnet_create(RULE_RENJU, 6);
+    patnet_eval(other, rows, N, p2, v2);
+    ck_assert_int_ne(memcmp(p1, p2, sizeof p1), 0);
+    ck_assert_int_ne(memcmp(v1, v2, sizeof v1), 0);
+    patnet_free(other);
+    /* saved again: the same bytes, as long as patnet.h says */
+    snprintf(path2, sizeof path2, "%s/b.gzp", tmpdir);
+    ck_assert_msg(patnet_save(back, path2, err, sizeof err) == 0, "%s", err);
+    size_t la, lb;
+    unsigned char *a = (unsigned char *)slurp_len(path, &la);
+    unsigned char *bb = (unsigned char *)slurp_len(path2, &lb);
+    ck_assert_uint_eq(la, PN_BYTES);
+    ck_assert_uint_eq(lb, PN_BYTES);
+    ck_assert_int_eq(memcmp(a, bb, la), 0);
+    ck_assert_int_eq(memcmp(a, "GZPN", 4), 0);
+    ck_assert_uint_eq(get_le32(a + 4), PATNET_VERSION);
+    ck_assert_uint_eq(get_le32(a + 16), RULE_RENJU);
+    ck_assert_uint_eq(get_le32(a + 20), 3);
+    ck_assert_uint_eq(get_le32(a + la - 4), (uint32_t)crc32(0L, a, (uInt)(la - 4)));
+    free(bb);
+    /* a step past 32 bits and another rule, written by hand, come back */
+    put_le32(a + 16, RULE_STANDARD);
+    put_le32(a + 20, 0x89abcdefu);
+    put_le32(a + 24, 0x12u);
+    pn_set_param(a, 0, pn_param(a, 0));
+    patnet_t *big = pn_from_bytes(a);
+    ck_assert_int_eq(patnet_rule(big), RULE_STANDARD);
+    ck_assert(patnet_step(big) == 0x1289abcdefull);
+    ck_assert_msg(patnet_save(big, path2, err, sizeof err) == 0, "%s", err);
+    bb = (unsigned char *)slurp_len(path2, &lb);
+    ck_assert_uint_eq(lb, PN_BYTES);
+    ck_assert_int_eq(memcmp(a, bb, lb), 0);
+    free(bb);
+    free(a);
+    patnet_free(big);
+    /* no temporary file is left behind */
+    char cmd[400];
+    snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 3", tmpdir);
+    ck_assert_int_eq(system(cmd), 0);
+    snprintf(path2, sizeof path2, "%s/nodir/x.gzp", tmpdir);
+    err[0] = '\0';
+    ck_assert_int_eq(patnet_save(pn, path2, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, path2) && !strchr(err, '\n'), "%s", err);
+    patnet_free(back);
+    patnet_free(pn);
+}
+END_TEST
+
+/* A damaged file does not load: NULL, and a one-line error naming the
+ * path and the damage `want`, and no other kind of damage. */
+static void expect_patnet_damage(const unsigned char *buf, size_t len, long at,
+                                 unsigned char val, const char *want)
+{
+    static const char *const kinds[] = {"not a pattern net file", "version", "dims",
+                                        "truncated", "trailing bytes", "CRC mismatch",
+                                        "not finite"};
+    char path[300], err[1024];
+    snprintf(path, sizeof path, "%s/bad.gzp", tmpdir);
+    unsigned char *copy = malloc(len + 1);
+    ck_assert_ptr_nonnull(copy);
+    memcpy(copy, buf, len);
+    if (at >= 0)
+        copy[at] = val;
+    write_file(path, copy, len, "wb");
+    free(copy);
+    err[0] = '\0';
+    patnet_t *pn = patnet_load(path, err, sizeof err);
+    ck_assert_msg(pn == NULL, "damaged file (%s) loaded", want);
+    ck_assert_msg(strstr(err, want) != NULL, "wanted '%s', got: %s", want, err);
+    ck_assert_msg(strstr(err, path) != NULL, "the error does not name %s: %s", path, err);
+    ck_assert_msg(strchr(err, '\n') == NULL, "multi-line error: %s", err);
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
+        if (!strstr(want, kinds[k]))
+            ck_assert_msg(strstr(err, kinds[k]) == NULL, "'%s' also says '%s'", err, kinds[k]);
+    printf("damaged (%s): %s\n", want, err);
+}
+
+START_TEST(test_patnet_damaged_files)
+{
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 2);
+    unsigned char *buf = pn_bytes(pn);
+    size_t len = PN_BYTES;
+    expect_patnet_damage(buf, len, 0, 'X', "not a pattern net file");
+    expect_patnet_damage((const unsigned char *)"hello", 5, -1, 0, "not a pattern net file");
+    /* a net's weights file given for a pattern net */
+    nn_config_t cfg;
+    nn_config_default(&cfg, 1, 8, 9);
+    char path[300], err[512];
+    nn_model_t *m = nn_model_create(&cfg, 1, err, sizeof err);
+    snprintf(path, sizeof path, "%s/m.gzm", tmpdir);
+    ck_assert_int_eq(nn_model_save(m, path, err, sizeof err), 0);
+    nn_model_free(m);
+    size_t mlen;
+    unsigned char *mbuf = (unsigned char *)slurp_len(path, &mlen);
+    expect_patnet_damage(mbuf, mlen, -1, 0, "not a pattern net file");
+    free(mbuf);
+    expect_patnet_damage(buf, len, 4, PATNET_VERSION + 1, "version");
+    expect_patnet_damage(buf, len, 4, 0, "version");
+    expect_patnet_damage(buf, len, 8, PN_D / 2, "dims");
+    expect_patnet_damage(buf, len, 12, PN_H * 2, "dims");
+    expect_patnet_damage(buf, len, 11, 1, "dims");                 /* D = 2^24 + 32 */
+    expect_patnet_damage(buf, len, 16, RULE_COUNT, "dims");        /* an unknown rule */
+    const size_t cuts[] = {4, 10, PN_HEADER - 1, PN_HEADER, 1000, len / 2, len - 5, len - 4,
+                           len - 1};
+    for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
+        expect_patnet_damage(buf, cuts[i], -1, 0, "truncated");
+    expect_patnet_damage(buf, 0, -1, 0, "not a pattern net file");   /* an empty file */
+    unsigned char *longer = calloc(len + 4096, 1);
+    memcpy(longer, buf, len);
+    expect_patnet_damage(longer, len + 1, -1, 0, "trailing bytes");
+    expect_patnet_damage(longer, len + 4096, -1, 0, "trailing bytes");
+    free(longer);
+    long table_byte = PN_HEADER + 4 * 1000 + 2, last_param = (long)len - 5;
+    expect_patnet_damage(buf, len, table_byte, buf[table_byte] ^ 0x04, "CRC mismatch");
+    expect_patnet_damage(buf, len, 20, buf[20] ^ 1, "CRC mismatch");   /* the step */
+    expect_patnet_damage(buf, len, last_param, buf[last_param] ^ 0x80, "CRC mismatch");
+    expect_patnet_damage(buf, len, (long)len - 1, buf[len - 1] ^ 0x01, "CRC mismatch");
+    /* not a number, or infinite, with the CRC right: the parameter named */
+    const struct {
+        size_t at;
+        float v;
+    } bad[] = {{PN_V1 + 3, NAN}, {12345, INFINITY}, {PN_C2, -INFINITY}, {0, -NAN}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        unsigned char *copy = malloc(len);
+        memcpy(copy, buf, len);
+        pn_set_param(copy, bad[i].at, bad[i].v);
+        char want[64];
+        snprintf(want, sizeof want, "parameter %zu is not finite", bad[i].at);
+        expect_patnet_damage(copy, len, -1, 0, want);
+        free(copy);
+    }
+    /* and the untouched file still loads */
+    patnet_free(pn_from_bytes(buf));
+    snprintf(path, sizeof path, "%s/none.gzp", tmpdir);
+    err[0] = '\0';
+    ck_assert_ptr_null(patnet_load(path, err, sizeof err));
+    ck_assert_msg(strstr(err, "cannot open") && strstr(err, path) &&
+                  strstr(err, "No such file") && !strchr(err, '\n'), "%s", err);
+    free(buf);
+    patnet_free(pn);
+}
+END_TEST
+
+/* Random damage to a good file, a few hundred times (bytes set to random
+ * values, the header's more often, or the file cut short): a file whose
+ * bytes changed never loads and says why in one line; one that did not
+ * change loads. Patched in place, so each try rewrites a few bytes. */
+START_TEST(test_patnet_fuzz)
+{
+    rng_state = 99;
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 4);
+    unsigned char *buf = pn_bytes(pn);
+    const size_t len = PN_BYTES;
+    char path[300], err[1024];
+    snprintf(path, sizeof path, "%s/fuzz.gzp", tmpdir);
+    write_file(path, buf, len, "wb");
+    int fd = open(path, O_RDWR);
+    ck_assert_int_ge(fd, 0);
+    int changed_n = 0, same_n = 0, tries = asan() ? 100 : 300;
+    for (int it = 0; it < tries; it++) {
+        bool changed = false;
+        size_t at[4];
+        int nat = 0;
+        size_t cut = len;
+        if (rnd() % 5 == 0) {
+            cut = rnd() % 2 ? rnd() % 64 : rnd() % len;
+            ck_assert_int_eq(ftruncate(fd, (off_t)cut), 0);
+            changed = true;
+        } else {
+            nat = 1 + (int)(rnd() % 4);
+            for (int k = 0; k < nat; k++) {
+                int where = (int)(rnd() % 3);
+                at[k] = where == 0 ? rnd() % PN_HEADER : where == 1 ? len - 1 - rnd() % 8
+                                                                      : rnd() % len;
+                unsigned char v = (unsigned char)(rnd() % 8 ? rnd() : buf[at[k]]);
+                ck_assert_int_eq(pwrite(fd, &v, 1, (off_t)at[k]), 1);
+            }
+            for (int k = 0; k < nat; k++) {
+                unsigned char now;
+                ck_assert_int_eq(pread(fd, &now, 1, (off_t)at[k]), 1);
+                changed |= now != buf[at[k]];
+            }
+        }
+        err[0] = '\0';
+        patnet_t *got = patnet_load(path, err, sizeof err);
+        if (changed) {
+            ck_assert_msg(got == NULL, "try %d: a damaged file loaded", it);
+            ck_assert_msg(err[0] && strstr(err, path) && !strchr(err, '\n'), "try %d: %s", it,
+                          err);
+            changed_n++;
+        } else {
+            ck_assert_msg(got != NULL, "try %d: an unchanged file did not load: %s", it, err);
+            same_n++;
+        }
+        patnet_free(got);
+        if (cut < len)
+            ck_assert_int_eq(pwrite(fd, buf + cut, len - cut, (off_t)cut), (ssize_t)(len - cut));
+        for (int k = 0; k < nat; k++)
+            ck_assert_int_eq(pwrite(fd, buf + at[k], 1, (off_t)at[k]), 1);
+    }
+    close(fd);
+    ck_assert_int_gt(changed_n, tries / 2);
+    ck_assert_int_gt(same_n, 0);
+    patnet_t *back = patnet_load(path, err, sizeof err);   /* restored, it loads */
+    ck_assert_msg(back != NULL, "%s", err);
+    patnet_free(back);
+    free(buf);
+    patnet_free(pn);
+}
+END_TEST
+
+/* The 8 symmetries: on random positions (mostly 15x15 freestyle), the
+ * transformed board's value is the board's and its priors are the board's
+ * moved by the same symmetry; the priors are a distribution over the
+ * empty points, 0 on the stones (and renju's forbidden points), the value
+ * in [-1, 1]; a board alone gets what it gets in a batch. */
+START_TEST(test_patnet_symmetry)
+{
+    rng_state = 31;
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 9);
+    static float pol[SYM_COUNT * BOARD_CELLS], alone[BOARD_CELLS];
+    float val[SYM_COUNT], lo = 1, hi = -1;
+    double worst_v = 0, worst_p = 0, spread = INFINITY;
+    const int sizes[] = {15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 9, 20, 15, 11};
+    const rule_t rules[] = {RULE_FREESTYLE, RULE_STANDARD, RULE_RENJU};
+    for (int g = 0; g < 16; g++) {
+        int s = sizes[g], np = s * s;
+        rule_t rule = g < 12 ? RULE_FREESTYLE : rules[g % 3];
+        board_t b, t[SYM_COUNT];
+        const board_t *rows[SYM_COUNT];
+        random_game(&b, s, rule, 10 + (int)(rnd() % 21));
+        ck_assert_int_ge(b.nmoves, 8);
+        for (int k = 0; k < SYM_COUNT; k++) {
+            board_transform(&t[k], &b, k);
+            rows[k] = &t[k];
+        }
+        patnet_eval(pn, rows, SYM_COUNT, pol, val);
+        for (int k = 0; k < SYM_COUNT; k++) {
+            ck_assert_msg(fabsf(val[k] - val[0]) <= 1e-5f, "game %d sym %d: value %g, not %g",
+                          g, k, val[k], val[0]);
+            worst_v = fmax(worst_v, fabsf(val[k] - val[0]));
+            for (int p = 0; p < np; p++) {
+                float a = pol[p], c = pol[k * BOARD_CELLS + sym_point(k, p, s)];
+                ck_assert_msg(fabsf(a - c) <= 1e-5f, "game %d sym %d point %d: %g, not %g", g,
+                              k, p, c, a);
+                worst_p = fmax(worst_p, fabsf(a - c));
+            }
+        }
+        double sum = 0;
+        float pmin = 1, pmax = 0;
+        for (int p = 0; p < BOARD_CELLS; p++) {
+            if (p >= np || b.cells[p] != STONE_EMPTY) {
+                ck_assert_msg(pol[p] == 0.0f, "game %d point %d (not empty): %g", g, p, pol[p]);
+                continue;
+            }
+            if (board_is_forbidden(&b, p)) {
+                ck_assert_msg(pol[p] == 0.0f, "game %d point %d (forbidden): %g", g, p, pol[p]);
+                continue;
+            }
+            ck_assert_msg(pol[p] > 0, "game %d point %d: %g", g, p, pol[p]);
+            sum += pol[p];
+            pmin = fminf(pmin, pol[p]);
+            pmax = fmaxf(pmax, pol[p]);
+        }
+        ck_assert_msg(fabs(sum - 1) <= 1e-5, "game %d: the priors sum to %.7f", g, sum);
+        ck_assert(val[0] >= -1 && val[0] <= 1);
+        spread = fmin(spread, pmax / pmin);
+        lo = fminf(lo, val[0]);
+        hi = fmaxf(hi, val[0]);
+        const board_t *one[1] = {&b};
+        float v;
+        patnet_eval(pn, one, 1, alone, &v);
+        ck_assert_int_eq(memcmp(alone, pol, sizeof alone), 0);
+        ck_assert(v == val[0]);
+    }
+    printf("patnet symmetry: largest differences value %.2g, prior %.2g; prior max/min at "
+           "least %.3g; values %.4f..%.4f\n", worst_v, worst_p, spread, lo, hi);
+    /* not a constant answer, which would be symmetric for nothing */
+    ck_assert_msg(spread > 1.05 && hi - lo > 1e-3, "spread %g, values %g..%g", spread, lo, hi);
+    patnet_free(pn);
+}
+END_TEST
+
+/* Renju: black's forbidden point (a double-three) gets prior 0, every
+ * other empty point some; white may play it, and so may black under
+ * freestyle. */
+START_TEST(test_patnet_renju_forbidden)
+{
+    static const char diagram[] = "...............\n"
+                                  "...............\n"
+                                  ".....X.........\n"
+                                  ".....X.........\n"
+                                  "...XX..........\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n"
+                                  "...............\n";
+    patnet_t *pn = patnet_create(RULE_RENJU, 12);
+    static float pol[BOARD_CELLS];
+    float v;
+    board_t b;
+    board_from_diagram(&b, RULE_RENJU, STONE_BLACK, diagram);
+    int m = board_xy(&b, 5, 4);
+    ck_assert_int_eq(board_forbidden_kind(&b, m), FORBID_DOUBLE_THREE);
+    const board_t *row[1] = {&b};
+    patnet_eval(pn, row, 1, pol, &v);
+    ck_assert_msg(pol[m] == 0.0f, "forbidden point's prior %g", pol[m]);
+    double sum = 0;
+    int zero = 0;
+    for (int p = 0; p < board_npoints(&b); p++) {
+        if (b.cells[p] == STONE_EMPTY && !board_is_forbidden(&b, p))
+            ck_assert_msg(pol[p] > 0, "point %d: prior %g", p, pol[p]);
+        zero += pol[p] == 0.0f;
+        sum += pol[p];
+    }
+    ck_assert_int_eq(zero, 4 + 1);   /* the stones and the forbidden point */
+    ck_assert(fabs(sum - 1) <= 1e-5);
+    board_from_diagram(&b, RULE_RENJU, STONE_WHITE, diagram);
+    patnet_eval(pn, row, 1, pol, &v);
+    ck_assert_msg(pol[m] > 0, "white's prior there %g", pol[m]);
+    board_from_diagram(&b, RULE_FREESTYLE, STONE_BLACK, diagram);
+    patnet_eval(pn, row, 1, pol, &v);
+    ck_assert_msg(pol[m] > 0, "freestyle black's prior there %g", pol[m]);
+    patnet_free(pn);
+}
+END_TEST
+
+/* Training sees the symmetries alike too: a net trained on positions and
+ * its twin trained on their transforms (the policy targets moved with
+ * them) stay one net, answering alike on positions neither saw. */
+START_TEST(test_patnet_train_symmetry)
+{
+    rng_state = 59;
+    enum { N = 4, STEPS = 5, PROBES = 6 };
+    patnet_t *a = patnet_create(RULE_FREESTYLE, 23), *c = patnet_create(RULE_FREESTYLE, 23);
+    board_t b[N], t[N];
+    static float pol[N][BOARD_CELLS], tpol[N][BOARD_CELLS];
+    float val[N];
+    for (int i = 0; i < N; i++) {
+        int sym = 1 + i % (SYM_COUNT - 1);
+        random_game(&b[i], 15, RULE_FREESTYLE, 10 + 5 * i);
+        pn_targets(&b[i], pol[i], &val[i]);
+        board_transform(&t[i], &b[i], sym);
+        memset(tpol[i], 0, sizeof tpol[i]);
+        for (int p = 0; p < board_npoints(&b[i]); p++)
+            tpol[i][sym_point(sym, p, b[i].size)] = pol[i][p];
+    }
+    patnet_trainer_t *ta = patnet_trainer_create(a, 0.003f), *tc = patnet_trainer_create(c, 0.003f);
+    for (int s = 0; s < STEPS; s++) {
+        for (int i = 0; i < N; i++) {
+            double lp = 0, lv = 0;
+            patnet_trainer_add(ta, &b[i], pol[i], val[i], &lp, &lv);
+            patnet_trainer_add(tc, &t[i], tpol[i], val[i], &lp, &lv);
+        }
+        patnet_trainer_step(ta);
+        patnet_trainer_step(tc);
+    }
+    patnet_trainer_free(ta);
+    patnet_trainer_free(tc);
+    /* the training moved the net more than the twins differ */
+    patnet_t *fresh = patnet_create(RULE_FREESTYLE, 23);
+    static float pa[BOARD_CELLS], pc[BOARD_CELLS], pf[BOARD_CELLS];
+    double dv = 0, dp = 0, moved = 0;
+    for (int k = 0; k < PROBES; k++) {
+        board_t q;
+        random_game(&q, k % 2 ? 15 : 11, RULE_FREESTYLE, 6 + 4 * k);
+        const board_t *row[1] = {&q};
+        float va, vc, vf;
+        patnet_eval(a, row, 1, pa, &va);
+        patnet_eval(c, row, 1, pc, &vc);
+        patnet_eval(fresh, row, 1, pf, &vf);
+        dv = fmax(dv, fabsf(va - vc));
+        moved = fmax(moved, fabsf(va - vf));
+        for (int p = 0; p < BOARD_CELLS; p++) {
+            dp = fmax(dp, fabsf(pa[p] - pc[p]));
+            moved = fmax(moved, fabsf(pa[p] - pf[p]));
+        }
+    }
+    printf("patnet training symmetry: the twins differ by %.2g in value, %.2g in priors; "
+           "training moved them by %.2g\n", dv, dp, moved);
+    ck_assert_msg(dv < 1e-4 && dp < 1e-4 && moved > 1e-2, "twins %g %g, moved %g", dv, dp, moved);
+    patnet_free(fresh);
+    patnet_free(a);
+    patnet_free(c);
+}
+END_TEST
+
+/* Training on one position with a fixed target: the trainer reports the
+ * losses patnet_loss gives, a step with nothing added changes nothing,
+ * and 200 steps at lr 0.002 (distill's) take each loss under half its start
+ * (the policy's, above its floor: the target's entropy). */
+START_TEST(test_patnet_overfit_one)
+{
+    rng_state = 41;
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 3);
+    board_t b;
+    random_game(&b, 15, RULE_FREESTYLE, 20);
+    static float pol[BOARD_CELLS];
+    float value = 0.8f;
+    int legal[BOARD_CELLS], nl = 0;
+    for (int p = 0; p < board_npoints(&b); p++)
+        if (pn_legal(&b, p))
+            legal[nl++] = p;
+    ck_assert_int_gt(nl, 0);
+    pol[legal[rnd() % nl]] = 0.75f;   /* a point and a little everywhere */
+    for (int i = 0; i < nl; i++)
+        pol[legal[i]] += 0.25f / nl;
+    double lp0 = 0, lv0 = 0, lp1 = 0, lv1 = 0;
+    patnet_loss(pn, &b, pol, value, &lp0, &lv0);
+    patnet_trainer_t *tr = patnet_trainer_create(pn, 0.002f);
+    patnet_trainer_step(tr);
+    ck_assert_uint_eq(patnet_step(pn), 0);
+    for (int i = 0; i < 200; i++) {
+        double lp = 0, lv = 0;
+        patnet_trainer_add(tr, &b, pol, value, &lp, &lv);
+        if (i == 0)
+            ck_assert_msg(lp == lp0 && lv == lv0, "trainer %g %g, patnet_loss %g %g", lp, lv,
+                          lp0, lv0);
+        patnet_trainer_step(tr);
+    }
+    patnet_trainer_free(tr);
+    ck_assert_uint_eq(patnet_step(pn), 200);
+    patnet_loss(pn, &b, pol, value, &lp1, &lv1);
+    /* the floor under the policy loss: the target's entropy */
+    double h = 0;
+    for (int i = 0; i < nl; i++)
+        h -= pol[legal[i]] * log(pol[legal[i]]);
+    printf("patnet overfit: policy %.4f -> %.4f (entropy %.4f), value %.4f -> %.9f\n", lp0, lp1,
+           h, lv0, lv1);
+    ck_assert_msg(lp1 - h < 0.5 * (lp0 - h), "policy loss %g -> %g", lp0, lp1);
+    ck_assert_msg(lv1 < 0.5 * lv0, "value loss %g -> %g", lv0, lv1);
+    patnet_free(pn);
+}
+END_TEST
+
+/* Training on 20 positions with random targets, in minibatches of 5:
+ * their summed loss goes down from pass to pass. */
+START_TEST(test_patnet_train_set)
+{
+    rng_state = 43;
+    enum { N = 20, BATCH = 5, EPOCHS = 30 };
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 8);
+    board_t *b = malloc(N * sizeof *b);
+    float (*pol)[BOARD_CELLS] = malloc(N * sizeof *pol), val[N];
+    double floor = 0;
+    for (int i = 0; i < N; i++) {
+        random_game(&b[i], i % 4 == 3 ? 9 : 15, RULE_FREESTYLE, 5 + (int)(rnd() % 30));
+        floor += pn_targets(&b[i], pol[i], &val[i]);
+    }
+    double lp[EPOCHS + 1], lv[EPOCHS + 1];
+    patnet_trainer_t *tr = patnet_trainer_create(pn, 0.002f);
+    for (int e = 0; e <= EPOCHS; e++) {
+        lp[e] = -floor;
+        lv[e] = 0;
+        for (int i = 0; i < N; i++)
+            patnet_loss(pn, &b[i], pol[i], val[i], &lp[e], &lv[e]);
+        if (e == EPOCHS)
+            break;
+        for (int i = 0; i < N; i++) {
+            double p = 0, v = 0;
+            patnet_trainer_add(tr, &b[i], pol[i], val[i], &p, &v);
+            if ((i + 1) % BATCH == 0)
+                patnet_trainer_step(tr);
+        }
+    }
+    patnet_trainer_free(tr);
+    printf("patnet train set: summed policy loss over its floor %.4f, %.4f after 5 passes, "
+           "%.4f after %d; value loss %.4f, %.4f, %.4f\n", lp[0], lp[5], lp[EPOCHS], EPOCHS,
+           lv[0], lv[5], lv[EPOCHS]);
+    for (int e = 5; e <= EPOCHS; e += 5)
+        ck_assert_msg(lp[e] + lv[e] < lp[e - 5] + lv[e - 5], "pass %d: %g, pass %d: %g", e - 5,
+                      lp[e - 5] + lv[e - 5], e, lp[e] + lv[e]);
+    ck_assert_msg(lp[EPOCHS] < 0.8 * lp[0] && lv[EPOCHS] < 0.5 * lv[0] &&
+                  lp[EPOCHS] + lv[EPOCHS] < 0.6 * (lp[0] + lv[0]), "policy %g -> %g, "
+                  "value %g -> %g", lp[0], lp[EPOCHS], lv[0], lv[EPOCHS]);
+    ck_assert_uint_eq(patnet_step(pn), EPOCHS * N / BATCH);
+    free(b);
+    free(pol);
+    patnet_free(pn);
+}
+END_TEST
+
+/* The trainer's gradient against finite differences. The gradient is the
+ * trainer's own, but Adam's first step moves each parameter by lr against
+ * its gradient's sign (m / sqrt(v) is g / |g| after the bias correction),
+ * so the step, read from the files saved before and after it, shows the
+ * sign; central differences of patnet_loss over files with one parameter
+ * moved show the gradient. They must agree wherever the difference is
+ * clear and smooth (no relu's kink within eps): in every part of the net,
+ * the table rows the position reads among them; and a parameter no output
+ * sees must not move. (Magnitudes: test_patnet_gradient_ratios.) */
+START_TEST(test_patnet_gradient_signs)
+{
+    rng_state = 47;
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 13);
+    board_t b;
+    random_game(&b, 11, RULE_FREESTYLE, 14);
+    static float pol[BOARD_CELLS];
+    float value;
+    pn_targets(&b, pol, &value);
+    unsigned char *before = pn_bytes(pn);
+    const float lr = 1e-3f, eps = 1e-3f;
+    patnet_trainer_t *tr = patnet_trainer_create(pn, lr);
+    double lp = 0, lv = 0;
+    patnet_trainer_add(tr, &b, pol, value, &lp, &lv);
+    patnet_trainer_step(tr);
+    patnet_trainer_free(tr);
+    unsigned char *after = pn_bytes(pn);
+    patnet_t *base = pn_from_bytes(before);
+    double l0 = pn_loss(base, &b, pol, value);
+    ck_assert(l0 == lp + lv);
+    static float pol0[BOARD_CELLS], qpol[BOARD_CELLS];
+    const board_t *one[1] = {&b};
+    float v0;
+    patnet_eval(base, one, 1, pol0, &v0);
+    patnet_free(base);
+    /* the table rows the step moved: at most the 4 lines of each legal point */
+    size_t moved[64], nmoved = 0, rows = 0;
+    for (size_t r = 0; r < PATNET_CODES; r++) {
+        bool any = false;
+        for (size_t j = 0; j < PN_D; j++) {
+            size_t i = r * PN_D + j;
+            if (pn_param(after, i) == pn_param(before, i))
+                continue;
+            any = true;
+            if (nmoved < 64 && rnd() % 8 == 0)
+                moved[nmoved++] = i;
+        }
+        rows += any;
+    }
+    int nlegal = 0;
+    for (int p = 0; p < board_npoints(&b); p++)
+        nlegal += pn_legal(&b, p);
+    ck_assert_uint_gt(rows, 0);
+    ck_assert_uint_le(rows, 4 * (size_t)nlegal);
+    /* bp shifts every logit alike: the softmax, and so the loss, ignore it */
+    const struct {
+        const char *name;
+        size_t off, n;
+    } parts[] = {{"table", 0, 0},          {"b0", PN_B0, PN_D},
+                 {"W1", PN_W1, PN_D * PN_D}, {"b1", PN_B1, PN_D},
+                 {"wp", PN_WP, PN_D},       {"bp", PN_BP, 1},
+                 {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
+                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};
+    unsigned char *work = malloc(PN_BYTES);
+    memcpy(work, before, PN_BYTES);
+    int total = 0;
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        bool flat = parts[k].off == PN_BP;
+        int checked = 0, kinks = 0, idle = 0;
+        int want = parts[k].n == 1 ? 1 : 4;
+        for (int t = 0; t < 24 && checked < want; t++) {
+            size_t i;
+            if (parts[k].n == 0) {
+                if ((size_t)t >= nmoved)
+                    break;
+                i = moved[t];
+            } else {
+                i = parts[k].off + rnd() % parts[k].n;
+            }
+            float p0 = pn_param(before, i);
+            double l[2];
+            bool seen = false;
+            for (int s = 0; s < 2; s++) {
+                pn_set_param(work, i, p0 + (s ? eps : -eps));
+                patnet_t *q = pn_from_bytes(work);
+                l[s] = pn_loss(q, &b, pol, value);
+                float v;
+                patnet_eval(q, one, 1, qpol, &v);
+                seen |= v != v0 || memcmp(qpol, pol0, sizeof qpol) != 0;
+                patnet_free(q);
+            }
+            pn_set_param(work, i, p0);
+            double up = (l[1] - l0) / eps, down = (l0 - l[0]) / eps, fd = (up + down) / 2;
+            float delta = pn_param(after, i) - p0;
+            if (!seen) {   /* not a bit of the answer moves: no gradient to follow */
+                ck_assert_msg(delta == 0, "%s[%zu]: changes nothing, but the step moved it by %g",
+                              parts[k].name, i - parts[k].off, delta);
+                idle++;
+                continue;
+            }
+            if (flat) {
+                ck_assert_msg(fabs(fd) < 1e-3, "bp: the loss's slope %g", fd);
+                checked++;
+                continue;
+            }
+            if (fabs(fd) < 1e-3)
+                continue;   /* no clear gradient here (an idle relu, mostly) */
+            if (fabs(up - down) > 0.2 * fabs(fd)) {
+                kinks++;
+                continue;
+            }
+            ck_assert_msg(delta != 0 && (delta < 0) == (fd > 0),
+                          "%s[%zu]: the loss's slope %g, but the step moved it by %g",
+                          parts[k].name, i - parts[k].off, fd, delta);
+            ck_assert_msg(fabsf(fabsf(delta) - lr) < 0.01f * lr, "%s[%zu]: a step of %g",
+                          parts[k].name, i - parts[k].off, delta);
+            checked++;
+        }
+        printf("patnet gradient: %s, %d signs checked, %d unseen and unmoved, %d kinks skipped\n",
+               parts[k].name, checked, idle, kinks);
+        ck_assert_msg(checked > 0, "%s: no parameter with a clear gradient", parts[k].name);
+        total += checked;
+    }
+    ck_assert_int_ge(total, 28);
+    free(work);
+    free(before);
+    free(after);
+    patnet_free(pn);
+}
+END_TEST
+
+/* A parameter's value after one Adam step (lr) from the net of file
+ * `before` on the batch of the n positions b with targets pol, val. */
+static float pn_stepped_param(const unsigned char *before, const board_t *b,
+                              float (*pol)[BOARD_CELLS], const float *val, int n, float lr,
+                              size_t i)
+{
+    patnet_t *q = pn_from_bytes(before);
+    patnet_trainer_t *tr = patnet_trainer_create(q, lr);
+    for (int k = 0; k < n; k++) {
+        double lp = 0, lv = 0;
+        patnet_trainer_add(tr, &b[k], pol[k], val[k], &lp, &lv);
+    }
+    patnet_trainer_step(tr);
+    patnet_trainer_free(tr);
+    unsigned char *after = pn_bytes(q);
+    float p = pn_param(after, i);
+    free(after);
+    patnet_free(q);
+    return p;
+}
+
+/* The gradient's magnitudes against finite differences, through Adam's
+ * first step again. A batch of positions A and B moves a parameter
+ * against the sign of gA + gB(z), where B's value target z scales B's
+ * value gradient: gB(z) = gB_policy + (vB - z) c. Finite differences of
+ * the losses give K = gA + gB_policy and c, so the sum changes sign at
+ * z* = vB + K / c; a step with z a little below z* and one a little above
+ * must move the parameter opposite ways. A gradient whose parts are
+ * weighted wrong (a factor, a wrong input) has its z* elsewhere even
+ * where every sign is right. (A factor common to the whole gradient
+ * Adam does not see, so it cannot matter to training.) */
+START_TEST(test_patnet_gradient_ratios)
+{
+    rng_state = 53;
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 19);
+    board_t b[2];
+    static float pol[2][BOARD_CELLS];
+    float val[2];
+    random_game(&b[0], 7, RULE_FREESTYLE, 3);   /* unlike positions: unlike pooled features */
+    random_game(&b[1], 15, RULE_FREESTYLE, 30);
+    pn_targets(&b[0], pol[0], &val[0]);
+    pn_targets(&b[1], pol[1], &val[1]);
+    const float lr = 1e-3f, eps = 1e-3f;
+    unsigned char *before = pn_bytes(pn);
+    const board_t *rows[2] = {&b[0], &b[1]};
+    static float p2[2 * BOARD_CELLS];
+    float v[2];
+    patnet_eval(pn, rows, 2, p2, v);
+    const float z0 = v[1] > 0 ? v[1] - 0.5f : v[1] + 0.5f;   /* B's target for the differences */
+    /* the table entries to try: those a step on the batch moves */
+    patnet_trainer_t *tr = patnet_trainer_create(pn, lr);
+    double lp = 0, lv = 0;
+    patnet_trainer_add(tr, &b[0], pol[0], val[0], &lp, &lv);
+    patnet_trainer_add(tr, &b[1], pol[1], z0, &lp, &lv);
+    patnet_trainer_step(tr);
+    patnet_trainer_free(tr);
+    unsigned char *after = pn_bytes(pn);
+    size_t moved[32], nmoved = 0;
+    for (size_t i = 0; i < PN_B0 && nmoved < 32; i++)
+        if (pn_param(after, i) != pn_param(before, i) && rnd() % 16 == 0)
+            moved[nmoved++] = i;
+    free(after);
+    const struct {
+        const char *name;
+        size_t off, n;
+    } parts[] = {{"table", 0, 0},          {"b0", PN_B0, PN_D},
+                 {"W1", PN_W1, PN_D * PN_D}, {"b1", PN_B1, PN_D},
+                 {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
+                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};
+    unsigned char *work = malloc(PN_BYTES);
+    memcpy(work, before, PN_BYTES);
+    int total = 0;
+    for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
+        int checked = 0, want = parts[k].n == 1 ? 1 : 3;
+        size_t tried[24];
+        for (int t = 0; t < 24 && checked < want; t++) {
+            size_t i;
+            if (parts[k].n == 0) {
+                if ((size_t)t >= nmoved)
+                    break;
+                i = moved[t];
+            } else {
+                i = parts[k].off + rnd() % parts[k].n;
+            }
+            tried[t] = i;
+            bool again = false;
+            for (int u = 0; u < t; u++)
+                again |= tried[u] == i;
+            if (again)
+                continue;
+            float p0 = pn_param(before, i);
+            double la[3], lpb[3], lvb[3];   /* at p0 - eps, p0, p0 + eps */
+            for (int s = 0; s < 3; s++) {
+                pn_set_param(work, i, p0 + (float)(s - 1) * eps);
+                patnet_t *q = pn_from_bytes(work);
+                double lp = 0, lv = 0;
+                patnet_loss(q, &b[0], pol[0], val[0], &lp, &lv);
+                la[s] = lp + lv;
+                lpb[s] = lvb[s] = 0;
+                patnet_loss(q, &b[1], pol[1], z0, &lpb[s], &lvb[s]);
+                patnet_free(q);
+            }
+            pn_set_param(work, i, p0);
+            /* central differences, where both sides agree (no kink) */
+            double d[3];
+            bool smooth = true;
+            const double *l3[3] = {la, lpb, lvb};
+            for (int j = 0; j < 3; j++) {
+                double up = (l3[j][2] - l3[j][1]) / eps, down = (l3[j][1] - l3[j][0]) / eps;
+                d[j] = (up + down) / 2;
+                smooth &= fabs(up - down) <= 0.05 * fabs(d[j]) + 1e-4;
+            }
+            if (!smooth || fabs(d[2]) < 1e-2)
+                continue;   /* a kink, or B's value does not see it */
+            double K = d[0] + d[1], c = d[2] / (v[1] - z0), zs = v[1] + K / c;
+            if (fabs(zs - v[1]) > 20)
+                continue;
+            double m = 0.15 * fabs(zs - v[1]) + 0.02;
+            float lo = pn_stepped_param(before, b, pol, (float[]){val[0], (float)(zs - m)}, 2,
+                                        lr, i) - p0;
+            float hi = pn_stepped_param(before, b, pol, (float[]){val[0], (float)(zs + m)}, 2,
+                                        lr, i) - p0;
+            printf("patnet gradient ratio: %s[%zu]: K %.4g c %.4g, z* %.4f (vB %.4f), steps "
+                   "%.3g below, %.3g above\n", parts[k].name, i - parts[k].off, K, c, zs, v[1],
+                   lo, hi);
+            /* below z* the sum has c's sign, above it the other */
+            ck_assert_msg(lo != 0 && hi != 0 && (lo < 0) == (c > 0) && (hi < 0) == (c < 0),
+                          "%s[%zu]: the gradient changes sign away from z* = %.4f "
+                          "(steps %g at %.4f, %g at %.4f)", parts[k].name, i - parts[k].off, zs,
+                          lo, zs - m, hi, zs + m);
+            checked++;
+        }
+        ck_assert_msg(checked > 0, "%s: no parameter to check", parts[k].name);
+        total += checked;
+    }
+    ck_assert_int_ge(total, 12);
+    free(work);
+    free(before);
+    patnet_free(pn);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("nn");
@@ -2113,6 +3022,12 @@ int main(void)
                          test_version1_files, test_threat_net, test_widen_features, test_widen_value_pool,
                          test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
+    TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_save_load, test_patnet_damaged_files,
+                         test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
+                         test_patnet_train_symmetry,
+                         test_patnet_overfit_one, test_patnet_train_set,
+                         test_patnet_gradient_signs, test_patnet_gradient_ratios);
+    tcase_add_checked_fixture(tp, tmp_setup, tmp_teardown);
     ADD_CASE(s, "encode", 60, test_encode, test_encode_renju, test_encode_threats,
              test_encode_threats_symmetry, test_eval_and_cache, test_eval_symmetry);
     ADD_CASE(s, "bf16", 120, test_bf16_conv_kernel, test_bf16_vs_ref_random,
