@@ -749,8 +749,13 @@ static void brain_plays(const char *path)
     int rc = run_gomoku(cmd, "START 9\\nINFO timeout_turn 100\\nBEGIN\\n", CAPTURE_OUT, out,
                         sizeof out);
     int x = -1, y = -1;
-    const char *ok = strstr(out, "OK\n");
-    ck_assert_msg(rc == 0 && ok && sscanf(ok + 3, "%d,%d", &x, &y) == 2 && x >= 0 && x < 9 &&
+    /* the move is the first line after OK that is not a MESSAGE or DEBUG line */
+    const char *line = strstr(out, "OK\n");
+    if (line)
+        line += 3;
+    while (line && (strncmp(line, "MESSAGE", 7) == 0 || strncmp(line, "DEBUG", 5) == 0))
+        line = (line = strchr(line, '\n')) ? line + 1 : NULL;
+    ck_assert_msg(rc == 0 && line && sscanf(line, "%d,%d", &x, &y) == 2 && x >= 0 && x < 9 &&
                   y >= 0 && y < 9, "gomoku %s: exit %d, no move in:\n%s", cmd, rc, out);
 }
 
