@@ -445,14 +445,61 @@ static uint32_t get_u32(const uint8_t *b)
     return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* True when a board can read code: on each side of the point (cells 3..0
+ * going out on one side, 4..7 on the other, cell 0 the code's top bits),
+ * once a cell is off the board every farther one is. */
+static bool code_on_board(uint32_t code)
+{
+    for (int side = 0; side < 2; side++) {
+        bool off = false;
+        for (int k = 0; k < 4; k++) {
+            int cell = side ? 4 + k : 3 - k;
+            bool o = ((code >> (2 * (7 - cell))) & 3u) == 3u;
+            if (off && !o)
+                return false;
+            off = o;
+        }
+    }
+    return true;
+}
+
+/* The codes whose rows a version-2 file holds, ascending: PATNET_STORED_ROWS. */
+static int stored_codes(const patnet_t *pn, uint16_t *codes)
+{
+    int n = 0;
+    for (uint32_t c = 0; c < PATNET_CODES; c++)
+        if (pn->canon[c] == c && code_on_board(c))
+            codes[n++] = (uint16_t)c;
+    return n;
+}
+
+/* A file's parameter count: the table's rows (all, or the stored ones) and the rest. */
+static size_t file_params(uint32_t version)
+{
+    return (version == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D + NDENSE;
+}
+
+/* Parameter k of a file of version v: its place in pn->p. */
+static size_t file_param_at(uint32_t v, const uint16_t *codes, size_t k)
+{
+    if (v == 1)
+        return k;
+    size_t t = (size_t)PATNET_STORED_ROWS * D;
+    return k < t ? (size_t)codes[k / D] * D + k % D : OFF_B0 + (k - t);
+}
+
 int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen)
 {
-    size_t len = HEADER_BYTES + NPARAMS * 4 + 4;
+    size_t np = file_params(PATNET_VERSION), len = HEADER_BYTES + np * 4 + 4;
     uint8_t *buf = malloc(len);
+    uint16_t codes[PATNET_STORED_ROWS];
     if (!buf) {
         util_errf(err, errlen, "%s: out of memory", path);
         return -1;
     }
+    int nc = stored_codes(pn, codes);
+    assert(nc == PATNET_STORED_ROWS);
+    (void)nc;
     memcpy(buf, MAGIC, 4);
     put_u32(buf + 4, PATNET_VERSION);
     put_u32(buf + 8, D);
@@ -460,10 +507,10 @@ int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen)
     put_u32(buf + 16, pn->rule);
     put_u32(buf + 20, (uint32_t)pn->step);
     put_u32(buf + 24, (uint32_t)(pn->step >> 32));
-    for (size_t i = 0; i < NPARAMS; i++) {
+    for (size_t k = 0; k < np; k++) {
         uint32_t u;
-        memcpy(&u, &pn->p[i], 4);
-        put_u32(buf + HEADER_BYTES + 4 * i, u);
+        memcpy(&u, &pn->p[file_param_at(PATNET_VERSION, codes, k)], 4);
+        put_u32(buf + HEADER_BYTES + 4 * k, u);
     }
     put_u32(buf + len - 4, (uint32_t)crc32(0L, buf, (uInt)(len - 4)));
     int rc = util_write_atomic(path, buf, len, err, errlen);
@@ -478,14 +525,14 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         util_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t len = HEADER_BYTES + NPARAMS * 4 + 4;
-    uint8_t *buf = malloc(len + 1);
+    size_t cap = HEADER_BYTES + file_params(1) * 4 + 4;   /* the larger version */
+    uint8_t *buf = malloc(cap + 1);
     patnet_t *pn = NULL;
     if (!buf) {
         util_errf(err, errlen, "%s: out of memory", path);
         goto out_close;
     }
-    size_t got = fread(buf, 1, len + 1, fp);
+    size_t got = fread(buf, 1, cap + 1, fp);
     if (got < 4 || memcmp(buf, MAGIC, 4) != 0) {
         util_errf(err, errlen, "%s: not a pattern net file (no GZPN header)", path);
         goto out_free;
@@ -497,23 +544,28 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
     }
     uint32_t ver = get_u32(buf + 4), d = get_u32(buf + 8), h = get_u32(buf + 12);
     uint32_t rule = get_u32(buf + 16);
-    if (ver != PATNET_VERSION) {
-        util_errf(err, errlen, "%s: pattern net version %u, this build reads %d", path, ver,
+    if (ver < 1 || ver > PATNET_VERSION) {
+        util_errf(err, errlen, "%s: pattern net version %u, this build reads 1 to %d", path, ver,
                   PATNET_VERSION);
         goto out_free;
     }
-    if (d != D || h != H || rule >= RULE_COUNT) {
-        util_errf(err, errlen, "%s: dims %ux%u rule %u, this build reads %dx%d", path, d, h,
-                  rule, D, H);
+    if (d != D || h != H) {
+        util_errf(err, errlen, "%s: dims %ux%u, this build reads %dx%d", path, d, h, D, H);
         goto out_free;
     }
+    if (rule >= RULE_COUNT) {
+        util_errf(err, errlen, "%s: unknown rule %u (0 to %d)", path, rule, RULE_COUNT - 1);
+        goto out_free;
+    }
+    size_t np = file_params(ver), len = HEADER_BYTES + np * 4 + 4;
     if (got < len) {
-        util_errf(err, errlen, "%s: truncated (%zu bytes where a pattern net has %zu)", path,
-                  got, len);
+        util_errf(err, errlen, "%s: truncated (%zu bytes where a version %u pattern net has %zu)",
+                  path, got, ver, len);
         goto out_free;
     }
     if (got > len) {
-        util_errf(err, errlen, "%s: trailing bytes after the %zu of a pattern net", path, len);
+        util_errf(err, errlen, "%s: trailing bytes after the %zu of a version %u pattern net",
+                  path, len, ver);
         goto out_free;
     }
     if (get_u32(buf + len - 4) != (uint32_t)crc32(0L, buf, (uInt)(len - 4))) {
@@ -525,12 +577,15 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         util_errf(err, errlen, "%s: out of memory", path);
         goto out_free;
     }
+    uint16_t codes[PATNET_STORED_ROWS];
+    stored_codes(pn, codes);
     pn->step = get_u32(buf + 20) | (uint64_t)get_u32(buf + 24) << 32;
-    for (size_t i = 0; i < NPARAMS; i++) {
-        uint32_t u = get_u32(buf + HEADER_BYTES + 4 * i);
-        memcpy(&pn->p[i], &u, 4);
-        if (!isfinite(pn->p[i])) {
-            util_errf(err, errlen, "%s: parameter %zu is not finite", path, i);
+    for (size_t k = 0; k < np; k++) {
+        uint32_t u = get_u32(buf + HEADER_BYTES + 4 * k);
+        float *x = &pn->p[file_param_at(ver, codes, k)];
+        memcpy(x, &u, 4);
+        if (!isfinite(*x)) {
+            util_errf(err, errlen, "%s: parameter %zu is not finite", path, k);
             patnet_free(pn);
             pn = NULL;
             goto out_free;

@@ -17,11 +17,16 @@
  * what it learns from the net (patnet_distill in cli/cmd_model.c).
  *
  * File (.gzp): "GZPN", u32 version, u32 D, u32 H, u32 rule, u64 step,
- * then the parameters as little-endian f32: table (CODES x D, row = a
- * canonical code), b0 (D), W1 (D x D, input-major: W1[j * D + i] takes
- * input j to output i), b1 (D), wp (D), bp, V1 (H x 2D, output-major),
- * c1 (H), v2 (H), c2; then the CRC32 of everything before it. Read back checked:
- * magic, version, dims, length, CRC, every number finite. */
+ * then the parameters as little-endian f32: the table, b0 (D), W1 (D x D,
+ * input-major: W1[j * D + i] takes input j to output i), b1 (D), wp (D),
+ * bp, V1 (H x 2D, output-major), c1 (H), v2 (H), c2; then the CRC32 of
+ * everything before it. Version 2 (written) holds the table rows a board
+ * can read, in ascending code order: the canonical codes (a code no
+ * larger than its reversal) whose off-board cells, on each side of the
+ * point, run from some distance out to the fourth cell (121 ways a side,
+ * PATNET_STORED_ROWS rows, about 1 MB); the others read as 0. Version 1
+ * (read) held all CODES rows. Read back checked: magic, version, dims,
+ * rule, length, CRC, every number finite. */
 #ifndef GZ_NN_PATNET_H
 #define GZ_NN_PATNET_H
 
@@ -35,12 +40,13 @@
 extern "C" {
 #endif
 
-#define PATNET_VERSION 1
+#define PATNET_VERSION 2      /* written; 1 still reads */
 #ifndef PATNET_D
 #define PATNET_D 32          /* per-point features */
 #endif
 #define PATNET_H 32          /* value head's hidden units */
 #define PATNET_CODES 65536   /* 8 cells of 4 states */
+#define PATNET_STORED_ROWS 7381   /* (121 * 121 + 121) / 2: the rows a file holds */
 
 typedef struct patnet patnet_t;
 

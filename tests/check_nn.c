@@ -2104,11 +2104,11 @@ END_TEST
 
 /* ---- the pattern net (nn/patnet.h) ---- */
 
-/* The file's layout, as patnet.h gives it: offsets of each part among the
- * parameters, the header and the whole file's bytes. */
+/* The file's layout (version 2), as patnet.h gives it: offsets of each
+ * part among the parameters, the header and the whole file's bytes. */
 enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_HEADER 28
-#define PN_B0 ((size_t)PATNET_CODES * PN_D)
+#define PN_B0 ((size_t)PATNET_STORED_ROWS * PN_D)
 #define PN_W1 (PN_B0 + PN_D)
 #define PN_B1 (PN_W1 + PN_D * PN_D)
 #define PN_WP (PN_B1 + PN_D)
@@ -2300,9 +2300,9 @@ END_TEST
 static void expect_patnet_damage(const unsigned char *buf, size_t len, long at,
                                  unsigned char val, const char *want)
 {
-    static const char *const kinds[] = {"not a pattern net file", "version", "dims",
-                                        "truncated", "trailing bytes", "CRC mismatch",
-                                        "not finite"};
+    static const char *const kinds[] = {"not a pattern net file", "pattern net version", "dims",
+                                        "unknown rule", "truncated", "trailing bytes",
+                                        "CRC mismatch", "not finite"};
     char path[300], err[1024];
     snprintf(path, sizeof path, "%s/bad.gzp", tmpdir);
     unsigned char *copy = malloc(len + 1);
@@ -2324,6 +2324,110 @@ static void expect_patnet_damage(const unsigned char *buf, size_t len, long at,
     printf("damaged (%s): %s\n", want, err);
 }
 
+/* The rows a version-2 file holds, found another way than patnet.c's: every
+ * pair of sides (each 0..4 cells on the board, near to far, then off), kept
+ * when the code is no larger than its reversal. stored[c] says if c is one. */
+static int pn_stored_rows(bool *stored)
+{
+    memset(stored, 0, PATNET_CODES * sizeof *stored);
+    uint32_t side[121][4];   /* near to far: 0 empty, 1 own, 2 opp, 3 off */
+    int ns = 0;
+    for (int k = 0; k <= 4; k++) {
+        int ways = 1;
+        for (int i = 0; i < k; i++)
+            ways *= 3;
+        for (int w = 0; w < ways; w++, ns++)
+            for (int i = 0, x = w; i < 4; i++, x /= 3)
+                side[ns][i] = i < k ? (uint32_t)(x % 3) : 3u;
+    }
+    ck_assert_int_eq(ns, 121);
+    int n = 0;
+    for (int l = 0; l < ns; l++)
+        for (int r = 0; r < ns; r++) {
+            uint32_t cell[8], code = 0, rev = 0;
+            for (int i = 0; i < 4; i++) {
+                cell[3 - i] = side[l][i];
+                cell[4 + i] = side[r][i];
+            }
+            for (int i = 0; i < 8; i++) {
+                code = code * 4 + cell[i];
+                rev = rev * 4 + cell[7 - i];
+            }
+            if (code <= rev && !stored[code]) {
+                stored[code] = true;
+                n++;
+            }
+        }
+    return n;
+}
+
+/* A version-1 file (every table row) still reads: one made by hand from a
+ * net's version-2 bytes, junk in the rows no board reads, loads as the
+ * same net (the same answers, the same version-2 bytes saved again); cut
+ * short or too long it says so for its version. */
+START_TEST(test_patnet_version1)
+{
+    rng_state = 23;
+    static bool stored[PATNET_CODES];
+    ck_assert_int_eq(pn_stored_rows(stored), PATNET_STORED_ROWS);
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 8);
+    unsigned char *v2 = pn_bytes(pn);
+    const size_t dense = PN_NPARAMS - PN_B0;
+    const size_t len1 = PN_HEADER + 4 * ((size_t)PATNET_CODES * PN_D + dense) + 4;
+    unsigned char *v1 = malloc(len1);
+    ck_assert_ptr_nonnull(v1);
+    memcpy(v1, v2, PN_HEADER);
+    put_le32(v1 + 4, 1);
+    size_t row = 0;
+    for (size_t c = 0; c < PATNET_CODES; c++)
+        for (size_t j = 0; j < PN_D; j++) {
+            float x = stored[c] ? pn_param(v2, row * PN_D + j) : (float)(100 * rnd_sym());
+            uint32_t u;
+            memcpy(&u, &x, 4);
+            put_le32(v1 + PN_HEADER + 4 * (c * PN_D + j), u);
+            row += stored[c] && j == PN_D - 1;
+        }
+    ck_assert_uint_eq(row, PATNET_STORED_ROWS);
+    memcpy(v1 + PN_HEADER + 4 * (size_t)PATNET_CODES * PN_D, v2 + PN_HEADER + 4 * PN_B0,
+           4 * dense);
+    put_le32(v1 + len1 - 4, (uint32_t)crc32(0L, v1, (uInt)(len1 - 4)));
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v1.gzp", tmpdir);
+    write_file(path, v1, len1, "wb");
+    patnet_t *old = patnet_load(path, err, sizeof err);
+    ck_assert_msg(old != NULL, "%s", err);
+    enum { N = 6 };
+    board_t b[N];
+    const board_t *rows[N];
+    for (int i = 0; i < N; i++) {
+        random_game(&b[i], 5 + 2 * i, RULE_FREESTYLE, 3 + 5 * i);
+        rows[i] = &b[i];
+    }
+    static float p1[N * BOARD_CELLS], p2[N * BOARD_CELLS];
+    float x1[N], x2[N];
+    patnet_eval(pn, rows, N, p1, x1);
+    patnet_eval(old, rows, N, p2, x2);
+    ck_assert_int_eq(memcmp(p1, p2, sizeof p1), 0);
+    ck_assert_int_eq(memcmp(x1, x2, sizeof x1), 0);
+    unsigned char *again = pn_bytes(old);
+    ck_assert_int_eq(memcmp(again, v2, PN_BYTES), 0);
+    free(again);
+    patnet_free(old);
+    expect_patnet_damage(v1, len1 - 1, -1, 0, "truncated");
+    expect_patnet_damage(v1, PN_BYTES, -1, 0, "truncated");   /* a version 2's length */
+    unsigned char *longer = calloc(len1 + 1, 1);
+    memcpy(longer, v1, len1);
+    expect_patnet_damage(longer, len1 + 1, -1, 0, "trailing bytes");
+    free(longer);
+    /* a version-2 file that says version 1 is one cut short */
+    put_le32(v2 + 4, 1);
+    expect_patnet_damage(v2, PN_BYTES, -1, 0, "truncated");
+    free(v1);
+    free(v2);
+    patnet_free(pn);
+}
+END_TEST
+
 START_TEST(test_patnet_damaged_files)
 {
     patnet_t *pn = patnet_create(RULE_FREESTYLE, 2);
@@ -2343,12 +2447,13 @@ START_TEST(test_patnet_damaged_files)
     unsigned char *mbuf = (unsigned char *)slurp_len(path, &mlen);
     expect_patnet_damage(mbuf, mlen, -1, 0, "not a pattern net file");
     free(mbuf);
-    expect_patnet_damage(buf, len, 4, PATNET_VERSION + 1, "version");
-    expect_patnet_damage(buf, len, 4, 0, "version");
+    expect_patnet_damage(buf, len, 4, PATNET_VERSION + 1, "pattern net version");
+    expect_patnet_damage(buf, len, 4, 0, "pattern net version");
     expect_patnet_damage(buf, len, 8, PN_D / 2, "dims");
     expect_patnet_damage(buf, len, 12, PN_H * 2, "dims");
     expect_patnet_damage(buf, len, 11, 1, "dims");                 /* D = 2^24 + 32 */
-    expect_patnet_damage(buf, len, 16, RULE_COUNT, "dims");        /* an unknown rule */
+    expect_patnet_damage(buf, len, 16, RULE_COUNT, "unknown rule");
+    expect_patnet_damage(buf, len, 19, 0x80, "unknown rule");
     const size_t cuts[] = {4, 10, PN_HEADER - 1, PN_HEADER, 1000, len / 2, len - 5, len - 4,
                            len - 1};
     for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++)
@@ -2771,7 +2876,7 @@ START_TEST(test_patnet_gradient_signs)
     patnet_free(base);
     /* the table rows the step moved: at most the 4 lines of each legal point */
     size_t moved[64], nmoved = 0, rows = 0;
-    for (size_t r = 0; r < PATNET_CODES; r++) {
+    for (size_t r = 0; r < PATNET_STORED_ROWS; r++) {
         bool any = false;
         for (size_t j = 0; j < PN_D; j++) {
             size_t i = r * PN_D + j;
@@ -3022,7 +3127,8 @@ int main(void)
                          test_version1_files, test_threat_net, test_widen_features, test_widen_value_pool,
                          test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
-    TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_save_load, test_patnet_damaged_files,
+    TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_save_load, test_patnet_version1,
+                         test_patnet_damaged_files,
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
                          test_patnet_train_symmetry,
                          test_patnet_overfit_one, test_patnet_train_set,
