@@ -41,7 +41,18 @@ static const cmd_help_t help_grow = {
 static const cmd_help_t help_info = {
     "model info", BY_MODEL, "gomoku model info F",
     "Print a weights file's dims, parameter count, training step, generation, rule,\n"
-    "file CRC32, size and forward GFLOP per evaluation on its largest board."};
+    "file CRC32, size and forward GFLOP per evaluation on its largest board; of a\n"
+    "pattern net (.gzp): its format version, dims, table rows, rule and step."};
+
+/* The model at path, or NULL with the reason said on stderr as h's command. */
+static nn_model_t *load_or_say(const cmd_help_t *h, const char *path)
+{
+    char err[512];
+    nn_model_t *m = nn_model_load(path, err, sizeof err);
+    if (!m)
+        fprintf(stderr, "gomoku %s: %s\n", h->cmd, err);
+    return m;
+}
 
 /* 0 when the output file --out may be written, else the exit status
  * (the reason said on stderr): none named, or one there without --force. */
@@ -130,11 +141,9 @@ static int model_grow(int argc, char **argv)
     bool pool_given = args_given(specs, ARGS_COUNT(specs), S_VALUE_POOL);
     if (nn_value_pool_parse(pool, &want_pool, err, sizeof err) != 0)
         return args_fail(&help_grow, "%s", err);
-    nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
-    if (!m) {
-        fprintf(stderr, "gomoku model grow: %s\n", err);
+    nn_model_t *m = load_or_say(&help_grow, pos[0]);
+    if (!m)
         return 1;
-    }
     nn_model_t *g = nn_model_grow(m, blocks, channels, seed, err, sizeof err);
     rc = g ? 0 : -1;
     if (rc == 0 && pool_given)
@@ -178,12 +187,9 @@ static nn_model_t *parse_and_load(const cmd_help_t *h, int argc, char **argv, ch
         *status = args_fail(h, "%s", missing);
         return NULL;
     }
-    char err[512];
-    nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
-    if (!m) {
-        fprintf(stderr, "gomoku %s: %s\n", h->cmd, err);
+    nn_model_t *m = load_or_say(h, pos[0]);
+    if (!m)
         *status = 1;
-    }
     return m;
 }
 
@@ -211,10 +217,53 @@ static int model_loss(int argc, char **argv)
     return 0;
 }
 
+/* True when the file at path starts as a pattern net's does ("GZPN"). */
+static bool is_patnet_file(const char *path)
+{
+    char magic[4] = {0};
+    FILE *fp = fopen(path, "rb");
+    if (!fp)
+        return false;
+    size_t got = fread(magic, 1, 4, fp);
+    fclose(fp);
+    return got == 4 && memcmp(magic, "GZPN", 4) == 0;
+}
+
+/* model info of a pattern net (.gzp): its file, dims, rule and step. */
+static int patnet_info(const char *path)
+{
+    char err[512];
+    patnet_t *pn = patnet_load(path, err, sizeof err);
+    uint32_t crc = 0;
+    struct stat st;
+    if (!pn || nn_file_crc(path, &crc, err, sizeof err) != 0 || stat(path, &st) != 0) {
+        fprintf(stderr, "gomoku model info: %s\n", err);
+        patnet_free(pn);
+        return 1;
+    }
+    uint32_t v = patnet_version(pn);
+    printf("file          %s\n", path);
+    printf("size          %lld bytes\n", (long long)st.st_size);
+    printf("crc32         %08x\n", crc);
+    printf("format        GZPN version %u (a pattern net, nn/patnet.h)\n", v);
+    printf("features      %d per point\n", PATNET_D);
+    printf("value hidden  %d\n", PATNET_H);
+    printf("table rows    %d\n", v == 1 ? PATNET_CODES : PATNET_STORED_ROWS);
+    printf("parameters    %zu\n", patnet_file_params(v));
+    printf("rule          %s\n", rule_name(patnet_rule(pn)));
+    printf("step          %llu\n", (unsigned long long)patnet_step(pn));
+    patnet_free(pn);
+    return 0;
+}
+
 static int model_info(int argc, char **argv)
 {
     char *pos[1];
-    int npos, rc;
+    int npos = 0, rc = args_parse(&help_info, NULL, 0, argc, argv, pos, 1, &npos);
+    if (rc != ARGS_OK)
+        return args_exit_status(rc);
+    if (npos == 1 && is_patnet_file(pos[0]))
+        return patnet_info(pos[0]);
     nn_model_t *m = parse_and_load(&help_info, argc, argv, pos, 1, 1, "a model file is required",
                                    &npos, &rc);
     if (!m)
@@ -282,6 +331,22 @@ typedef struct dset {
     float *policy;   /* 64 x BOARD_CELLS */
 } dset_t;
 
+/* Room in d for k more positions (doubling); -1 on no memory. */
+static int dset_grow(dset_t *d, size_t k)
+{
+    if (d->n + k <= d->cap)
+        return 0;
+    size_t cap = d->cap ? d->cap * 2 : 4096;
+    while (cap < d->n + k)
+        cap *= 2;
+    dpos_t *p = realloc(d->pos, cap * sizeof *p);
+    if (!p)
+        return -1;
+    d->pos = p;
+    d->cap = cap;
+    return 0;
+}
+
 static int dset_flush(dset_t *d)
 {
     if (d->npend == 0)
@@ -291,14 +356,8 @@ static int dset_flush(dset_t *d)
     for (int i = 0; i < d->npend; i++)
         bp[i] = &d->pend[i];
     nn_eval_eval(d->ev, bp, d->npend, d->policy, value);
-    if (d->n + (size_t)d->npend > d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 4096;
-        dpos_t *p = realloc(d->pos, cap * sizeof *p);
-        if (!p)
-            return -1;
-        d->pos = p;
-        d->cap = cap;
-    }
+    if (dset_grow(d, (size_t)d->npend) != 0)
+        return -1;
     for (int i = 0; i < d->npend; i++) {
         dpos_t *o = &d->pos[d->n++];
         memcpy(o->cells, d->pend[i].cells, sizeof o->cells);
@@ -328,14 +387,8 @@ static int dset_push(dset_t *d, const board_t *b, bool held_out)
 static int dset_push_record(dset_t *d, const board_t *b, const game_record_t *g, uint32_t i,
                             float value_mix, bool held_out)
 {
-    if (d->n == d->cap) {
-        size_t cap = d->cap ? d->cap * 2 : 4096;
-        dpos_t *p = realloc(d->pos, cap * sizeof *p);
-        if (!p)
-            return -1;
-        d->pos = p;
-        d->cap = cap;
-    }
+    if (dset_grow(d, 1) != 0)
+        return -1;
     const record_ply_t *pl = &g->plies[i];
     dpos_t *o = &d->pos[d->n++];
     memcpy(o->cells, b->cells, sizeof o->cells);
@@ -456,18 +509,26 @@ static int model_distill(int argc, char **argv)
     if ((rc = check_out(&help_distill, out, force)) != 0)
         return rc;
     char err[512], note[256];
-    nn_model_t *m = nn_model_load(pos[0], err, sizeof err);
-    if (!m) {
-        fprintf(stderr, "gomoku model distill: %s\n", err);
+    nn_model_t *m = load_or_say(&help_distill, pos[0]);
+    if (!m)
         return 1;
-    }
     rc = 1;
     dset_t d = {.size = m->cfg.board_max, .rule = (rule_t)m->rule};
-    patnet_t *pn = NULL;
+    patnet_t *pn = init ? patnet_load(init, err, sizeof err) : patnet_create(d.rule, seed);
     patnet_trainer_t *tr = NULL;
     size_t *order = NULL;
     bool from_records = strcmp(targets, "records") == 0;
     nn_net_t *net = NULL;
+    if (!pn) {
+        if (!init)
+            snprintf(err, sizeof err, "out of memory");
+        goto out_fail;
+    }
+    if (patnet_rule(pn) != d.rule) {
+        snprintf(err, sizeof err, "--init %s is a pattern net for %s, but %s plays %s", init,
+                 rule_name(patnet_rule(pn)), pos[0], rule_name(d.rule));
+        goto out_fail;
+    }
     if (!from_records &&
         (!(net = nn_net_create(m, "cpu", 64, threads, note, sizeof note, err, sizeof err)) ||
          !(d.ev = nn_eval_create(net, NULL, 64, err, sizeof err))))
@@ -537,12 +598,6 @@ static int model_distill(int argc, char **argv)
     if (ntrain == 0) {
         snprintf(err, sizeof err, "no training positions of a %dx%d %s game in the files", d.size,
                  d.size, rule_name(d.rule));
-        goto out_fail;
-    }
-    pn = init ? patnet_load(init, err, sizeof err) : patnet_create(d.rule, seed);
-    if (!pn) {
-        if (!init)
-            snprintf(err, sizeof err, "out of memory");
         goto out_fail;
     }
     if (!(tr = patnet_trainer_create(pn, (float)lr)) ||

@@ -30,6 +30,7 @@ enum { D = PATNET_D, H = PATNET_H };
 
 struct patnet {
     uint8_t rule;
+    uint32_t version;                 /* of the file it was read from */
     uint64_t step;
     float *p;                         /* NPARAMS */
     uint16_t canon[PATNET_CODES];     /* a code's table row: min of it and its reversal */
@@ -54,6 +55,7 @@ static patnet_t *alloc_net(rule_t rule)
         return NULL;
     }
     pn->rule = (uint8_t)rule;
+    pn->version = PATNET_VERSION;
     for (uint32_t c = 0; c < PATNET_CODES; c++) {
         uint32_t r = reverse_code(c);
         pn->canon[c] = (uint16_t)(r < c ? r : c);
@@ -96,6 +98,7 @@ void patnet_free(patnet_t *pn)
 
 rule_t patnet_rule(const patnet_t *pn) { return (rule_t)pn->rule; }
 uint64_t patnet_step(const patnet_t *pn) { return pn->step; }
+uint32_t patnet_version(const patnet_t *pn) { return pn->version; }
 
 /* ---- forward ---- */
 
@@ -474,7 +477,7 @@ static int stored_codes(const patnet_t *pn, uint16_t *codes)
 }
 
 /* A file's parameter count: the table's rows (all, or the stored ones) and the rest. */
-static size_t file_params(uint32_t version)
+size_t patnet_file_params(uint32_t version)
 {
     return (version == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D + NDENSE;
 }
@@ -490,7 +493,7 @@ static size_t file_param_at(uint32_t v, const uint16_t *codes, size_t k)
 
 int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen)
 {
-    size_t np = file_params(PATNET_VERSION), len = HEADER_BYTES + np * 4 + 4;
+    size_t np = patnet_file_params(PATNET_VERSION), len = HEADER_BYTES + np * 4 + 4;
     uint8_t *buf = malloc(len);
     uint16_t codes[PATNET_STORED_ROWS];
     if (!buf) {
@@ -525,7 +528,7 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         util_errf(err, errlen, "cannot open %s: %s", path, strerror(errno));
         return NULL;
     }
-    size_t cap = HEADER_BYTES + file_params(1) * 4 + 4;   /* the larger version */
+    size_t cap = HEADER_BYTES + patnet_file_params(1) * 4 + 4;   /* the larger version */
     uint8_t *buf = malloc(cap + 1);
     patnet_t *pn = NULL;
     if (!buf) {
@@ -557,7 +560,7 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         util_errf(err, errlen, "%s: unknown rule %u (0 to %d)", path, rule, RULE_COUNT - 1);
         goto out_free;
     }
-    size_t np = file_params(ver), len = HEADER_BYTES + np * 4 + 4;
+    size_t np = patnet_file_params(ver), len = HEADER_BYTES + np * 4 + 4;
     if (got < len) {
         util_errf(err, errlen, "%s: truncated (%zu bytes where a version %u pattern net has %zu)",
                   path, got, ver, len);
@@ -579,6 +582,7 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
     }
     uint16_t codes[PATNET_STORED_ROWS];
     stored_codes(pn, codes);
+    pn->version = ver;
     pn->step = get_u32(buf + 20) | (uint64_t)get_u32(buf + 24) << 32;
     for (size_t k = 0; k < np; k++) {
         uint32_t u = get_u32(buf + HEADER_BYTES + 4 * k);

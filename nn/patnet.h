@@ -55,6 +55,10 @@ patnet_t *patnet_create(rule_t rule, uint64_t seed);
 void patnet_free(patnet_t *pn);
 rule_t patnet_rule(const patnet_t *pn);
 uint64_t patnet_step(const patnet_t *pn);
+/* The file version pn was read from (PATNET_VERSION when created here), and
+ * the parameters a file of that version holds. */
+uint32_t patnet_version(const patnet_t *pn);
+size_t patnet_file_params(uint32_t version);
 
 /* Load / save (atomic). NULL or -1 with a one-line err naming the path. */
 patnet_t *patnet_load(const char *path, char *err, size_t errlen);

@@ -172,6 +172,10 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);
     if (!mp->search)
         goto out_err;
+    int pr = searcher_patnet_rule(mp->search);
+    if (!o->quiet && pr >= 0 && pr != (int)rule)
+        fprintf(stderr, "note: %s was trained for %s, playing %s\n", path,
+                rule_name((rule_t)pr), rule_name(rule));
     if (note[0] && !o->quiet)   /* match, play: two models, the device said once */
         nn_note_print(stderr, note);
     board_t b;
@@ -180,7 +184,10 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     nn_model_free(m);
     return p;
 out_err:
-    snprintf(err, errlen, "%s: %s", path, e);
+    if (patnet)   /* the pattern net's loader names its file */
+        snprintf(err, errlen, "%s", e);
+    else
+        snprintf(err, errlen, "%s: %s", path, e);
     player_free(p);
 out_free_model:
     nn_model_free(m);

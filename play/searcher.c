@@ -446,6 +446,10 @@ mcts_t *searcher_tree(searcher_t *s, int i)
 
 int searcher_board_max(const searcher_t *s) { return s->board_max; }
 const char *searcher_device(const searcher_t *s) { return s->device_name; }
+int searcher_patnet_rule(const searcher_t *s)
+{
+    return s->patnet ? (int)patnet_rule(s->patnet) : -1;
+}
 
 void searcher_get_stats(const searcher_t *s, searcher_stats_t *out)
 {

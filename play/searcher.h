@@ -153,6 +153,9 @@ void searcher_wdl(searcher_t *s, const board_t *const *boards, int n, float *wdl
  * without a model), and the device of the nets ("uniform" without). */
 int searcher_board_max(const searcher_t *s);
 const char *searcher_device(const searcher_t *s);
+/* The rule the pattern net in use was trained for (searcher_opts_t.patnet);
+ * -1 when a net or nothing evaluates. */
+int searcher_patnet_rule(const searcher_t *s);
 
 typedef struct searcher_stats {
     uint64_t evals;          /* positions the net evaluated */

@@ -176,6 +176,12 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     sp->search = searcher_create(model, &so, note, notelen, err, errlen);
     if (!sp->search)
         goto out_free_sp;
+    int pr = searcher_patnet_rule(sp->search);
+    if (pr >= 0 && pr != (int)o->rule) {
+        snprintf(err, errlen, "--patnet %s is a pattern net for %s, but the games are %s",
+                 o->patnet, rule_name((rule_t)pr), rule_name(o->rule));
+        goto out_free_sp;
+    }
     for (int g = 0; g < o->parallel; g++)
         sp->games[g].tree = searcher_tree(sp->search, g);
     return sp;

@@ -834,6 +834,27 @@ START_TEST(test_model_distill)
     snprintf(cmd, sizeof cmd, "head -c 1000 %s > %s/torn.gzp", path, dir);
     ck_assert_int_eq(system(cmd), 0);
     expect_gomoku(1, "torn.gzp: truncated", "pbrain --model patnet:%s/torn.gzp", dir);
+    /* and by gomoku match, in one line that names the file once */
+    snprintf(cmd, sizeof cmd, "match patnet:%s/torn.gzp bot:random --games 2 --size 9", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_ERR, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "gomoku match: ") && strstr(out, "torn.gzp: truncated (1000 bytes") &&
+                  strstr(strstr(out, "torn.gzp") + 1, "torn.gzp") == NULL &&
+                  strchr(out, '\n') == strrchr(out, '\n'), "%s", out);
+    expect_gomoku(2, "cannot read pattern net", "match patnet:%s/none.gzp bot:random --games 2 "
+                  "--size 9", dir);
+    /* a pattern net of another rule: refused by distill --init and self-play, noted by match */
+    expect_gomoku(0, NULL, "model init --blocks 1 --channels 8 --board-max 9 --rule renju "
+                  "--out %s/mr.gzm", dir);
+    expect_gomoku(1, "p.gzp is a pattern net for freestyle, but",
+                  "model distill %s/mr.gzm %s/g/*.gzr --init %s/p.gzp --out %s/x.gzp", dir, dir,
+                  dir, dir);
+    expect_gomoku(1, "p.gzp is a pattern net for freestyle, but the games are renju",
+                  "selfplay --model %s/mr.gzm --patnet %s/p.gzp --rule renju --size 9 --games 2 "
+                  "--out %s/sr", dir, dir, dir);
+    snprintf(cmd, sizeof cmd, "match patnet:%s/p.gzp bot:random --games 2 --size 9 --rule renju "
+             "--visits 8", dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_ERR, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, "p.gzp was trained for freestyle, playing renju"), "%s", out);
     remove_tree(dir);
 }
 END_TEST

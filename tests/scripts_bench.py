@@ -18,6 +18,7 @@ SRC = os.environ["GOMOKU_SRC"]
 SCRIPT = os.path.join(SRC, "scripts", "bench-defend")
 REGRET = os.path.join(SRC, "scripts", "bench-regret")
 STRENGTH = os.path.join(SRC, "scripts", "strength")
+PATNET_LOOP = os.path.join(SRC, "scripts", "patnet-loop")
 # A stand-in pbrain: as `judge`, it rates a position with one stone 100
 # for the side to move, and after a second stone at 7,7 -M3 (the side to
 # move is lost), else +M3, and names 7,7 its move; as `engine X,Y`, it
@@ -125,6 +126,7 @@ def main():
             fail("a missing --bin program: exit %d, %r" % (r.returncode, r.stderr))
     regret()
     strength()
+    patnet_loop()
     print("ok")
 
 
@@ -284,6 +286,116 @@ def strength():
             err = r.stderr.strip()
             if r.returncode != 2 or why not in err or "\n" in err:
                 fail("strength %s: exit %d, stderr %r" % (args, r.returncode, err))
+
+
+def patnet_loop():
+    def gomoku(*args):
+        r = subprocess.run([BIN] + list(args), capture_output=True, text=True, timeout=120)
+        if r.returncode != 0:
+            fail("gomoku %s: exit %d, %r" % (" ".join(args), r.returncode, r.stderr))
+        return r.stdout
+
+    def loop(run, *args):
+        return subprocess.run([PATNET_LOOP, run, "--bin", BIN, "--size", "9", "--games", "4",
+                               "--visits", "8", "--parallel", "4"] + list(args),
+                              capture_output=True, text=True, timeout=240)
+
+    def rows(run):
+        with open(os.path.join(run, "log.csv")) as f:
+            lines = f.read().splitlines()
+        if lines[0] != "generation,games,selfplay_s,train_s,heldout_policy,heldout_value":
+            fail("patnet-loop: log.csv header %r" % lines[0])
+        return [l.split(",") for l in lines[1:]]
+
+    def plays(net):
+        """gomoku pbrain with net opens a 9x9 game with a move on the board."""
+        r = subprocess.run([BIN, "pbrain", "--model", "patnet:" + net],
+                           input="START 9\nINFO timeout_turn 100\nBEGIN\n",
+                           capture_output=True, text=True, timeout=60)
+        moves = [l for l in r.stdout.splitlines()
+                 if re.fullmatch(r"[0-8],[0-8]", l.strip())]
+        if r.returncode != 0 or len(moves) != 1:
+            fail("pbrain with %s: exit %d, %r" % (net, r.returncode, r.stdout))
+
+    with tempfile.TemporaryDirectory() as d:
+        m = os.path.join(d, "m.gzm")
+        gomoku("model", "init", "--blocks", "1", "--channels", "8", "--board-max", "9",
+               "--out", m)
+        seed = os.path.join(d, "seed")
+        gomoku("selfplay", "--random-net", "--blocks", "1", "--channels", "8", "--size", "9",
+               "--games", "8", "--parallel", "4", "--visits", "16", "--cheap-visits", "0",
+               "--device", "cpu", "--out", seed)
+        run = os.path.join(d, "run")
+        r = loop(run, "--model", m, "--seed-games", seed, "--generations", "2", "--window", "2")
+        if r.returncode != 0:
+            fail("patnet-loop: exit %d, %r" % (r.returncode, r.stderr))
+        log = rows(run)
+        if [row[0] for row in log] != ["1", "2"] or any(row[1] != "4" for row in log):
+            fail("patnet-loop: log.csv %r" % log)
+        for k in range(3):
+            plays(os.path.join(run, "gen-%04d.gzp" % k))
+        for k in range(2):
+            g = os.path.join(run, "games-%04d" % k)
+            if not os.path.exists(os.path.join(g, "done")):
+                fail("patnet-loop: %s not marked done" % g)
+            if not any(f.endswith(".gzr") for f in os.listdir(g)):
+                fail("patnet-loop: no games in %s" % g)
+        # generation 2 was trained from generation 1's net, not from 0's
+        with open(os.path.join(run, "gen-0002.gzp"), "rb") as f2, \
+                open(os.path.join(run, "gen-0001.gzp"), "rb") as f1:
+            if f1.read() == f2.read():
+                fail("patnet-loop: generation 2 is generation 1")
+        # stopped while generation 2 played: its games are played again, the run goes on
+        g2 = os.path.join(run, "games-0002")
+        os.makedirs(g2)
+        with open(os.path.join(g2, "selfplay-1-0000.gzr.tmp"), "w") as f:
+            f.write("half a shard")
+        r = loop(run, "--model", m, "--generations", "1")
+        if r.returncode != 0 or "goes on" in r.stderr:
+            fail("patnet-loop resumed: exit %d, %r" % (r.returncode, r.stderr))
+        if [row[0] for row in rows(run)] != ["1", "2", "3"]:
+            fail("patnet-loop resumed: log.csv %r" % rows(run))
+        if any(f.endswith(".tmp") for f in os.listdir(g2)):
+            fail("patnet-loop resumed: the half shard is still in %s" % g2)
+        plays(os.path.join(run, "gen-0003.gzp"))
+        # --init starts another run from a given net
+        run2 = os.path.join(d, "run2")
+        r = loop(run2, "--model", m, "--init", os.path.join(run, "gen-0003.gzp"),
+                 "--generations", "1")
+        if r.returncode != 0 or not os.path.exists(os.path.join(run2, "gen-0001.gzp")):
+            fail("patnet-loop --init: exit %d, %r" % (r.returncode, r.stderr))
+        # bad input: one line that says what was wrong, nothing written
+        trunc = os.path.join(d, "trunc.gzp")
+        with open(trunc, "wb") as f:
+            f.write(b"GZPN")
+        bad = [
+            ([], "--model M is required"),
+            (["--model", os.path.join(d, "none.gzm")], "cannot read the model"),
+            (["--model", m], "needs --init P.gzp or --seed-games DIR"),
+            (["--model", m, "--init", os.path.join(d, "none.gzp")], "cannot read --init"),
+            (["--model", m, "--init", m], "is not a pattern net (.gzp)"),
+            (["--model", m, "--init", trunc], "--init: %s: truncated (4 bytes" % trunc),
+            (["--model", m, "--seed-games", d], "no games (.gzr) under"),
+            (["--model", m, "--init", m, "--seed-games", seed], "not both"),
+            (["--model", m, "--games", "0"], "a positive integer, got '0'"),
+            (["--model", m, "--lr", "x"], "a number, got 'x'"),
+            (["--model", m, "--generations", "1", "--hours", "1"], "not both"),
+            (["--model", m, "--frobnicate", "1"], "unknown option --frobnicate"),
+            (["--model"], "--model needs a value"),
+        ]
+        for args, why in bad:
+            fresh = os.path.join(d, "fresh")
+            r = loop(fresh, *args)
+            err = r.stderr.strip()
+            if r.returncode == 0 or why not in err or "\n" in err:
+                fail("patnet-loop %s: exit %d, stderr %r" % (args, r.returncode, err))
+            if os.path.exists(fresh) and os.listdir(fresh):
+                fail("patnet-loop %s: wrote %r" % (args, os.listdir(fresh)))
+        # model info reads a pattern net
+        info = gomoku("model", "info", os.path.join(run, "gen-0003.gzp"))
+        if not re.search(r"^format +GZPN version 2", info, re.M) or \
+                not re.search(r"^table rows +7381$", info, re.M):
+            fail("model info of a pattern net: %r" % info)
 
 
 if __name__ == "__main__":
