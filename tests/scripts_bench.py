@@ -326,7 +326,8 @@ def patnet_loop():
                "--games", "8", "--parallel", "4", "--visits", "16", "--cheap-visits", "0",
                "--device", "cpu", "--out", seed)
         run = os.path.join(d, "run")
-        r = loop(run, "--model", m, "--seed-games", seed, "--generations", "2", "--window", "2")
+        r = loop(run, "--model", m, "--seed-games", seed, "--generations", "2", "--window", "2",
+                 "--workers", "2")
         if r.returncode != 0:
             fail("patnet-loop: exit %d, %r" % (r.returncode, r.stderr))
         log = rows(run)
@@ -338,8 +339,9 @@ def patnet_loop():
             g = os.path.join(run, "games-%04d" % k)
             if not os.path.exists(os.path.join(g, "done")):
                 fail("patnet-loop: %s not marked done" % g)
-            if not any(f.endswith(".gzr") for f in os.listdir(g)):
-                fail("patnet-loop: no games in %s" % g)
+            shards = [f for f in os.listdir(g) if f.endswith(".gzr")]
+            if len(shards) != 2:   # a worker's each
+                fail("patnet-loop: games in %s: %r" % (g, shards))
         # generation 2 was trained from generation 1's net, not from 0's
         with open(os.path.join(run, "gen-0002.gzp"), "rb") as f2, \
                 open(os.path.join(run, "gen-0001.gzp"), "rb") as f1:
@@ -378,6 +380,7 @@ def patnet_loop():
             (["--model", m, "--seed-games", d], "no games (.gzr) under"),
             (["--model", m, "--init", m, "--seed-games", seed], "not both"),
             (["--model", m, "--games", "0"], "a positive integer, got '0'"),
+            (["--model", m, "--workers", "5"], "--workers 5 is more than --games 4"),
             (["--model", m, "--lr", "x"], "a number, got 'x'"),
             (["--model", m, "--generations", "1", "--hours", "1"], "not both"),
             (["--model", m, "--frobnicate", "1"], "unknown option --frobnicate"),
