@@ -336,6 +336,7 @@ static int load(brain_t *br, const brain_opts_t *o, char *err, size_t errlen)
     if (note[0] && o->who)
         fprintf(stderr, "%s: %s\n", o->who, note);
     br->tree = searcher_tree(br->searcher, 0);
+    br->board_max = searcher_board_max(br->searcher);   /* a pattern net's root net's */
     br->tree_bytes = so.tree_bytes;
     br->cache_bytes = so.cache_bytes;
     return 0;

@@ -58,6 +58,7 @@ void search_settings_default(search_settings_t *s)
     s->batch = SEARCH_BATCH_DEFAULT;
     s->symmetry = NN_SYM_NONE;
     s->root_symmetry = 0;
+    s->root_net = NULL;
 }
 
 /* The conversions are C's: int to uint32_t, double to float, nonzero to true. */
@@ -91,6 +92,7 @@ void searcher_opts_apply(searcher_opts_t *o, const search_settings_t *s)
     o->batch = s->batch;
     o->symmetry = s->symmetry;
     o->root_symmetry = s->root_symmetry;
+    o->root_net = s->root_net;
     search_settings_apply(s, &o->mcts);
 }
 
@@ -113,6 +115,8 @@ static int check_opts(const searcher_opts_t *o, char *err, size_t errlen)
         bad = "symmetry not 0, 1 or 8";
     else if (o->root_symmetry != 0 && o->root_symmetry != 1)
         bad = "root symmetry not 0 or 1";
+    else if (o->root_net && !o->patnet)
+        bad = "a root net (--root-net) goes with a pattern net as the model (patnet:F)";
     if (bad) {
         snprintf(err, errlen, "search options: %s", bad);
         return -1;
@@ -148,13 +152,13 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
                       size_t errlen)
 {
     const searcher_opts_t *o = &s->o;
-    if (s->net[0] && cache_bytes > 0) {
+    if (s->net[0] && !s->patnet && cache_bytes > 0) {
         s->cache = nn_eval_cache_create(cache_bytes, err, errlen);
         if (!s->cache)
             goto out_drop;
     }
     for (int i = 0; i < s->nthreads; i++) {
-        if (!s->net[i]) {
+        if (!s->net[i] || s->patnet) {   /* with a pattern net, net 0 is the root's */
             s->fn[i] = s->patnet ? patnet_eval : mcts_eval_uniform;
             s->user[i] = s->patnet;
             continue;
@@ -165,7 +169,7 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
         s->fn[i] = nn_eval_eval;
         s->user[i] = s->ev[i];
     }
-    if (s->net[0] && o->root_symmetry &&
+    if (s->net[0] && (o->root_symmetry || s->patnet) &&
         (!(s->root_ev = nn_eval_create(s->net[0], s->cache, 1, err, errlen)) ||
          nn_eval_set_symmetry(s->root_ev, NN_SYM_ALL, err, errlen) != 0))
         goto out_drop;
@@ -199,14 +203,37 @@ static int set_precision(searcher_t *s, char *note, size_t notelen, char *err, s
         return -1;
     nn_precision_t got = strcmp(nn_net_precision_name(s->net[0]), "bf16") == 0
                              ? NN_PRECISION_BF16 : NN_PRECISION_FP32;
-    for (int i = 1; i < s->nthreads; i++)
-        if (nn_net_set_precision(s->net[i], got, NULL, 0, err, errlen) != 0)
+    for (int i = 1; i < s->nthreads; i++)   /* a root net is net 0 alone */
+        if (s->net[i] && nn_net_set_precision(s->net[i], got, NULL, 0, err, errlen) != 0)
             return -1;
     if (pn[0] && note && notelen) {
         size_t used = strlen(note);
         snprintf(note + used, notelen - used, "%sprecision %s", used ? "; " : "", pn);
     }
     return 0;
+}
+
+/* Net 0 of a pattern net's searcher: the root's (o.root_net), rows for its 8 views. */
+static int root_net_create(searcher_t *s, char *note, size_t notelen, char *err, size_t errlen)
+{
+    const searcher_opts_t *o = &s->o;
+    char e[400];
+    nn_model_t *m = nn_model_load(o->root_net, e, sizeof e);
+    if (!m) {
+        snprintf(err, errlen, "--root-net: %s", e);
+        return -1;
+    }
+    int rc = -1;
+    s->board_max = m->cfg.board_max;   /* searches of larger boards are refused */
+    if ((s->net[0] = nn_net_create(m, s->device, SYM_COUNT, o->net_threads, note, notelen, err,
+                                   errlen)) != NULL &&
+        set_precision(s, note, notelen, err, errlen) == 0) {
+        snprintf(s->device_name, sizeof s->device_name, "pattern net, root net on %s",
+                 nn_net_device_name(s->net[0]));
+        rc = 0;
+    }
+    nn_model_free(m);
+    return rc;
 }
 
 searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, char *note,
@@ -246,6 +273,8 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
         if (!(s->patnet = patnet_load(o->patnet, err, errlen)))
             goto out_free_searcher;
         snprintf(s->device_name, sizeof s->device_name, "pattern net");
+        if (o->root_net && root_net_create(s, note, notelen, err, errlen) != 0)
+            goto out_free_searcher;
     } else if (model) {
         for (int i = 0; i < s->nthreads; i++) {
             s->net[i] = nn_net_create(model, s->device, (int)net_rows, o->net_threads,
@@ -293,6 +322,10 @@ void searcher_free(searcher_t *s)
 
 int searcher_set_model(searcher_t *s, const nn_model_t *model, char *err, size_t errlen)
 {
+    if (s->patnet) {
+        snprintf(err, errlen, "this searcher evaluates with a pattern net: no weights to change");
+        return -1;
+    }
     if (!s->net[0]) {
         snprintf(err, errlen, "this searcher has no net (uniform evaluator)");
         return -1;
@@ -325,6 +358,14 @@ static void root_views(searcher_t *s, mcts_t *t, const board_t *b)
 {
     float row[BOARD_CELLS], v;
     const board_t *one = b;
+    /* a pattern net's searcher has no cache: a new root is expanded here */
+    if (s->patnet && !mcts_root_expanded(t) && mcts_gather(t, 1, 1, &one) == 1) {
+        nn_eval_eval(s->root_ev, &one, 1, row, &v);
+        s->evals++;
+        mcts_deliver(t, row, &v);
+        return;
+    }
+    one = b;
     nn_eval_eval(s->root_ev, &one, 1, row, &v);
     s->evals++;
     mcts_set_root_policy(t, row);

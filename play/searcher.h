@@ -62,6 +62,7 @@ typedef struct search_settings {
     int batch;            /* leaves per net call of each search thread (searcher_opts_t.batch) */
     int symmetry;         /* the net's view of each position (searcher_opts_t.symmetry) */
     int root_symmetry;    /* 1: the root's priors from all 8 views (searcher_opts_t) */
+    const char *root_net; /* with a pattern net: the root's net (searcher_opts_t), NULL: none */
 } search_settings_t;
 
 void search_settings_default(search_settings_t *s);
@@ -86,6 +87,9 @@ typedef struct searcher_opts {
     size_t cache_bytes;     /* NN cache for the whole searcher (0: no cache) */
     const char *patnet;     /* a pattern net file (nn/patnet.h) to evaluate with instead of a
                              * model's net (NULL: none); loaded by searcher_create */
+    const char *root_net;   /* with patnet: a weights file (.gzm) whose net values each
+                             * search's root under all 8 symmetries for its priors (the
+                             * pattern net values the rest); loaded by searcher_create */
     mcts_params_t mcts;     /* c_puct, fpu, seed (tree i gets seed + i); mem_bytes and
                              * max_pending are set by the searcher */
 } searcher_opts_t;

@@ -180,6 +180,10 @@ const setting_t settings_table[S_COUNT] = {
     [S_ROOT_SYMMETRY] = {"root_symmetry", "root-symmetry", SET_INT, 0, 1, "0", "0|1",
                          "1: each search first values its root under all 8 symmetries, "
                          "averaged, and takes the root's priors from that", PLAYERS},
+    [S_ROOT_NET] = {"root_net", "root-net", SET_STR, 0, 0, NULL, "M",
+                    "with a pattern net as the model (patnet:F): the net M values each "
+                    "search's root under all 8 symmetries for its priors, the pattern net "
+                    "the rest", PLAYERS},
 
     [S_VISITS] = {"visits", "visits", SET_INT, 1, 1000000, "200", "V",
                   "playouts of a full search", SELFPLAY | BY_BENCH_TARGETS, RUN(visits)},

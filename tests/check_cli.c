@@ -739,13 +739,13 @@ static long distill_steps(const char *out)
     return n;
 }
 
-/* gomoku pbrain with the pattern net PATH opens a 9x9 game with a move on
- * the board (the search ends at 100 ms, its move comes before stdin's end
- * ends the brain). */
-static void brain_plays(const char *path)
+/* gomoku pbrain with the pattern net PATH (and pbrain's options EXTRA)
+ * opens a 9x9 game with a move on the board (the search ends at 100 ms,
+ * its move comes before stdin's end ends the brain). */
+static void brain_plays_with(const char *path, const char *extra)
 {
-    char cmd[256], out[4096];
-    snprintf(cmd, sizeof cmd, "pbrain --model patnet:%s", path);
+    char cmd[512], out[4096];
+    snprintf(cmd, sizeof cmd, "pbrain --model patnet:%s %s", path, extra);
     int rc = run_gomoku(cmd, "START 9\\nINFO timeout_turn 100\\nBEGIN\\n", CAPTURE_OUT, out,
                         sizeof out);
     int x = -1, y = -1;
@@ -758,6 +758,8 @@ static void brain_plays(const char *path)
     ck_assert_msg(rc == 0 && line && sscanf(line, "%d,%d", &x, &y) == 2 && x >= 0 && x < 9 &&
                   y >= 0 && y < 9, "gomoku %s: exit %d, no move in:\n%s", cmd, rc, out);
 }
+
+static void brain_plays(const char *path) { brain_plays_with(path, ""); }
 
 /* gomoku model distill end to end on a tiny net's games: a line per
  * epoch, a pattern net that gomoku pbrain plays with, --targets records
@@ -830,6 +832,12 @@ START_TEST(test_model_distill)
     snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/nope.gzr --out %s/x.gzp", dir, dir, dir);
     ck_assert_int_eq(run_bin(cmd, &lines, NULL, 0), 1);
     ck_assert_int_eq(lines, 1);
+    /* a net for the root's priors */
+    snprintf(cmd, sizeof cmd, "--root-net %s/m.gzm", dir);
+    brain_plays_with(path, cmd);
+    expect_gomoku(1, "--root-net) goes with a pattern net as the model",
+                  "pbrain --model %s/m.gzm --root-net %s/m.gzm", dir, dir);
+    expect_gomoku(1, "--root-net: ", "pbrain --model patnet:%s --root-net %s/none.gzm", path, dir);
     /* a damaged pattern net is refused by the brain in one line */
     snprintf(cmd, sizeof cmd, "head -c 1000 %s > %s/torn.gzp", path, dir);
     ck_assert_int_eq(system(cmd), 0);

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "nn/eval.h"
+#include "nn/patnet.h"
 #include "play/searcher.h"
 #include "selfplay/selfplay.h"
 #include "tests/testkit.h"
@@ -995,6 +996,108 @@ START_TEST(test_searcher_root_symmetry)
 }
 END_TEST
 
+/* Each root child's prior is want's share of it (want: a policy row). */
+static void expect_root_priors(searcher_t *s, const float *want, const char *what)
+{
+    mcts_child_info_t ch[BOARD_CELLS];
+    int n = mcts_root_children(searcher_tree(s, 0), ch, BOARD_CELLS);
+    ck_assert_int_gt(n, 0);
+    double sum = 0;
+    for (int i = 0; i < n; i++)
+        sum += want[ch[i].move];
+    for (int i = 0; i < n; i++)
+        ck_assert_msg(fabs(ch[i].prior - want[ch[i].move] / sum) < 2e-4,
+                      "%s: move %d: prior %g, want %g", what, ch[i].move, ch[i].prior,
+                      want[ch[i].move] / sum);
+}
+
+/* A pattern net with a root net (searcher_opts_t.root_net): a new root and
+ * a kept one both take their priors from the net's 8 views, the rest of
+ * the tree the pattern net's; with 2 search threads too (the root net is
+ * net 0 alone). Without the root net the root has the pattern net's
+ * priors. A root net without a pattern net, one that cannot be read, or
+ * one for smaller boards is refused; the weights of a pattern net's
+ * searcher do not change. */
+START_TEST(test_searcher_root_net)
+{
+    char dir[256], mpath[600], ppath[600], err[512], note[256];
+    make_tmppath(dir, sizeof dir, mpath, sizeof mpath, "m.gzm");
+    snprintf(ppath, sizeof ppath, "%s/p.gzp", dir);
+    nn_model_t *m = tiny_model(9);
+    ck_assert_int_eq(nn_model_save(m, mpath, err, sizeof err), 0);
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 3);
+    ck_assert_int_eq(patnet_save(pn, ppath, err, sizeof err), 0);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    const int moves[][2] = {{4, 4}, {5, 3}, {2, 6}, {6, 6}, {3, 2}};
+    for (int i = 0; i < 5; i++)
+        board_play(&b, board_xy(&b, moves[i][0], moves[i][1]));
+    nn_net_t *net = nn_net_create(m, "cpu", SYM_COUNT, 1, NULL, 0, err, sizeof err);
+    ck_assert_msg(net != NULL, "%s", err);
+    nn_eval_t *all = nn_eval_create(net, NULL, 1, err, sizeof err);
+    ck_assert(all && nn_eval_set_symmetry(all, NN_SYM_ALL, err, sizeof err) == 0);
+    const board_t *one = &b;
+    static float row8[BOARD_CELLS], rowp[BOARD_CELLS];
+    float v8, vp;
+    nn_eval_eval(all, &one, 1, row8, &v8);
+    patnet_eval(pn, &one, 1, rowp, &vp);
+    searcher_opts_t o;
+    cpu_opts(&o, 9);
+    o.precision = NN_PRECISION_FP32;   /* as the net above */
+    o.patnet = ppath;
+    mcts_limits_t lim = {.visits = 40};
+    mcts_result_t r;
+    searcher_t *s = searcher_create(NULL, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+    expect_root_priors(s, rowp, "no root net");
+    searcher_free(s);
+    o.root_net = mpath;
+    for (int threads = 1; threads <= 2; threads++) {
+        o.search_threads = threads;
+        s = searcher_create(NULL, &o, note, sizeof note, err, sizeof err);
+        ck_assert_msg(s != NULL, "%s", err);
+        ck_assert_msg(strstr(searcher_device(s), "pattern net, root net on"), "%s",
+                      searcher_device(s));
+        for (int round = 0; round < 2; round++) {   /* a new root, then the same one kept */
+            ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+            expect_root_priors(s, row8, round ? "kept root" : "new root");
+            ck_assert_uint_ge(r.root_visits, 40);
+        }
+        nn_model_t *m2 = tiny_model(9);
+        ck_assert_int_eq(searcher_set_model(s, m2, err, sizeof err), -1);
+        ck_assert_msg(strstr(err, "pattern net: no weights to change"), "%s", err);
+        nn_model_free(m2);
+        searcher_free(s);
+    }
+    o.search_threads = 1;
+    o.size = 11;   /* the root net serves 9x9: so does the searcher */
+    s = searcher_create(NULL, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    ck_assert_int_eq(searcher_board_max(s), 9);
+    board_t b11;
+    board_init(&b11, 11, RULE_FREESTYLE);
+    ck_assert_int_eq(searcher_search(s, &b11, &lim, &r, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "board 11x11 is larger than the net serves (9x9)"), "%s", err);
+    searcher_free(s);
+    o.size = 9;
+    char none[700];
+    snprintf(none, sizeof none, "%s/none.gzm", dir);
+    o.root_net = none;
+    ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "--root-net: ") && strstr(err, "none.gzm"), "%s", err);
+    o.root_net = mpath;
+    o.patnet = NULL;
+    ck_assert(searcher_create(m, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "goes with a pattern net"), "%s", err);
+    nn_eval_free(all);
+    nn_net_free(net);
+    patnet_free(pn);
+    nn_model_free(m);
+    remove_tree(dir);
+}
+END_TEST
+
 /* ---- the command ---- */
 
 /* Runs `gomoku selfplay ARGS` with stdout to DIR.stdout; its stderr into ERRTEXT. */
@@ -1116,7 +1219,7 @@ int main(void)
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
              test_searcher_batch, test_searcher_symmetry,
-             test_searcher_root_symmetry);
+             test_searcher_root_symmetry, test_searcher_root_net);
     ADD_CASE(s, "command", 60, test_cmd_shards, test_cmd_bad_args, test_cmd_sigint);
     return run_suite(s);
 }
