@@ -22,6 +22,14 @@ struct searcher {
     void *user[SEARCHER_MAX_THREADS];
     nn_eval_cache_t *cache;       /* NULL: none */
     patnet_t *patnet;             /* the evaluator instead of a net (o.patnet), owned */
+    int root_plies;               /* the root's stones, set by each search (root_net_plies) */
+    struct hybrid {               /* a search thread's evaluator with root_net_plies */
+        struct searcher *s;
+        int thread;
+        const board_t *near[SEARCHER_MAX_BATCH], *far[SEARCHER_MAX_BATCH];
+        int near_i[SEARCHER_MAX_BATCH], far_i[SEARCHER_MAX_BATCH];
+        float policy[SEARCHER_MAX_BATCH * BOARD_CELLS], value[SEARCHER_MAX_BATCH];
+    } *hybrid;                    /* (T), NULL without root_net_plies */
     vct_t *watch;                 /* the solver of a timed search's watcher (made at its first) */
     int ntrees;                   /* G; 0 after a failed searcher_set_memory */
     mcts_t **trees;
@@ -33,6 +41,9 @@ struct searcher {
     uint64_t evals;
     uint64_t nn_calls, cache_hits, cache_lookups;   /* of evaluators and caches dropped */
 };
+
+static void hybrid_eval(void *user, const board_t *const *boards, int n, float *policy,
+                        float *value);
 
 /* Each setting next to the mcts_params_t field it sets: the one list that
  * search_settings_default reads and search_settings_apply writes. */
@@ -59,6 +70,7 @@ void search_settings_default(search_settings_t *s)
     s->symmetry = NN_SYM_NONE;
     s->root_symmetry = 0;
     s->root_net = NULL;
+    s->root_net_plies = 0;
 }
 
 /* The conversions are C's: int to uint32_t, double to float, nonzero to true. */
@@ -93,6 +105,7 @@ void searcher_opts_apply(searcher_opts_t *o, const search_settings_t *s)
     o->symmetry = s->symmetry;
     o->root_symmetry = s->root_symmetry;
     o->root_net = s->root_net;
+    o->root_net_plies = s->root_net_plies;
     search_settings_apply(s, &o->mcts);
 }
 
@@ -117,6 +130,10 @@ static int check_opts(const searcher_opts_t *o, char *err, size_t errlen)
         bad = "root symmetry not 0 or 1";
     else if (o->root_net && !o->patnet)
         bad = "a root net (--root-net) goes with a pattern net as the model (patnet:F)";
+    else if (o->root_net_plies < 0 || o->root_net_plies > 2)
+        bad = "root net plies outside 0..2";
+    else if (o->root_net_plies > 0 && !o->root_net)
+        bad = "root net plies (--root-net-plies) without a root net (--root-net)";
     if (bad) {
         snprintf(err, errlen, "search options: %s", bad);
         return -1;
@@ -158,6 +175,16 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
             goto out_drop;
     }
     for (int i = 0; i < s->nthreads; i++) {
+        if (s->hybrid) {   /* a pattern net, its root net near the root */
+            s->hybrid[i].s = s;
+            s->hybrid[i].thread = i;
+            s->ev[i] = nn_eval_create(s->net[i], NULL, o->batch, err, errlen);
+            if (!s->ev[i] || nn_eval_set_symmetry(s->ev[i], o->symmetry, err, errlen) != 0)
+                goto out_drop;
+            s->fn[i] = hybrid_eval;
+            s->user[i] = &s->hybrid[i];
+            continue;
+        }
         if (!s->net[i] || s->patnet) {   /* with a pattern net, net 0 is the root's */
             s->fn[i] = s->patnet ? patnet_eval : mcts_eval_uniform;
             s->user[i] = s->patnet;
@@ -213,7 +240,42 @@ static int set_precision(searcher_t *s, char *note, size_t notelen, char *err, s
     return 0;
 }
 
-/* Net 0 of a pattern net's searcher: the root's (o.root_net), rows for its 8 views. */
+/* A search thread's evaluator with root_net_plies: the boards within those
+ * plies of the root to the thread's root net, the others to the pattern net. */
+static void hybrid_eval(void *user, const board_t *const *boards, int n, float *policy,
+                        float *value)
+{
+    struct hybrid *h = user;
+    const searcher_t *s = h->s;
+    int nn = 0, nf = 0;
+    for (int i = 0; i < n && i < SEARCHER_MAX_BATCH; i++) {
+        if (boards[i]->nmoves - s->root_plies <= s->o.root_net_plies) {
+            h->near[nn] = boards[i];
+            h->near_i[nn++] = i;
+        } else {
+            h->far[nf] = boards[i];
+            h->far_i[nf++] = i;
+        }
+    }
+    for (int part = 0; part < 2; part++) {
+        int k = part ? nf : nn;
+        const int *at = part ? h->far_i : h->near_i;
+        if (k == 0)
+            continue;
+        if (part)
+            patnet_eval(s->patnet, h->far, k, h->policy, h->value);
+        else
+            nn_eval_eval(s->ev[h->thread], h->near, k, h->policy, h->value);
+        for (int j = 0; j < k; j++) {
+            memcpy(policy + (size_t)at[j] * BOARD_CELLS, h->policy + (size_t)j * BOARD_CELLS,
+                   BOARD_CELLS * sizeof *policy);
+            value[at[j]] = h->value[j];
+        }
+    }
+}
+
+/* The root net of a pattern net's searcher (o.root_net): net 0, rows for
+ * the root's 8 views; with root_net_plies, one net a search thread. */
 static int root_net_create(searcher_t *s, char *note, size_t notelen, char *err, size_t errlen)
 {
     const searcher_opts_t *o = &s->o;
@@ -225,9 +287,18 @@ static int root_net_create(searcher_t *s, char *note, size_t notelen, char *err,
     }
     int rc = -1;
     s->board_max = m->cfg.board_max;   /* searches of larger boards are refused */
-    if ((s->net[0] = nn_net_create(m, s->device, SYM_COUNT, o->net_threads, note, notelen, err,
-                                   errlen)) != NULL &&
-        set_precision(s, note, notelen, err, errlen) == 0) {
+    int nets = o->root_net_plies > 0 ? s->nthreads : 1;
+    int rows = o->batch > SYM_COUNT ? o->batch : SYM_COUNT;
+    bool made = true;
+    for (int i = 0; i < nets && made; i++)
+        made = (s->net[i] = nn_net_create(m, s->device, rows, o->net_threads, i ? NULL : note,
+                                          i ? 0 : notelen, err, errlen)) != NULL;
+    if (made && o->root_net_plies > 0 &&
+        !(s->hybrid = calloc((size_t)s->nthreads, sizeof *s->hybrid))) {
+        snprintf(err, errlen, "out of memory");
+        made = false;
+    }
+    if (made && set_precision(s, note, notelen, err, errlen) == 0) {
         snprintf(s->device_name, sizeof s->device_name, "pattern net, root net on %s",
                  nn_net_device_name(s->net[0]));
         rc = 0;
@@ -317,6 +388,7 @@ void searcher_free(searcher_t *s)
     free(s->count);
     vct_free(s->watch);
     patnet_free(s->patnet);
+    free(s->hybrid);
     free(s);
 }
 
@@ -387,6 +459,7 @@ int searcher_search(searcher_t *s, const board_t *b, const mcts_limits_t *lim,
     }
     mcts_t *t = s->trees[0];
     mcts_sync_root(t, b);
+    s->root_plies = b->nmoves;
     if (s->root_ev && !board_over(b))
         root_views(s, t, b);
     mcts_limits_t l = *lim;

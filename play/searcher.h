@@ -63,6 +63,7 @@ typedef struct search_settings {
     int symmetry;         /* the net's view of each position (searcher_opts_t.symmetry) */
     int root_symmetry;    /* 1: the root's priors from all 8 views (searcher_opts_t) */
     const char *root_net; /* with a pattern net: the root's net (searcher_opts_t), NULL: none */
+    int root_net_plies;   /* the root net's nodes: those within this many plies of the root */
 } search_settings_t;
 
 void search_settings_default(search_settings_t *s);
@@ -90,6 +91,9 @@ typedef struct searcher_opts {
     const char *root_net;   /* with patnet: a weights file (.gzm) whose net values each
                              * search's root under all 8 symmetries for its priors (the
                              * pattern net values the rest); loaded by searcher_create */
+    int root_net_plies;     /* 0..2: the root net also values every node within this many
+                             * plies of the root, its priors and value (one net a search
+                             * thread; the pattern net values the deeper ones) */
     mcts_params_t mcts;     /* c_puct, fpu, seed (tree i gets seed + i); mem_bytes and
                              * max_pending are set by the searcher */
 } searcher_opts_t;

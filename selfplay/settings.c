@@ -184,6 +184,10 @@ const setting_t settings_table[S_COUNT] = {
                     "with a pattern net as the model (patnet:F): the net M values each "
                     "search's root under all 8 symmetries for its priors, the pattern net "
                     "the rest", PLAYERS},
+    [S_ROOT_NET_PLIES] = {"root_net_plies", "root-net-plies", SET_INT, 0, 2, "0", "K",
+                          "with --root-net: the net also values every node within K plies "
+                          "of the root (its priors and value), the pattern net the deeper ones",
+                          PLAYERS},
 
     [S_VISITS] = {"visits", "visits", SET_INT, 1, 1000000, "200", "V",
                   "playouts of a full search", SELFPLAY | BY_BENCH_TARGETS, RUN(visits)},

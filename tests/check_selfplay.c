@@ -1014,7 +1014,8 @@ static void expect_root_priors(searcher_t *s, const float *want, const char *wha
 /* A pattern net with a root net (searcher_opts_t.root_net): a new root and
  * a kept one both take their priors from the net's 8 views, the rest of
  * the tree the pattern net's; with 2 search threads too (the root net is
- * net 0 alone). Without the root net the root has the pattern net's
+ * net 0 alone). With root_net_plies 1 a child of the root has the net's
+ * priors too. Without the root net the root has the pattern net's
  * priors. A root net without a pattern net, one that cannot be read, or
  * one for smaller boards is refused; the weights of a pattern net's
  * searcher do not change. */
@@ -1070,6 +1071,34 @@ START_TEST(test_searcher_root_net)
         nn_model_free(m2);
         searcher_free(s);
     }
+    /* --root-net-plies 1: a child of the root has the net's priors (its
+     * plain view), and with 0 the pattern net's */
+    nn_eval_t *plain = nn_eval_create(net, NULL, 1, err, sizeof err);
+    ck_assert_ptr_nonnull(plain);
+    for (int plies = 0; plies <= 1; plies++) {
+        o.search_threads = 1;
+        o.root_net_plies = plies;
+        s = searcher_create(NULL, &o, note, sizeof note, err, sizeof err);
+        ck_assert_msg(s != NULL, "%s", err);
+        ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+        board_t c = b;
+        ck_assert_int_eq(board_play(&c, r.best_move), MOVE_OK);
+        const board_t *cp = &c;
+        static float rowc[BOARD_CELLS];
+        float vc;
+        if (plies)
+            nn_eval_eval(plain, &cp, 1, rowc, &vc);
+        else
+            patnet_eval(pn, &cp, 1, rowc, &vc);
+        ck_assert(mcts_advance(searcher_tree(s, 0), r.best_move));
+        expect_root_priors(s, rowc, plies ? "a child, root net plies 1" : "a child, plies 0");
+        searcher_free(s);
+    }
+    nn_eval_free(plain);
+    o.root_net_plies = 3;
+    ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "root net plies outside 0..2"), "%s", err);
+    o.root_net_plies = 0;
     o.search_threads = 1;
     o.size = 11;   /* the root net serves 9x9: so does the searcher */
     s = searcher_create(NULL, &o, note, sizeof note, err, sizeof err);
@@ -1086,6 +1115,11 @@ START_TEST(test_searcher_root_net)
     o.root_net = none;
     ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
     ck_assert_msg(strstr(err, "--root-net: ") && strstr(err, "none.gzm"), "%s", err);
+    o.root_net = NULL;
+    o.root_net_plies = 1;
+    ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "without a root net"), "%s", err);
+    o.root_net_plies = 0;
     o.root_net = mpath;
     o.patnet = NULL;
     ck_assert(searcher_create(m, &o, note, sizeof note, err, sizeof err) == NULL);
