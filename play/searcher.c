@@ -23,6 +23,12 @@ struct searcher {
     nn_eval_cache_t *cache;       /* NULL: none */
     patnet_t *patnet;             /* the evaluator instead of a net (o.patnet), owned */
     int root_plies;               /* the root's stones, set by each search (root_net_plies) */
+    struct {                      /* a pattern net's root net's answer for the root */
+        bool valid;
+        uint64_t hash;
+        int nmoves;
+        float policy[BOARD_CELLS], value;
+    } root_answer;
     struct hybrid {               /* a search thread's evaluator with root_net_plies */
         struct searcher *s;
         int thread;
@@ -44,6 +50,7 @@ struct searcher {
 
 static void hybrid_eval(void *user, const board_t *const *boards, int n, float *policy,
                         float *value);
+static bool root_probe(void *user, const board_t *b, float *policy, float *value);
 
 /* Each setting next to the mcts_params_t field it sets: the one list that
  * search_settings_default reads and search_settings_apply writes. */
@@ -211,6 +218,8 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
         s->ntrees = i + 1;
         if (s->cache)
             mcts_set_probe(s->trees[i], nn_eval_probe, s->ev[0]);
+        else if (s->patnet && s->root_ev)
+            mcts_set_probe(s->trees[i], root_probe, s);
         board_t b;
         board_init(&b, o->size, RULE_FREESTYLE);
         mcts_set_root(s->trees[i], &b);
@@ -430,17 +439,29 @@ static void root_views(searcher_t *s, mcts_t *t, const board_t *b)
 {
     float row[BOARD_CELLS], v;
     const board_t *one = b;
-    /* a pattern net's searcher has no cache: a new root is expanded here */
-    if (s->patnet && !mcts_root_expanded(t) && mcts_gather(t, 1, 1, &one) == 1) {
-        nn_eval_eval(s->root_ev, &one, 1, row, &v);
-        s->evals++;
-        mcts_deliver(t, row, &v);
-        return;
-    }
-    one = b;
     nn_eval_eval(s->root_ev, &one, 1, row, &v);
     s->evals++;
+    if (s->patnet) {   /* no cache: root_probe gives the answer to a new root's expansion */
+        s->root_answer.hash = b->hash;
+        s->root_answer.nmoves = b->nmoves;
+        memcpy(s->root_answer.policy, row, sizeof row);
+        s->root_answer.value = v;
+        s->root_answer.valid = true;
+    }
     mcts_set_root_policy(t, row);
+}
+
+/* mcts_probe_fn of a pattern net's searcher with a root net: the root's
+ * answer (root_views) for the root, nothing for the rest. */
+static bool root_probe(void *user, const board_t *b, float *policy, float *value)
+{
+    const searcher_t *s = user;
+    if (!s->root_answer.valid || b->hash != s->root_answer.hash ||
+        b->nmoves != s->root_answer.nmoves)
+        return false;
+    memcpy(policy, s->root_answer.policy, sizeof s->root_answer.policy);
+    *value = s->root_answer.value;
+    return true;
 }
 
 #define VERIFY_ROUNDS 8   /* moves checked at the end of one timed search, at most */
