@@ -366,6 +366,9 @@ def patnet_loop():
                  "--generations", "1")
         if r.returncode != 0 or not os.path.exists(os.path.join(run2, "gen-0001.gzp")):
             fail("patnet-loop --init: exit %d, %r" % (r.returncode, r.stderr))
+        r = subprocess.run([PATNET_LOOP, "--help"], capture_output=True, text=True)
+        if r.returncode != 0 or "--open-frac F" not in r.stdout or "set -euo" in r.stdout:
+            fail("patnet-loop --help: exit %d, %r" % (r.returncode, r.stdout))
         # bad input: one line that says what was wrong, nothing written
         trunc = os.path.join(d, "trunc.gzp")
         with open(trunc, "wb") as f:
@@ -382,6 +385,7 @@ def patnet_loop():
             (["--model", m, "--games", "0"], "a positive integer, got '0'"),
             (["--model", m, "--workers", "5"], "--workers 5 is more than --games 4"),
             (["--model", m, "--lr", "x"], "a number, got 'x'"),
+            (["--model", m, "--open-frac", "-1"], "a number, got '-1'"),
             (["--model", m, "--generations", "1", "--hours", "1"], "not both"),
             (["--model", m, "--frobnicate", "1"], "unknown option --frobnicate"),
             (["--model"], "--model needs a value"),
