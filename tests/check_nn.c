@@ -2638,6 +2638,53 @@ END_TEST
 /* Renju: black's forbidden point (a double-three) gets prior 0, every
  * other empty point some; white may play it, and so may black under
  * freestyle. */
+/* The shipped pattern net (models/freestyle15-patnet.gzp) loads as a
+ * version-2 freestyle net, and it has learned the plain facts of the game:
+ * with an open four of its own, the side to move puts most of its prior on
+ * the fives and rates itself won; facing the opponent's open four (two fives
+ * to stop) with nothing of its own, it rates itself lost; and before the
+ * first move it rates the empty board near even. */
+START_TEST(test_patnet_shipped)
+{
+    const char *src = getenv("GOMOKU_SRC");
+    char path[1024], err[512];
+    snprintf(path, sizeof path, "%s/models/freestyle15-patnet.gzp", src ? src : ".");
+    patnet_t *pn = patnet_load(path, err, sizeof err);
+    ck_assert_msg(pn != NULL, "%s", err);
+    ck_assert_int_eq(patnet_rule(pn), RULE_FREESTYLE);
+    ck_assert_uint_eq(patnet_version(pn), 2);
+    ck_assert_uint_gt(patnet_step(pn), 0);
+    static float pol[BOARD_CELLS];
+    float v;
+    board_t b;
+    const board_t *one = &b;
+    /* black h8 i8 j8 k8 (an open four: g8 and l8), white h7 i7 j7 and e8; black to move */
+    board_init(&b, 15, RULE_FREESTYLE);
+    const int four[][2] = {{7, 7}, {7, 6}, {8, 7}, {8, 6}, {9, 7}, {9, 6}, {10, 7}, {5, 7}};
+    for (int i = 0; i < 8; i++)
+        ck_assert_int_eq(board_play(&b, board_xy(&b, four[i][0], four[i][1])), MOVE_OK);
+    patnet_eval(pn, &one, 1, pol, &v);
+    float fives = pol[board_xy(&b, 11, 7)] + pol[board_xy(&b, 6, 7)];
+    printf("shipped pattern net: the fives' prior %.3f, value %.3f\n", fives, v);
+    ck_assert_msg(fives > 0.5f, "the fives' prior %g", fives);
+    ck_assert_msg(v > 0.8f, "value with a five to play %g", v);
+    /* black's open four d4 e4 f4 g4, white scattered, white to move */
+    board_init(&b, 15, RULE_FREESTYLE);
+    const int open4[][2] = {{3, 11}, {12, 2}, {4, 11}, {13, 4}, {5, 11}, {1, 1}, {6, 11}};
+    for (int i = 0; i < 7; i++)
+        ck_assert_int_eq(board_play(&b, board_xy(&b, open4[i][0], open4[i][1])), MOVE_OK);
+    patnet_eval(pn, &one, 1, pol, &v);
+    printf("shipped pattern net: facing an open four, value %.3f\n", v);
+    ck_assert_msg(v < -0.8f, "value facing an open four %g", v);
+    board_init(&b, 15, RULE_FREESTYLE);
+    patnet_eval(pn, &one, 1, pol, &v);
+    printf("shipped pattern net: the empty board, value %.3f, the centre's prior %.3f\n", v,
+           pol[board_xy(&b, 7, 7)]);
+    ck_assert_msg(fabsf(v) < 0.6f, "the empty board's value %g", v);
+    patnet_free(pn);
+}
+END_TEST
+
 START_TEST(test_patnet_renju_forbidden)
 {
     static const char diagram[] = "...............\n"
@@ -3130,6 +3177,7 @@ int main(void)
     TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_save_load, test_patnet_version1,
                          test_patnet_damaged_files,
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
+                         test_patnet_shipped,
                          test_patnet_train_symmetry,
                          test_patnet_overfit_one, test_patnet_train_set,
                          test_patnet_gradient_signs, test_patnet_gradient_ratios);
