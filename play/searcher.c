@@ -1,6 +1,7 @@
 /* The searcher (see searcher.h): nets, evaluators, one cache and trees. */
 #include "play/searcher.h"
 
+#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,7 +258,8 @@ static void hybrid_eval(void *user, const board_t *const *boards, int n, float *
     struct hybrid *h = user;
     const searcher_t *s = h->s;
     int nn = 0, nf = 0;
-    for (int i = 0; i < n && i < SEARCHER_MAX_BATCH; i++) {
+    assert(n <= SEARCHER_MAX_BATCH);   /* a search thread's leaves: at most its batch */
+    for (int i = 0; i < n; i++) {
         if (boards[i]->nmoves - s->root_plies <= s->o.root_net_plies) {
             h->near[nn] = boards[i];
             h->near_i[nn++] = i;
