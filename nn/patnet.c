@@ -130,11 +130,12 @@ static int legal_points(const board_t *b, int16_t *pt)
     return n;
 }
 
-static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
+/* The board as cell states seen from the side to move (0 empty, 1 its own,
+ * 2 the opponent's, 3 off the board), PAD cells of border around it; W is
+ * the grid's row length. */
+static int board_grid(const board_t *b, uint8_t *st)
 {
-    const float *p = pn->p;
     int size = b->size, W = size + 2 * PAD;
-    uint8_t st[GRID * GRID];
     memset(st, 3, (size_t)W * W);
     int me = b->to_move;
     for (int y = 0; y < size; y++)
@@ -142,40 +143,114 @@ static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
             int c = b->cells[y * size + x];
             st[(y + PAD) * W + x + PAD] = (uint8_t)(c == STONE_EMPTY ? 0 : c == me ? 1 : 2);
         }
+    return W;
+}
+
+/* The table rows of point q's 4 lines, sorted (the sum over the lines does
+ * not see their order, so points with the same rows are summed alike), and
+ * the point's key made of them. */
+static uint64_t point_rows(const patnet_t *pn, const uint8_t *st, int q, int W, uint16_t *r)
+{
+    uint16_t rows[4];
     const int dir[4] = {1, W, W + 1, W - 1};
+    for (int d = 0; d < 4; d++) {
+        int o = dir[d];
+        uint32_t code = 0;
+        for (int i = 4; i >= 1; i--)
+            code = code * 4 + st[q - i * o];
+        for (int i = 1; i <= 4; i++)
+            code = code * 4 + st[q + i * o];
+        rows[d] = pn->canon[code];
+    }
+    memcpy(r, rows, sizeof rows);
+    for (int i = 1; i < 4; i++)
+        for (int j = i; j > 0 && r[j - 1] > r[j]; j--) {
+            uint16_t t = r[j];
+            r[j] = r[j - 1];
+            r[j - 1] = t;
+        }
+    return (uint64_t)r[0] | (uint64_t)r[1] << 16 | (uint64_t)r[2] << 32 | (uint64_t)r[3] << 48;
+}
+
+/* A point's h_p (D) and logit from its 4 rows; relu(s_p) into s. */
+static float point_features(const patnet_t *pn, const uint16_t *rows, float *s, float *h)
+{
+    const float *p = pn->p;
+    const float *w1 = p + OFF_W1, *b1 = p + OFF_B1, *wp = p + OFF_WP;
+    float sum[D];
+    memcpy(sum, p + OFF_B0, sizeof sum);
+    for (int d = 0; d < 4; d++) {
+        const float *t = p + OFF_TABLE + (size_t)rows[d] * D;
+        for (int j = 0; j < D; j++)
+            sum[j] += t[j];
+    }
+    float a[D];
+    memcpy(a, b1, sizeof a);
+    for (int j = 0; j < D; j++) {
+        float sj = sum[j] > 0 ? sum[j] : 0;
+        s[j] = sj;
+        if (sj == 0)
+            continue;
+        const float *wc = w1 + j * D;   /* W1's column j: input j to every output */
+        for (int i = 0; i < D; i++)
+            a[i] += wc[i] * sj;
+    }
+    float lg = p[OFF_BP];
+    for (int i = 0; i < D; i++) {
+        h[i] = a[i] > 0 ? a[i] : 0;
+        lg += wp[i] * h[i];
+    }
+    return lg;
+}
+
+/* The value head on the pooled features (mean ; max, 2D); z (H) kept. */
+static float value_head(const patnet_t *pn, const float *pool, float *z)
+{
+    const float *p = pn->p;
+    const float *v1 = p + OFF_V1, *c1 = p + OFF_C1, *v2 = p + OFF_V2;
+    float a = p[OFF_C2];
+    for (int i = 0; i < H; i++) {
+        float zi = c1[i];
+        for (int j = 0; j < 2 * D; j++)
+            zi += v1[i * 2 * D + j] * pool[j];
+        z[i] = zi > 0 ? zi : 0;
+        a += v2[i] * z[i];
+    }
+    return tanhf(a);
+}
+
+/* The logits of n points in place to their softmax. */
+static void softmax(float *x, int n)
+{
+    float top = -INFINITY;
+    for (int k = 0; k < n; k++)
+        top = x[k] > top ? x[k] : top;
+    float sum = 0;
+    for (int k = 0; k < n; k++)
+        sum += x[k] = expf(x[k] - top);
+    for (int k = 0; k < n; k++)
+        x[k] /= sum;
+}
+
+static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
+{
+    int size = b->size;
+    uint8_t st[GRID * GRID];
+    int W = board_grid(b, st);
     f->n = legal_points(b, f->pt);
     float mean[D] = {0}, mx[D];
     for (int j = 0; j < D; j++) {
         mx[j] = -INFINITY;
         f->argmax[j] = 0;
     }
-    const float *b0 = p + OFF_B0, *w1 = p + OFF_W1, *b1 = p + OFF_B1, *wp = p + OFF_WP;
     /* Points whose 4 lines read the same rows (the open board's, mostly)
-     * share one computation: a small hash of the sorted rows. */
+     * share one computation. */
     uint64_t memo_key[MEMO];
     int16_t memo_k[MEMO];
     memset(memo_k, -1, sizeof memo_k);
     for (int k = 0; k < f->n; k++) {
         int q = (f->pt[k] / size + PAD) * W + f->pt[k] % size + PAD;
-        uint16_t *rows = f->row[k];
-        for (int d = 0; d < 4; d++) {
-            int o = dir[d];
-            uint32_t code = 0;
-            for (int i = 4; i >= 1; i--)
-                code = code * 4 + st[q - i * o];
-            for (int i = 1; i <= 4; i++)
-                code = code * 4 + st[q + i * o];
-            rows[d] = pn->canon[code];
-        }
-        uint16_t r[4] = {rows[0], rows[1], rows[2], rows[3]};
-        for (int i = 1; i < 4; i++)
-            for (int j = i; j > 0 && r[j - 1] > r[j]; j--) {
-                uint16_t t = r[j];
-                r[j] = r[j - 1];
-                r[j - 1] = t;
-            }
-        uint64_t key = (uint64_t)r[0] | (uint64_t)r[1] << 16 | (uint64_t)r[2] << 32 |
-                       (uint64_t)r[3] << 48;
+        uint64_t key = point_rows(pn, st, q, W, f->row[k]);
         unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 56) & (MEMO - 1);
         while (memo_k[slot] >= 0 && memo_key[slot] != key)
             slot = (slot + 1) & (MEMO - 1);
@@ -188,30 +263,7 @@ static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
         } else {
             memo_key[slot] = key;
             memo_k[slot] = (int16_t)k;
-            float s[D];
-            memcpy(s, b0, sizeof s);
-            for (int d = 0; d < 4; d++) {
-                const float *t = p + OFF_TABLE + (size_t)rows[d] * D;
-                for (int j = 0; j < D; j++)
-                    s[j] += t[j];
-            }
-            float a[D];
-            memcpy(a, b1, sizeof a);
-            for (int j = 0; j < D; j++) {
-                float sj = s[j] > 0 ? s[j] : 0;
-                f->s[k][j] = sj;
-                if (sj == 0)
-                    continue;
-                const float *wc = w1 + j * D;   /* W1's column j: input j to every output */
-                for (int i = 0; i < D; i++)
-                    a[i] += wc[i] * sj;
-            }
-            float lg = p[OFF_BP];
-            for (int i = 0; i < D; i++) {
-                h[i] = a[i] > 0 ? a[i] : 0;
-                lg += wp[i] * h[i];
-            }
-            f->logit[k] = lg;
+            f->logit[k] = point_features(pn, f->row[k], f->s[k], h);
         }
         for (int i = 0; i < D; i++) {
             mean[i] += h[i];
@@ -226,40 +278,111 @@ static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
         f->pool[j] = mean[j] * inv;
         f->pool[D + j] = f->n > 0 ? mx[j] : 0;
     }
-    /* softmax over the legal points */
-    float top = -INFINITY;
-    for (int k = 0; k < f->n; k++)
-        top = f->logit[k] > top ? f->logit[k] : top;
-    float sum = 0;
-    for (int k = 0; k < f->n; k++)
-        sum += f->logit[k] = expf(f->logit[k] - top);
-    for (int k = 0; k < f->n; k++)
-        f->logit[k] /= sum;
-    const float *v1 = p + OFF_V1, *c1 = p + OFF_C1, *v2 = p + OFF_V2;
-    float a = p[OFF_C2];
-    for (int i = 0; i < H; i++) {
-        float zi = c1[i];
-        for (int j = 0; j < 2 * D; j++)
-            zi += v1[i * 2 * D + j] * f->pool[j];
-        f->z[i] = zi > 0 ? zi : 0;
-        a += v2[i] * f->z[i];
+    softmax(f->logit, f->n);
+    f->v = value_head(pn, f->pool, f->z);
+}
+
+/* ---- evaluation ---- */
+
+/* A point computed: its key (4 sorted rows), h_p and logit. No point has
+ * 4 rows of the all-off-board code, so that key marks an empty slot. */
+typedef struct point {
+    float h[D];
+    uint64_t key;
+    float logit;
+} point_t;
+
+#define EMPTY_KEY UINT64_MAX
+#define LOCAL_POINTS 256   /* patnet_eval's table, a power of two */
+#define CTX_POINTS 8192    /* a context's, a power of two */
+
+struct patnet_ctx {
+    const patnet_t *pn;
+    point_t pt[CTX_POINTS];
+};
+
+/* One board into its policy row (BOARD_CELLS) and value, the points looked
+ * up in (and added to) the direct-mapped table pts of mask + 1 slots. The
+ * same numbers as forward's: the same per-point code, summed in the same
+ * order. */
+static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const board_t *b,
+                       float *row, float *value)
+{
+    int size = b->size;
+    uint8_t st[GRID * GRID];
+    int W = board_grid(b, st);
+    int16_t at[BOARD_CELLS];
+    float logit[BOARD_CELLS];
+    int n = legal_points(b, at);
+    float mean[D] = {0}, mx[D];
+    for (int j = 0; j < D; j++)
+        mx[j] = -INFINITY;
+    for (int k = 0; k < n; k++) {
+        int q = (at[k] / size + PAD) * W + at[k] % size + PAD;
+        uint16_t rows[4];
+        uint64_t key = point_rows(pn, st, q, W, rows);
+        point_t *e = &pts[(unsigned)((key * 0x9e3779b97f4a7c15ull) >> 40) & mask];
+        if (e->key != key) {
+            float s[D];
+            e->logit = point_features(pn, rows, s, e->h);
+            e->key = key;
+        }
+        logit[k] = e->logit;
+        for (int i = 0; i < D; i++) {
+            mean[i] += e->h[i];
+            mx[i] = e->h[i] > mx[i] ? e->h[i] : mx[i];
+        }
     }
-    f->v = tanhf(a);
+    float pool[2 * D], z[H];
+    float inv = n > 0 ? 1.0f / n : 0;
+    for (int j = 0; j < D; j++) {
+        pool[j] = mean[j] * inv;
+        pool[D + j] = n > 0 ? mx[j] : 0;
+    }
+    softmax(logit, n);
+    memset(row, 0, BOARD_CELLS * sizeof *row);
+    for (int k = 0; k < n; k++)
+        row[at[k]] = logit[k];
+    *value = value_head(pn, pool, z);
+}
+
+static void clear_points(point_t *pts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        pts[i].key = EMPTY_KEY;
 }
 
 void patnet_eval(void *user, const board_t *const *boards, int n, float *policy,
                  float *value)
 {
     const patnet_t *pn = user;
-    fwd_t f;
+    point_t pts[LOCAL_POINTS];
     for (int i = 0; i < n; i++) {
-        forward(pn, boards[i], &f);
-        float *row = policy + (size_t)i * BOARD_CELLS;
-        memset(row, 0, BOARD_CELLS * sizeof *row);
-        for (int k = 0; k < f.n; k++)
-            row[f.pt[k]] = f.logit[k];
-        value[i] = f.v;
+        clear_points(pts, LOCAL_POINTS);
+        eval_board(pn, pts, LOCAL_POINTS - 1, boards[i], policy + (size_t)i * BOARD_CELLS,
+                   &value[i]);
     }
+}
+
+patnet_ctx_t *patnet_ctx_create(const patnet_t *pn)
+{
+    patnet_ctx_t *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->pn = pn;
+    clear_points(c->pt, CTX_POINTS);
+    return c;
+}
+
+void patnet_ctx_free(patnet_ctx_t *c) { free(c); }
+
+void patnet_ctx_eval(void *user, const board_t *const *boards, int n, float *policy,
+                     float *value)
+{
+    patnet_ctx_t *c = user;
+    for (int i = 0; i < n; i++)
+        eval_board(c->pn, c->pt, CTX_POINTS - 1, boards[i], policy + (size_t)i * BOARD_CELLS,
+                   &value[i]);
 }
 
 static void losses(const fwd_t *f, const float *policy, float value, double *lp, double *lv)

@@ -71,6 +71,19 @@ int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen);
 void patnet_eval(void *user, const board_t *const *boards, int n, float *policy,
                  float *value);
 
+/* A thread's evaluator over pn: patnet_eval's answers, with a table of the
+ * points it has computed (a point's 4 lines' rows to its features and
+ * logit, 8,192 slots, about 1.2 MB), so positions that differ in a few
+ * stones, as a search's do, compute only the points those stones changed.
+ * pn must outlive it and keep its weights (no training) while it lives; one
+ * thread at a time. NULL on no memory. */
+typedef struct patnet_ctx patnet_ctx_t;
+patnet_ctx_t *patnet_ctx_create(const patnet_t *pn);
+void patnet_ctx_free(patnet_ctx_t *c);
+/* mcts_eval_fn with user = a patnet_ctx_t. Allocates nothing. */
+void patnet_ctx_eval(void *user, const board_t *const *boards, int n, float *policy,
+                     float *value);
+
 /* Training. A trainer holds the gradients and Adam's moments of one net
  * (the net stays the caller's and must outlive it). */
 typedef struct patnet_trainer patnet_trainer_t;

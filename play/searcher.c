@@ -23,6 +23,7 @@ struct searcher {
     void *user[SEARCHER_MAX_THREADS];
     nn_eval_cache_t *cache;       /* NULL: none */
     patnet_t *patnet;             /* the evaluator instead of a net (o.patnet), owned */
+    patnet_ctx_t *pctx[SEARCHER_MAX_THREADS];   /* a search thread's evaluator over it */
     int root_plies;               /* the root's stones, set by each search (root_net_plies) */
     struct {                      /* a pattern net's root net's answer for the root */
         bool valid;
@@ -170,6 +171,10 @@ static void drop_trees(searcher_t *s)
     }
     nn_eval_cache_free(s->cache);
     s->cache = NULL;
+    for (int i = 0; i < s->nthreads; i++) {
+        patnet_ctx_free(s->pctx[i]);
+        s->pctx[i] = NULL;
+    }
 }
 
 /* Cache, evaluators over the nets, and o.trees trees of tree_bytes each. */
@@ -183,6 +188,10 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
             goto out_drop;
     }
     for (int i = 0; i < s->nthreads; i++) {
+        if (s->patnet && !(s->pctx[i] = patnet_ctx_create(s->patnet))) {
+            snprintf(err, errlen, "out of memory for the pattern net's points");
+            goto out_drop;
+        }
         if (s->hybrid) {   /* a pattern net, its root net near the root */
             s->hybrid[i].s = s;
             s->hybrid[i].thread = i;
@@ -194,8 +203,8 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
             continue;
         }
         if (!s->net[i] || s->patnet) {   /* with a pattern net, net 0 is the root's */
-            s->fn[i] = s->patnet ? patnet_eval : mcts_eval_uniform;
-            s->user[i] = s->patnet;
+            s->fn[i] = s->patnet ? patnet_ctx_eval : mcts_eval_uniform;
+            s->user[i] = s->patnet ? (void *)s->pctx[i] : NULL;
             continue;
         }
         s->ev[i] = nn_eval_create(s->net[i], s->cache, o->trees * o->batch, err, errlen);
@@ -274,7 +283,7 @@ static void hybrid_eval(void *user, const board_t *const *boards, int n, float *
         if (k == 0)
             continue;
         if (part)
-            patnet_eval(s->patnet, h->far, k, h->policy, h->value);
+            patnet_ctx_eval(s->pctx[h->thread], h->far, k, h->policy, h->value);
         else
             nn_eval_eval(s->ev[h->thread], h->near, k, h->policy, h->value);
         for (int j = 0; j < k; j++) {

@@ -2202,6 +2202,64 @@ static double pn_loss(const patnet_t *pn, const board_t *b, const float *policy,
     return lp + lv;
 }
 
+/* A thread's context (patnet_ctx_eval) answers bit for bit as patnet_eval
+ * does, over many positions in batches (its table of points fills and
+ * evicts), the first ones again at the end; and as the training forward
+ * does: the loss of its answer is patnet_loss's. Policies sum to 1 over
+ * the legal points and are 0 elsewhere. */
+START_TEST(test_patnet_ctx)
+{
+    rng_state = 33;
+    for (int r = 0; r < 2; r++) {
+        rule_t rule = r ? RULE_RENJU : RULE_FREESTYLE;
+        patnet_t *pn = patnet_create(rule, 40 + (uint64_t)r);
+        patnet_ctx_t *ctx = patnet_ctx_create(pn);
+        ck_assert_ptr_nonnull(pn);
+        ck_assert_ptr_nonnull(ctx);
+        enum { N = 240, B = 7 };
+        static board_t b[N];
+        const board_t *rows[N + B];
+        for (int i = 0; i < N; i++) {
+            random_game(&b[i], i % 5 == 4 ? 9 : 15, rule, 4 + (int)(rnd() % 70));
+            rows[i] = &b[i];
+        }
+        for (int i = 0; i < B; i++)
+            rows[N + i] = &b[i];
+        static float p1[B * BOARD_CELLS], p2[B * BOARD_CELLS], pol[BOARD_CELLS];
+        float v1[B], v2[B];
+        for (int at = 0; at < N + B; at += B) {
+            int n = at + B <= N + B ? B : N + B - at;
+            patnet_ctx_eval(ctx, rows + at, n, p1, v1);
+            patnet_eval(pn, rows + at, n, p2, v2);
+            ck_assert_int_eq(memcmp(p1, p2, (size_t)n * BOARD_CELLS * sizeof *p1), 0);
+            ck_assert_int_eq(memcmp(v1, v2, (size_t)n * sizeof *v1), 0);
+            for (int i = 0; i < n; i++) {
+                const board_t *bi = rows[at + i];
+                const float *row = p1 + (size_t)i * BOARD_CELLS;
+                double sum = 0;
+                for (int q = 0; q < BOARD_CELLS; q++) {
+                    if (q >= board_npoints(bi) || !pn_legal(bi, q))
+                        ck_assert_float_eq(row[q], 0.0f);
+                    sum += row[q];
+                }
+                ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+                float v;
+                pn_targets(bi, pol, &v);
+                double ce = 0;
+                for (int q = 0; q < BOARD_CELLS; q++)
+                    if (pol[q] > 0)
+                        ce -= pol[q] * log(row[q] > 1e-30f ? row[q] : 1e-30f);
+                double want = ce + (v1[i] - v) * (v1[i] - v);
+                ck_assert_double_eq_tol(pn_loss(pn, bi, pol, v), want, 1e-9 + 1e-6 * want);
+            }
+        }
+        patnet_ctx_free(ctx);
+        patnet_free(pn);
+    }
+    patnet_ctx_free(NULL);
+}
+END_TEST
+
 /* Saved and loaded, a net evaluates bit for bit as it did, with its rule
  * and training step (all 64 bits); saved again it is the same bytes; a
  * save where no file can be made says so. */
@@ -3174,7 +3232,7 @@ int main(void)
                          test_version1_files, test_threat_net, test_widen_features, test_widen_value_pool,
                          test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
-    TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_save_load, test_patnet_version1,
+    TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_ctx, test_patnet_save_load, test_patnet_version1,
                          test_patnet_damaged_files,
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
                          test_patnet_shipped,
