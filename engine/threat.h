@@ -110,6 +110,9 @@ typedef struct threat_four {
  * one), ascending; returns the count. */
 int threat_fours(threat_query_t *q, int c, threat_four_t *out);
 
+/* The query of s's last solve, at its position again (vcf.c). */
+const threat_query_t *vcf_query(const vcf_t *s);
+
 /* vcf_solve at the position of another query (its windows reused).
  * vcf.c. */
 vcf_status_t vcf_solve_at(vcf_t *s, const threat_query_t *at, const vcf_limits_t *lim,

@@ -64,6 +64,7 @@ void vcf_clear(vcf_t *s)
 }
 
 uint64_t vcf_nodes(const vcf_t *s) { return s->q.total_nodes; }
+const threat_query_t *vcf_query(const vcf_t *s) { return &s->q; }
 
 int vcf_four_points(const board_t *b, int color, int *out)
 {

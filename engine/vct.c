@@ -492,20 +492,39 @@ static int expand_and(vct_t *s, cand_t *out, int *n)
     return k ? EV_OPEN : EV_WIN;
 }
 
+static int three_defences(threat_query_t *q, int *out);
+
 int vct_three_defences(const board_t *b, int *out)
 {
     if (board_over(b))
         return -1;
     threat_query_t q;
     threat_begin(&q, b, 0, 0.0);
-    int me = b->to_move, opp = 3 - me, pts[BOARD_CELLS], fours[BOARD_CELLS];
-    if (threat_five_points(&q, me, pts) > 0 || threat_five_points(&q, opp, pts) > 0)
+    return three_defences(&q, out);
+}
+
+int vct_three_defences_vcf(const vcf_t *s, int *out)
+{
+    const threat_query_t *at = vcf_query(s);
+    if (board_over(&at->b))
         return -1;
-    int nw = winning_points(&q, opp, pts);
+    threat_query_t q;
+    threat_begin_at(&q, at, 0, 0.0);
+    return three_defences(&q, out);
+}
+
+/* vct_three_defences on the position of q. */
+static int three_defences(threat_query_t *q, int *out)
+{
+    const board_t *b = &q->b;
+    int me = b->to_move, opp = 3 - me, pts[BOARD_CELLS], fours[BOARD_CELLS];
+    if (threat_five_points(q, me, pts) > 0 || threat_five_points(q, opp, pts) > 0)
+        return -1;
+    int nw = winning_points(q, opp, pts);
     if (nw == 0)
         return -1;
-    int nf = four_points(&q, me, fours);
-    return three_replies(&q, opp, me, pts, nw, fours, nf, out, NULL);
+    int nf = four_points(q, me, fours);
+    return three_replies(q, opp, me, pts, nw, fours, nf, out, NULL);
 }
 
 int vct_three_blocks(const board_t *b, int *out)

@@ -52,6 +52,7 @@
 #include <stdint.h>
 
 #include "engine/board.h"
+#include "engine/vcf.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -226,6 +227,10 @@ int vct_quiet_win_among(vct_t *s, const board_t *b, const vct_limits_t *lim, con
  * has a five point (nothing to prune by this rule). The side to move's own
  * VCF is not looked for: a caller that has one plays it first. */
 int vct_three_defences(const board_t *b, int *out);
+/* The same for the position of s's last vcf_solve, whose scan of the
+ * board it reuses (a search's new leaf, checked for a VCF first, then
+ * pruned, scans its stones once). */
+int vct_three_defences_vcf(const vcf_t *s, int *out);
 
 /* When vct_three_defences finds none (the side to move of b is lost to
  * the opponent's threes), the moves that still make the opponent show its

@@ -245,8 +245,10 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
     if (nmine > 0)
         return make_proven_win(t, ni, mine[0]);
     int ntheirs = five_points(b, opp, b->last, full, theirs);
+    uint32_t vcf_budget = is_root ? t->p.vcf_root_nodes : t->p.vcf_nodes;
+    bool vcf_ran = ntheirs <= 1 && vcf_budget && t->vcf;   /* its solver is then at b */
     if (ntheirs <= 1) {   /* a forced line of fours is a win too */
-        int win = vcf_first_move(t, b, is_root ? t->p.vcf_root_nodes : t->p.vcf_nodes);
+        int win = vcf_first_move(t, b, vcf_budget);
         if (win != MOVE_NONE)
             return make_proven_win(t, ni, win);
     }
@@ -269,7 +271,7 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
         /* facing a three: only the moves that stop it, and our fours;
          * none (a double three, no four of ours): lost */
         int def[BOARD_CELLS];
-        int nd = vct_three_defences(b, def);
+        int nd = vcf_ran ? vct_three_defences_vcf(t->vcf, def) : vct_three_defences(b, def);
         for (int i = 0; i < nd; i++)
             if (board_check_move(b, def[i]) == MOVE_OK)
                 moves[nmoves++] = def[i];

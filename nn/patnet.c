@@ -15,8 +15,13 @@
 enum { D = PATNET_D, H = PATNET_H };
 
 /* Offsets of each part in the flat parameter buffer. */
+/* The table: a row for each code a board can read (the stored rows, in
+ * ascending code order, as a version-2 file holds them), and a row of 0
+ * for the others, which no board reads. */
+#define ROWS (PATNET_STORED_ROWS + 1)
+#define ROW_NONE PATNET_STORED_ROWS
 #define OFF_TABLE 0
-#define OFF_B0 (OFF_TABLE + (size_t)PATNET_CODES * D)
+#define OFF_B0 (OFF_TABLE + (size_t)ROWS * D)
 #define OFF_W1 (OFF_B0 + D)
 #define OFF_B1 (OFF_W1 + D * D)
 #define OFF_WP (OFF_B1 + D)
@@ -33,7 +38,8 @@ struct patnet {
     uint32_t version;                 /* of the file it was read from */
     uint64_t step;
     float *p;                         /* NPARAMS */
-    uint16_t canon[PATNET_CODES];     /* a code's table row: min of it and its reversal */
+    uint16_t row[PATNET_CODES];       /* a code's table row: that of the smaller of it and
+                                       * its reversal, or ROW_NONE */
 };
 
 static uint32_t reverse_code(uint32_t c)
@@ -43,6 +49,8 @@ static uint32_t reverse_code(uint32_t c)
         r |= ((c >> (2 * i)) & 3u) << (2 * (7 - i));
     return r;
 }
+
+static bool code_on_board(uint32_t code);
 
 static patnet_t *alloc_net(rule_t rule)
 {
@@ -56,9 +64,14 @@ static patnet_t *alloc_net(rule_t rule)
     }
     pn->rule = (uint8_t)rule;
     pn->version = PATNET_VERSION;
+    uint16_t n = 0;
+    for (uint32_t c = 0; c < PATNET_CODES; c++)   /* ascending: a code's reversal is later */
+        pn->row[c] = reverse_code(c) >= c && code_on_board(c) ? n++ : ROW_NONE;
+    assert(n == PATNET_STORED_ROWS);
     for (uint32_t c = 0; c < PATNET_CODES; c++) {
         uint32_t r = reverse_code(c);
-        pn->canon[c] = (uint16_t)(r < c ? r : c);
+        if (r < c)
+            pn->row[c] = pn->row[r];
     }
     return pn;
 }
@@ -75,8 +88,14 @@ patnet_t *patnet_create(rule_t rule, uint64_t seed)
         return NULL;
     uint64_t s = seed;
     float *p = pn->p;
-    for (size_t i = 0; i < (size_t)PATNET_CODES * D; i++)
-        p[OFF_TABLE + i] = rand_sym(&s, 0.1f);
+    /* a draw for every code's row (as when the table had one a code), the
+     * stored code's kept: a seed makes the net it always made */
+    for (uint32_t c = 0; c < PATNET_CODES; c++)
+        for (int j = 0; j < D; j++) {
+            float x = rand_sym(&s, 0.1f);
+            if (pn->row[c] != ROW_NONE && reverse_code(c) >= c)
+                p[OFF_TABLE + (size_t)pn->row[c] * D + j] = x;
+        }
     for (int i = 0; i < D * D; i++)
         p[OFF_W1 + i] = rand_sym(&s, sqrtf(3.0f / D));
     for (int i = 0; i < H * 2 * D; i++)
@@ -160,7 +179,7 @@ static uint64_t point_rows(const patnet_t *pn, const uint8_t *st, int q, int W, 
             code = code * 4 + st[q - i * o];
         for (int i = 1; i <= 4; i++)
             code = code * 4 + st[q + i * o];
-        rows[d] = pn->canon[code];
+        rows[d] = pn->row[code];
     }
     memcpy(r, rows, sizeof rows);
     for (int i = 1; i < 4; i++)
@@ -431,8 +450,8 @@ patnet_trainer_t *patnet_trainer_create(patnet_t *pn, float lr)
     tr->g = calloc(NPARAMS, sizeof(float));
     tr->m = calloc(NPARAMS, sizeof(float));
     tr->v = calloc(NPARAMS, sizeof(float));
-    tr->touched = calloc(PATNET_CODES, 1);
-    tr->rows = calloc(PATNET_CODES, sizeof *tr->rows);
+    tr->touched = calloc(ROWS, 1);
+    tr->rows = calloc(ROWS, sizeof *tr->rows);
     if (!tr->g || !tr->m || !tr->v || !tr->touched || !tr->rows) {
         patnet_trainer_free(tr);
         return NULL;
@@ -589,43 +608,37 @@ static bool code_on_board(uint32_t code)
     return true;
 }
 
-/* The codes whose rows a version-2 file holds, ascending: PATNET_STORED_ROWS. */
-static int stored_codes(const patnet_t *pn, uint16_t *codes)
-{
-    int n = 0;
-    for (uint32_t c = 0; c < PATNET_CODES; c++)
-        if (pn->canon[c] == c && code_on_board(c))
-            codes[n++] = (uint16_t)c;
-    return n;
-}
-
 /* A file's parameter count: the table's rows (all, or the stored ones) and the rest. */
 size_t patnet_file_params(uint32_t version)
 {
     return (version == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D + NDENSE;
 }
 
-/* Parameter k of a file of version v: its place in pn->p. */
-static size_t file_param_at(uint32_t v, const uint16_t *codes, size_t k)
+/* Parameter k of a file of version v: its place in pn->p, or SIZE_MAX for
+ * a version-1 row no board reads (a code past its reversal, or one whose
+ * off-board cells no board has). */
+static size_t file_param_at(const patnet_t *pn, uint32_t v, size_t k)
 {
-    if (v == 1)
-        return k;
-    size_t t = (size_t)PATNET_STORED_ROWS * D;
-    return k < t ? (size_t)codes[k / D] * D + k % D : OFF_B0 + (k - t);
+    size_t t = (v == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D;
+    if (k >= t)
+        return OFF_B0 + (k - t);
+    if (v != 1)
+        return OFF_TABLE + k;
+    uint32_t code = (uint32_t)(k / D);
+    uint16_t r = pn->row[code];
+    if (r == ROW_NONE || reverse_code(code) < code)
+        return SIZE_MAX;
+    return OFF_TABLE + (size_t)r * D + k % D;
 }
 
 int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen)
 {
     size_t np = patnet_file_params(PATNET_VERSION), len = HEADER_BYTES + np * 4 + 4;
     uint8_t *buf = malloc(len);
-    uint16_t codes[PATNET_STORED_ROWS];
     if (!buf) {
         util_errf(err, errlen, "%s: out of memory", path);
         return -1;
     }
-    int nc = stored_codes(pn, codes);
-    assert(nc == PATNET_STORED_ROWS);
-    (void)nc;
     memcpy(buf, MAGIC, 4);
     put_u32(buf + 4, PATNET_VERSION);
     put_u32(buf + 8, D);
@@ -635,7 +648,7 @@ int patnet_save(const patnet_t *pn, const char *path, char *err, size_t errlen)
     put_u32(buf + 24, (uint32_t)(pn->step >> 32));
     for (size_t k = 0; k < np; k++) {
         uint32_t u;
-        memcpy(&u, &pn->p[file_param_at(PATNET_VERSION, codes, k)], 4);
+        memcpy(&u, &pn->p[file_param_at(pn, PATNET_VERSION, k)], 4);
         put_u32(buf + HEADER_BYTES + 4 * k, u);
     }
     put_u32(buf + len - 4, (uint32_t)crc32(0L, buf, (uInt)(len - 4)));
@@ -703,20 +716,21 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         util_errf(err, errlen, "%s: out of memory", path);
         goto out_free;
     }
-    uint16_t codes[PATNET_STORED_ROWS];
-    stored_codes(pn, codes);
     pn->version = ver;
     pn->step = get_u32(buf + 20) | (uint64_t)get_u32(buf + 24) << 32;
     for (size_t k = 0; k < np; k++) {
         uint32_t u = get_u32(buf + HEADER_BYTES + 4 * k);
-        float *x = &pn->p[file_param_at(ver, codes, k)];
-        memcpy(x, &u, 4);
-        if (!isfinite(*x)) {
+        float x;
+        memcpy(&x, &u, 4);
+        if (!isfinite(x)) {
             util_errf(err, errlen, "%s: parameter %zu is not finite", path, k);
             patnet_free(pn);
             pn = NULL;
             goto out_free;
         }
+        size_t at = file_param_at(pn, ver, k);
+        if (at != SIZE_MAX)
+            pn->p[at] = x;
     }
 out_free:
     free(buf);

@@ -462,6 +462,38 @@ static void random_against_brute(rule_t rule, int size, int depth, int npos, uin
     vct_free(s);
 }
 
+/* The leaf's pruning after a VCF check, reusing the check's scan of the
+ * board (vct_three_defences_vcf), answers as vct_three_defences does, on
+ * random positions of each rule, after a VCF found, none, or the budget
+ * spent; some of them face a three. */
+START_TEST(test_three_defences_after_vcf)
+{
+    char err[256];
+    vcf_t *vcf = vcf_create(1 << 20, err, sizeof err);
+    ck_assert_msg(vcf != NULL, "%s", err);
+    uint64_t rng = 91;
+    int facing = 0, pruned = 0;
+    for (int it = 0; it < 600; it++) {
+        board_t b;
+        rule_t rule = (rule_t)(it % RULE_COUNT);
+        random_clustered(&b, it % 3 ? 15 : 9, rule, 6 + (int)(util_rng_next(&rng) % 20), &rng);
+        vcf_limits_t lim = {.nodes = it % 4 == 0 ? 1 : it % 4 == 1 ? 200 : 100000};
+        vcf_clear(vcf);
+        vcf_solve(vcf, &b, &lim, NULL);
+        int a[BOARD_CELLS], c[BOARD_CELLS];
+        int na = vct_three_defences(&b, a), nc = vct_three_defences_vcf(vcf, c);
+        ck_assert_int_eq(na, nc);
+        for (int i = 0; i < na; i++)
+            ck_assert_int_eq(a[i], c[i]);
+        facing += na >= 0;
+        pruned += na > 0;
+    }
+    ck_assert_int_ge(facing, 30);
+    ck_assert_int_ge(pruned, 20);
+    vcf_free(vcf);
+}
+END_TEST
+
 START_TEST(test_random_freestyle)
 {
     random_against_brute(RULE_FREESTYLE, 7, 3, 15, 105, 3);
@@ -1203,6 +1235,6 @@ int main(void)
              test_quiet_win, test_quiet_win_kinds, test_quiet_win_random, test_limits,
              test_pool_rounds, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
-             test_cli_rules_vct, test_cli_bench_vct);
+             test_three_defences_after_vcf, test_cli_rules_vct, test_cli_bench_vct);
     return run_suite(su);
 }
