@@ -54,8 +54,34 @@ typedef struct arena {
 typedef struct pending {
     board_t board;                   /* the leaf position */
     int depth;
+    bool raw;                        /* a new leaf not analysed yet (select_leaf's defer) */
     uint32_t path[BOARD_CELLS + 2];  /* root .. leaf */
 } pending_t;
+
+/* The solvers a new leaf's checks run on, and what they found: the tree's
+ * own (prepare_leaf, under the lock in a threaded search), or a search
+ * thread's, whose counts join the tree's when its leaves are applied. */
+typedef struct leaf_solvers {
+    vcf_t *vcf;   /* NULL: no VCF checks */
+    vct_t *vct;   /* NULL: no VCT checks */
+    uint64_t vcf_checks, vcf_wins, vct_checks, vct_wins;
+} leaf_solvers_t;
+
+/* What a new leaf is, found from its board alone (analyse_leaf), before it
+ * goes into the tree (apply_leaf). */
+enum {
+    LEAF_OPEN,    /* edges[0..n): its moves, priors still to be set */
+    LEAF_WON,     /* edges[0].move wins (a five, a VCF, a VCT) */
+    LEAF_LOST,    /* edges[0..n): the moves left to a lost side, uniform priors */
+    LEAF_EXACT    /* no moves: `exact` (game over, or no legal move) */
+};
+
+typedef struct leaf {
+    int kind;     /* LEAF_* */
+    int exact;    /* LEAF_EXACT: the value for the side to move */
+    int n;
+    edge_t edges[BOARD_CELLS];
+} leaf_t;
 
 #define VERIFY_MAX 16   /* mcts_refute_best checks per root at most */
 #define QUIET_CANDS 24  /* the opponent's quiet moves it solves at most */
@@ -88,6 +114,10 @@ struct mcts {
     int nquiet;            /* root moves the watcher checked for a quiet win, for this root */
     int16_t quiet[VERIFY_MAX];
     uint64_t vct_checks, vct_wins, vct_defences;
+    /* a threaded search's (nthreads > 1), made at its first: each search
+     * thread's solvers for its new leaves, and a leaf per pending slot */
+    leaf_solvers_t ws[MCTS_MAX_THREADS];
+    leaf_t *leaf;          /* max_pending */
     /* the Gumbel root (p.gumbel_m > 0), for the search under way */
     bool g_noise;          /* the next draw adds Gumbel noise (mcts_gumbel_noise) */
     bool g_ready;          /* the candidates are drawn for this root and g_target */
@@ -181,38 +211,59 @@ static bool make_proven_win(mcts_t *t, uint32_t ni, int move)
     return true;
 }
 
-/* A bounded VCF search for the side to move of b; the first move of the
- * line found, or MOVE_NONE (none, or out of budget). */
-static int vcf_first_move(mcts_t *t, const board_t *b, uint32_t budget)
+/* A bounded VCF search on s for the side to move of b; the first move of
+ * the line found, or MOVE_NONE (none, out of budget, or no solver). */
+static int leaf_vcf(leaf_solvers_t *s, const board_t *b, uint32_t budget)
 {
-    if (!budget || !t->vcf)
+    if (!budget || !s->vcf)
         return MOVE_NONE;
     vcf_limits_t lim = {.nodes = budget};
     vcf_result_t r;
-    t->vcf_checks++;
-    if (vcf_solve(t->vcf, b, &lim, &r) != VCF_WIN)
+    s->vcf_checks++;
+    if (vcf_solve(s->vcf, b, &lim, &r) != VCF_WIN)
         return MOVE_NONE;
-    t->vcf_wins++;
+    s->vcf_wins++;
     return r.line[0];
 }
 
-/* A bounded VCT search for the side to move of b (nodes and, when
- * time_ms > 0, a time limit); the first move of the line found, or
- * MOVE_NONE (none, out of budget, or VCT off). reply: b follows a root
- * move of ours that is checked, so a four of ours counts only if we still
- * have a defence after its block (vct_solve_reply). */
-static int vct_first_move_on(mcts_t *t, vct_t *solver, const board_t *b, uint32_t nodes,
-                             int depth, double time_ms, bool reply)
+/* A bounded VCT search on s for the side to move of b (nodes, threats at
+ * most depth: 0 any, and when time_ms > 0 a time limit); the first move of
+ * the line found, or MOVE_NONE (none, out of budget, or no solver). reply:
+ * b follows a root move of ours that is checked, so a four of ours counts
+ * only if we still have a defence after its block (vct_solve_reply). */
+static int leaf_vct(leaf_solvers_t *s, const board_t *b, uint32_t nodes, int depth,
+                    double time_ms, bool reply)
 {
-    if (!nodes || !solver)
+    if (!nodes || !s->vct)
         return MOVE_NONE;
     vct_limits_t lim = {.nodes = nodes, .time_ms = time_ms, .max_depth = depth};
     vct_result_t r;
-    t->vct_checks++;
-    if ((reply ? vct_solve_reply : vct_solve)(solver, b, &lim, &r) != VCT_WIN)
+    s->vct_checks++;
+    if ((reply ? vct_solve_reply : vct_solve)(s->vct, b, &lim, &r) != VCT_WIN)
         return MOVE_NONE;
-    t->vct_wins++;
+    s->vct_wins++;
     return r.line[0];
+}
+
+/* leaf_vcf on the tree's own solver, counted in the tree. */
+static int vcf_first_move(mcts_t *t, const board_t *b, uint32_t budget)
+{
+    leaf_solvers_t s = {.vcf = t->vcf};
+    int win = leaf_vcf(&s, b, budget);
+    t->vcf_checks += s.vcf_checks;
+    t->vcf_wins += s.vcf_wins;
+    return win;
+}
+
+/* leaf_vct on solver (the tree's or the watcher's), counted in the tree. */
+static int vct_first_move_on(mcts_t *t, vct_t *solver, const board_t *b, uint32_t nodes,
+                             int depth, double time_ms, bool reply)
+{
+    leaf_solvers_t s = {.vct = solver};
+    int win = leaf_vct(&s, b, nodes, depth, time_ms, reply);
+    t->vct_checks += s.vct_checks;
+    t->vct_wins += s.vct_wins;
+    return win;
 }
 
 /* vct_first_move_on the tree's own solver. */
@@ -222,40 +273,58 @@ static int vct_first_move(mcts_t *t, const board_t *b, uint32_t nodes, int depth
     return vct_first_move_on(t, t->vct, b, nodes, depth, time_ms, reply);
 }
 
-/* Fill edge moves for a new leaf and classify it: sets node->state to
- * NS_TERMINAL (with exact) when the value is known (a five, a VCF within
- * the node budget, or two fives of the opponent to block), else leaves
- * NS_NEW with edges whose priors are still to be set. Returns false when
- * the arena is full. is_root: scan the whole board for threats (a
- * position from outside) and use the root's VCF budget; deeper, threats
- * can only come from the last two moves, since every older threat was
- * answered (forced) higher up. */
-static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
+static void leaf_set(leaf_t *lf, int kind, const int *moves, int n)
 {
-    node_t *nd = N(t, ni);
+    lf->kind = kind;
+    lf->n = n;
+    for (int i = 0; i < n; i++)
+        lf->edges[i] = (edge_t){.child = 0, .prior = 0, .move = (int16_t)moves[i]};
+    if (kind == LEAF_LOST)
+        for (int i = 0; i < n; i++)
+            lf->edges[i].prior = (uint16_t)(PRIOR_ONE / n);
+}
+
+/* Classify the new leaf b into lf, reading only b, the tree's parameters
+ * and (is_root) its root filter: a known value (a five, a VCF within the
+ * node budget, two fives of the opponent to block), else its moves. Runs
+ * outside the tree's lock on a search thread's solvers s (not for the
+ * root, whose filter the watcher may change). is_root: scan the whole
+ * board for threats (a position from outside) and use the root's VCF
+ * budget; deeper, threats can only come from the last two moves, since
+ * every older threat was answered (forced) higher up. */
+static void analyse_leaf(const mcts_t *t, leaf_solvers_t *s, const board_t *b, bool is_root,
+                         leaf_t *lf)
+{
+    lf->n = 0;
     if (board_over(b)) {
-        nd->state = NS_TERMINAL;
-        nd->exact = b->result == RESULT_DRAW ? 0 : -1;   /* the last mover made five */
-        return true;
+        lf->kind = LEAF_EXACT;
+        lf->exact = b->result == RESULT_DRAW ? 0 : -1;   /* the last mover made five */
+        return;
     }
     int me = b->to_move, opp = 3 - me;
     int mine[BOARD_CELLS], theirs[BOARD_CELLS];
     bool full = is_root || b->nmoves < 2;
     int nmine = five_points(b, me, b->nmoves >= 2 ? b->moves[b->nmoves - 2] : -1, full, mine);
-    if (nmine > 0)
-        return make_proven_win(t, ni, mine[0]);
+    if (nmine > 0) {
+        leaf_set(lf, LEAF_WON, mine, 1);
+        return;
+    }
     int ntheirs = five_points(b, opp, b->last, full, theirs);
     uint32_t vcf_budget = is_root ? t->p.vcf_root_nodes : t->p.vcf_nodes;
-    bool vcf_ran = ntheirs <= 1 && vcf_budget && t->vcf;   /* its solver is then at b */
+    bool vcf_ran = ntheirs <= 1 && vcf_budget && s->vcf;   /* its solver is then at b */
     if (ntheirs <= 1) {   /* a forced line of fours is a win too */
-        int win = vcf_first_move(t, b, vcf_budget);
-        if (win != MOVE_NONE)
-            return make_proven_win(t, ni, win);
+        int win = leaf_vcf(s, b, vcf_budget);
+        if (win != MOVE_NONE) {
+            leaf_set(lf, LEAF_WON, &win, 1);
+            return;
+        }
     }
     if (ntheirs == 0 && !is_root) {   /* and a forced line of threats (the root's is deeper) */
-        int win = vct_first_move(t, b, t->p.vct_nodes, t->p.vct_depth, 0.0, false);
-        if (win != MOVE_NONE)
-            return make_proven_win(t, ni, win);
+        int win = leaf_vct(s, b, t->p.vct_nodes, t->p.vct_depth, 0.0, false);
+        if (win != MOVE_NONE) {
+            leaf_set(lf, LEAF_WON, &win, 1);
+            return;
+        }
     }
     int npts = board_npoints(b);
     int moves[BOARD_CELLS];
@@ -271,7 +340,7 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
         /* facing a three: only the moves that stop it, and our fours;
          * none (a double three, no four of ours): lost */
         int def[BOARD_CELLS];
-        int nd = vcf_ran ? vct_three_defences_vcf(t->vcf, def) : vct_three_defences(b, def);
+        int nd = vcf_ran ? vct_three_defences_vcf(s->vcf, def) : vct_three_defences(b, def);
         for (int i = 0; i < nd; i++)
             if (board_check_move(b, def[i]) == MOVE_OK)
                 moves[nmoves++] = def[i];
@@ -315,26 +384,60 @@ static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
             nmoves = k;
     }
     if (nmoves == 0) {    /* no legal move (renju: all forbidden): call it a draw */
+        lf->kind = LEAF_EXACT;
+        lf->exact = 0;
+        return;
+    }
+    leaf_set(lf, lost ? LEAF_LOST : LEAF_OPEN, moves, nmoves);
+}
+
+/* Put the analysed leaf lf into node ni: its edges (an open leaf's priors
+ * as lf has them), its state (NS_TERMINAL with exact, or NS_NEW for an open
+ * leaf). false when the arena is full (ni is left as it was). */
+static bool apply_leaf(mcts_t *t, uint32_t ni, const leaf_t *lf)
+{
+    if (lf->kind == LEAF_EXACT) {
+        node_t *nd = N(t, ni);
         nd->state = NS_TERMINAL;
-        nd->exact = 0;
+        nd->exact = (int8_t)lf->exact;
         return true;
     }
-    uint32_t e = edges_alloc(t, nmoves);
+    if (lf->kind == LEAF_WON)
+        return make_proven_win(t, ni, lf->edges[0].move);
+    uint32_t e = edges_alloc(t, lf->n);
     if (e == UINT32_MAX)
         return false;
-    nd = N(t, ni);
-    edge_t *ed = E(t, e);
-    for (int i = 0; i < nmoves; i++)
-        ed[i] = (edge_t){.child = 0, .prior = 0, .move = (int16_t)moves[i]};
+    node_t *nd = N(t, ni);
+    memcpy(E(t, e), lf->edges, (size_t)lf->n * sizeof(edge_t));
     nd->edge = e;
-    nd->nedges = (uint16_t)nmoves;
-    if (lost) {
-        for (int i = 0; i < nmoves; i++)
-            ed[i].prior = (uint16_t)(PRIOR_ONE / nmoves);
+    nd->nedges = (uint16_t)lf->n;
+    if (lf->kind == LEAF_LOST) {
         nd->state = NS_TERMINAL;
         nd->exact = -1;
     }
     return true;
+}
+
+static void solvers_count(mcts_t *t, leaf_solvers_t *s)
+{
+    t->vcf_checks += s->vcf_checks;
+    t->vcf_wins += s->vcf_wins;
+    t->vct_checks += s->vct_checks;
+    t->vct_wins += s->vct_wins;
+    s->vcf_checks = s->vcf_wins = s->vct_checks = s->vct_wins = 0;
+}
+
+/* A new leaf analysed and applied on the tree's own solvers: sets
+ * node->state to NS_TERMINAL (with exact) when its value is known, else
+ * leaves NS_NEW with edges whose priors are still to be set. Returns false
+ * when the arena is full. */
+static bool prepare_leaf(mcts_t *t, uint32_t ni, const board_t *b, bool is_root)
+{
+    leaf_solvers_t s = {.vcf = t->vcf, .vct = t->vct};
+    leaf_t lf;
+    analyse_leaf(t, &s, b, is_root, &lf);
+    solvers_count(t, &s);
+    return apply_leaf(t, ni, &lf);
 }
 
 static int cmp_edge_prior(const void *a, const void *b)
@@ -407,12 +510,11 @@ static float pattern_weights(const board_t *b, const edge_t *ed, int n, float *w
  * to 1 / policy_temp); with pattern_prior > 0 and a board, that share of
  * the prior mass goes to the moves by their pattern weights. The edges are
  * left in their order. */
-static void fill_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b)
+static void fill_priors(const mcts_params_t *p, edge_t *ed, int k, const float *row,
+                        const board_t *b)
 {
-    edge_t *ed = E(t, nd->edge);
-    int k = nd->nedges;
     float sum = 0.0f, pv[BOARD_CELLS];   /* (k) the edges' policy values, tempered */
-    float inv_temp = 1.0f / t->p.policy_temp;
+    float inv_temp = 1.0f / p->policy_temp;
     for (int i = 0; i < k; i++) {
         float v = row[ed[i].move];
         v = v > 0.0f ? v : 0.0f;
@@ -428,11 +530,11 @@ static void fill_priors(mcts_t *t, node_t *nd, const float *row, const board_t *
         return;
     }
     float net_share = 1.0f, w[BOARD_CELLS], wscale = 0.0f;
-    if (t->p.pattern_prior > 0.0f && b && k > 1) {
+    if (p->pattern_prior > 0.0f && b && k > 1) {
         float wsum = pattern_weights(b, ed, k, w);
         if (wsum > 0.0f) {
-            net_share = 1.0f - t->p.pattern_prior;
-            wscale = t->p.pattern_prior * PRIOR_ONE / wsum;
+            net_share = 1.0f - p->pattern_prior;
+            wscale = p->pattern_prior * PRIOR_ONE / wsum;
         }
     }
     float scale = net_share * PRIOR_ONE / sum;
@@ -442,11 +544,18 @@ static void fill_priors(mcts_t *t, node_t *nd, const float *row, const board_t *
     }
 }
 
-/* fill_priors for a new node, its edges then sorted by prior. */
+/* fill_priors for the k edges of a new leaf, then sorted by prior. */
+static void set_edge_priors(const mcts_params_t *p, edge_t *ed, int k, const float *row,
+                            const board_t *b)
+{
+    fill_priors(p, ed, k, row, b);
+    sort_edges(ed, k);
+}
+
+/* set_edge_priors for a new node's edges. */
 static void set_priors(mcts_t *t, node_t *nd, const float *row, const board_t *b)
 {
-    fill_priors(t, nd, row, b);
-    sort_edges(E(t, nd->edge), nd->nedges);
+    set_edge_priors(&t->p, E(t, nd->edge), nd->nedges, row, b);
 }
 
 /* A leaf the evaluator already knows (its cache): expand it now. */
@@ -817,9 +926,37 @@ static bool all_children_won(const mcts_t *t, const node_t *nd)
     return true;
 }
 
-/* One descent from the root into pd. */
-static int select_leaf(mcts_t *t, pending_t *pd)
+/* A proven node (NS_TERMINAL) reached by the path pd->path[0..depth): what
+ * it proves of its parent, and its value backed up. had_vl: the path holds
+ * a virtual loss (a leaf that was pending). */
+static void resolve_terminal(mcts_t *t, const uint32_t *path, int depth, bool had_vl)
 {
+    node_t *nd = N(t, path[depth - 1]);
+    assert(nd->state == NS_TERMINAL);
+    node_t *par = depth >= 2 ? N(t, path[depth - 2]) : NULL;
+    /* A known loss for the side to move here is a proven win for the
+     * player who moved into it (MCTS-solver, one level). */
+    if (nd->exact == -1 && par) {
+        par->state = NS_TERMINAL;
+        par->exact = 1;
+    }
+    /* A proven win for the side to move here: the parent is lost when
+     * every one of its moves leads to one (a forced block's only move,
+     * the few defences against a three); the grandparent learns it on
+     * a later visit, by the rule above. */
+    if (nd->exact == 1 && par && all_children_won(t, par)) {
+        par->state = NS_TERMINAL;
+        par->exact = -1;
+    }
+    backup(t, path, depth, (float)nd->exact, had_vl);
+}
+
+/* One descent from the root into pd. defer: a new leaf below the root is
+ * only marked pending (pd->raw), for its thread to analyse outside the
+ * tree's lock (deliver_leaves applies it); else it is prepared here. */
+static int select_leaf(mcts_t *t, pending_t *pd, bool defer)
+{
+    pd->raw = false;
     board_t *b = &pd->board;
     memcpy(b, &t->root_board, sizeof *b);
     uint32_t ni = t->root;
@@ -850,6 +987,14 @@ static int select_leaf(mcts_t *t, pending_t *pd)
         }
         if (nd->state == NS_PENDING)
             return SEL_COLLISION;
+        if (nd->state == NS_NEW && defer && depth > 1) {
+            nd->state = NS_PENDING;
+            for (int i = 0; i < depth; i++)
+                N(t, pd->path[i])->vl++;
+            pd->depth = depth;
+            pd->raw = true;
+            return SEL_EVAL;
+        }
         if (nd->state == NS_NEW) {
             if (!prepare_leaf(t, ni, b, depth == 1))
                 return SEL_FULL;
@@ -868,23 +1013,7 @@ static int select_leaf(mcts_t *t, pending_t *pd)
                 return SEL_EVAL;
             }
         }
-        assert(nd->state == NS_TERMINAL);
-        node_t *par = depth >= 2 ? N(t, pd->path[depth - 2]) : NULL;
-        /* A known loss for the side to move here is a proven win for the
-         * player who moved into it (MCTS-solver, one level). */
-        if (nd->exact == -1 && par) {
-            par->state = NS_TERMINAL;
-            par->exact = 1;
-        }
-        /* A proven win for the side to move here: the parent is lost when
-         * every one of its moves leads to one (a forced block's only move,
-         * the few defences against a three); the grandparent learns it on
-         * a later visit, by the rule above. */
-        if (nd->exact == 1 && par && all_children_won(t, par)) {
-            par->state = NS_TERMINAL;
-            par->exact = -1;
-        }
-        backup(t, pd->path, depth, (float)nd->exact, false);
+        resolve_terminal(t, pd->path, depth, false);
         return SEL_DONE;
     }
 }
@@ -1044,7 +1173,7 @@ bool mcts_root_prove_win(mcts_t *t, int move)
 /* Select up to max leaves into the pending slots pend[0..max-1] (virtual
  * loss on their paths); returns how many need the net. */
 static int gather_into(mcts_t *t, pending_t *pend, int max, uint32_t visit_target,
-                       const board_t **boards)
+                       const board_t **boards, bool defer)
 {
     root_vcf_check(t);
     root_vct_check(t, 0.0);
@@ -1052,7 +1181,7 @@ static int gather_into(mcts_t *t, pending_t *pend, int max, uint32_t visit_targe
     int got = 0, resolved = 0;
     while (got < max && resolved < 4 * max + 64 && !mcts_search_done(t, visit_target)) {
         pending_t *pd = &pend[got];
-        int r = select_leaf(t, pd);
+        int r = select_leaf(t, pd, defer);
         if (r == SEL_EVAL) {
             boards[got++] = &pd->board;
         } else if (r == SEL_DONE) {
@@ -1078,12 +1207,47 @@ static void deliver_from(mcts_t *t, pending_t *pend, int n, const float *policy,
     }
 }
 
+/* A search thread's n pending leaves after its evaluation, into the tree.
+ * A raw one was analysed outside the lock into leaf[k] (an open one's
+ * priors set there too, from its row): it goes in now, its value its
+ * proof or its row's; the others take their rows as deliver_from's do.
+ * row[k]: leaf k's row of policy and value, -1 for none (a proven leaf). */
+static void deliver_leaves(mcts_t *t, pending_t *pend, const leaf_t *leaf, const int *row,
+                           int n, const float *policy, const float *value)
+{
+    for (int k = 0; k < n; k++) {
+        pending_t *pd = &pend[k];
+        uint32_t ni = pd->path[pd->depth - 1];
+        assert(N(t, ni)->state == NS_PENDING);
+        if (!pd->raw) {
+            set_priors(t, N(t, ni), policy + (size_t)row[k] * BOARD_CELLS, &pd->board);
+            N(t, ni)->state = NS_EXPANDED;
+            backup(t, pd->path, pd->depth, clamp_value(value[row[k]]), true);
+            continue;
+        }
+        N(t, ni)->state = NS_NEW;
+        if (!apply_leaf(t, ni, &leaf[k])) {   /* the arena is full: the descent is undone */
+            for (int i = 0; i < pd->depth; i++)
+                N(t, pd->path[i])->vl--;
+            continue;
+        }
+        node_t *nd = N(t, ni);
+        if (nd->state == NS_TERMINAL) {
+            resolve_terminal(t, pd->path, pd->depth, true);
+            continue;
+        }
+        assert(row[k] >= 0);
+        nd->state = NS_EXPANDED;
+        backup(t, pd->path, pd->depth, clamp_value(value[row[k]]), true);
+    }
+}
+
 int mcts_gather(mcts_t *t, int max, uint32_t visit_target, const board_t **boards)
 {
     assert(t->npending == 0);
     if (max > t->p.max_pending)
         max = t->p.max_pending;
-    t->npending = gather_into(t, t->pend, max, visit_target, boards);
+    t->npending = gather_into(t, t->pend, max, visit_target, boards, false);
     return t->npending;
 }
 
@@ -1276,6 +1440,11 @@ void mcts_free(mcts_t *t)
     }
     vcf_free(t->vcf);
     vct_free(t->vct);
+    for (int i = 0; i < MCTS_MAX_THREADS; i++) {
+        vcf_free(t->ws[i].vcf);
+        vct_free(t->ws[i].vct);
+    }
+    free(t->leaf);
     free(t->pend);
     free(t->policy);
     free(t->value);
@@ -1507,7 +1676,7 @@ bool mcts_set_root_policy(mcts_t *t, const float *row)
     node_t *r = N(t, t->root);
     if (r->state != NS_EXPANDED)
         return false;
-    fill_priors(t, r, row, &t->root_board);
+    fill_priors(&t->p, E(t, r->edge), r->nedges, row, &t->root_board);
     /* keep the visited prefix where it is; re-sort the unvisited rest */
     int nv = r->nvisited;
     qsort(E(t, r->edge) + nv, (size_t)(r->nedges - nv), sizeof(edge_t), cmp_edge_prior);
@@ -1900,6 +2069,7 @@ typedef struct search_shared {
     uint32_t target;
     int batch;
     uint64_t evals;
+    bool defer;          /* new leaves are analysed outside the lock (t->ws, t->leaf) */
     volatile int done;   /* the search threads have stopped (the watcher's solve gives up) */
 } search_shared_t;
 
@@ -1929,26 +2099,69 @@ static void *search_thread_main(void *arg)
     pending_t *pend = t->pend + base;
     float *policy = t->policy + base * BOARD_CELLS;
     float *value = t->value + base;
+    leaf_t *leaf = sh->defer ? t->leaf + base : NULL;
+    leaf_solvers_t *ws = &t->ws[st->index];
     const board_t *boards[4096];
+    int row[4096];
     for (;;) {
         pthread_mutex_lock(&sh->lock);
         if (search_should_stop(sh)) {
             pthread_mutex_unlock(&sh->lock);
             break;
         }
-        int n = gather_into(t, pend, sh->batch, sh->target, boards);
+        int n = gather_into(t, pend, sh->batch, sh->target, boards, sh->defer);
         pthread_mutex_unlock(&sh->lock);
         if (n == 0) {
             sched_yield();   /* every leaf in reach is in flight in another thread */
             continue;
         }
-        st->eval(st->user, boards, n, policy, value);
+        /* the new leaves' threat checks, then the net for those still open */
+        int ne = 0;
+        for (int k = 0; k < n; k++) {
+            if (pend[k].raw) {
+                analyse_leaf(t, ws, &pend[k].board, false, &leaf[k]);
+                if (leaf[k].kind != LEAF_OPEN) {
+                    row[k] = -1;
+                    continue;
+                }
+            }
+            row[k] = ne;
+            boards[ne++] = &pend[k].board;
+        }
+        if (ne > 0)
+            st->eval(st->user, boards, ne, policy, value);
+        for (int k = 0; k < n; k++)
+            if (pend[k].raw && row[k] >= 0)
+                set_edge_priors(&t->p, leaf[k].edges, leaf[k].n,
+                                policy + (size_t)row[k] * BOARD_CELLS, &pend[k].board);
         pthread_mutex_lock(&sh->lock);
-        deliver_from(t, pend, n, policy, value);
-        sh->evals += (uint64_t)n;
+        deliver_leaves(t, pend, leaf, row, n, policy, value);
+        solvers_count(t, ws);
+        sh->evals += (uint64_t)ne;
         pthread_mutex_unlock(&sh->lock);
     }
     return NULL;
+}
+
+/* The search threads' own solvers and leaves (t->ws, t->leaf), made for
+ * the first threaded search and kept; false when there is no memory for
+ * them (the search then prepares its leaves under the lock). */
+static bool threads_ready(mcts_t *t, int nthreads)
+{
+    if (!t->leaf) {
+        t->leaf = malloc((size_t)t->p.max_pending * sizeof *t->leaf);
+        if (!t->leaf)
+            return false;
+    }
+    char err[128];
+    for (int i = 0; i < nthreads; i++) {
+        leaf_solvers_t *s = &t->ws[i];
+        if (t->p.vcf_nodes && !s->vcf && !(s->vcf = vcf_create(t->p.vcf_tt_bytes, err, sizeof err)))
+            return false;
+        if (t->p.vct_nodes && !s->vct && !(s->vct = vct_create(t->p.vct_tt_bytes, err, sizeof err)))
+            return false;
+    }
+    return true;
 }
 
 /* The watcher (vct_watch_nodes): a thread beside the search threads of a
@@ -2288,6 +2501,9 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
         nthreads = t->p.max_pending;
     }
     sh.batch = batch;
+    /* a cache probe (t->probe) is the caller's, not the threads': with one,
+     * leaves are prepared under the lock */
+    sh.defer = nthreads > 1 && !t->probe && threads_ready(t, nthreads);
     if (sh.target == 0 && !(lim->time_ms > 0.0) && !lim->stop)
         sh.target = 1;
     uint64_t p0 = t->playouts;

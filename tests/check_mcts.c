@@ -51,6 +51,17 @@ static mcts_t *tree_of(const mcts_params_t *p)
     return t;
 }
 
+/* The sum of the root children's visits (a root of n visits has n - 1). */
+static uint64_t children_visits(const mcts_t *t)
+{
+    mcts_child_info_t c[BOARD_CELLS];
+    int k = mcts_root_children(t, c, BOARD_CELLS);
+    uint64_t sum = 0;
+    for (int i = 0; i < k; i++)
+        sum += c[i].visits;
+    return sum;
+}
+
 /* probe: NULL, or an mcts_probe_fn called with user NULL */
 static mcts_t *make_tree(float fpu_root, size_t mem, mcts_probe_fn probe, uint64_t seed)
 {
@@ -247,12 +258,7 @@ START_TEST(test_threads_one_tree)
     mcts_result_t r;
     mcts_search_threads(t, 4, evals, users, &lim, &r);
     ck_assert_uint_eq(r.root_visits, 3000);
-    mcts_child_info_t c[BOARD_CELLS];
-    int k = mcts_root_children(t, c, BOARD_CELLS);
-    uint64_t sum = 0;
-    for (int i = 0; i < k; i++)
-        sum += c[i].visits;
-    ck_assert_uint_eq(sum + 1, r.root_visits);
+    ck_assert_uint_eq(children_visits(t) + 1, r.root_visits);
     ck_assert_uint_eq(ce[0].positions + ce[1].positions + ce[2].positions + ce[3].positions,
                       r.evals);
     ck_assert_uint_gt(r.evals, 0);
@@ -406,6 +412,76 @@ START_TEST(test_vcf_forced_block_proven_loss)
     ck_assert_int_eq(r.proven, -1);
     ck_assert_float_eq(mcts_root_value(t), -1.0f);
     ck_assert_int_eq(r.best_move, board_xy(&b, 14, 12));
+    mcts_free(t);
+}
+END_TEST
+
+/* Two threads analyse their new leaves outside the tree's lock (the VCF
+ * and three checks of a leaf two plies down and deeper): with the root's
+ * own check off and its moves filtered to the VCF's first and a quiet one,
+ * black's VCF is found only by those deferred leaf checks (after 8,5 and
+ * white's forced block), and the root is proven all the same; the visit identity holds, every
+ * evaluation is counted, and an arena too small for the search ends it
+ * cleanly with a valid tree. */
+START_TEST(test_threads_deferred_leaves)
+{
+    board_t b;
+    setup(&b, 15, RULE_FREESTYLE, vcf_bl, 5, vcf_wh, 5);
+    for (int threads = 1; threads <= 2; threads++) {
+        mcts_t *t = make_vcf_tree(200, 0);
+        mcts_set_root(t, &b);
+        const int allow[2] = {board_xy(&b, 8, 5), board_xy(&b, 11, 3)};
+        mcts_set_root_filter(t, &b, allow, 2);
+        counting_eval_t ce[2] = {{0}};
+        mcts_eval_fn evals[2] = {eval_counting, eval_counting};
+        void *users[2] = {&ce[0], &ce[1]};
+        mcts_limits_t lim = {.visits = 2000, .batch = 4};
+        mcts_result_t r;
+        mcts_search_threads(t, threads, evals, users, &lim, &r);
+        ck_assert_msg(r.proven == 1, "%d threads: proven %d after %llu visits, %llu vcf checks",
+                      threads, r.proven, (unsigned long long)r.root_visits,
+                      (unsigned long long)mcts_vcf_checks(t));
+        ck_assert_int_eq(r.best_move, board_xy(&b, 8, 5));
+        ck_assert_float_eq(mcts_root_value(t), 1.0f);
+        ck_assert_uint_gt(mcts_vcf_checks(t), 0);
+        ck_assert_uint_ge(mcts_vcf_wins(t), 1);
+        ck_assert_uint_eq(ce[0].positions + ce[1].positions, r.evals);
+        mcts_free(t);
+    }
+
+    /* a quiet middle game, 2 threads, all the default leaf checks on */
+    mcts_params_t p = params_mem(32 << 20);
+    p.max_pending = 16;
+    mcts_t *t = tree_of(&p);
+    board_init(&b, 15, RULE_FREESTYLE);
+    const int mv[6][2] = {{7, 7}, {7, 8}, {3, 3}, {11, 11}, {8, 6}, {10, 4}};
+    for (int i = 0; i < 6; i++)
+        board_play(&b, board_xy(&b, mv[i][0], mv[i][1]));
+    mcts_set_root(t, &b);
+    counting_eval_t ce[2] = {{0}};
+    mcts_eval_fn evals[2] = {eval_counting, eval_counting};
+    void *users[2] = {&ce[0], &ce[1]};
+    mcts_limits_t lim = {.visits = 3000, .batch = 8};
+    mcts_result_t r;
+    mcts_search_threads(t, 2, evals, users, &lim, &r);
+    ck_assert_int_eq(r.proven, 0);
+    ck_assert_uint_eq(r.root_visits, 3000);
+    ck_assert_uint_eq(children_visits(t) + 1, r.root_visits);
+    ck_assert_uint_eq(ce[0].positions + ce[1].positions, r.evals);
+    ck_assert_uint_gt(mcts_vcf_checks(t), 0);
+    mcts_free(t);
+
+    /* an arena of 256 KB fills long before 100,000 visits */
+    p = params_mem(256 << 10);
+    t = tree_of(&p);
+    mcts_set_root(t, &b);
+    lim.visits = 100000;
+    mcts_search_threads(t, 2, evals, users, &lim, &r);
+    ck_assert_uint_lt(r.root_visits, 100000);
+    ck_assert_uint_gt(r.root_visits, 1);
+    ck_assert_uint_eq(children_visits(t) + 1, r.root_visits);
+    ck_assert(r.best_move >= 0 && r.best_move < 15 * 15);
+    ck_assert_int_eq(b.cells[r.best_move], STONE_EMPTY);
     mcts_free(t);
 }
 END_TEST
@@ -720,12 +796,7 @@ START_TEST(test_tree_reuse)
         ck_assert_uint_eq(mcts_root_n(t), n);
         if (small)
             ck_assert_uint_lt(mcts_edges_used(t), used);   /* compacted */
-        mcts_child_info_t c[BOARD_CELLS];
-        int k = mcts_root_children(t, c, BOARD_CELLS);
-        uint64_t sum = 0;
-        for (int i = 0; i < k; i++)
-            sum += c[i].visits;
-        ck_assert_uint_eq(sum + 1, n);
+        ck_assert_uint_eq(children_visits(t) + 1, n);
         /* sync_root to the position one ply ahead keeps that child's subtree */
         mcts_limits_t more = {.visits = n + 500};
         mcts_search(t, mcts_eval_uniform, NULL, &more, &r);
@@ -2222,8 +2293,8 @@ int main(void)
 {
     Suite *s = suite_create("mcts");
     ADD_CASE(s, "search", 30, test_puct_by_hand, test_visits_add_up, test_takes_win,
-             test_threads_one_tree, test_blocks_closed_four, test_blocks_open_four,
-             test_finds_open_four, test_vcf_root_proven, test_vcf_reused_root,
+             test_threads_one_tree, test_threads_deferred_leaves, test_blocks_closed_four,
+             test_blocks_open_four, test_finds_open_four, test_vcf_root_proven, test_vcf_reused_root,
              test_vcf_forced_block_proven_loss, test_terminal_exact, test_same_seed_same_output,
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
