@@ -2186,8 +2186,6 @@ typedef struct watch_thread {
     bool root;   /* first the root's threat search (root_vct_check's work) */
     int defend_round;        /* the root's defence: the next proving round (-1: none due) */
     vct_limits_t defend_lim; /* its budget, grown each round */
-    bool round_turn;         /* the next turn is the defence's round (checks take turns with it) */
-    double slice_ms;         /* a turn's time while both are due (WATCH_SLICE_MS, doubling) */
 } watch_thread_t;
 
 #define WATCH_RETRY_US 500 /* the root, or a root child, is being evaluated: try again after this */
@@ -2247,22 +2245,13 @@ static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 
  * lasts (the solver's table keeps what the earlier rounds proved). In a
  * sharp position those solves can take more than the move; the last
  * restriction is then what holds. So the rounds come one at a time from
- * the watcher's loop, taking turns with the checks of the most visited
- * root moves (watch_pick), the round first. While both are due each turn
- * has a slice of time, WATCH_SLICE_MS at first and twice as long after
- * each turn its time cut short (at most half the time left); a check so
- * cut is taken up again, a round so cut goes on at its next turn with the
- * same nodes (the table keeps its work). A round solves every candidate left, a
+ * the watcher's loop, only when none of the most visited root moves waits
+ * for its own check (watch_pick): a round solves every candidate left, a
  * hundred or more in a sharp position, and the move about to be played
  * must not wait behind them (a 9-threat VCT after the most visited move
- * went unseen for a whole 1 s move while round 0 ran); nor may the rounds
- * wait behind one check (a check of the favourite that ran 2 s kept the
- * one proven defence, found by round 1 in a few thousand nodes, from ever
- * restricting the root: the search played the favourite and lost). */
+ * went unseen for a whole 1 s move while round 0 ran). */
 #define WATCH_DEFEND_GROWTH 4
 #define WATCH_DEFEND_ROUNDS 3
-#define WATCH_SLICE_MS 50.0   /* a turn's first slice of time while checks and rounds are due */
-#define WATCH_SLICE_LEFT 0.5   /* of the time left, a turn's slice at most */
 static void watch_defend_begin(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
@@ -2276,39 +2265,27 @@ static void watch_defend_begin(watch_thread_t *w)
         allow[moves[i]] = 1;
     watch_apply(sh, apply_restrict, allow);
     w->defend_round = 0;
-    w->round_turn = true;   /* the first round before any check: it narrows what is checked */
-    w->slice_ms = WATCH_SLICE_MS;
 }
 
-/* One proving round of the defence that watch_defend_begin started,
- * within time_ms (0: until the search's end). Returns true when that
- * time ran out first: the round is then not over (the same one goes on
- * at the next call), though what it proved already narrows the root. */
-static bool watch_defend_round(watch_thread_t *w, double time_ms)
+/* One proving round of the defence that watch_defend_begin started. */
+static void watch_defend_round(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
     int moves[BOARD_CELLS];
     bool proven = false;
-    vct_limits_t lim = w->defend_lim;
-    lim.time_ms = time_ms;
-    double t0 = util_now_ms();
-    int n = vct_defend_proven(w->vct, &sh->t->root_board, &lim, moves, &proven, NULL);
-    bool cut = time_ms > 0.0 && util_now_ms() - t0 >= time_ms - 1.0;
-    if (!cut)
-        w->defend_round++;
+    int n = vct_defend_proven(w->vct, &sh->t->root_board, &w->defend_lim, moves, &proven, NULL);
+    w->defend_round++;
     if (proven || w->defend_round >= WATCH_DEFEND_ROUNDS)
         w->defend_round = -1;
     if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED)) {
         w->defend_round = -1;   /* lost whatever we play, or cut short: the last restriction stays */
-        return cut;
+        return;
     }
     uint8_t allow[BOARD_CELLS] = {0};
     for (int i = 0; i < n; i++)
         allow[moves[i]] = 1;
     watch_apply(sh, apply_narrow, allow);
-    if (!cut)
-        w->defend_lim.nodes *= WATCH_DEFEND_GROWTH;
-    return cut;
+    w->defend_lim.nodes *= WATCH_DEFEND_GROWTH;
 }
 
 /* The root's threat search beside the search threads, on the watcher's
@@ -2461,12 +2438,9 @@ static void *watch_thread_main(void *arg)
     for (;;) {
         board_t after;
         int cand[WATCH_QUIET_K], ncand = 0;
-        bool defending = w->defend_round >= 0;
-        bool round_now = defending && w->round_turn;
         pthread_mutex_lock(&sh->lock);
         bool stop = search_should_stop(sh);
-        int move = stop || round_now ? MOVE_NONE
-                                     : watch_pick(t, w->quiet_nodes > 0, &after, cand, &ncand);
+        int move = stop ? MOVE_NONE : watch_pick(t, w->quiet_nodes > 0, &after, cand, &ncand);
         bool quiet = ncand > 0;
         pthread_mutex_unlock(&sh->lock);
         if (stop)
@@ -2475,34 +2449,21 @@ static void *watch_thread_main(void *arg)
         if (left < 1.0)
             break;
         if (move == MOVE_NONE) {
-            if (defending) {
-                double slice = fmin(w->slice_ms, left * WATCH_SLICE_LEFT);
-                if (watch_defend_round(w, slice))
-                    w->slice_ms *= 2.0;
-                w->round_turn = false;
-            } else {
+            if (w->defend_round >= 0)
+                watch_defend_round(w);
+            else
                 usleep(WATCH_IDLE_US);
-            }
             continue;
         }
-        /* with the defence's rounds still due, the check takes its turn
-         * and its slice; cut short by that, it is taken up again */
-        double slice = defending ? fmin(w->slice_ms, left * WATCH_SLICE_LEFT) : left;
-        vct_limits_t vl = {.nodes = quiet ? w->quiet_nodes : w->nodes, .time_ms = slice,
+        vct_limits_t vl = {.nodes = quiet ? w->quiet_nodes : w->nodes, .time_ms = left,
                            .stop = &sh->done};
-        double c0 = util_now_ms();
         vct_status_t st = !quiet ? vct_solve_reply(w->vct, &after, &vl, NULL)
                           : vct_quiet_win_among(w->vct, &after, &vl, cand, ncand, NULL, NULL) !=
                                     MOVE_NONE
                               ? VCT_WIN
                               : VCT_NONE;
-        double c1 = util_now_ms();
-        bool cut = st == VCT_UNKNOWN &&
-                   (__atomic_load_n(&sh->done, __ATOMIC_RELAXED) ||
-                    c1 - sh->t0 >= sh->lim->time_ms - 1.0 || (defending && c1 - c0 >= slice - 1.0));
-        w->round_turn = defending;
-        if (defending && st == VCT_UNKNOWN && c1 - c0 >= slice - 1.0)
-            w->slice_ms *= 2.0;
+        bool cut = st == VCT_UNKNOWN && (__atomic_load_n(&sh->done, __ATOMIC_RELAXED) ||
+                                         util_now_ms() - sh->t0 >= sh->lim->time_ms - 1.0);
         pthread_mutex_lock(&sh->lock);
         t->vct_checks++;
         if (st == VCT_WIN) {
@@ -2510,7 +2471,7 @@ static void *watch_thread_main(void *arg)
             watch_refute(t, move);
         }
         if (cut && !quiet)
-            unverify(t, move);   /* its time ran out first: a later slice checks it again */
+            unverify(t, move);   /* the search's end cut it short: the next slice checks it again */
         pthread_mutex_unlock(&sh->lock);
     }
     return NULL;
@@ -2564,7 +2525,7 @@ int mcts_search_threads(mcts_t *t, int nthreads, mcts_eval_fn const *evals, void
     if (!watch && wt.root) {   /* no thread for it: this one does the root's solves, then searches */
         watch_root(&wt);
         while (wt.defend_round >= 0)
-            watch_defend_round(&wt, 0.0);
+            watch_defend_round(&wt);
     }
     search_thread_main(&st[0]);
     for (int i = 1; i < started; i++)

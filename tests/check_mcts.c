@@ -1793,61 +1793,6 @@ START_TEST(test_watch_before_defence)
 }
 END_TEST
 
-/* The watcher's checks and the root's defence take turns, the round
- * first, each with a slice of time that doubles while both are due. A
- * game lost to PentaZen (2026-12-06, seed 10, game 16): white to move
- * after 7 plies faces black's 5-threat VCT; of the moves that might stop
- * it only 7,6 is proven to, within a few thousand nodes. After white's
- * favourite, 4,4, no budget tried decides black's VCT (a million nodes:
- * unknown), so its check, on a budget out of reach here, runs until its
- * time is up. The tree is kept from the move before (black's 4,6, searched
- * with 4,4 as white's likeliest reply), so the favourite is there to be
- * checked the moment the search starts, as it is in a game. Before, that
- * check held the watcher for the whole move, no round of the defence ran,
- * and the search played 4,4 (the game went on to be lost); now the rounds
- * come between the check's slices, one proves 7,6 and the root is
- * restricted to it. */
-START_TEST(test_watch_defence_turns)
-{
-    static const int moves[6][2] = {{5, 5}, {7, 5}, {6, 5}, {5, 4}, {6, 6}, {6, 7}};
-    board_t b;
-    board_init(&b, 15, RULE_FREESTYLE);
-    for (int i = 0; i < 6; i++)
-        ck_assert_int_eq(board_play(&b, board_xy(&b, moves[i][0], moves[i][1])), MOVE_OK);
-    char err[128];
-    vct_t *w = vct_create((size_t)32 << 20, err, sizeof err);
-    ck_assert_msg(w != NULL, "%s", err);
-    mcts_params_t p = params_mem((size_t)64 << 20);
-    p.vct_root_nodes = 20000;
-    p.vct_defend_nodes = 5000;
-    p.vct_watch_nodes = 50000000;
-    mcts_t *t = tree_of(&p);
-    mcts_set_root(t, &b);
-    /* black's move 4,6 first (the last of the game's 7), white's 4,4 after it */
-    int before[2] = {board_xy(&b, 4, 6), board_xy(&b, 4, 4)};
-    mcts_limits_t sl = {.visits = 200};
-    mcts_result_t r;
-    mcts_search(t, eval_favour, before, &sl, &r);
-    ck_assert_int_eq(r.best_move, before[0]);
-    ck_assert(mcts_advance(t, before[0]));
-    ck_assert(mcts_root_expanded(t));
-    int favour[2] = {board_xy(&b, 4, 4), board_xy(&b, 7, 7)};
-    sl = (mcts_limits_t){.time_ms = 4000.0, .watch = w};
-    mcts_eval_fn fn = eval_favour_slow;
-    void *user = favour;
-    mcts_search_threads(t, 1, &fn, &user, &sl, &r);
-    ck_assert_uint_eq(mcts_vct_defences(t), 1);   /* the root's defence began */
-    ck_assert_int_eq(r.best_move, board_xy(&b, 7, 6));
-    mcts_child_info_t ch[BOARD_CELLS];
-    int n = mcts_root_children(t, ch, BOARD_CELLS);
-    for (int i = 0; i < n; i++)
-        if (ch[i].move == favour[0])
-            ck_assert_int_eq(ch[i].proven, -1);   /* cut off by the restriction */
-    mcts_free(t);
-    vct_free(w);
-}
-END_TEST
-
 /* Threat pruning: facing an open three, the children are the moves that
  * stop it (and own fours), none of which leaves a winning four. */
 START_TEST(test_threat_pruning)
@@ -2354,8 +2299,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_watch_before_defence, test_watch_cut_short,
-             test_watch_defence_turns, test_refute_quiet,
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_watch_before_defence, test_watch_cut_short, test_refute_quiet,
              test_threat_pruning, test_select_lcb, test_pattern_prior, test_policy_temp,
              test_minimax_mix, test_gumbel, test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
