@@ -30,13 +30,16 @@ enum { D = PATNET_D, H = PATNET_H };
 #define OFF_C1 (OFF_V1 + H * 2 * D)
 #define OFF_V2 (OFF_C1 + H)
 #define OFF_C2 (OFF_V2 + H)
-#define NPARAMS (OFF_C2 + 1)
+#define OFF_U (OFF_C2 + 1)
+#define NPARAMS (OFF_U + D * 2 * D)
 #define NDENSE (NPARAMS - OFF_B0)
+#define NDENSE_V2 (OFF_U - OFF_B0)   /* what versions 1 and 2 hold: no U */
 
 struct patnet {
     uint8_t rule;
     uint32_t version;                 /* of the file it was read from */
     uint64_t step;
+    bool dyn;                         /* U has a nonzero entry: the policy reads the pool */
     float *p;                         /* NPARAMS */
     uint16_t row[PATNET_CODES];       /* a code's table row: that of the smaller of it and
                                        * its reversal, or ROW_NONE */
@@ -134,6 +137,7 @@ typedef struct fwd {
     float h[BOARD_CELLS][D];      /* h_p */
     float logit[BOARD_CELLS];     /* then the softmax */
     float pool[2 * D];            /* mean, max */
+    float gd[D];                  /* U pool: what the pool adds to wp */
     int16_t argmax[D];            /* index into pt of each channel's max */
     float z[H];
     float v;
@@ -222,6 +226,35 @@ static float point_features(const patnet_t *pn, const uint16_t *rows, float *s, 
     return lg;
 }
 
+/* The policy's weights that the pool adds to wp: gd = U pool (D). */
+static void pool_policy(const patnet_t *pn, const float *pool, float *gd)
+{
+    const float *u = pn->p + OFF_U;
+    for (int i = 0; i < D; i++) {
+        float a = 0;
+        for (int j = 0; j < 2 * D; j++)
+            a += u[i * 2 * D + j] * pool[j];
+        gd[i] = a;
+    }
+}
+
+static float dot(const float *a, const float *b)
+{
+    float s = 0;
+    for (int i = 0; i < D; i++)
+        s += a[i] * b[i];
+    return s;
+}
+
+/* Whether U has a nonzero entry (a net without one answers as version 2's). */
+static void note_dyn(patnet_t *pn)
+{
+    pn->dyn = false;
+    for (size_t i = 0; i < (size_t)D * 2 * D; i++)
+        if (pn->p[OFF_U + i] != 0.0f)
+            pn->dyn = true;
+}
+
 /* The value head on the pooled features (mean ; max, 2D); z (H) kept. */
 static float value_head(const patnet_t *pn, const float *pool, float *z)
 {
@@ -297,6 +330,12 @@ static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
         f->pool[j] = mean[j] * inv;
         f->pool[D + j] = f->n > 0 ? mx[j] : 0;
     }
+    memset(f->gd, 0, sizeof f->gd);
+    if (pn->dyn) {
+        pool_policy(pn, f->pool, f->gd);
+        for (int k = 0; k < f->n; k++)
+            f->logit[k] += dot(f->gd, f->h[k]);
+    }
     softmax(f->logit, f->n);
     f->v = value_head(pn, f->pool, f->z);
 }
@@ -332,6 +371,7 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
     int W = board_grid(b, st);
     int16_t at[BOARD_CELLS];
     float logit[BOARD_CELLS];
+    float hk[BOARD_CELLS][D];   /* each point's h_p, for the pool's policy (a net with U) */
     int n = legal_points(b, at);
     float mean[D] = {0}, mx[D];
     for (int j = 0; j < D; j++)
@@ -347,6 +387,8 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
             e->key = key;
         }
         logit[k] = e->logit;
+        if (pn->dyn)
+            memcpy(hk[k], e->h, sizeof hk[k]);
         for (int i = 0; i < D; i++) {
             mean[i] += e->h[i];
             mx[i] = e->h[i] > mx[i] ? e->h[i] : mx[i];
@@ -357,6 +399,12 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
     for (int j = 0; j < D; j++) {
         pool[j] = mean[j] * inv;
         pool[D + j] = n > 0 ? mx[j] : 0;
+    }
+    if (pn->dyn) {
+        float gd[D];
+        pool_policy(pn, pool, gd);
+        for (int k = 0; k < n; k++)
+            logit[k] += dot(gd, hk[k]);
     }
     softmax(logit, n);
     memset(row, 0, BOARD_CELLS * sizeof *row);
@@ -503,7 +551,23 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
     for (int k = 0; k < f->n; k++)
         tsum += policy[f->pt[k]];
     float tnorm = tsum > 0 ? 1.0f / tsum : 0;
-    const float *w1 = p + OFF_W1, *wp = p + OFF_WP;
+    const float *w1 = p + OFF_W1, *wp = p + OFF_WP, *u = p + OFF_U;
+    /* the pool's policy weights gd = U pool: hs = sum_k dl_k h_k is their
+     * gradient, hs pool' U's, U' hs the pool's */
+    float hs[D] = {0};
+    for (int k = 0; k < f->n && tsum > 0; k++) {
+        float dl = f->logit[k] - policy[f->pt[k]] * tnorm;
+        for (int i = 0; i < D; i++)
+            hs[i] += dl * f->h[k][i];
+    }
+    for (int i = 0; i < D; i++) {
+        if (hs[i] == 0)
+            continue;
+        for (int j = 0; j < 2 * D; j++) {
+            g[OFF_U + i * 2 * D + j] += hs[i] * f->pool[j];
+            dpool[j] += hs[i] * u[i * 2 * D + j];
+        }
+    }
     for (int k = 0; k < f->n; k++) {
         float dl = f->logit[k] - policy[f->pt[k]] * tnorm;   /* softmax - target */
         if (tsum <= 0)
@@ -511,7 +575,8 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
         g[OFF_BP] += dl;
         float dh[D];
         for (int i = 0; i < D; i++) {
-            dh[i] = dl * wp[i] + dpool[i] * inv + (f->argmax[i] == k ? dpool[D + i] : 0);
+            dh[i] = dl * (wp[i] + f->gd[i]) + dpool[i] * inv +
+                    (f->argmax[i] == k ? dpool[D + i] : 0);
             g[OFF_WP + i] += dl * f->h[k][i];
             if (f->h[k][i] <= 0)
                 dh[i] = 0;
@@ -573,6 +638,7 @@ void patnet_trainer_step(patnet_trainer_t *tr)
     tr->nrows = 0;
     tr->added = 0;
     tr->pn->step++;
+    note_dyn(tr->pn);
 }
 
 /* ---- file ---- */
@@ -611,7 +677,8 @@ static bool code_on_board(uint32_t code)
 /* A file's parameter count: the table's rows (all, or the stored ones) and the rest. */
 size_t patnet_file_params(uint32_t version)
 {
-    return (version == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D + NDENSE;
+    return (version == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D +
+           (version >= 3 ? NDENSE : NDENSE_V2);
 }
 
 /* Parameter k of a file of version v: its place in pn->p, or SIZE_MAX for
@@ -732,6 +799,7 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         if (at != SIZE_MAX)
             pn->p[at] = x;
     }
+    note_dyn(pn);
 out_free:
     free(buf);
 out_close:

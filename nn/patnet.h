@@ -8,9 +8,15 @@
  *
  *   s_p  = b0 + sum over p's 4 lines of table[code]        (D)
  *   h_p  = relu(W1 relu(s_p) + b1)                          (D)
- *   logit_p = wp . h_p + bp        policy over the legal empty points
- *   z    = relu(V1 [mean_p h_p ; max_p h_p] + c1)           (H)
+ *   pool = [mean_p h_p ; max_p h_p]                          (2D)
+ *   logit_p = (wp + U pool) . h_p + bp   policy over the legal empty points
+ *   z    = relu(V1 pool + c1)                                (H)
  *   value = tanh(v2 . z + c2)      side to move, in [-1, 1]
+ *
+ * U (D x 2D) lets the whole board reweigh what a point's features are
+ * worth to the policy (to defend or to attack, say), where wp alone
+ * rates each point by its own 4 lines; a net with U = 0 (every file
+ * before version 3) has the policy of wp alone.
  *
  * A forward is a few hundred thousand multiply-adds (a 4x48 net's is 79
  * million), so a search gets many times the playouts; its judgement is
@@ -19,14 +25,16 @@
  * File (.gzp): "GZPN", u32 version, u32 D, u32 H, u32 rule, u64 step,
  * then the parameters as little-endian f32: the table, b0 (D), W1 (D x D,
  * input-major: W1[j * D + i] takes input j to output i), b1 (D), wp (D),
- * bp, V1 (H x 2D, output-major), c1 (H), v2 (H), c2; then the CRC32 of
- * everything before it. Version 2 (written) holds the table rows a board
- * can read, in ascending code order: the canonical codes (a code no
- * larger than its reversal) whose off-board cells, on each side of the
- * point, run from some distance out to the fourth cell (121 ways a side,
- * PATNET_STORED_ROWS rows, about 1 MB); the others read as 0. Version 1
- * (read) held all CODES rows. Read back checked: magic, version, dims,
- * rule, length, CRC, every number finite. */
+ * bp, V1 (H x 2D, output-major), c1 (H), v2 (H), c2, U (D x 2D,
+ * output-major; version 3 on); then the CRC32 of everything before it.
+ * Version 3 (written) is version 2 with U. Version 2 holds the table
+ * rows a board can read, in ascending code order: the canonical codes
+ * (a code no larger than its reversal) whose off-board cells, on each
+ * side of the point, run from some distance out to the fourth cell (121
+ * ways a side, PATNET_STORED_ROWS rows, about 1 MB); the others read as
+ * 0. Version 1 held all CODES rows. Versions 1 and 2 still read, with
+ * U = 0. Read back checked: magic, version, dims, rule, length, CRC,
+ * every number finite. */
 #ifndef GZ_NN_PATNET_H
 #define GZ_NN_PATNET_H
 
@@ -40,7 +48,7 @@
 extern "C" {
 #endif
 
-#define PATNET_VERSION 2      /* written; 1 still reads */
+#define PATNET_VERSION 3      /* written; 1 and 2 still read */
 #ifndef PATNET_D
 #define PATNET_D 32          /* per-point features */
 #endif

@@ -2104,8 +2104,9 @@ END_TEST
 
 /* ---- the pattern net (nn/patnet.h) ---- */
 
-/* The file's layout (version 2), as patnet.h gives it: offsets of each
- * part among the parameters, the header and the whole file's bytes. */
+/* The file's layout (version 3), as patnet.h gives it: offsets of each
+ * part among the parameters, the header and the whole file's bytes.
+ * Version 2 is the same without U (PN_V2_BYTES). */
 enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_HEADER 28
 #define PN_B0 ((size_t)PATNET_STORED_ROWS * PN_D)
@@ -2117,8 +2118,10 @@ enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_C1 (PN_V1 + PN_H * 2 * PN_D)
 #define PN_V2 (PN_C1 + PN_H)
 #define PN_C2 (PN_V2 + PN_H)
-#define PN_NPARAMS (PN_C2 + 1)
+#define PN_U (PN_C2 + 1)
+#define PN_NPARAMS (PN_U + 2 * PN_D * PN_D)
 #define PN_BYTES (PN_HEADER + 4 * PN_NPARAMS + 4)
+#define PN_V2_BYTES (PN_HEADER + 4 * PN_U + 4)
 
 static uint32_t get_le32(const unsigned char *b)
 {
@@ -2172,6 +2175,19 @@ static patnet_t *pn_from_bytes(const unsigned char *buf)
     return pn;
 }
 
+/* pn (freed) with U drawn at random in [-scale, scale): a net whose
+ * policy reads the pool, as one trained from U = 0 becomes. */
+static patnet_t *pn_with_u(patnet_t *pn, float scale)
+{
+    unsigned char *buf = pn_bytes(pn);
+    for (size_t i = PN_U; i < PN_NPARAMS; i++)
+        pn_set_param(buf, i, (float)(scale * rnd_sym()));
+    patnet_t *q = pn_from_bytes(buf);
+    free(buf);
+    patnet_free(pn);
+    return q;
+}
+
 static bool pn_legal(const board_t *b, int p)
 {
     return b->cells[p] == STONE_EMPTY && !board_is_forbidden(b, p);
@@ -2213,6 +2229,8 @@ START_TEST(test_patnet_ctx)
     for (int r = 0; r < 2; r++) {
         rule_t rule = r ? RULE_RENJU : RULE_FREESTYLE;
         patnet_t *pn = patnet_create(rule, 40 + (uint64_t)r);
+        if (r)
+            pn = pn_with_u(pn, 0.3f);   /* the pool's policy too */
         patnet_ctx_t *ctx = patnet_ctx_create(pn);
         ck_assert_ptr_nonnull(pn);
         ck_assert_ptr_nonnull(ctx);
@@ -2419,6 +2437,28 @@ static int pn_stored_rows(bool *stored)
     return n;
 }
 
+/* old, read from an older version's file, is the net pn: the same answers
+ * on random positions, and saved again, the bytes want (PN_BYTES). */
+static void pn_expect_same(patnet_t *pn, patnet_t *old, const unsigned char *want)
+{
+    enum { N = 6 };
+    board_t b[N];
+    const board_t *rows[N];
+    for (int i = 0; i < N; i++) {
+        random_game(&b[i], 5 + 2 * i, RULE_FREESTYLE, 3 + 5 * i);
+        rows[i] = &b[i];
+    }
+    static float p1[N * BOARD_CELLS], p2[N * BOARD_CELLS];
+    float x1[N], x2[N];
+    patnet_eval(pn, rows, N, p1, x1);
+    patnet_eval(old, rows, N, p2, x2);
+    ck_assert_int_eq(memcmp(p1, p2, sizeof p1), 0);
+    ck_assert_int_eq(memcmp(x1, x2, sizeof x1), 0);
+    unsigned char *again = pn_bytes(old);
+    ck_assert_int_eq(memcmp(again, want, PN_BYTES), 0);
+    free(again);
+}
+
 /* A version-1 file (every table row) still reads: one made by hand from a
  * net's version-2 bytes, junk in the rows no board reads, loads as the
  * same net (the same answers, the same version-2 bytes saved again); cut
@@ -2430,7 +2470,7 @@ START_TEST(test_patnet_version1)
     ck_assert_int_eq(pn_stored_rows(stored), PATNET_STORED_ROWS);
     patnet_t *pn = patnet_create(RULE_FREESTYLE, 8);
     unsigned char *v2 = pn_bytes(pn);
-    const size_t dense = PN_NPARAMS - PN_B0;
+    const size_t dense = PN_U - PN_B0;   /* version 1 has no U */
     const size_t len1 = PN_HEADER + 4 * ((size_t)PATNET_CODES * PN_D + dense) + 4;
     unsigned char *v1 = malloc(len1);
     ck_assert_ptr_nonnull(v1);
@@ -2454,34 +2494,68 @@ START_TEST(test_patnet_version1)
     write_file(path, v1, len1, "wb");
     patnet_t *old = patnet_load(path, err, sizeof err);
     ck_assert_msg(old != NULL, "%s", err);
-    enum { N = 6 };
-    board_t b[N];
-    const board_t *rows[N];
-    for (int i = 0; i < N; i++) {
-        random_game(&b[i], 5 + 2 * i, RULE_FREESTYLE, 3 + 5 * i);
-        rows[i] = &b[i];
-    }
-    static float p1[N * BOARD_CELLS], p2[N * BOARD_CELLS];
-    float x1[N], x2[N];
-    patnet_eval(pn, rows, N, p1, x1);
-    patnet_eval(old, rows, N, p2, x2);
-    ck_assert_int_eq(memcmp(p1, p2, sizeof p1), 0);
-    ck_assert_int_eq(memcmp(x1, x2, sizeof x1), 0);
-    unsigned char *again = pn_bytes(old);
-    ck_assert_int_eq(memcmp(again, v2, PN_BYTES), 0);
-    free(again);
+    pn_expect_same(pn, old, v2);
     patnet_free(old);
     expect_patnet_damage(v1, len1 - 1, -1, 0, "truncated");
-    expect_patnet_damage(v1, PN_BYTES, -1, 0, "truncated");   /* a version 2's length */
+    expect_patnet_damage(v1, PN_BYTES, -1, 0, "truncated");   /* a version 3's length */
     unsigned char *longer = calloc(len1 + 1, 1);
     memcpy(longer, v1, len1);
     expect_patnet_damage(longer, len1 + 1, -1, 0, "trailing bytes");
     free(longer);
-    /* a version-2 file that says version 1 is one cut short */
+    /* a version-3 file that says version 1 is one cut short */
     put_le32(v2 + 4, 1);
     expect_patnet_damage(v2, PN_BYTES, -1, 0, "truncated");
     free(v1);
     free(v2);
+    patnet_free(pn);
+}
+END_TEST
+
+/* A version-2 file (no U) still reads: the net of a version-3 file with
+ * U = 0, made by hand without U, loads as that net (its answers, its
+ * bytes saved again as version 3); a net with U answers otherwise; a
+ * version-2 file's length is checked for its version. */
+START_TEST(test_patnet_version2)
+{
+    rng_state = 29;
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 9);
+    unsigned char *v3 = pn_bytes(pn);
+    for (size_t i = PN_U; i < PN_NPARAMS; i++)
+        ck_assert(pn_param(v3, i) == 0.0f);   /* a new net's policy reads no pool */
+    unsigned char *v2 = malloc(PN_V2_BYTES + 1);
+    ck_assert_ptr_nonnull(v2);
+    memcpy(v2, v3, PN_V2_BYTES - 4);
+    put_le32(v2 + 4, 2);
+    put_le32(v2 + PN_V2_BYTES - 4, (uint32_t)crc32(0L, v2, (uInt)(PN_V2_BYTES - 4)));
+    char path[300], err[512];
+    snprintf(path, sizeof path, "%s/v2.gzp", tmpdir);
+    write_file(path, v2, PN_V2_BYTES, "wb");
+    patnet_t *old = patnet_load(path, err, sizeof err);
+    ck_assert_msg(old != NULL, "%s", err);
+    ck_assert_uint_eq(patnet_version(old), 2);
+    ck_assert_uint_eq(patnet_file_params(2), PN_U);
+    ck_assert_uint_eq(patnet_file_params(3), PN_NPARAMS);
+    pn_expect_same(pn, old, v3);
+    /* U moves the policy, not the value */
+    patnet_t *dyn = pn_with_u(old, 0.5f);
+    board_t b;
+    random_game(&b, 15, RULE_FREESTYLE, 20);
+    const board_t *one[1] = {&b};
+    static float p1[BOARD_CELLS], p2[BOARD_CELLS];
+    float x1, x2;
+    patnet_eval(pn, one, 1, p1, &x1);
+    patnet_eval(dyn, one, 1, p2, &x2);
+    ck_assert_int_ne(memcmp(p1, p2, sizeof p1), 0);
+    ck_assert(x1 == x2);
+    patnet_free(dyn);
+    expect_patnet_damage(v2, PN_V2_BYTES - 1, -1, 0, "truncated");
+    v2[PN_V2_BYTES] = 0;
+    expect_patnet_damage(v2, PN_V2_BYTES + 1, -1, 0, "trailing bytes");
+    /* a version-3 file that says version 2 has U too many */
+    put_le32(v3 + 4, 2);
+    expect_patnet_damage(v3, PN_BYTES, -1, 0, "trailing bytes");
+    free(v2);
+    free(v3);
     patnet_free(pn);
 }
 END_TEST
@@ -2957,7 +3031,7 @@ END_TEST
 START_TEST(test_patnet_gradient_signs)
 {
     rng_state = 47;
-    patnet_t *pn = patnet_create(RULE_FREESTYLE, 13);
+    patnet_t *pn = pn_with_u(patnet_create(RULE_FREESTYLE, 13), 0.3f);
     board_t b;
     random_game(&b, 11, RULE_FREESTYLE, 14);
     static float pol[BOARD_CELLS];
@@ -3006,7 +3080,8 @@ START_TEST(test_patnet_gradient_signs)
                  {"W1", PN_W1, PN_D * PN_D}, {"b1", PN_B1, PN_D},
                  {"wp", PN_WP, PN_D},       {"bp", PN_BP, 1},
                  {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
-                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};
+                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1},
+                 {"U", PN_U, 2 * PN_D * PN_D}};
     unsigned char *work = malloc(PN_BYTES);
     memcpy(work, before, PN_BYTES);
     int total = 0;
@@ -3014,6 +3089,9 @@ START_TEST(test_patnet_gradient_signs)
         bool flat = parts[k].off == PN_BP;
         int checked = 0, kinks = 0, idle = 0;
         int want = parts[k].n == 1 ? 1 : 4;
+        /* U's slopes are small here (the pool's features are), and the
+         * logits are linear in it: a wider difference, above the rounding */
+        const float e = parts[k].off == PN_U ? 1e-2f : eps;
         for (int t = 0; t < 24 && checked < want; t++) {
             size_t i;
             if (parts[k].n == 0) {
@@ -3027,7 +3105,7 @@ START_TEST(test_patnet_gradient_signs)
             double l[2];
             bool seen = false;
             for (int s = 0; s < 2; s++) {
-                pn_set_param(work, i, p0 + (s ? eps : -eps));
+                pn_set_param(work, i, p0 + (s ? e : -e));
                 patnet_t *q = pn_from_bytes(work);
                 l[s] = pn_loss(q, &b, pol, value);
                 float v;
@@ -3036,7 +3114,7 @@ START_TEST(test_patnet_gradient_signs)
                 patnet_free(q);
             }
             pn_set_param(work, i, p0);
-            double up = (l[1] - l0) / eps, down = (l0 - l[0]) / eps, fd = (up + down) / 2;
+            double up = (l[1] - l0) / e, down = (l0 - l[0]) / e, fd = (up + down) / 2;
             float delta = pn_param(after, i) - p0;
             if (!seen) {   /* not a bit of the answer moves: no gradient to follow */
                 ck_assert_msg(delta == 0, "%s[%zu]: changes nothing, but the step moved it by %g",
@@ -3109,7 +3187,7 @@ static float pn_stepped_param(const unsigned char *before, const board_t *b,
 START_TEST(test_patnet_gradient_ratios)
 {
     rng_state = 53;
-    patnet_t *pn = patnet_create(RULE_FREESTYLE, 19);
+    patnet_t *pn = pn_with_u(patnet_create(RULE_FREESTYLE, 19), 0.3f);
     board_t b[2];
     static float pol[2][BOARD_CELLS];
     float val[2];
@@ -3143,7 +3221,7 @@ START_TEST(test_patnet_gradient_ratios)
     } parts[] = {{"table", 0, 0},          {"b0", PN_B0, PN_D},
                  {"W1", PN_W1, PN_D * PN_D}, {"b1", PN_B1, PN_D},
                  {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
-                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};
+                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};   /* U: no value gradient */
     unsigned char *work = malloc(PN_BYTES);
     memcpy(work, before, PN_BYTES);
     int total = 0;
@@ -3233,7 +3311,7 @@ int main(void)
                          test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_ctx, test_patnet_save_load, test_patnet_version1,
-                         test_patnet_damaged_files,
+                         test_patnet_version2, test_patnet_damaged_files,
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
                          test_patnet_shipped,
                          test_patnet_train_symmetry,
