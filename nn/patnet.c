@@ -31,9 +31,7 @@ enum { D = PATNET_D, H = PATNET_H };
 #define OFF_V2 (OFF_C1 + H)
 #define OFF_C2 (OFF_V2 + H)
 #define OFF_U (OFF_C2 + 1)
-#define OFF_KE (OFF_U + D * 2 * D)
-#define OFF_KC (OFF_KE + D)
-#define NPARAMS (OFF_KC + D)
+#define NPARAMS (OFF_U + D * 2 * D)
 #define NDENSE (NPARAMS - OFF_B0)
 #define NDENSE_V2 (OFF_U - OFF_B0)   /* what versions 1 and 2 hold: no U */
 
@@ -42,7 +40,6 @@ struct patnet {
     uint32_t version;                 /* of the file it was read from */
     uint64_t step;
     bool dyn;                         /* U has a nonzero entry: the policy reads the pool */
-    bool mix;                         /* Ke or Kc has one: points read their neighbours */
     float *p;                         /* NPARAMS */
     uint16_t row[PATNET_CODES];       /* a code's table row: that of the smaller of it and
                                        * its reversal, or ROW_NONE */
@@ -131,14 +128,6 @@ uint32_t patnet_version(const patnet_t *pn) { return pn->version; }
 #define GRID (BOARD_MAX + 2 * PAD)
 #define MEMO 512   /* > BOARD_CELLS, a power of two */
 
-/* The board-wide part of a forward. */
-typedef struct head {
-    float pool[2 * D];            /* mean, max of c */
-    float gd[D];                  /* U pool: what the pool adds to wp */
-    float z[H];
-    float v;
-} head_t;
-
 /* One position's forward, kept for the backward. */
 typedef struct fwd {
     int n;                        /* legal empty points */
@@ -146,9 +135,12 @@ typedef struct fwd {
     uint16_t row[BOARD_CELLS][4]; /* table row of each line */
     float s[BOARD_CELLS][D];      /* relu(s_p) */
     float h[BOARD_CELLS][D];      /* h_p */
-    float c[BOARD_CELLS][D];      /* c_p, h_p mixed with its neighbours' */
     float logit[BOARD_CELLS];     /* then the softmax */
-    head_t o;
+    float pool[2 * D];            /* mean, max */
+    float gd[D];                  /* U pool: what the pool adds to wp */
+    int16_t argmax[D];            /* index into pt of each channel's max */
+    float z[H];
+    float v;
 } fwd_t;
 
 static int legal_points(const board_t *b, int16_t *pt)
@@ -203,11 +195,11 @@ static uint64_t point_rows(const patnet_t *pn, const uint8_t *st, int q, int W, 
     return (uint64_t)r[0] | (uint64_t)r[1] << 16 | (uint64_t)r[2] << 32 | (uint64_t)r[3] << 48;
 }
 
-/* A point's h_p (D) from its 4 rows; relu(s_p) into s. */
-static void point_features(const patnet_t *pn, const uint16_t *rows, float *s, float *h)
+/* A point's h_p (D) and logit from its 4 rows; relu(s_p) into s. */
+static float point_features(const patnet_t *pn, const uint16_t *rows, float *s, float *h)
 {
     const float *p = pn->p;
-    const float *w1 = p + OFF_W1, *b1 = p + OFF_B1;
+    const float *w1 = p + OFF_W1, *b1 = p + OFF_B1, *wp = p + OFF_WP;
     float sum[D];
     memcpy(sum, p + OFF_B0, sizeof sum);
     for (int d = 0; d < 4; d++) {
@@ -226,8 +218,12 @@ static void point_features(const patnet_t *pn, const uint16_t *rows, float *s, f
         for (int i = 0; i < D; i++)
             a[i] += wc[i] * sj;
     }
-    for (int i = 0; i < D; i++)
+    float lg = p[OFF_BP];
+    for (int i = 0; i < D; i++) {
         h[i] = a[i] > 0 ? a[i] : 0;
+        lg += wp[i] * h[i];
+    }
+    return lg;
 }
 
 /* The policy's weights that the pool adds to wp: gd = U pool (D). */
@@ -250,53 +246,13 @@ static float dot(const float *a, const float *b)
     return s;
 }
 
-static bool any_nonzero(const float *x, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (x[i] != 0.0f)
-            return true;
-    return false;
-}
-
-/* Whether U, Ke, Kc have a nonzero entry (a net with none answers as
- * version 2's, and skips their work). */
+/* Whether U has a nonzero entry (a net without one answers as version 2's). */
 static void note_dyn(patnet_t *pn)
 {
-    pn->dyn = any_nonzero(pn->p + OFF_U, (size_t)D * 2 * D);
-    pn->mix = any_nonzero(pn->p + OFF_KE, 2 * D);
-}
-
-/* The 8 neighbours of a point: the 4 orthogonal ones first. */
-static const int8_t nb_dx[8] = {1, -1, 0, 0, 1, 1, -1, -1};
-static const int8_t nb_dy[8] = {0, 0, 1, -1, 1, -1, 1, -1};
-
-/* The sums of point k's orthogonal (so) and diagonal (sd) neighbours' h,
- * a neighbour that is no legal empty point counting 0; at[] maps a board
- * index to its point (-1 for none). */
-static void neighbour_sums(int size, const int16_t *pt, const int16_t *at,
-                           const float (*h)[D], int k, float *so, float *sd)
-{
-    int x = pt[k] % size, y = pt[k] / size;
-    memset(so, 0, D * sizeof *so);
-    memset(sd, 0, D * sizeof *sd);
-    for (int o = 0; o < 8; o++) {
-        int nx = x + nb_dx[o], ny = y + nb_dy[o];
-        if (nx < 0 || ny < 0 || nx >= size || ny >= size || at[ny * size + nx] < 0)
-            continue;
-        const float *hq = h[at[ny * size + nx]];
-        float *acc = o < 4 ? so : sd;
-        for (int i = 0; i < D; i++)
-            acc[i] += hq[i];
-    }
-}
-
-/* The board index to point map of n points at pt (BOARD_CELLS). */
-static void point_map(int n, const int16_t *pt, int16_t *at)
-{
-    for (int i = 0; i < BOARD_CELLS; i++)
-        at[i] = -1;
-    for (int k = 0; k < n; k++)
-        at[pt[k]] = (int16_t)k;
+    pn->dyn = false;
+    for (size_t i = 0; i < (size_t)D * 2 * D; i++)
+        if (pn->p[OFF_U + i] != 0.0f)
+            pn->dyn = true;
 }
 
 /* The value head on the pooled features (mean ; max, 2D); z (H) kept. */
@@ -328,64 +284,17 @@ static void softmax(float *x, int n)
         x[k] /= sum;
 }
 
-/* The board-wide part of a forward, from the n points' h (at board indices
- * pt): c_p = relu(h_p + Ke * (sum of its orthogonal neighbours' h) + Kc *
- * (sum of its diagonal ones')), so a point sees the features around it;
- * the pool of c (mean; max); the policy's logits to their softmax; the value. Returns the c
- * it used: h itself when Ke and Kc are 0 (h is never negative, so c is h
- * then), else cbuf. */
-static const float (*heads(const patnet_t *pn, int size, int n, const int16_t *pt,
-                           const float (*h)[D], float (*cbuf)[D], float *logit,
-                           head_t *o))[D]
-{
-    const float *p = pn->p;
-    const float(*c)[D] = h;
-    if (pn->mix) {
-        int16_t at[BOARD_CELLS];
-        point_map(n, pt, at);
-        const float *ke = p + OFF_KE, *kc = p + OFF_KC;
-        for (int k = 0; k < n; k++) {
-            float so[D], sd[D];
-            neighbour_sums(size, pt, at, h, k, so, sd);
-            for (int i = 0; i < D; i++) {
-                float x = h[k][i] + ke[i] * so[i] + kc[i] * sd[i];
-                cbuf[k][i] = x > 0 ? x : 0;
-            }
-        }
-        c = (const float(*)[D])cbuf;
-    }
-    float mean[D] = {0}, mx[D];
-    for (int j = 0; j < D; j++)
-        mx[j] = -INFINITY;
-    for (int k = 0; k < n; k++)
-        for (int i = 0; i < D; i++) {
-            mean[i] += c[k][i];
-            mx[i] = c[k][i] > mx[i] ? c[k][i] : mx[i];
-        }
-    float inv = n > 0 ? 1.0f / n : 0;
-    for (int j = 0; j < D; j++) {
-        o->pool[j] = mean[j] * inv;
-        o->pool[D + j] = n > 0 ? mx[j] : 0;
-    }
-    memset(o->gd, 0, sizeof o->gd);
-    if (pn->dyn)
-        pool_policy(pn, o->pool, o->gd);
-    float w[D];
-    for (int i = 0; i < D; i++)
-        w[i] = p[OFF_WP + i] + o->gd[i];
-    for (int k = 0; k < n; k++)
-        logit[k] = p[OFF_BP] + dot(w, c[k]);
-    softmax(logit, n);
-    o->v = value_head(pn, o->pool, o->z);
-    return c;
-}
-
 static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
 {
     int size = b->size;
     uint8_t st[GRID * GRID];
     int W = board_grid(b, st);
     f->n = legal_points(b, f->pt);
+    float mean[D] = {0}, mx[D];
+    for (int j = 0; j < D; j++) {
+        mx[j] = -INFINITY;
+        f->argmax[j] = 0;
+    }
     /* Points whose 4 lines read the same rows (the open board's, mostly)
      * share one computation. */
     uint64_t memo_key[MEMO];
@@ -397,29 +306,48 @@ static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
         unsigned slot = (unsigned)((key * 0x9e3779b97f4a7c15ull) >> 56) & (MEMO - 1);
         while (memo_k[slot] >= 0 && memo_key[slot] != key)
             slot = (slot + 1) & (MEMO - 1);
+        float *h = f->h[k];
         if (memo_k[slot] >= 0) {
             int src = memo_k[slot];
             memcpy(f->s[k], f->s[src], sizeof f->s[k]);
-            memcpy(f->h[k], f->h[src], sizeof f->h[k]);
+            memcpy(h, f->h[src], sizeof f->h[k]);
+            f->logit[k] = f->logit[src];
         } else {
             memo_key[slot] = key;
             memo_k[slot] = (int16_t)k;
-            point_features(pn, f->row[k], f->s[k], f->h[k]);
+            f->logit[k] = point_features(pn, f->row[k], f->s[k], h);
+        }
+        for (int i = 0; i < D; i++) {
+            mean[i] += h[i];
+            if (h[i] > mx[i]) {
+                mx[i] = h[i];
+                f->argmax[i] = (int16_t)k;
+            }
         }
     }
-    const float(*c)[D] = heads(pn, size, f->n, f->pt, (const float(*)[D])f->h, f->c, f->logit,
-                               &f->o);
-    if (c != (const float(*)[D])f->c)
-        memcpy(f->c, f->h, (size_t)f->n * sizeof f->c[0]);
+    float inv = f->n > 0 ? 1.0f / f->n : 0;
+    for (int j = 0; j < D; j++) {
+        f->pool[j] = mean[j] * inv;
+        f->pool[D + j] = f->n > 0 ? mx[j] : 0;
+    }
+    memset(f->gd, 0, sizeof f->gd);
+    if (pn->dyn) {
+        pool_policy(pn, f->pool, f->gd);
+        for (int k = 0; k < f->n; k++)
+            f->logit[k] += dot(f->gd, f->h[k]);
+    }
+    softmax(f->logit, f->n);
+    f->v = value_head(pn, f->pool, f->z);
 }
 
 /* ---- evaluation ---- */
 
-/* A point computed: its key (4 sorted rows) and h_p. No point has
+/* A point computed: its key (4 sorted rows), h_p and logit. No point has
  * 4 rows of the all-off-board code, so that key marks an empty slot. */
 typedef struct point {
     float h[D];
     uint64_t key;
+    float logit;
 } point_t;
 
 #define EMPTY_KEY UINT64_MAX
@@ -443,8 +371,11 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
     int W = board_grid(b, st);
     int16_t at[BOARD_CELLS];
     float logit[BOARD_CELLS];
-    float h[BOARD_CELLS][D], c[BOARD_CELLS][D];
+    float hk[BOARD_CELLS][D];   /* each point's h_p, for the pool's policy (a net with U) */
     int n = legal_points(b, at);
+    float mean[D] = {0}, mx[D];
+    for (int j = 0; j < D; j++)
+        mx[j] = -INFINITY;
     for (int k = 0; k < n; k++) {
         int q = (at[k] / size + PAD) * W + at[k] % size + PAD;
         uint16_t rows[4];
@@ -452,17 +383,34 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
         point_t *e = &pts[(unsigned)((key * 0x9e3779b97f4a7c15ull) >> 40) & mask];
         if (e->key != key) {
             float s[D];
-            point_features(pn, rows, s, e->h);
+            e->logit = point_features(pn, rows, s, e->h);
             e->key = key;
         }
-        memcpy(h[k], e->h, sizeof h[k]);
+        logit[k] = e->logit;
+        if (pn->dyn)
+            memcpy(hk[k], e->h, sizeof hk[k]);
+        for (int i = 0; i < D; i++) {
+            mean[i] += e->h[i];
+            mx[i] = e->h[i] > mx[i] ? e->h[i] : mx[i];
+        }
     }
-    head_t o;
-    heads(pn, size, n, at, (const float(*)[D])h, c, logit, &o);
+    float pool[2 * D], z[H];
+    float inv = n > 0 ? 1.0f / n : 0;
+    for (int j = 0; j < D; j++) {
+        pool[j] = mean[j] * inv;
+        pool[D + j] = n > 0 ? mx[j] : 0;
+    }
+    if (pn->dyn) {
+        float gd[D];
+        pool_policy(pn, pool, gd);
+        for (int k = 0; k < n; k++)
+            logit[k] += dot(gd, hk[k]);
+    }
+    softmax(logit, n);
     memset(row, 0, BOARD_CELLS * sizeof *row);
     for (int k = 0; k < n; k++)
         row[at[k]] = logit[k];
-    *value = o.v;
+    *value = value_head(pn, pool, z);
 }
 
 static void clear_points(point_t *pts, size_t n)
@@ -513,7 +461,7 @@ static void losses(const fwd_t *f, const float *policy, float value, double *lp,
             ce -= t * log(f->logit[k] > 1e-30f ? f->logit[k] : 1e-30f);
     }
     *lp += ce;
-    *lv += (f->o.v - value) * (f->o.v - value);
+    *lv += (f->v - value) * (f->v - value);
 }
 
 void patnet_loss(const patnet_t *pn, const board_t *b, const float *policy, float value,
@@ -538,7 +486,6 @@ struct patnet_trainer {
     uint16_t *rows;           /* their list */
     size_t nrows;
     fwd_t f;
-    float dh[BOARD_CELLS][D];   /* the loss's gradient at each point's h */
 };
 
 patnet_trainer_t *patnet_trainer_create(patnet_t *pn, float lr)
@@ -584,19 +531,18 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
     tr->added++;
     const float *p = pn->p;
     float *g = tr->g;
-    const head_t *o = &f->o;
     /* value head */
-    float da = 2.0f * (o->v - value) * (1.0f - o->v * o->v);
+    float da = 2.0f * (f->v - value) * (1.0f - f->v * f->v);
     g[OFF_C2] += da;
     float dpool[2 * D] = {0};
     for (int i = 0; i < H; i++) {
-        g[OFF_V2 + i] += da * o->z[i];
-        if (o->z[i] <= 0)
+        g[OFF_V2 + i] += da * f->z[i];
+        if (f->z[i] <= 0)
             continue;
         float dz = da * p[OFF_V2 + i];
         g[OFF_C1 + i] += dz;
         for (int j = 0; j < 2 * D; j++) {
-            g[OFF_V1 + i * 2 * D + j] += dz * o->pool[j];
+            g[OFF_V1 + i * 2 * D + j] += dz * f->pool[j];
             dpool[j] += dz * p[OFF_V1 + i * 2 * D + j];
         }
     }
@@ -606,77 +552,43 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
         tsum += policy[f->pt[k]];
     float tnorm = tsum > 0 ? 1.0f / tsum : 0;
     const float *w1 = p + OFF_W1, *wp = p + OFF_WP, *u = p + OFF_U;
-    float dl[BOARD_CELLS];   /* softmax - target */
-    for (int k = 0; k < f->n; k++)
-        dl[k] = tsum > 0 ? f->logit[k] - policy[f->pt[k]] * tnorm : 0;
-    /* the pool's policy weights gd = U pool: hs = sum_k dl_k c_k is their
+    /* the pool's policy weights gd = U pool: hs = sum_k dl_k h_k is their
      * gradient, hs pool' U's, U' hs the pool's */
     float hs[D] = {0};
-    for (int k = 0; k < f->n; k++)
+    for (int k = 0; k < f->n && tsum > 0; k++) {
+        float dl = f->logit[k] - policy[f->pt[k]] * tnorm;
         for (int i = 0; i < D; i++)
-            hs[i] += dl[k] * f->c[k][i];
+            hs[i] += dl * f->h[k][i];
+    }
     for (int i = 0; i < D; i++) {
         if (hs[i] == 0)
             continue;
         for (int j = 0; j < 2 * D; j++) {
-            g[OFF_U + i * 2 * D + j] += hs[i] * o->pool[j];
+            g[OFF_U + i * 2 * D + j] += hs[i] * f->pool[j];
             dpool[j] += hs[i] * u[i * 2 * D + j];
         }
     }
-    /* c: from the logits and the pool, through its relu; then h, itself
-     * and its neighbours' share (Ke, Kc) */
-    /* a channel's max: its gradient split evenly among the points that
-     * reach it (ties are common, and a twin board must train alike) */
-    float dmax[D];
-    for (int i = 0; i < D; i++) {
-        int ties = 0;
-        for (int k = 0; k < f->n; k++)
-            ties += f->c[k][i] == o->pool[D + i];
-        dmax[i] = ties ? dpool[D + i] / ties : 0;
-    }
-    float (*dh)[D] = tr->dh;
-    memset(dh, 0, (size_t)f->n * sizeof dh[0]);
-    int16_t at[BOARD_CELLS];
-    point_map(f->n, f->pt, at);
-    const float *ke = p + OFF_KE, *kc = p + OFF_KC;
-    int size = b->size;
     for (int k = 0; k < f->n; k++) {
-        g[OFF_BP] += dl[k];
-        float dc[D];
+        float dl = f->logit[k] - policy[f->pt[k]] * tnorm;   /* softmax - target */
+        if (tsum <= 0)
+            dl = 0;
+        g[OFF_BP] += dl;
+        float dh[D];
         for (int i = 0; i < D; i++) {
-            g[OFF_WP + i] += dl[k] * f->c[k][i];
-            dc[i] = f->c[k][i] > 0 ? dl[k] * (wp[i] + o->gd[i]) + dpool[i] * inv +
-                                         (f->c[k][i] == o->pool[D + i] ? dmax[i] : 0)
-                                   : 0;
-            dh[k][i] += dc[i];
+            dh[i] = dl * (wp[i] + f->gd[i]) + dpool[i] * inv +
+                    (f->argmax[i] == k ? dpool[D + i] : 0);
+            g[OFF_WP + i] += dl * f->h[k][i];
+            if (f->h[k][i] <= 0)
+                dh[i] = 0;
         }
-        float so[D], sd[D];
-        neighbour_sums(size, f->pt, at, (const float(*)[D])f->h, k, so, sd);
-        for (int i = 0; i < D; i++) {
-            g[OFF_KE + i] += dc[i] * so[i];
-            g[OFF_KC + i] += dc[i] * sd[i];
-        }
-        int x = f->pt[k] % size, y = f->pt[k] / size;
-        for (int nb = 0; nb < 8; nb++) {
-            int nx = x + nb_dx[nb], ny = y + nb_dy[nb];
-            if (nx < 0 || ny < 0 || nx >= size || ny >= size || at[ny * size + nx] < 0)
-                continue;
-            const float *kk = nb < 4 ? ke : kc;
-            float *dq = dh[at[ny * size + nx]];
-            for (int i = 0; i < D; i++)
-                dq[i] += kk[i] * dc[i];
-        }
-    }
-    /* each point's h through its layers to the table */
-    for (int k = 0; k < f->n; k++) {
         float ds[D] = {0};
         for (int i = 0; i < D; i++) {
-            if (f->h[k][i] <= 0 || dh[k][i] == 0)
+            if (dh[i] == 0)
                 continue;
-            g[OFF_B1 + i] += dh[k][i];
+            g[OFF_B1 + i] += dh[i];
             for (int j = 0; j < D; j++) {
-                g[OFF_W1 + j * D + i] += dh[k][i] * f->s[k][j];
-                ds[j] += dh[k][i] * w1[j * D + i];
+                g[OFF_W1 + j * D + i] += dh[i] * f->s[k][j];
+                ds[j] += dh[i] * w1[j * D + i];
             }
         }
         for (int j = 0; j < D; j++)

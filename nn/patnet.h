@@ -8,20 +8,15 @@
  *
  *   s_p  = b0 + sum over p's 4 lines of table[code]        (D)
  *   h_p  = relu(W1 relu(s_p) + b1)                          (D)
- *   c_p  = relu(h_p + Ke * sum of h_q over p's 4 orthogonal neighbours q
- *                   + Kc * sum over its 4 diagonal ones)   (D, per channel)
- *   pool = [mean_p c_p ; max_p c_p]                          (2D)
- *   logit_p = (wp + U pool) . c_p + bp   policy over the legal empty points
+ *   pool = [mean_p h_p ; max_p h_p]                          (2D)
+ *   logit_p = (wp + U pool) . h_p + bp   policy over the legal empty points
  *   z    = relu(V1 pool + c1)                                (H)
  *   value = tanh(v2 . z + c2)      side to move, in [-1, 1]
  *
- * (h_q is 0 where q is no legal empty point.) Ke and Kc (D each) let a
- * point see the features of the points around it (one weight for the
- * orthogonal neighbours and one for the diagonal ones keeps the 8
- * symmetries); U (D x 2D) lets the whole board reweigh what a point's
- * features are worth to the policy (to defend or to attack, say), where
- * wp alone rates each point by its own 4 lines. With Ke = Kc = 0 and
- * U = 0 (every file before version 3) c_p is h_p and the policy wp's.
+ * U (D x 2D) lets the whole board reweigh what a point's features are
+ * worth to the policy (to defend or to attack, say), where wp alone
+ * rates each point by its own 4 lines; a net with U = 0 (every file
+ * before version 3) has the policy of wp alone.
  *
  * A forward is a few hundred thousand multiply-adds (a 4x48 net's is 79
  * million), so a search gets many times the playouts; its judgement is
@@ -30,15 +25,15 @@
  * File (.gzp): "GZPN", u32 version, u32 D, u32 H, u32 rule, u64 step,
  * then the parameters as little-endian f32: the table, b0 (D), W1 (D x D,
  * input-major: W1[j * D + i] takes input j to output i), b1 (D), wp (D),
- * bp, V1 (H x 2D, output-major), c1 (H), v2 (H), c2, then from version
- * 3 on U (D x 2D, output-major), Ke (D), Kc (D); then the CRC32 of
- * everything before it. Version 3 (written) is version 2 with U, Ke, Kc. Version 2 holds the table
+ * bp, V1 (H x 2D, output-major), c1 (H), v2 (H), c2, U (D x 2D,
+ * output-major; version 3 on); then the CRC32 of everything before it.
+ * Version 3 (written) is version 2 with U. Version 2 holds the table
  * rows a board can read, in ascending code order: the canonical codes
  * (a code no larger than its reversal) whose off-board cells, on each
  * side of the point, run from some distance out to the fourth cell (121
  * ways a side, PATNET_STORED_ROWS rows, about 1 MB); the others read as
  * 0. Version 1 held all CODES rows. Versions 1 and 2 still read, with
- * U, Ke, Kc = 0. Read back checked: magic, version, dims, rule, length, CRC,
+ * U = 0. Read back checked: magic, version, dims, rule, length, CRC,
  * every number finite. */
 #ifndef GZ_NN_PATNET_H
 #define GZ_NN_PATNET_H
@@ -85,10 +80,9 @@ void patnet_eval(void *user, const board_t *const *boards, int n, float *policy,
                  float *value);
 
 /* A thread's evaluator over pn: patnet_eval's answers, with a table of the
- * points it has computed (a point's 4 lines' rows to its h_p, 8,192
- * slots, about 1.2 MB), so positions that differ in a few stones, as a
- * search's do, compute only the points those stones changed (the rest,
- * from c_p on, is a board's own).
+ * points it has computed (a point's 4 lines' rows to its features and
+ * logit, 8,192 slots, about 1.2 MB), so positions that differ in a few
+ * stones, as a search's do, compute only the points those stones changed.
  * pn must outlive it and keep its weights (no training) while it lives; one
  * thread at a time. NULL on no memory. */
 typedef struct patnet_ctx patnet_ctx_t;

@@ -2106,7 +2106,7 @@ END_TEST
 
 /* The file's layout (version 3), as patnet.h gives it: offsets of each
  * part among the parameters, the header and the whole file's bytes.
- * Version 2 is the same without U, Ke and Kc (PN_V2_BYTES). */
+ * Version 2 is the same without U (PN_V2_BYTES). */
 enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_HEADER 28
 #define PN_B0 ((size_t)PATNET_STORED_ROWS * PN_D)
@@ -2119,9 +2119,7 @@ enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_V2 (PN_C1 + PN_H)
 #define PN_C2 (PN_V2 + PN_H)
 #define PN_U (PN_C2 + 1)
-#define PN_KE (PN_U + 2 * PN_D * PN_D)
-#define PN_KC (PN_KE + PN_D)
-#define PN_NPARAMS (PN_KC + PN_D)
+#define PN_NPARAMS (PN_U + 2 * PN_D * PN_D)
 #define PN_BYTES (PN_HEADER + 4 * PN_NPARAMS + 4)
 #define PN_V2_BYTES (PN_HEADER + 4 * PN_U + 4)
 
@@ -2177,14 +2175,13 @@ static patnet_t *pn_from_bytes(const unsigned char *buf)
     return pn;
 }
 
-/* pn (freed) with U drawn at random in [-u, u) and Ke, Kc in [-k, k): a
- * net whose policy reads the pool and whose points read their
- * neighbours, as one trained from 0 there becomes. */
-static patnet_t *pn_with_extras(patnet_t *pn, float u, float k)
+/* pn (freed) with U drawn at random in [-scale, scale): a net whose
+ * policy reads the pool, as one trained from U = 0 becomes. */
+static patnet_t *pn_with_u(patnet_t *pn, float scale)
 {
     unsigned char *buf = pn_bytes(pn);
     for (size_t i = PN_U; i < PN_NPARAMS; i++)
-        pn_set_param(buf, i, (float)((i < PN_KE ? u : k) * rnd_sym()));
+        pn_set_param(buf, i, (float)(scale * rnd_sym()));
     patnet_t *q = pn_from_bytes(buf);
     free(buf);
     patnet_free(pn);
@@ -2233,7 +2230,7 @@ START_TEST(test_patnet_ctx)
         rule_t rule = r ? RULE_RENJU : RULE_FREESTYLE;
         patnet_t *pn = patnet_create(rule, 40 + (uint64_t)r);
         if (r)
-            pn = pn_with_extras(pn, 0.3f, 0.5f);   /* the pool's policy, the neighbours */
+            pn = pn_with_u(pn, 0.3f);   /* the pool's policy too */
         patnet_ctx_t *ctx = patnet_ctx_create(pn);
         ck_assert_ptr_nonnull(pn);
         ck_assert_ptr_nonnull(ctx);
@@ -2540,7 +2537,7 @@ START_TEST(test_patnet_version2)
     ck_assert_uint_eq(patnet_file_params(3), PN_NPARAMS);
     pn_expect_same(pn, old, v3);
     /* U moves the policy, not the value */
-    patnet_t *dyn = pn_with_extras(old, 0.5f, 0.0f);
+    patnet_t *dyn = pn_with_u(old, 0.5f);
     board_t b;
     random_game(&b, 15, RULE_FREESTYLE, 20);
     const board_t *one[1] = {&b};
@@ -2706,9 +2703,7 @@ END_TEST
 START_TEST(test_patnet_symmetry)
 {
     rng_state = 31;
-    /* U and the neighbours' weights too: one weight for the 4 orthogonal
-     * neighbours and one for the 4 diagonal ones keep the symmetry */
-    patnet_t *pn = pn_with_extras(patnet_create(RULE_FREESTYLE, 9), 0.3f, 0.5f);
+    patnet_t *pn = patnet_create(RULE_FREESTYLE, 9);
     static float pol[SYM_COUNT * BOARD_CELLS], alone[BOARD_CELLS];
     float val[SYM_COUNT], lo = 1, hi = -1;
     double worst_v = 0, worst_p = 0, spread = INFINITY;
@@ -3036,7 +3031,7 @@ END_TEST
 START_TEST(test_patnet_gradient_signs)
 {
     rng_state = 47;
-    patnet_t *pn = pn_with_extras(patnet_create(RULE_FREESTYLE, 13), 0.3f, 0.5f);
+    patnet_t *pn = pn_with_u(patnet_create(RULE_FREESTYLE, 13), 0.3f);
     board_t b;
     random_game(&b, 11, RULE_FREESTYLE, 14);
     static float pol[BOARD_CELLS];
@@ -3086,7 +3081,7 @@ START_TEST(test_patnet_gradient_signs)
                  {"wp", PN_WP, PN_D},       {"bp", PN_BP, 1},
                  {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
                  {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1},
-                 {"U", PN_U, 2 * PN_D * PN_D}, {"Ke", PN_KE, PN_D}, {"Kc", PN_KC, PN_D}};
+                 {"U", PN_U, 2 * PN_D * PN_D}};
     unsigned char *work = malloc(PN_BYTES);
     memcpy(work, before, PN_BYTES);
     int total = 0;
@@ -3192,7 +3187,7 @@ static float pn_stepped_param(const unsigned char *before, const board_t *b,
 START_TEST(test_patnet_gradient_ratios)
 {
     rng_state = 53;
-    patnet_t *pn = pn_with_extras(patnet_create(RULE_FREESTYLE, 19), 0.3f, 0.5f);
+    patnet_t *pn = pn_with_u(patnet_create(RULE_FREESTYLE, 19), 0.3f);
     board_t b[2];
     static float pol[2][BOARD_CELLS];
     float val[2];
@@ -3226,8 +3221,7 @@ START_TEST(test_patnet_gradient_ratios)
     } parts[] = {{"table", 0, 0},          {"b0", PN_B0, PN_D},
                  {"W1", PN_W1, PN_D * PN_D}, {"b1", PN_B1, PN_D},
                  {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
-                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1},
-                 {"Ke", PN_KE, PN_D},       {"Kc", PN_KC, PN_D}};   /* U: no value gradient */
+                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};   /* U: no value gradient */
     unsigned char *work = malloc(PN_BYTES);
     memcpy(work, before, PN_BYTES);
     int total = 0;
