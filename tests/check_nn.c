@@ -2784,7 +2784,7 @@ START_TEST(test_patnet_shipped)
     patnet_t *pn = patnet_load(path, err, sizeof err);
     ck_assert_msg(pn != NULL, "%s", err);
     ck_assert_int_eq(patnet_rule(pn), RULE_FREESTYLE);
-    ck_assert_uint_eq(patnet_version(pn), 2);
+    ck_assert_uint_eq(patnet_version(pn), 3);
     ck_assert_uint_gt(patnet_step(pn), 0);
     static float pol[BOARD_CELLS];
     float v;
