@@ -249,10 +249,10 @@ static float dot(const float *a, const float *b)
 /* Whether U has a nonzero entry (a net without one answers as version 2's). */
 static void note_dyn(patnet_t *pn)
 {
-    pn->dyn = false;
-    for (size_t i = 0; i < (size_t)D * 2 * D; i++)
-        if (pn->p[OFF_U + i] != 0.0f)
-            pn->dyn = true;
+    size_t i = 0;
+    while (i < (size_t)D * 2 * D && pn->p[OFF_U + i] == 0.0f)
+        i++;
+    pn->dyn = i < (size_t)D * 2 * D;
 }
 
 /* The value head on the pooled features (mean ; max, 2D); z (H) kept. */
@@ -554,11 +554,11 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
     const float *w1 = p + OFF_W1, *wp = p + OFF_WP, *u = p + OFF_U;
     /* the pool's policy weights gd = U pool: hs = sum_k dl_k h_k is their
      * gradient, hs pool' U's, U' hs the pool's */
-    float hs[D] = {0};
-    for (int k = 0; k < f->n && tsum > 0; k++) {
-        float dl = f->logit[k] - policy[f->pt[k]] * tnorm;
+    float dls[BOARD_CELLS], hs[D] = {0};   /* each point's softmax - target */
+    for (int k = 0; k < f->n; k++) {
+        dls[k] = tsum > 0 ? f->logit[k] - policy[f->pt[k]] * tnorm : 0;
         for (int i = 0; i < D; i++)
-            hs[i] += dl * f->h[k][i];
+            hs[i] += dls[k] * f->h[k][i];
     }
     for (int i = 0; i < D; i++) {
         if (hs[i] == 0)
@@ -569,9 +569,7 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
         }
     }
     for (int k = 0; k < f->n; k++) {
-        float dl = f->logit[k] - policy[f->pt[k]] * tnorm;   /* softmax - target */
-        if (tsum <= 0)
-            dl = 0;
+        float dl = dls[k];
         g[OFF_BP] += dl;
         float dh[D];
         for (int i = 0; i < D; i++) {

@@ -2605,7 +2605,8 @@ START_TEST(test_patnet_damaged_files)
     const struct {
         size_t at;
         float v;
-    } bad[] = {{PN_V1 + 3, NAN}, {12345, INFINITY}, {PN_C2, -INFINITY}, {0, -NAN}};
+    } bad[] = {{PN_V1 + 3, NAN}, {12345, INFINITY}, {PN_C2, -INFINITY}, {0, -NAN},
+               {PN_U + 77, NAN}, {PN_NPARAMS - 1, INFINITY}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         unsigned char *copy = malloc(len);
         memcpy(copy, buf, len);
