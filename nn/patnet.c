@@ -12,7 +12,7 @@
 
 #include "util/util.h"
 
-enum { D = PATNET_D, H = PATNET_H, K = PATNET_K };
+enum { D = PATNET_D, H = PATNET_H };
 
 /* Offsets of each part in the flat parameter buffer. */
 /* The table: a row for each code a board can read (the stored rows, in
@@ -31,19 +31,15 @@ enum { D = PATNET_D, H = PATNET_H, K = PATNET_K };
 #define OFF_V2 (OFF_C1 + H)
 #define OFF_C2 (OFF_V2 + H)
 #define OFF_U (OFF_C2 + 1)
-#define OFF_U1 (OFF_U + D * 2 * D)
-#define OFF_CU (OFF_U1 + K * 2 * D)
-#define OFF_U2 (OFF_CU + K)
-#define NPARAMS (OFF_U2 + D * K)
+#define NPARAMS (OFF_U + D * 2 * D)
 #define NDENSE (NPARAMS - OFF_B0)
 #define NDENSE_V2 (OFF_U - OFF_B0)   /* what versions 1 and 2 hold: no U */
-#define NDENSE_V3 (OFF_U1 - OFF_B0)  /* version 3: U, not the gate's hidden layer */
 
 struct patnet {
     uint8_t rule;
     uint32_t version;                 /* of the file it was read from */
     uint64_t step;
-    bool dyn;                         /* U or U2 has a nonzero entry: the policy reads the pool */
+    bool dyn;                         /* U has a nonzero entry: the policy reads the pool */
     float *p;                         /* NPARAMS */
     uint16_t row[PATNET_CODES];       /* a code's table row: that of the smaller of it and
                                        * its reversal, or ROW_NONE */
@@ -58,7 +54,6 @@ static uint32_t reverse_code(uint32_t c)
 }
 
 static bool code_on_board(uint32_t code);
-static void seed_gate(patnet_t *pn);
 
 static patnet_t *alloc_net(rule_t rule)
 {
@@ -112,7 +107,6 @@ patnet_t *patnet_create(rule_t rule, uint64_t seed)
         p[OFF_V2 + i] = rand_sym(&s, sqrtf(3.0f / H));
     for (int i = 0; i < D; i++)
         p[OFF_WP + i] = rand_sym(&s, sqrtf(3.0f / D));
-    seed_gate(pn);
     return pn;
 }
 
@@ -143,8 +137,7 @@ typedef struct fwd {
     float h[BOARD_CELLS][D];      /* h_p */
     float logit[BOARD_CELLS];     /* then the softmax */
     float pool[2 * D];            /* mean, max */
-    float gd[D];                  /* U pool + U2 gz: what the pool adds to wp */
-    float gz[K];                  /* relu(U1 pool + cu) */
+    float gd[D];                  /* U pool: what the pool adds to wp */
     int16_t argmax[D];            /* index into pt of each channel's max */
     float z[H];
     float v;
@@ -233,24 +226,14 @@ static float point_features(const patnet_t *pn, const uint16_t *rows, float *s, 
     return lg;
 }
 
-/* The policy's weights that the pool adds to wp: gd = U pool + U2 gz (D),
- * gz = relu(U1 pool + cu) (K) kept. */
-static void pool_policy(const patnet_t *pn, const float *pool, float *gd, float *gz)
+/* The policy's weights that the pool adds to wp: gd = U pool (D). */
+static void pool_policy(const patnet_t *pn, const float *pool, float *gd)
 {
-    const float *u = pn->p + OFF_U, *u1 = pn->p + OFF_U1, *cu = pn->p + OFF_CU;
-    const float *u2 = pn->p + OFF_U2;
-    for (int i = 0; i < K; i++) {
-        float a = cu[i];
-        for (int j = 0; j < 2 * D; j++)
-            a += u1[i * 2 * D + j] * pool[j];
-        gz[i] = a > 0 ? a : 0;
-    }
+    const float *u = pn->p + OFF_U;
     for (int i = 0; i < D; i++) {
         float a = 0;
         for (int j = 0; j < 2 * D; j++)
             a += u[i * 2 * D + j] * pool[j];
-        for (int j = 0; j < K; j++)
-            a += u2[i * K + j] * gz[j];
         gd[i] = a;
     }
 }
@@ -263,30 +246,13 @@ static float dot(const float *a, const float *b)
     return s;
 }
 
-static bool all_zero(const float *x, size_t n)
-{
-    size_t i = 0;
-    while (i < n && x[i] == 0.0f)
-        i++;
-    return i == n;
-}
-
-/* Whether U or U2 has a nonzero entry (a net without one answers as version
- * 2's). */
+/* Whether U has a nonzero entry (a net without one answers as version 2's). */
 static void note_dyn(patnet_t *pn)
 {
-    pn->dyn = !all_zero(pn->p + OFF_U, (size_t)D * 2 * D) ||
-              !all_zero(pn->p + OFF_U2, (size_t)D * K);
-}
-
-/* U1, the gate's first layer, from fixed random draws (the same in every
- * new net and every file before version 4). With U2 at 0 the gate adds
- * nothing, and training grows it from there. */
-static void seed_gate(patnet_t *pn)
-{
-    uint64_t s = 0x6a09e667f3bcc908ull;
-    for (int i = 0; i < K * 2 * D; i++)
-        pn->p[OFF_U1 + i] = rand_sym(&s, sqrtf(3.0f / (2 * D)));
+    size_t i = 0;
+    while (i < (size_t)D * 2 * D && pn->p[OFF_U + i] == 0.0f)
+        i++;
+    pn->dyn = i < (size_t)D * 2 * D;
 }
 
 /* The value head on the pooled features (mean ; max, 2D); z (H) kept. */
@@ -365,9 +331,8 @@ static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
         f->pool[D + j] = f->n > 0 ? mx[j] : 0;
     }
     memset(f->gd, 0, sizeof f->gd);
-    memset(f->gz, 0, sizeof f->gz);
     if (pn->dyn) {
-        pool_policy(pn, f->pool, f->gd, f->gz);
+        pool_policy(pn, f->pool, f->gd);
         for (int k = 0; k < f->n; k++)
             f->logit[k] += dot(f->gd, f->h[k]);
     }
@@ -436,8 +401,8 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
         pool[D + j] = n > 0 ? mx[j] : 0;
     }
     if (pn->dyn) {
-        float gd[D], gz[K];
-        pool_policy(pn, pool, gd, gz);
+        float gd[D];
+        pool_policy(pn, pool, gd);
         for (int k = 0; k < n; k++)
             logit[k] += dot(gd, hk[k]);
     }
@@ -595,27 +560,12 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
         for (int i = 0; i < D; i++)
             hs[i] += dls[k] * f->h[k][i];
     }
-    const float *u1 = p + OFF_U1, *u2 = p + OFF_U2;
-    float dgz[K] = {0};
     for (int i = 0; i < D; i++) {
         if (hs[i] == 0)
             continue;
         for (int j = 0; j < 2 * D; j++) {
             g[OFF_U + i * 2 * D + j] += hs[i] * f->pool[j];
             dpool[j] += hs[i] * u[i * 2 * D + j];
-        }
-        for (int j = 0; j < K; j++) {
-            g[OFF_U2 + i * K + j] += hs[i] * f->gz[j];
-            dgz[j] += hs[i] * u2[i * K + j];
-        }
-    }
-    for (int i = 0; i < K; i++) {
-        if (f->gz[i] <= 0 || dgz[i] == 0)
-            continue;
-        g[OFF_CU + i] += dgz[i];
-        for (int j = 0; j < 2 * D; j++) {
-            g[OFF_U1 + i * 2 * D + j] += dgz[i] * f->pool[j];
-            dpool[j] += dgz[i] * u1[i * 2 * D + j];
         }
     }
     for (int k = 0; k < f->n; k++) {
@@ -726,7 +676,7 @@ static bool code_on_board(uint32_t code)
 size_t patnet_file_params(uint32_t version)
 {
     return (version == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D +
-           (version >= 4 ? NDENSE : version == 3 ? NDENSE_V3 : NDENSE_V2);
+           (version >= 3 ? NDENSE : NDENSE_V2);
 }
 
 /* Parameter k of a file of version v: its place in pn->p, or SIZE_MAX for
@@ -847,8 +797,6 @@ patnet_t *patnet_load(const char *path, char *err, size_t errlen)
         if (at != SIZE_MAX)
             pn->p[at] = x;
     }
-    if (ver < 4)   /* no gate in the file: U2 = 0, U1 seeded so training can grow it */
-        seed_gate(pn);
     note_dyn(pn);
 out_free:
     free(buf);

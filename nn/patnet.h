@@ -48,12 +48,11 @@
 extern "C" {
 #endif
 
-#define PATNET_VERSION 4      /* written; 1 to 3 still read */
+#define PATNET_VERSION 3      /* written; 1 and 2 still read */
 #ifndef PATNET_D
 #define PATNET_D 32          /* per-point features */
 #endif
 #define PATNET_H 32          /* value head's hidden units */
-#define PATNET_K 32          /* the policy gate's hidden units */
 #define PATNET_CODES 65536   /* 8 cells of 4 states */
 #define PATNET_STORED_ROWS 7381   /* (121 * 121 + 121) / 2: the rows a file holds */
 

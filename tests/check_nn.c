@@ -2104,11 +2104,10 @@ END_TEST
 
 /* ---- the pattern net (nn/patnet.h) ---- */
 
-/* The file's layout (version 4), as patnet.h gives it: offsets of each
+/* The file's layout (version 3), as patnet.h gives it: offsets of each
  * part among the parameters, the header and the whole file's bytes.
- * Version 3 is the same without the gate's hidden layer (PN_V3_BYTES),
- * version 2 without U either (PN_V2_BYTES). */
-enum { PN_D = PATNET_D, PN_H = PATNET_H, PN_K = PATNET_K };
+ * Version 2 is the same without U (PN_V2_BYTES). */
+enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_HEADER 28
 #define PN_B0 ((size_t)PATNET_STORED_ROWS * PN_D)
 #define PN_W1 (PN_B0 + PN_D)
@@ -2120,12 +2119,8 @@ enum { PN_D = PATNET_D, PN_H = PATNET_H, PN_K = PATNET_K };
 #define PN_V2 (PN_C1 + PN_H)
 #define PN_C2 (PN_V2 + PN_H)
 #define PN_U (PN_C2 + 1)
-#define PN_U1 (PN_U + 2 * PN_D * PN_D)
-#define PN_CU (PN_U1 + PN_K * 2 * PN_D)
-#define PN_U2 (PN_CU + PN_K)
-#define PN_NPARAMS (PN_U2 + PN_D * PN_K)
+#define PN_NPARAMS (PN_U + 2 * PN_D * PN_D)
 #define PN_BYTES (PN_HEADER + 4 * PN_NPARAMS + 4)
-#define PN_V3_BYTES (PN_HEADER + 4 * PN_U1 + 4)
 #define PN_V2_BYTES (PN_HEADER + 4 * PN_U + 4)
 
 static uint32_t get_le32(const unsigned char *b)
@@ -2180,9 +2175,8 @@ static patnet_t *pn_from_bytes(const unsigned char *buf)
     return pn;
 }
 
-/* pn (freed) with U and the gate (U1, cu, U2) drawn at random in [-scale,
- * scale): a net whose policy reads the pool, as one trained from U = 0
- * and U2 = 0 becomes. */
+/* pn (freed) with U drawn at random in [-scale, scale): a net whose
+ * policy reads the pool, as one trained from U = 0 becomes. */
 static patnet_t *pn_with_u(patnet_t *pn, float scale)
 {
     unsigned char *buf = pn_bytes(pn);
@@ -2503,12 +2497,12 @@ START_TEST(test_patnet_version1)
     pn_expect_same(pn, old, v2);
     patnet_free(old);
     expect_patnet_damage(v1, len1 - 1, -1, 0, "truncated");
-    expect_patnet_damage(v1, PN_BYTES, -1, 0, "truncated");   /* a version 4's length */
+    expect_patnet_damage(v1, PN_BYTES, -1, 0, "truncated");   /* a version 3's length */
     unsigned char *longer = calloc(len1 + 1, 1);
     memcpy(longer, v1, len1);
     expect_patnet_damage(longer, len1 + 1, -1, 0, "trailing bytes");
     free(longer);
-    /* a version-4 file that says version 1 is one cut short */
+    /* a version-3 file that says version 1 is one cut short */
     put_le32(v2 + 4, 1);
     expect_patnet_damage(v2, PN_BYTES, -1, 0, "truncated");
     free(v1);
@@ -2517,17 +2511,17 @@ START_TEST(test_patnet_version1)
 }
 END_TEST
 
-/* A version-2 file (no U) still reads: the net of a version-4 file with
- * U = 0 and U2 = 0, made by hand without U and the gate, loads as that net
- * (its answers, its bytes saved again as version 4); a net with U answers
- * otherwise; a version-2 file's length is checked for its version. */
+/* A version-2 file (no U) still reads: the net of a version-3 file with
+ * U = 0, made by hand without U, loads as that net (its answers, its
+ * bytes saved again as version 3); a net with U answers otherwise; a
+ * version-2 file's length is checked for its version. */
 START_TEST(test_patnet_version2)
 {
     rng_state = 29;
     patnet_t *pn = patnet_create(RULE_FREESTYLE, 9);
     unsigned char *v3 = pn_bytes(pn);
-    for (size_t i = PN_U; i < PN_NPARAMS; i++)   /* a new net's policy reads no pool */
-        ck_assert(pn_param(v3, i) == 0.0f || (i >= PN_U1 && i < PN_CU));
+    for (size_t i = PN_U; i < PN_NPARAMS; i++)
+        ck_assert(pn_param(v3, i) == 0.0f);   /* a new net's policy reads no pool */
     unsigned char *v2 = malloc(PN_V2_BYTES + 1);
     ck_assert_ptr_nonnull(v2);
     memcpy(v2, v3, PN_V2_BYTES - 4);
@@ -2540,8 +2534,7 @@ START_TEST(test_patnet_version2)
     ck_assert_msg(old != NULL, "%s", err);
     ck_assert_uint_eq(patnet_version(old), 2);
     ck_assert_uint_eq(patnet_file_params(2), PN_U);
-    ck_assert_uint_eq(patnet_file_params(3), PN_U1);
-    ck_assert_uint_eq(patnet_file_params(4), PN_NPARAMS);
+    ck_assert_uint_eq(patnet_file_params(3), PN_NPARAMS);
     pn_expect_same(pn, old, v3);
     /* U moves the policy, not the value */
     patnet_t *dyn = pn_with_u(old, 0.5f);
@@ -2558,70 +2551,11 @@ START_TEST(test_patnet_version2)
     expect_patnet_damage(v2, PN_V2_BYTES - 1, -1, 0, "truncated");
     v2[PN_V2_BYTES] = 0;
     expect_patnet_damage(v2, PN_V2_BYTES + 1, -1, 0, "trailing bytes");
-    /* a version-4 file that says version 2 has U and the gate too many */
+    /* a version-3 file that says version 2 has U too many */
     put_le32(v3 + 4, 2);
     expect_patnet_damage(v3, PN_BYTES, -1, 0, "trailing bytes");
     free(v2);
     free(v3);
-    patnet_free(pn);
-}
-END_TEST
-
-/* A version-3 file (U, no gate) still reads: the net of a version-4 file
- * with U2 = 0, made by hand without U1, cu and U2, loads as that net (its
- * answers, its bytes saved again as version 4: U1 from the same fixed
- * draws as a new net's); U2 moves the policy, not the value; a version-3
- * file's length is checked for its version. */
-START_TEST(test_patnet_version3)
-{
-    rng_state = 31;
-    patnet_t *pn = pn_with_u(patnet_create(RULE_FREESTYLE, 10), 0.3f);
-    unsigned char *v4 = pn_bytes(pn);
-    patnet_t *fresh = patnet_create(RULE_FREESTYLE, 11);
-    unsigned char *f4 = pn_bytes(fresh);
-    patnet_free(fresh);
-    for (size_t i = PN_U1; i < PN_NPARAMS; i++)   /* U1 as a new net's, cu and U2 at 0 */
-        pn_set_param(v4, i, i < PN_CU ? pn_param(f4, i) : 0.0f);
-    free(f4);
-    patnet_free(pn);
-    pn = pn_from_bytes(v4);
-    unsigned char *v3 = malloc(PN_V3_BYTES + 1);
-    ck_assert_ptr_nonnull(v3);
-    memcpy(v3, v4, PN_V3_BYTES - 4);
-    put_le32(v3 + 4, 3);
-    put_le32(v3 + PN_V3_BYTES - 4, (uint32_t)crc32(0L, v3, (uInt)(PN_V3_BYTES - 4)));
-    char path[300], err[512];
-    snprintf(path, sizeof path, "%s/v3.gzp", tmpdir);
-    write_file(path, v3, PN_V3_BYTES, "wb");
-    patnet_t *old = patnet_load(path, err, sizeof err);
-    ck_assert_msg(old != NULL, "%s", err);
-    ck_assert_uint_eq(patnet_version(old), 3);
-    pn_expect_same(pn, old, v4);
-    /* U2 moves the policy, not the value */
-    unsigned char *g = pn_bytes(old);
-    for (size_t i = PN_U2; i < PN_NPARAMS; i++)
-        pn_set_param(g, i, (float)(0.5 * rnd_sym()));
-    patnet_t *gated = pn_from_bytes(g);
-    free(g);
-    board_t b;
-    random_game(&b, 15, RULE_FREESTYLE, 20);
-    const board_t *one[1] = {&b};
-    static float p1[BOARD_CELLS], p2[BOARD_CELLS];
-    float x1, x2;
-    patnet_eval(old, one, 1, p1, &x1);
-    patnet_eval(gated, one, 1, p2, &x2);
-    ck_assert_int_ne(memcmp(p1, p2, sizeof p1), 0);
-    ck_assert(x1 == x2);
-    patnet_free(gated);
-    patnet_free(old);
-    expect_patnet_damage(v3, PN_V3_BYTES - 1, -1, 0, "truncated");
-    v3[PN_V3_BYTES] = 0;
-    expect_patnet_damage(v3, PN_V3_BYTES + 1, -1, 0, "trailing bytes");
-    /* a version-4 file that says version 3 has the gate too many */
-    put_le32(v4 + 4, 3);
-    expect_patnet_damage(v4, PN_BYTES, -1, 0, "trailing bytes");
-    free(v3);
-    free(v4);
     patnet_free(pn);
 }
 END_TEST
@@ -3148,8 +3082,7 @@ START_TEST(test_patnet_gradient_signs)
                  {"wp", PN_WP, PN_D},       {"bp", PN_BP, 1},
                  {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
                  {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1},
-                 {"U", PN_U, 2 * PN_D * PN_D}, {"U1", PN_U1, PN_K * 2 * PN_D},
-                 {"cu", PN_CU, PN_K},       {"U2", PN_U2, PN_D * PN_K}};
+                 {"U", PN_U, 2 * PN_D * PN_D}};
     unsigned char *work = malloc(PN_BYTES);
     memcpy(work, before, PN_BYTES);
     int total = 0;
@@ -3157,10 +3090,9 @@ START_TEST(test_patnet_gradient_signs)
         bool flat = parts[k].off == PN_BP;
         int checked = 0, kinks = 0, idle = 0;
         int want = parts[k].n == 1 ? 1 : 4;
-        /* the gate's slopes are small here (the pool's features are), and
-         * the logits are near linear in it: a wider difference, above the
-         * rounding */
-        const float e = parts[k].off >= PN_U ? 1e-2f : eps;
+        /* U's slopes are small here (the pool's features are), and the
+         * logits are linear in it: a wider difference, above the rounding */
+        const float e = parts[k].off == PN_U ? 1e-2f : eps;
         for (int t = 0; t < 24 && checked < want; t++) {
             size_t i;
             if (parts[k].n == 0) {
@@ -3214,7 +3146,7 @@ START_TEST(test_patnet_gradient_signs)
         ck_assert_msg(checked > 0, "%s: no parameter with a clear gradient", parts[k].name);
         total += checked;
     }
-    ck_assert_int_ge(total, 37);
+    ck_assert_int_ge(total, 28);
     free(work);
     free(before);
     free(after);
@@ -3290,14 +3222,14 @@ START_TEST(test_patnet_gradient_ratios)
     } parts[] = {{"table", 0, 0},          {"b0", PN_B0, PN_D},
                  {"W1", PN_W1, PN_D * PN_D}, {"b1", PN_B1, PN_D},
                  {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
-                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};   /* U, the gate: no value gradient */
+                 {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1}};   /* U: no value gradient */
     unsigned char *work = malloc(PN_BYTES);
     memcpy(work, before, PN_BYTES);
     int total = 0;
     for (size_t k = 0; k < sizeof parts / sizeof parts[0]; k++) {
         int checked = 0, want = parts[k].n == 1 ? 1 : 3;
-        size_t tried[48];
-        for (int t = 0; t < 48 && checked < want; t++) {
+        size_t tried[24];
+        for (int t = 0; t < 24 && checked < want; t++) {
             size_t i;
             if (parts[k].n == 0) {
                 if ((size_t)t >= nmoved)
@@ -3380,7 +3312,7 @@ int main(void)
                          test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_ctx, test_patnet_save_load, test_patnet_version1,
-                         test_patnet_version2, test_patnet_version3, test_patnet_damaged_files,
+                         test_patnet_version2, test_patnet_damaged_files,
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
                          test_patnet_shipped,
                          test_patnet_train_symmetry,
