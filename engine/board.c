@@ -63,8 +63,13 @@ move_status_t board_play(board_t *b, int move)
     move_status_t st = board_check_move(b, move);
     if (st != MOVE_OK)
         return st;
+    board_place(b, move, board_makes_five(b, move, b->to_move));
+    return MOVE_OK;
+}
+
+void board_place(board_t *b, int move, bool five)
+{
     int c = b->to_move, x = move % b->size, y = move / b->size;
-    bool five = board_makes_five(b, move, c);
     b->cells[move] = (uint8_t)c;
     b->hash ^= zobrist_stone(c, x, y) ^ zobrist_side();
     b->moves[b->nmoves++] = (int16_t)move;
@@ -74,7 +79,6 @@ move_status_t board_play(board_t *b, int move)
         b->result = c == STONE_BLACK ? RESULT_BLACK : RESULT_WHITE;
     else if (b->nmoves == b->size * b->size)
         b->result = RESULT_DRAW;
-    return MOVE_OK;
 }
 
 bool board_undo(board_t *b)

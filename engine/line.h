@@ -53,6 +53,12 @@ static inline int rule_is_five(int rule, int c, int run)
  * itself counts as c. board.c. */
 int board_run_length(const board_t *b, int x, int y, int dx, int dy, int c);
 
+/* board_play of a legal move (board_check_move: MOVE_OK) whose five the
+ * caller knows: five is board_makes_five(b, move, b->to_move). For the
+ * threat solvers, whose windows answer that without reading the lines.
+ * board.c. */
+void board_place(board_t *b, int move, bool five);
+
 /* Count in mark[] (saturating at 255) the points on the four lines
  * through p within `reach` of it, and p itself once: the points that can
  * touch a threat at p. */

@@ -53,7 +53,10 @@ static inline void window_span(int size, int px, int py, int dx, int dy, int *lo
 
 /* A stone of c in (delta 1) or out of (delta -1) the cell p: each of the
  * up to 20 windows through p counts it, and the cells of those whose
- * class changes move from the old class to the new. */
+ * class changes move from the old class to the new. Along a direction a
+ * cell at offset j from p lies in the windows starting at j-4..j, so it
+ * gets a running sum of their changes: nine cells written, not five per
+ * window changed. */
 static void lines_update(threat_query_t *q, int p, int c, int delta)
 {
     threat_lines_t *L = &q->lines;
@@ -61,14 +64,23 @@ static void lines_update(threat_query_t *q, int p, int c, int delta)
     for (int d = 0; d < NDIRS; d++) {
         int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx, lo, hi;
         window_span(size, px, py, dx, dy, &lo, &hi);
-        for (int s0 = lo, first = p + lo * step; s0 <= hi; s0++, first += step) {
-            uint8_t *st = &L->n[d][first];
+        uint32_t dw[5], any = 0;   /* [s0 - lo] */
+        uint8_t *st = &L->n[d][p + lo * step];
+        for (int i = 0; i <= hi - lo; i++, st += step) {
             /* fields never go below 0, so one wrapping add moves them all */
-            uint32_t dw = window_weight[*st + dstate] - window_weight[*st];
+            dw[i] = window_weight[*st + dstate] - window_weight[*st];
+            any |= dw[i];
             *st = (uint8_t)(*st + dstate);
-            if (dw)
-                for (int k = 0, cell = first; k < 5; k++, cell += step)
-                    L->cls[cell] += dw;
+        }
+        if (!any)
+            continue;
+        uint32_t run = 0, *cell = &L->cls[p + lo * step];
+        for (int j = 0; j <= hi - lo + 4; j++, cell += step) {
+            if (j <= hi - lo)
+                run += dw[j];
+            if (j >= 5)
+                run -= dw[j - 5];
+            *cell += run;
         }
     }
 }
@@ -86,12 +98,26 @@ void threat_take(threat_query_t *q, int p)
     lines_update(q, p, c, -1);
 }
 
+/* Does a run of more than five win for c under the rule (so that any
+ * window of four of c's stones and a gap is a five point)? */
+static bool overline_wins(const board_t *b, int c)
+{
+    return b->rule == RULE_FREESTYLE || (b->rule == RULE_RENJU && c == STONE_WHITE);
+}
+
+/* board_play, its five read from the windows: a five through m fills a
+ * window of four of c's stones, exactly so where overlines win. Legality
+ * is the caller's (the renju forbidden test is too dear to repeat). */
 void threat_play(threat_query_t *q, int m)
 {
-    int c = q->b.to_move;
-    move_status_t st = board_play(&q->b, m);
-    assert(st == MOVE_OK);
-    (void)st;
+    board_t *b = &q->b;
+    int c = b->to_move;
+    assert(b->result == RESULT_NONE && m >= 0 && m < b->size * b->size &&
+           b->cells[m] == STONE_EMPTY);
+    bool five = (q->lines.cls[m] & THREAT_FIELD_MASK(c, 4)) != 0;
+    if (five && !overline_wins(b, c))
+        five = board_makes_five(b, m, c);
+    board_place(b, m, five);
     lines_update(q, m, c, 1);
 }
 
@@ -127,13 +153,6 @@ int threat_window_points(const threat_query_t *q, int c, int own, int *out)
     return n;
 }
 
-/* Does a run of more than five win for c under the rule (so that any
- * window of four of c's stones and a gap is a five point)? */
-static bool overline_wins(const board_t *b, int c)
-{
-    return b->rule == RULE_FREESTYLE || (b->rule == RULE_RENJU && c == STONE_WHITE);
-}
-
 int threat_five_points(const threat_query_t *q, int c, int *out)
 {
     int n = threat_window_points(q, c, 4, out), k = 0;
@@ -162,24 +181,11 @@ int threat_five_points_near(const threat_query_t *q, int c, int center, int *out
     return n;
 }
 
-/* The offset k (cell = p + k * step) of `cell` on the line through p in
- * direction d, when it lies there within four of p; else NOT_ON_LINE. */
-#define NOT_ON_LINE 99
-static int line_offset(int size, int p, int cell, int d)
-{
-    if (cell == MOVE_NONE)
-        return NOT_ON_LINE;
-    int ddx = cell % size - p % size, ddy = cell / size - p / size;
-    int k = line_dx[d] ? ddx : ddy;
-    if (ddx != k * line_dx[d] || ddy != k * line_dy[d] || k < -4 || k > 4)
-        return NOT_ON_LINE;
-    return k;
-}
-
 /* threat_four_at, with a stone of colour `color` at the empty cell `cell`
  * (MOVE_NONE: none) that the windows do not hold: the windows through
  * both cells count it as they are read. */
-static int four_at(threat_query_t *q, int c, int p, int cell, int color, int *out)
+static int four_at(threat_query_t *q, int c, int p, int cell, int color, unsigned dirs,
+                   int *out)
 {
     board_t *b = &q->b;
     int size = b->size, px = p % size, py = p / size, n = 0;
@@ -190,14 +196,25 @@ static int four_at(threat_query_t *q, int c, int p, int cell, int color, int *ou
         windows |= q->lines.cls[p] & THREAT_FIELD_MASK(c, 2);
     if (!windows)
         return 0;   /* no window of three of c's stones through p: no four */
+    /* cell's offset from p, on no line through p when it is more than
+     * four away (or MOVE_NONE) */
+    int cdx = 99, cdy = 99;
+    if (cell != MOVE_NONE) {
+        cdx = cell % size - px;
+        cdy = cell / size - py;
+    }
     uint8_t was = cell != MOVE_NONE ? b->cells[cell] : STONE_EMPTY;
     if (cell != MOVE_NONE)
         b->cells[cell] = (uint8_t)color;   /* for the gaps and the run checks */
     if (exact)
         b->cells[p] = (uint8_t)c;   /* for the run checks */
     for (int d = 0; d < NDIRS; d++) {
+        if (!(dirs >> d & 1))
+            continue;
         int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx;
-        int lo, hi, k = line_offset(size, p, cell, d);
+        int lo, hi, k = dx ? cdx : cdy;   /* cell = p + k * step, when on this line */
+        if (cdx != k * dx || cdy != k * dy || k < -4 || k > 4)
+            k = 99;
         window_span(size, px, py, dx, dy, &lo, &hi);
         for (int s0 = lo, first = p + lo * step; s0 <= hi; s0++, first += step) {
             int st = q->lines.n[d][first];
@@ -229,12 +246,29 @@ static int four_at(threat_query_t *q, int c, int p, int cell, int color, int *ou
 
 int threat_four_at(threat_query_t *q, int c, int p, int *out)
 {
-    return four_at(q, c, p, MOVE_NONE, 0, out);
+    return four_at(q, c, p, MOVE_NONE, 0, 15, out);
 }
 
 int threat_four_at_with(threat_query_t *q, int c, int p, int cell, int color, int *out)
 {
-    return four_at(q, c, p, cell, color, out);
+    return four_at(q, c, p, cell, color, 15, out);
+}
+
+int threat_four_at_dir(threat_query_t *q, int c, int p, int d, int cell, int color, int *out)
+{
+    return four_at(q, c, p, cell, color, 1u << d, out);
+}
+
+int threat_dir_of(int size, int p, int cell)
+{
+    int dx = cell % size - p % size, dy = cell / size - p / size;
+    if (cell == p || dx < -4 || dx > 4 || dy < -4 || dy > 4)
+        return -1;
+    if (dy == 0)
+        return 0;
+    if (dx == 0)
+        return 1;
+    return dx == dy ? 2 : dx == -dy ? 3 : -1;
 }
 
 int threat_window_empties_at(const threat_query_t *q, int p, int c, int own, int *out)

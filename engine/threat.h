@@ -92,6 +92,16 @@ int threat_four_at(threat_query_t *q, int c, int p, int *out);
  * stone in. */
 int threat_four_at_with(threat_query_t *q, int c, int p, int cell, int color, int *out);
 
+/* threat_four_at_with along the direction d (line_dx/line_dy) alone:
+ * the five points of the four through p on that line. The four's five
+ * points on the four lines through p are distinct cells, so the counts
+ * of the four directions add up to threat_four_at_with's. */
+int threat_four_at_dir(threat_query_t *q, int c, int p, int d, int cell, int color, int *out);
+/* The direction (0..3, as line_dx/line_dy) of the line through p and
+ * cell when cell lies on it within four of p; -1 otherwise (cell == p
+ * too). */
+int threat_dir_of(int size, int p, int cell);
+
 /* The empty cells other than p of the windows of five through p that
  * hold exactly `own` stones of c and none of the other colour, as the
  * windows count them (a stone set in a cell alone is not counted), each

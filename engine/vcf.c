@@ -148,13 +148,15 @@ static int attack(vcf_t *s, int depth, int threat, int prev, int ply)
         return 0;
 
     four_t fours[BOARD_CELLS];
-    int n = threat_fours(&s->q, s->q.att, fours);
-    if (threat != MOVE_NONE) {
-        int k = 0;
-        for (int i = 0; i < n; i++)
-            if (fours[i].move == threat)
-                fours[k++] = fours[i];
-        n = k;
+    int n;
+    if (threat != MOVE_NONE) {   /* the four must take it: no scan for the others */
+        int f[8], nf = threat_four_at(&s->q, s->q.att, threat, f);
+        n = nf > 0;
+        if (n)
+            fours[0] = (four_t){.move = threat, .nf = nf,
+                                .f = {f[0], nf > 1 ? f[1] : MOVE_NONE}};
+    } else {
+        n = threat_fours(&s->q, s->q.att, fours);
     }
     /* Drop illegal fours (renju: black's forbidden points). */
     if (s->q.b.rule == RULE_RENJU && s->q.att == STONE_BLACK) {

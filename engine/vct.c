@@ -85,7 +85,14 @@ struct vct {
     uint64_t defend_end;        /* the outermost defence in progress stops solving once
                                  * q.total_nodes reaches this (0: no bound) */
     uint64_t learned;           /* table entries made or improved (pn_search's restarts) */
-    uint64_t solves;            /* vct_solve calls so far (vct_solves) */
+    uint64_t solves;            /* vct_solve calls so far (vct_solves) */    /* the attacker's five points through each cell along each line, as
+     * threat_four_at_dir counts them on the board of one expand_or (its
+     * stamp), filled as makes_three asks */
+    uint64_t dir_stamp;
+    struct dir_fives {
+        uint64_t stamp;
+        int8_t nf[NDIRS];
+    } dir_fives[BOARD_CELLS];
 };
 
 vct_t *vct_create(size_t tt_bytes, char *err, size_t errlen)
@@ -269,25 +276,58 @@ static int four_points(threat_query_t *q, int c, int *out)
     return n;
 }
 
+/* c's five points through the empty cell p on each line (threat_four_at_
+ * dir), from s->dir_fives while the board is the one of its stamp. */
+static const int8_t *dir_fives(vct_t *s, int c, int p)
+{
+    struct dir_fives *m = &s->dir_fives[p];
+    if (m->stamp != s->dir_stamp) {
+        int f[8];
+        for (int d = 0; d < NDIRS; d++)
+            m->nf[d] = (int8_t)threat_four_at_dir(&s->q, c, p, d, MOVE_NONE, 0, f);
+        m->stamp = s->dir_stamp;
+    }
+    return m->nf;
+}
+
 /* Would c's stone at the empty point m make a three: a winning-four
  * point in a window of five through m holding three of c's stones (m's
  * among them) and two empty cells? Outside renju the stone is not put
  * in: the windows of two through m are read, and the four tests count
- * the stone as they read them; renju's forbidden checks need it in. */
-static bool makes_three(threat_query_t *q, int c, int m)
+ * the stone as they read them, on m's line alone: the five points of the
+ * other lines through such a point do not see m and come from
+ * dir_fives (c is the attacker, the board that of the stamp). Renju's
+ * forbidden checks need the stone in. */
+static bool makes_three(vct_t *s, int c, int m)
 {
-    bool renju = q->b.rule == RULE_RENJU, three = false;
-    int e[80], ne;
-    if (renju) {
+    threat_query_t *q = &s->q;
+    bool three = false;
+    int e[80], ne, f[8];
+    if (q->b.rule == RULE_RENJU) {
         threat_put(q, m, c);
         ne = threat_window_empties_at(q, m, c, 3, e);
         for (int i = 0; i < ne && !three; i++)
             three = winning_four_at(q, c, e[i]);
         threat_take(q, m);
-    } else {
-        ne = threat_window_empties_at(q, m, c, 2, e);
-        for (int i = 0; i < ne && !three; i++)
-            three = winning_four_with(q, c, e[i], m, c);
+        return three;
+    }
+    ne = threat_window_empties_at(q, m, c, 2, e);
+    for (int i = 0; i < ne && !three; i++) {
+        /* winning_four_with(q, c, e[i], m, c), its four counted line by line */
+        uint32_t cls = q->lines.cls[e[i]];
+        uint32_t threes = (cls & THREAT_FIELD_MASK(c, 3)) / THREAT_FIELD(c, 3) +
+                          (cls & THREAT_FIELD_MASK(c, 2)) / THREAT_FIELD(c, 2);
+        if (threes < 2)
+            continue;
+        int d0 = threat_dir_of(q->b.size, e[i], m);   /* e[i] shares a window with m */
+        assert(d0 >= 0);
+        int nf = threat_four_at_dir(q, c, e[i], d0, m, c, f);
+        if (nf < 2) {
+            const int8_t *nd = dir_fives(s, c, e[i]);
+            for (int d = 0; d < NDIRS; d++)
+                nf += d != d0 ? nd[d] : 0;
+        }
+        three = nf >= 2;
     }
     return three;
 }
@@ -315,7 +355,7 @@ static int classify(vct_t *s, int m, bool global, cand_t *out, bool *win)
         threat_put(q, m, q->att);
         kind = winning_points(q, q->att, f) > 0 ? KIND_THREE : -1;
         threat_take(q, m);
-    } else if (makes_three(q, q->att, m)) {
+    } else if (makes_three(s, q->att, m)) {
         kind = KIND_THREE;
     }
     if (*win || kind < 0)
@@ -353,6 +393,7 @@ static int expand_or(vct_t *s, int depth, cand_t *out, int *n, int *win_move)
     board_t *b = &s->q.b;
     int pts[BOARD_CELLS];
     *n = 0;
+    s->dir_stamp++;   /* a new board for makes_three's dir_fives */
     if (threat_five_points(&s->q, s->q.att, pts) > 0) {
         *win_move = pts[0];
         return EV_WIN;
@@ -439,6 +480,14 @@ static int three_replies(threat_query_t *tq, int att, int def, const int *w, int
                 line_mark_rays(b, f[j], 5, cnt);
         }
     }
+    /* outside renju: the five points of each winning four, line by line */
+    int8_t wdir[BOARD_CELLS][NDIRS];
+    int wtot[BOARD_CELLS];
+    for (int i = 0; i < nw && !renju; i++) {
+        wtot[i] = 0;
+        for (int d = 0; d < NDIRS; d++)
+            wtot[i] += wdir[i][d] = (int8_t)threat_four_at_dir(tq, att, w[i], d, MOVE_NONE, 0, pts);
+    }
     int need = renju ? 1 : nw < 255 ? nw : 255, k = 0;
     for (int q = 0; q < npts; q++) {
         if (cnt[q] < need || !may_play(b, def, q))
@@ -448,9 +497,16 @@ static int three_replies(threat_query_t *tq, int att, int def, const int *w, int
             threat_put(tq, q, def);
             stops = winning_points(tq, att, pts) == 0;
             threat_take(tq, q);
-        } else {   /* the stone is counted as the windows are read */
-            for (int i = 0; i < nw && stops; i++)
-                stops = !winning_four_with(tq, att, w[i], q, def);
+        } else {   /* winning_four_with(tq, att, w[i], q, def) for each i, the
+                    * stone counted on its line through w[i] alone */
+            for (int i = 0; i < nw && stops; i++) {
+                if (q == w[i])
+                    continue;   /* taken: that four is gone */
+                int d = threat_dir_of(b->size, w[i], q), nf = wtot[i];
+                if (d >= 0 && nf - wdir[i][d] < 2)
+                    nf += threat_four_at_dir(tq, att, w[i], d, q, def, pts) - wdir[i][d];
+                stops = nf < 2;
+            }
         }
         if (stops) {
             out[k++] = q;
