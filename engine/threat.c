@@ -64,8 +64,31 @@ static void lines_update(threat_query_t *q, int p, int c, int delta)
     for (int d = 0; d < NDIRS; d++) {
         int dx = line_dx[d], dy = line_dy[d], step = dy * size + dx, lo, hi;
         window_span(size, px, py, dx, dy, &lo, &hi);
-        uint32_t dw[5], any = 0;   /* [s0 - lo] */
         uint8_t *st = &L->n[d][p + lo * step];
+        uint32_t *cell = &L->cls[p + lo * step];
+        if (lo == -4 && hi == 0) {   /* all five windows on the board: unrolled */
+            uint32_t w0 = window_weight[st[0] + dstate] - window_weight[st[0]];
+            uint32_t w1 = window_weight[st[step] + dstate] - window_weight[st[step]];
+            uint32_t w2 = window_weight[st[2 * step] + dstate] - window_weight[st[2 * step]];
+            uint32_t w3 = window_weight[st[3 * step] + dstate] - window_weight[st[3 * step]];
+            uint32_t w4 = window_weight[st[4 * step] + dstate] - window_weight[st[4 * step]];
+            for (int i = 0; i < 5; i++)
+                st[i * step] = (uint8_t)(st[i * step] + dstate);
+            if (!(w0 | w1 | w2 | w3 | w4))
+                continue;
+            uint32_t w01 = w0 + w1, w34 = w3 + w4, all = w01 + w2 + w34;
+            cell[0] += w0;
+            cell[step] += w01;
+            cell[2 * step] += w01 + w2;
+            cell[3 * step] += all - w4;
+            cell[4 * step] += all;
+            cell[5 * step] += all - w0;
+            cell[6 * step] += w2 + w34;
+            cell[7 * step] += w34;
+            cell[8 * step] += w4;
+            continue;
+        }
+        uint32_t dw[5], any = 0;   /* [s0 - lo] */
         for (int i = 0; i <= hi - lo; i++, st += step) {
             /* fields never go below 0, so one wrapping add moves them all */
             dw[i] = window_weight[*st + dstate] - window_weight[*st];
@@ -74,7 +97,7 @@ static void lines_update(threat_query_t *q, int p, int c, int delta)
         }
         if (!any)
             continue;
-        uint32_t run = 0, *cell = &L->cls[p + lo * step];
+        uint32_t run = 0;
         for (int j = 0; j <= hi - lo + 4; j++, cell += step) {
             if (j <= hi - lo)
                 run += dw[j];
@@ -162,23 +185,6 @@ int threat_five_points(const threat_query_t *q, int c, int *out)
         if (board_makes_five(&q->b, out[i], c))
             out[k++] = out[i];
     return k;
-}
-
-int threat_five_points_near(const threat_query_t *q, int c, int center, int *out)
-{
-    const board_t *b = &q->b;
-    const uint32_t *cls = q->lines.cls, fives = THREAT_FIELD_MASK(c, 4);
-    int n = 0, size = b->size, cx = center % size, cy = center / size;
-    for (int d = 0; d < NDIRS; d++)
-        for (int k = -4; k <= 4; k++) {
-            int x = cx + k * line_dx[d], y = cy + k * line_dy[d], p = y * size + x;
-            if (k == 0 || x < 0 || y < 0 || x >= size || y >= size || !(cls[p] & fives) ||
-                b->cells[p] != STONE_EMPTY)
-                continue;
-            if (rule_is_five(b->rule, c, board_run_length(b, x, y, line_dx[d], line_dy[d], c)))
-                out[n++] = p;
-        }
-    return n;
 }
 
 /* threat_four_at, with a stone of colour `color` at the empty cell `cell`

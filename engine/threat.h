@@ -77,8 +77,6 @@ void threat_undo(threat_query_t *q);
 int threat_window_points(const threat_query_t *q, int c, int own, int *out);
 /* c's five points (exact under the rule), ascending. */
 int threat_five_points(const threat_query_t *q, int c, int *out);
-/* board_five_points_near on the query's board, in its order. */
-int threat_five_points_near(const threat_query_t *q, int c, int center, int *out);
 
 /* The five points c's stone at the empty point p would make through p
  * (board_five_points_near after the stone, where c has no five point

@@ -177,9 +177,11 @@ static int attack(vcf_t *s, int depth, int threat, int prev, int ply)
         for (int i = 0; i < n; i++) {
             int p = fours[i].move, q = fours[i].f[0];
             threat_play(&s->q, p);
+            /* the fives the block makes: with none before it (the four took
+             * the only one), each lies in a window with the block */
+            int t[8];
+            int nt = threat_four_at(&s->q, s->q.def, q, t);
             threat_play(&s->q, q);
-            int t[32];
-            int nt = threat_five_points_near(&s->q, s->q.def, q, t);
             int r = 0;
             if (nt <= 1) {
                 s->q.line[ply] = p;
