@@ -399,7 +399,8 @@ static void lines_by_definition(const board_t *b, threat_lines_t *L)
  * and threat_take) equal their definition after every change: random
  * games to the edge of 15x15 and 9x9 boards under each rule, played out,
  * a stone put in and taken out at each ply, and taken back to the empty
- * board. */
+ * board. threat_play's board (its five read from the windows) is
+ * board_play's: result, hash, side to move. */
 START_TEST(test_lines_incremental)
 {
     uint64_t rng = 5;
@@ -411,12 +412,16 @@ START_TEST(test_lines_incremental)
         board_init(&b, size, (rule_t)(it % RULE_COUNT));
         threat_query_t q;
         threat_begin(&q, &b, 0, 0.0);
+        board_t ref = b;
         int plies = 0;
         for (int tries = 0; tries < 4000 && !board_over(&q.b) && plies < size * size / 2; tries++) {
             int m = (int)(util_rng_next(&rng) % (uint64_t)(size * size));
             if (board_check_move(&q.b, m) != MOVE_OK)
                 continue;
             threat_play(&q, m);
+            ck_assert_int_eq(board_play(&ref, m), MOVE_OK);
+            ck_assert_int_eq(q.b.result, ref.result);
+            ck_assert(q.b.hash == ref.hash && q.b.to_move == ref.to_move);
             plies++;
             lines_by_definition(&q.b, &want);
             ck_assert_msg(memcmp(&q.lines, &want, sizeof want) == 0, "game %d ply %d", it, plies);
@@ -460,12 +465,27 @@ START_TEST(test_four_at_with)
                     continue;
                 line_mark_rays(&b, p, 4, near);
                 for (int cell = 0; cell < 81; cell++)
+                    ck_assert_int_eq(threat_dir_of(9, p, cell) >= 0, near[cell] && cell != p);
+                for (int cell = 0; cell < 81; cell++)
                     for (int color = STONE_BLACK; color <= STONE_WHITE; color++) {
                         if (cell == p || !near[cell] || b.cells[cell] != STONE_EMPTY)
                             continue;
                         int f1[8], f2[8];
                         int n1 = threat_four_at_with(&q, c, p, cell, color, f1);
                         ck_assert(memcmp(&q.lines, &before, sizeof before) == 0);
+                        /* line by line: the cell's line counts it, the others do not see it */
+                        int d0 = threat_dir_of(9, p, cell), sum = 0, f3[8];
+                        int k = line_dx[d0] ? cell % 9 - p % 9 : cell / 9 - p / 9;
+                        ck_assert(d0 >= 0 && k != 0 && k >= -4 && k <= 4);
+                        ck_assert_int_eq(cell, p + k * (line_dy[d0] * 9 + line_dx[d0]));
+                        for (int d = 0; d < NDIRS; d++) {
+                            int nd = threat_four_at_dir(&q, c, p, d, cell, color, f3);
+                            if (d != d0)
+                                ck_assert_int_eq(nd, threat_four_at_dir(&q, c, p, d, MOVE_NONE,
+                                                                        0, f3));
+                            sum += nd;
+                        }
+                        ck_assert_int_eq(sum, n1);
                         ck_assert(memcmp(q.b.cells, b.cells, sizeof b.cells) == 0);
                         threat_put(&q, cell, color);
                         int n2 = threat_four_at(&q, c, p, f2);
