@@ -85,7 +85,8 @@ struct vct {
     uint64_t defend_end;        /* the outermost defence in progress stops solving once
                                  * q.total_nodes reaches this (0: no bound) */
     uint64_t learned;           /* table entries made or improved (pn_search's restarts) */
-    uint64_t solves;            /* vct_solve calls so far (vct_solves) */    /* the attacker's five points through each cell along each line, as
+    uint64_t solves;            /* vct_solve calls so far (vct_solves) */
+    /* the attacker's five points through each cell along each line, as
      * threat_four_at_dir counts them on the board of one expand_or (its
      * stamp), filled as makes_three asks */
     uint64_t dir_stamp;
