@@ -327,14 +327,17 @@ def patnet_loop():
                "--device", "cpu", "--out", seed)
         run = os.path.join(d, "run")
         r = loop(run, "--model", m, "--seed-games", seed, "--generations", "2", "--window", "2",
-                 "--workers", "2", "--strong-frac", "1", "--strong-visits", "32")
+                 "--workers", "2", "--strong-frac", "1", "--strong-visits", "32",
+                 "--cheap-visits", "8", "--full-frac", "0.5")
         if r.returncode != 0:
             fail("patnet-loop: exit %d, %r" % (r.returncode, r.stderr))
-        for w in range(2):   # every game had a strong side (--strong-frac 1)
+        for w in range(2):   # every game had a strong side; cheap searches as asked
             with open(os.path.join(run, "selfplay-%d.json" % w)) as f:
                 sp = json.loads(f.read().strip().splitlines()[-1])
             if sp["strong_black"] + sp["strong_white"] != sp["games"]:
                 fail("patnet-loop: --strong-frac 1 played %r" % sp)
+            if sp["cheap_visits"] != 8 or sp["full_frac"] != 0.5:
+                fail("patnet-loop: --cheap-visits 8 --full-frac 0.5 played %r" % sp)
         log = rows(run)
         if [row[0] for row in log] != ["1", "2"] or any(row[1] != "4" for row in log):
             fail("patnet-loop: log.csv %r" % log)
