@@ -1,5 +1,6 @@
 /* gomoku model init|grow|info|loss: create, grow and inspect weights files (.gzm). */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 #include "nn/eval.h"
 #include "nn/nn.h"
 #include "nn/patnet.h"
+#include "nn/sgemm.h"
 #include "selfplay/args.h"
 #include "selfplay/replay.h"
 #include "util/util.h"
@@ -307,8 +309,12 @@ static const cmd_help_t help_distill = {
     "Teach a pattern net (nn/patnet.h), the search's fast evaluator, to answer as\n"
     "model F does: every position of the games, and --children positions a random\n"
     "move from each, valued by F (its policy and value are the targets); then\n"
-    "--epochs passes of Adam over them in minibatches of 64. Prints the training\n"
-    "and held-out losses after each pass and writes P (atomically) after each."};
+    "--epochs passes of Adam over them in minibatches of 64, each shared by\n"
+    "--threads threads (at most 16; the result is the same for the same count).\n"
+    "Prints the training and held-out losses after each pass and writes P\n"
+    "(atomically) after each."};
+
+#define DISTILL_TRAIN_THREADS 16  /* the training's: a minibatch of 64 shared by more gains little */
 
 /* One training position: the board and the teacher's answer. */
 typedef struct dpos {
@@ -468,20 +474,72 @@ static void dset_floor(const dset_t *d, double *entropy, double *variance)
     *variance = n ? s2 / n - (s / n) * (s / n) : 0;
 }
 
-/* Held-out losses of pn over d: policy cross-entropy and squared value error. */
-static void dset_heldout(const dset_t *d, const patnet_t *pn, double *lp, double *lv, size_t *n)
+/* One thread's share of a pass over positions idx[0..n): those at k, k + T,
+ * ... added to its trainer (training) or to its losses alone (tr NULL:
+ * held-out figures). Its losses add up over the calls. */
+typedef struct dshare {
+    const dset_t *d;
+    const patnet_t *pn;
+    patnet_trainer_t *tr;
+    const size_t *idx;
+    size_t n;
+    int k, T;
+    double lp, lv;
+} dshare_t;
+
+static void *dshare_main(void *arg)
 {
-    *lp = *lv = 0;
-    *n = 0;
+    dshare_t *s = arg;
     float pol[BOARD_CELLS];
-    for (size_t i = 0; i < d->n; i++) {
-        if (!d->pos[i].held_out)
-            continue;
+    for (size_t i = (size_t)s->k; i < s->n; i += (size_t)s->T) {
+        const dpos_t *p = &s->d->pos[s->idx[i]];
         board_t b;
-        dpos_board(d, &d->pos[i], &b);
-        dpos_policy(&d->pos[i], pol);
-        patnet_loss(pn, &b, pol, d->pos[i].value, lp, lv);
-        (*n)++;
+        dpos_board(s->d, p, &b);
+        dpos_policy(p, pol);
+        if (s->tr)
+            patnet_trainer_add(s->tr, &b, pol, p->value, &s->lp, &s->lv);
+        else
+            patnet_loss(s->pn, &b, pol, p->value, &s->lp, &s->lv);
+    }
+    return NULL;
+}
+
+/* The T shares of idx[0..n), share 0 on this thread, the others each on a
+ * thread of its own (on this one, after, where a thread cannot start).
+ * Which positions a share gets does not depend on the threads, so the
+ * result is the same for the same T. */
+static void dshare_run(dshare_t *sh, int T, const size_t *idx, size_t n)
+{
+    pthread_t tid[DISTILL_TRAIN_THREADS];
+    bool started[DISTILL_TRAIN_THREADS] = {false};
+    for (int t = 0; t < T; t++) {
+        sh[t].idx = idx;
+        sh[t].n = n;
+    }
+    for (int t = 1; t < T; t++)
+        started[t] = pthread_create(&tid[t], NULL, dshare_main, &sh[t]) == 0;
+    dshare_main(&sh[0]);
+    for (int t = 1; t < T; t++) {
+        if (started[t])
+            pthread_join(tid[t], NULL);
+        else
+            dshare_main(&sh[t]);
+    }
+}
+
+/* Held-out losses of pn over the n positions held (of d), on T threads:
+ * policy cross-entropy and squared value error, summed. */
+static void dset_heldout(const dset_t *d, const patnet_t *pn, const size_t *held, size_t n,
+                         int T, double *lp, double *lv)
+{
+    dshare_t sh[DISTILL_TRAIN_THREADS];
+    for (int t = 0; t < T; t++)
+        sh[t] = (dshare_t){.d = d, .pn = pn, .k = t, .T = T};
+    dshare_run(sh, T, held, n);
+    *lp = *lv = 0;
+    for (int t = 0; t < T; t++) {
+        *lp += sh[t].lp;
+        *lv += sh[t].lv;
     }
 }
 
@@ -516,6 +574,7 @@ static int model_distill(int argc, char **argv)
     dset_t d = {.size = m->cfg.board_max, .rule = (rule_t)m->rule};
     patnet_t *pn = init ? patnet_load(init, err, sizeof err) : patnet_create(d.rule, seed);
     patnet_trainer_t *tr = NULL;
+    dshare_t sh[DISTILL_TRAIN_THREADS] = {{0}};   /* the training threads' shares */
     size_t *order = NULL;
     bool from_records = strcmp(targets, "records") == 0;
     nn_net_t *net = NULL;
@@ -600,15 +659,28 @@ static int model_distill(int argc, char **argv)
                  d.size, rule_name(d.rule));
         goto out_fail;
     }
+    /* training on T threads: each adds its share of a minibatch to its
+     * own trainer, and the first merges the others' before the step */
+    int T = threads > 0 ? threads : sgemm_cores();
+    T = T < DISTILL_TRAIN_THREADS ? T : DISTILL_TRAIN_THREADS;
     if (!(tr = patnet_trainer_create(pn, (float)lr)) ||
-        !(order = malloc(ntrain * sizeof *order)))
+        !(order = malloc(d.n * sizeof *order)))
         goto out_oom;
+    for (int t = 0; t < T; t++) {
+        sh[t] = (dshare_t){.d = &d, .pn = pn, .k = t, .T = T};
+        if (!(sh[t].tr = t ? patnet_trainer_create(pn, (float)lr) : tr))
+            goto out_oom;
+    }
     ntrain = 0;
     for (size_t i = 0; i < d.n; i++)
         if (!d.pos[i].held_out)
             order[ntrain++] = i;
+    size_t nheld = 0;
+    const size_t *held = order + ntrain;   /* the held-out positions after the training ones */
+    for (size_t i = 0; i < d.n; i++)
+        if (d.pos[i].held_out)
+            order[ntrain + nheld++] = i;
     size_t steps = (ntrain + 63) / 64 * (size_t)epochs, step = 0;
-    float pol[BOARD_CELLS];
     for (int e = 0; e < epochs; e++) {
         for (size_t i = ntrain; i > 1; i--) {
             size_t j = util_rng_below(&rng, (uint32_t)i);
@@ -616,26 +688,28 @@ static int model_distill(int argc, char **argv)
             order[i - 1] = order[j];
             order[j] = t;
         }
-        double lp = 0, lv = 0;
+        for (int t = 0; t < T; t++)
+            sh[t].lp = sh[t].lv = 0;
         t0 = util_now_ms();
-        for (size_t i = 0; i < ntrain; i++) {
-            const dpos_t *p = &d.pos[order[i]];
-            board_t b;
-            dpos_board(&d, p, &b);
-            dpos_policy(p, pol);
-            patnet_trainer_add(tr, &b, pol, p->value, &lp, &lv);
-            if ((i + 1) % 64 == 0 || i + 1 == ntrain) {
-                patnet_trainer_set_lr(tr, (float)(lr * (1.0 - 0.9 * (double)step / steps)));
-                patnet_trainer_step(tr);
-                step++;
-            }
+        for (size_t lo = 0; lo < ntrain; lo += 64) {
+            dshare_run(sh, T, order + lo, ntrain - lo < 64 ? ntrain - lo : 64);
+            for (int t = 1; t < T; t++)
+                patnet_trainer_merge(tr, sh[t].tr);
+            patnet_trainer_set_lr(tr, (float)(lr * (1.0 - 0.9 * (double)step / steps)));
+            patnet_trainer_step(tr);
+            step++;
         }
+        double lp = 0, lv = 0;
+        for (int t = 0; t < T; t++) {
+            lp += sh[t].lp;
+            lv += sh[t].lv;
+        }
+        double rate = ntrain / ((util_now_ms() - t0) / 1000);
         double hp, hv;
-        size_t nh;
-        dset_heldout(&d, pn, &hp, &hv, &nh);
+        dset_heldout(&d, pn, held, nheld, T, &hp, &hv);
         printf("epoch %d: train policy %.4f value %.4f; held out policy %.4f value %.4f (%zu); "
-               "%.0f positions/s\n", e + 1, lp / ntrain, lv / ntrain, nh ? hp / nh : 0,
-               nh ? hv / nh : 0, nh, ntrain / ((util_now_ms() - t0) / 1000));
+               "%.0f positions/s\n", e + 1, lp / ntrain, lv / ntrain, nheld ? hp / nheld : 0,
+               nheld ? hv / nheld : 0, nheld, rate);
         fflush(stdout);
         if (patnet_save(pn, out, err, sizeof err) != 0)
             goto out_fail;
@@ -649,6 +723,8 @@ out_fail:
     fprintf(stderr, "gomoku model distill: %s\n", err);
 out_free:
     free(order);
+    for (int t = 1; t < DISTILL_TRAIN_THREADS && sh[t].d; t++)
+        patnet_trainer_free(sh[t].tr);
     patnet_trainer_free(tr);
     patnet_free(pn);
     free(d.pos);

@@ -607,6 +607,32 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
     }
 }
 
+void patnet_trainer_merge(patnet_trainer_t *tr, patnet_trainer_t *from)
+{
+    assert(tr->pn == from->pn && tr != from);
+    float *g = tr->g, *f = from->g;
+    for (size_t i = OFF_B0; i < NPARAMS; i++) {
+        g[i] += f[i];
+        f[i] = 0;
+    }
+    for (size_t k = 0; k < from->nrows; k++) {
+        uint16_t r = from->rows[k];
+        if (!tr->touched[r]) {
+            tr->touched[r] = 1;
+            tr->rows[tr->nrows++] = r;
+        }
+        float *gt = g + OFF_TABLE + (size_t)r * D, *ft = f + OFF_TABLE + (size_t)r * D;
+        for (int j = 0; j < D; j++) {
+            gt[j] += ft[j];
+            ft[j] = 0;
+        }
+        from->touched[r] = 0;
+    }
+    from->nrows = 0;
+    tr->added += from->added;
+    from->added = 0;
+}
+
 static void adam(patnet_trainer_t *tr, size_t off, size_t n, float scale, float c1, float c2)
 {
     float *p = tr->pn->p + off, *g = tr->g + off, *m = tr->m + off, *v = tr->v + off;

@@ -106,6 +106,12 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
 /* Adam step on the gradient of the positions added since the last step
  * (averaged over them); clears it. */
 void patnet_trainer_step(patnet_trainer_t *tr);
+/* The gradient of the positions added to from since its last step or
+ * merge, added into tr's as if they had been added to tr; clears from's.
+ * from and tr train the same net. So threads can share a minibatch: each
+ * adds its own positions to its own trainer (patnet_trainer_add reads the
+ * net only), then one merges the others' into its own and steps. */
+void patnet_trainer_merge(patnet_trainer_t *tr, patnet_trainer_t *from);
 /* The losses of one position without training (held-out figures). */
 void patnet_loss(const patnet_t *pn, const board_t *b, const float *policy, float value,
                  double *lp, double *lv);

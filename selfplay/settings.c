@@ -593,7 +593,8 @@ const setting_t settings_table[S_COUNT] = {
     [S_DISTILL_INIT] = {"distill_init", "init", SET_STR, 0, 0, NULL, "F",
                         "start from this pattern net instead of random weights", BY_MODEL},
     [S_DISTILL_THREADS] = {"distill_threads", "threads", SET_INT, 0, 256, "2", "T",
-                           "CPU threads of the teacher net (0: all cores)", BY_MODEL},
+                           "CPU threads of the teacher net and of the training (0: all "
+                           "cores)", BY_MODEL},
     [S_DISTILL_HOLDOUT] = {"distill_holdout", "holdout", SET_DOUBLE, 0, 0.5, "0.05", "F",
                            "fraction of the games held out for the loss figures", BY_MODEL},
     [S_DISTILL_TARGETS] = {"distill_targets", "targets", SET_CHOICE, 0, 0, "net", "T",

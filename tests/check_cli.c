@@ -763,7 +763,8 @@ static void brain_plays(const char *path) { brain_plays_with(path, ""); }
 
 /* gomoku model distill end to end on a tiny net's games: a line per
  * epoch, a pattern net that gomoku pbrain plays with, --targets records
- * and --init going on from a net; bad input (no --out, no games, a missing
+ * and --init going on from a net, the same net from the same --threads;
+ * bad input (no --out, no games, a missing
  * file, games of another size, a bad --init, an output in the way) ends in
  * a clear error and leaves the output file as it was. */
 START_TEST(test_model_distill)
@@ -796,6 +797,14 @@ START_TEST(test_model_distill)
              "--epochs 1", dir, dir, dir, dir);
     ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
     ck_assert_msg(distill_steps(out) > steps, "from %ld steps: %s", steps, out);
+    /* the training's threads share each minibatch: the same count, the same net */
+    char t1[128], t2[128];
+    for (int i = 1; i <= 2; i++)
+        expect_gomoku(0, NULL, "model distill %s/m.gzm %s/g/*.gzr --targets records --threads 3 "
+                      "--epochs 2 --out %s/t%d.gzp > /dev/null", dir, dir, dir, i);
+    snprintf(t1, sizeof t1, "%s/t1.gzp", dir);
+    snprintf(t2, sizeof t2, "%s/t2.gzp", dir);
+    ck_assert_msg(same_file(t1, t2), "two runs on 3 threads trained different nets");
 
     /* bad input: the output is neither made nor touched */
     snprintf(keep, sizeof keep, "%s/keep.gzp", dir);

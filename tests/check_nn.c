@@ -2925,6 +2925,86 @@ START_TEST(test_patnet_train_symmetry)
 }
 END_TEST
 
+/* Trainers that share a minibatch (patnet_trainer_merge): a gradient
+ * merged into a trainer with none of its own steps the net exactly as the
+ * trainer that added those positions itself; the trainer merged from is
+ * left empty (a step of its own changes nothing) and serves again; a
+ * merge into a trainer with positions of its own steps as one trainer
+ * with them all, but for rounding. Nets compared by their file's bytes. */
+START_TEST(test_patnet_trainer_merge)
+{
+    rng_state = 61;
+    enum { N = 3 };
+    board_t b[N];
+    static float pol[N][BOARD_CELLS];
+    float val[N];
+    for (int i = 0; i < N; i++) {
+        random_game(&b[i], i == 1 ? 9 : 15, RULE_FREESTYLE, 8 + 6 * i);
+        pn_targets(&b[i], pol[i], &val[i]);
+    }
+    patnet_t *one = pn_with_u(patnet_create(RULE_FREESTYLE, 17), 0.3f);
+    unsigned char *start = pn_bytes(one);
+    patnet_t *two = pn_from_bytes(start);
+    patnet_trainer_t *ta = patnet_trainer_create(one, 0.001f);
+    patnet_trainer_t *tb = patnet_trainer_create(two, 0.001f), *tw = patnet_trainer_create(two, 0.001f);
+    double lp = 0, lv = 0, wp = 0, wv = 0;
+    /* positions 0 and 1 by ta itself; by the worker tw, merged into tb */
+    for (int s = 0; s < 2; s++) {
+        patnet_trainer_add(ta, &b[s], pol[s], val[s], &lp, &lv);
+        patnet_trainer_add(tw, &b[s], pol[s], val[s], &wp, &wv);
+        patnet_trainer_merge(tb, tw);
+        patnet_trainer_step(ta);
+        patnet_trainer_step(tb);
+        ck_assert(lp == wp && lv == wv);
+        unsigned char *x = pn_bytes(one), *y = pn_bytes(two);
+        ck_assert_int_eq(memcmp(x, y, PN_BYTES), 0);
+        ck_assert_int_ne(memcmp(x, start, PN_BYTES), 0);
+        free(x);
+        free(y);
+    }
+    /* the worker merged from is empty: its own step moves nothing */
+    unsigned char *before = pn_bytes(two);
+    patnet_trainer_step(tw);
+    unsigned char *after = pn_bytes(two);
+    ck_assert_int_eq(memcmp(before, after, PN_BYTES), 0);
+    free(before);
+    free(after);
+    /* a shared minibatch: 0 and 2 on tb, 1 on tw, merged; against all three on ta */
+    patnet_trainer_add(ta, &b[0], pol[0], val[0], &lp, &lv);
+    patnet_trainer_add(ta, &b[1], pol[1], val[1], &lp, &lv);
+    patnet_trainer_add(ta, &b[2], pol[2], val[2], &lp, &lv);
+    patnet_trainer_add(tb, &b[0], pol[0], val[0], &wp, &wv);
+    patnet_trainer_add(tw, &b[1], pol[1], val[1], &wp, &wv);
+    patnet_trainer_add(tb, &b[2], pol[2], val[2], &wp, &wv);
+    patnet_trainer_merge(tb, tw);
+    patnet_trainer_step(ta);
+    patnet_trainer_step(tb);
+    ck_assert_uint_eq(patnet_step(one), 3);
+    ck_assert_uint_eq(patnet_step(two), 3);
+    unsigned char *x = pn_bytes(one), *y = pn_bytes(two);
+    size_t differ = 0, moved = 0;
+    float worst = 0;
+    for (size_t i = 0; i < PN_NPARAMS; i++) {
+        float a = pn_param(x, i), c = pn_param(y, i);
+        differ += a != c;
+        moved += a != pn_param(start, i);
+        worst = fmaxf(worst, fabsf(a - c));
+    }
+    printf("patnet trainer merge: %zu of %zu moved parameters differ by rounding, at most %.2g\n",
+           differ, moved, worst);
+    ck_assert_uint_gt(moved, 1000);
+    ck_assert_msg(worst < 1e-3f && differ < moved / 100, "%zu differ, at most %g", differ, worst);
+    free(x);
+    free(y);
+    free(start);
+    patnet_trainer_free(ta);
+    patnet_trainer_free(tb);
+    patnet_trainer_free(tw);
+    patnet_free(one);
+    patnet_free(two);
+}
+END_TEST
+
 /* Training on one position with a fixed target: the trainer reports the
  * losses patnet_loss gives, a step with nothing added changes nothing,
  * and 200 steps at lr 0.002 (distill's) take each loss under half its start
@@ -3316,7 +3396,7 @@ int main(void)
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
                          test_patnet_shipped,
                          test_patnet_train_symmetry,
-                         test_patnet_overfit_one, test_patnet_train_set,
+                         test_patnet_overfit_one, test_patnet_trainer_merge, test_patnet_train_set,
                          test_patnet_gradient_signs, test_patnet_gradient_ratios);
     tcase_add_checked_fixture(tp, tmp_setup, tmp_teardown);
     ADD_CASE(s, "encode", 60, test_encode, test_encode_renju, test_encode_threats,
