@@ -254,6 +254,15 @@ def strength():
             fail("strength's paired comparison: %s (series %s)" % (pc, out_c))
         if "paired_games" in cmp_["against"]:
             fail("strength paired games of other seeds: %s" % cmp_)
+        # two baselines pooled: a game pairs when one of them has it (game 3
+        # of seed 2 with a alone); the unpaired baseline is both series' games
+        p2 = last_json(run("bot:greedy", "bot:random", "--games", "4", "--seeds", "1,2",
+                           "--out", a, "--against", a, "--against", c), "two baselines")["against"]
+        sa = (again["wins"] + 0.5 * again["draws"]) / 8
+        sc_ = (out_c["wins"] + 0.5 * out_c["draws"]) / 8
+        if p2.get("series") != 2 or p2.get("paired_games") != 8 or p2.get("paired_diff") != 0 \
+                or abs(p2["score"] - (sa + sc_) / 2) > 1e-3:
+            fail("strength against two series: %s" % p2)
         # Elo as gomoku match gives it: 17-20-3 is -26 [-136, +79]
         import importlib.machinery
         import importlib.util
