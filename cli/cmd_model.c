@@ -11,8 +11,10 @@
 #include "nn/nn.h"
 #include "nn/patnet.h"
 #include "nn/sgemm.h"
+#include "play/searcher.h"
 #include "selfplay/args.h"
 #include "selfplay/replay.h"
+#include "selfplay/selfplay.h"
 #include "util/util.h"
 
 static const cmd_help_t help_model = {
@@ -312,7 +314,10 @@ static const cmd_help_t help_distill = {
     "--epochs passes of Adam over them in minibatches of 64, each shared by\n"
     "--threads threads (at most 16; the result is the same for the same count).\n"
     "Prints the training and held-out losses after each pass and writes P\n"
-    "(atomically) after each."};
+    "(atomically) after each. --targets records trains on the games' own targets;\n"
+    "--targets search on fresh ones (reanalysis): each game position searched anew\n"
+    "by the pattern net --init with --search-visits playouts, its visits the policy\n"
+    "target and its root value, mixed with the game's result, the value target."};
 
 #define DISTILL_TRAIN_THREADS 16  /* the training's: a minibatch of 64 shared by more gains little */
 
@@ -335,6 +340,7 @@ typedef struct dset {
     uint8_t pend_hold[64];
     int npend;
     float *policy;   /* 64 x BOARD_CELLS */
+    board_t *boards; /* --targets search: pos[i]'s board, as the game reached it */
 } dset_t;
 
 /* Room in d for k more positions (doubling); -1 on no memory. */
@@ -349,6 +355,12 @@ static int dset_grow(dset_t *d, size_t k)
     if (!p)
         return -1;
     d->pos = p;
+    if (d->boards) {
+        board_t *b = realloc(d->boards, cap * sizeof *b);
+        if (!b)
+            return -1;
+        d->boards = b;
+    }
     d->cap = cap;
     return 0;
 }
@@ -396,6 +408,8 @@ static int dset_push_record(dset_t *d, const board_t *b, const game_record_t *g,
     if (dset_grow(d, 1) != 0)
         return -1;
     const record_ply_t *pl = &g->plies[i];
+    if (d->boards)
+        d->boards[d->n] = *b;
     dpos_t *o = &d->pos[d->n++];
     memcpy(o->cells, b->cells, sizeof o->cells);
     o->to_move = b->to_move;
@@ -504,27 +518,34 @@ static void *dshare_main(void *arg)
     return NULL;
 }
 
-/* The T shares of idx[0..n), share 0 on this thread, the others each on a
- * thread of its own (on this one, after, where a thread cannot start).
- * Which positions a share gets does not depend on the threads, so the
- * result is the same for the same T. */
-static void dshare_run(dshare_t *sh, int T, const size_t *idx, size_t n)
+/* fn on each of the T shares (size bytes each), share 0 on this thread,
+ * the others each on a thread of its own (on this one, after, where a
+ * thread cannot start). */
+static void run_shares(void *(*fn)(void *), void *shares, size_t size, int T)
 {
     pthread_t tid[DISTILL_TRAIN_THREADS];
     bool started[DISTILL_TRAIN_THREADS] = {false};
-    for (int t = 0; t < T; t++) {
-        sh[t].idx = idx;
-        sh[t].n = n;
-    }
+    char *at = shares;
     for (int t = 1; t < T; t++)
-        started[t] = pthread_create(&tid[t], NULL, dshare_main, &sh[t]) == 0;
-    dshare_main(&sh[0]);
+        started[t] = pthread_create(&tid[t], NULL, fn, at + (size_t)t * size) == 0;
+    fn(at);
     for (int t = 1; t < T; t++) {
         if (started[t])
             pthread_join(tid[t], NULL);
         else
-            dshare_main(&sh[t]);
+            fn(at + (size_t)t * size);
     }
+}
+
+/* The T shares of idx[0..n). Which positions a share gets does not depend
+ * on the threads, so the result is the same for the same T. */
+static void dshare_run(dshare_t *sh, int T, const size_t *idx, size_t n)
+{
+    for (int t = 0; t < T; t++) {
+        sh[t].idx = idx;
+        sh[t].n = n;
+    }
+    run_shares(dshare_main, sh, sizeof *sh, T);
 }
 
 /* Held-out losses of pn over the n positions held (of d), on T threads:
@@ -543,10 +564,100 @@ static void dset_heldout(const dset_t *d, const patnet_t *pn, const size_t *held
     }
 }
 
+/* --targets search: a thread's share of the positions (every T-th from
+ * k), each searched on a fresh tree by the pattern net with V playouts:
+ * the visits become its policy target, and its value target (the game's
+ * result for the side to move, as collected) takes the root value's share
+ * value_mix. */
+typedef struct reanalyse {
+    dset_t *d;
+    const char *patnet;
+    uint32_t visits;
+    float value_mix;
+    int k, T;
+    size_t done;      /* read by the first thread for its progress lines */
+    int rc;
+    char err[256];
+} reanalyse_t;
+
+static void *reanalyse_main(void *arg)
+{
+    reanalyse_t *r = arg;
+    dset_t *d = r->d;
+    searcher_opts_t so;
+    searcher_opts_default(&so);
+    search_settings_t ss;
+    search_settings_default(&ss);
+    searcher_opts_apply(&so, &ss);
+    so.device = "cpu";
+    so.size = d->size;
+    so.visits = r->visits;
+    so.patnet = r->patnet;
+    so.cache_bytes = 0;
+    /* self-play's threat budgets: nodes, not time, so the targets are a
+     * function of the net and the position */
+    so.mcts.vct_root_nodes = SELFPLAY_VCT_ROOT_NODES;
+    so.mcts.vct_defend_nodes = 0;
+    searcher_t *s = searcher_create(NULL, &so, NULL, 0, r->err, sizeof r->err);
+    if (!s) {
+        r->rc = -1;
+        return NULL;
+    }
+    mcts_t *t = searcher_tree(s, 0);
+    record_visit_t vis[BOARD_CELLS];
+    for (size_t i = (size_t)r->k; i < d->n; i += (size_t)r->T) {
+        const board_t *b = &d->boards[i];
+        mcts_set_root(t, b);
+        mcts_limits_t lim = {.visits = r->visits};
+        mcts_result_t res;
+        if (searcher_search(s, b, &lim, &res, r->err, sizeof r->err) != 0) {
+            r->rc = -1;
+            break;
+        }
+        dpos_t *p = &d->pos[i];
+        int n = mcts_root_visits(t, vis, BOARD_CELLS);
+        uint64_t total = 0;
+        for (int j = 0; j < n; j++)
+            total += vis[j].count;
+        memset(p->policy, 0, sizeof p->policy);
+        for (int j = 0; j < n && total > 0; j++)
+            p->policy[vis[j].move] = (uint16_t)lrintf(65535.0f * vis[j].count / total);
+        float v = isfinite(res.value) ? res.value : 0.0f;
+        p->value = (1.0f - r->value_mix) * p->value + r->value_mix * v;
+        __atomic_store_n(&r->done, r->done + 1, __ATOMIC_RELAXED);
+        if (r->k == 0 && (i / (size_t)r->T) % 2000 == 1999) {
+            size_t all = 0;
+            for (int j = 0; j < r->T; j++)
+                all += __atomic_load_n(&r[-r->k + j].done, __ATOMIC_RELAXED);
+            printf("distill: searched %zu of %zu positions\n", all, d->n);
+            fflush(stdout);
+        }
+    }
+    searcher_free(s);
+    return NULL;
+}
+
+/* Search every position of d on T threads (reanalyse_main); -1 with err. */
+static int reanalyse(dset_t *d, const char *patnet, uint32_t visits, float value_mix, int T,
+                     char *err, size_t errlen)
+{
+    reanalyse_t r[DISTILL_TRAIN_THREADS];
+    for (int t = 0; t < T; t++)
+        r[t] = (reanalyse_t){.d = d, .patnet = patnet, .visits = visits,
+                             .value_mix = value_mix, .k = t, .T = T};
+    run_shares(reanalyse_main, r, sizeof r[0], T);
+    for (int t = 0; t < T; t++)
+        if (r[t].rc) {
+            snprintf(err, errlen, "%s", r[t].err);
+            return -1;
+        }
+    return 0;
+}
+
 static int model_distill(int argc, char **argv)
 {
     const char *out = NULL, *init = NULL, *targets = NULL;
-    int epochs, children, threads;
+    int epochs, children, threads, search_visits;
     double lr, holdout, value_mix;
     uint64_t seed;
     bool force;
@@ -556,7 +667,8 @@ static int model_distill(int argc, char **argv)
         ARG(S_DISTILL_EPOCHS, &epochs), ARG(S_DISTILL_CHILDREN, &children),
         ARG(S_DISTILL_LR, &lr), ARG(S_DISTILL_INIT, &init), ARG(S_DISTILL_THREADS, &threads),
         ARG(S_DISTILL_HOLDOUT, &holdout), ARG(S_DISTILL_TARGETS, &targets),
-        ARG(S_DISTILL_VALUE_MIX, &value_mix), ARG(S_SEED, &seed),
+        ARG(S_DISTILL_VALUE_MIX, &value_mix), ARG(S_DISTILL_SEARCH_VISITS, &search_visits),
+        ARG(S_SEED, &seed),
         ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_distill, specs, ARGS_COUNT(specs), argc, argv, pos, 256, &npos);
@@ -576,11 +688,21 @@ static int model_distill(int argc, char **argv)
     patnet_trainer_t *tr = NULL;
     dshare_t sh[DISTILL_TRAIN_THREADS] = {{0}};   /* the training threads' shares */
     size_t *order = NULL;
-    bool from_records = strcmp(targets, "records") == 0;
+    bool from_search = strcmp(targets, "search") == 0;
+    bool from_records = from_search || strcmp(targets, "records") == 0;
     nn_net_t *net = NULL;
     if (!pn) {
         if (!init)
             snprintf(err, sizeof err, "out of memory");
+        goto out_fail;
+    }
+    if (from_search && !init) {
+        snprintf(err, sizeof err, "--targets search needs the pattern net to search with "
+                                  "(--init)");
+        goto out_fail;
+    }
+    if (from_search && !(d.boards = malloc(sizeof *d.boards))) {   /* grown with pos */
+        snprintf(err, sizeof err, "out of memory");
         goto out_fail;
     }
     if (patnet_rule(pn) != d.rule) {
@@ -619,7 +741,9 @@ static int model_distill(int argc, char **argv)
             board_init(&b, d.size, d.rule);
             for (uint32_t i = 0; i < g.nplies && !board_over(&b); i++) {
                 if (from_records) {
-                    if (dset_push_record(&d, &b, &g, i, (float)value_mix, held) != 0)
+                    /* search targets: the result alone here, the root value added later */
+                    float mix = from_search ? 0.0f : (float)value_mix;
+                    if (dset_push_record(&d, &b, &g, i, mix, held) != 0)
                         goto out_oom;
                     if (board_play(&b, g.plies[i].move) != MOVE_OK)
                         break;
@@ -644,6 +768,16 @@ static int model_distill(int argc, char **argv)
     record_free(&g);
     if (dset_flush(&d) != 0)
         goto out_oom;
+    if (from_search) {
+        int T = threads > 0 ? threads : sgemm_cores();
+        T = T < DISTILL_TRAIN_THREADS ? T : DISTILL_TRAIN_THREADS;
+        double ts = util_now_ms();
+        if (reanalyse(&d, init, (uint32_t)search_visits, (float)value_mix, T, err,
+                      sizeof err) != 0)
+            goto out_fail;
+        printf("distill: searched %zu positions with %d playouts each in %.1f s\n", d.n,
+               search_visits, (util_now_ms() - ts) / 1000);
+    }
     size_t ntrain = 0;
     for (size_t i = 0; i < d.n; i++)
         ntrain += !d.pos[i].held_out;
@@ -728,6 +862,7 @@ out_free:
     patnet_trainer_free(tr);
     patnet_free(pn);
     free(d.pos);
+    free(d.boards);
     free(d.policy);
     nn_eval_free(d.ev);
     nn_net_free(net);

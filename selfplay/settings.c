@@ -599,11 +599,15 @@ const setting_t settings_table[S_COUNT] = {
                            "fraction of the games held out for the loss figures", BY_MODEL},
     [S_DISTILL_TARGETS] = {"distill_targets", "targets", SET_CHOICE, 0, 0, "net", "T",
                            "net: F's policy and value; records: the games' own (visit counts "
-                           "of full searches, the result mixed with the root value)", BY_MODEL,
-                           0, 0, "net|records"},
+                           "of full searches, the result mixed with the root value); search: "
+                           "a new search of each position by the --init net", BY_MODEL,
+                           0, 0, "net|records|search"},
     [S_DISTILL_VALUE_MIX] = {"distill_value_mix", "value-mix", SET_DOUBLE, 0, 1, "0.5", "X",
-                             "with --targets records: the root value's share in the value "
-                             "target (the rest: the game's result)", BY_MODEL},
+                             "with --targets records or search: the root value's share in the "
+                             "value target (the rest: the game's result)", BY_MODEL},
+    [S_DISTILL_SEARCH_VISITS] = {"distill_search_visits", "search-visits", SET_INT, 1, 1000000,
+                                 "1024", "V", "with --targets search: the playouts of each "
+                                 "position's search", BY_MODEL},
 };
 
 const setting_t *settings_find(const char *key)

@@ -763,7 +763,8 @@ static void brain_plays(const char *path) { brain_plays_with(path, ""); }
 
 /* gomoku model distill end to end on a tiny net's games: a line per
  * epoch, a pattern net that gomoku pbrain plays with, --targets records
- * and --init going on from a net, the same net from the same --threads;
+ * and --init going on from a net, --targets search (reanalysis), the same
+ * net from the same --threads;
  * bad input (no --out, no games, a missing
  * file, games of another size, a bad --init, an output in the way) ends in
  * a clear error and leaves the output file as it was. */
@@ -797,6 +798,19 @@ START_TEST(test_model_distill)
              "--epochs 1", dir, dir, dir, dir);
     ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
     ck_assert_msg(distill_steps(out) > steps, "from %ld steps: %s", steps, out);
+    /* reanalysis: each position searched anew by the --init net, its visits
+     * and root value the targets; refused without a net to search with */
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --targets search "
+             "--search-visits 32 --init %s/p.gzp --out %s/s.gzp --epochs 1 --threads 2", dir,
+             dir, dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(strstr(out, " positions with 32 playouts each in ") &&
+                  strstr(out, "\nepoch 1: train ") && distill_steps(out) > steps, "%s", out);
+    snprintf(cmd, sizeof cmd, "%s/s.gzp", dir);
+    brain_plays(cmd);
+    expect_gomoku(1, "--targets search needs the pattern net to search with (--init)",
+                  "model distill %s/m.gzm %s/g/*.gzr --targets search --out %s/x.gzp", dir, dir,
+                  dir);
     /* the training's threads share each minibatch: the same count, the same net */
     char t1[128], t2[128];
     for (int i = 1; i <= 2; i++)
@@ -813,7 +827,7 @@ START_TEST(test_model_distill)
     expect_gomoku(2, "--out is required", "model distill %s/m.gzm %s/g/*.gzr", dir, dir);
     expect_gomoku(2, "a model file and game files are required",
                   "model distill %s/m.gzm --out %s/x.gzp", dir, dir);
-    expect_gomoku(2, "--targets must be net or records, got 'bogus'",
+    expect_gomoku(2, "--targets must be net, records or search, got 'bogus'",
                   "model distill %s/m.gzm %s/g/*.gzr --targets bogus --out %s/x.gzp", dir, dir,
                   dir);
     expect_gomoku(1, "nope.gzr: No such file", "model distill %s/m.gzm %s/nope.gzr --out %s/x.gzp",
