@@ -781,8 +781,10 @@ static int model_distill(int argc, char **argv)
     size_t ntrain = 0;
     for (size_t i = 0; i < d.n; i++)
         ntrain += !d.pos[i].held_out;
-    printf("distill: %zu games (%zu skipped), %zu positions (%zu held out), valued by %s in "
-           "%.1f s\n", games, skipped, d.n, d.n - ntrain, pos[0], (util_now_ms() - t0) / 1000);
+    printf("distill: %zu games (%zu skipped), %zu positions (%zu held out), valued by %s%s in "
+           "%.1f s\n", games, skipped, d.n, d.n - ntrain,
+           from_search ? "the search of " : from_records ? "their records" : "",
+           from_search ? init : from_records ? "" : pos[0], (util_now_ms() - t0) / 1000);
     double floor_h, floor_var;
     dset_floor(&d, &floor_h, &floor_var);
     printf("distill: held out, the teacher's policy entropy %.4f and value variance %.4f\n",
