@@ -575,7 +575,7 @@ typedef struct reanalyse {
     uint32_t visits;
     float value_mix;
     int k, T;
-    size_t done;      /* read by the first thread for its progress lines */
+    size_t *done;     /* positions searched by all the threads */
     int rc;
     char err[256];
 } reanalyse_t;
@@ -624,11 +624,8 @@ static void *reanalyse_main(void *arg)
             p->policy[vis[j].move] = (uint16_t)lrintf(65535.0f * vis[j].count / total);
         float v = isfinite(res.value) ? res.value : 0.0f;
         p->value = (1.0f - r->value_mix) * p->value + r->value_mix * v;
-        __atomic_store_n(&r->done, r->done + 1, __ATOMIC_RELAXED);
+        size_t all = __atomic_add_fetch(r->done, 1, __ATOMIC_RELAXED);
         if (r->k == 0 && (i / (size_t)r->T) % 2000 == 1999) {
-            size_t all = 0;
-            for (int j = 0; j < r->T; j++)
-                all += __atomic_load_n(&r[-r->k + j].done, __ATOMIC_RELAXED);
             printf("distill: searched %zu of %zu positions\n", all, d->n);
             fflush(stdout);
         }
@@ -642,9 +639,10 @@ static int reanalyse(dset_t *d, const char *patnet, uint32_t visits, float value
                      char *err, size_t errlen)
 {
     reanalyse_t r[DISTILL_TRAIN_THREADS];
+    size_t done = 0;
     for (int t = 0; t < T; t++)
         r[t] = (reanalyse_t){.d = d, .patnet = patnet, .visits = visits,
-                             .value_mix = value_mix, .k = t, .T = T};
+                             .value_mix = value_mix, .k = t, .T = T, .done = &done};
     run_shares(reanalyse_main, r, sizeof r[0], T);
     for (int t = 0; t < T; t++)
         if (r[t].rc) {

@@ -808,6 +808,8 @@ START_TEST(test_model_distill)
                   strstr(out, "\nepoch 1: train ") && distill_steps(out) > steps, "%s", out);
     snprintf(cmd, sizeof cmd, "%s/s.gzp", dir);
     brain_plays(cmd);
+    expect_gomoku(2, "--search-visits", "model distill %s/m.gzm %s/g/*.gzr --targets search "
+                  "--search-visits 0 --init %s/p.gzp --out %s/x.gzp", dir, dir, dir, dir);
     expect_gomoku(1, "--targets search needs the pattern net to search with (--init)",
                   "model distill %s/m.gzm %s/g/*.gzr --targets search --out %s/x.gzp", dir, dir,
                   dir);
