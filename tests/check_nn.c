@@ -2772,7 +2772,7 @@ END_TEST
  * other empty point some; white may play it, and so may black under
  * freestyle. */
 /* The shipped pattern net (models/freestyle15-patnet.gzp) loads as a
- * version-2 freestyle net, and it has learned the plain facts of the game:
+ * version-3 freestyle net, and it has learned the plain facts of the game:
  * with an open four of its own, the side to move puts most of its prior on
  * the fives and rates itself won; facing the opponent's open four (two fives
  * to stop) with nothing of its own, it rates itself lost; and before the
