@@ -47,6 +47,13 @@ static int model_genmove(player_t *p, const board_t *b, int *move, char *err, si
                  b->size);
         return -1;
     }
+    int first = searcher_first_move(b);
+    if (first != MOVE_NONE) {
+        *move = first;
+        mp->last.best_move = MOVE_NONE;   /* no search: no analysis */
+        mp->ncand = 0;
+        return 0;
+    }
     mcts_limits_t lim = {.visits = (uint32_t)mp->visits, .time_ms = mp->time_ms, .stop = mp->stop};
     double t0 = util_now_ms(), budget = 0;
     if (p->time_left < MOVETIME_UNLIMITED) {

@@ -967,8 +967,16 @@ START_TEST(test_model_player)
                                   sizeof err) == NULL);
     player_t *p = player_create(path, RULE_FREESTYLE, 9, &o, err, sizeof err);
     ck_assert_msg(p != NULL, "%s", err);
-    /* white four 1..4,4 closed by black at 0,4: black must take 5,4 */
     board_t b;
+    int mv;
+    /* the first stone goes to the centre, without a search (no analysis) */
+    board_init(&b, 9, RULE_FREESTYLE);
+    player_new_game(p, &b);
+    ck_assert_int_eq(player_genmove(p, &b, &mv, err, sizeof err), 0);
+    ck_assert_int_eq(mv, board_xy(&b, 4, 4));
+    player_analysis_t an;
+    ck_assert(!player_analysis(p, &an));
+    /* white four 1..4,4 closed by black at 0,4: black must take 5,4 */
     board_init(&b, 9, RULE_FREESTYLE);
     player_new_game(p, &b);
     const int bl[4][2] = {{0, 4}, {8, 8}, {8, 0}, {0, 8}};
@@ -980,9 +988,9 @@ START_TEST(test_model_player)
         board_play(&b, mv);
         player_notify(p, &b, mv);
     }
-    int mv;
     ck_assert_int_eq(player_genmove(p, &b, &mv, err, sizeof err), 0);
     ck_assert_int_eq(mv, board_xy(&b, 5, 4));
+    ck_assert(player_analysis(p, &an));
     /* a whole game against itself stays legal, with the default batch of
      * leaves and with one leaf a call */
     player_free(p);

@@ -478,6 +478,25 @@ START_TEST(test_renju_board_order_and_rules)
 }
 END_TEST
 
+/* A model's first stone goes to the centre at once, without a search (a
+ * pattern net cannot rank the points of an empty board), on any board. */
+START_TEST(test_first_stone_centre)
+{
+    harness_t h;
+    h_start(&h, "mcts:uniform", "INFO timeout_turn 300");
+    ck_assert_str_eq(h_cmd(&h, "BEGIN"), "7,7");
+    ck_assert_int_eq(h.nreply, 1);   /* no search, no MESSAGE */
+    ck_assert(as_move(h_cmd(&h, "TURN 8,8"), 15) >= 0);   /* searched, as ever */
+    ck_assert_str_eq(h_cmd(&h, "RESTART"), "OK");
+    ck_assert_str_eq(h_cmd(&h, "BEGIN"), "7,7");
+    ck_assert_str_eq(h_cmd(&h, "START 20"), "OK");
+    ck_assert_str_eq(h_cmd(&h, "BEGIN"), "10,10");
+    ck_assert_str_eq(h_cmd(&h, "START 6"), "OK");
+    ck_assert_str_eq(h_cmd(&h, "BEGIN"), "3,3");
+    h_close(&h);
+}
+END_TEST
+
 START_TEST(test_info_time_and_memory)
 {
     harness_t h;
@@ -2056,7 +2075,7 @@ int main(void)
     Suite *s = suite_create("pbrain");
     ADD_CASE(s, "protocol", 60, test_start_about_restart_end, test_turn_and_bad_turns,
              test_board_block, test_board_field3, test_board_clock_starts_at_done,
-             test_renju_board_order_and_rules, test_info_time_and_memory, test_takeback_and_play,
+             test_renju_board_order_and_rules, test_info_time_and_memory, test_first_stone_centre, test_takeback_and_play,
              test_swap2, test_search_finds_win_and_reports, test_fuzz_lines,
              test_swap2_choices, test_yixin_board_forbid_block, test_yixin_nbest,
              test_yixin_realtime, test_yixin_balance, test_yixin_search_defend, test_yixin_bot);
