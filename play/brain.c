@@ -241,11 +241,6 @@ int brain_genmove(brain_t *br, const board_t *b, const uint8_t *blocked, double 
     } else {
         if (ensure_tree(br, err, errlen))
             return -1;
-        int first = searcher_first_move(b);
-        if (first != MOVE_NONE && !(blocked && blocked[first])) {
-            m->move = first;
-            return 0;
-        }
         root_filter(br, b, blocked);
         if (brain_search(br, b, budget_ms, stop, &m->r, err, errlen))
             return -1;

@@ -464,7 +464,12 @@ int pbrain_answer_move(pbrain_t *pb, FILE *out, double t0, const pbrain_move_req
     brain_move_t m;
     uint8_t avoid[BOARD_CELLS];
     pbrain_avoid_set(pb, rq ? rq->avoid : NULL, avoid);
-    if (search_genmove(pb, out, avoid, budget, &m, err, sizeof err)) {
+    /* a model's first stone, unless asked to rank or defend: no search */
+    int first = rq || brain_is_bot(pb->br) ? MOVE_NONE : searcher_first_move(&pb->board);
+    if (first != MOVE_NONE && !avoid[first]) {
+        memset(&m, 0, sizeof m);
+        m.move = first;
+    } else if (search_genmove(pb, out, avoid, budget, &m, err, sizeof err)) {
         if (!pbrain_ending(pb))
             pbrain_reply(out, "ERROR %s", err);
         return -1;
