@@ -165,12 +165,12 @@ const char *searcher_device(const searcher_t *s);
  * -1 when a net or nothing evaluates. */
 int searcher_patnet_rule(const searcher_t *s);
 
-/* The first stone of a game, which a model's players (the pbrain engine,
- * match and play) put down without a search: the centre of an empty
- * board; MOVE_NONE once a stone is down. A pattern net sees no pattern on
- * an empty board, so it cannot rank the first stone's points (the shipped
- * ones put it near the edge), and the centre is where strong players put
- * it (renju's rules demand it). */
+/* The first stone of a game, which a model's players (the pbrain
+ * engine's plain moves, match and play) put down without a search: the
+ * centre of an empty board; MOVE_NONE once a stone is down. A pattern net
+ * sees no pattern on an empty board, so it cannot rank the first stone's
+ * points (the shipped ones put it near the edge), and the centre is where
+ * strong players put it (renju's rules demand it). */
 int searcher_first_move(const board_t *b);
 
 typedef struct searcher_stats {
