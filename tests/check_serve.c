@@ -425,7 +425,13 @@ START_TEST(test_analysis_fields)
     ck_assert_int_eq(http(p, "GET", "/api/info", "", NULL), 200);
     ck_assert_msg(strstr(body_of(), "\"model_rule\": \"freestyle\""), "%s", body_of());
     ck_assert_msg(!strstr(body_of(), "\"start\""), "%s", body_of());
+    /* the engine's first stone comes without a search (no analysis): start
+     * it from two stones */
     ck_assert_int_eq(http(p, "POST", "/api/game", "", "{\"size\": 9, \"color\": \"white\"}"), 200);
+    ck_assert_msg(strstr(body_of(), "\"moves\": [40]") && !strstr(body_of(), "\"candidates\"") &&
+                  strstr(body_of(), "\"black_winrates\": [null]"), "%s", body_of());
+    ck_assert_int_eq(http(p, "POST", "/api/game", "",
+                          "{\"size\": 9, \"color\": \"white\", \"moves\": [40, 0]}"), 200);
     const char *b = body_of();
     ck_assert_msg(strstr(b, "\"winrate_for\": \"black\""), "%s", b);
     ck_assert_msg(!strstr(b, "\"note\""), "%s", b);
@@ -433,7 +439,7 @@ START_TEST(test_analysis_fields)
     const char *c = strstr(b, cands);
     ck_assert_msg(c, "%s", b);
     int first = atoi(c + sizeof cands - 1), nc = 0;
-    ck_assert_msg(strstr(b, "\"moves\": [") && atoi(strstr(b, "\"moves\": [") + 10) == first,
+    ck_assert_msg(strstr(b, "\"moves\": [40,0,") && atoi(strstr(b, "\"moves\": [40,0,") + 15) == first,
                   "the move played is not the first candidate: %s", b);
     unsigned prev = ~0u;
     for (const char *q = c; (q = strstr(q, "\"visits\": ")) != NULL; q++) {
@@ -446,15 +452,16 @@ START_TEST(test_analysis_fields)
         nc++;
     }
     ck_assert_msg(nc >= 1 && nc <= 5, "%d candidates: %s", nc, b);
-    const char *wr = strstr(b, "\"black_winrates\": [0.");
+    const char *wr = strstr(b, "\"black_winrates\": [null,null,0.");
     ck_assert_msg(wr, "%s", b);
     char id[17], path[128];
     snprintf(id, sizeof id, "%.16s", strstr(b, "\"id\": \"") + 7);
     snprintf(path, sizeof path, "/api/game/%s/move", id);
-    ck_assert_int_eq(http(p, "POST", path, "", "{\"x\": 0, \"y\": 0}"), 200);
+    ck_assert_int_eq(http(p, "POST", path, "", first == 80 ? "{\"x\": 0, \"y\": 8}"
+                                                            : "{\"x\": 8, \"y\": 8}"), 200);
     b = body_of();
-    ck_assert_msg(strstr(b, "\"black_winrates\": [0.") && strstr(b, ",null,0."), "%s", b);
-    ck_assert_msg(strstr(b, "\"analysis\": {\"ply\": 2,"), "%s", b);
+    ck_assert_msg(strstr(b, "\"black_winrates\": [null,null,0.") && strstr(b, ",null,0."), "%s", b);
+    ck_assert_msg(strstr(b, "\"analysis\": {\"ply\": 4,"), "%s", b);
     /* renju with a freestyle net: said, as at the terminal; black's forbidden point listed */
     ck_assert_int_eq(http(p, "POST", "/api/game", "",
                           "{\"size\": 9, \"rule\": \"renju\", \"color\": \"black\", "
