@@ -591,16 +591,16 @@ mcts_t *searcher_tree(searcher_t *s, int i)
 }
 
 int searcher_board_max(const searcher_t *s) { return s->board_max; }
+const char *searcher_device(const searcher_t *s) { return s->device_name; }
+int searcher_patnet_rule(const searcher_t *s)
+{
+    return s->patnet ? (int)patnet_rule(s->patnet) : -1;
+}
 
 int searcher_first_move(const board_t *b)
 {
     int centre = (b->size / 2) * b->size + b->size / 2;
     return b->nmoves == 0 && board_check_move(b, centre) == MOVE_OK ? centre : MOVE_NONE;
-}
-const char *searcher_device(const searcher_t *s) { return s->device_name; }
-int searcher_patnet_rule(const searcher_t *s)
-{
-    return s->patnet ? (int)patnet_rule(s->patnet) : -1;
 }
 
 void searcher_get_stats(const searcher_t *s, searcher_stats_t *out)

@@ -2075,7 +2075,8 @@ int main(void)
     Suite *s = suite_create("pbrain");
     ADD_CASE(s, "protocol", 60, test_start_about_restart_end, test_turn_and_bad_turns,
              test_board_block, test_board_field3, test_board_clock_starts_at_done,
-             test_renju_board_order_and_rules, test_info_time_and_memory, test_first_stone_centre, test_takeback_and_play,
+             test_renju_board_order_and_rules, test_info_time_and_memory, test_first_stone_centre,
+             test_takeback_and_play,
              test_swap2, test_search_finds_win_and_reports, test_fuzz_lines,
              test_swap2_choices, test_yixin_board_forbid_block, test_yixin_nbest,
              test_yixin_realtime, test_yixin_balance, test_yixin_search_defend, test_yixin_bot);

@@ -439,7 +439,8 @@ START_TEST(test_analysis_fields)
     const char *c = strstr(b, cands);
     ck_assert_msg(c, "%s", b);
     int first = atoi(c + sizeof cands - 1), nc = 0;
-    ck_assert_msg(strstr(b, "\"moves\": [40,0,") && atoi(strstr(b, "\"moves\": [40,0,") + 15) == first,
+    const char *played = strstr(b, "\"moves\": [40,0,");
+    ck_assert_msg(played && atoi(played + 15) == first,
                   "the move played is not the first candidate: %s", b);
     unsigned prev = ~0u;
     for (const char *q = c; (q = strstr(q, "\"visits\": ")) != NULL; q++) {
