@@ -52,7 +52,9 @@ int cmd_selfplay(int argc, char **argv)
     arg_spec_t specs[ARGS_MAX] = {
         ARG(S_SELFPLAY_MODEL, &model_path), ARG(S_RANDOM_NET, &random_net),
         ARG(S_SELFPLAY_GAMES, &games), ARG(S_SELFPLAY_OUT, &out), ARG(S_DEVICE, &o.device),
-        ARG(S_SHARD_GAMES, &shard_games), ARG(S_PATNET, &o.patnet), ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
+        ARG(S_SHARD_GAMES, &shard_games), ARG(S_PATNET, &o.patnet),
+        ARG(S_OPPONENT, &o.opponent), ARG(S_OPPONENT_FRAC, &o.opponent_frac),
+        ARG(S_BLOCKS, &blocks), ARG(S_CHANNELS, &channels),
     };
     int ns = args_count(specs, ARGS_MAX);
     ns += selfplay_args(specs + ns, &o);
@@ -130,6 +132,8 @@ int cmd_selfplay(int argc, char **argv)
            "\"vct_checks\":%llu,\"vct_wins\":%llu,\"vct_defences\":%llu,"
            "\"strong_black\":%llu,\"strong_black_wins\":%llu,"
            "\"strong_white\":%llu,\"strong_white_wins\":%llu,"
+           "\"opponent_black\":%llu,\"opponent_black_wins\":%llu,"
+           "\"opponent_white\":%llu,\"opponent_white_wins\":%llu,"
            "\"rule\":\"%s\",\"size\":%d,\"visits\":%d,\"cheap_visits\":%d,\"full_frac\":%.3f,"
            "\"parallel\":%d,\"interrupted\":%s}\n",
            (unsigned long long)st.games, (unsigned long long)w.games, w.shards,
@@ -143,7 +147,9 @@ int cmd_selfplay(int argc, char **argv)
            (unsigned long long)st.vct_checks, (unsigned long long)st.vct_wins,
            (unsigned long long)st.vct_defences, (unsigned long long)st.strong_games[0],
            (unsigned long long)st.strong_wins[0], (unsigned long long)st.strong_games[1],
-           (unsigned long long)st.strong_wins[1], rule_name(o.rule), o.size, o.visits,
+           (unsigned long long)st.strong_wins[1], (unsigned long long)st.opponent_games[0],
+           (unsigned long long)st.opponent_wins[0], (unsigned long long)st.opponent_games[1],
+           (unsigned long long)st.opponent_wins[1], rule_name(o.rule), o.size, o.visits,
            o.cheap_visits, o.full_frac, o.parallel, g_stop ? "true" : "false");
     selfplay_free(sp);
     return status;

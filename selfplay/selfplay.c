@@ -16,7 +16,9 @@
 
 typedef struct game {
     board_t board;
-    mcts_t *tree;         /* the searcher's tree for this game */
+    mcts_t *tree;         /* the tree of the search under way: own's, or opp's */
+    mcts_t *own;          /* the searcher's tree for this game */
+    mcts_t *opp;          /* the opponent's searcher's tree for it (NULL: no opponent) */
     game_record_t rec;
     bool active;
     bool searching;       /* a move's search is under way */
@@ -28,13 +30,16 @@ typedef struct game {
     bool balancing;       /* a random opening waits for its first search's verdict */
     int open_tries;       /* openings drawn for this game so far */
     int strong;           /* the colour whose full searches get strong_visits (0: none) */
+    int opp_side;         /* the colour the opponent net plays (0: none) */
 } game_t;
 
 struct selfplay {
     selfplay_opts_t o;
     searcher_t *search;       /* tree g is game g's */
+    searcher_t *opp;          /* the opponent net's (opponent_frac), tree g game g's; or NULL */
     game_t *games;
     uint32_t *targets;        /* (G) root visits each tree searches towards, 0: idle */
+    uint32_t *opp_targets;    /* (G) the same for the opponent's trees */
     uint64_t rng;
     uint64_t gen;
     uint64_t started, max_games;
@@ -133,6 +138,10 @@ int selfplay_check_opts(const selfplay_opts_t *o, char *err, size_t errlen)
         bad = "strong-side fraction outside 0..1";
     else if (o->strong_frac > 0.0 && o->strong_visits < o->visits)
         bad = "a strong side needs strong visits of at least the full search's visits";
+    else if (!(o->opponent_frac >= 0.0 && o->opponent_frac <= 1.0))
+        bad = "opponent fraction outside 0..1";
+    else if (o->opponent_frac > 0.0 && (!o->opponent || !o->opponent[0]))
+        bad = "an opponent fraction needs an opponent pattern net (--opponent F)";
     else if (!(o->open_frac >= 0.0 && o->open_frac <= 1.0) ||
              !(o->open_balance >= 0.0 && o->open_balance <= 1.0))
         bad = "opening fraction or balance outside 0..1";
@@ -167,7 +176,8 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
     sp->gen = gen;
     sp->games = calloc((size_t)o->parallel, sizeof *sp->games);
     sp->targets = calloc((size_t)o->parallel, sizeof *sp->targets);
-    if (!sp->games || !sp->targets)
+    sp->opp_targets = calloc((size_t)o->parallel, sizeof *sp->opp_targets);
+    if (!sp->games || !sp->targets || !sp->opp_targets)
         goto out_free_sp_nomem;
     for (int g = 0; g < o->parallel; g++)
         record_init(&sp->games[g].rec);
@@ -182,8 +192,26 @@ selfplay_t *selfplay_create(const selfplay_opts_t *o, const nn_model_t *model, u
                  o->patnet, rule_name((rule_t)pr), rule_name(o->rule));
         goto out_free_sp;
     }
-    for (int g = 0; g < o->parallel; g++)
-        sp->games[g].tree = searcher_tree(sp->search, g);
+    if (o->opponent_frac > 0.0) {
+        so.patnet = o->opponent;
+        so.mcts.seed ^= 0x9e3779b97f4a7c15ull;   /* its own draws */
+        char e2[400];
+        sp->opp = searcher_create(model, &so, NULL, 0, e2, sizeof e2);
+        if (!sp->opp) {
+            snprintf(err, errlen, "--opponent: %s", e2);
+            goto out_free_sp;
+        }
+        pr = searcher_patnet_rule(sp->opp);
+        if (pr != (int)o->rule) {
+            snprintf(err, errlen, "--opponent %s is a pattern net for %s, but the games are %s",
+                     o->opponent, rule_name((rule_t)pr), rule_name(o->rule));
+            goto out_free_sp;
+        }
+    }
+    for (int g = 0; g < o->parallel; g++) {
+        sp->games[g].own = sp->games[g].tree = searcher_tree(sp->search, g);
+        sp->games[g].opp = sp->opp ? searcher_tree(sp->opp, g) : NULL;
+    }
     return sp;
 out_free_sp_nomem:
     snprintf(err, errlen, "out of memory for self-play");
@@ -246,7 +274,9 @@ void selfplay_free(selfplay_t *sp)
             record_free(&sp->games[g].rec);
     free(sp->games);
     free(sp->targets);
+    free(sp->opp_targets);
     searcher_free(sp->search);
+    searcher_free(sp->opp);
     free(sp);
 }
 
@@ -304,6 +334,7 @@ static bool place_opening(selfplay_t *sp, game_t *g)
 static int set_start(selfplay_t *sp, game_t *g, bool opening)
 {
     record_clear(&g->rec, sp->o.rule, sp->o.size, sp->gen);
+    g->tree = g->own;   /* start_move takes the opponent's where it is to move */
     g->balancing = opening && place_opening(sp, g);
     if (!g->balancing)
         board_init(&g->board, sp->o.size, sp->o.rule);
@@ -330,7 +361,11 @@ static int start_game(selfplay_t *sp, game_t *g)
     /* drawn only when the setting is on, so that without it a seed's
      * records stay what they were */
     g->strong = 0;
-    if (sp->o.strong_frac > 0.0 && sp_unit(sp) < sp->o.strong_frac) {
+    g->opp_side = 0;
+    if (sp->opp && sp_unit(sp) < sp->o.opponent_frac) {
+        g->opp_side = sp_unit(sp) < 0.5 ? STONE_BLACK : STONE_WHITE;
+        sp->st.opponent_games[g->opp_side - STONE_BLACK]++;
+    } else if (sp->o.strong_frac > 0.0 && sp_unit(sp) < sp->o.strong_frac) {
         g->strong = sp_unit(sp) < 0.5 ? STONE_BLACK : STONE_WHITE;
         sp->st.strong_games[g->strong - STONE_BLACK]++;
     }
@@ -370,6 +405,10 @@ static int opening_verdict(selfplay_t *sp, game_t *g)
 static void start_move(selfplay_t *sp, game_t *g)
 {
     const selfplay_opts_t *o = &sp->o;
+    if (g->opp_side) {   /* a league game: the side to move searches its own tree */
+        g->tree = g->board.to_move == g->opp_side ? g->opp : g->own;
+        mcts_set_root(g->tree, &g->board);
+    }
     g->full_search = o->cheap_visits == 0 || o->full_frac >= 1.0 || sp_unit(sp) < o->full_frac;
     /* a cheap search never gets more playouts than a full one */
     int cheap = o->cheap_visits < o->visits ? o->cheap_visits : o->visits;
@@ -405,6 +444,9 @@ static int end_game(selfplay_t *sp, game_t *g, result_t result, selfplay_game_fn
     if (g->strong && result != RESULT_DRAW)
         sp->st.strong_wins[g->strong - STONE_BLACK] +=
             (g->strong == STONE_BLACK) == (result == RESULT_BLACK);
+    if (g->opp_side && result != RESULT_DRAW)
+        sp->st.opponent_wins[g->opp_side - STONE_BLACK] +=
+            (g->opp_side == STONE_BLACK) == (result == RESULT_BLACK);
     if (g->would_resign) {
         result_t loss = g->would_resign == STONE_BLACK ? RESULT_WHITE : RESULT_BLACK;
         if (result != loss)
@@ -443,7 +485,9 @@ static int finish_move(selfplay_t *sp, game_t *g, selfplay_game_fn on_game, void
         *ended = true;
         return end_game(sp, g, RESULT_DRAW, on_game, user);
     }
-    if (record_add_ply(&g->rec, move, g->full_search, v, sp->visits, nv) < 0) {
+    /* the opponent's plies train the value alone */
+    bool policy = g->full_search && me != g->opp_side;
+    if (record_add_ply(&g->rec, move, policy, v, sp->visits, nv) < 0) {
         snprintf(err, errlen, "out of memory for a game record");
         return -1;
     }
@@ -452,10 +496,11 @@ static int finish_move(selfplay_t *sp, game_t *g, selfplay_game_fn on_game, void
     (void)ms;
     /* a game with a strong side keeps no tree: each side searches its own
      * playouts alone (the weak side would otherwise start from the strong
-     * side's search of its reply) */
+     * side's search of its reply); in a league game start_move sets the
+     * next side's root */
     if (g->strong)
         mcts_set_root(g->tree, &g->board);
-    else
+    else if (!g->opp_side)
         mcts_advance(g->tree, move);
     sp->st.moves++;
     if (board_over(&g->board)) {
@@ -469,7 +514,7 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
 {
     for (int i = 0; i < sp->o.parallel; i++) {
         game_t *g = &sp->games[i];
-        sp->targets[i] = 0;
+        sp->targets[i] = sp->opp_targets[i] = 0;
         if (!g->active) {
             if (sp->max_games && sp->started >= sp->max_games)
                 continue;
@@ -482,9 +527,15 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
             mcts_add_noise(g->tree, sp->o.dirichlet_alpha, sp->o.noise_frac);
             g->need_noise = false;
         }
-        sp->targets[i] = g->target;
+        if (g->tree == g->own)
+            sp->targets[i] = g->target;
+        else
+            sp->opp_targets[i] = g->target;
     }
     int total = searcher_step(sp->search, sp->targets);
+    if (sp->opp) {
+        total += searcher_step(sp->opp, sp->opp_targets);
+    }
     if (total > 0) {
         sp->st.evals += (uint64_t)total;
         sp->st.batches++;
@@ -538,9 +589,13 @@ void selfplay_get_stats(const selfplay_t *sp, selfplay_stats_t *out)
     searcher_stats_t ss;
     searcher_get_stats(sp->search, &ss);
     out->cache_hits = ss.cache_hits;
-    for (int g = 0; g < sp->o.parallel; g++) {
-        out->vct_checks += mcts_vct_checks(sp->games[g].tree);
-        out->vct_wins += mcts_vct_wins(sp->games[g].tree);
-        out->vct_defences += mcts_vct_defences(sp->games[g].tree);
-    }
+    for (int g = 0; g < sp->o.parallel; g++)
+        for (int k = 0; k < 2; k++) {
+            const mcts_t *t = k ? sp->games[g].opp : sp->games[g].own;
+            if (!t)
+                continue;
+            out->vct_checks += mcts_vct_checks(t);
+            out->vct_wins += mcts_vct_wins(t);
+            out->vct_defences += mcts_vct_defences(t);
+        }
 }

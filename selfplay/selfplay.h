@@ -67,6 +67,16 @@ typedef struct selfplay_opts {
      * judged wrong. 0: every game symmetric. */
     double strong_frac;
     int strong_visits;
+    /* League games: a fraction opponent_frac of the games (drawn before the
+     * strong side; such a game has none) has one side, black or white at
+     * even odds, played by another pattern net, the file `opponent` (an
+     * earlier generation, say), with the same playouts and settings. Each
+     * side searches its own tree. The opponent's plies are recorded as
+     * cheap ones: no policy target, so the net learns its own moves, and
+     * its value learns from games against a player that is not itself.
+     * 0: none (and the opponent is not read). */
+    const char *opponent;
+    double opponent_frac;
     /* Balanced openings: a fraction open_frac of the games starts from
      * 1..open_stones random stones near the centre (plies recorded as
      * neither full nor cheap: no search, no visits; the record carries
@@ -117,6 +127,8 @@ typedef struct selfplay_stats {
     uint64_t results[4];     /* by result_t */
     uint64_t strong_games[2]; /* games with a strong side (strong_frac): [0] black's, [1] white's */
     uint64_t strong_wins[2];  /* of them, won by the strong side */
+    uint64_t opponent_games[2]; /* league games (opponent_frac): [0] the opponent's as black, [1] as white */
+    uint64_t opponent_wins[2];  /* of them, won by the opponent */
 } selfplay_stats_t;
 
 typedef struct selfplay selfplay_t;

@@ -284,6 +284,13 @@ const setting_t settings_table[S_COUNT] = {
     [S_PATNET] = {"patnet", "patnet", SET_STR, 0, 0, NULL, "F",
                   "search with this pattern net (gomoku model distill) instead of the model's net",
                   BY_SELFPLAY},
+    [S_OPPONENT] = {"opponent", "opponent", SET_STR, 0, 0, NULL, "F",
+                    "league games (--opponent-frac): the other side's pattern net, an earlier "
+                    "generation say", BY_SELFPLAY},
+    [S_OPPONENT_FRAC] = {"opponent_frac", "opponent-frac", SET_DOUBLE, 0, 1, "0", "F",
+                         "fraction of games with one side, black or white at even odds, played "
+                         "by --opponent at the same playouts (no strong side then); its plies "
+                         "train the value alone; 0: none", BY_SELFPLAY},
     [S_RANDOM_NET] = {"random_net", "random-net", SET_FLAG, 0, 0, NULL, "",
                       "a freshly initialised net of --blocks x --channels instead of --model",
                       BY_SELFPLAY},

@@ -195,6 +195,15 @@ START_TEST(test_program_errors)
     expect_gomoku(1, "forced playouts and the Gumbel root exclude each other",
                   "selfplay --random-net --blocks 1 --channels 8 --size 9 --games 1 --gumbel 8 "
                   "--forced-k 1 --device cpu --out %s/g", dir);
+    expect_gomoku(2, "--opponent-frac must be in 0..1, got 2",
+                  "selfplay --random-net --games 1 --opponent-frac 2");
+    expect_gomoku(1, "self-play options: an opponent fraction needs an opponent pattern net "
+                     "(--opponent F)",
+                  "selfplay --random-net --blocks 1 --channels 8 --size 9 --games 1 "
+                  "--opponent-frac 0.5 --device cpu --out %s/g", dir);
+    expect_gomoku(1, "--opponent: ",
+                  "selfplay --random-net --blocks 1 --channels 8 --size 9 --games 1 "
+                  "--opponent %s/none.gzp --opponent-frac 0.5 --device cpu --out %s/g", dir, dir);
     /* what the workers would refuse, a run refuses before it saves anything */
     expect_gomoku(1, "self-play options: a strong side needs strong visits of at least the full "
                      "search's visits",

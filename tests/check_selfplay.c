@@ -507,6 +507,21 @@ static int strong_games(void *user, const game_record_t *rec)
     return 0;
 }
 
+/* A game per colour side (strong_games, opponent_games) and its wins, as
+ * the stats count them, against what the records showed: all `total`
+ * games had one, and both colours came up. */
+static void expect_sides(const uint64_t games[2], const uint64_t wins[2], const int known[2],
+                         const int won[2], int total)
+{
+    ck_assert_uint_eq(games[0] + games[1], (uint64_t)total);
+    ck_assert_int_eq(known[0] + known[1], total);
+    ck_assert_uint_eq(games[0], (uint64_t)known[0]);
+    ck_assert_uint_eq(wins[0], (uint64_t)won[0]);
+    ck_assert_uint_eq(wins[1], (uint64_t)won[1]);
+    ck_assert_int_gt(known[0], 0);
+    ck_assert_int_gt(known[1], 0);
+}
+
 START_TEST(test_strong_side)
 {
     nn_model_t *m = tiny_model(7);
@@ -522,14 +537,8 @@ START_TEST(test_strong_side)
     play_games(&o, m, 16, strong_games, &g, &st);
     /* every game has one, black's or white's; its searches get its playouts
      * and the other side's never more than its own (no tree is kept) */
-    ck_assert_uint_eq(st.strong_games[0] + st.strong_games[1], 16);
+    expect_sides(st.strong_games, st.strong_wins, g.known, g.won, 16);
     ck_assert_int_le(g.weak_max, 8);
-    ck_assert_int_eq(g.known[0] + g.known[1], 16);
-    ck_assert_uint_eq(st.strong_games[0], (uint64_t)g.known[0]);
-    ck_assert_uint_eq(st.strong_wins[0], (uint64_t)g.won[0]);
-    ck_assert_uint_eq(st.strong_wins[1], (uint64_t)g.won[1]);
-    ck_assert_int_gt(g.known[0], 0);
-    ck_assert_int_gt(g.known[1], 0);
 
     /* off, the strong visits change nothing: the same records for a seed */
     strong_sums_t off[2] = {{0}};
@@ -549,6 +558,128 @@ START_TEST(test_strong_side)
     ck_assert_int_eq(selfplay_check_opts(&o, err, sizeof err), -1);
     ck_assert_ptr_nonnull(strstr(err, "strong visits"));
     nn_model_free(m);
+}
+END_TEST
+
+/* League games (opponent_frac): per game, which colour's plies carry no
+ * policy target (the opponent's), and whether each ply's root value is
+ * the value of the net that should have searched it (one playout: the
+ * root's own value). */
+typedef struct league_sums {
+    const patnet_t *own, *opp;   /* opp NULL: games without a league, hashed alone */
+    int games, side[2], won[2];  /* games with the opponent as black, white; its wins */
+    int plies, own_value, opp_value;
+    uint64_t hash;
+} league_sums_t;
+
+static int league_games(void *user, const game_record_t *rec)
+{
+    league_sums_t *g = user;
+    int full[2] = {0, 0}, plies[2] = {0, 0};
+    board_t b;
+    board_init(&b, rec->size, (rule_t)rec->rule);
+    for (uint32_t i = 0; i < rec->nplies; i++) {
+        const record_ply_t *p = &rec->plies[i];
+        g->hash = (g->hash ^ (uint64_t)(p->move + 1)) * 1099511628211ull;
+        full[i % 2] += p->full;
+        plies[i % 2]++;
+        if (!g->opp)   /* no league: the moves alone */
+            continue;
+        const board_t *one = &b;
+        static float row[BOARD_CELLS];
+        float vo, vp;
+        patnet_eval((void *)g->own, &one, 1, row, &vo);
+        patnet_eval((void *)g->opp, &one, 1, row, &vp);
+        /* the value of the side that searched: own's plies are full */
+        float want = p->full ? vo : vp;
+        g->plies++;
+        if (fabsf(p->root_value - want) < 1e-4f) {
+            if (p->full)
+                g->own_value++;
+            else
+                g->opp_value++;
+        }
+        ck_assert_int_eq(board_play(&b, p->move), MOVE_OK);
+    }
+    g->games++;
+    if (!g->opp)
+        return 0;
+    /* the opponent's colour has no full ply, the other only full ones */
+    int opp = full[0] == 0 ? 0 : 1;
+    ck_assert_int_eq(full[opp], 0);
+    ck_assert_int_eq(full[1 - opp], plies[1 - opp]);
+    g->side[opp]++;
+    g->won[opp] += rec->result == (opp == 0 ? RESULT_BLACK : RESULT_WHITE);
+    return 0;
+}
+
+START_TEST(test_league_games)
+{
+    char dir[256], own[600], opp[600], err[512];
+    make_tmppath(dir, sizeof dir, own, sizeof own, "own.gzp");
+    snprintf(opp, sizeof opp, "%s/opp.gzp", dir);
+    patnet_t *po = patnet_create(RULE_FREESTYLE, 5), *pp = patnet_create(RULE_FREESTYLE, 6);
+    ck_assert_int_eq(patnet_save(po, own, err, sizeof err), 0);
+    ck_assert_int_eq(patnet_save(pp, opp, err, sizeof err), 0);
+    nn_model_t *m = tiny_model(7);
+    selfplay_opts_t o;
+    small_opts(&o, 7, 4, 1);
+    o.cheap_visits = 0;        /* every search full: the own side's plies all train the policy */
+    o.resign_threshold = 0.0;
+    o.search.vcf_root_nodes = 0;   /* one playout's root value is the net's own */
+    o.vct_root_nodes = 0;
+    o.patnet = own;
+    o.opponent = opp;
+    o.opponent_frac = 1.0;
+    o.seed = 23;
+    league_sums_t g = {.own = po, .opp = pp};
+    selfplay_stats_t st;
+    play_games(&o, m, 16, league_games, &g, &st);
+    ck_assert_int_eq(g.games, 16);
+    expect_sides(st.opponent_games, st.opponent_wins, g.side, g.won, 16);
+    ck_assert_uint_eq(st.strong_games[0] + st.strong_games[1], 0);
+    printf("league games: %d plies, %d own values, %d opponent values\n", g.plies, g.own_value,
+           g.opp_value);
+    ck_assert_int_ge(10 * (g.own_value + g.opp_value), 9 * g.plies);
+    ck_assert_int_gt(g.opp_value, g.plies / 3);
+
+    /* at fraction 0 the opponent is not read and changes nothing: the
+     * same records for a seed as without one */
+    league_sums_t off[2] = {{0}};
+    o.opponent_frac = 0.0;
+    char none[700];
+    snprintf(none, sizeof none, "%s/none.gzp", dir);
+    for (int run = 0; run < 2; run++) {
+        o.opponent = run ? none : NULL;
+        play_games(&o, m, 6, league_games, &off[run], &st);
+        ck_assert_uint_eq(st.opponent_games[0] + st.opponent_games[1], 0);
+    }
+    ck_assert_uint_eq(off[0].hash, off[1].hash);
+
+    /* bad settings, an opponent that cannot be read, or one for another rule */
+    char note[256];
+    o.opponent_frac = 0.5;
+    o.opponent = NULL;
+    ck_assert_int_eq(selfplay_check_opts(&o, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "needs an opponent pattern net"), "%s", err);
+    o.opponent_frac = 1.5;
+    ck_assert_int_eq(selfplay_check_opts(&o, err, sizeof err), -1);
+    ck_assert_msg(strstr(err, "opponent fraction outside 0..1"), "%s", err);
+    o.opponent_frac = 0.5;
+    o.opponent = none;
+    o.device = "cpu";
+    ck_assert(selfplay_create(&o, m, 3, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "--opponent: ") && strstr(err, "none.gzp"), "%s", err);
+    patnet_t *pr = patnet_create(RULE_RENJU, 7);
+    ck_assert_int_eq(patnet_save(pr, none, err, sizeof err), 0);
+    ck_assert(selfplay_create(&o, m, 3, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "is a pattern net for renju, but the games are freestyle"), "%s",
+                  err);
+    patnet_free(pr);
+    patnet_free(po);
+    patnet_free(pp);
+    nn_model_free(m);
+    remove_tree(dir);
 }
 END_TEST
 
@@ -1251,7 +1382,8 @@ int main(void)
 {
     Suite *s = suite_create("selfplay");
     ADD_CASE(s, "games", 60, test_twenty_games_every_rule, test_playout_cap_flags,
-             test_forced_playouts_targets, test_gumbel_targets, test_strong_side, test_balanced_openings,
+             test_forced_playouts_targets, test_gumbel_targets, test_strong_side, test_league_games,
+             test_balanced_openings,
              test_threat_budgets,
              test_resign_bookkeeping, test_bad_model_size);
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,

@@ -369,9 +369,19 @@ def patnet_loop():
         os.makedirs(g2)
         with open(os.path.join(g2, "selfplay-1-0000.gzr.tmp"), "w") as f:
             f.write("half a shard")
-        r = loop(run, "--model", m, "--generations", "1")
+        # (with league games: each worker's against an earlier generation)
+        r = loop(run, "--model", m, "--generations", "1", "--workers", "2", "--league-frac", "1")
         if r.returncode != 0 or "goes on" in r.stderr:
             fail("patnet-loop resumed: exit %d, %r" % (r.returncode, r.stderr))
+        met = re.findall(r"generation 2, worker (\d): league games against generation (\d+)",
+                         r.stderr)
+        if sorted(w for w, _ in met) != ["0", "1"] or any(int(k) > 1 for _, k in met):
+            fail("patnet-loop --league-frac: %r" % r.stderr)
+        for w in range(2):
+            with open(os.path.join(run, "selfplay-%d.json" % w)) as f:
+                sp = json.loads(f.read().strip().splitlines()[-1])
+            if sp["opponent_black"] + sp["opponent_white"] != sp["games"]:
+                fail("patnet-loop: --league-frac 1 played %r" % sp)
         if [row[0] for row in rows(run)] != ["1", "2", "3"]:
             fail("patnet-loop resumed: log.csv %r" % rows(run))
         if any(f.endswith(".tmp") for f in os.listdir(g2)):
@@ -404,6 +414,7 @@ def patnet_loop():
             (["--model", m, "--lr", "x"], "a number, got 'x'"),
             (["--model", m, "--open-frac", "-1"], "a number, got '-1'"),
             (["--model", m, "--strong-frac", "1.5"], "--strong-frac 1.5 is more than 1"),
+            (["--model", m, "--league-frac", "1.5"], "--league-frac 1.5 is more than 1"),
             (["--model", m, "--full-frac", "x"], "a number, got 'x'"),
             (["--model", m, "--strong-visits", "4"], "--strong-visits 4 is less than --visits 8"),
             (["--model", m, "--strong-visits", "0"], "a positive integer, got '0'"),
