@@ -533,9 +533,8 @@ int selfplay_step(selfplay_t *sp, selfplay_game_fn on_game, void *user, char *er
             sp->opp_targets[i] = g->target;
     }
     int total = searcher_step(sp->search, sp->targets);
-    if (sp->opp) {
+    if (sp->opp)
         total += searcher_step(sp->opp, sp->opp_targets);
-    }
     if (total > 0) {
         sp->st.evals += (uint64_t)total;
         sp->st.batches++;
