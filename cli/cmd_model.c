@@ -313,8 +313,10 @@ static const cmd_help_t help_distill = {
     "move from each, valued by F (its policy and value are the targets); then\n"
     "--epochs passes of Adam over them in minibatches of 64, each shared by\n"
     "--threads threads (at most 16; the result is the same for the same count).\n"
-    "Prints the training and held-out losses after each pass and writes P\n"
-    "(atomically) after each. --targets records trains on the games' own targets;\n"
+    "Prints the training and held-out losses after each pass (the policy's over\n"
+    "the positions with a policy target: a record's cheap plies and a league\n"
+    "opponent's train the value alone) and writes P (atomically) after each.\n"
+    "--targets records trains on the games' own targets;\n"
     "--targets search on fresh ones (reanalysis): each game position searched anew\n"
     "by the pattern net --init with --search-visits playouts, its visits the policy\n"
     "target and its root value, mixed with the game's result, the value target."};
@@ -326,6 +328,7 @@ typedef struct dpos {
     uint8_t cells[BOARD_CELLS];
     uint8_t to_move;
     uint8_t held_out;
+    uint8_t has_policy;          /* a policy target (a record's cheap ply has none: value only) */
     float value;                 /* teacher's, side to move */
     uint16_t policy[BOARD_CELLS]; /* teacher's prior x 65535 */
 } dpos_t;
@@ -381,6 +384,7 @@ static int dset_flush(dset_t *d)
         memcpy(o->cells, d->pend[i].cells, sizeof o->cells);
         o->to_move = d->pend[i].to_move;
         o->held_out = d->pend_hold[i];
+        o->has_policy = 1;
         o->value = value[i];
         const float *row = d->policy + (size_t)i * BOARD_CELLS;
         for (int p = 0; p < BOARD_CELLS; p++) {
@@ -426,6 +430,7 @@ static int dset_push_record(dset_t *d, const board_t *b, const game_record_t *g,
         const record_visit_t *v = &g->visits[pl->visit_off + k];
         o->policy[v->move] = (uint16_t)lrintf(65535.0f * v->count / total);
     }
+    o->has_policy = total > 0;
     return 0;
 }
 
@@ -470,11 +475,12 @@ static void dpos_policy(const dpos_t *p, float *out)
 static void dset_floor(const dset_t *d, double *entropy, double *variance)
 {
     double h = 0, s = 0, s2 = 0;
-    size_t n = 0;
+    size_t n = 0, np = 0;
     for (size_t i = 0; i < d->n; i++) {
         const dpos_t *p = &d->pos[i];
         if (!p->held_out)
             continue;
+        np += p->has_policy;
         for (int k = 0; k < BOARD_CELLS; k++)
             if (p->policy[k]) {
                 double t = p->policy[k] / 65535.0;
@@ -484,7 +490,7 @@ static void dset_floor(const dset_t *d, double *entropy, double *variance)
         s2 += (double)p->value * p->value;
         n++;
     }
-    *entropy = n ? h / n : 0;
+    *entropy = np ? h / np : 0;
     *variance = n ? s2 / n - (s / n) * (s / n) : 0;
 }
 
@@ -499,6 +505,7 @@ typedef struct dshare {
     size_t n;
     int k, T;
     double lp, lv;
+    size_t np;      /* of its positions, those with a policy target (lp is theirs) */
 } dshare_t;
 
 static void *dshare_main(void *arg)
@@ -510,6 +517,7 @@ static void *dshare_main(void *arg)
         board_t b;
         dpos_board(s->d, p, &b);
         dpos_policy(p, pol);
+        s->np += p->has_policy;
         if (s->tr)
             patnet_trainer_add(s->tr, &b, pol, p->value, &s->lp, &s->lv);
         else
@@ -549,18 +557,21 @@ static void dshare_run(dshare_t *sh, int T, const size_t *idx, size_t n)
 }
 
 /* Held-out losses of pn over the n positions held (of d), on T threads:
- * policy cross-entropy and squared value error, summed. */
+ * policy cross-entropy and squared value error, summed; *np, the positions
+ * with a policy target (the only ones lp sums over). */
 static void dset_heldout(const dset_t *d, const patnet_t *pn, const size_t *held, size_t n,
-                         int T, double *lp, double *lv)
+                         int T, double *lp, double *lv, size_t *np)
 {
     dshare_t sh[DISTILL_TRAIN_THREADS];
     for (int t = 0; t < T; t++)
         sh[t] = (dshare_t){.d = d, .pn = pn, .k = t, .T = T};
     dshare_run(sh, T, held, n);
     *lp = *lv = 0;
+    *np = 0;
     for (int t = 0; t < T; t++) {
         *lp += sh[t].lp;
         *lv += sh[t].lv;
+        *np += sh[t].np;
     }
 }
 
@@ -622,6 +633,7 @@ static void *reanalyse_main(void *arg)
         memset(p->policy, 0, sizeof p->policy);
         for (int j = 0; j < n && total > 0; j++)
             p->policy[vis[j].move] = (uint16_t)lrintf(65535.0f * vis[j].count / total);
+        p->has_policy = total > 0;
         float v = isfinite(res.value) ? res.value : 0.0f;
         p->value = (1.0f - r->value_mix) * p->value + r->value_mix * v;
         size_t all = __atomic_add_fetch(r->done, 1, __ATOMIC_RELAXED);
@@ -822,8 +834,10 @@ static int model_distill(int argc, char **argv)
             order[i - 1] = order[j];
             order[j] = t;
         }
-        for (int t = 0; t < T; t++)
+        for (int t = 0; t < T; t++) {
             sh[t].lp = sh[t].lv = 0;
+            sh[t].np = 0;
+        }
         t0 = util_now_ms();
         for (size_t lo = 0; lo < ntrain; lo += 64) {
             dshare_run(sh, T, order + lo, ntrain - lo < 64 ? ntrain - lo : 64);
@@ -834,16 +848,20 @@ static int model_distill(int argc, char **argv)
             step++;
         }
         double lp = 0, lv = 0;
+        size_t np = 0, hnp;
         for (int t = 0; t < T; t++) {
             lp += sh[t].lp;
             lv += sh[t].lv;
+            np += sh[t].np;
         }
         double rate = ntrain / ((util_now_ms() - t0) / 1000);
         double hp, hv;
-        dset_heldout(&d, pn, held, nheld, T, &hp, &hv);
-        printf("epoch %d: train policy %.4f value %.4f; held out policy %.4f value %.4f (%zu); "
-               "%.0f positions/s\n", e + 1, lp / ntrain, lv / ntrain, nheld ? hp / nheld : 0,
-               nheld ? hv / nheld : 0, nheld, rate);
+        dset_heldout(&d, pn, held, nheld, T, &hp, &hv, &hnp);
+        /* the policy's loss over the positions that have a policy target, the
+         * value's over all */
+        printf("epoch %d: train policy %.4f value %.4f; held out policy %.4f value %.4f (%zu, "
+               "%zu with a policy target); %.0f positions/s\n", e + 1, np ? lp / np : 0,
+               lv / ntrain, hnp ? hp / hnp : 0, nheld ? hv / nheld : 0, nheld, hnp, rate);
         fflush(stdout);
         if (patnet_save(pn, out, err, sizeof err) != 0)
             goto out_fail;

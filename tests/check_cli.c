@@ -748,6 +748,18 @@ static long distill_steps(const char *out)
     return n;
 }
 
+/* The held-out positions of distill's last epoch line and, of them, those
+ * with a policy target ("(N, M with a policy target)"); false when absent. */
+static bool distill_held(const char *out, long *n, long *with_policy)
+{
+    const char *e = NULL;
+    for (const char *p = out; (p = strstr(p, "\nepoch ")); p++)
+        e = p;
+    const char *h = e ? strstr(e, "held out policy ") : NULL;
+    h = h ? strstr(h, " (") : NULL;
+    return h && sscanf(h, " (%ld, %ld with a policy target)", n, with_policy) == 2;
+}
+
 /* gomoku pbrain with the pattern net PATH (and pbrain's options EXTRA)
  * opens a 9x9 game with a move on the board (the search ends at 100 ms,
  * its move comes before stdin's end ends the brain). */
@@ -797,12 +809,30 @@ START_TEST(test_model_distill)
     snprintf(path, sizeof path, "%s/p.gzp", dir);
     brain_plays(path);
     /* the games' own targets, and training on from the net written */
-    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --targets records --out "
-             "%s/r.gzp --epochs 1", dir, dir, dir);
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --targets records --holdout 0.5 "
+             "--out %s/r.gzp --epochs 1", dir, dir, dir);
     ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
     ck_assert_msg(strstr(out, "\nepoch 1: train ") && distill_steps(out) > 0, "%s", out);
     snprintf(cmd, sizeof cmd, "%s/r.gzp", dir);
     brain_plays(cmd);
+    long held, with_policy;
+    ck_assert_msg(distill_held(out, &held, &with_policy) && held > 0 && with_policy == held,
+                  "every ply of these games is a full search's: %s", out);
+    /* cheap plies train the value alone: the policy's losses are over the
+     * full plies (the others would add nothing to the sum but count) */
+    expect_gomoku(0, NULL, "selfplay --random-net --blocks 1 --channels 8 --size 9 --games 6 "
+                  "--parallel 6 --visits 16 --cheap-visits 4 --full-frac 0.5 --device cpu "
+                  "--out %s/gc > /dev/null", dir);
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/gc/*.gzr --targets records --holdout 0.5 "
+             "--out %s/c.gzp --epochs 1", dir, dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    double floor_h, loss_h;
+    const char *fl = strstr(out, "the teacher's policy entropy ");
+    const char *hl = strstr(out, "held out policy ");
+    ck_assert_msg(distill_held(out, &held, &with_policy) && with_policy > 0 &&
+                  with_policy < held && fl && sscanf(fl, "the teacher's policy entropy %lf",
+                  &floor_h) == 1 && hl && sscanf(hl, "held out policy %lf", &loss_h) == 1 &&
+                  loss_h >= floor_h, "%s", out);
     snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --init %s/p.gzp --out %s/i.gzp "
              "--epochs 1", dir, dir, dir, dir);
     ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
