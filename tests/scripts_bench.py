@@ -345,6 +345,8 @@ def patnet_loop():
                 sp = json.loads(f.read().strip().splitlines()[-1])
             if sp["strong_black"] + sp["strong_white"] != sp["games"]:
                 fail("patnet-loop: --strong-frac 1 played %r" % sp)
+            if sp["vct_checks"] == 0:
+                fail("patnet-loop: no root VCT at the default budget %r" % sp)
             if sp["cheap_visits"] != 8 or sp["full_frac"] != 0.5:
                 fail("patnet-loop: --cheap-visits 8 --full-frac 0.5 played %r" % sp)
         log = rows(run)
@@ -370,7 +372,9 @@ def patnet_loop():
         with open(os.path.join(g2, "selfplay-1-0000.gzr.tmp"), "w") as f:
             f.write("half a shard")
         # (with league games: each worker's against an earlier generation)
-        r = loop(run, "--model", m, "--generations", "1", "--workers", "2", "--league-frac", "1")
+        # and no root VCT in self-play: --vct-root-nodes reaches the workers)
+        r = loop(run, "--model", m, "--generations", "1", "--workers", "2", "--league-frac", "1",
+                 "--vct-root-nodes", "0")
         if r.returncode != 0 or "goes on" in r.stderr:
             fail("patnet-loop resumed: exit %d, %r" % (r.returncode, r.stderr))
         met = re.findall(r"generation 2, worker (\d): league games against generation (\d+)",
@@ -382,6 +386,8 @@ def patnet_loop():
                 sp = json.loads(f.read().strip().splitlines()[-1])
             if sp["opponent_black"] + sp["opponent_white"] != sp["games"]:
                 fail("patnet-loop: --league-frac 1 played %r" % sp)
+            if sp["vct_checks"] != 0:
+                fail("patnet-loop: --vct-root-nodes 0 played %r" % sp)
         if [row[0] for row in rows(run)] != ["1", "2", "3"]:
             fail("patnet-loop resumed: log.csv %r" % rows(run))
         if any(f.endswith(".tmp") for f in os.listdir(g2)):
@@ -419,6 +425,7 @@ def patnet_loop():
             (["--model", m, "--strong-visits", "4"], "--strong-visits 4 is less than --visits 8"),
             (["--model", m, "--strong-visits", "0"], "a positive integer, got '0'"),
             (["--model", m, "--cheap-visits", "-1"], "a whole number, got '-1'"),
+            (["--model", m, "--vct-root-nodes", "2k"], "a whole number, got '2k'"),
             (["--model", m, "--cheap-visits", "9"], "--cheap-visits 9 is more than --visits 8"),
             (["--model", m, "--generations", "1", "--hours", "1"], "not both"),
             (["--model", m, "--frobnicate", "1"], "unknown option --frobnicate"),
