@@ -396,9 +396,13 @@ def patnet_loop():
         # --init starts another run from a given net
         run2 = os.path.join(d, "run2")
         r = loop(run2, "--model", m, "--init", os.path.join(run, "gen-0003.gzp"),
-                 "--generations", "1")
+                 "--generations", "1", "--epochs", "2")
         if r.returncode != 0 or not os.path.exists(os.path.join(run2, "gen-0001.gzp")):
             fail("patnet-loop --init: exit %d, %r" % (r.returncode, r.stderr))
+        with open(os.path.join(run2, "distill.log")) as f:   # --epochs passes a generation
+            passes = re.findall(r"^epoch (\d+): ", f.read(), re.M)
+        if passes != ["1", "2"]:
+            fail("patnet-loop --epochs 2 trained %r" % passes)
         r = subprocess.run([PATNET_LOOP, "--help"], capture_output=True, text=True)
         if r.returncode != 0 or "--open-frac F" not in r.stdout or "set -euo" in r.stdout:
             fail("patnet-loop --help: exit %d, %r" % (r.returncode, r.stdout))
@@ -418,6 +422,7 @@ def patnet_loop():
             (["--model", m, "--games", "0"], "a positive integer, got '0'"),
             (["--model", m, "--workers", "5"], "--workers 5 is more than --games 4"),
             (["--model", m, "--lr", "x"], "a number, got 'x'"),
+            (["--model", m, "--epochs", "0"], "a positive integer, got '0'"),
             (["--model", m, "--open-frac", "-1"], "a number, got '-1'"),
             (["--model", m, "--strong-frac", "1.5"], "--strong-frac 1.5 is more than 1"),
             (["--model", m, "--league-frac", "1.5"], "--league-frac 1.5 is more than 1"),
