@@ -316,10 +316,10 @@ static const cmd_help_t help_distill = {
     "Prints the training and held-out losses after each pass (the policy's over\n"
     "the positions with a policy target: a record's cheap plies and a league\n"
     "opponent's train the value alone) and writes P (atomically) after each.\n"
-    "--targets records trains on the games' own targets;\n"
-    "--targets search on fresh ones (reanalysis): each game position searched anew\n"
-    "by the pattern net --init with --search-visits playouts, its visits the policy\n"
-    "target and its root value, mixed with the game's result, the value target."};
+    "--targets records trains on the games' own targets; --targets search on fresh\n"
+    "ones (reanalysis): each game position searched anew by the pattern net --init\n"
+    "with --search-visits playouts, its visits the policy target and its root\n"
+    "value, mixed with the game's result, the value target."};
 
 #define DISTILL_TRAIN_THREADS 16  /* the training's: a minibatch of 64 shared by more gains little */
 
