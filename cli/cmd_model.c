@@ -407,7 +407,7 @@ static int dset_push(dset_t *d, const board_t *b, bool held_out)
  * normalised visits of a full search (none otherwise: the value alone
  * trains) and the result for the side to move mixed with the root value. */
 static int dset_push_record(dset_t *d, const board_t *b, const game_record_t *g, uint32_t i,
-                            float value_mix, bool held_out)
+                            float value_mix, bool won_move, bool held_out)
 {
     if (dset_grow(d, 1) != 0)
         return -1;
@@ -423,6 +423,13 @@ static int dset_push_record(dset_t *d, const board_t *b, const game_record_t *g,
                                                                                      : -1.0f;
     o->value = (1.0f - value_mix) * z + value_mix * pl->root_value;
     memset(o->policy, 0, sizeof o->policy);
+    /* a proven win (the search's value is exactly +1 only there): the move
+     * played, which wins */
+    if (won_move && pl->full && pl->root_value == 1.0f) {
+        o->policy[pl->move] = 65535;
+        o->has_policy = 1;
+        return 0;
+    }
     uint32_t total = 0;
     for (uint32_t k = 0; pl->full && k < pl->nvisits; k++)
         total += g->visits[pl->visit_off + k].count;
@@ -666,7 +673,7 @@ static int reanalyse(dset_t *d, const char *patnet, uint32_t visits, float value
 
 static int model_distill(int argc, char **argv)
 {
-    const char *out = NULL, *init = NULL, *targets = NULL;
+    const char *out = NULL, *init = NULL, *targets = NULL, *won = NULL;
     int epochs, children, threads, search_visits;
     double lr, holdout, value_mix;
     uint64_t seed;
@@ -678,7 +685,7 @@ static int model_distill(int argc, char **argv)
         ARG(S_DISTILL_LR, &lr), ARG(S_DISTILL_INIT, &init), ARG(S_DISTILL_THREADS, &threads),
         ARG(S_DISTILL_HOLDOUT, &holdout), ARG(S_DISTILL_TARGETS, &targets),
         ARG(S_DISTILL_VALUE_MIX, &value_mix), ARG(S_DISTILL_SEARCH_VISITS, &search_visits),
-        ARG(S_SEED, &seed),
+        ARG(S_DISTILL_WON, &won), ARG(S_SEED, &seed),
         ARG_FLAGS(S_MODEL_OUT, &out, ARG_REQUIRED), ARG(S_FORCE, &force),
     };
     int rc = args_parse(&help_distill, specs, ARGS_COUNT(specs), argc, argv, pos, 256, &npos);
@@ -700,6 +707,7 @@ static int model_distill(int argc, char **argv)
     size_t *order = NULL;
     bool from_search = strcmp(targets, "search") == 0;
     bool from_records = from_search || strcmp(targets, "records") == 0;
+    bool won_move = strcmp(won, "move") == 0;
     nn_net_t *net = NULL;
     if (!pn) {
         if (!init)
@@ -753,7 +761,7 @@ static int model_distill(int argc, char **argv)
                 if (from_records) {
                     /* search targets: the result alone here, the root value added later */
                     float mix = from_search ? 0.0f : (float)value_mix;
-                    if (dset_push_record(&d, &b, &g, i, mix, held) != 0)
+                    if (dset_push_record(&d, &b, &g, i, mix, won_move, held) != 0)
                         goto out_oom;
                     if (board_play(&b, g.plies[i].move) != MOVE_OK)
                         break;

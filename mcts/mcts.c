@@ -1716,6 +1716,18 @@ static int best_edge(const mcts_t *t, const node_t *nd);
 int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max)
 {
     const node_t *r = CN(t, t->root);
+    /* a root proven won: the winning move alone. Its visits say nothing of
+     * the win: a root the threat search proves before any playout has
+     * none, or only those a reused tree left, often on other moves. */
+    if (r->state == NS_TERMINAL && r->exact == 1) {
+        int b = best_edge(t, r);
+        if (b < 0 || max < 1)
+            return 0;
+        uint32_t n = r->n > 1 ? r->n : 1;
+        out[0].move = CE(t, r->edge + (uint32_t)b)->move;
+        out[0].count = (uint16_t)(n > 65535 ? 65535 : n);
+        return 1;
+    }
     /* a root the search proved lost after visiting its moves holds forced
      * visits too */
     if (t->p.gumbel_m > 0 && r->state == NS_EXPANDED)

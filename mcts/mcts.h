@@ -351,7 +351,9 @@ int mcts_root_visits(const mcts_t *t, record_visit_t *out, int max);
  * as its PUCT value stays below the best child's; a child left with 1
  * visit or fewer is dropped. With the Gumbel root (gumbel_m > 0) and an
  * expanded root: its policy target (see gumbel_m) as counts, the largest
- * 65535, zeros left out. Otherwise exactly mcts_root_visits. */
+ * 65535, zeros left out. A root proven won: its winning move (the one
+ * mcts_pick_move plays) alone, with the root's visits (at least 1) as its
+ * count. Otherwise exactly mcts_root_visits. */
 int mcts_root_policy_visits(const mcts_t *t, record_visit_t *out, int max);
 /* Root child statistics for analysis, in edge order: move, visits, Q (root
  * side's view; a proven value when the move has no visits), prior, and

@@ -615,6 +615,12 @@ const setting_t settings_table[S_COUNT] = {
     [S_DISTILL_SEARCH_VISITS] = {"distill_search_visits", "search-visits", SET_INT, 1, 1000000,
                                  "1024", "V", "with --targets search: the playouts of each "
                                  "position's search", BY_MODEL},
+    [S_DISTILL_WON] = {"distill_won", "won", SET_CHOICE, 0, 0, "move", "W",
+                       "with --targets records, a full ply whose root value is +1 (a win "
+                       "the search proved): move: the move played is its policy target; "
+                       "visits: its recorded visits (records from before 2026-12-07 hold "
+                       "none there, or a reused tree's, often on other moves)", BY_MODEL,
+                       0, 0, "move|visits"},
 };
 
 const setting_t *settings_find(const char *key)

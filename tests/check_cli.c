@@ -760,6 +760,36 @@ static bool distill_held(const char *out, long *n, long *with_policy)
     return h && sscanf(h, " (%ld, %ld with a policy target)", n, with_policy) == 2;
 }
 
+/* A 9x9 game of records written before 2026-12-07, `copies` times into
+ * path: black makes five on row 4 while white answers on row 6; black's
+ * last two moves are proven wins (root value +1) whose visits were a reused
+ * tree's (on a point far from the win) and none at all. */
+static void write_old_won_games(const char *path, int copies)
+{
+    static const int xs[9] = {2, 2, 3, 3, 4, 4, 5, 5, 6};
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    game_record_t g;
+    record_init(&g);
+    char err[256];
+    for (int c = 0; c < copies; c++) {
+        record_clear(&g, RULE_FREESTYLE, 9, 1);
+        for (int i = 0; i < 9; i++) {
+            int move = (i % 2 ? 6 : 4) * 9 + xs[i];
+            record_visit_t v = {.move = (int16_t)move, .count = 10};
+            float value = i == 6 || i == 8 ? 1.0f : i == 7 ? -1.0f : 0.0f;
+            if (i == 6)
+                v.move = 0;   /* the reused tree's visits, on the corner */
+            ck_assert_int_eq(record_add_ply(&g, move, 1, value, &v, i == 8 ? 0 : 1), 0);
+        }
+        g.result = RESULT_BLACK;
+        ck_assert_msg(record_validate(&g, err, sizeof err) == 0, "%s", err);
+        ck_assert_msg(record_write(f, &g, err, sizeof err) == 0, "%s", err);
+    }
+    record_free(&g);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
 /* gomoku pbrain with the pattern net PATH (and pbrain's options EXTRA)
  * opens a 9x9 game with a move on the board (the search ends at 100 ms,
  * its move comes before stdin's end ends the brain). */
@@ -833,6 +863,26 @@ START_TEST(test_model_distill)
                   with_policy < held && fl && sscanf(fl, "the teacher's policy entropy %lf",
                   &floor_h) == 1 && hl && sscanf(hl, "held out policy %lf", &loss_h) == 1 &&
                   loss_h >= floor_h, "%s", out);
+    /* a proven win's policy target is the move played (--won move, the
+     * default): old records' plies with no visits there get one; with
+     * --won visits they train the value alone */
+    snprintf(path, sizeof path, "%s/old.gzr", dir);
+    write_old_won_games(path, 20);
+    long held_v, with_v;
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s --targets records --holdout 0.5 "
+             "--out %s/w.gzp --epochs 1 --force", dir, path, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(distill_held(out, &held, &with_policy) && held > 0 && with_policy == held,
+                  "%s", out);
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s --targets records --holdout 0.5 "
+             "--won visits --out %s/w.gzp --epochs 1 --force", dir, path, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(distill_held(out, &held_v, &with_v) && held_v == held &&
+                  with_v == held - held / 9, "one ply in 9 without a target: %s", out);
+    expect_gomoku(2, "--won must be move or visits, got 'x'",
+                  "model distill %s/m.gzm %s --targets records --won x --out %s/x.gzp", dir, path,
+                  dir);
+    snprintf(path, sizeof path, "%s/p.gzp", dir);
     snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/g/*.gzr --init %s/p.gzp --out %s/i.gzp "
              "--epochs 1", dir, dir, dir, dir);
     ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);

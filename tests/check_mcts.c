@@ -363,6 +363,11 @@ START_TEST(test_vcf_root_proven)
     ck_assert_float_eq(mcts_root_value(t), 1.0f);
     ck_assert_int_eq(mcts_pick_move(t, 1.0), board_xy(&b, 8, 5));
     ck_assert_uint_ge(mcts_vcf_wins(t), 1);
+    /* the policy target: the winning move alone, though no playout went there */
+    record_visit_t rv[BOARD_CELLS];
+    ck_assert_int_eq(mcts_root_policy_visits(t, rv, BOARD_CELLS), 1);
+    ck_assert_int_eq(rv[0].move, board_xy(&b, 8, 5));
+    ck_assert_uint_ge(rv[0].count, 1);
     mcts_free(t);
     t = vcf_search(&b, 0, 0, 50, &r);
     ck_assert_int_eq(r.proven, 0);
@@ -388,6 +393,13 @@ START_TEST(test_vcf_reused_root)
     mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
     ck_assert_int_eq(r.proven, 1);
     ck_assert_int_eq(r.best_move, board_xy(&b, 8, 5));
+    /* the reused root's visits lie on other moves too; the policy target
+     * is the winning move alone, with the root's visits */
+    record_visit_t rv[BOARD_CELLS];
+    ck_assert_int_gt(mcts_root_visits(t, rv, BOARD_CELLS), 1);
+    ck_assert_int_eq(mcts_root_policy_visits(t, rv, BOARD_CELLS), 1);
+    ck_assert_int_eq(rv[0].move, board_xy(&b, 8, 5));
+    ck_assert_uint_eq(rv[0].count, mcts_root_n(t) > 65535 ? 65535 : mcts_root_n(t));
     /* playing the winning move keeps the tree usable: black's reply is searched */
     ck_assert(mcts_advance(t, r.best_move));
     mcts_search(t, mcts_eval_uniform, NULL, &lim, &r);
