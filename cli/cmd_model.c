@@ -423,8 +423,8 @@ static int dset_push_record(dset_t *d, const board_t *b, const game_record_t *g,
                                                                                      : -1.0f;
     o->value = (1.0f - value_mix) * z + value_mix * pl->root_value;
     memset(o->policy, 0, sizeof o->policy);
-    /* a proven win (the search's value is exactly +1 only there): the move
-     * played, which wins */
+    /* a proven win (the search reports a proven root as exactly +1; a mean
+     * of playouts reaches +1 only when all of them did): the move played */
     if (won_move && pl->full && pl->root_value == 1.0f) {
         o->policy[pl->move] = 65535;
         o->has_policy = 1;
