@@ -584,7 +584,8 @@ static void dset_heldout(const dset_t *d, const patnet_t *pn, const size_t *held
 
 /* --targets search: a thread's share of the positions (every T-th from
  * k), each searched on a fresh tree by the pattern net with V playouts:
- * the visits become its policy target, and its value target (the game's
+ * the visits become its policy target (a root proven won: its winning
+ * move, mcts_root_policy_visits), and its value target (the game's
  * result for the side to move, as collected) takes the root value's share
  * value_mix. */
 typedef struct reanalyse {
@@ -633,7 +634,7 @@ static void *reanalyse_main(void *arg)
             break;
         }
         dpos_t *p = &d->pos[i];
-        int n = mcts_root_visits(t, vis, BOARD_CELLS);
+        int n = mcts_root_policy_visits(t, vis, BOARD_CELLS);
         uint64_t total = 0;
         for (int j = 0; j < n; j++)
             total += vis[j].count;

@@ -897,6 +897,16 @@ START_TEST(test_model_distill)
                   strstr(out, "\nepoch 1: train ") && distill_steps(out) > steps, "%s", out);
     snprintf(cmd, sizeof cmd, "%s/s.gzp", dir);
     brain_plays(cmd);
+    /* a position the search proves won gets its winning move as the target
+     * (proved before any playout, its root has no visits to give); the one
+     * proven lost at once (white facing black's open four, 1 ply in 9)
+     * trains the value alone */
+    snprintf(cmd, sizeof cmd, "model distill %s/m.gzm %s/old.gzr --targets search "
+             "--search-visits 32 --init %s/p.gzp --holdout 0.5 --out %s/sw.gzp --epochs 1", dir,
+             dir, dir, dir);
+    ck_assert_int_eq(run_gomoku(cmd, NULL, CAPTURE_OUT, out, sizeof out), 0);
+    ck_assert_msg(distill_held(out, &held, &with_policy) && held > 0 &&
+                  with_policy == held - held / 9, "%s", out);
     expect_gomoku(2, "--search-visits", "model distill %s/m.gzm %s/g/*.gzr --targets search "
                   "--search-visits 0 --init %s/p.gzp --out %s/x.gzp", dir, dir, dir, dir);
     expect_gomoku(1, "--targets search needs the pattern net to search with (--init)",
