@@ -18,7 +18,7 @@ int options_search(arg_spec_t *out, search_settings_t *s)
         ARG(S_MINIMAX_MIX, &s->minimax_mix),
         ARG(S_SEARCH_BATCH, &s->batch), ARG(S_SYMMETRY, &s->symmetry),
         ARG(S_ROOT_SYMMETRY, &s->root_symmetry), ARG(S_ROOT_NET, &s->root_net),
-        ARG(S_ROOT_NET_PLIES, &s->root_net_plies),
+        ARG(S_ROOT_NET_PLIES, &s->root_net_plies), ARG(S_ENSEMBLE, &s->ensemble),
     };
     return args_append(out, specs, ARGS_COUNT(specs));
 }

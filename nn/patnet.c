@@ -452,6 +452,61 @@ void patnet_ctx_eval(void *user, const board_t *const *boards, int n, float *pol
                    &value[i]);
 }
 
+struct patnet_ens {
+    int n;
+    patnet_ctx_t *ctx[PATNET_ENSEMBLE_MAX];
+    float row[BOARD_CELLS];   /* one net's priors of one position */
+};
+
+patnet_ens_t *patnet_ens_create(const patnet_t *const *nets, int n)
+{
+    if (n < 1 || n > PATNET_ENSEMBLE_MAX)
+        return NULL;
+    patnet_ens_t *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->n = n;
+    for (int k = 0; k < n; k++) {
+        if (!(e->ctx[k] = patnet_ctx_create(nets[k]))) {
+            patnet_ens_free(e);
+            return NULL;
+        }
+    }
+    return e;
+}
+
+void patnet_ens_free(patnet_ens_t *e)
+{
+    if (!e)
+        return;
+    for (int k = 0; k < e->n; k++)
+        patnet_ctx_free(e->ctx[k]);
+    free(e);
+}
+
+void patnet_ens_eval(void *user, const board_t *const *boards, int n, float *policy,
+                     float *value)
+{
+    patnet_ens_t *e = user;
+    patnet_ctx_eval(e->ctx[0], boards, n, policy, value);
+    if (e->n == 1)
+        return;
+    const float w = 1.0f / (float)e->n;
+    for (int i = 0; i < n; i++) {
+        float *p = policy + (size_t)i * BOARD_CELLS;
+        for (int k = 1; k < e->n; k++) {
+            float v;
+            patnet_ctx_eval(e->ctx[k], &boards[i], 1, e->row, &v);
+            value[i] += v;
+            for (int j = 0; j < BOARD_CELLS; j++)
+                p[j] += e->row[j];
+        }
+        value[i] *= w;
+        for (int j = 0; j < BOARD_CELLS; j++)
+            p[j] *= w;
+    }
+}
+
 static void losses(const fwd_t *f, const float *policy, float value, double *lp, double *lv)
 {
     double ce = 0;

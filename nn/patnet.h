@@ -92,6 +92,19 @@ void patnet_ctx_free(patnet_ctx_t *c);
 void patnet_ctx_eval(void *user, const board_t *const *boards, int n, float *policy,
                      float *value);
 
+/* A thread's evaluator over an ensemble of pattern nets: each position's
+ * priors and value are the mean of the nets' (patnet_ctx_eval's answers, a
+ * context a net). nets[0..n-1], 1 <= n <= PATNET_ENSEMBLE_MAX, must outlive
+ * it and keep their weights; one net answers exactly as its context does.
+ * One thread at a time. NULL on no memory or n out of range. */
+#define PATNET_ENSEMBLE_MAX 4
+typedef struct patnet_ens patnet_ens_t;
+patnet_ens_t *patnet_ens_create(const patnet_t *const *nets, int n);
+void patnet_ens_free(patnet_ens_t *e);
+/* mcts_eval_fn with user = a patnet_ens_t. Allocates nothing. */
+void patnet_ens_eval(void *user, const board_t *const *boards, int n, float *policy,
+                     float *value);
+
 /* Training. A trainer holds the gradients and Adam's moments of one net
  * (the net stays the caller's and must outlive it). */
 typedef struct patnet_trainer patnet_trainer_t;

@@ -174,8 +174,10 @@ player_t *player_model_create(const char *path, rule_t rule, int size, const pla
     so.mcts.seed = o->seed;
     so.patnet = patnet ? path + 7 : NULL;
     searcher_opts_apply(&so, &o->search);
-    if (!patnet)
-        so.root_net = NULL;   /* match: --root-net is for the players with a pattern net */
+    if (!patnet) {   /* match: --root-net and --ensemble are for the players with a pattern net */
+        so.root_net = NULL;
+        so.ensemble = NULL;
+    }
     if (o->cache_bytes)
         so.cache_bytes = o->cache_bytes;
     mp->search = searcher_create(m, &so, note, sizeof note, e, sizeof e);

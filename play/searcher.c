@@ -23,7 +23,9 @@ struct searcher {
     void *user[SEARCHER_MAX_THREADS];
     nn_eval_cache_t *cache;       /* NULL: none */
     patnet_t *patnet;             /* the evaluator instead of a net (o.patnet), owned */
-    patnet_ctx_t *pctx[SEARCHER_MAX_THREADS];   /* a search thread's evaluator over it */
+    patnet_t *ens[PATNET_ENSEMBLE_MAX];   /* patnet, then o.ensemble's nets (owned) */
+    int nens;                     /* of ens: 1 + o.ensemble's, 0 without a pattern net */
+    patnet_ens_t *pctx[SEARCHER_MAX_THREADS];   /* a search thread's evaluator over them */
     int root_plies;               /* the root's stones, set by each search (root_net_plies) */
     struct {                      /* a pattern net's root net's answer for the root */
         bool valid;
@@ -80,6 +82,7 @@ void search_settings_default(search_settings_t *s)
     s->root_symmetry = 0;
     s->root_net = NULL;
     s->root_net_plies = 0;
+    s->ensemble = NULL;
 }
 
 /* The conversions are C's: int to uint32_t, double to float, nonzero to true. */
@@ -115,6 +118,7 @@ void searcher_opts_apply(searcher_opts_t *o, const search_settings_t *s)
     o->root_symmetry = s->root_symmetry;
     o->root_net = s->root_net;
     o->root_net_plies = s->root_net_plies;
+    o->ensemble = s->ensemble;
     search_settings_apply(s, &o->mcts);
 }
 
@@ -143,6 +147,8 @@ static int check_opts(const searcher_opts_t *o, char *err, size_t errlen)
         bad = "root net plies outside 0..2";
     else if (o->root_net_plies > 0 && !o->root_net)
         bad = "root net plies (--root-net-plies) without a root net (--root-net)";
+    else if (o->ensemble && !o->patnet)
+        bad = "an ensemble (--ensemble) goes with a pattern net as the model (patnet:F)";
     if (bad) {
         snprintf(err, errlen, "search options: %s", bad);
         return -1;
@@ -172,7 +178,7 @@ static void drop_trees(searcher_t *s)
     nn_eval_cache_free(s->cache);
     s->cache = NULL;
     for (int i = 0; i < s->nthreads; i++) {
-        patnet_ctx_free(s->pctx[i]);
+        patnet_ens_free(s->pctx[i]);
         s->pctx[i] = NULL;
     }
 }
@@ -188,7 +194,8 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
             goto out_drop;
     }
     for (int i = 0; i < s->nthreads; i++) {
-        if (s->patnet && !(s->pctx[i] = patnet_ctx_create(s->patnet))) {
+        if (s->patnet &&
+            !(s->pctx[i] = patnet_ens_create((const patnet_t *const *)s->ens, s->nens))) {
             snprintf(err, errlen, "out of memory for the pattern net's points");
             goto out_drop;
         }
@@ -203,7 +210,7 @@ static int make_trees(searcher_t *s, size_t tree_bytes, size_t cache_bytes, char
             continue;
         }
         if (!s->net[i] || s->patnet) {   /* with a pattern net, net 0 is the root's */
-            s->fn[i] = s->patnet ? patnet_ctx_eval : mcts_eval_uniform;
+            s->fn[i] = s->patnet ? patnet_ens_eval : mcts_eval_uniform;
             s->user[i] = s->patnet ? (void *)s->pctx[i] : NULL;
             continue;
         }
@@ -283,7 +290,7 @@ static void hybrid_eval(void *user, const board_t *const *boards, int n, float *
         if (k == 0)
             continue;
         if (part)
-            patnet_ctx_eval(s->pctx[h->thread], h->far, k, h->policy, h->value);
+            patnet_ens_eval(s->pctx[h->thread], h->far, k, h->policy, h->value);
         else
             nn_eval_eval(s->ev[h->thread], h->near, k, h->policy, h->value);
         for (int j = 0; j < k; j++) {
@@ -327,6 +334,44 @@ static int root_net_create(searcher_t *s, char *note, size_t notelen, char *err,
     return rc;
 }
 
+/* o.ensemble's pattern nets after the model's (s->ens[0]): a comma-separated
+ * list of files, each for the model's rule. */
+static int load_ensemble(searcher_t *s, char *err, size_t errlen)
+{
+    const char *p = s->o.ensemble;
+    char path[4096], e[400];
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        if (len == 0 || len >= sizeof path) {
+            snprintf(err, errlen, "--ensemble: %s in '%s'",
+                     len ? "a file name too long" : "an empty file name", s->o.ensemble);
+            return -1;
+        }
+        if (s->nens == PATNET_ENSEMBLE_MAX) {
+            snprintf(err, errlen, "--ensemble: at most %d nets besides the model's, in '%s'",
+                     PATNET_ENSEMBLE_MAX - 1, s->o.ensemble);
+            return -1;
+        }
+        memcpy(path, p, len);
+        path[len] = '\0';
+        patnet_t *pn = patnet_load(path, e, sizeof e);
+        if (!pn) {
+            snprintf(err, errlen, "--ensemble: %s", e);
+            return -1;
+        }
+        s->ens[s->nens++] = pn;
+        if (patnet_rule(pn) != patnet_rule(s->patnet)) {
+            snprintf(err, errlen, "--ensemble: %s is a net for %s, the model's for %s", path,
+                     rule_name(patnet_rule(pn)), rule_name(patnet_rule(s->patnet)));
+            return -1;
+        }
+        if (!end)
+            return 0;
+        p = end + 1;
+    }
+}
+
 searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, char *note,
                             size_t notelen, char *err, size_t errlen)
 {
@@ -362,6 +407,9 @@ searcher_t *searcher_create(const nn_model_t *model, const searcher_opts_t *o, c
         goto out_free_searcher_nomem;
     if (o->patnet) {
         if (!(s->patnet = patnet_load(o->patnet, err, errlen)))
+            goto out_free_searcher;
+        s->ens[s->nens++] = s->patnet;
+        if (o->ensemble && load_ensemble(s, err, errlen) != 0)
             goto out_free_searcher;
         snprintf(s->device_name, sizeof s->device_name, "pattern net");
         if (o->root_net && root_net_create(s, note, notelen, err, errlen) != 0)
@@ -407,7 +455,8 @@ void searcher_free(searcher_t *s)
     free(s->first);
     free(s->count);
     vct_free(s->watch);
-    patnet_free(s->patnet);
+    for (int k = 0; k < s->nens; k++)
+        patnet_free(s->ens[k]);   /* ens[0] is patnet */
     free(s->hybrid);
     free(s);
 }

@@ -64,6 +64,7 @@ typedef struct search_settings {
     int root_symmetry;    /* 1: the root's priors from all 8 views (searcher_opts_t) */
     const char *root_net; /* with a pattern net: the root's net (searcher_opts_t), NULL: none */
     int root_net_plies;   /* the root net's nodes: those within this many plies of the root */
+    const char *ensemble; /* with a pattern net: more pattern nets, comma-separated (searcher_opts_t) */
 } search_settings_t;
 
 void search_settings_default(search_settings_t *s);
@@ -94,6 +95,10 @@ typedef struct searcher_opts {
     int root_net_plies;     /* 0..2: the root net also values every node within this many
                              * plies of the root, its priors and value (one net a search
                              * thread; the pattern net values the deeper ones) */
+    const char *ensemble;   /* with patnet: up to PATNET_ENSEMBLE_MAX - 1 more pattern net
+                             * files, comma-separated, for patnet's rule; every position's
+                             * priors and value are the mean of all the nets' (NULL: none);
+                             * loaded by searcher_create */
     mcts_params_t mcts;     /* c_puct, fpu, seed (tree i gets seed + i); mem_bytes and
                              * max_pending are set by the searcher */
 } searcher_opts_t;

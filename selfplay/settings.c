@@ -188,6 +188,10 @@ const setting_t settings_table[S_COUNT] = {
                           "with --root-net: the net also values every node within K plies "
                           "of the root (its priors and value), the pattern net the deeper ones",
                           PLAYERS},
+    [S_ENSEMBLE] = {"ensemble", "ensemble", SET_STR, 0, 0, NULL, "F[,F...]",
+                    "with a pattern net as the model (patnet:F): up to 3 more pattern nets "
+                    "(files, comma-separated); every position's priors and value are the "
+                    "mean of all the nets'", PLAYERS},
 
     [S_VISITS] = {"visits", "visits", SET_INT, 1, 1000000, "200", "V",
                   "playouts of a full search", SELFPLAY | BY_BENCH_TARGETS, RUN(visits)},

@@ -962,6 +962,13 @@ START_TEST(test_model_distill)
     expect_gomoku(1, "--root-net) goes with a pattern net as the model",
                   "pbrain --model %s/m.gzm --root-net %s/m.gzm", dir, dir);
     expect_gomoku(1, "--root-net: ", "pbrain --model patnet:%s --root-net %s/none.gzm", path, dir);
+    /* an ensemble of pattern nets: here the net with itself */
+    snprintf(cmd, sizeof cmd, "--ensemble %s", path);
+    brain_plays_with(path, cmd);
+    expect_gomoku(1, "--ensemble) goes with a pattern net as the model",
+                  "pbrain --model %s/m.gzm --ensemble %s", dir, path);
+    expect_gomoku(1, "--ensemble: an empty file name", "pbrain --model patnet:%s --ensemble %s,",
+                  path, path);
     /* a damaged pattern net is refused by the brain in one line */
     snprintf(cmd, sizeof cmd, "head -c 1000 %s > %s/torn.gzp", path, dir);
     ck_assert_int_eq(system(cmd), 0);

@@ -2278,6 +2278,67 @@ START_TEST(test_patnet_ctx)
 }
 END_TEST
 
+/* An ensemble's evaluator (patnet_ens_eval): of one net, bit for bit its
+ * context's answers; of a net twice, the same; of two nets, the mean of
+ * their answers (priors still summing to 1, 0 where either is 0); of four,
+ * the mean of four. No nets, or more than PATNET_ENSEMBLE_MAX, make none. */
+START_TEST(test_patnet_ensemble)
+{
+    rng_state = 35;
+    patnet_t *a = patnet_create(RULE_FREESTYLE, 50);
+    patnet_t *b = pn_with_u(patnet_create(RULE_FREESTYLE, 51), 0.3f);
+    ck_assert(a && b);
+    enum { N = 40, B = 5 };
+    static board_t bd[N];
+    const board_t *rows[N];
+    for (int i = 0; i < N; i++) {
+        random_game(&bd[i], i % 4 == 3 ? 9 : 15, RULE_FREESTYLE, 4 + (int)(rnd() % 60));
+        rows[i] = &bd[i];
+    }
+    const patnet_t *one[] = {a}, *twice[] = {a, a}, *two[] = {a, b}, *four[] = {a, b, b, a};
+    patnet_ens_t *e1 = patnet_ens_create(one, 1), *e11 = patnet_ens_create(twice, 2);
+    patnet_ens_t *e2 = patnet_ens_create(two, 2), *e4 = patnet_ens_create(four, 4);
+    ck_assert(e1 && e11 && e2 && e4);
+    static float pa[B * BOARD_CELLS], pb[B * BOARD_CELLS], pe[B * BOARD_CELLS];
+    float va[B], vb[B], ve[B];
+    for (int at = 0; at < N; at += B) {
+        patnet_eval(a, rows + at, B, pa, va);
+        patnet_eval(b, rows + at, B, pb, vb);
+        patnet_ens_eval(e1, rows + at, B, pe, ve);
+        ck_assert_int_eq(memcmp(pe, pa, sizeof pe), 0);
+        ck_assert_int_eq(memcmp(ve, va, sizeof ve), 0);
+        patnet_ens_eval(e11, rows + at, B, pe, ve);
+        ck_assert_int_eq(memcmp(pe, pa, sizeof pe), 0);
+        ck_assert_int_eq(memcmp(ve, va, sizeof ve), 0);
+        for (int k = 0; k < 2; k++) {
+            patnet_ens_eval(k ? e4 : e2, rows + at, B, pe, ve);
+            for (int i = 0; i < B; i++) {
+                ck_assert_float_eq_tol(ve[i], 0.5f * (va[i] + vb[i]), 1e-6f);
+                double sum = 0;
+                for (int q = 0; q < BOARD_CELLS; q++) {
+                    size_t j = (size_t)i * BOARD_CELLS + (size_t)q;
+                    ck_assert_float_eq_tol(pe[j], 0.5f * (pa[j] + pb[j]), 1e-6f);
+                    if (pa[j] == 0.0f)
+                        ck_assert_float_eq(pe[j], 0.0f);
+                    sum += pe[j];
+                }
+                ck_assert_double_eq_tol(sum, 1.0, 1e-5);
+            }
+        }
+    }
+    const patnet_t *five[] = {a, a, a, a, a};
+    ck_assert_ptr_null(patnet_ens_create(five, 0));
+    ck_assert_ptr_null(patnet_ens_create(five, PATNET_ENSEMBLE_MAX + 1));
+    patnet_ens_free(e1);
+    patnet_ens_free(e11);
+    patnet_ens_free(e2);
+    patnet_ens_free(e4);
+    patnet_ens_free(NULL);
+    patnet_free(a);
+    patnet_free(b);
+}
+END_TEST
+
 /* Saved and loaded, a net evaluates bit for bit as it did, with its rule
  * and training step (all 64 bits); saved again it is the same bytes; a
  * save where no file can be made says so. */
@@ -3391,7 +3452,8 @@ int main(void)
                          test_version1_files, test_threat_net, test_widen_features, test_widen_value_pool,
                          test_grow);
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
-    TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_ctx, test_patnet_save_load, test_patnet_version1,
+    TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_ctx, test_patnet_ensemble,
+                         test_patnet_save_load, test_patnet_version1,
                          test_patnet_version2, test_patnet_damaged_files,
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
                          test_patnet_shipped,

@@ -1267,6 +1267,106 @@ START_TEST(test_searcher_root_net)
 }
 END_TEST
 
+/* A pattern net with an ensemble (searcher_opts_t.ensemble): the root's
+ * priors are the mean of the nets' (the model a, then "b,a": a counted
+ * twice), with 1 and 2 search threads; the value of a searched root is
+ * theirs too. An ensemble without a pattern net, a file that cannot be
+ * read, an empty name, more than 3 files, or a net for another rule is
+ * refused in a line that says so. */
+START_TEST(test_searcher_ensemble)
+{
+    char dir[256], pa[600], pb[600], pr[600], list[2600], err[1024], note[256];
+    make_tmppath(dir, sizeof dir, pa, sizeof pa, "a.gzp");
+    snprintf(pb, sizeof pb, "%s/b.gzp", dir);
+    snprintf(pr, sizeof pr, "%s/r.gzp", dir);
+    patnet_t *na = patnet_create(RULE_FREESTYLE, 3), *nb = patnet_create(RULE_FREESTYLE, 4);
+    patnet_t *nr = patnet_create(RULE_RENJU, 5);
+    board_t b;
+    board_init(&b, 9, RULE_FREESTYLE);
+    const int moves[][2] = {{4, 4}, {5, 3}, {2, 6}, {6, 6}, {3, 2}};
+    for (int i = 0; i < 5; i++)
+        board_play(&b, board_xy(&b, moves[i][0], moves[i][1]));
+    /* b taught to like one point and to win, so the nets' answers differ */
+    static float like[BOARD_CELLS];
+    like[board_xy(&b, 7, 1)] = 1.0f;
+    patnet_trainer_t *tr = patnet_trainer_create(nb, 0.05f);
+    ck_assert_ptr_nonnull(tr);
+    for (int i = 0; i < 30; i++) {
+        double lp = 0, lv = 0;
+        patnet_trainer_add(tr, &b, like, 1.0f, &lp, &lv);
+        patnet_trainer_step(tr);
+    }
+    patnet_trainer_free(tr);
+    ck_assert_int_eq(patnet_save(na, pa, err, sizeof err), 0);
+    ck_assert_int_eq(patnet_save(nb, pb, err, sizeof err), 0);
+    ck_assert_int_eq(patnet_save(nr, pr, err, sizeof err), 0);
+    const board_t *one = &b;
+    static float ra[BOARD_CELLS], rb[BOARD_CELLS], want[BOARD_CELLS];
+    float va, vb;
+    patnet_eval(na, &one, 1, ra, &va);
+    patnet_eval(nb, &one, 1, rb, &vb);
+    double apart = 0;
+    for (int q = 0; q < BOARD_CELLS; q++) {
+        want[q] = (2.0f * ra[q] + rb[q]) / 3.0f;
+        apart = fmax(apart, fabs(want[q] - ra[q]));
+    }
+    ck_assert_msg(apart > 0.05 && fabsf(va - vb) > 0.1f, "the nets differ by %g, %g only",
+                  apart, fabsf(va - vb));
+    searcher_opts_t o;
+    cpu_opts(&o, 9);
+    o.patnet = pa;
+    snprintf(list, sizeof list, "%s,%s", pb, pa);
+    o.ensemble = list;
+    mcts_limits_t lim = {.visits = 40};
+    mcts_result_t r;
+    for (int threads = 1; threads <= 2; threads++) {
+        o.search_threads = threads;
+        searcher_t *s = searcher_create(NULL, &o, note, sizeof note, err, sizeof err);
+        ck_assert_msg(s != NULL, "%s", err);
+        ck_assert_int_eq(searcher_search(s, &b, &lim, &r, err, sizeof err), 0);
+        expect_root_priors(s, want, threads > 1 ? "ensemble, 2 threads" : "ensemble");
+        ck_assert_uint_ge(r.root_visits, 40);
+        searcher_free(s);
+    }
+    /* one visit: the root's value is the ensemble's */
+    o.search_threads = 1;
+    o.ensemble = pb;
+    searcher_t *s = searcher_create(NULL, &o, note, sizeof note, err, sizeof err);
+    ck_assert_msg(s != NULL, "%s", err);
+    mcts_limits_t lim1 = {.visits = 1};
+    ck_assert_int_eq(searcher_search(s, &b, &lim1, &r, err, sizeof err), 0);
+    ck_assert_msg(fabsf(r.value - 0.5f * (va + vb)) < 1e-5f, "value %g, want %g", r.value,
+                  0.5f * (va + vb));
+    searcher_free(s);
+    const struct {
+        const char *list, *says;
+    } bad[] = {
+        {"%s/none.gzp", "none.gzp"},
+        {"%s/b.gzp,", "an empty file name"},
+        {",%s/b.gzp", "an empty file name"},
+        {"%s/b.gzp,%s/b.gzp,%s/b.gzp,%s/b.gzp", "at most 3 nets besides the model's"},
+        {"%s/r.gzp", "r.gzp is a net for renju, the model's for freestyle"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        snprintf(list, sizeof list, bad[i].list, dir, dir, dir, dir);
+        o.ensemble = list;
+        ck_assert(searcher_create(NULL, &o, note, sizeof note, err, sizeof err) == NULL);
+        ck_assert_msg(strstr(err, "--ensemble: ") && strstr(err, bad[i].says) &&
+                      !strchr(err, '\n'), "%s: %s", list, err);
+    }
+    o.ensemble = pb;
+    o.patnet = NULL;
+    nn_model_t *m = tiny_model(9);
+    ck_assert(searcher_create(m, &o, note, sizeof note, err, sizeof err) == NULL);
+    ck_assert_msg(strstr(err, "an ensemble (--ensemble) goes with a pattern net"), "%s", err);
+    nn_model_free(m);
+    patnet_free(na);
+    patnet_free(nb);
+    patnet_free(nr);
+    remove_tree(dir);
+}
+END_TEST
+
 /* ---- the command ---- */
 
 /* Runs `gomoku selfplay ARGS` with stdout to DIR.stdout; its stderr into ERRTEXT. */
@@ -1389,7 +1489,8 @@ int main(void)
     ADD_CASE(s, "searcher", 60, test_searcher_threads_find_win,
              test_searcher_set_model_clears_cache, test_searcher_sizes, test_searcher_step,
              test_searcher_batch, test_searcher_symmetry,
-             test_searcher_root_symmetry, test_searcher_root_net);
+             test_searcher_root_symmetry, test_searcher_root_net,
+             test_searcher_ensemble);
     ADD_CASE(s, "command", 60, test_cmd_shards, test_cmd_bad_args, test_cmd_sigint);
     return run_suite(s);
 }
