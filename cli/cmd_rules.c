@@ -7,6 +7,7 @@
 
 #include "cli/cmds.h"
 #include "engine/board.h"
+#include "engine/gamefile.h"
 #include "engine/vcf.h"
 #include "engine/vct.h"
 #include "selfplay/args.h"
@@ -14,7 +15,8 @@
 static const cmd_help_t help = {
     "rules", BY_RULES,
     "gomoku rules [--rule R] [--size N] [--moves \"x,y x,y ...\"] [--vcf [--vcf-nodes N]] "
-    "[--vct [--vct-nodes N]]",
+    "[--vct [--vct-nodes N]]\n       gomoku rules --game FILE.psq [--rule R] (--vct [--vct-nodes N] "
+    "| --vcf [--vcf-nodes N])",
     "Replays the moves (black first) and prints three lines:\n"
     "  to_move: black|white\n"
     "  winner: black|white|none   (draw when the board filled up)\n"
@@ -33,7 +35,20 @@ static const cmd_help_t help = {
     "  vct_quiet: x,y then win K: x,y ...   vct_quiet: none found\n"
     "Moves are Gomocup x,y (0-based, x column, y row from the top) or letter-number\n"
     "(h8: column letter, row number from the bottom), separated by spaces.\n"
-    "An illegal move is a one-line error naming its 0-based index (exit 1).",
+    "An illegal move is a one-line error naming its 0-based index (exit 1).\n"
+    "\n"
+    "With --game, a game (.psq, its size from the file) is audited instead, ply by\n"
+    "ply (0-based, the file's opening stones included), each position solved afresh\n"
+    "as --moves would (the same answers), with --vct (or --vcf) only:\n"
+    "  game: N plies on SxS, black wins|white wins|draw|unfinished\n"
+    "  ply I SIDE MOVE: vct: win K: LINE | none | unknown (node budget)\n"
+    "  first_win: ply I SIDE   (the winner's first win found at its turn) | none\n"
+    "then, when a ply came before the winner's first win, the\n"
+    "position the loser last moved in, as --moves prints it (its own threat, the\n"
+    "winner's, the defences):\n"
+    "  before: ply I SIDE MOVE\n"
+    "and last the wins held by a side that did not win the game:\n"
+    "  missed: ply I SIDE, ply I SIDE ... | missed: none",
 };
 
 /* " x,y x,y ...\n" */
@@ -124,17 +139,122 @@ static int print_threat(const board_t *b, bool vct, uint64_t nodes)
     return 0;
 }
 
+/* The side to move's VCT (vct) or VCF in b within nodes, on a fresh
+ * solver, as print_threat's first line: its status (a vcf_status_t or
+ * vct_status_t: the same values), count and line. -1 with no memory. */
+static int solve_side(const board_t *b, bool vct, uint64_t nodes, int *k, int *line, int *nline)
+{
+    char err[128];
+    int st = -1;
+    if (vct) {
+        vct_t *ts = vct_create((size_t)16 << 20, err, sizeof err);
+        if (ts) {
+            vct_limits_t lim = {.nodes = nodes};
+            vct_result_t r;
+            st = (int)vct_solve(ts, b, &lim, &r);
+            *k = r.nthreats;
+            *nline = r.nline;
+            memcpy(line, r.line, (size_t)r.nline * sizeof *line);
+            vct_free(ts);
+        }
+    } else {
+        vcf_t *fs = vcf_create((size_t)16 << 20, err, sizeof err);
+        if (fs) {
+            vcf_limits_t lim = {.nodes = nodes};
+            vcf_result_t r;
+            st = (int)vcf_solve(fs, b, &lim, &r);
+            *k = r.nfours;
+            *nline = r.nline;
+            memcpy(line, r.line, (size_t)r.nline * sizeof *line);
+            vcf_free(fs);
+        }
+    }
+    if (st < 0)
+        fprintf(stderr, "gomoku rules: %s\n", err);
+    return st;
+}
+
+static const char *side_name(int color) { return color == STONE_BLACK ? "black" : "white"; }
+
+/* gomoku rules --game: every ply of g under rule, the side to move's win
+ * at it (vct: the VCT, else the VCF) within nodes, and what they say of
+ * the game (the help text). */
+static int audit_game(const char *path, const psq_game_t *g, rule_t rule, bool vct, uint64_t nodes)
+{
+    const char *name = vct ? "vct" : "vcf";
+    board_t b;
+    board_init(&b, g->size, rule);
+    for (int i = 0; i < g->nmoves; i++) {   /* the whole game first: its result, or its bad ply */
+        move_status_t st = board_check_move(&b, g->moves[i]);
+        if (st != MOVE_OK) {
+            char buf[16];
+            move_format_xy(g->moves[i], g->size, buf, sizeof buf);
+            fprintf(stderr, "gomoku rules: %s: ply %d %s is %s under %s\n", path, i, buf,
+                    st == MOVE_FORBIDDEN ? "forbidden for black" : move_status_str(st),
+                    rule_name(rule));
+            return 1;
+        }
+        board_play(&b, g->moves[i]);
+    }
+    int winner = b.result == RESULT_BLACK ? STONE_BLACK : b.result == RESULT_WHITE ? STONE_WHITE : 0;
+    printf("game: %d plies on %dx%d, %s\n", g->nmoves, g->size, g->size,
+           winner ? (winner == STONE_BLACK ? "black wins" : "white wins")
+                  : b.result == RESULT_DRAW ? "draw" : "unfinished");
+    static int win_ply[BOARD_CELLS];
+    int nwin = 0, first = -1;
+    board_init(&b, g->size, rule);
+    for (int i = 0; i < g->nmoves; i++) {
+        int k = 0, nline = 0, line[VCT_LINE_MAX > VCF_LINE_MAX ? VCT_LINE_MAX : VCF_LINE_MAX];
+        int st = solve_side(&b, vct, nodes, &k, line, &nline);
+        if (st < 0)
+            return 1;
+        char label[64], buf[16];
+        move_format_xy(g->moves[i], g->size, buf, sizeof buf);
+        snprintf(label, sizeof label, "ply %d %s %s: %s", i, side_name(b.to_move), buf, name);
+        print_line(label, &b, st, k, vct ? "" : " fours", line, nline);
+        if (st == VCF_WIN) {
+            win_ply[nwin++] = i;
+            if (first < 0 && b.to_move == winner)
+                first = i;
+        }
+        board_play(&b, g->moves[i]);
+    }
+    if (first < 0)
+        printf("first_win: none\n");
+    else
+        printf("first_win: ply %d %s\n", first, side_name(winner));
+    if (first >= 1) {   /* the loser's last move before it: replay to there */
+        board_init(&b, g->size, rule);
+        for (int i = 0; i < first - 1; i++)
+            board_play(&b, g->moves[i]);
+        char buf[16];
+        move_format_xy(g->moves[first - 1], g->size, buf, sizeof buf);
+        printf("before: ply %d %s %s\n", first - 1, side_name(b.to_move), buf);
+        if (print_threat(&b, vct, nodes) != 0)
+            return 1;
+    }
+    printf("missed:");
+    int nmissed = 0;
+    for (int j = 0; j < nwin; j++)
+        if ((win_ply[j] % 2 == 0 ? STONE_BLACK : STONE_WHITE) != winner)
+            printf("%s ply %d %s", nmissed++ ? "," : "", win_ply[j],
+                   side_name(win_ply[j] % 2 == 0 ? STONE_BLACK : STONE_WHITE));
+    printf("%s\n", nmissed ? "" : " none");
+    return 0;
+}
+
 int cmd_rules(int argc, char **argv)
 {
     const char *moves_s = "";
     rule_t rule;
     int size;
+    const char *game = NULL;
     bool vcf, vct;
     uint64_t vcf_nodes, vct_nodes;
     arg_spec_t specs[] = {
         ARG(S_RULE, &rule), ARG(S_SIZE, &size), ARG(S_MOVES, &moves_s), ARG(S_VCF, &vcf),
         ARG(S_RULES_VCF_NODES, &vcf_nodes), ARG(S_RULES_VCT, &vct),
-        ARG(S_RULES_VCT_NODES, &vct_nodes),
+        ARG(S_RULES_VCT_NODES, &vct_nodes), ARG(S_RULES_GAME, &game),
     };
     int ns = ARGS_COUNT(specs);
     int rc = args_parse(&help, specs, ns, argc, argv, NULL, 0, NULL);
@@ -144,6 +264,21 @@ int cmd_rules(int argc, char **argv)
         return args_fail(&help, "--vcf-nodes needs --vcf");
     if (args_given(specs, ns, S_RULES_VCT_NODES) && !vct)
         return args_fail(&help, "--vct-nodes needs --vct");
+    if (game) {
+        if (args_given(specs, ns, S_MOVES))
+            return args_fail(&help, "--game and --moves: give one");
+        if (args_given(specs, ns, S_SIZE))
+            return args_fail(&help, "--game: the size comes from the file, not --size");
+        if (vcf == vct)
+            return args_fail(&help, "--game takes one of --vct and --vcf");
+        static psq_game_t g;
+        char err[256];
+        if (psq_load(game, &g, err, sizeof err) != 0) {
+            fprintf(stderr, "gomoku rules: %s\n", err);
+            return 1;
+        }
+        return audit_game(game, &g, rule, vct, vct ? vct_nodes : vcf_nodes);
+    }
 
     board_t b;
     board_init(&b, size, rule);

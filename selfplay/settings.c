@@ -625,6 +625,10 @@ const setting_t settings_table[S_COUNT] = {
                        "visits: its recorded visits (records from before 2026-12-07 hold "
                        "none there, or a reused tree's, often on other moves)", BY_MODEL,
                        0, 0, "move|visits"},
+    [S_RULES_GAME] = {"rules_game", "game", SET_STR, 0, 0, NULL, "FILE.psq",
+                      "audit a game instead of --moves: with --vct (or --vcf), the side to "
+                      "move's win at each ply, the winner's first, the loser's defences "
+                      "before it, and wins held by the side that did not win", BY_RULES},
 };
 
 const setting_t *settings_find(const char *key)

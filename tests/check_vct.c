@@ -1185,6 +1185,124 @@ START_TEST(test_cli_rules_vct)
 }
 END_TEST
 
+/* A .psq of the moves (Gomocup 0-based "x,y" pairs, space-separated) on a
+ * size board, at path. */
+static void write_psq(const char *path, int size, const char *moves)
+{
+    char buf[2048];
+    int n = snprintf(buf, sizeof buf, "Piskvork %dx%d, 11:11, 0\n", size, size);
+    for (const char *s = moves; *s;) {
+        int x, y, len;
+        ck_assert_int_eq(sscanf(s, "%d,%d%n", &x, &y, &len), 2);
+        n += snprintf(buf + n, sizeof buf - (size_t)n, "%d,%d,0\n", x + 1, y + 1);
+        s += len;
+        s += strspn(s, " ");
+    }
+    write_file(path, buf, (size_t)n, "wb");
+}
+
+/* The line `rules --vct --moves` prints for the side to move after the
+ * first `plies` of moves (the "vct: ..." line, without "vct: "). */
+static void vct_line_after(const char *moves, int plies, char *line, size_t len)
+{
+    char prefix[512] = "", out[4096], args[700];
+    const char *s = moves;
+    for (int i = 0; i < plies; i++) {
+        size_t l = strcspn(s, " ");
+        strncat(prefix, s, l);
+        strcat(prefix, " ");
+        s += l + strspn(s + l, " ");
+    }
+    snprintf(args, sizeof args, "rules --vct --size 9 --moves '%s'", prefix);
+    ck_assert_int_eq(run_bin(args, out, sizeof out), 0);
+    char *v = strstr(out, "\nvct: ");
+    ck_assert_ptr_nonnull(v);
+    v += 6;
+    snprintf(line, len, "%.*s", (int)strcspn(v, "\n"), v);
+}
+
+/* gomoku rules --game: each ply's line is what --moves says of that
+ * position; the winner's first win, the position before it, and the wins
+ * a side held and did not turn into a win of the game. */
+START_TEST(test_cli_rules_game)
+{
+    /* THREE_THREE, then black's double three played out to a five */
+    static const char won[] = "4,2 0,7 4,3 8,7 2,4 0,8 3,4 8,8 4,4 4,1 1,4 0,4 5,4";
+    char dir[256], path[300], out[16384], args[400];
+    make_tmppath(dir, sizeof dir, path, sizeof path, "won.psq");
+    write_psq(path, 9, won);
+    snprintf(args, sizeof args, "rules --game %s --vct", path);
+    ck_assert_int_eq(run_bin(args, out, sizeof out), 0);
+    ck_assert_msg(strncmp(out, "game: 13 plies on 9x9, black wins\nply 0 black 4,2: vct: ", 56) == 0,
+                  "%s", out);
+    for (int ply = 0; ply < 13; ply++) {   /* every ply, as --moves answers it */
+        char line[512], want[600];
+        vct_line_after(won, ply, line, sizeof line);
+        const char *m = won;
+        for (int i = 0; i < ply; i++)
+            m += strcspn(m, " ") + 1;
+        snprintf(want, sizeof want, "ply %d %s %.*s: vct: %s\n", ply, ply % 2 ? "white" : "black",
+                 (int)strcspn(m, " "), m, line);
+        ck_assert_msg(strstr(out, want) != NULL, "no '%s' in:\n%s", want, out);
+    }
+    ck_assert_msg(strstr(out, "ply 8 black 4,4: vct: win 2: 4,4 4,1 1,4\n") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "ply 12 black 5,4: vct: win 0: 5,4\n") != NULL, "%s", out);
+    /* the first black ply with a win found, and white's move before it */
+    char *first = strstr(out, "first_win: ply ");
+    ck_assert_ptr_nonnull(first);
+    int fp = atoi(first + 15);
+    ck_assert_int_le(fp, 8);
+    ck_assert_int_eq(fp % 2, 0);
+    char want[64];
+    snprintf(want, sizeof want, "first_win: ply %d black\nbefore: ply %d white ", fp, fp - 1);
+    ck_assert_msg(strstr(out, want) != NULL, "%s", out);
+    ck_assert_msg(strstr(first, "\nvct: none\nvct_opponent: win ") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "\nmissed: none\n") != NULL, "%s", out);
+    /* black leaves its win and the game is unfinished: a win not turned into one */
+    snprintf(path + strlen(dir), sizeof path - strlen(dir), "/open.psq");
+    write_psq(path, 9, "4,2 0,7 4,3 8,7 2,4 0,8 3,4 8,8 0,0 1,1");
+    snprintf(args, sizeof args, "rules --game %s --vct", path);
+    ck_assert_int_eq(run_bin(args, out, sizeof out), 0);
+    ck_assert_msg(strncmp(out, "game: 10 plies on 9x9, unfinished\n", 34) == 0, "%s", out);
+    ck_assert_msg(strstr(out, "first_win: none\nmissed: ") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "ply 8 black\n") != NULL, "%s", out);
+    ck_assert_msg(strstr(out, "before:") == NULL, "%s", out);
+    /* a VCF audit, a budget too small, the rule, bad options: exit status and a line */
+    snprintf(path + strlen(dir), sizeof path - strlen(dir), "/won.psq");
+    static const struct {
+        const char *opts;
+        int rc;
+        const char *want;
+    } cases[] = {
+        {"--vcf", 0, "ply 10 black 1,4: vcf: win 1 fours: 1,4\n"},
+        {"--vcf", 0, "ply 8 black 4,4: vcf: none\n"},
+        {"--vct --vct-nodes 1", 0, "ply 8 black 4,4: vct: unknown (node budget)\n"},
+        /* black's double three is forbidden in renju */
+        {"--vct --rule renju", 1, "won.psq: ply 8 4,4 is forbidden for black under renju\n"},
+        {"--vct --moves '7,7'", 2, "--game and --moves: give one"},
+        {"", 2, "--game takes one of --vct and --vcf"},
+        {"--vct --vcf", 2, "--game takes one of --vct and --vcf"},
+        {"--vct --size 9", 2, "the size comes from the file"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(args, sizeof args, "rules --game %s %s", path, cases[i].opts);
+        ck_assert_int_eq(run_bin(args, out, sizeof out), cases[i].rc);
+        ck_assert_msg(strstr(out, cases[i].want) != NULL, "%s: %s", cases[i].opts, out);
+    }
+    snprintf(args, sizeof args, "rules --game %s/none.psq --vct", dir);
+    ck_assert_int_eq(run_bin(args, out, sizeof out), 1);
+    ck_assert_msg(strncmp(out, "gomoku rules: cannot open ", 26) == 0 && strchr(out, '\n') ==
+                  out + strlen(out) - 1, "%s", out);
+    snprintf(path + strlen(dir), sizeof path - strlen(dir), "/bad.psq");
+    write_file(path, "Piskvork 9x9, 11:11, 0\n5,5,0\n5,5,0\n", 35, "wb");
+    snprintf(args, sizeof args, "rules --game %s --vct", path);
+    ck_assert_int_eq(run_bin(args, out, sizeof out), 1);
+    ck_assert_msg(strstr(out, "bad.psq: ") != NULL && strchr(out, '\n') == out + strlen(out) - 1,
+                  "%s", out);
+    remove_tree(dir);
+}
+END_TEST
+
 START_TEST(test_cli_bench_vct)
 {
     char out[4096];
@@ -1235,6 +1353,7 @@ int main(void)
              test_quiet_win, test_quiet_win_kinds, test_quiet_win_random, test_limits,
              test_pool_rounds, test_bot_vct, test_bot_vct_against_vcf,
              test_random_freestyle, test_random_standard, test_random_renju, test_random_small,
-             test_three_defences_after_vcf, test_cli_rules_vct, test_cli_bench_vct);
+             test_three_defences_after_vcf, test_cli_rules_vct, test_cli_rules_game,
+             test_cli_bench_vct);
     return run_suite(su);
 }
