@@ -2264,6 +2264,9 @@ static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 
  * went unseen for a whole 1 s move while round 0 ran). */
 #define WATCH_DEFEND_GROWTH 4
 #define WATCH_DEFEND_ROUNDS 3
+#define WATCH_LATE_TRIES 1000   /* a restriction waits for a root child in flight at most this
+                                 * many WATCH_RETRY_US */
+static void watch_defend_round(watch_thread_t *w);
 static void watch_defend_begin(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
@@ -2277,6 +2280,12 @@ static void watch_defend_begin(watch_thread_t *w)
         allow[moves[i]] = 1;
     watch_apply(sh, apply_restrict, allow);
     w->defend_round = 0;
+    /* The first proving round at once: the checks of the most visited
+     * moves refute one non-defence at a time, and with a hundred
+     * candidates they can fill the move while the round that would have
+     * proved the two real defences never starts (docs/BENCHMARKS.md,
+     * forty-ninth session). */
+    watch_defend_round(w);
 }
 
 /* One proving round of the defence that watch_defend_begin started. */
@@ -2289,14 +2298,25 @@ static void watch_defend_round(watch_thread_t *w)
     w->defend_round++;
     if (proven || w->defend_round >= WATCH_DEFEND_ROUNDS)
         w->defend_round = -1;
-    if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED)) {
+    bool cut = __atomic_load_n(&sh->done, __ATOMIC_RELAXED);
+    if (n <= 0 || (cut && !proven)) {
         w->defend_round = -1;   /* lost whatever we play, or cut short: the last restriction stays */
         return;
     }
     uint8_t allow[BOARD_CELLS] = {0};
     for (int i = 0; i < n; i++)
         allow[moves[i]] = 1;
-    watch_apply(sh, apply_narrow, allow);
+    /* proven defences hold however late they come: the move's next slice
+     * (after the check of its best move) searches among them */
+    for (int tries = 0; tries < WATCH_LATE_TRIES; tries++) {
+        pthread_mutex_lock(&sh->lock);
+        bool late = search_should_stop(sh);
+        int again = (proven || !late) && apply_narrow(sh->t, allow);
+        pthread_mutex_unlock(&sh->lock);
+        if (!again)
+            break;
+        usleep(WATCH_RETRY_US);
+    }
     w->defend_lim.nodes *= WATCH_DEFEND_GROWTH;
 }
 
