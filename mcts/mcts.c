@@ -2266,7 +2266,6 @@ static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 
 #define WATCH_DEFEND_ROUNDS 3
 #define WATCH_LATE_TRIES 1000   /* a restriction waits for a root child in flight at most this
                                  * many WATCH_RETRY_US */
-static void watch_defend_round(watch_thread_t *w);
 static void watch_defend_begin(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
@@ -2280,12 +2279,6 @@ static void watch_defend_begin(watch_thread_t *w)
         allow[moves[i]] = 1;
     watch_apply(sh, apply_restrict, allow);
     w->defend_round = 0;
-    /* The first proving round at once: the checks of the most visited
-     * moves refute one non-defence at a time, and with a hundred
-     * candidates they can fill the move while the round that would have
-     * proved the two real defences never starts (docs/BENCHMARKS.md,
-     * forty-ninth session). */
-    watch_defend_round(w);
 }
 
 /* One proving round of the defence that watch_defend_begin started. */
