@@ -2198,7 +2198,6 @@ typedef struct watch_thread {
     bool root;   /* first the root's threat search (root_vct_check's work) */
     int defend_round;        /* the root's defence: the next proving round (-1: none due) */
     vct_limits_t defend_lim; /* its budget, grown each round */
-    int refuted;             /* favourites refuted since the last round, while one is due */
 } watch_thread_t;
 
 #define WATCH_RETRY_US 500 /* the root, or a root child, is being evaluated: try again after this */
@@ -2225,17 +2224,12 @@ static int watch_prove(mcts_t *t, int win)
     return 0;
 }
 
-#define WATCH_LATE_TRIES 1000   /* a late change waits for a root child in flight at most this
-                                 * many WATCH_RETRY_US */
-
-/* Run fn(t, arg) under the lock until it is done (0) or the search stops;
- * late: also after the stop (for the move's next slice), at most
- * WATCH_LATE_TRIES tries. */
-static void watch_apply(search_shared_t *sh, int (*fn)(mcts_t *, void *), void *arg, bool late)
+/* Run fn(t, arg) under the lock until it is done (0) or the search stops. */
+static void watch_apply(search_shared_t *sh, int (*fn)(mcts_t *, void *), void *arg)
 {
-    for (int tries = 0; !late || tries < WATCH_LATE_TRIES; tries++) {
+    for (;;) {
         pthread_mutex_lock(&sh->lock);
-        int again = (late || !search_should_stop(sh)) && fn(sh->t, arg);
+        int again = !search_should_stop(sh) && fn(sh->t, arg);
         pthread_mutex_unlock(&sh->lock);
         if (!again)
             return;
@@ -2263,19 +2257,13 @@ static int apply_narrow(mcts_t *t, void *arg) { return restrict_root(t, arg) == 
  * lasts (the solver's table keeps what the earlier rounds proved). In a
  * sharp position those solves can take more than the move; the last
  * restriction is then what holds. So the rounds come one at a time from
- * the watcher's loop, when none of the most visited root moves waits for
- * its own check (watch_pick): a round solves every candidate left, a
+ * the watcher's loop, only when none of the most visited root moves waits
+ * for its own check (watch_pick): a round solves every candidate left, a
  * hundred or more in a sharp position, and the move about to be played
  * must not wait behind them (a 9-threat VCT after the most visited move
- * went unseen for a whole 1 s move while round 0 ran). Or when the checks
- * have refuted WATCH_DEFEND_AFTER favourites since the last round: the
- * search keeps choosing lost moves, each a new favourite to check, and
- * the round that proves the real defences would never come (a position
- * where two proven defences among 107 candidates were not played while
- * the checks refuted sixteen favourites one by one). */
+ * went unseen for a whole 1 s move while round 0 ran). */
 #define WATCH_DEFEND_GROWTH 4
 #define WATCH_DEFEND_ROUNDS 3
-#define WATCH_DEFEND_AFTER 3
 static void watch_defend_begin(watch_thread_t *w)
 {
     search_shared_t *sh = w->sh;
@@ -2287,7 +2275,7 @@ static void watch_defend_begin(watch_thread_t *w)
     uint8_t allow[BOARD_CELLS] = {0};
     for (int i = 0; i < n; i++)
         allow[moves[i]] = 1;
-    watch_apply(sh, apply_restrict, allow, false);
+    watch_apply(sh, apply_restrict, allow);
     w->defend_round = 0;
 }
 
@@ -2301,17 +2289,14 @@ static void watch_defend_round(watch_thread_t *w)
     w->defend_round++;
     if (proven || w->defend_round >= WATCH_DEFEND_ROUNDS)
         w->defend_round = -1;
-    bool cut = __atomic_load_n(&sh->done, __ATOMIC_RELAXED);
-    if (n <= 0 || (cut && !proven)) {
+    if (n <= 0 || __atomic_load_n(&sh->done, __ATOMIC_RELAXED)) {
         w->defend_round = -1;   /* lost whatever we play, or cut short: the last restriction stays */
         return;
     }
     uint8_t allow[BOARD_CELLS] = {0};
     for (int i = 0; i < n; i++)
         allow[moves[i]] = 1;
-    /* proven defences hold however late they come: the move's next slice
-     * (after the check of its best move) searches among them */
-    watch_apply(sh, apply_narrow, allow, proven);
+    watch_apply(sh, apply_narrow, allow);
     w->defend_lim.nodes *= WATCH_DEFEND_GROWTH;
 }
 
@@ -2337,7 +2322,7 @@ static void watch_root(watch_thread_t *w)
         pthread_mutex_unlock(&sh->lock);
         if (st == VCT_WIN) {
             int win = res.line[0];
-            watch_apply(sh, apply_prove, &win, false);
+            watch_apply(sh, apply_prove, &win);
             return;
         }
     }
@@ -2463,12 +2448,6 @@ static void *watch_thread_main(void *arg)
     if (w->root)
         watch_root(w);
     for (;;) {
-        if (w->defend_round >= 0 && w->refuted >= WATCH_DEFEND_AFTER &&
-            !__atomic_load_n(&sh->done, __ATOMIC_RELAXED)) {
-            w->refuted = 0;
-            watch_defend_round(w);
-            continue;
-        }
         board_t after;
         int cand[WATCH_QUIET_K], ncand = 0;
         pthread_mutex_lock(&sh->lock);
@@ -2502,7 +2481,6 @@ static void *watch_thread_main(void *arg)
         if (st == VCT_WIN) {
             t->vct_wins++;
             watch_refute(t, move);
-            w->refuted += !quiet && w->defend_round >= 0;
         }
         if (cut && !quiet)
             unverify(t, move);   /* the search's end cut it short: the next slice checks it again */

@@ -1813,83 +1813,6 @@ START_TEST(test_watch_before_defence)
 }
 END_TEST
 
-/* eval_ranked's favourites: n moves, the first most likely. */
-typedef struct ranked {
-    int n;
-    int move[16];
-} ranked_t;
-
-/* Policy 0.9^i for favourite i (the rest 0.001), value 0, 2 ms a call. */
-static void eval_ranked(void *user, const board_t *const *boards, int n, float *policy,
-                        float *value)
-{
-    const ranked_t *k = user;
-    usleep(2000);
-    for (int i = 0; i < n; i++) {
-        float *row = policy + (size_t)i * BOARD_CELLS, w = 1.0f;
-        for (int p = 0; p < board_npoints(boards[i]); p++)
-            row[p] = 0.001f;
-        for (int j = 0; j < k->n; j++, w *= 0.9f)
-            row[k->move[j]] = w;
-        value[i] = 0.0f;
-    }
-}
-
-/* The watcher's proving round comes after WATCH_DEFEND_AFTER refuted
- * favourites, not only when none waits for a check. A game lost to
- * PentaZen (2026-12-07, bench/series/pentazen/g12-1000ms, seed 12, game
- * 12): white to move after 19 plies faces black's VCT; the defence's
- * first step leaves 107 candidates, of which 10,3 and 9,4 are proven
- * (bench/defend-freestyle15-g12.txt). The evaluator favours sixteen moves
- * each lost to a VCT, the watcher refuted them one by one there, and the
- * proving round waited behind them until the move's time was over (the
- * search played 3,7). Now the round comes after three: the root is
- * restricted to the proven defences, and one of them is played. */
-START_TEST(test_watch_defend_after_refuted)
-{
-    static const int moves[19][2] = {{8, 9}, {6, 7}, {6, 6}, {7, 5}, {6, 9}, {7, 6}, {5, 9},
-                                     {7, 9}, {5, 8}, {6, 5}, {5, 10}, {5, 7}, {8, 7}, {7, 8},
-                                     {7, 7}, {5, 5}, {4, 5}, {7, 10}, {7, 11}};
-    static const int lost[16][2] = {{6, 10}, {8, 5}, {6, 11}, {6, 8}, {6, 12}, {7, 2},
-                                    {5, 6}, {3, 2}, {7, 3}, {7, 4}, {2, 7}, {5, 4},
-                                    {4, 7}, {6, 4}, {4, 3}, {5, 3}};
-    board_t b;
-    board_init(&b, 15, RULE_FREESTYLE);
-    for (int i = 0; i < 19; i++)
-        ck_assert_int_eq(board_play(&b, board_xy(&b, moves[i][0], moves[i][1])), MOVE_OK);
-    ranked_t k = {.n = 16};
-    for (int i = 0; i < 16; i++)
-        k.move[i] = board_xy(&b, lost[i][0], lost[i][1]);
-    char err[128];
-    vct_t *w = vct_create((size_t)32 << 20, err, sizeof err);
-    ck_assert_msg(w != NULL, "%s", err);
-    mcts_params_t p = params_mem((size_t)64 << 20);
-    p.vct_root_nodes = 20000;
-    p.vct_defend_nodes = 20000;
-    p.vct_watch_nodes = 100000;
-    mcts_t *t = tree_of(&p);
-    mcts_set_root(t, &b);
-    mcts_limits_t sl = {.visits = 1500, .time_ms = 600000.0, .watch = w};
-    mcts_eval_fn fn = eval_ranked;
-    void *user = &k;
-    mcts_result_t r;
-    mcts_search_threads(t, 1, &fn, &user, &sl, &r);
-    ck_assert_uint_eq(mcts_vct_defences(t), 1);
-    /* three refuted, then the round (before, all sixteen came first) */
-    ck_assert_msg(mcts_vct_wins(t) >= 3 && mcts_vct_wins(t) <= 5, "%llu refuted",
-                  (unsigned long long)mcts_vct_wins(t));
-    ck_assert_msg(r.best_move == board_xy(&b, 10, 3) || r.best_move == board_xy(&b, 9, 4),
-                  "played %d,%d", r.best_move % 15, r.best_move / 15);
-    mcts_child_info_t ch[BOARD_CELLS];
-    int n = mcts_root_children(t, ch, BOARD_CELLS);
-    for (int i = 0; i < n; i++)   /* the root searched the proven defences alone since */
-        ck_assert(ch[i].move == board_xy(&b, 10, 3) || ch[i].move == board_xy(&b, 9, 4) ||
-                  ch[i].proven == -1);
-    mcts_free(t);
-    vct_free(w);
-}
-END_TEST
-
 /* Threat pruning: facing an open three, the children are the moves that
  * stop it (and own fours), none of which leaves a winning four. */
 START_TEST(test_threat_pruning)
@@ -2396,7 +2319,7 @@ int main(void)
              test_tree_reuse, test_forced_off_identical, test_forced_playouts_happen,
              test_forced_pruned_from_target, test_probe_transposition, test_renju_forbidden_not_searched,
              test_time_and_stop, test_model_player, test_root_filter, test_root_prove_win,
-             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_watch_before_defence, test_watch_defend_after_refuted, test_watch_cut_short, test_refute_quiet,
+             test_vct_root_proven, test_vct_leaf_depth, test_proven_loss_propagates, test_vct_root_defence, test_refute_best, test_watch, test_watch_quiet, test_restrict_root, test_watch_root, test_watch_before_defence, test_watch_cut_short, test_refute_quiet,
              test_threat_pruning, test_select_lcb, test_pattern_prior, test_policy_temp,
              test_minimax_mix, test_gumbel, test_set_root_policy);
     ADD_CASE(s, "bf16", 240, test_bf16_player_agrees);
