@@ -31,15 +31,17 @@ enum { D = PATNET_D, H = PATNET_H };
 #define OFF_V2 (OFF_C1 + H)
 #define OFF_C2 (OFF_V2 + H)
 #define OFF_U (OFF_C2 + 1)
-#define NPARAMS (OFF_U + D * 2 * D)
+#define OFF_UZ (OFF_U + D * 2 * D)
+#define NPARAMS (OFF_UZ + D * H)
 #define NDENSE (NPARAMS - OFF_B0)
+#define NDENSE_V3 (OFF_UZ - OFF_B0)  /* what version 3 holds: no Uz */
 #define NDENSE_V2 (OFF_U - OFF_B0)   /* what versions 1 and 2 hold: no U */
 
 struct patnet {
     uint8_t rule;
     uint32_t version;                 /* of the file it was read from */
     uint64_t step;
-    bool dyn;                         /* U has a nonzero entry: the policy reads the pool */
+    bool dyn;                         /* U or Uz has a nonzero entry: the policy reads the pool */
     float *p;                         /* NPARAMS */
     uint16_t row[PATNET_CODES];       /* a code's table row: that of the smaller of it and
                                        * its reversal, or ROW_NONE */
@@ -226,14 +228,17 @@ static float point_features(const patnet_t *pn, const uint16_t *rows, float *s, 
     return lg;
 }
 
-/* The policy's weights that the pool adds to wp: gd = U pool (D). */
-static void pool_policy(const patnet_t *pn, const float *pool, float *gd)
+/* The policy's weights that the board adds to wp: gd = U pool + Uz z (D),
+ * z the value head's hidden units. */
+static void pool_policy(const patnet_t *pn, const float *pool, const float *z, float *gd)
 {
-    const float *u = pn->p + OFF_U;
+    const float *u = pn->p + OFF_U, *uz = pn->p + OFF_UZ;
     for (int i = 0; i < D; i++) {
         float a = 0;
         for (int j = 0; j < 2 * D; j++)
             a += u[i * 2 * D + j] * pool[j];
+        for (int j = 0; j < H; j++)
+            a += uz[i * H + j] * z[j];
         gd[i] = a;
     }
 }
@@ -246,13 +251,14 @@ static float dot(const float *a, const float *b)
     return s;
 }
 
-/* Whether U has a nonzero entry (a net without one answers as version 2's). */
+/* Whether U or Uz has a nonzero entry (a net without one answers as
+ * version 2's). */
 static void note_dyn(patnet_t *pn)
 {
-    size_t i = 0;
-    while (i < (size_t)D * 2 * D && pn->p[OFF_U + i] == 0.0f)
+    size_t i = OFF_U;
+    while (i < NPARAMS && pn->p[i] == 0.0f)
         i++;
-    pn->dyn = i < (size_t)D * 2 * D;
+    pn->dyn = i < NPARAMS;
 }
 
 /* The value head on the pooled features (mean ; max, 2D); z (H) kept. */
@@ -330,14 +336,14 @@ static void forward(const patnet_t *pn, const board_t *b, fwd_t *f)
         f->pool[j] = mean[j] * inv;
         f->pool[D + j] = f->n > 0 ? mx[j] : 0;
     }
+    f->v = value_head(pn, f->pool, f->z);
     memset(f->gd, 0, sizeof f->gd);
     if (pn->dyn) {
-        pool_policy(pn, f->pool, f->gd);
+        pool_policy(pn, f->pool, f->z, f->gd);
         for (int k = 0; k < f->n; k++)
             f->logit[k] += dot(f->gd, f->h[k]);
     }
     softmax(f->logit, f->n);
-    f->v = value_head(pn, f->pool, f->z);
 }
 
 /* ---- evaluation ---- */
@@ -400,9 +406,10 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
         pool[j] = mean[j] * inv;
         pool[D + j] = n > 0 ? mx[j] : 0;
     }
+    *value = value_head(pn, pool, z);
     if (pn->dyn) {
         float gd[D];
-        pool_policy(pn, pool, gd);
+        pool_policy(pn, pool, z, gd);
         for (int k = 0; k < n; k++)
             logit[k] += dot(gd, hk[k]);
     }
@@ -410,7 +417,6 @@ static void eval_board(const patnet_t *pn, point_t *pts, unsigned mask, const bo
     memset(row, 0, BOARD_CELLS * sizeof *row);
     for (int k = 0; k < n; k++)
         row[at[k]] = logit[k];
-    *value = value_head(pn, pool, z);
 }
 
 static void clear_points(point_t *pts, size_t n)
@@ -586,21 +592,7 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
     tr->added++;
     const float *p = pn->p;
     float *g = tr->g;
-    /* value head */
-    float da = 2.0f * (f->v - value) * (1.0f - f->v * f->v);
-    g[OFF_C2] += da;
     float dpool[2 * D] = {0};
-    for (int i = 0; i < H; i++) {
-        g[OFF_V2 + i] += da * f->z[i];
-        if (f->z[i] <= 0)
-            continue;
-        float dz = da * p[OFF_V2 + i];
-        g[OFF_C1 + i] += dz;
-        for (int j = 0; j < 2 * D; j++) {
-            g[OFF_V1 + i * 2 * D + j] += dz * f->pool[j];
-            dpool[j] += dz * p[OFF_V1 + i * 2 * D + j];
-        }
-    }
     float inv = f->n > 0 ? 1.0f / f->n : 0;
     float tsum = 0;
     for (int k = 0; k < f->n; k++)
@@ -615,12 +607,32 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
         for (int i = 0; i < D; i++)
             hs[i] += dls[k] * f->h[k][i];
     }
+    const float *uz = p + OFF_UZ;
+    float dzp[H] = {0};   /* the policy's gradient of z, through Uz */
     for (int i = 0; i < D; i++) {
         if (hs[i] == 0)
             continue;
         for (int j = 0; j < 2 * D; j++) {
             g[OFF_U + i * 2 * D + j] += hs[i] * f->pool[j];
             dpool[j] += hs[i] * u[i * 2 * D + j];
+        }
+        for (int j = 0; j < H; j++) {
+            g[OFF_UZ + i * H + j] += hs[i] * f->z[j];
+            dzp[j] += hs[i] * uz[i * H + j];
+        }
+    }
+    /* value head, with what the policy asks of z */
+    float da = 2.0f * (f->v - value) * (1.0f - f->v * f->v);
+    g[OFF_C2] += da;
+    for (int i = 0; i < H; i++) {
+        g[OFF_V2 + i] += da * f->z[i];
+        if (f->z[i] <= 0)
+            continue;
+        float dz = da * p[OFF_V2 + i] + dzp[i];
+        g[OFF_C1 + i] += dz;
+        for (int j = 0; j < 2 * D; j++) {
+            g[OFF_V1 + i * 2 * D + j] += dz * f->pool[j];
+            dpool[j] += dz * p[OFF_V1 + i * 2 * D + j];
         }
     }
     for (int k = 0; k < f->n; k++) {
@@ -757,7 +769,7 @@ static bool code_on_board(uint32_t code)
 size_t patnet_file_params(uint32_t version)
 {
     return (version == 1 ? (size_t)PATNET_CODES : PATNET_STORED_ROWS) * D +
-           (version >= 3 ? NDENSE : NDENSE_V2);
+           (version >= 4 ? NDENSE : version == 3 ? NDENSE_V3 : NDENSE_V2);
 }
 
 /* Parameter k of a file of version v: its place in pn->p, or SIZE_MAX for

@@ -9,14 +9,17 @@
  *   s_p  = b0 + sum over p's 4 lines of table[code]        (D)
  *   h_p  = relu(W1 relu(s_p) + b1)                          (D)
  *   pool = [mean_p h_p ; max_p h_p]                          (2D)
- *   logit_p = (wp + U pool) . h_p + bp   policy over the legal empty points
  *   z    = relu(V1 pool + c1)                                (H)
  *   value = tanh(v2 . z + c2)      side to move, in [-1, 1]
+ *   logit_p = (wp + U pool + Uz z) . h_p + bp   policy over the legal empty points
  *
  * U (D x 2D) lets the whole board reweigh what a point's features are
  * worth to the policy (to defend or to attack, say), where wp alone
- * rates each point by its own 4 lines; a net with U = 0 (every file
- * before version 3) has the policy of wp alone.
+ * rates each point by its own 4 lines; Uz (D x H) does the same from the
+ * value head's hidden units, a judgement of the whole board with a relu
+ * in it (U's is linear in the pool). A net with U = 0 (every file before
+ * version 3) has the policy of wp alone; one with Uz = 0 (every file
+ * before version 4), that of wp and U.
  *
  * A forward is a few hundred thousand multiply-adds (a 4x48 net's is 79
  * million), so a search gets many times the playouts; its judgement is
@@ -26,14 +29,15 @@
  * then the parameters as little-endian f32: the table, b0 (D), W1 (D x D,
  * input-major: W1[j * D + i] takes input j to output i), b1 (D), wp (D),
  * bp, V1 (H x 2D, output-major), c1 (H), v2 (H), c2, U (D x 2D,
- * output-major; version 3 on); then the CRC32 of everything before it.
- * Version 3 (written) is version 2 with U. Version 2 holds the table
+ * output-major; version 3 on), Uz (D x H, output-major; version 4 on);
+ * then the CRC32 of everything before it. Version 4 (written) is
+ * version 3 with Uz, version 3 version 2 with U. Version 2 holds the table
  * rows a board can read, in ascending code order: the canonical codes
  * (a code no larger than its reversal) whose off-board cells, on each
  * side of the point, run from some distance out to the fourth cell (121
  * ways a side, PATNET_STORED_ROWS rows, about 1 MB); the others read as
- * 0. Version 1 held all CODES rows. Versions 1 and 2 still read, with
- * U = 0. Read back checked: magic, version, dims, rule, length, CRC,
+ * 0. Version 1 held all CODES rows. Versions 1 to 3 still read, with
+ * the parts they lack 0. Read back checked: magic, version, dims, rule, length, CRC,
  * every number finite. */
 #ifndef GZ_NN_PATNET_H
 #define GZ_NN_PATNET_H
@@ -48,7 +52,7 @@
 extern "C" {
 #endif
 
-#define PATNET_VERSION 3      /* written; 1 and 2 still read */
+#define PATNET_VERSION 4      /* written; 1 to 3 still read */
 #ifndef PATNET_D
 #define PATNET_D 32          /* per-point features */
 #endif

@@ -2104,9 +2104,10 @@ END_TEST
 
 /* ---- the pattern net (nn/patnet.h) ---- */
 
-/* The file's layout (version 3), as patnet.h gives it: offsets of each
+/* The file's layout (version 4), as patnet.h gives it: offsets of each
  * part among the parameters, the header and the whole file's bytes.
- * Version 2 is the same without U (PN_V2_BYTES). */
+ * Version 3 is the same without Uz (PN_V3_BYTES), version 2 without U
+ * either (PN_V2_BYTES). */
 enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_HEADER 28
 #define PN_B0 ((size_t)PATNET_STORED_ROWS * PN_D)
@@ -2119,8 +2120,10 @@ enum { PN_D = PATNET_D, PN_H = PATNET_H };
 #define PN_V2 (PN_C1 + PN_H)
 #define PN_C2 (PN_V2 + PN_H)
 #define PN_U (PN_C2 + 1)
-#define PN_NPARAMS (PN_U + 2 * PN_D * PN_D)
+#define PN_UZ (PN_U + 2 * PN_D * PN_D)
+#define PN_NPARAMS (PN_UZ + PN_D * PN_H)
 #define PN_BYTES (PN_HEADER + 4 * PN_NPARAMS + 4)
+#define PN_V3_BYTES (PN_HEADER + 4 * PN_UZ + 4)
 #define PN_V2_BYTES (PN_HEADER + 4 * PN_U + 4)
 
 static uint32_t get_le32(const unsigned char *b)
@@ -2558,12 +2561,12 @@ START_TEST(test_patnet_version1)
     pn_expect_same(pn, old, v2);
     patnet_free(old);
     expect_patnet_damage(v1, len1 - 1, -1, 0, "truncated");
-    expect_patnet_damage(v1, PN_BYTES, -1, 0, "truncated");   /* a version 3's length */
+    expect_patnet_damage(v1, PN_BYTES, -1, 0, "truncated");   /* a version 4's length */
     unsigned char *longer = calloc(len1 + 1, 1);
     memcpy(longer, v1, len1);
     expect_patnet_damage(longer, len1 + 1, -1, 0, "trailing bytes");
     free(longer);
-    /* a version-3 file that says version 1 is one cut short */
+    /* a version-4 file that says version 1 is one cut short */
     put_le32(v2 + 4, 1);
     expect_patnet_damage(v2, PN_BYTES, -1, 0, "truncated");
     free(v1);
@@ -2572,52 +2575,72 @@ START_TEST(test_patnet_version1)
 }
 END_TEST
 
-/* A version-2 file (no U) still reads: the net of a version-3 file with
- * U = 0, made by hand without U, loads as that net (its answers, its
- * bytes saved again as version 3); a net with U answers otherwise; a
- * version-2 file's length is checked for its version. */
-START_TEST(test_patnet_version2)
+/* A version-2 file (no U) and a version-3 file (no Uz) still read: the net
+ * of a version-4 file with U and Uz = 0, made by hand without them, loads
+ * as that net (its answers, its bytes saved again as version 4); a net
+ * with U or Uz answers otherwise (the policy, not the value); an older
+ * file's length is checked for its version. */
+static void pn_check_older(uint32_t ver, size_t nparams)
 {
-    rng_state = 29;
     patnet_t *pn = patnet_create(RULE_FREESTYLE, 9);
-    unsigned char *v3 = pn_bytes(pn);
+    unsigned char *v4 = pn_bytes(pn);
     for (size_t i = PN_U; i < PN_NPARAMS; i++)
-        ck_assert(pn_param(v3, i) == 0.0f);   /* a new net's policy reads no pool */
-    unsigned char *v2 = malloc(PN_V2_BYTES + 1);
-    ck_assert_ptr_nonnull(v2);
-    memcpy(v2, v3, PN_V2_BYTES - 4);
-    put_le32(v2 + 4, 2);
-    put_le32(v2 + PN_V2_BYTES - 4, (uint32_t)crc32(0L, v2, (uInt)(PN_V2_BYTES - 4)));
+        ck_assert(pn_param(v4, i) == 0.0f);   /* a new net's policy reads no pool */
+    const size_t len = PN_HEADER + 4 * nparams + 4;
+    unsigned char *old_bytes = malloc(len + 1);
+    ck_assert_ptr_nonnull(old_bytes);
+    memcpy(old_bytes, v4, len - 4);
+    put_le32(old_bytes + 4, ver);
+    put_le32(old_bytes + len - 4, (uint32_t)crc32(0L, old_bytes, (uInt)(len - 4)));
     char path[300], err[512];
-    snprintf(path, sizeof path, "%s/v2.gzp", tmpdir);
-    write_file(path, v2, PN_V2_BYTES, "wb");
+    snprintf(path, sizeof path, "%s/v%u.gzp", tmpdir, ver);
+    write_file(path, old_bytes, len, "wb");
     patnet_t *old = patnet_load(path, err, sizeof err);
     ck_assert_msg(old != NULL, "%s", err);
-    ck_assert_uint_eq(patnet_version(old), 2);
-    ck_assert_uint_eq(patnet_file_params(2), PN_U);
-    ck_assert_uint_eq(patnet_file_params(3), PN_NPARAMS);
-    pn_expect_same(pn, old, v3);
-    /* U moves the policy, not the value */
-    patnet_t *dyn = pn_with_u(old, 0.5f);
+    ck_assert_uint_eq(patnet_version(old), ver);
+    ck_assert_uint_eq(patnet_file_params(ver), nparams);
+    pn_expect_same(pn, old, v4);
+    /* U and Uz move the policy, not the value: each alone */
     board_t b;
     random_game(&b, 15, RULE_FREESTYLE, 20);
     const board_t *one[1] = {&b};
     static float p1[BOARD_CELLS], p2[BOARD_CELLS];
     float x1, x2;
     patnet_eval(pn, one, 1, p1, &x1);
-    patnet_eval(dyn, one, 1, p2, &x2);
-    ck_assert_int_ne(memcmp(p1, p2, sizeof p1), 0);
-    ck_assert(x1 == x2);
-    patnet_free(dyn);
-    expect_patnet_damage(v2, PN_V2_BYTES - 1, -1, 0, "truncated");
-    v2[PN_V2_BYTES] = 0;
-    expect_patnet_damage(v2, PN_V2_BYTES + 1, -1, 0, "trailing bytes");
-    /* a version-3 file that says version 2 has U too many */
-    put_le32(v3 + 4, 2);
-    expect_patnet_damage(v3, PN_BYTES, -1, 0, "trailing bytes");
-    free(v2);
-    free(v3);
+    for (int part = 0; part < 2; part++) {
+        size_t from = part ? PN_UZ : PN_U, to = part ? PN_NPARAMS : PN_UZ;
+        unsigned char *buf = pn_bytes(pn);
+        for (size_t i = from; i < to; i++)
+            pn_set_param(buf, i, (float)(0.5 * rnd_sym()));
+        patnet_t *dyn = pn_from_bytes(buf);
+        patnet_eval(dyn, one, 1, p2, &x2);
+        ck_assert_msg(memcmp(p1, p2, sizeof p1) != 0, "%s moves no prior", part ? "Uz" : "U");
+        ck_assert(x1 == x2);
+        patnet_free(dyn);
+        free(buf);
+    }
+    expect_patnet_damage(old_bytes, len - 1, -1, 0, "truncated");
+    old_bytes[len] = 0;
+    expect_patnet_damage(old_bytes, len + 1, -1, 0, "trailing bytes");
+    /* a version-4 file that says version ver has parameters too many */
+    put_le32(v4 + 4, ver);
+    expect_patnet_damage(v4, PN_BYTES, -1, 0, "trailing bytes");
+    free(old_bytes);
+    free(v4);
     patnet_free(pn);
+}
+
+START_TEST(test_patnet_version2)
+{
+    rng_state = 29;
+    pn_check_older(2, PN_U);
+}
+END_TEST
+
+START_TEST(test_patnet_version3)
+{
+    rng_state = 31;
+    pn_check_older(3, PN_UZ);
 }
 END_TEST
 
@@ -3223,7 +3246,7 @@ START_TEST(test_patnet_gradient_signs)
                  {"wp", PN_WP, PN_D},       {"bp", PN_BP, 1},
                  {"V1", PN_V1, PN_H * 2 * PN_D}, {"c1", PN_C1, PN_H},
                  {"v2", PN_V2, PN_H},       {"c2", PN_C2, 1},
-                 {"U", PN_U, 2 * PN_D * PN_D}};
+                 {"U", PN_U, 2 * PN_D * PN_D}, {"Uz", PN_UZ, PN_D * PN_H}};
     unsigned char *work = malloc(PN_BYTES);
     memcpy(work, before, PN_BYTES);
     int total = 0;
@@ -3231,9 +3254,10 @@ START_TEST(test_patnet_gradient_signs)
         bool flat = parts[k].off == PN_BP;
         int checked = 0, kinks = 0, idle = 0;
         int want = parts[k].n == 1 ? 1 : 4;
-        /* U's slopes are small here (the pool's features are), and the
-         * logits are linear in it: a wider difference, above the rounding */
-        const float e = parts[k].off == PN_U ? 1e-2f : eps;
+        /* U's and Uz's slopes are small here (the pool's features and the
+         * value's hidden units are), and the logits are linear in them: a
+         * wider difference, above the rounding */
+        const float e = parts[k].off == PN_U || parts[k].off == PN_UZ ? 1e-2f : eps;
         for (int t = 0; t < 24 && checked < want; t++) {
             size_t i;
             if (parts[k].n == 0) {
@@ -3454,7 +3478,7 @@ int main(void)
     tcase_add_checked_fixture(tf, tmp_setup, tmp_teardown);
     TCase *tp = ADD_CASE(s, "patnet", 120, test_patnet_ctx, test_patnet_ensemble,
                          test_patnet_save_load, test_patnet_version1,
-                         test_patnet_version2, test_patnet_damaged_files,
+                         test_patnet_version2, test_patnet_version3, test_patnet_damaged_files,
                          test_patnet_fuzz, test_patnet_symmetry, test_patnet_renju_forbidden,
                          test_patnet_shipped,
                          test_patnet_train_symmetry,
