@@ -446,7 +446,7 @@ def patnet_loop():
                 fail("patnet-loop %s: wrote %r" % (args, os.listdir(fresh)))
         # model info reads a pattern net
         info = gomoku("model", "info", os.path.join(run, "gen-0003.gzp"))
-        if not re.search(r"^format +GZPN version 3", info, re.M) or \
+        if not re.search(r"^format +GZPN version 4", info, re.M) or \
                 not re.search(r"^table rows +7381$", info, re.M):
             fail("model info of a pattern net: %r" % info)
 
