@@ -2600,6 +2600,7 @@ static void pn_check_older(uint32_t ver, size_t nparams)
     ck_assert_uint_eq(patnet_version(old), ver);
     ck_assert_uint_eq(patnet_file_params(ver), nparams);
     pn_expect_same(pn, old, v4);
+    patnet_free(old);
     /* U and Uz move the policy, not the value: each alone */
     board_t b;
     random_game(&b, 15, RULE_FREESTYLE, 20);
