@@ -599,8 +599,9 @@ void patnet_trainer_add(patnet_trainer_t *tr, const board_t *b, const float *pol
         tsum += policy[f->pt[k]];
     float tnorm = tsum > 0 ? 1.0f / tsum : 0;
     const float *w1 = p + OFF_W1, *wp = p + OFF_WP, *u = p + OFF_U;
-    /* the pool's policy weights gd = U pool: hs = sum_k dl_k h_k is their
-     * gradient, hs pool' U's, U' hs the pool's */
+    /* the board's policy weights gd = U pool + Uz z: hs = sum_k dl_k h_k
+     * is their gradient, hs pool' U's, U' hs the pool's, hs z' Uz's and
+     * Uz' hs z's (added to the value's gradient of z below) */
     float dls[BOARD_CELLS], hs[D] = {0};   /* each point's softmax - target */
     for (int k = 0; k < f->n; k++) {
         dls[k] = tsum > 0 ? f->logit[k] - policy[f->pt[k]] * tnorm : 0;
