@@ -881,7 +881,9 @@ START_TEST(test_stop_during_search)
              "Content-Length: 16\r\n\r\n{\"x\": 4, \"y\": 4}", path, p);
     int fd = http_send(p, move, strlen(move));
     int code = 200;
-    for (int i = 0; i < 500 && code == 200; i++) {   /* until the model's move holds the game */
+    /* until the model's move holds the game: up to 30 s of polls (5 s was
+     * missed once by a loaded 2-core CI box) */
+    for (int i = 0; i < 3000 && code == 200; i++) {
         code = http(p, "GET", path, "", NULL);
         if (code == 200)
             usleep(10000);
